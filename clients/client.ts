@@ -1,0 +1,73 @@
+// The one client every surface uses: the generated SDK over network fetch or an
+// in-process Fetch handler, with typed error unwrapping.
+import { createClient, createConfig, type Client } from "../generated/client/client/index.js";
+
+export type FetchLike = (request: Request) => Promise<Response>;
+
+export interface ZeClientOptions {
+  /** e.g. http://127.0.0.1:4317; for an in-process handler any origin works. */
+  readonly baseUrl: string;
+  /** Bearer token for authenticated operations. */
+  readonly token?: string | undefined;
+  /** An in-process Fetch handler instead of the network. */
+  readonly fetch?: FetchLike | undefined;
+  /** Sent as `x-ze-harness-client-id` by callers that submit work. */
+  readonly clientId?: string | undefined;
+}
+
+export interface ZeClient {
+  readonly client: Client;
+  readonly baseUrl: string;
+  readonly clientId: string;
+}
+
+export function createZeClient(options: ZeClientOptions): ZeClient {
+  const handler = options.fetch;
+  const client = createClient(
+    createConfig({
+      baseUrl: options.baseUrl,
+      ...(options.token !== undefined ? { auth: options.token } : {}),
+      ...(handler ? { fetch: (input: RequestInfo | URL, init?: RequestInit) => handler(new Request(input, init)) } : {}),
+    }),
+  );
+  return { client, baseUrl: options.baseUrl, clientId: options.clientId ?? `ze-harness-cli/${process.pid}` };
+}
+
+/** An error body as the contract encodes it. */
+export interface EncodedErrorBody {
+  readonly _tag: string;
+  readonly message: string;
+  readonly [key: string]: unknown;
+}
+
+/** A failed call: the HTTP status and the contract's encoded error. */
+export class ZeClientError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: EncodedErrorBody,
+  ) {
+    super(body.message);
+    this.name = body._tag;
+  }
+}
+
+const isEncodedError = (value: unknown): value is EncodedErrorBody =>
+  typeof value === "object" && value !== null && typeof (value as { _tag?: unknown })._tag === "string" && typeof (value as { message?: unknown }).message === "string";
+
+/** The data of a successful call, or a thrown ZeClientError (also for transport failures, as status 0). */
+export async function unwrap<Data>(call: Promise<{ data?: Data; error?: unknown; response?: Response }>): Promise<Data> {
+  let result: { data?: Data; error?: unknown; response?: Response };
+  try {
+    result = await call;
+  } catch (error) {
+    throw new ZeClientError(0, { _tag: "TransportError", message: error instanceof Error ? error.message : String(error) });
+  }
+  if (result.error !== undefined || !result.response?.ok) {
+    const status = result.response?.status ?? 0;
+    const body = isEncodedError(result.error)
+      ? result.error
+      : { _tag: "UnexpectedResponse", message: `Unexpected response${status ? ` (HTTP ${status})` : ""}: ${JSON.stringify(result.error ?? null)}` };
+    throw new ZeClientError(status, body);
+  }
+  return result.data as Data;
+}

@@ -1,0 +1,4 @@
+export { createZeClient, unwrap, ZeClientError } from "./client.js";
+export type { ZeClient, ZeClientOptions, FetchLike, EncodedErrorBody } from "./client.js";
+export * as sdk from "../generated/client/sdk.gen.js";
+export type * from "../generated/client/types.gen.js";

@@ -1,0 +1,28 @@
+// services/config: discovery and layered merge of `config.json` / `ze-harness.config.json`,
+// validated by generated/config.schema.json. See README.md.
+export { loadConfig, type ConfigLayer, type LoadConfigOptions, type LoadedConfig } from "./load.js";
+export { discoverConfigFiles, findProjectConfig, type ConfigScope, type ConfigSource, type DiscoverOptions } from "./discover.js";
+export { readConfigFile } from "./file.js";
+export { validateConfig } from "./validate.js";
+export { mergeConfigs } from "./merge.js";
+export { normalizeConfig, expandHome, isLocalPluginSource, pluginSource } from "./normalize.js";
+export {
+  APP_DIRECTORY,
+  GLOBAL_CONFIG_FILE,
+  PROJECT_CONFIG_FILE,
+  configDirectory,
+  globalConfigFile,
+  homeDirectory,
+  stateDirectory,
+  type Env,
+} from "./paths.js";
+export {
+  configInvalid,
+  configUnreadable,
+  describeConfigError,
+  type ConfigError,
+  type ConfigInvalid,
+  type ConfigResult,
+  type ConfigUnreadable,
+} from "./errors.js";
+export type * from "./types.js";

@@ -1,0 +1,109 @@
+// createHarness: options → one Fetch handler over real storage and services.
+import { readFileSync, existsSync } from "node:fs";
+import { join } from "node:path";
+import type { Handlers } from "../../generated/server/routes.js";
+import { describeConfigError, loadConfig, stateDirectory, type Config, type Env } from "../config/index.js";
+import { SessionService } from "../core/sessions.js";
+import { createFetchHandler, type FetchHandler, type RequestContext } from "../http/handler.js";
+import type { GuardOptions } from "../http/guard.js";
+import { openDatabase, type StorageHandle } from "../storage/index.js";
+import { sessionHandlers } from "./handlers.js";
+import { unavailableHandlers } from "./unavailable.js";
+import { packageRoot, release } from "./version.js";
+
+/** The one server name a local host serves. */
+export const LOCAL_SERVER = "local";
+
+export const DEFAULT_DATABASE_FILE = "ze-harness.db";
+
+export interface HarnessOptions {
+  /** `--database`: a path (relative → state directory), `:memory:`, or a libSQL URL. Falls back to ZE_HARNESS_DB, then ze-harness.db. */
+  readonly database?: string | undefined;
+  /** `--config`: replaces the project config layer. */
+  readonly configPath?: string | undefined;
+  /** Session workdirs resolve inside this directory; project config is discovered from it. */
+  readonly serverRoot: string;
+  readonly env: Env;
+  readonly token?: string | undefined;
+  readonly allowedHosts?: readonly string[] | undefined;
+  readonly allowedOrigins?: readonly string[] | undefined;
+  /** Unexpected errors (logged by the caller; the client sees only a generic 500). */
+  readonly onUnexpectedError?: (error: unknown) => void;
+}
+
+export interface Harness {
+  readonly fetch: FetchHandler;
+  readonly config: Config;
+  readonly storage: StorageHandle;
+  close(): Promise<void>;
+}
+
+/** A configuration or storage problem that stops the host from starting. */
+export class HarnessStartupError extends Error {
+  constructor(
+    readonly tag: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = tag;
+  }
+}
+
+export function resolveDatabaseOption(options: Pick<HarnessOptions, "database" | "env">): string {
+  return options.database ?? options.env["ZE_HARNESS_DB"] ?? DEFAULT_DATABASE_FILE;
+}
+
+function loadDocument(name: string): () => string {
+  let cached: string | undefined;
+  return () => (cached ??= readFileSync(join(packageRoot(), name), "utf8"));
+}
+
+const FALLBACK_REFERENCE =
+  '<!doctype html><meta charset="utf-8"><title>Ze Harness API</title><p>The API reference page is built by <code>npm run build</code>. The OpenAPI document is at <a href="/openapi.json">/openapi.json</a>.</p>';
+
+export async function createHarness(options: HarnessOptions): Promise<Harness> {
+  const loaded = loadConfig({ cwd: options.serverRoot, env: options.env, ...(options.configPath !== undefined ? { configFile: options.configPath } : {}) });
+  if (!loaded.ok) throw new HarnessStartupError(loaded.error._tag, describeConfigError(loaded.error));
+
+  const state = stateDirectory(options.env);
+  let storage: StorageHandle;
+  try {
+    storage = await openDatabase({
+      url: resolveDatabaseOption(options),
+      authToken: options.env["ZE_HARNESS_DB_AUTH_TOKEN"],
+      stateDirectory: state,
+    });
+  } catch (error) {
+    const tagged = error as { _tag?: string; message?: string };
+    if (typeof tagged._tag === "string") throw new HarnessStartupError(tagged._tag, tagged.message ?? tagged._tag);
+    throw error;
+  }
+
+  const sessions = new SessionService({ storage, serverRoot: options.serverRoot });
+  const handlers: Handlers<RequestContext> = {
+    ...unavailableHandlers<RequestContext>(),
+    ...sessionHandlers({ sessions, release: release() }),
+  };
+  const guard: GuardOptions = {
+    ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}),
+    ...(options.allowedOrigins ? { allowedOrigins: options.allowedOrigins } : {}),
+    ...(options.token !== undefined ? { token: options.token } : {}),
+  };
+  const referencePath = join(packageRoot(), "dist", "reference.html");
+  const reference = existsSync(referencePath) ? loadDocument(join("dist", "reference.html")) : () => FALLBACK_REFERENCE;
+  const fetch = createFetchHandler({
+    handlers,
+    release: release(),
+    guard,
+    servers: (name) => name === LOCAL_SERVER,
+    openapi: loadDocument(join("generated", "openapi.json")),
+    referencePage: reference,
+    onUnexpectedError: (error) => options.onUnexpectedError?.(error),
+  });
+  return {
+    fetch,
+    config: loaded.value.config,
+    storage,
+    close: () => storage.close(),
+  };
+}

@@ -1,0 +1,152 @@
+// The Fetch handler: guards → route → validate → handler → encode. One function
+// serves the network listener, the daemon and the embedded in-process client.
+import { routes, type Handlers, type RouteDefinition, type SseMessage } from "../../generated/server/routes.js";
+import { Failure, isFailure, type EncodedError } from "../core/failure.js";
+import { checkHost, checkOrigin, checkToken, type GuardOptions } from "./guard.js";
+import { readInput, MAX_REQUEST_BODY_BYTES } from "./request.js";
+import { Router } from "./router.js";
+import { sseBody } from "./sse.js";
+
+/** Protocol version advertised in `Ze-Harness-Version: <protocol>/<release>`. */
+export const PROTOCOL_VERSION = 1;
+export const VERSION_HEADER = "Ze-Harness-Version";
+
+/** What every handler receives besides its validated input. */
+export interface RequestContext {
+  readonly request: Request;
+  /** Aborts when the client goes away. */
+  readonly signal: AbortSignal;
+  /** The `Last-Event-ID` a reconnecting EventSource sent, if any. */
+  readonly lastEventId?: string;
+}
+
+export interface FetchHandlerOptions {
+  readonly handlers: Handlers<RequestContext>;
+  /** The release half of the version header, e.g. `0.1.0`. */
+  readonly release: string;
+  readonly guard?: GuardOptions;
+  /** Server names this host serves (`local` on a local host). */
+  readonly servers: (name: string) => boolean;
+  /** The OpenAPI document served at GET /openapi.json. */
+  readonly openapi: () => string;
+  /** The API reference page served at GET /reference. */
+  readonly referencePage?: () => string;
+  readonly maxBodyBytes?: number;
+  /** Called with unexpected errors (never with typed failures); must not throw. */
+  readonly onUnexpectedError?: (error: unknown, route: RouteDefinition | undefined) => void;
+}
+
+export type FetchHandler = (request: Request) => Promise<Response>;
+
+const STATUS_BY_TAG: Record<EncodedError["_tag"], number> = {
+  ValidationError: 400,
+  UnauthorizedError: 401,
+  ForbiddenError: 403,
+  NotFoundError: 404,
+  ConflictError: 409,
+  SteerConflictError: 409,
+  TurnNotActiveError: 409,
+  TurnNotSteerableError: 409,
+  InternalServerError: 500,
+  UnavailableError: 503,
+};
+
+export const statusOf = (error: EncodedError): number => STATUS_BY_TAG[error._tag];
+
+const ALLOWED_REQUEST_HEADERS = "authorization, content-type, last-event-id, x-ze-harness-client-id";
+
+export function createFetchHandler(options: FetchHandlerOptions): FetchHandler {
+  const router = new Router(routes);
+  const guard = options.guard ?? {};
+  const versionValue = `${PROTOCOL_VERSION}/${options.release}`;
+  const bodyLimit = options.maxBodyBytes ?? MAX_REQUEST_BODY_BYTES;
+
+  const finish = (request: Request, response: Response): Response => {
+    response.headers.set(VERSION_HEADER, versionValue);
+    response.headers.set("Access-Control-Expose-Headers", VERSION_HEADER);
+    const origin = request.headers.get("origin");
+    if (origin !== null && checkOrigin(request, guard).ok) {
+      response.headers.set("Access-Control-Allow-Origin", origin);
+      response.headers.append("Vary", "Origin");
+    }
+    return response;
+  };
+
+  return async (request: Request): Promise<Response> => {
+    const host = checkHost(request, guard);
+    if (!host.ok) return finish(request, errorResponse({ _tag: "ForbiddenError", message: host.message }));
+    const origin = checkOrigin(request, guard);
+    if (!origin.ok) return finish(request, errorResponse({ _tag: "ForbiddenError", message: origin.message }));
+
+    const url = new URL(request.url);
+    if (request.method === "OPTIONS") {
+      const response = new Response(null, { status: 204 });
+      response.headers.set("Access-Control-Allow-Methods", "GET, PUT, POST, DELETE, PATCH, OPTIONS");
+      response.headers.set("Access-Control-Allow-Headers", ALLOWED_REQUEST_HEADERS);
+      response.headers.set("Access-Control-Max-Age", "600");
+      return finish(request, response);
+    }
+    if (request.method === "GET" && url.pathname === "/openapi.json") {
+      return finish(request, new Response(options.openapi(), { headers: { "content-type": "application/json" } }));
+    }
+    if (request.method === "GET" && url.pathname === "/reference" && options.referencePage) {
+      return finish(request, new Response(options.referencePage(), { headers: { "content-type": "text/html; charset=utf-8" } }));
+    }
+
+    const lookup = router.lookup(request.method, url.pathname);
+    if (lookup.kind !== "matched") {
+      const message =
+        lookup.kind === "method_not_allowed"
+          ? `${request.method} is not supported on ${url.pathname} (allowed: ${lookup.allowed.join(", ")})`
+          : `No endpoint at ${request.method} ${url.pathname}`;
+      return finish(request, errorResponse({ _tag: "NotFoundError", message, resource: "endpoint" }));
+    }
+    const { route, params } = lookup.match;
+    try {
+      if (route.authenticated) {
+        const auth = checkToken(request, guard);
+        if (!auth.ok) return finish(request, errorResponse({ _tag: "UnauthorizedError", message: auth.message }));
+      }
+      const input = await readInput(request, route, params, url, bodyLimit);
+      const server = params["server"];
+      if (server !== undefined && !options.servers(server)) {
+        throw new Failure({ _tag: "NotFoundError", message: `Server ${JSON.stringify(server)} is not served by this host` });
+      }
+      const lastEventId = request.headers.get("last-event-id") ?? undefined;
+      const context: RequestContext = { request, signal: request.signal, ...(lastEventId !== undefined ? { lastEventId } : {}) };
+      const handler = options.handlers[route.operationId] as (input: unknown, context: RequestContext) => Promise<HandlerResult>;
+      const result = await handler.call(options.handlers, input, context);
+      return finish(request, toResponse(result));
+    } catch (error) {
+      if (isFailure(error)) return finish(request, errorResponse(error.body));
+      options.onUnexpectedError?.(error, route);
+      return finish(request, errorResponse({ _tag: "InternalServerError", message: "The server failed to handle the request" }));
+    }
+  };
+}
+
+type HandlerResult =
+  | { status: number; body: unknown }
+  | { status: number; stream: AsyncIterable<SseMessage<unknown>> };
+
+function toResponse(result: HandlerResult): Response {
+  if ("stream" in result) {
+    return new Response(sseBody(result.stream), {
+      status: result.status,
+      headers: {
+        "content-type": "text/event-stream; charset=utf-8",
+        "cache-control": "no-cache, no-transform",
+        "x-accel-buffering": "no",
+      },
+    });
+  }
+  return jsonResponse(result.status, result.body);
+}
+
+function jsonResponse(status: number, body: unknown): Response {
+  return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
+}
+
+export function errorResponse(error: EncodedError): Response {
+  return jsonResponse(statusOf(error), error);
+}

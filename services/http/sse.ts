@@ -1,0 +1,47 @@
+// Server-sent event encoding. Every message names its type twice (the `event:`
+// field and `type` in its JSON data) and carries its resume cursor as `id:`, so a
+// plain EventSource resumes with Last-Event-ID. CR/LF in `id`/`event` would let a
+// value forge extra fields, so they are refused.
+import type { SseMessage } from "../../generated/server/routes.js";
+
+const encoder = new TextEncoder();
+
+/** Largest single SSE event the server sends (the reference's 1 MiB wire bound). */
+export const MAX_SSE_EVENT_BYTES = 1024 * 1024;
+
+function assertField(name: string, value: string): void {
+  if (/[\r\n]/.test(value)) throw new Error(`SSE ${name} must not contain CR or LF`);
+}
+
+export function encodeSseMessage(message: SseMessage<unknown>): Uint8Array {
+  assertField("event", message.event);
+  let text = `event: ${message.event}\n`;
+  if (message.id !== undefined) {
+    assertField("id", message.id);
+    text += `id: ${message.id}\n`;
+  }
+  // JSON.stringify never emits raw newlines, so one data line suffices.
+  text += `data: ${JSON.stringify(message.data)}\n\n`;
+  const bytes = encoder.encode(text);
+  if (bytes.byteLength > MAX_SSE_EVENT_BYTES) throw new Error(`SSE event ${message.event} exceeds ${MAX_SSE_EVENT_BYTES} bytes`);
+  return bytes;
+}
+
+/** Turns an async iterable of messages into a byte stream; cancelling the response ends the iterator. */
+export function sseBody(messages: AsyncIterable<SseMessage<unknown>>): ReadableStream<Uint8Array> {
+  const iterator = messages[Symbol.asyncIterator]();
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const next = await iterator.next();
+        if (next.done) controller.close();
+        else controller.enqueue(encodeSseMessage(next.value));
+      } catch (error) {
+        controller.error(error);
+      }
+    },
+    async cancel() {
+      await iterator.return?.();
+    },
+  });
+}

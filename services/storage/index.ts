@@ -1,0 +1,53 @@
+export {
+  DEFAULT_BUSY_TIMEOUT_MS,
+  isStorageHandle,
+  openDatabase,
+  type OpenDatabaseOptions,
+  type StorageDatabase,
+  type StorageExecutor,
+  type StorageHandle,
+  type StorageTransaction,
+} from "./database.js";
+export { resolveDatabaseLocation, type DatabaseLocation } from "./location.js";
+export {
+  StorageBusy,
+  StorageMigrationDiverged,
+  StorageMigrationFailed,
+  StorageNewerThanBinary,
+  StorageResetRequired,
+  StorageSchemaDrifted,
+  isBusyError,
+  isStorageError,
+  isStorageMigrationFailure,
+  mapBusy,
+  toStorageError,
+  type SchemaDrift,
+  type StorageError,
+  type StorageMigrationFailure,
+} from "./errors.js";
+export {
+  applyMigrations,
+  pendingMigrations,
+  validateRegistry,
+  LEDGER_TABLE,
+  SCHEMA_OBJECT_TABLE,
+  type ApplyMigrationsOptions,
+  type MigrationReport,
+  type StorageMigrationProgress,
+} from "./migrate.js";
+export { serverMigrations, type Migration, type MigrationRegistry, type MigrationTransaction } from "./migrations/registry.js";
+export { nextServerCursor, nextSessionActivityCursor, readServerCursor } from "./cursors.js";
+export * as schema from "./schema.js";
+export type {
+  DeletedSessionRow,
+  SavedPermissionInsert,
+  SavedPermissionRow,
+  SessionInsert,
+  SessionRow,
+  StorageSchema,
+  StoredApprovalConfiguration,
+  StoredForkedFrom,
+  StoredPermissionRule,
+} from "./schema.js";
+export * from "./sessions.js";
+export * as sessions from "./sessions.js";

@@ -1,0 +1,10 @@
+import { migration as sessionsFoundation } from "./20261130114214-sessions-foundation.js";
+import type { MigrationRegistry } from "./types.js";
+
+export type { Migration, MigrationRegistry, MigrationTransaction } from "./types.js";
+
+/**
+ * The server database's migrations, in order. To change the schema add
+ * `<YYYYMMDDHHMMSS>-<name>.ts` next to this file and append it here (and update `../schema.ts`).
+ */
+export const serverMigrations: MigrationRegistry = [sessionsFoundation];

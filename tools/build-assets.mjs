@@ -1,0 +1,25 @@
+// Build-time assets (not committed; written into dist/ after tsc):
+//  - dist/reference.html: the API reference page, Redoc with its scripts inlined (no CDN at run time);
+//  - dist/cli/root-help.txt: oclif's own root help, so `ze-harness --help` answers without loading oclif.
+import { execFileSync } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join, dirname } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+mkdirSync(join(root, "dist", "cli"), { recursive: true });
+
+execFileSync(
+  join(root, "node_modules", ".bin", "redocly"),
+  ["build-docs", "generated/openapi.json", "--inlineBundle", "--title", "Ze Harness API", "-o", "dist/reference.html"],
+  { cwd: root, stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true" } },
+);
+
+const binUrl = pathToFileURL(join(root, "bin", "ze-harness.js")).href;
+const help = execFileSync(
+  process.execPath,
+  ["--input-type=module", "-e", `import { execute } from "@oclif/core"; await execute({ args: ["--help"], dir: ${JSON.stringify(binUrl)} });`],
+  { cwd: root, encoding: "utf8", env: { ...process.env, COLUMNS: "100" } },
+);
+writeFileSync(join(root, "dist", "cli", "root-help.txt"), help);
+console.log("assets: dist/reference.html, dist/cli/root-help.txt");

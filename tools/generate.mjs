@@ -1,0 +1,44 @@
+// npm run generate: spec/*.tsp → generated/ (OpenAPI 3.1, config JSON Schema,
+// hey-api client, server route table, API reference page). Deterministic, so CI
+// can regenerate and fail on any difference.
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync, rmSync, mkdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const bin = (name) => join(root, "node_modules", ".bin", name);
+const run = (cmd, args) => execFileSync(cmd, args, { cwd: root, stdio: ["ignore", "inherit", "inherit"] });
+
+const scratch = mkdtempSync(join(tmpdir(), "ze-tsp-"));
+try {
+  run(bin("tsp"), ["compile", "spec/main.tsp", "--output-dir", scratch, "--warn-as-error"]);
+  mkdirSync(join(root, "generated"), { recursive: true });
+  const openapi = mapsAsAdditionalProperties(JSON.parse(readFileSync(join(scratch, "openapi", "openapi.json"), "utf8")));
+  writeFileSync(join(root, "generated", "openapi.json"), JSON.stringify(openapi, null, 2) + "\n");
+  const config = JSON.parse(readFileSync(join(scratch, "json-schema", "config.schema.json"), "utf8"));
+  writeFileSync(join(root, "generated", "config.schema.json"), JSON.stringify(config, null, 2) + "\n");
+} finally {
+  rmSync(scratch, { recursive: true, force: true });
+}
+
+/**
+ * TypeSpec writes a `Record<T>` as `unevaluatedProperties: T` in OpenAPI 3.1, which hey-api
+ * 0.95 ignores (maps would decode as `Record<string, unknown>`). For a schema with no declared
+ * properties both keywords mean the same, so maps are rewritten to `additionalProperties`.
+ */
+function mapsAsAdditionalProperties(node) {
+  if (Array.isArray(node)) return node.map(mapsAsAdditionalProperties);
+  if (node === null || typeof node !== "object") return node;
+  const out = {};
+  for (const [key, value] of Object.entries(node)) out[key] = mapsAsAdditionalProperties(value);
+  if (out.unevaluatedProperties !== undefined && out.properties === undefined && out.additionalProperties === undefined) {
+    out.additionalProperties = out.unevaluatedProperties;
+    delete out.unevaluatedProperties;
+  }
+  return out;
+}
+
+run(bin("openapi-ts"), ["--file", "tools/openapi-ts.config.mjs"]);
+run(process.execPath, ["tools/codegen/routes.mjs"]);
