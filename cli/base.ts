@@ -1,8 +1,9 @@
 // The base of every command that talks to Ze Harness: global connection flags,
 // one way to reach the server (embedded in-process handler or --remote URL, both
 // through the generated client), JSON output, and one-line errors.
-import { Command, Flags, Errors } from "@oclif/core";
+import { Flags } from "@oclif/core";
 import { createZeClient, ZeClientError, type ZeClient } from "../clients/index.js";
+import { BaseCommand, oneLine } from "./command.js";
 
 export interface Connection {
   readonly client: ZeClient;
@@ -31,13 +32,16 @@ export type ConnectionFlags = {
   config?: string | undefined;
 };
 
-export abstract class ZeCommand extends Command {
+export abstract class ZeCommand extends BaseCommand {
   static override baseFlags = connectionFlags;
 
   private connection: Connection | undefined;
 
-  /** Opens the one path to the server: --remote over HTTP, otherwise the embedded handler. */
-  protected async connect(flags: ConnectionFlags): Promise<Connection> {
+  /**
+   * Opens the one path to the server: --remote over HTTP, otherwise the embedded handler.
+   * `runTurns` lets the embedded host run admitted Turns (only commands that wait for them).
+   */
+  protected async connect(flags: ConnectionFlags, options: { runTurns?: boolean } = {}): Promise<Connection> {
     if (flags.remote !== undefined) {
       const client = createZeClient({ baseUrl: flags.remote.replace(/\/+$/, ""), token: flags.token });
       this.connection = { client, server: flags.server, local: false, close: async () => {} };
@@ -49,6 +53,7 @@ export abstract class ZeCommand extends Command {
       configPath: flags.config,
       serverRoot: process.cwd(),
       env: process.env,
+      runTurns: options.runTurns ?? false,
     });
     const client = createZeClient({ baseUrl: "http://localhost", fetch: harness.fetch });
     this.connection = { client, server: flags.server, local: true, close: () => harness.close() };
@@ -66,20 +71,9 @@ export abstract class ZeCommand extends Command {
 
   protected override async catch(error: Error & { exitCode?: number }): Promise<void> {
     if (error instanceof ZeClientError) {
-      process.stderr.write(`error: ${error.body._tag}: ${error.message}\n`);
+      process.stderr.write(`error: ${error.body._tag}: ${oneLine(error.message)}\n`);
       this.exit(1);
     }
-    const failure = error as { body?: { _tag?: string; message?: string } };
-    if (failure.body?._tag !== undefined) {
-      process.stderr.write(`error: ${failure.body._tag}: ${failure.body.message ?? error.message}\n`);
-      this.exit(1);
-    }
-    if (error instanceof Errors.ExitError) throw error;
-    if (error instanceof Errors.CLIError) {
-      process.stderr.write(`error: ${error.message.split("\n")[0]}\n`);
-      this.exit(2);
-    }
-    process.stderr.write(`error: ${error.message}\n`);
-    this.exit(1);
+    await super.catch(error);
   }
 }

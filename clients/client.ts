@@ -60,14 +60,28 @@ export async function unwrap<Data>(call: Promise<{ data?: Data; error?: unknown;
   try {
     result = await call;
   } catch (error) {
+    // The SDK's response validator rejects a body that breaks the contract.
+    if (error instanceof Error && error.name === "ZodError") {
+      throw new ZeClientError(0, { _tag: "InvalidResponse", message: `The server's response does not match the contract: ${summarizeZod(error)}` });
+    }
     throw new ZeClientError(0, { _tag: "TransportError", message: error instanceof Error ? error.message : String(error) });
   }
-  if (result.error !== undefined || !result.response?.ok) {
-    const status = result.response?.status ?? 0;
+  if (result.response === undefined) {
+    // The generated client reports a failed fetch as an error without a response.
+    const cause = result.error instanceof Error ? result.error.message : "the request failed before any response";
+    throw new ZeClientError(0, { _tag: "TransportError", message: cause });
+  }
+  if (result.error !== undefined || !result.response.ok) {
+    const status = result.response.status;
     const body = isEncodedError(result.error)
       ? result.error
       : { _tag: "UnexpectedResponse", message: `Unexpected response${status ? ` (HTTP ${status})` : ""}: ${JSON.stringify(result.error ?? null)}` };
     throw new ZeClientError(status, body);
   }
   return result.data as Data;
+}
+
+function summarizeZod(error: Error): string {
+  const issues = (error as Error & { issues?: { path: PropertyKey[]; message: string }[] }).issues ?? [];
+  return issues.length === 0 ? error.message : issues.slice(0, 3).map((issue) => `${issue.path.map(String).join(".")}: ${issue.message}`).join("; ");
 }

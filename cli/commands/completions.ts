@@ -1,4 +1,5 @@
-import { Args, Command } from "@oclif/core";
+import { Args } from "@oclif/core";
+import { BaseCommand } from "../command.js";
 
 /** Commands and their flags, as the shell should complete them. */
 interface CompletionEntry {
@@ -6,7 +7,7 @@ interface CompletionEntry {
   readonly flags: readonly string[];
 }
 
-export default class Completions extends Command {
+export default class Completions extends BaseCommand {
   static override summary = "Print a shell completion script (bash, zsh or fish).";
   static override description = "Add `source <(ze-harness completions bash)` to ~/.bashrc, `source <(ze-harness completions zsh)` to ~/.zshrc, or `ze-harness completions fish | source` to fish's config.";
   static override args = {

@@ -1,6 +1,7 @@
-import { Command, Flags } from "@oclif/core";
+import { Flags } from "@oclif/core";
+import { BaseCommand } from "../command.js";
 
-export default class Serve extends Command {
+export default class Serve extends BaseCommand {
   static override summary = "Run a Ze Harness server in the foreground.";
   static override description =
     "Serves the v1 HTTP API, /openapi.json and the /reference page. The first line on stdout is the base URL (e.g. http://127.0.0.1:4317). SIGINT or SIGTERM closes it cleanly.";
@@ -21,6 +22,16 @@ export default class Serve extends Command {
     if (!isLoopbackAddress(flags.hostname) && flags.token === undefined) {
       this.error(`refusing to listen on non-loopback address ${flags.hostname} without --token`, { exit: 2 });
     }
+    // Installed before anything is opened, so a signal at any point closes cleanly instead of killing.
+    const stopRequested = new Promise<void>((resolvePromise) => {
+      const stop = (): void => {
+        process.off("SIGINT", stop);
+        process.off("SIGTERM", stop);
+        resolvePromise();
+      };
+      process.on("SIGINT", stop);
+      process.on("SIGTERM", stop);
+    });
     const { createHarness } = await import("../../services/host/harness.js");
     const { LOOPBACK_HOSTS } = await import("../../services/http/guard.js");
     const allowedHosts = [...LOOPBACK_HOSTS, ...(isLoopbackAddress(flags.hostname) ? [] : [flags.hostname]), ...(flags["allowed-host"] ?? [])];
@@ -33,16 +44,10 @@ export default class Serve extends Command {
       allowedHosts,
     });
     const listener = await listen(harness.fetch, { port: flags.port, hostname: flags.hostname });
+    // The URL line tells the caller the server is ready, and may be followed at once by a signal:
+    // the handlers are in place before it is written.
     process.stdout.write(`${listener.url}\n`);
-    await new Promise<void>((resolvePromise) => {
-      const stop = (): void => {
-        process.off("SIGINT", stop);
-        process.off("SIGTERM", stop);
-        resolvePromise();
-      };
-      process.on("SIGINT", stop);
-      process.on("SIGTERM", stop);
-    });
+    await stopRequested;
     await listener.close();
     await harness.close();
   }

@@ -3,11 +3,19 @@ import { readFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import type { Handlers } from "../../generated/server/routes.js";
 import { describeConfigError, loadConfig, stateDirectory, type Config, type Env } from "../config/index.js";
+import { ActivityHub } from "../core/events/hub.js";
+import { EventStreams, type StreamTiming } from "../core/events/streams.js";
 import { SessionService } from "../core/sessions.js";
+import { InteractionService } from "../core/turns/interactions.js";
+import { TurnRunner } from "../core/turns/runner.js";
+import { TurnService } from "../core/turns/service.js";
+import { builtinTools } from "../tools/index.js";
 import { createFetchHandler, type FetchHandler, type RequestContext } from "../http/handler.js";
 import type { GuardOptions } from "../http/guard.js";
 import { openDatabase, type StorageHandle } from "../storage/index.js";
-import { sessionHandlers } from "./handlers.js";
+import { sessionHandlers, turnHandlers } from "./handlers.js";
+import { createModelGateway, ProviderSetupFailed } from "./models.js";
+import type { ModelGateway } from "../core/turns/gateway.js";
 import { unavailableHandlers } from "./unavailable.js";
 import { packageRoot, release } from "./version.js";
 
@@ -29,12 +37,25 @@ export interface HarnessOptions {
   readonly allowedOrigins?: readonly string[] | undefined;
   /** Unexpected errors (logged by the caller; the client sees only a generic 500). */
   readonly onUnexpectedError?: (error: unknown) => void;
+  /**
+   * Run admitted Turns in this process (default true). One-shot embedded commands that only
+   * read or write Session metadata pass false, so they never claim work they would abandon.
+   */
+  readonly runTurns?: boolean;
+  /** Replaces the provider-backed model gateway (tests of the loop itself). */
+  readonly gateway?: ModelGateway;
+  /** Stream heartbeat and idle re-read intervals. */
+  readonly streamTiming?: StreamTiming;
+  /** Claim lease of running Turns. */
+  readonly leaseMs?: number;
 }
 
 export interface Harness {
   readonly fetch: FetchHandler;
   readonly config: Config;
   readonly storage: StorageHandle;
+  /** The Turn runner, when this harness runs Turns. */
+  readonly runner: TurnRunner | undefined;
   close(): Promise<void>;
 }
 
@@ -79,10 +100,42 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
     throw error;
   }
 
+  let gateway: ModelGateway;
+  try {
+    gateway = options.gateway ?? createModelGateway(loaded.value.config, options.env);
+  } catch (error) {
+    await storage.close();
+    if (error instanceof ProviderSetupFailed) throw new HarnessStartupError(error.tag, error.message);
+    throw error;
+  }
+  const config = loaded.value.config;
+  const hub = new ActivityHub();
+  const runner =
+    options.runTurns === false
+      ? undefined
+      : new TurnRunner({
+          storage,
+          hub,
+          gateway,
+          tools: builtinTools,
+          serverRoot: options.serverRoot,
+          ...(config.contentFlushMillis !== undefined ? { flushMs: config.contentFlushMillis } : {}),
+          ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
+        });
   const sessions = new SessionService({ storage, serverRoot: options.serverRoot });
+  const turns = new TurnService({
+    storage,
+    config,
+    hub,
+    models: gateway,
+    ...(runner ? { interrupt: (turnId: string, reason?: string) => runner.interrupt(turnId, reason) } : {}),
+  });
+  const interactions = new InteractionService({ storage, hub });
+  const streams = new EventStreams(storage, hub, options.streamTiming);
   const handlers: Handlers<RequestContext> = {
     ...unavailableHandlers<RequestContext>(),
     ...sessionHandlers({ sessions, release: release() }),
+    ...turnHandlers({ turns, interactions, streams }),
   };
   const guard: GuardOptions = {
     ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}),
@@ -100,10 +153,15 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
     referencePage: reference,
     onUnexpectedError: (error) => options.onUnexpectedError?.(error),
   });
+  await runner?.start();
   return {
     fetch,
-    config: loaded.value.config,
+    config,
     storage,
-    close: () => storage.close(),
+    runner,
+    close: async () => {
+      await runner?.stop();
+      await storage.close();
+    },
   };
 }

@@ -13,8 +13,8 @@ const CAPABILITY_BY_PREFIX: readonly [RegExp, string][] = [
   [/Plugin/, "plugins"],
   [/^(plugins|skills|reload|sessionSkills|sessionAgents)$/, "runtime plugins, skills and agents"],
   [/Model|^models$|Provider|^providers$/, "the model catalog and provider management"],
-  [/^(appendConversation|forkSession)$/, "conversation history"],
-  [/.*/, "Turns (the model ↔ tool loop)"],
+  [/^(appendConversation|forkSession)$/, "conversation entries and forks"],
+  [/Journal/, "plugins"],
 ];
 
 export function capabilityOf(operationId: OperationId): string {

@@ -46,7 +46,8 @@ async function readBody(request: Request, limit: number): Promise<string> {
     if (done) break;
     size += value.byteLength;
     if (size > limit) {
-      await reader.cancel();
+      // Not awaited: a teed body (a cloned Request) cancels only when every branch does.
+      void reader.cancel().catch(() => undefined);
       throw tooLarge(limit);
     }
     chunks.push(value);
@@ -64,7 +65,7 @@ export async function readInput(
   bodyLimit: number = MAX_REQUEST_BODY_BYTES,
 ): Promise<ValidatedInput> {
   const input: ValidatedInput = {};
-  if (route.pathParams.length > 0) input.path = validate("path", route.schemas.path, params);
+  if (route.pathParams.length > 0) input.path = validate("path", route.schemas.path, lowerCaseIds(params));
 
   if (route.query.length > 0) {
     const query: Record<string, unknown> = {};
@@ -103,6 +104,13 @@ export async function readInput(
     input.body = body === undefined ? undefined : validate("body", route.schemas.body, body);
   }
   return input;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Identifiers are lower-case UUIDs: `…0A` and `…0a` name the same Session, Turn or request. */
+function lowerCaseIds(params: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(params).map(([name, value]) => [name, UUID.test(value) ? value.toLowerCase() : value]));
 }
 
 function acceptsNull(schema: ZodType | undefined): boolean {

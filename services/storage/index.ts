@@ -51,3 +51,6 @@ export type {
 } from "./schema.js";
 export * from "./sessions.js";
 export * as sessions from "./sessions.js";
+export * as turns from "./turns.js";
+export type { NewTurn, NewTurnEvent, PartWrite, TurnChange, TurnPatch, TurnPage, Claim } from "./turns.js";
+export type { TurnRow, TurnInsert, TurnPartRow, TurnSteerRow, TurnEventRow } from "./schema.js";

@@ -8,8 +8,10 @@ import {
   check,
   index,
   integer,
+  primaryKey,
   sqliteTable,
   text,
+  uniqueIndex,
   type AnySQLiteColumn,
 } from "drizzle-orm/sqlite-core";
 
@@ -118,7 +120,114 @@ export const savedPermission = sqliteTable(
   (table) => [index("saved_permission_session_idx").on(table.sessionId, table.createdAt)],
 );
 
-export const schema = { serverActivity, session, deletedSession, savedPermission };
+/**
+ * A Turn: its request, policy, phase and outcome, the claim of the process running it (owner and
+ * lease), and the cursors of its last change. JSON columns hold the contract's shapes, encoded and
+ * decoded by core (this room does not import the contract).
+ */
+export const turn = sqliteTable(
+  "turn",
+  {
+    id: text("id").primaryKey(),
+    sessionId: text("session_id")
+      .notNull()
+      .references(() => session.id, { onDelete: "cascade" }),
+    sequence: integer("sequence").notNull(),
+    phase: text("phase").$type<"pending" | "running" | "completed" | "cancelled" | "failed">().notNull(),
+    revision: integer("revision").notNull(),
+    request: text("request", { mode: "json" }).$type<unknown>().notNull(),
+    attribution: text("attribution", { mode: "json" }).$type<unknown>(),
+    model: text("model").notNull(),
+    modelLeaseId: text("model_lease_id").notNull(),
+    requestOptionsId: text("request_options_id").notNull(),
+    providerOptions: text("provider_options", { mode: "json" }).$type<unknown>(),
+    /** The Turn's model-visible transcript (provider-neutral messages), replayed by later Turns. */
+    messages: text("messages", { mode: "json" }).$type<unknown[]>().notNull().default(sql`'[]'`),
+    policy: text("policy", { mode: "json" }).$type<unknown>().notNull(),
+    steeringGate: text("steering_gate").$type<"open" | "closed">().notNull().default("open"),
+    promotedBatchCount: integer("promoted_batch_count").notNull().default(0),
+    usage: text("usage", { mode: "json" }).$type<unknown>(),
+    contextUse: text("context_use", { mode: "json" }).$type<unknown>(),
+    cancellation: text("cancellation", { mode: "json" }).$type<unknown>(),
+    outcome: text("outcome", { mode: "json" }).$type<unknown>(),
+    acceptedAt: integer("accepted_at").notNull(),
+    startedAt: integer("started_at"),
+    completedAt: integer("completed_at"),
+    /** Hash of the admission request, for exact-replay checks. */
+    requestHash: text("request_hash").notNull(),
+    /** The claim: the process running the Turn, its host instance, and the lease it renews. */
+    ownerProcessId: integer("owner_process_id"),
+    ownerInstance: text("owner_instance"),
+    leaseExpiresAt: integer("lease_expires_at"),
+    activityCursor: integer("activity_cursor").notNull(),
+    serverCursor: integer("server_cursor").notNull(),
+  },
+  (table) => [
+    uniqueIndex("turn_session_sequence_idx").on(table.sessionId, table.sequence),
+    index("turn_phase_idx").on(table.phase, table.sessionId),
+  ],
+);
+
+/** The ordered parts of a Turn (text, reasoning, refusal, tool, steering), one JSON row each. */
+export const turnPart = sqliteTable(
+  "turn_part",
+  {
+    turnId: text("turn_id")
+      .notNull()
+      .references(() => turn.id, { onDelete: "cascade" }),
+    ordinal: integer("ordinal").notNull(),
+    data: text("data", { mode: "json" }).$type<unknown>().notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.turnId, table.ordinal] })],
+);
+
+/** Steering input addressed to a running Turn. */
+export const turnSteer = sqliteTable(
+  "turn_steer",
+  {
+    steerId: text("steer_id").primaryKey(),
+    sessionId: text("session_id")
+      .notNull()
+      .references(() => session.id, { onDelete: "cascade" }),
+    turnId: text("turn_id")
+      .notNull()
+      .references(() => turn.id, { onDelete: "cascade" }),
+    sequence: integer("sequence").notNull(),
+    data: text("data", { mode: "json" }).$type<unknown>().notNull(),
+    requestHash: text("request_hash").notNull(),
+  },
+  (table) => [index("turn_steer_turn_idx").on(table.turnId, table.sequence)],
+);
+
+/**
+ * The append-only log of durable Turn events. Each row has its own Turn revision, Session activity
+ * cursor and server cursor, so every watch stream resumes exactly after the last one it sent.
+ * `data` is the event payload without cursors (null for `turn.snapshot`, rendered at read time).
+ */
+export const turnEvent = sqliteTable(
+  "turn_event",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    sessionId: text("session_id")
+      .notNull()
+      .references(() => session.id, { onDelete: "cascade" }),
+    turnId: text("turn_id")
+      .notNull()
+      .references(() => turn.id, { onDelete: "cascade" }),
+    revision: integer("revision").notNull(),
+    activityCursor: integer("activity_cursor").notNull(),
+    serverCursor: integer("server_cursor").notNull(),
+    type: text("type").notNull(),
+    data: text("data", { mode: "json" }).$type<unknown>(),
+  },
+  (table) => [
+    index("turn_event_turn_idx").on(table.turnId, table.revision),
+    index("turn_event_session_idx").on(table.sessionId, table.activityCursor),
+    index("turn_event_server_idx").on(table.serverCursor),
+  ],
+);
+
+export const schema = { serverActivity, session, deletedSession, savedPermission, turn, turnPart, turnSteer, turnEvent };
 export type StorageSchema = typeof schema;
 
 export type SessionRow = typeof session.$inferSelect;
@@ -126,3 +235,8 @@ export type SessionInsert = typeof session.$inferInsert;
 export type DeletedSessionRow = typeof deletedSession.$inferSelect;
 export type SavedPermissionRow = typeof savedPermission.$inferSelect;
 export type SavedPermissionInsert = typeof savedPermission.$inferInsert;
+export type TurnRow = typeof turn.$inferSelect;
+export type TurnInsert = typeof turn.$inferInsert;
+export type TurnPartRow = typeof turnPart.$inferSelect;
+export type TurnSteerRow = typeof turnSteer.$inferSelect;
+export type TurnEventRow = typeof turnEvent.$inferSelect;

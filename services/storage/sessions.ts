@@ -67,6 +67,11 @@ export function getSession(context: StorageContext, server: string, id: string):
   });
 }
 
+/** A Session by id alone, whatever its server (internal lookups such as the Turn runner's). */
+export function getSessionById(context: StorageContext, id: string): Promise<SessionRow | undefined> {
+  return read(context, async (db) => (await db.select().from(session).where(eq(session.id, id)))[0]);
+}
+
 /** A server's Sessions (optionally one project's), oldest first, ties by id. */
 export function listSessions(context: StorageContext, server: string, projectId?: string): Promise<SessionRow[]> {
   return read(context, (db) =>

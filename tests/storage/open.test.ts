@@ -64,10 +64,15 @@ describe("openDatabase", () => {
         "saved_permission",
         "server_activity",
         "session",
+        "turn",
+        "turn_event",
+        "turn_part",
+        "turn_steer",
       ]);
       const ledger = await rows(handle.client, "SELECT id, ordinal, breaking, compatible_floor FROM harness_migration");
       expect(ledger).toEqual([
         { id: serverMigrations[0]!.id, ordinal: 1, breaking: 1, compatible_floor: serverMigrations[0]!.id },
+        { id: serverMigrations[1]!.id, ordinal: 2, breaking: 0, compatible_floor: serverMigrations[0]!.id },
       ]);
       const recorded = await rows(handle.client, "SELECT type, name FROM harness_schema_object ORDER BY type, name");
       expect(recorded.map((r) => `${String(r["type"])}:${String(r["name"])}`)).toEqual([
@@ -76,10 +81,20 @@ describe("openDatabase", () => {
         "index:session_server_created_at_idx",
         "index:session_server_project_idx",
         "index:session_spawned_from_idx",
+        "index:turn_event_server_idx",
+        "index:turn_event_session_idx",
+        "index:turn_event_turn_idx",
+        "index:turn_phase_idx",
+        "index:turn_session_sequence_idx",
+        "index:turn_steer_turn_idx",
         "table:deleted_session",
         "table:saved_permission",
         "table:server_activity",
         "table:session",
+        "table:turn",
+        "table:turn_event",
+        "table:turn_part",
+        "table:turn_steer",
       ]);
       expect(await rows(handle.client, "SELECT id, cursor FROM server_activity")).toEqual([{ id: 1, cursor: 0 }]);
       expect(await rows(handle.client, "PRAGMA journal_mode")).toEqual([{ journal_mode: "wal" }]);

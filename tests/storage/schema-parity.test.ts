@@ -39,7 +39,16 @@ async function describeSchema(client: Client, tables: readonly string[]): Promis
 describe("schema.ts mirrors the migrations", () => {
   it("drizzle-kit's DDL for schema.ts and the migrated database describe the same tables", async () => {
     const tables = Object.values(schema.schema).map((table) => getTableName(table));
-    expect(tables.sort()).toEqual(["deleted_session", "saved_permission", "server_activity", "session"]);
+    expect(tables.sort()).toEqual([
+      "deleted_session",
+      "saved_permission",
+      "server_activity",
+      "session",
+      "turn",
+      "turn_event",
+      "turn_part",
+      "turn_steer",
+    ]);
 
     const fromSchema = createClient({ url: ":memory:" });
     const statements = await generateSQLiteMigration(

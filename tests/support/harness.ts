@@ -93,3 +93,11 @@ export async function startServe(args: readonly string[], env: Record<string, st
     },
   };
 }
+
+/** The network fetch with contract checking, for raw requests to a `serve` process. */
+export const networkFetch = contractFetch((request) => globalThis.fetch(request));
+
+/** The generated client over the network (e.g. to a `serve` process), with contract checking. */
+export function networkClient(baseUrl: string, token?: string): ZeClient {
+  return createZeClient({ baseUrl, fetch: networkFetch, ...(token !== undefined ? { token } : {}) });
+}

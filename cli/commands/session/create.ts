@@ -2,6 +2,7 @@ import { Flags } from "@oclif/core";
 import { randomUUID } from "node:crypto";
 import { isAbsolute, resolve } from "node:path";
 import { sdk, unwrap, type CreateSessionRequest } from "../../../clients/index.js";
+import { sessionIdFlag } from "../../args.js";
 import { ZeCommand } from "../../base.js";
 
 export default class SessionCreate extends ZeCommand {
@@ -13,7 +14,7 @@ export default class SessionCreate extends ZeCommand {
     model: Flags.string({ description: "Default model as PROVIDER/MODEL." }),
     "system-prompt": Flags.string({ description: "Durable Session system prompt (sent with every model request)." }),
     workdir: Flags.string({ description: "Working directory: relative to the server root, or absolute." }),
-    session: Flags.string({ description: "Session id to create (a UUID); generated when omitted. Repeating a create is idempotent." }),
+    session: sessionIdFlag({ description: "Session id to create (a UUID); generated when omitted. Repeating a create is idempotent." }),
   };
 
   async run(): Promise<void> {

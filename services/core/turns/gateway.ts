@@ -1,0 +1,31 @@
+// What the Turn loop needs from the model side: whether a model can serve a Turn (checked
+// at admission), one streaming call per attempt, and a model's limits. The host implements it
+// over services/providers; tests can too.
+import type { ReasoningEffort } from "../../../generated/client/types.gen.js";
+import type { ModelStreamEvent, ModelTool } from "../../providers/events.js";
+import type { ModelMessage } from "../../providers/history.js";
+import type { ModelAvailability } from "./service.js";
+
+export interface ModelCall {
+  readonly model: string;
+  readonly system?: string;
+  readonly messages: readonly ModelMessage[];
+  readonly tools: readonly ModelTool[];
+  readonly reasoningEffort?: ReasoningEffort;
+  readonly signal: AbortSignal;
+  /** The attempt's deadline in milliseconds. */
+  readonly timeoutMs?: number;
+}
+
+export interface ModelLimits {
+  /** Context window, in tokens. */
+  readonly context?: number;
+  /** Largest output, in tokens. */
+  readonly output?: number;
+}
+
+export interface ModelGateway extends ModelAvailability {
+  /** Streams one attempt; throws a ProviderFailure (or an abort) on failure. */
+  stream(call: ModelCall): AsyncIterable<ModelStreamEvent>;
+  limits(model: string): ModelLimits | undefined;
+}

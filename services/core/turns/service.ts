@@ -1,0 +1,285 @@
+// Turn admission and reads: submitPrompt (queue and steer), getTurn, listSessionTurns and
+// cancelTurn. Every admission is committed before it is acknowledged and replays by its
+// identity: the same body returns the original receipt, a different one is a conflict.
+import { randomUUID } from "node:crypto";
+import type {
+  Attribution,
+  ListSessionTurnsData,
+  PromptPart,
+  PromptReceipt,
+  QueuePromptRequest,
+  SessionTurnsResponse,
+  Steer,
+  SteerPromptRequest,
+  Turn,
+  TurnPolicy,
+} from "../../../generated/client/types.gen.js";
+import type { Config } from "../../config/index.js";
+import { turns as store, getSession, type StorageHandle, type TurnRow } from "../../storage/index.js";
+import type { ActivityHub } from "../events/hub.js";
+import { Failure, conflict, notFound, validationFailure } from "../failure.js";
+import { requestHash, toSession } from "../sessions.js";
+import { isTerminal, toTurn } from "./codec.js";
+import { resolvePolicy } from "./policy.js";
+
+/** Decides whether a model can serve Turns; throws a typed Failure when it cannot. */
+export interface ModelAvailability {
+  check(model: string): void | Promise<void>;
+}
+
+export interface TurnServiceOptions {
+  readonly storage: StorageHandle;
+  readonly config: Config;
+  readonly hub: ActivityHub;
+  readonly models: ModelAvailability;
+  readonly now?: () => number;
+  /** Asks the local runner to stop a running Turn now (it settles the Turn as cancelled). */
+  readonly interrupt?: (turnId: string, reason?: string) => void;
+}
+
+/** Largest page `listSessionTurns` returns. */
+export const MAX_TURN_PAGE = 100;
+export const DEFAULT_TURN_PAGE = 50;
+
+const turnNotFound = (turnId: string): Failure => notFound("turn", `Turn ${turnId} does not exist`);
+
+function parseCount(value: string | undefined, name: string, minimum: number): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value)) throw validationFailure(`Invalid request: query.${name}: must be a non-negative integer`);
+  const parsed = Number(value);
+  if (!Number.isSafeInteger(parsed) || parsed < minimum) throw validationFailure(`Invalid request: query.${name}: must be at least ${minimum}`);
+  return parsed;
+}
+
+function attributionOf(clientId: string, authorId: string | undefined): Attribution {
+  return authorId !== undefined ? { clientId, authorId } : { clientId };
+}
+
+function checkImages(prompt: readonly PromptPart[], policy: TurnPolicy): void {
+  const cap = policy.images.maxBase64Bytes;
+  for (const part of prompt) {
+    if (part.type !== "image" || part.source.type !== "base64") continue;
+    if (!/^[A-Za-z0-9+/]*={0,2}$/.test(part.source.data)) throw validationFailure("Invalid request: an image's base64 data is not valid base64");
+    if (cap.kind === "finite" && part.source.data.length > cap.value) {
+      throw validationFailure(`Invalid request: an image's base64 data is ${part.source.data.length} bytes; the limit is ${cap.value}`);
+    }
+  }
+  if (!prompt.some((part) => part.type !== "text" || part.text.trim() !== "")) throw validationFailure("Invalid request: the prompt is empty");
+}
+
+export class TurnService {
+  private readonly storage: StorageHandle;
+  private readonly config: Config;
+  private readonly hub: ActivityHub;
+  private readonly models: ModelAvailability;
+  private readonly now: () => number;
+  private readonly interrupt: (turnId: string, reason?: string) => void;
+
+  constructor(options: TurnServiceOptions) {
+    this.storage = options.storage;
+    this.config = options.config;
+    this.hub = options.hub;
+    this.models = options.models;
+    this.now = options.now ?? Date.now;
+    this.interrupt = options.interrupt ?? (() => {});
+  }
+
+  private async session(server: string, sessionId: string) {
+    const row = await getSession(this.storage, server, sessionId);
+    if (!row) throw notFound("session", `Session ${sessionId} does not exist`);
+    return row;
+  }
+
+  private async turnRow(server: string, sessionId: string, turnId: string): Promise<TurnRow> {
+    await this.session(server, sessionId);
+    const row = await store.getTurn(this.storage, sessionId, turnId);
+    if (!row) throw turnNotFound(turnId);
+    return row;
+  }
+
+  private async render(row: TurnRow): Promise<Turn> {
+    const [parts, steers] = await Promise.all([store.listParts(this.storage, [row.id]), store.listSteers(this.storage, [row.id])]);
+    return toTurn(row, parts, steers);
+  }
+
+  async get(server: string, sessionId: string, turnId: string): Promise<Turn> {
+    return this.render(await this.turnRow(server, sessionId, turnId));
+  }
+
+  async submit(server: string, sessionId: string, clientId: string, request: QueuePromptRequest | SteerPromptRequest): Promise<PromptReceipt> {
+    return request.delivery === "queue" ? this.queue(server, sessionId, clientId, request) : this.steer(server, sessionId, clientId, request);
+  }
+
+  private async queue(server: string, sessionId: string, clientId: string, request: QueuePromptRequest): Promise<PromptReceipt> {
+    const sessionRow = await this.session(server, sessionId);
+    const hash = requestHash(request);
+    const replay = await this.replayQueue(sessionId, request.turnId, hash);
+    if (replay) return replay;
+    const session = toSession(sessionRow);
+    const model = request.model ?? session.defaultModel ?? this.config.model;
+    if (model === undefined) throw validationFailure("Invalid request: no model: pass `model`, set the Session's default model, or configure `model`");
+    await this.models.check(model);
+    const policy = resolvePolicy(this.config, session);
+    checkImages(request.prompt, policy);
+
+    const { delivery: _delivery, turnId, authorId, providerOptions, ...prompt } = request;
+    const attribution = attributionOf(clientId, authorId);
+    try {
+      const admitted = await store.admitTurn(
+        this.storage,
+        {
+          id: turnId,
+          sessionId,
+          phase: "pending",
+          request: { sessionId, turnId, ...prompt },
+          attribution,
+          model,
+          modelLeaseId: `lease_${randomUUID().replaceAll("-", "")}`,
+          requestOptionsId: randomUUID(),
+          providerOptions: providerOptions ?? null,
+          policy,
+          acceptedAt: this.now(),
+          requestHash: hash,
+        },
+        [{ type: "turn.snapshot", data: null }],
+      );
+      this.hub.changed(server, sessionId);
+      return queueReceipt(admitted.turn);
+    } catch (error) {
+      // A concurrent admission of the same turnId won: answer as its replay would.
+      const raced = await this.replayQueue(sessionId, turnId, hash);
+      if (raced) return raced;
+      throw error;
+    }
+  }
+
+  private async replayQueue(sessionId: string, turnId: string, hash: string): Promise<PromptReceipt | undefined> {
+    const existing = await store.getTurnById(this.storage, turnId);
+    if (!existing) return undefined;
+    if (existing.sessionId !== sessionId || existing.requestHash !== hash) throw conflict(`Turn ${turnId} was already admitted with a different request`);
+    return queueReceipt(existing);
+  }
+
+  private async steer(server: string, sessionId: string, clientId: string, request: SteerPromptRequest): Promise<PromptReceipt> {
+    await this.session(server, sessionId);
+    const hash = requestHash(request);
+    const existing = await store.getSteer(this.storage, request.steerId);
+    if (existing) {
+      if (existing.sessionId !== sessionId || existing.requestHash !== hash) {
+        throw new Failure({ _tag: "SteerConflictError", message: `Steer ${request.steerId} was already accepted with different content` });
+      }
+      return steerReceipt(existing.data as Steer);
+    }
+    const target = await store.getTurn(this.storage, sessionId, request.expectedTurnId);
+    const guard: (turn: TurnRow | undefined) => asserts turn is TurnRow = (turn) => {
+      if (!turn || turn.sessionId !== sessionId || turn.phase !== "running") {
+        throw new Failure({ _tag: "TurnNotActiveError", message: `Turn ${request.expectedTurnId} is not the Session's running Turn` });
+      }
+      if (turn.steeringGate === "closed") {
+        throw new Failure({ _tag: "TurnNotSteerableError", message: `Turn ${request.expectedTurnId} no longer accepts steering input` });
+      }
+    };
+    guard(target);
+    checkImages(request.prompt, target.policy as TurnPolicy);
+    const attribution = attributionOf(clientId, request.authorId);
+    const acceptedAt = this.now();
+    const row = await store.insertSteer(
+      this.storage,
+      { steerId: request.steerId, sessionId, turnId: target.id, data: null, requestHash: hash },
+      (sequence): Steer => ({
+        sessionId,
+        turnId: target.id,
+        steerId: request.steerId,
+        sequence,
+        prompt: request.prompt,
+        attribution,
+        acceptedAt,
+        state: { state: "accepted" },
+      }),
+      [{ type: "turn.snapshot", data: null }],
+      guard,
+    );
+    this.hub.changed(server, sessionId);
+    return steerReceipt(row.data as Steer);
+  }
+
+  async list(server: string, sessionId: string, query: ListSessionTurnsData["query"]): Promise<SessionTurnsResponse> {
+    const sessionRow = await this.session(server, sessionId);
+    const limit = Math.min(parseCount(query?.limit, "limit", 1) ?? DEFAULT_TURN_PAGE, MAX_TURN_PAGE);
+    const afterSequence = parseCount(query?.afterSequence, "afterSequence", 0);
+    const throughSequence = parseCount(query?.throughSequence, "throughSequence", 0) ?? (await store.lastTurnSequence(this.storage, sessionId));
+    const activityCursor = parseCount(query?.snapshotActivityCursor, "snapshotActivityCursor", 0) ?? sessionRow.activityCursor;
+    const rows = await store.listTurns(this.storage, sessionId, { afterSequence, throughSequence, limit: limit + 1 });
+    const page = rows.slice(0, limit);
+    const [parts, steers] = await Promise.all([
+      store.listParts(this.storage, page.map((row) => row.id)),
+      store.listSteers(this.storage, page.map((row) => row.id)),
+    ]);
+    const response: SessionTurnsResponse = {
+      sessionId,
+      boundary: { throughSequence, activityCursor },
+      turns: page.map((row) => ({ activityCursor: row.activityCursor, workSequence: row.sequence, turn: toTurn(row, parts, steers) })),
+    };
+    if (rows.length > limit) response.nextAfterSequence = page[page.length - 1]!.sequence;
+    return response;
+  }
+
+  /**
+   * Cancels a Turn. A pending Turn settles as cancelled at once; a running one records the
+   * request and its runner settles it; a finished Turn is returned unchanged (idempotent).
+   */
+  async cancel(server: string, sessionId: string, turnId: string, reason: string | undefined): Promise<Turn> {
+    const row = await this.turnRow(server, sessionId, turnId);
+    if (isTerminal(row.phase) || row.cancellation !== null) return this.render(row);
+    const requestedAt = this.now();
+    const cancellation = reason !== undefined ? { reason, requestedAt } : { requestedAt };
+    if (row.phase === "pending") {
+      const outcome = { kind: "cancelled" as const, turnId, ...(reason !== undefined ? { reason } : {}) };
+      const changed = await store.changeTurn(this.storage, turnId, {
+        patch: { phase: "cancelled", cancellation, outcome, completedAt: requestedAt },
+        events: [{ type: "turn.finished", data: { outcome, completedAt: requestedAt } }],
+        expectPhases: ["pending"],
+      });
+      if (changed) {
+        this.hub.changed(server, sessionId);
+        return this.render(changed.turn);
+      }
+      // It started meanwhile: cancel it as a running Turn.
+    }
+    const changed = await store.changeTurn(this.storage, turnId, {
+      patch: { cancellation },
+      events: [{ type: "turn.snapshot", data: null }],
+      expectPhases: ["running"],
+    });
+    this.interrupt(turnId, reason);
+    if (changed) this.hub.changed(server, sessionId);
+    return this.render(changed?.turn ?? (await this.turnRow(server, sessionId, turnId)));
+  }
+}
+
+function queueReceipt(row: TurnRow): PromptReceipt {
+  const receipt: PromptReceipt = {
+    delivery: "queue",
+    sessionId: row.sessionId,
+    turnId: row.id,
+    modelLeaseId: row.modelLeaseId,
+    requestOptionsId: row.requestOptionsId,
+    sequence: row.sequence,
+    acceptedAt: row.acceptedAt,
+  };
+  if (row.attribution !== null) receipt.attribution = row.attribution as Attribution;
+  return receipt;
+}
+
+function steerReceipt(steer: Steer): PromptReceipt {
+  return {
+    delivery: "steer",
+    sessionId: steer.sessionId,
+    turnId: steer.turnId,
+    steerId: steer.steerId,
+    sequence: steer.sequence,
+    acceptedAt: steer.acceptedAt,
+    attribution: steer.attribution,
+  };
+}
+

@@ -1,0 +1,207 @@
+// Chat Completions (`POST <baseURL>/chat/completions`) through the official `openai` SDK.
+//
+// Lowering: the system prompt is a `system` message; user images are `image_url` parts (base64
+// as data URLs); an assistant's tool calls are `tool_calls`; each tool result is a `tool`
+// message. Chat accepts only text in tool replies, so text and JSON go in the reply and images
+// follow the contiguous tool replies in one user message, labeled with their tool call IDs.
+// Reasoning is replayed (as the field it arrived in) only to the same provider, and only on
+// assistant messages with tool calls, where interleaved-thinking providers require it.
+import { randomUUID } from "node:crypto";
+import OpenAI from "openai";
+import type {
+  ChatCompletionChunk,
+  ChatCompletionContentPart,
+  ChatCompletionCreateParamsStreaming,
+  ChatCompletionMessageParam,
+  ChatCompletionMessageToolCall,
+} from "openai/resources/chat/completions";
+import type { ImageSource } from "../../../generated/client/types.gen.js";
+import type { FinishReason, ModelRequest, ModelStreamEvent } from "../events.js";
+import { toolResultText, type ModelMessage, type ReasoningContinuation } from "../history.js";
+import { SDK_TIMEOUT_MS, wireFetch, type Attempt } from "../wire.js";
+
+type ReasoningField = "reasoning_content" | "reasoning";
+
+export const imageUrl = (source: ImageSource): string =>
+  source.type === "url" ? source.url : `data:${source.mimeType};base64,${source.data}`;
+
+function chatReasoningField(continuation: ReasoningContinuation | undefined, providerId: string): ReasoningField | undefined {
+  if (continuation?.protocol !== "chat" || continuation.providerId !== providerId) return undefined;
+  const field = continuation.data["field"];
+  return field === "reasoning_content" || field === "reasoning" ? field : undefined;
+}
+
+/** The history as Chat Completions messages. */
+export function chatMessages(request: Pick<ModelRequest, "system" | "messages" | "model">): ChatCompletionMessageParam[] {
+  const out: ChatCompletionMessageParam[] = [];
+  if (request.system !== undefined && request.system !== "") out.push({ role: "system", content: request.system });
+  const messages = request.messages;
+  for (let index = 0; index < messages.length; index += 1) {
+    const message = messages[index]!;
+    if (message.role === "user") {
+      const onlyText = message.content.every((part) => part.type === "text");
+      out.push({
+        role: "user",
+        content: onlyText
+          ? message.content.map((part) => (part.type === "text" ? part.text : "")).join("")
+          : message.content.map(
+              (part): ChatCompletionContentPart =>
+                part.type === "text" ? { type: "text", text: part.text } : { type: "image_url", image_url: { url: imageUrl(part.source) } },
+            ),
+      });
+      continue;
+    }
+    if (message.role === "assistant") {
+      let text = "";
+      const reasoning: Partial<Record<ReasoningField, string>> = {};
+      const toolCalls: ChatCompletionMessageToolCall[] = [];
+      for (const part of message.content) {
+        if (part.type === "text" || part.type === "refusal") text += part.text;
+        else if (part.type === "tool_call") toolCalls.push({ id: part.id, type: "function", function: { name: part.name, arguments: part.arguments } });
+        else {
+          const field = chatReasoningField(part.continuation, request.model.providerId);
+          if (field !== undefined) reasoning[field] = (reasoning[field] ?? "") + part.text;
+        }
+      }
+      if (text === "" && toolCalls.length === 0) continue;
+      out.push({
+        role: "assistant",
+        content: text === "" ? null : text,
+        ...(toolCalls.length > 0 ? { tool_calls: toolCalls, ...reasoning } : {}),
+      } as ChatCompletionMessageParam);
+      continue;
+    }
+    // A run of tool results: one `tool` message each, then their images in one user message.
+    const images: ChatCompletionContentPart[] = [];
+    let cursor = index;
+    for (; cursor < messages.length; cursor += 1) {
+      const result = messages[cursor]!;
+      if (result.role !== "tool") break;
+      out.push({ role: "tool", tool_call_id: result.toolCallId, content: toolResultText(result.result) });
+      if (result.result.format === "content") {
+        const parts = result.result.value.filter((part) => part.type === "image");
+        if (parts.length > 0) {
+          images.push({ type: "text", text: `Images from tool call ${result.toolCallId}:` });
+          for (const part of parts) images.push({ type: "image_url", image_url: { url: imageUrl(part.source) } });
+        }
+      }
+    }
+    if (images.length > 0) out.push({ role: "user", content: images });
+    index = cursor - 1;
+  }
+  return out;
+}
+
+function finishOf(reason: string | null | undefined, sawToolCalls: boolean, sawRefusal: boolean): FinishReason {
+  if (reason === "length") return "length";
+  if (reason === "content_filter") return "content_filter";
+  if (reason === "tool_calls" || reason === "function_call" || sawToolCalls) return "tool_calls";
+  return sawRefusal ? "refusal" : "stop";
+}
+
+interface PendingCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+export async function* streamChat(request: ModelRequest, attempt: Attempt): AsyncGenerator<ModelStreamEvent> {
+  const { model } = request;
+  const client = new OpenAI({
+    apiKey: "unused",
+    baseURL: new URL(model.endpoint).origin,
+    organization: null,
+    project: null,
+    webhookSecret: null,
+    maxRetries: 0,
+    timeout: SDK_TIMEOUT_MS,
+    logLevel: "off",
+    fetch: wireFetch(attempt, { endpoint: model.endpoint, headers: model.headers, authentication: model.authentication, ...(request.credential !== undefined ? { credential: request.credential } : {}) }),
+  });
+  const tools = model.capabilities.tools && request.tools.length > 0 ? request.tools : [];
+  const body: ChatCompletionCreateParamsStreaming = {
+    model: model.upstreamId,
+    messages: chatMessages(request),
+    stream: true,
+    stream_options: { include_usage: true },
+    ...(tools.length > 0
+      ? { tools: tools.map((tool) => ({ type: "function" as const, function: { name: tool.name, description: tool.description, parameters: tool.inputSchema } })) }
+      : {}),
+    ...(request.maxOutputTokens !== undefined ? { max_tokens: request.maxOutputTokens } : {}),
+    ...(request.reasoningEffort !== undefined && model.reasoning ? { reasoning_effort: request.reasoningEffort as ChatCompletionCreateParamsStreaming["reasoning_effort"] } : {}),
+    ...(request.temperature !== undefined && model.temperature ? { temperature: request.temperature } : {}),
+  };
+  const stream = await client.chat.completions.create(body, { signal: attempt.signal });
+
+  const calls = new Map<number, PendingCall>();
+  let reasoningField: ReasoningField | undefined;
+  let reasoningOpen = false;
+  let finish: string | null | undefined;
+  let sawRefusal = false;
+  let usage: ChatCompletionChunk["usage"];
+  const closeReasoning = function* (): Generator<ModelStreamEvent> {
+    if (!reasoningOpen) return;
+    reasoningOpen = false;
+    yield {
+      type: "reasoning.end",
+      ...(reasoningField !== undefined ? { continuation: { protocol: "chat", providerId: model.providerId, data: { field: reasoningField } } } : {}),
+    };
+  };
+
+  for await (const chunk of stream) {
+    if (chunk.usage) usage = chunk.usage;
+    for (const choice of chunk.choices ?? []) {
+      if (choice.index !== 0 && choice.index !== undefined) continue;
+      const delta = (choice.delta ?? {}) as ChatCompletionChunk.Choice.Delta & { reasoning_content?: unknown; reasoning?: unknown };
+      // Providers name the field differently (DeepSeek/vLLM `reasoning_content`, OpenRouter `reasoning`); some send both.
+      const field: ReasoningField | undefined =
+        typeof delta.reasoning_content === "string" && delta.reasoning_content !== ""
+          ? "reasoning_content"
+          : typeof delta.reasoning === "string" && delta.reasoning !== ""
+            ? "reasoning"
+            : undefined;
+      if (field !== undefined) {
+        reasoningField ??= field;
+        reasoningOpen = true;
+        yield { type: "reasoning.delta", text: delta[field] as string };
+      }
+      if (typeof delta.content === "string" && delta.content !== "") {
+        yield* closeReasoning();
+        yield { type: "text.delta", text: delta.content };
+      }
+      if (typeof delta.refusal === "string" && delta.refusal !== "") {
+        yield* closeReasoning();
+        sawRefusal = true;
+        yield { type: "refusal.delta", text: delta.refusal };
+      }
+      for (const call of delta.tool_calls ?? []) {
+        const slot = call.index ?? calls.size;
+        const pending = calls.get(slot) ?? { id: "", name: "", arguments: "" };
+        if (call.id) pending.id = call.id;
+        if (call.function?.name) pending.name += call.function.name;
+        if (call.function?.arguments) pending.arguments += call.function.arguments;
+        calls.set(slot, pending);
+      }
+      if (choice.finish_reason) finish = choice.finish_reason;
+    }
+  }
+  yield* closeReasoning();
+  if (finish === undefined || finish === null) {
+    throw attempt.record(attempt.fail("transport", "the stream ended before the model finished"));
+  }
+  for (const slot of [...calls.keys()].sort((a, b) => a - b)) {
+    const call = calls.get(slot)!;
+    if (call.name === "") throw attempt.record(attempt.fail("server", "the provider streamed a tool call without a name"));
+    yield { type: "tool_call", id: call.id !== "" ? call.id : `call_${randomUUID().replace(/-/g, "")}`, name: call.name, arguments: call.arguments === "" ? "{}" : call.arguments };
+  }
+  if (usage) {
+    yield {
+      type: "usage",
+      promptTokens: usage.prompt_tokens ?? 0,
+      completionTokens: usage.completion_tokens ?? 0,
+      ...(usage.prompt_tokens_details?.cached_tokens != null ? { cachedPromptTokens: usage.prompt_tokens_details.cached_tokens } : {}),
+      ...(usage.completion_tokens_details?.reasoning_tokens != null ? { reasoningTokens: usage.completion_tokens_details.reasoning_tokens } : {}),
+    };
+  }
+  yield { type: "finish", reason: finishOf(finish, calls.size > 0, sawRefusal) };
+}

@@ -1,0 +1,219 @@
+// The global `auth.json`: stored provider connections, shared by every database, in opencode's
+// exact shape (`{ "<providerId>": { "type": "api", "key": "…" } | { "type": "oauth", … } }`).
+// It lives in the state directory with owner-only permissions (0600; its directory 0700) and
+// is replaced atomically (write a 0600 temporary file, fsync, rename). An auth.json that is not a
+// JSON object fails every connection operation and is never overwritten.
+// `ZE_HARNESS_AUTH_CONTENT` supplies the content for scripted runs; it is then read-only.
+import { randomUUID } from "node:crypto";
+import { chmod, mkdir, open, readFile, rename, stat, unlink } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { stateDirectory, type Env } from "../config/paths.js";
+
+export const AUTH_FILE_NAME = "auth.json";
+export const AUTH_CONTENT_VARIABLE = "ZE_HARNESS_AUTH_CONTENT";
+
+/** An API key connection. */
+export interface ApiAuthEntry {
+  readonly type: "api";
+  readonly key: string;
+}
+
+/** An OAuth login (`expires` in epoch milliseconds). */
+export interface OAuthAuthEntry {
+  readonly type: "oauth";
+  readonly access: string;
+  readonly refresh: string;
+  readonly expires: number;
+  readonly accountId?: string;
+  readonly enterpriseUrl?: string;
+}
+
+/** A well-known-endpoint login: a key plus the token it exchanged for. */
+export interface WellKnownAuthEntry {
+  readonly type: "wellknown";
+  readonly key: string;
+  readonly token: string;
+}
+
+export type AuthEntry = ApiAuthEntry | OAuthAuthEntry | WellKnownAuthEntry;
+
+/** The parsed file: valid entries by provider ID, plus when it last changed. */
+export interface AuthState {
+  readonly entries: Readonly<Record<string, AuthEntry>>;
+  /** The file's modification time (ms); 0 when absent or supplied by the environment. */
+  readonly modifiedAt: number;
+  /** The file exists (or the environment supplies content). */
+  readonly present: boolean;
+}
+
+/** The file (or `ZE_HARNESS_AUTH_CONTENT`) is not a JSON object. Connection operations fail; it is never overwritten. */
+export interface AuthFileInvalid {
+  readonly _tag: "AuthFileInvalid";
+  readonly file: string;
+  readonly message: string;
+}
+
+/** The file could not be read or written (permissions, disk). */
+export interface AuthFileUnavailable {
+  readonly _tag: "AuthFileUnavailable";
+  readonly file: string;
+  readonly message: string;
+}
+
+/** Writes are refused while `ZE_HARNESS_AUTH_CONTENT` supplies the content. */
+export interface AuthFileReadOnly {
+  readonly _tag: "AuthFileReadOnly";
+  readonly file: string;
+  readonly message: string;
+}
+
+export type AuthFileError = AuthFileInvalid | AuthFileUnavailable | AuthFileReadOnly;
+export type AuthResult<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: AuthFileError };
+
+/** Where `auth.json` is, and whether the environment overrides its content. */
+export interface AuthFileLocation {
+  readonly path: string;
+  /** `ZE_HARNESS_AUTH_CONTENT`, when set: read instead of the file, and writes are refused. */
+  readonly content?: string;
+}
+
+/** `<stateDirectory>/auth.json`, honouring `ZE_HARNESS_AUTH_CONTENT`. */
+export function authFileLocation(env: Env, path: string = join(stateDirectory(env), AUTH_FILE_NAME)): AuthFileLocation {
+  const content = env[AUTH_CONTENT_VARIABLE];
+  return content !== undefined && content !== "" ? { path, content } : { path };
+}
+
+type Json = Record<string, unknown>;
+const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value);
+const nonEmpty = (value: unknown): value is string => typeof value === "string" && value.length > 0;
+
+/** One entry in opencode's shape, or undefined when it is not one (such an entry is ignored, and kept on rewrite). */
+export function parseAuthEntry(value: unknown): AuthEntry | undefined {
+  if (!isObject(value)) return undefined;
+  if (value["type"] === "api" && nonEmpty(value["key"])) return { type: "api", key: value["key"] };
+  if (value["type"] === "wellknown" && nonEmpty(value["key"]) && nonEmpty(value["token"])) {
+    return { type: "wellknown", key: value["key"], token: value["token"] };
+  }
+  if (
+    value["type"] === "oauth" &&
+    nonEmpty(value["access"]) &&
+    typeof value["refresh"] === "string" &&
+    typeof value["expires"] === "number" &&
+    Number.isFinite(value["expires"])
+  ) {
+    return {
+      type: "oauth",
+      access: value["access"],
+      refresh: value["refresh"],
+      expires: value["expires"],
+      ...(nonEmpty(value["accountId"]) ? { accountId: value["accountId"] } : {}),
+      ...(nonEmpty(value["enterpriseUrl"]) ? { enterpriseUrl: value["enterpriseUrl"] } : {}),
+    };
+  }
+  return undefined;
+}
+
+function invalid(file: string, message: string): AuthResult<never> {
+  return { ok: false, error: { _tag: "AuthFileInvalid", file, message } };
+}
+
+const errorCode = (error: unknown): string | undefined =>
+  isObject(error) && typeof error["code"] === "string" ? error["code"] : undefined;
+
+/** The raw JSON object of the file (`{}` when absent), or a typed error. Never includes values in messages. */
+async function readRaw(location: AuthFileLocation): AuthResultPromise<{ raw: Json; modifiedAt: number; present: boolean }> {
+  let text: string;
+  let modifiedAt = 0;
+  if (location.content !== undefined) {
+    text = location.content;
+  } else {
+    try {
+      text = await readFile(location.path, "utf8");
+      modifiedAt = Math.floor((await stat(location.path)).mtimeMs);
+    } catch (error) {
+      if (errorCode(error) === "ENOENT") return { ok: true, value: { raw: {}, modifiedAt: 0, present: false } };
+      return {
+        ok: false,
+        error: { _tag: "AuthFileUnavailable", file: location.path, message: `cannot read the auth file (${errorCode(error) ?? "error"})` },
+      };
+    }
+  }
+  const source = location.content !== undefined ? AUTH_CONTENT_VARIABLE : "the auth file";
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return invalid(location.path, `${source} is not valid JSON`);
+  }
+  if (!isObject(parsed)) return invalid(location.path, `${source} is not a JSON object`);
+  return { ok: true, value: { raw: parsed, modifiedAt, present: true } };
+}
+
+type AuthResultPromise<T> = Promise<AuthResult<T>>;
+
+/** Reads the stored connections. A missing file is an empty state, not an error. */
+export async function readAuthFile(location: AuthFileLocation): AuthResultPromise<AuthState> {
+  const read = await readRaw(location);
+  if (!read.ok) return read;
+  const entries: Record<string, AuthEntry> = {};
+  for (const [providerId, value] of Object.entries(read.value.raw)) {
+    const entry = parseAuthEntry(value);
+    if (entry !== undefined) entries[providerId] = entry;
+  }
+  return { ok: true, value: { entries, modifiedAt: read.value.modifiedAt, present: read.value.present } };
+}
+
+/** Writes `data` as the whole file, atomically, creating it (and its 0700 directory) with mode 0600. */
+export async function writeAuthFileAtomic(path: string, data: Readonly<Record<string, unknown>>): AuthResultPromise<void> {
+  const directory = dirname(path);
+  const temporary = join(directory, `.${AUTH_FILE_NAME}.${process.pid}.${randomUUID()}.tmp`);
+  try {
+    await mkdir(directory, { recursive: true, mode: 0o700 });
+    const handle = await open(temporary, "wx", 0o600);
+    try {
+      await handle.writeFile(`${JSON.stringify(data, null, 2)}\n`, "utf8");
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    // The creation mode is masked by the umask; set it exactly.
+    await chmod(temporary, 0o600);
+    await rename(temporary, path);
+    return { ok: true, value: undefined };
+  } catch (error) {
+    await unlink(temporary).catch(() => undefined);
+    return {
+      ok: false,
+      error: { _tag: "AuthFileUnavailable", file: path, message: `cannot write the auth file (${errorCode(error) ?? "error"})` },
+    };
+  }
+}
+
+async function update(location: AuthFileLocation, change: (raw: Json) => void): AuthResultPromise<void> {
+  if (location.content !== undefined) {
+    return {
+      ok: false,
+      error: { _tag: "AuthFileReadOnly", file: location.path, message: `${AUTH_CONTENT_VARIABLE} supplies the stored connections; they cannot be changed` },
+    };
+  }
+  // Re-read right before writing so a change another process made is kept (last writer wins per entry set).
+  const read = await readRaw(location);
+  if (!read.ok) return read;
+  const raw = { ...read.value.raw };
+  change(raw);
+  return writeAuthFileAtomic(location.path, raw);
+}
+
+/** Stores (replaces) one provider's connection; other entries, even ones this build does not understand, are kept. */
+export function setAuthEntry(location: AuthFileLocation, providerId: string, entry: AuthEntry): AuthResultPromise<void> {
+  return update(location, (raw) => {
+    raw[providerId] = entry;
+  });
+}
+
+/** Removes one provider's connection (a no-op write when there is none). */
+export function removeAuthEntry(location: AuthFileLocation, providerId: string): AuthResultPromise<void> {
+  return update(location, (raw) => {
+    delete raw[providerId];
+  });
+}

@@ -1,0 +1,88 @@
+// services/providers: model catalog, provider resolution, credentials and the model adapters.
+// See README.md. Other rooms import from this file only.
+export {
+  bundledCatalog,
+  catalogModel,
+  catalogModelFeatures,
+  catalogModelLimits,
+  catalogProvider,
+  featuresOf,
+  modelRef,
+  parseModelRef,
+  type ModelFeatures,
+  type ModelRefParts,
+} from "./catalog.js";
+export {
+  normalizeModelsDev,
+  isValidModelId,
+  isValidProviderId,
+  type CatalogModelRecord,
+  type CatalogProviderRecord,
+  type ModelStatus,
+  type NormalizedCatalog,
+} from "./models-dev.js";
+export { MODEL_PROTOCOLS, defaultAuthentication, isModelProtocol, type Authentication, type ModelProtocol } from "./protocol.js";
+export { joinEndpoint, validateBaseURL, validateRoute, type BaseUrlResult } from "./base-url.js";
+export { checkDefinition, checkOptions, type ProviderDefinition, type ProviderOptions } from "./definition.js";
+export {
+  describeProviderError,
+  type ProviderInvalid,
+  type ProviderResult,
+  type ProviderSetupError,
+  type ProvidersEmpty,
+} from "./errors.js";
+export {
+  DEFAULT_PROVIDER_IDS,
+  providerSet,
+  requiresCredential,
+  resolveProviders,
+  type ProviderSet,
+  type ResolveProvidersOptions,
+  type ResolvedModel,
+  type ResolvedProvider,
+} from "./registry.js";
+export {
+  loadCredentialSources,
+  openModel,
+  resolveCredential,
+  storedConnection,
+  type CredentialOrigin,
+  type CredentialResolution,
+  type CredentialSources,
+  type OpenedModel,
+} from "./credentials.js";
+export {
+  AUTH_CONTENT_VARIABLE,
+  AUTH_FILE_NAME,
+  authFileLocation,
+  readAuthFile,
+  removeAuthEntry,
+  setAuthEntry,
+  writeAuthFileAtomic,
+  type AuthEntry,
+  type AuthFileError,
+  type AuthFileLocation,
+  type AuthResult,
+  type AuthState,
+} from "./auth-file.js";
+export { Secret, isSecret } from "./secret.js";
+export { catalogSnapshot, providerSummaries, providerSummary, type CatalogSnapshotOptions } from "./summary.js";
+export { ProviderFailure, isProviderFailure, type ProviderFailureData, type ProviderFailureKind } from "./failure.js";
+export {
+  AssistantMessageBuilder,
+  assembleAssistantMessage,
+  toolResultText,
+  type AssistantContentPart,
+  type AssistantMessage,
+  type ModelMessage,
+  type ReasoningContinuation,
+  type ReasoningPart,
+  type RefusalPart,
+  type ToolCallPart,
+  type ToolResultMessage,
+  type UserContentPart,
+  type UserMessage,
+} from "./history.js";
+export type { FinishReason, ModelRequest, ModelStreamEvent, ModelTool } from "./events.js";
+export { streamModel } from "./stream.js";
+export { WIRE_LIMIT_BYTES } from "./wire.js";

@@ -1,0 +1,51 @@
+// `streamModel`: the one entry point the Turn loop calls for a model attempt. It picks the
+// adapter for the model's protocol, runs it under one `Attempt` (deadline, wire bounds, abort),
+// tracks whether output has started, and turns anything thrown into a `ProviderFailure`.
+// No retries here: every SDK runs with `maxRetries: 0`; retrying is the Turn loop's decision.
+import { streamChat } from "./adapters/chat.js";
+import { streamMessages } from "./adapters/messages.js";
+import { streamResponses } from "./adapters/responses.js";
+import type { ModelRequest, ModelStreamEvent } from "./events.js";
+import { ProviderFailure } from "./failure.js";
+import type { ModelProtocol } from "./protocol.js";
+import { Attempt } from "./wire.js";
+
+type Adapter = (request: ModelRequest, attempt: Attempt) => AsyncGenerator<ModelStreamEvent>;
+
+const ADAPTERS: Readonly<Record<ModelProtocol, Adapter>> = {
+  chat: streamChat,
+  responses: streamResponses,
+  messages: streamMessages,
+};
+
+const CONTENT = new Set<ModelStreamEvent["type"]>(["text.delta", "reasoning.delta", "reasoning.end", "refusal.delta", "tool_call"]);
+
+/**
+ * Streams one model attempt. Yields content deltas, complete tool calls, usage, and a final
+ * `finish`; throws a `ProviderFailure` (never anything else). Breaking out of the loop aborts
+ * the request.
+ */
+export async function* streamModel(request: ModelRequest): AsyncGenerator<ModelStreamEvent, void, undefined> {
+  const { model } = request;
+  if (request.signal.aborted) {
+    throw new ProviderFailure({ kind: "aborted", beforeOutput: true, message: `${model.ref}: the model request was cancelled` });
+  }
+  if (model.authentication.kind !== "none" && request.credential === undefined) {
+    throw new ProviderFailure({
+      kind: "auth",
+      beforeOutput: true,
+      message: `${model.ref}: provider "${model.providerId}" has no credential`,
+    });
+  }
+  const attempt = new Attempt(request);
+  try {
+    for await (const event of ADAPTERS[model.protocol](request, attempt)) {
+      if (CONTENT.has(event.type)) attempt.outputStarted = true;
+      yield event;
+    }
+  } catch (error) {
+    throw attempt.classify(error);
+  } finally {
+    attempt.dispose();
+  }
+}

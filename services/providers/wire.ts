@@ -1,0 +1,278 @@
+// One model request attempt on the wire, shared by every adapter:
+//
+// - the deadline (reference, "Provider request deadlines"): one timer bounds the whole attempt —
+//   request setup, every body read, error-body reads — counted from the start; progress never
+//   resets it. Expiry aborts the request and fails the attempt as `timeout`.
+// - the wire bounds (reference, "Wire parser bounds"): a single SSE event and a single HTTP error
+//   body are each capped at 1 MiB; overflow aborts the request and fails it as `too_large`
+//   before the SDK buffers any more.
+// - the request itself: the SDK's `fetch` is replaced by one that sends to the resolved
+//   endpoint with exactly the headers we choose — the protocol headers the SDK sets, the
+//   provider's static headers, and the authentication rule — so ambient SDK environment
+//   (OPENAI_CUSTOM_HEADERS, organization headers, ANTHROPIC_* variables) never reaches a request.
+// - classification of whatever was thrown into a `ProviderFailure`, with secret-free messages.
+import Anthropic from "@anthropic-ai/sdk";
+import OpenAI from "openai";
+import type { ModelRequest } from "./events.js";
+import { ProviderFailure, isProviderFailure, kindOfCode, kindOfStatus, retryAfterOf, safeText, type ProviderFailureKind } from "./failure.js";
+import type { Authentication } from "./protocol.js";
+import type { Secret } from "./secret.js";
+
+/** 1 MiB: the largest single SSE event or HTTP error body an attempt accepts. */
+export const WIRE_LIMIT_BYTES = 1024 * 1024;
+
+/** The SDK timeout: effectively none (the attempt deadline is ours). setTimeout's maximum. */
+export const SDK_TIMEOUT_MS = 2_147_483_647;
+
+export const USER_AGENT = "ze-harness";
+
+/** SDK-set headers that are part of the protocol and pass through; everything else the SDK adds is dropped. */
+const PROTOCOL_HEADERS = ["content-type", "accept", "anthropic-version", "anthropic-beta"];
+
+type Json = Record<string, unknown>;
+const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value);
+
+/** The state of one attempt: its abort signal, deadline, first recorded failure, and whether output has started. */
+export class Attempt {
+  readonly #controller = new AbortController();
+  readonly #userSignal: AbortSignal;
+  readonly #timer: ReturnType<typeof setTimeout> | undefined;
+  readonly #secrets: string[];
+  readonly label: string;
+  /** Aborts on the caller's signal, the deadline, or a recorded failure. */
+  readonly signal: AbortSignal;
+  #failure: ProviderFailure | undefined;
+  /** Set once the stream yielded content (text, reasoning, refusal or a tool call). */
+  outputStarted = false;
+
+  constructor(request: ModelRequest) {
+    this.label = request.model.ref;
+    this.#userSignal = request.signal;
+    // The credential, plus static header values that look like credentials (a key put in `options.headers`).
+    this.#secrets = [
+      ...(request.credential !== undefined ? [request.credential.reveal()] : []),
+      ...Object.entries(request.model.headers)
+        .filter(([name]) => /auth|key|token|secret|cookie/i.test(name))
+        // Both the whole value and the value without a scheme word ("Bearer sk-…" → "sk-…").
+        .flatMap(([, value]) => [value, value.replace(/^[A-Za-z]+\s+/, "")])
+        .filter((value) => value.length >= 8),
+    ];
+    this.signal = AbortSignal.any([request.signal, this.#controller.signal]);
+    const bounds = [request.timeoutMs, request.model.timeoutMs].filter((value): value is number => typeof value === "number" && value > 0);
+    if (bounds.length > 0) {
+      const ms = Math.min(...bounds);
+      this.#timer = setTimeout(() => {
+        this.record(
+          new ProviderFailure({
+            kind: "timeout",
+            beforeOutput: !this.outputStarted,
+            message: `${this.label}: the model request exceeded its ${ms} ms deadline`,
+          }),
+        );
+      }, ms);
+    }
+  }
+
+  /** Records the attempt's failure (the first one wins) and aborts the request. */
+  record(failure: ProviderFailure): ProviderFailure {
+    this.#failure ??= failure;
+    this.#controller.abort(this.#failure);
+    return this.#failure;
+  }
+
+  get failure(): ProviderFailure | undefined {
+    return this.#failure;
+  }
+
+  /** Text made safe to show: dropped when it contains the credential. */
+  safe(text: unknown): string | undefined {
+    return safeText(text, this.#secrets);
+  }
+
+  /** Ends the attempt: clears the deadline and aborts whatever is still open. */
+  dispose(): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#controller.abort();
+  }
+
+  fail(kind: ProviderFailureKind, message: string, extra: { status?: number; providerCode?: string; retryAfterMs?: number; requestId?: string } = {}): ProviderFailure {
+    return new ProviderFailure({ kind, message: `${this.label}: ${message}`, beforeOutput: !this.outputStarted, ...extra });
+  }
+
+  /** Any thrown value → the attempt's `ProviderFailure`. */
+  classify(error: unknown): ProviderFailure {
+    const beforeOutput = !this.outputStarted;
+    if (this.#failure !== undefined) return this.#failure.withBeforeOutput(this.#failure.beforeOutput && beforeOutput);
+    if (this.#userSignal.aborted) return this.fail("aborted", "the model request was cancelled");
+    if (isProviderFailure(error)) return error.withBeforeOutput(beforeOutput);
+    if (error instanceof OpenAI.APIUserAbortError || error instanceof Anthropic.APIUserAbortError) {
+      return this.fail("aborted", "the model request was cancelled");
+    }
+    if (error instanceof OpenAI.APIConnectionTimeoutError || error instanceof Anthropic.APIConnectionTimeoutError) {
+      return this.fail("timeout", "the connection timed out");
+    }
+    if (error instanceof OpenAI.APIConnectionError || error instanceof Anthropic.APIConnectionError) {
+      const cause = (error as { cause?: unknown }).cause;
+      if (isProviderFailure(cause)) return cause.withBeforeOutput(beforeOutput);
+      return this.fail("transport", `could not reach the provider${this.#causeCode(cause)}`);
+    }
+    if (error instanceof OpenAI.APIError || error instanceof Anthropic.APIError) return this.#apiFailure(error);
+    if (error instanceof SyntaxError) return this.fail("server", "the provider sent malformed stream data");
+    // undici reports a cut connection as TypeError("terminated") with the socket error as its cause.
+    return this.fail("transport", `the connection failed${this.#causeCode(error)}`);
+  }
+
+  #causeCode(error: unknown): string {
+    let current: unknown = error;
+    for (let depth = 0; depth < 4 && isObject(current); depth += 1) {
+      if (typeof current["code"] === "string" && /^[A-Z0-9_]+$/.test(current["code"])) return ` (${current["code"]})`;
+      current = current["cause"];
+    }
+    return "";
+  }
+
+  #apiFailure(error: InstanceType<typeof OpenAI.APIError> | InstanceType<typeof Anthropic.APIError>): ProviderFailure {
+    const status = typeof error.status === "number" ? error.status : undefined;
+    const body: unknown = error.error;
+    // OpenAI: { error: { message, type, code } } or the inner object; Anthropic: { type: "error", error: { type, message } }.
+    const inner = isObject(body) && isObject(body["error"]) ? body["error"] : isObject(body) ? body : {};
+    const codeValue = [inner["code"], inner["type"]].find((value) => typeof value === "string" && value !== "") as string | undefined;
+    const providerCode = this.safe(codeValue);
+    const upstream = this.safe(inner["message"]);
+    const kind = status !== undefined ? kindOfStatus(status) : (kindOfCode(codeValue) ?? "server");
+    const headers = error.headers instanceof Headers ? error.headers : undefined;
+    const retryAfterMs = kind === "rate_limit" || kind === "server" ? retryAfterOf(headers) : undefined;
+    const requestId = this.safe(headers?.get("x-request-id") ?? headers?.get("request-id") ?? undefined);
+    const what = DESCRIPTIONS[kind];
+    const message = `${what}${status !== undefined ? ` (HTTP ${status})` : ""}${upstream !== undefined ? `: ${upstream}` : ""}`;
+    return this.fail(kind, message, {
+      ...(status !== undefined ? { status } : {}),
+      ...(providerCode !== undefined ? { providerCode } : {}),
+      ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+      ...(requestId !== undefined ? { requestId } : {}),
+    });
+  }
+}
+
+const DESCRIPTIONS: Readonly<Record<ProviderFailureKind, string>> = {
+  auth: "the provider rejected the credential",
+  rate_limit: "the provider is rate limiting requests",
+  bad_request: "the provider rejected the request",
+  server: "the provider failed",
+  transport: "the connection failed",
+  timeout: "the provider timed out",
+  aborted: "the model request was cancelled",
+  too_large: "the request or response is too large",
+};
+
+/** Where and how to send: the resolved endpoint, static headers and authentication. */
+export interface WireTarget {
+  readonly endpoint: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly authentication: Authentication;
+  readonly credential?: Secret;
+}
+
+/** Reads a whole body, failing once it passes `limit` bytes. */
+async function readBounded(body: ReadableStream<Uint8Array> | null, limit: number): Promise<Uint8Array<ArrayBuffer> | "too_large"> {
+  if (body === null) return new Uint8Array();
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => undefined);
+      return "too_large";
+    }
+    chunks.push(value);
+  }
+  const out = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return out;
+}
+
+/**
+ * Passes an SSE byte stream through unchanged while counting the bytes of the current event
+ * (an event ends at a blank line; CR, LF and CRLF all end lines). An event over `limit` errors
+ * the stream with `overflow()`'s failure.
+ */
+export function sseEventLimit(limit: number, overflow: () => ProviderFailure): TransformStream<Uint8Array, Uint8Array> {
+  let eventBytes = 0;
+  let lineBytes = 0;
+  let afterCR = false;
+  return new TransformStream<Uint8Array, Uint8Array>({
+    transform(chunk, controller) {
+      for (let index = 0; index < chunk.length; index += 1) {
+        const byte = chunk[index]!;
+        if (byte === 10 && afterCR) {
+          afterCR = false;
+          continue;
+        }
+        afterCR = byte === 13;
+        if (byte === 10 || byte === 13) {
+          if (lineBytes === 0) eventBytes = 0;
+          lineBytes = 0;
+          continue;
+        }
+        lineBytes += 1;
+        eventBytes += 1;
+        if (eventBytes > limit) {
+          controller.error(overflow());
+          return;
+        }
+      }
+      controller.enqueue(chunk);
+    },
+  });
+}
+
+function authenticate(headers: Headers, authentication: Authentication, credential: Secret | undefined): void {
+  if (authentication.kind === "none" || credential === undefined) return;
+  if (authentication.kind === "bearer") headers.set("authorization", `Bearer ${credential.reveal()}`);
+  else headers.set(authentication.name, `${authentication.prefix ?? ""}${credential.reveal()}`);
+}
+
+/** The `fetch` an SDK client uses for one attempt. */
+export function wireFetch(attempt: Attempt, target: WireTarget): typeof fetch {
+  return async (_input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const given = new Headers(init?.headers);
+    const headers = new Headers();
+    for (const name of PROTOCOL_HEADERS) {
+      const value = given.get(name);
+      if (value !== null) headers.set(name, value);
+    }
+    headers.set("user-agent", USER_AGENT);
+    for (const [name, value] of Object.entries(target.headers)) headers.set(name, value);
+    authenticate(headers, target.authentication, target.credential);
+
+    const response = await fetch(target.endpoint, {
+      method: init?.method ?? "POST",
+      headers,
+      body: init?.body ?? null,
+      signal: init?.signal ?? attempt.signal,
+      redirect: "error",
+    });
+
+    if (!response.ok) {
+      const body = await readBounded(response.body, WIRE_LIMIT_BYTES);
+      if (body === "too_large") {
+        throw attempt.record(attempt.fail("too_large", `the error body of HTTP ${response.status} exceeds ${WIRE_LIMIT_BYTES} bytes`, { status: response.status }));
+      }
+      return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+    }
+    if (response.body === null) return response;
+    const limited = response.body.pipeThrough(
+      sseEventLimit(WIRE_LIMIT_BYTES, () =>
+        attempt.record(attempt.fail("too_large", `a single streamed event exceeds ${WIRE_LIMIT_BYTES} bytes`)),
+      ),
+    );
+    return new Response(limited, { status: response.status, statusText: response.statusText, headers: response.headers });
+  };
+}

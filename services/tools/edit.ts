@@ -1,0 +1,75 @@
+// `edit`: exact-string replacement in a UTF-8 text file. `oldString` must occur exactly once
+// unless `replaceAll` is set (then every non-overlapping occurrence is replaced). No match,
+// several matches without `replaceAll`, and `oldString === newString` are typed failures that
+// leave the file untouched. Files above MAX_EDIT_FILE_BYTES are refused (`too_large`).
+import { readFile, stat, writeFile } from "node:fs/promises";
+import { authorizedPath, fileFailure, fileProjections, resolveFileTarget } from "./paths.js";
+import { MAX_EDIT_FILE_BYTES, ToolFailure, textResult, throwIfAborted, type ToolDefinition } from "./tool.js";
+
+export interface EditInput {
+  readonly filePath: string;
+  readonly oldString: string;
+  readonly newString: string;
+  readonly replaceAll?: boolean;
+}
+
+function countOccurrences(text: string, search: string): number {
+  let count = 0;
+  for (let at = text.indexOf(search); at !== -1; at = text.indexOf(search, at + search.length)) count++;
+  return count;
+}
+
+export const editTool: ToolDefinition<EditInput> = {
+  id: "edit",
+  description:
+    "Replace an exact string in a text file. oldString must match the file exactly (whitespace included) and occur " +
+    "once; set replaceAll to replace every occurrence. Read the file first.",
+  inputSchema: {
+    type: "object",
+    properties: {
+      filePath: { type: "string", minLength: 1, description: "File to edit." },
+      oldString: { type: "string", minLength: 1, description: "Exact text to replace." },
+      newString: { type: "string", description: "Replacement text." },
+      replaceAll: { type: "boolean", description: "Replace every occurrence instead of exactly one." },
+    },
+    required: ["filePath", "oldString", "newString"],
+    additionalProperties: false,
+  },
+  permissions(input, ctx) {
+    return fileProjections("edit", resolveFileTarget(ctx.workdir, input.filePath));
+  },
+  async execute(input, ctx) {
+    throwIfAborted(ctx.signal);
+    const target = authorizedPath(ctx, "edit", input.filePath);
+    const name = JSON.stringify(target.resource);
+    if (input.oldString === input.newString) throw new ToolFailure("no_change", "oldString and newString are identical; nothing to change.");
+    const info = await stat(target.canonicalPath).catch((error: unknown) => {
+      throw fileFailure(error, target.resource);
+    });
+    if (!info.isFile()) throw new ToolFailure("not_file", `${name} is not a regular file.`);
+    if (info.size > MAX_EDIT_FILE_BYTES) throw new ToolFailure("too_large", `${name} is larger than ${MAX_EDIT_FILE_BYTES} bytes.`);
+    const bytes = await readFile(target.canonicalPath).catch((error: unknown) => {
+      throw fileFailure(error, target.resource);
+    });
+    let text: string;
+    try {
+      text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
+    } catch {
+      throw new ToolFailure("invalid_utf8", `${name} is not UTF-8 text.`);
+    }
+    const count = countOccurrences(text, input.oldString);
+    if (count === 0) throw new ToolFailure("no_match", `oldString was not found in ${name}.`);
+    if (count > 1 && input.replaceAll !== true) {
+      throw new ToolFailure(
+        "ambiguous_match",
+        `oldString occurs ${count} times in ${name}; add surrounding context to make it unique, or set replaceAll.`,
+      );
+    }
+    const updated = input.replaceAll === true ? text.split(input.oldString).join(input.newString) : text.replace(input.oldString, () => input.newString);
+    throwIfAborted(ctx.signal);
+    await writeFile(target.canonicalPath, updated, "utf8").catch((error: unknown) => {
+      throw fileFailure(error, target.resource);
+    });
+    return textResult(`Edited ${target.resource}: replaced ${count} occurrence${count === 1 ? "" : "s"}.`);
+  },
+};

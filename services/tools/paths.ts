@@ -1,0 +1,160 @@
+// Path resolution for file tools: a model-supplied path becomes a canonical absolute target
+// (every symlink in the existing part resolved, `..` applied after symlinks as the OS would)
+// plus its permission resources, as the reference's `WorkspaceFileTarget` describes:
+//
+// - inside the workdir the resource is workdir-relative with forward slashes (`.` for the workdir);
+// - outside it is the absolute canonical path, and `externalDirectory` asks for `<dir>/*`, where
+//   `<dir>` is the target itself when it is an existing directory and its parent otherwise.
+//
+// The same canonical path goes into the projection's `metadata.canonicalPath`, and `execute`
+// acts on it, so the operation touches exactly what was authorized.
+import { lstatSync, readlinkSync, realpathSync, statSync } from "node:fs";
+import { dirname, isAbsolute, join, posix } from "node:path";
+import { insideRoot } from "../workspace/workdir.js";
+import { ToolFailure, type PermissionProjection, type ToolContext } from "./tool.js";
+
+/** Most symlinks followed while resolving one path (Linux's own limit). */
+const MAX_SYMLINKS = 40;
+
+export interface FileTarget {
+  readonly canonicalPath: string;
+  readonly resource: string;
+  readonly externalDirectory?: { readonly resource: string; readonly save: string };
+}
+
+const invalidPath = (why: string): ToolFailure => new ToolFailure("invalid_path", `Invalid path: ${why}.`);
+
+/** Lexically joins `rest` (components with no existing filesystem meaning) onto `base`. */
+function appendLexically(base: string, rest: readonly string[]): string {
+  return posix.normalize(join(base, ...rest));
+}
+
+/** Canonicalizes an absolute path whose tail may not exist. */
+function canonicalize(absolute: string, budget: { links: number }): string {
+  const parts = absolute.split("/").filter((p) => p !== "" && p !== ".");
+  let current = "/";
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i]!;
+    if (part === "..") {
+      current = dirname(current);
+      continue;
+    }
+    const next = join(current, part);
+    let isLink: boolean;
+    try {
+      isLink = lstatSync(next).isSymbolicLink();
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      // Missing (or a parent that is a file): the rest cannot hold symlinks; the file operation
+      // reports `not_found`/`not_file` itself.
+      if (code === "ENOENT" || code === "ENOTDIR") return appendLexically(current, parts.slice(i));
+      throw invalidPath("the path cannot be resolved");
+    }
+    if (!isLink) {
+      current = next;
+      continue;
+    }
+    if (++budget.links > MAX_SYMLINKS) throw invalidPath("too many symbolic links");
+    let target: string;
+    try {
+      target = readlinkSync(next);
+    } catch {
+      throw invalidPath("the path cannot be resolved");
+    }
+    // Resolve the link target (which may itself dangle) and continue with the remaining parts.
+    const linked = isAbsolute(target) ? target : join(current, target);
+    return canonicalize([linked, ...parts.slice(i + 1)].join("/"), budget);
+  }
+  return current;
+}
+
+/** The canonical form of a Session workdir (it exists: it was checked at Session creation). */
+export function canonicalWorkdir(workdir: string): string {
+  if (!isAbsolute(workdir)) throw invalidPath("the Session workdir is not absolute");
+  try {
+    return realpathSync(workdir);
+  } catch {
+    throw invalidPath("the Session workdir cannot be resolved");
+  }
+}
+
+function isExistingDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** Resolves `filePath` (workdir-relative or absolute) into a canonical target with its resources. */
+export function resolveFileTarget(workdir: string, filePath: string): FileTarget {
+  if (filePath.length === 0) throw invalidPath("the path is empty");
+  if (filePath.includes("\0")) throw invalidPath("the path contains NUL");
+  const root = canonicalWorkdir(workdir);
+  // No lexical normalization before canonicalizing: `link/..` must leave the link's target.
+  const absolute = isAbsolute(filePath) ? filePath : `${root}/${filePath}`;
+  const canonicalPath = canonicalize(absolute, { links: 0 });
+  const relative = insideRoot(root, canonicalPath);
+  if (relative !== undefined) return { canonicalPath, resource: relative };
+  const dir = isExistingDirectory(canonicalPath) ? canonicalPath : dirname(canonicalPath);
+  const pattern = dir === "/" ? "/*" : `${dir}/*`;
+  return { canonicalPath, resource: canonicalPath, externalDirectory: { resource: pattern, save: pattern } };
+}
+
+/**
+ * The projections of a file tool: `external_directory` first when the target is outside the
+ * workdir, then `action` on the resource, saving that exact resource, with the canonical path
+ * in `metadata`.
+ */
+export function fileProjections(action: string, target: FileTarget): PermissionProjection[] {
+  const projections: PermissionProjection[] = [];
+  if (target.externalDirectory) {
+    projections.push({
+      action: "external_directory",
+      resources: [target.externalDirectory.resource],
+      save: [target.externalDirectory.save],
+    });
+  }
+  projections.push({
+    action,
+    resources: [target.resource],
+    save: [target.resource],
+    metadata: { canonicalPath: target.canonicalPath },
+  });
+  return projections;
+}
+
+/**
+ * The canonical path `execute` acts on: the authorized projection's `metadata.canonicalPath`
+ * when Core supplied the projections, otherwise a fresh resolution.
+ */
+export function authorizedPath(ctx: ToolContext, action: string, filePath: string): FileTarget {
+  const projection = ctx.permissions?.find((p) => p.action === action);
+  const metadata = projection?.metadata as { canonicalPath?: unknown } | undefined;
+  if (typeof metadata?.canonicalPath === "string" && projection) {
+    const resource = projection.resources[0] ?? metadata.canonicalPath;
+    return { canonicalPath: metadata.canonicalPath, resource };
+  }
+  return resolveFileTarget(ctx.workdir, filePath);
+}
+
+/** Maps a Node filesystem error to a safe failure. */
+export function fileFailure(error: unknown, resource: string): ToolFailure {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  const name = JSON.stringify(resource);
+  switch (code) {
+    case "ENOENT":
+      return new ToolFailure("not_found", `Nothing exists at ${name}.`);
+    case "ENOTDIR":
+      return new ToolFailure("not_file", `A parent of ${name} is not a directory.`);
+    case "EISDIR":
+      return new ToolFailure("not_file", `${name} is a directory.`);
+    case "ELOOP":
+      return new ToolFailure("invalid_path", `Invalid path: ${name} has too many symbolic links.`);
+    case "EACCES":
+    case "EPERM":
+      return new ToolFailure("io", `Permission denied for ${name}.`);
+    default:
+      return new ToolFailure("io", `Could not access ${name}.`);
+  }
+}

@@ -1,0 +1,195 @@
+// `read`: a text file as numbered lines, or one page of a directory listing.
+//
+// Files: lines `offset`..`offset+limit-1` (1-based; default 1 and DEFAULT_READ_LINES), each as
+// `<n>\t<text>` (the line number right-aligned to 6 columns, like `cat -n`), lines longer than
+// MAX_READ_LINE_CHARS cut with a marker. The whole text, hints included, stays within
+// MAX_FILE_READ_BYTES; the file is streamed, so large files are readable page by page and only
+// the bytes up to the page end are read. A closing hint names the next `offset` when lines
+// remain, or the line count at end of file. Content must be UTF-8 (checked on the bytes read).
+//
+// Directories: entries sorted by name, `offset`/`limit` paging (default/cap
+// MAX_DIRECTORY_ENTRIES), as a JSON result `{ kind: "directory", path, entries, offset,
+// totalEntries, truncated, nextOffset? }` where directory names end in `/`. A file result is text,
+// which counts as `kind: "file"` for workspace instruction discovery.
+import { open, readdir, stat } from "node:fs/promises";
+import { join } from "node:path";
+import { authorizedPath, fileFailure, fileProjections, resolveFileTarget } from "./paths.js";
+import {
+  DEFAULT_READ_LINES,
+  MAX_DIRECTORY_ENTRIES,
+  MAX_FILE_READ_BYTES,
+  MAX_READ_LINE_CHARS,
+  ToolFailure,
+  byteLength,
+  jsonResult,
+  textResult,
+  throwIfAborted,
+  type ToolDefinition,
+  type ToolOutput,
+} from "./tool.js";
+
+export interface ReadInput {
+  readonly filePath: string;
+  readonly offset?: number;
+  readonly limit?: number;
+}
+
+/** Bytes reserved for the closing hint. */
+const HINT_RESERVE = 256;
+const CHUNK_BYTES = 64 * 1024;
+
+const formatLine = (n: number, text: string): string => {
+  const cut = text.length > MAX_READ_LINE_CHARS ? `${text.slice(0, MAX_READ_LINE_CHARS)}… (line truncated)` : text;
+  return `${String(n).padStart(6)}\t${cut}`;
+};
+
+async function readFileLines(path: string, resource: string, offset: number, limit: number, signal: AbortSignal): Promise<string> {
+  const handle = await open(path, "r").catch((error: unknown) => {
+    throw fileFailure(error, resource);
+  });
+  try {
+    const decoder = new TextDecoder("utf-8", { fatal: true });
+    const buffer = Buffer.alloc(CHUNK_BYTES);
+    const out: string[] = [];
+    let outBytes = 0;
+    let lineNo = 0; // lines completed so far
+    let partial = "";
+    let eof = false;
+    let stop: "limit" | "bytes" | undefined;
+    let lastShown = offset - 1;
+
+    // Returns false once the page is full.
+    const take = (line: string): boolean => {
+      lineNo++;
+      if (lineNo < offset) return true;
+      if (lineNo >= offset + limit) {
+        stop = "limit";
+        return false;
+      }
+      const formatted = formatLine(lineNo, line.endsWith("\r") ? line.slice(0, -1) : line);
+      const cost = byteLength(formatted) + 1;
+      if (outBytes + cost > MAX_FILE_READ_BYTES - HINT_RESERVE) {
+        stop = "bytes";
+        return false;
+      }
+      out.push(formatted);
+      outBytes += cost;
+      lastShown = lineNo;
+      return true;
+    };
+
+    reading: while (!eof) {
+      throwIfAborted(signal);
+      const { bytesRead } = await handle.read(buffer, 0, CHUNK_BYTES, null).catch((error: unknown) => {
+        throw fileFailure(error, resource);
+      });
+      let text: string;
+      try {
+        text = bytesRead === 0 ? decoder.decode() : decoder.decode(buffer.subarray(0, bytesRead), { stream: true });
+      } catch {
+        throw new ToolFailure("invalid_utf8", `${JSON.stringify(resource)} is not UTF-8 text.`);
+      }
+      if (bytesRead === 0) eof = true;
+      partial += text;
+      let start = 0;
+      let newline: number;
+      while ((newline = partial.indexOf("\n", start)) !== -1) {
+        const line = partial.slice(start, newline);
+        start = newline + 1;
+        if (!take(line)) break reading;
+      }
+      partial = partial.slice(start);
+      if (eof && partial.length > 0) {
+        const line = partial;
+        partial = "";
+        if (!take(line)) break;
+      }
+    }
+
+    if (stop === undefined && lineNo < offset && !(lineNo === 0 && offset === 1)) {
+      throw new ToolFailure("invalid_offset", `offset ${offset} is past the end of the file (${lineNo} lines).`);
+    }
+    let hint: string;
+    if (stop === "bytes") {
+      hint = `(Output capped at ${MAX_FILE_READ_BYTES / 1024} KiB. Showing lines ${offset}-${lastShown}. Use offset=${lastShown + 1} to continue.)`;
+    } else if (stop === "limit") {
+      hint = `(Showing lines ${offset}-${lastShown}; more lines follow. Use offset=${lastShown + 1} to continue.)`;
+    } else if (lineNo === 0) {
+      hint = "(Empty file.)";
+    } else {
+      hint = `(End of file: ${lineNo} lines.)`;
+    }
+    return out.length > 0 ? `${out.join("\n")}\n\n${hint}` : hint;
+  } finally {
+    await handle.close().catch(() => undefined);
+  }
+}
+
+type EntryKind = "file" | "directory" | "other";
+
+async function entryKind(dir: string, entry: { name: string; isFile(): boolean; isDirectory(): boolean; isSymbolicLink(): boolean }): Promise<EntryKind> {
+  if (entry.isSymbolicLink()) {
+    try {
+      const s = await stat(join(dir, entry.name));
+      return s.isDirectory() ? "directory" : s.isFile() ? "file" : "other";
+    } catch {
+      return "other";
+    }
+  }
+  return entry.isDirectory() ? "directory" : entry.isFile() ? "file" : "other";
+}
+
+async function readDirectoryPage(path: string, resource: string, offset: number, limit: number, signal: AbortSignal): Promise<ToolOutput> {
+  const all = await readdir(path, { withFileTypes: true }).catch((error: unknown) => {
+    throw fileFailure(error, resource);
+  });
+  throwIfAborted(signal);
+  all.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const page = all.slice(offset - 1, offset - 1 + limit);
+  const entries: string[] = [];
+  for (const entry of page) entries.push((await entryKind(path, entry)) === "directory" ? `${entry.name}/` : entry.name);
+  const truncated = offset - 1 + page.length < all.length;
+  return jsonResult({
+    kind: "directory",
+    path: resource,
+    entries,
+    offset,
+    totalEntries: all.length,
+    truncated,
+    ...(truncated && { nextOffset: offset + page.length }),
+  });
+}
+
+export const readTool: ToolDefinition<ReadInput> = {
+  id: "read",
+  description:
+    "Read a UTF-8 text file (numbered lines, paged with offset/limit, at most 50 KiB per call) or list a directory " +
+    "(paged with offset/limit). Paths are relative to the Session workdir or absolute.",
+  inputSchema: {
+    type: "object",
+    properties: {
+      filePath: { type: "string", minLength: 1, description: "File or directory to read." },
+      offset: { type: "integer", minimum: 1, description: "1-based first line (file) or entry (directory)." },
+      limit: { type: "integer", minimum: 1, description: `Most lines (default ${DEFAULT_READ_LINES}) or entries (default and max ${MAX_DIRECTORY_ENTRIES}).` },
+    },
+    required: ["filePath"],
+    additionalProperties: false,
+  },
+  discoversWorkspaceInstructions: true,
+  permissions(input, ctx) {
+    return fileProjections("read", resolveFileTarget(ctx.workdir, input.filePath));
+  },
+  async execute(input, ctx) {
+    throwIfAborted(ctx.signal);
+    const target = authorizedPath(ctx, "read", input.filePath);
+    const info = await stat(target.canonicalPath).catch((error: unknown) => {
+      throw fileFailure(error, target.resource);
+    });
+    const offset = input.offset ?? 1;
+    if (info.isDirectory()) {
+      return readDirectoryPage(target.canonicalPath, target.resource, offset, Math.min(input.limit ?? MAX_DIRECTORY_ENTRIES, MAX_DIRECTORY_ENTRIES), ctx.signal);
+    }
+    if (!info.isFile()) throw new ToolFailure("not_file", `${JSON.stringify(target.resource)} is not a regular file.`);
+    return textResult(await readFileLines(target.canonicalPath, target.resource, offset, input.limit ?? DEFAULT_READ_LINES, ctx.signal));
+  },
+};

@@ -1,0 +1,309 @@
+// `shell`: runs one command with `/bin/sh -c` in the Session workdir, in its own process group.
+//
+// - Output: stdout and stderr interleaved in arrival order. The result keeps the last
+//   MAX_SHELL_OUTPUT_BYTES; once more was produced, the full output is streamed to an artifact
+//   file `<ctx.artifactsDirectory>/<uuid>.log` (created on demand) and returned as
+//   `ToolOutput.artifact` (state `complete`, or `incomplete` if writing failed).
+// - Activity: an update when the command starts, then at most one per SHELL_ACTIVITY_INTERVAL_MS
+//   while output arrives (the first chunk reports at once), and a final one at the end.
+// - Timeout (default DEFAULT_SHELL_TIMEOUT_MS): the whole process group gets SIGKILL; the call
+//   still succeeds and says it timed out. A non-zero exit is a success too.
+// - Abort: the whole process group gets SIGKILL; the call rejects with `interrupted` only after
+//   the shell has exited and its output pipes have closed.
+// - Environment: only an allowlist of the server's variables (PATH, HOME, locale, TERM, TMPDIR,
+//   TZ, USER, LOGNAME, SHELL) reaches the command.
+// - Permissions: `shell` on the raw command text (saved as that exact text), preceded by
+//   `external_directory` for outside-workdir paths found by the heuristic in `shell-scan.ts`.
+import { spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { createWriteStream, mkdirSync, realpathSync, type WriteStream } from "node:fs";
+import { join } from "node:path";
+import type { ToolArtifact } from "../../generated/client/types.gen.js";
+import { insideRoot } from "../workspace/workdir.js";
+import { canonicalWorkdir } from "./paths.js";
+import { externalDirectoriesOf } from "./shell-scan.js";
+import {
+  DEFAULT_SHELL_TIMEOUT_MS,
+  MAX_SHELL_OUTPUT_BYTES,
+  MAX_SHELL_TIMEOUT_MS,
+  SHELL_ACTIVITY_INTERVAL_MS,
+  ToolFailure,
+  interrupted,
+  textResult,
+  throwIfAborted,
+  type PermissionProjection,
+  type ToolActivityUpdate,
+  type ToolContext,
+  type ToolDefinition,
+  type ToolOutput,
+} from "./tool.js";
+
+export interface ShellInput {
+  readonly command: string;
+  readonly timeoutMs?: number;
+  readonly description?: string;
+}
+
+const ENV_ALLOWLIST = ["PATH", "HOME", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TERM", "TMPDIR", "TZ", "USER", "LOGNAME", "SHELL"];
+/** After the shell exits, how long background holders of its pipes may keep them open. */
+const PIPE_GRACE_MS = 500;
+const MAX_MESSAGE_CHARS = 1024;
+
+function childEnvironment(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const name of ENV_ALLOWLIST) {
+    const value = process.env[name];
+    if (value !== undefined) env[name] = value;
+  }
+  env["PATH"] ??= "/usr/local/bin:/usr/bin:/bin";
+  return env;
+}
+
+/** Drops UTF-8 continuation bytes at the start of a cut buffer (at most one partial character). */
+function skipContinuation(bytes: Buffer): Buffer {
+  let start = 0;
+  while (start < 3 && start < bytes.length && (bytes[start]! & 0xc0) === 0x80) start++;
+  return bytes.subarray(start);
+}
+
+/**
+ * Decodes a byte tail, dropping a UTF-8 sequence cut at its start. Invalid bytes decode to
+ * U+FFFD (3 bytes each), so the text is re-cut to stay within MAX_SHELL_OUTPUT_BYTES.
+ */
+function decodeTail(bytes: Buffer, cut: boolean): string {
+  const text = (cut ? skipContinuation(bytes) : bytes).toString("utf8");
+  const encoded = Buffer.from(text, "utf8");
+  if (encoded.length <= MAX_SHELL_OUTPUT_BYTES) return text;
+  return skipContinuation(encoded.subarray(encoded.length - MAX_SHELL_OUTPUT_BYTES)).toString("utf8");
+}
+
+/** Combined output: a bounded tail in memory and, past the bound, the full stream in a file. */
+class OutputSink {
+  total = 0;
+  private tail: Buffer[] = [];
+  private tailBytes = 0;
+  private stream: WriteStream | undefined;
+  private streamFailed = false;
+  artifact: { id: string; absolute: string; path: string } | undefined;
+
+  constructor(
+    private readonly artifactsDirectory: string,
+    private readonly workdir: string,
+  ) {}
+
+  write(chunk: Buffer): void {
+    this.total += chunk.length;
+    this.tail.push(chunk);
+    this.tailBytes += chunk.length;
+    if (this.stream) this.append(chunk);
+    else if (this.total > MAX_SHELL_OUTPUT_BYTES) this.spill();
+    while (this.tailBytes > MAX_SHELL_OUTPUT_BYTES) {
+      const first = this.tail[0]!;
+      const excess = this.tailBytes - MAX_SHELL_OUTPUT_BYTES;
+      if (first.length <= excess) {
+        this.tail.shift();
+        this.tailBytes -= first.length;
+      } else {
+        this.tail[0] = first.subarray(excess);
+        this.tailBytes -= excess;
+      }
+    }
+  }
+
+  /** Everything so far is still in `tail` (it was within the bound until this chunk): write it out. */
+  private spill(): void {
+    const id = randomUUID();
+    try {
+      mkdirSync(this.artifactsDirectory, { recursive: true });
+      const absolute = join(realpathSync(this.artifactsDirectory), `${id}.log`);
+      this.artifact = { id, absolute, path: insideRoot(this.workdir, absolute) ?? absolute };
+      this.stream = createWriteStream(absolute, { flags: "wx" });
+      this.stream.on("error", () => {
+        this.streamFailed = true;
+      });
+    } catch {
+      this.streamFailed = true;
+      this.artifact ??= { id, absolute: "", path: `${id}.log` };
+      return;
+    }
+    for (const chunk of this.tail) this.append(chunk);
+  }
+
+  private append(chunk: Buffer): void {
+    if (!this.streamFailed) this.stream?.write(chunk);
+  }
+
+  get truncated(): boolean {
+    return this.total > this.tailBytes;
+  }
+
+  text(): string {
+    return decodeTail(Buffer.concat(this.tail), this.truncated);
+  }
+
+  artifactState(state: ToolArtifact["state"]): ToolArtifact | undefined {
+    if (!this.artifact) return undefined;
+    return { id: this.artifact.id, path: this.artifact.path, observedBytes: this.total, state: this.streamFailed ? "incomplete" : state };
+  }
+
+  /** Closes the artifact file; resolves once every byte is flushed (or writing failed). */
+  async close(): Promise<void> {
+    const stream = this.stream;
+    if (!stream || this.streamFailed) return;
+    await new Promise<void>((resolve) => {
+      stream.once("error", () => resolve());
+      stream.end(() => resolve());
+    });
+  }
+}
+
+function describeEnd(input: { exitCode: number | null; signal: string | null; timedOut: boolean; timeoutMs: number }): string {
+  if (input.timedOut) return `(Timed out after ${input.timeoutMs} ms; the command and its child processes were stopped.)`;
+  if (input.exitCode !== null) return `(exit code ${input.exitCode})`;
+  return `(terminated by ${input.signal ?? "a signal"})`;
+}
+
+async function run(input: ShellInput, ctx: ToolContext): Promise<ToolOutput> {
+  throwIfAborted(ctx.signal);
+  const workdir = canonicalWorkdir(ctx.workdir);
+  const timeoutMs = input.timeoutMs ?? DEFAULT_SHELL_TIMEOUT_MS;
+  const sink = new OutputSink(ctx.artifactsDirectory, workdir);
+  const message = (input.description ?? `$ ${input.command}`).slice(0, MAX_MESSAGE_CHARS);
+
+  // Activity reports run one at a time, in order; a failing report stops the command.
+  let activityChain: Promise<void> = Promise.resolve();
+  let activityFailed = false;
+  let lastReport = Number.NEGATIVE_INFINITY;
+  let pendingReport: NodeJS.Timeout | undefined;
+  const report = (state: ToolArtifact["state"]) => {
+    lastReport = Date.now();
+    const artifact = sink.artifactState(state);
+    const update: ToolActivityUpdate = {
+      message,
+      observedBytes: sink.total,
+      truncated: sink.truncated,
+      ...(sink.total > 0 && { preview: sink.text() }),
+      ...(artifact && { artifact }),
+    };
+    activityChain = activityChain
+      .then(() => ctx.reportActivity(update))
+      .catch(() => {
+        if (!activityFailed) {
+          activityFailed = true;
+          killGroup();
+        }
+      });
+  };
+
+  let child: ReturnType<typeof spawn>;
+  try {
+    child = spawn("/bin/sh", ["-c", input.command], {
+      cwd: workdir,
+      env: childEnvironment(),
+      detached: true, // its own process group, so the whole tree can be signalled
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+  } catch {
+    throw new ToolFailure("spawn_failed", "The command could not be started.");
+  }
+  const killGroup = () => {
+    if (child.pid === undefined) return;
+    try {
+      process.kill(-child.pid, "SIGKILL");
+    } catch {
+      // Already gone.
+    }
+  };
+
+  report("writing");
+  lastReport = Number.NEGATIVE_INFINITY; // the first output chunk reports at once
+  const onData = (chunk: Buffer) => {
+    sink.write(chunk);
+    if (pendingReport) return;
+    const wait = lastReport + SHELL_ACTIVITY_INTERVAL_MS - Date.now();
+    if (wait <= 0) report("writing");
+    else
+      pendingReport = setTimeout(() => {
+        pendingReport = undefined;
+        report("writing");
+      }, wait);
+  };
+  child.stdout!.on("data", onData);
+  child.stderr!.on("data", onData);
+
+  let timedOut = false;
+  let aborted = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    killGroup();
+  }, timeoutMs);
+  const onAbort = () => {
+    aborted = true;
+    killGroup();
+  };
+  ctx.signal.addEventListener("abort", onAbort, { once: true });
+
+  let graceTimer: NodeJS.Timeout | undefined;
+  const ended = await new Promise<{ exitCode: number | null; signal: string | null } | "spawn_error">((resolve) => {
+    child.once("error", () => resolve("spawn_error"));
+    child.once("exit", () => {
+      // Background processes may hold the pipes open; do not wait on them forever.
+      graceTimer = setTimeout(() => {
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+      }, PIPE_GRACE_MS);
+    });
+    child.once("close", (code, signal) => resolve({ exitCode: code, signal }));
+  });
+  clearTimeout(timer);
+  clearTimeout(graceTimer);
+  clearTimeout(pendingReport);
+  ctx.signal.removeEventListener("abort", onAbort);
+
+  await sink.close();
+  if (ended === "spawn_error") throw new ToolFailure("spawn_failed", "The command could not be started.");
+  if (aborted) throw interrupted();
+  report("complete");
+  await activityChain;
+  if (activityFailed) throw new ToolFailure("spawn_failed", "The command's progress could not be reported.");
+
+  const artifact = sink.artifactState("complete");
+  const parts: string[] = [];
+  if (sink.truncated) {
+    parts.push(
+      artifact && artifact.state === "complete"
+        ? `(Output truncated: showing the last ${MAX_SHELL_OUTPUT_BYTES} of ${sink.total} bytes; the full output is in ${artifact.path}.)`
+        : `(Output truncated: showing the last ${MAX_SHELL_OUTPUT_BYTES} of ${sink.total} bytes; the full output could not be saved.)`,
+    );
+  }
+  const text = sink.text();
+  if (text.length > 0) parts.push(text.endsWith("\n") ? text.slice(0, -1) : text);
+  parts.push(describeEnd({ ...ended, timedOut, timeoutMs }));
+  return { ...textResult(parts.join("\n")), ...(artifact && { artifact }) };
+}
+
+export const shellTool: ToolDefinition<ShellInput> = {
+  id: "shell",
+  description:
+    "Run a shell command (/bin/sh -c) in the Session workdir and return its combined output (the last 50 KiB; " +
+    "longer output is saved to a file whose path is given) and exit status. timeoutMs defaults to 2 minutes.",
+  inputSchema: {
+    type: "object",
+    properties: {
+      command: { type: "string", minLength: 1, description: "The command line." },
+      timeoutMs: { type: "integer", minimum: 1, maximum: MAX_SHELL_TIMEOUT_MS, description: "Time limit in milliseconds." },
+      description: { type: "string", maxLength: 200, description: "A few words saying what the command does." },
+    },
+    required: ["command"],
+    additionalProperties: false,
+  },
+  permissions(input, ctx) {
+    if (input.command.includes("\0")) throw new ToolFailure("invalid_input", "Tool input validation failed: input/command must not contain NUL.");
+    const projections: PermissionProjection[] = [];
+    const external = externalDirectoriesOf(input.command, ctx.workdir);
+    if (external.length > 0) projections.push({ action: "external_directory", resources: external, save: external });
+    projections.push({ action: "shell", resources: [input.command], save: [input.command] });
+    return projections;
+  },
+  execute: run,
+};

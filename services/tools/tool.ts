@@ -1,0 +1,200 @@
+// The built-in tool contract: what a tool declares, what it receives while it runs, what it
+// returns and how it fails. Wire shapes (results, questions, projections, activity, artifacts,
+// faults) are the generated contract's types; only the in-process interfaces live here.
+import type {
+  Fault,
+  PermissionRequest,
+  Question,
+  QuestionReplyRequest,
+  ToolActivity,
+  ToolArtifact,
+  ToolResult,
+} from "../../generated/client/types.gen.js";
+
+// ---------------------------------------------------------------------------------------------
+// Limits (values from the reference's `limits` module, plus the tools' own bounds).
+
+/** Largest text a `read` returns, hints included: 50 KiB. */
+export const MAX_FILE_READ_BYTES = 51_200;
+/** Lines a `read` returns when no `limit` is given. */
+export const DEFAULT_READ_LINES = 2_000;
+/** Longer lines are cut to this many characters in `read` output. */
+export const MAX_READ_LINE_CHARS = 2_000;
+/** Largest directory page, also the default `limit` for a directory `read`. */
+export const MAX_DIRECTORY_ENTRIES = 2_000;
+/** Largest file `edit` loads (it must rewrite the whole file): 10 MiB. */
+export const MAX_EDIT_FILE_BYTES = 10 * 1024 * 1024;
+/** Shell output kept in the result (the tail): 50 KiB. */
+export const MAX_SHELL_OUTPUT_BYTES = 51_200;
+/** Largest accepted shell `timeoutMs` (2^31 - 1, the longest JavaScript timer). */
+export const MAX_SHELL_TIMEOUT_MS = 2_147_483_647;
+/** Shell timeout when the input gives none: 2 minutes. */
+export const DEFAULT_SHELL_TIMEOUT_MS = 120_000;
+/** Minimum spacing of shell activity updates while output arrives. */
+export const SHELL_ACTIVITY_INTERVAL_MS = 250;
+/** `webfetch` timeout when the input gives none. */
+export const DEFAULT_WEB_FETCH_TIMEOUT_MS = 30_000;
+/** Largest accepted `webfetch` `timeoutMs`. */
+export const MAX_WEB_FETCH_TIMEOUT_MS = 120_000;
+/** Largest response body `webfetch` reads: 5 MiB. */
+export const MAX_WEB_FETCH_RESPONSE_BYTES = 5 * 1024 * 1024;
+/** Longest `pause`: 10 minutes. */
+export const MAX_PAUSE_MS = 600_000;
+/** Where hosts conventionally put artifacts, relative to the Session workdir. */
+export const DEFAULT_ARTIFACTS_SUBDIRECTORY = ".ze-harness/tool-output";
+
+// ---------------------------------------------------------------------------------------------
+// Contract shapes, derived from the generated types.
+
+/** One action/resource check a tool asks Core to authorize (the permission request's own fields). */
+export type PermissionProjection = Pick<PermissionRequest, "action" | "resources" | "save" | "metadata">;
+
+/** One progress report (the stored `ToolActivity` without Core's bookkeeping fields). */
+export type ToolActivityUpdate = Omit<ToolActivity, "checkpoint" | "updatedAt" | "childSessionId">;
+
+/** What `execute` resolves with. */
+export interface ToolOutput {
+  /** The canonical result the model sees. */
+  readonly result: ToolResult;
+  /** The finished artifact (state `complete` or `incomplete`) when output spilled to a file. */
+  readonly artifact?: ToolArtifact;
+}
+
+/** Identity fields and signal: the context `permissions` receives. */
+export interface ToolPermissionContext {
+  /** The Session workdir, absolute. */
+  readonly workdir: string;
+  readonly sessionId: string;
+  readonly turnId: string;
+  readonly toolCallId: string;
+  readonly signal: AbortSignal;
+}
+
+/** The context `execute` receives. */
+export interface ToolContext extends ToolPermissionContext {
+  /**
+   * Absolute directory for output artifacts (conventionally `<workdir>/.ze-harness/tool-output`).
+   * Created on demand. An artifact's reported `path` is workdir-relative when the directory lies
+   * inside the workdir, absolute otherwise.
+   */
+  readonly artifactsDirectory: string;
+  /**
+   * The projections that authorized this call. File tools act on the `metadata.canonicalPath`
+   * found here, so they touch exactly the target that was approved; absent, they re-resolve.
+   */
+  readonly permissions?: readonly PermissionProjection[];
+  /** Progress for clients. A rejection fails a running `shell` call with `spawn_failed`. */
+  reportActivity(update: ToolActivityUpdate): void | Promise<void>;
+  /**
+   * Asks the user; resolves with one answer per question, in order. Rejects with a
+   * {@link QuestionDismissedError} when the user dismisses, nobody can answer, or the reply is malformed.
+   */
+  askQuestion(questions: readonly Question[]): Promise<QuestionReplyRequest["answers"]>;
+}
+
+/** A JSON Schema object (the reference's restricted keyword set; root `type: "object"`). */
+export type JsonSchema = { readonly type: "object" } & { readonly [keyword: string]: unknown };
+
+/**
+ * A tool. Methods (not function properties) so a `ToolDefinition<ReadInput>` is usable where a
+ * `ToolDefinition<unknown>` is expected; callers must validate input first ({@link validateToolInput}).
+ */
+export interface ToolDefinition<I> {
+  readonly id: string;
+  readonly description: string;
+  readonly inputSchema: JsonSchema;
+  /** Successful results carry the read target for nested AGENTS.md discovery. */
+  readonly discoversWorkspaceInstructions?: true;
+  /** Keep out of CodeMode scripts. */
+  readonly directOnly?: true;
+  /** Projects validated input into the checks to authorize. Throws a {@link ToolFailure}. */
+  permissions(input: I, ctx: ToolPermissionContext): PermissionProjection[];
+  /** Runs one authorized call. Rejects with a {@link ToolFailure} (anything else is a bug). */
+  execute(input: I, ctx: ToolContext): Promise<ToolOutput>;
+}
+
+export type AnyToolDefinition = ToolDefinition<unknown>;
+
+/** The projection for a tool without resources: its id as action, `*` as resource and save. */
+export const defaultProjection = (id: string): PermissionProjection[] => [{ action: id, resources: ["*"], save: ["*"] }];
+
+// ---------------------------------------------------------------------------------------------
+// Failures.
+
+export type ToolFailureCode =
+  /** Input did not match the tool's schema. */
+  | "invalid_input"
+  /** The call was aborted (Turn cancelled or ended). */
+  | "interrupted"
+  // files
+  | "invalid_path"
+  | "not_found"
+  | "not_file"
+  | "too_large"
+  | "invalid_utf8"
+  | "invalid_offset"
+  | "io"
+  // edit
+  | "no_match"
+  | "ambiguous_match"
+  | "no_change"
+  // shell
+  | "spawn_failed"
+  // webfetch
+  | "invalid_url"
+  | "request_failed"
+  | "timed_out"
+  | "http_status"
+  | "unsupported_content_type"
+  // question
+  | "question_dismissed";
+
+/** A tool call's typed failure. `message` is safe for the model and clients. */
+export class ToolFailure extends Error {
+  readonly _tag = "ToolFailure" as const;
+  constructor(
+    readonly code: ToolFailureCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = "ToolFailure";
+  }
+
+  /** The contract's `Fault` for this failure. */
+  toFault(): Fault {
+    return { code: this.code, message: this.message };
+  }
+}
+
+/** Matches a {@link ToolFailure} by its `_tag`, across module copies. */
+export const isToolFailure = (cause: unknown): cause is ToolFailure =>
+  typeof cause === "object" && cause !== null && (cause as { _tag?: unknown })._tag === "ToolFailure";
+
+export const interrupted = (): ToolFailure => new ToolFailure("interrupted", "The tool call was interrupted.");
+
+/** Throws {@link interrupted} when `signal` has aborted. */
+export function throwIfAborted(signal: AbortSignal): void {
+  if (signal.aborted) throw interrupted();
+}
+
+/** The rejection `askQuestion` settles with when the questions are dismissed. */
+export class QuestionDismissedError extends Error {
+  readonly _tag = "QuestionDismissedError" as const;
+  readonly code = "question_dismissed" as const;
+  constructor() {
+    super("The user dismissed this question.");
+    this.name = "QuestionDismissedError";
+  }
+}
+
+export const isQuestionDismissedError = (cause: unknown): cause is QuestionDismissedError =>
+  typeof cause === "object" && cause !== null && (cause as { _tag?: unknown })._tag === "QuestionDismissedError";
+
+/** A text result. */
+export const textResult = (value: string): ToolOutput => ({ result: { format: "text", value } });
+
+/** A JSON result. */
+export const jsonResult = (value: unknown): ToolOutput => ({ result: { format: "json", value } });
+
+/** UTF-8 byte length. */
+export const byteLength = (text: string): number => Buffer.byteLength(text, "utf8");

@@ -1,0 +1,51 @@
+// `write`: creates or replaces a UTF-8 text file, creating missing parent directories.
+// Authorized as action `edit` (the reference's file-modifying action; there is no `write` action),
+// on the canonical target (a symlink is written through to its target).
+import { mkdir, stat, writeFile } from "node:fs/promises";
+import { dirname } from "node:path";
+import { authorizedPath, fileFailure, fileProjections, resolveFileTarget } from "./paths.js";
+import { ToolFailure, byteLength, textResult, throwIfAborted, type ToolDefinition } from "./tool.js";
+
+export interface WriteInput {
+  readonly filePath: string;
+  readonly content: string;
+}
+
+export const writeTool: ToolDefinition<WriteInput> = {
+  id: "write",
+  description:
+    "Create or replace a text file with the given content, creating missing parent directories. " +
+    "Paths are relative to the Session workdir or absolute.",
+  inputSchema: {
+    type: "object",
+    properties: {
+      filePath: { type: "string", minLength: 1, description: "File to write." },
+      content: { type: "string", description: "The complete new content." },
+    },
+    required: ["filePath", "content"],
+    additionalProperties: false,
+  },
+  permissions(input, ctx) {
+    return fileProjections("edit", resolveFileTarget(ctx.workdir, input.filePath));
+  },
+  async execute(input, ctx) {
+    throwIfAborted(ctx.signal);
+    const target = authorizedPath(ctx, "edit", input.filePath);
+    const existing = await stat(target.canonicalPath).catch(() => undefined);
+    if (existing?.isDirectory()) throw new ToolFailure("not_file", `${JSON.stringify(target.resource)} is a directory.`);
+    try {
+      await mkdir(dirname(target.canonicalPath), { recursive: true });
+      throwIfAborted(ctx.signal);
+      await writeFile(target.canonicalPath, input.content, "utf8");
+    } catch (error) {
+      if (error instanceof ToolFailure) throw error;
+      // mkdir through an existing file reports EEXIST or ENOTDIR: a parent is not a directory.
+      if ((error as NodeJS.ErrnoException).code === "EEXIST") {
+        throw new ToolFailure("not_file", `A parent of ${JSON.stringify(target.resource)} is not a directory.`);
+      }
+      throw fileFailure(error, target.resource);
+    }
+    const bytes = byteLength(input.content);
+    return textResult(`${existing ? "Replaced" : "Created"} ${target.resource} (${bytes} bytes).`);
+  },
+};

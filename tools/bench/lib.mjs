@@ -1,0 +1,84 @@
+// Shared helpers for benchmarks (plain Node ESM): process timing, statistics, peak RSS,
+// temp XDG homes and table printing. Benchmarks print figures; they assert nothing.
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const repoRoot = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+export const binPath = join(repoRoot, "bin", "ze-harness.js");
+
+/** A temp folder with its own HOME and XDG dirs and a `root` cwd; nothing inherited but PATH. */
+export function tempHome(prefix = "ze-bench-") {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  const root = join(dir, "root");
+  mkdirSync(root, { recursive: true });
+  const env = {
+    HOME: join(dir, "home"),
+    XDG_CONFIG_HOME: join(dir, "config"),
+    XDG_DATA_HOME: join(dir, "data"),
+    PATH: process.env.PATH ?? "",
+  };
+  return { dir, root, env, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * Runs a command to completion and returns its wall time in milliseconds, from just before
+ * spawn to exit. Output is drained and discarded; a non-zero exit is reported, not thrown.
+ */
+export function timeRun(command, args, { env, cwd }) {
+  return new Promise((resolvePromise, reject) => {
+    const started = process.hrtime.bigint();
+    const child = spawn(command, args, { env, cwd, stdio: ["ignore", "pipe", "pipe"] });
+    let stderr = "";
+    child.stdout.resume();
+    child.stderr.setEncoding("utf8").on("data", (chunk) => (stderr += chunk));
+    child.once("error", reject);
+    child.once("close", (code) => {
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      resolvePromise({ ms, code, stderr });
+    });
+  });
+}
+
+const timeBinary = "/usr/bin/time";
+export const hasGnuTime = existsSync(timeBinary);
+
+/** Peak RSS in KiB of one run via `/usr/bin/time -v`, or undefined when it is not available. */
+export async function peakRssKiB(command, args, { env, cwd }) {
+  if (!hasGnuTime) return undefined;
+  const dir = mkdtempSync(join(tmpdir(), "ze-bench-time-"));
+  const out = join(dir, "time.txt");
+  try {
+    const { code } = await timeRun(timeBinary, ["-v", "-o", out, command, ...args], { env, cwd });
+    if (code !== 0 || !existsSync(out)) return undefined;
+    const match = /Maximum resident set size \(kbytes\):\s*(\d+)/.exec(readFileSync(out, "utf8"));
+    return match ? Number(match[1]) : undefined;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Nearest-rank percentile (p in 0..100) of numbers. */
+export function percentile(values, p) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
+  return sorted[rank - 1];
+}
+
+export const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+};
+
+/** A plain-text table: first column left-aligned, the others right-aligned. */
+export function formatTable(header, rows) {
+  const widths = header.map((cell, column) => Math.max(String(cell).length, ...rows.map((row) => String(row[column]).length)));
+  const line = (row) => row.map((cell, column) => (column === 0 ? String(cell).padEnd(widths[column]) : String(cell).padStart(widths[column]))).join("  ");
+  return [line(header), widths.map((width) => "-".repeat(width)).join("  "), ...rows.map(line)].join("\n");
+}
+
+export const ms = (value) => `${value.toFixed(1)} ms`;
+export const mib = (kib) => (kib === undefined ? "n/a" : `${(kib / 1024).toFixed(1)} MiB`);

@@ -1,0 +1,44 @@
+#!/usr/bin/env node
+// `npm run bench [-- NAME…] [-- --runs=N]`: runs the benchmark modules below in order and prints
+// their figures. Prints only; asserts nothing. Spawns the BUILT binary: run `npm run build` first.
+//
+// A benchmark is a module in this folder exporting `name`, `description` and
+// `async run({ runs, budgetMs, log })`; add a further one (e.g. Turn overhead, SSE latency)
+// by writing its file and listing it here.
+import { existsSync } from "node:fs";
+import { cpus } from "node:os";
+import { join } from "node:path";
+import { repoRoot } from "./lib.mjs";
+
+const modules = ["./startup.mjs"];
+
+const argv = process.argv.slice(2);
+const runsFlag = argv.find((arg) => arg.startsWith("--runs="));
+const runs = runsFlag ? Number(runsFlag.slice("--runs=".length)) : 20;
+const only = argv.filter((arg) => !arg.startsWith("--"));
+// The whole `npm run bench` stays under a minute: each benchmark gets a share of this budget.
+const totalBudgetMs = 40_000;
+
+if (!existsSync(join(repoRoot, "dist", "cli", "root-help.txt"))) {
+  console.error("bench: dist/ is missing; run `npm run build` first");
+  process.exit(1);
+}
+
+const benchmarks = [];
+for (const path of modules) benchmarks.push(await import(path));
+const selected = only.length > 0 ? benchmarks.filter((benchmark) => only.includes(benchmark.name)) : benchmarks;
+if (selected.length === 0) {
+  console.error(`bench: no benchmark named ${only.join(", ")} (have: ${benchmarks.map((benchmark) => benchmark.name).join(", ")})`);
+  process.exit(1);
+}
+
+const cpu = cpus();
+console.log(`ze-harness bench — node ${process.version}, ${process.platform}-${process.arch}, ${cpu.length} × ${cpu[0]?.model ?? "cpu"}`);
+const started = Date.now();
+for (const benchmark of selected) {
+  console.log(`\n## ${benchmark.name}: ${benchmark.description}\n`);
+  const benchStarted = Date.now();
+  await benchmark.run({ runs, budgetMs: totalBudgetMs / selected.length, log: (line) => console.log(line) });
+  console.log(`(${((Date.now() - benchStarted) / 1000).toFixed(1)} s)`);
+}
+console.log(`\nbench total ${((Date.now() - started) / 1000).toFixed(1)} s`);
