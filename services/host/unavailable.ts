@@ -12,7 +12,7 @@ const CAPABILITY_BY_PREFIX: readonly [RegExp, string][] = [
   [/Mcp/, "MCP servers"],
   [/Plugin/, "plugins"],
   [/^(plugins|skills|reload|sessionSkills|sessionAgents)$/, "runtime plugins, skills and agents"],
-  [/Model|^models$|Provider|^providers$/, "the model catalog and provider management"],
+  [/Model|^models$|^modelEvents$|Provider|^providers$/, "the model catalog and provider management"],
   [/^(appendConversation|forkSession)$/, "conversation entries and forks"],
   [/Journal/, "plugins"],
 ];

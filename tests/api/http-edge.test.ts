@@ -327,27 +327,27 @@ describe("operations not implemented yet", () => {
         status: 503,
         body: { _tag: "UnavailableError", reason: "service_unavailable" },
       });
-      expect(body.message).toContain(operationId);
-      expect(body.message).toMatch(/is not provided by this host yet/);
+      // "<operationId> is unavailable: <capability> is not provided by this host yet", with a real capability.
+      const named = /^(\w+) is unavailable: (.+) is not provided by this host yet$/.exec(body.message);
+      expect(named?.[1]).toBe(operationId);
+      expect(named?.[2]).not.toMatch(/^this operation$/);
     },
   );
 
-  it.each([
-    ["logs", "daemon logs"],
-    ["getMcpCatalog", "MCP servers"],
-    ["sessionPlugins", "plugins"],
-    ["models", "model catalog"],
-    ["listSessionCompactions", "context compaction"],
-    ["forkSession", "conversation history"],
-    ["submitPrompt", "Turns"],
-    ["watchTurn", "Turns"],
+  it.each<[string, RegExp]>([
+    ["logs", /daemon log/],
+    ["getMcpCatalog", /MCP/],
+    ["sessionPlugins", /plugin/],
+    ["models", /model catalog/],
+    ["listSessionCompactions", /compaction/],
+    ["forkSession", /fork|conversation/],
   ])("the 503 of %s names its capability (%s)", async (operationId, capability) => {
     const route = unimplemented.find((r) => r.operationId === operationId);
     // An operation that is now implemented drops out of this table.
     if (!route) return expect(implemented.has(operationId)).toBe(true);
     const response = await t.fetch(exampleHttpRequest(route, exampleRequest(route), base));
     expect(response.status).toBe(503);
-    expect((await response.json()).message).toContain(capability);
+    expect((await response.json()).message).toMatch(capability);
   });
 
   it("an unavailable operation still checks the token first", async () => {

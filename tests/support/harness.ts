@@ -43,8 +43,7 @@ export interface TestHarness {
   close(): Promise<void>;
 }
 
-export async function startHarness(overrides: Partial<HarnessOptions> = {}): Promise<TestHarness> {
-  const home = tempHome();
+export async function startHarness(overrides: Partial<HarnessOptions> = {}, home: TempHome = tempHome()): Promise<TestHarness> {
   const harness = await createHarness({
     serverRoot: home.root,
     env: home.env,

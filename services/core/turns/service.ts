@@ -15,7 +15,7 @@ import type {
   TurnPolicy,
 } from "../../../generated/client/types.gen.js";
 import type { Config } from "../../config/index.js";
-import { turns as store, getSession, type StorageHandle, type TurnRow } from "../../storage/index.js";
+import { turns as store, getSession, updateSession, type StorageHandle, type TurnRow } from "../../storage/index.js";
 import type { ActivityHub } from "../events/hub.js";
 import { Failure, conflict, notFound, validationFailure } from "../failure.js";
 import { requestHash, toSession } from "../sessions.js";
@@ -143,6 +143,10 @@ export class TurnService {
         },
         [{ type: "turn.snapshot", data: null }],
       );
+      if (sessionRow.title === null) {
+        const title = titleFrom(request.prompt);
+        if (title !== undefined) await updateSession(this.storage, server, sessionId, { title, updatedAt: this.now() });
+      }
       this.hub.changed(server, sessionId);
       return queueReceipt(admitted.turn);
     } catch (error) {
@@ -255,6 +259,20 @@ export class TurnService {
     if (changed) this.hub.changed(server, sessionId);
     return this.render(changed?.turn ?? (await this.turnRow(server, sessionId, turnId)));
   }
+}
+
+/** Longest automatic title (the contract's Session title limit). */
+const MAX_TITLE = 100;
+
+/** An automatic Session title: the first prompt's first non-empty line, whitespace folded, cut at a word. */
+export function titleFrom(prompt: readonly PromptPart[]): string | undefined {
+  const text = prompt.map((part) => (part.type === "text" ? part.text : "")).join("\n");
+  const line = text.split("\n").map((candidate) => candidate.replace(/\s+/g, " ").trim()).find((candidate) => candidate !== "");
+  if (line === undefined) return undefined;
+  if (line.length <= MAX_TITLE) return line;
+  const cut = line.slice(0, MAX_TITLE - 1);
+  const space = cut.lastIndexOf(" ");
+  return `${(space > MAX_TITLE / 2 ? cut.slice(0, space) : cut).trimEnd()}…`;
 }
 
 function queueReceipt(row: TurnRow): PromptReceipt {
