@@ -4,12 +4,16 @@
 import type { Config, Env } from "../config/index.js";
 import { unavailable } from "../core/failure.js";
 import type { ModelCall, ModelGateway, ModelLimits } from "../core/turns/gateway.js";
-import { loadCredentialSources, openModel } from "../providers/credentials.js";
-import { describeProviderError } from "../providers/errors.js";
-import { ProviderFailure } from "../providers/failure.js";
-import { resolveProviders, type ProviderSet } from "../providers/registry.js";
-import { streamModel } from "../providers/stream.js";
-import type { ModelStreamEvent } from "../providers/events.js";
+import {
+  ProviderFailure,
+  describeProviderError,
+  loadCredentialSources,
+  openModel,
+  resolveProviders,
+  streamModel,
+  type ModelStreamEvent,
+  type ProviderSet,
+} from "../providers/index.js";
 
 export class ProviderSetupFailed extends Error {
   readonly tag: string;

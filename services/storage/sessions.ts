@@ -3,7 +3,7 @@
  * handle (the function runs its own transaction) or a running transaction (it joins it, so a
  * caller can compose several changes atomically).
  */
-import { and, asc, eq, gt, inArray } from "drizzle-orm";
+import { and, asc, eq, gt, inArray, sql } from "drizzle-orm";
 import { nextServerCursor } from "./cursors.js";
 import {
   isStorageHandle,
@@ -72,7 +72,7 @@ export function getSessionById(context: StorageContext, id: string): Promise<Ses
   return read(context, async (db) => (await db.select().from(session).where(eq(session.id, id)))[0]);
 }
 
-/** A server's Sessions (optionally one project's), oldest first, ties by id. */
+/** A server's Sessions (optionally one project's), oldest first; same-millisecond ties in insertion order. */
 export function listSessions(context: StorageContext, server: string, projectId?: string): Promise<SessionRow[]> {
   return read(context, (db) =>
     db
@@ -83,18 +83,18 @@ export function listSessions(context: StorageContext, server: string, projectId?
           ? eq(session.server, server)
           : and(eq(session.server, server), eq(session.projectId, projectId)),
       )
-      .orderBy(asc(session.createdAt), asc(session.id)),
+      .orderBy(asc(session.createdAt), asc(sql`rowid`)),
   );
 }
 
-/** The sub-agent children spawned from `parentId`, oldest first, ties by id. */
+/** The sub-agent children spawned from `parentId`, oldest first, ties in insertion order. */
 export function listChildren(context: StorageContext, server: string, parentId: string): Promise<SessionRow[]> {
   return read(context, (db) =>
     db
       .select()
       .from(session)
       .where(and(eq(session.server, server), eq(session.spawnedFromSessionId, parentId)))
-      .orderBy(asc(session.createdAt), asc(session.id)),
+      .orderBy(asc(session.createdAt), asc(sql`rowid`)),
   );
 }
 
@@ -195,7 +195,7 @@ async function subtree(tx: StorageTransaction, rootId: string): Promise<{ id: st
       .select({ id: session.id, server: session.server })
       .from(session)
       .where(inArray(session.spawnedFromSessionId, frontier.map((node) => node.id)))
-      .orderBy(asc(session.createdAt), asc(session.id));
+      .orderBy(asc(session.createdAt), asc(sql`rowid`));
     frontier = children.filter((child) => !seen.has(child.id));
   }
   return levels.reverse().flat();

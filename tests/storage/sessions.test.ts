@@ -88,12 +88,12 @@ describe("sessions repository", () => {
     });
   });
 
-  it("lists a server's Sessions oldest first, ties by id, optionally by project", async () => {
+  it("lists a server's Sessions oldest first, same-millisecond ties in insertion order, optionally by project", async () => {
     await sessions.insertSession(handle, newSession("c", { createdAt: 5 }));
     await sessions.insertSession(handle, newSession("b", { createdAt: 5, projectId: "other" }));
     await sessions.insertSession(handle, newSession("a", { createdAt: 9 }));
     await sessions.insertSession(handle, newSession("z", { createdAt: 1, server: "elsewhere" }));
-    expect((await sessions.listSessions(handle, "local")).map((s) => s.id)).toEqual(["b", "c", "a"]);
+    expect((await sessions.listSessions(handle, "local")).map((s) => s.id)).toEqual(["c", "b", "a"]);
     expect((await sessions.listSessions(handle, "local", "project-1")).map((s) => s.id)).toEqual(["c", "a"]);
     expect((await sessions.listSessions(handle, "elsewhere")).map((s) => s.id)).toEqual(["z"]);
     expect((await sessions.listSessionsStampedAfter(handle, "local", 1)).map((s) => s.id)).toEqual(["b", "a"]);

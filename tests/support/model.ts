@@ -16,7 +16,11 @@ export const TEST_MODEL = "test/scripted";
 export type TestProtocol = "chat" | "responses" | "messages";
 
 /** The provider definition for the scripted model in `protocol`. */
-export function testProviderConfig(model: TestModel, protocol: TestProtocol = "chat"): Record<string, unknown> {
+export function testProviderConfig(
+  model: TestModel,
+  protocol: TestProtocol = "chat",
+  limits: { contextUnits: number; outputUnits: number } = { contextUnits: 200000, outputUnits: 8192 },
+): Record<string, unknown> {
   return {
     test: {
       definition: {
@@ -24,7 +28,7 @@ export function testProviderConfig(model: TestModel, protocol: TestProtocol = "c
         baseURL: protocol === "messages" ? `${model.anthropicBaseURL}/v1` : model.openaiBaseURL,
         protocol,
         authentication: { kind: "none" },
-        models: { scripted: { displayName: "Scripted", limits: { contextUnits: 200000, outputUnits: 8192 } } },
+        models: { scripted: { displayName: "Scripted", limits } },
       },
     },
   };
@@ -49,15 +53,16 @@ export interface ModelHarness extends TestHarness {
 
 export interface ModelHarnessOptions {
   readonly protocol?: TestProtocol;
-  /** Extra config merged over the provider config. */
-  readonly config?: Record<string, unknown>;
+  /** Extra config merged over the provider config (a function sees the started test model, e.g. to define providers). */
+  readonly config?: Record<string, unknown> | ((model: TestModel) => Record<string, unknown>);
   readonly harness?: Partial<HarnessOptions>;
 }
 
 export async function startModelHarness(options: ModelHarnessOptions = {}): Promise<ModelHarness> {
   const model = await startTestModel();
   const home = tempHome();
-  writeGlobalConfig(home, { model: TEST_MODEL, providers: testProviderConfig(model, options.protocol), ...(options.config ?? {}) });
+  const extra = typeof options.config === "function" ? options.config(model) : (options.config ?? {});
+  writeGlobalConfig(home, { model: TEST_MODEL, providers: testProviderConfig(model, options.protocol), ...extra });
   const base = await startHarness(options.harness ?? {}, home);
   const server = "local";
   return {

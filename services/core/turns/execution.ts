@@ -22,9 +22,9 @@ import type {
   TurnPolicy,
   TurnUsage,
 } from "../../../generated/client/types.gen.js";
-import type { ModelStreamEvent, ModelTool } from "../../providers/events.js";
-import { AssistantMessageBuilder, type AssistantMessage, type ModelMessage, type ToolResultMessage, type UserContentPart } from "../../providers/history.js";
-import { isProviderFailure } from "../../providers/failure.js";
+import type { ModelStreamEvent, ModelTool } from "../../providers/index.js";
+import { AssistantMessageBuilder, type AssistantMessage, type ModelMessage, type ToolResultMessage, type UserContentPart } from "../../providers/index.js";
+import { isProviderFailure } from "../../providers/index.js";
 import { listSavedPermissions, turns as store, type NewTurnEvent, type SessionRow, type StorageHandle, type TurnPatch, type TurnRow } from "../../storage/index.js";
 import {
   QuestionDismissedError,

@@ -2,8 +2,8 @@
 // at admission), one streaming call per attempt, and a model's limits. The host implements it
 // over services/providers; tests can too.
 import type { ReasoningEffort } from "../../../generated/client/types.gen.js";
-import type { ModelStreamEvent, ModelTool } from "../../providers/events.js";
-import type { ModelMessage } from "../../providers/history.js";
+import type { ModelStreamEvent, ModelTool } from "../../providers/index.js";
+import type { ModelMessage } from "../../providers/index.js";
 import type { ModelAvailability } from "./service.js";
 
 export interface ModelCall {

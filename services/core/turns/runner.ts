@@ -5,7 +5,7 @@
 import { randomUUID } from "node:crypto";
 import { isAbsolute, resolve } from "node:path";
 import type { Steer, TurnOutcome, TurnPart } from "../../../generated/client/types.gen.js";
-import type { ModelMessage } from "../../providers/history.js";
+import type { ModelMessage } from "../../providers/index.js";
 import { getSessionById, turns as store, type StorageHandle, type TurnRow } from "../../storage/index.js";
 import type { AnyToolDefinition } from "../../tools/index.js";
 import type { ActivityHub } from "../events/hub.js";
