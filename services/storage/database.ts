@@ -48,7 +48,7 @@ export interface StorageHandle {
    * `StorageBusy`. Inside `fn` use only `tx`: on `:memory:` the root `db` waits for the
    * connection the transaction holds.
    */
-  transaction<T>(fn: (tx: StorageTransaction) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (tx: StorageTransaction) => Promise<T>, options?: { readonly durability?: Durability }): Promise<T>;
   /** Refuses new transactions, waits for this handle's queued ones, then closes every connection. */
   close(): Promise<void>;
 }
@@ -102,13 +102,18 @@ class Writer {
     return this.#db;
   }
 
-  async transaction<T>(fn: (tx: StorageTransaction) => Promise<T>): Promise<T> {
+  async transaction<T>(fn: (tx: StorageTransaction) => Promise<T>, durability: Durability = "full"): Promise<T> {
     const db = this.#database();
+    // Only a file's dedicated writer can switch: the setting is per connection.
+    const relax = durability === "relaxed" && this.#client !== null;
     try {
+      if (relax) await this.#client!.execute("PRAGMA synchronous = NORMAL");
       return await db.transaction(fn);
     } catch (error) {
       if (this.#shared === null) this.close();
       throw error;
+    } finally {
+      if (relax) await this.#client?.execute("PRAGMA synchronous = FULL").catch(() => this.close());
     }
   }
 
@@ -118,6 +123,14 @@ class Writer {
     this.#db = null;
   }
 }
+
+/**
+ * How a write transaction is synced. `full` (the default) fsyncs the WAL at commit: the change
+ * survives power loss. `relaxed` (WAL + synchronous=NORMAL) survives a crash of the process but
+ * may roll back on power loss — for progress that is re-derivable (streamed content, activity),
+ * never for an acknowledged admission, a claim or a settlement.
+ */
+export type Durability = "full" | "relaxed";
 
 interface ActiveTransaction {
   readonly tx: StorageTransaction;
@@ -177,7 +190,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Storag
     client,
     db,
     migration,
-    transaction<T>(fn: (tx: StorageTransaction) => Promise<T>): Promise<T> {
+    transaction<T>(fn: (tx: StorageTransaction) => Promise<T>, options?: { readonly durability?: Durability }): Promise<T> {
       const inFrame = async (tx: StorageTransaction): Promise<T> => {
         const frame: ActiveTransaction = { tx, active: true };
         try {
@@ -189,7 +202,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Storag
       const outer = current.getStore();
       if (outer?.active) return mapBusy(() => outer.tx.transaction(inFrame));
       if (closed) return Promise.reject(new Error("The storage handle is closed"));
-      const running = queue.run(() => mapBusy(() => writer.transaction(inFrame)));
+      const running = queue.run(() => mapBusy(() => writer.transaction(inFrame, options?.durability)));
       const settled = running.then(
         () => undefined,
         () => undefined,

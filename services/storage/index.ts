@@ -7,6 +7,7 @@ export {
   type StorageExecutor,
   type StorageHandle,
   type StorageTransaction,
+  type Durability,
 } from "./database.js";
 export { resolveDatabaseLocation, type DatabaseLocation } from "./location.js";
 export {

@@ -6,7 +6,7 @@
  */
 import { and, asc, desc, eq, gt, inArray, lte, sql } from "drizzle-orm";
 import { nextServerCursor, nextSessionActivityCursor } from "./cursors.js";
-import { isStorageHandle, type StorageExecutor, type StorageHandle, type StorageTransaction } from "./database.js";
+import { isStorageHandle, type Durability, type StorageExecutor, type StorageHandle, type StorageTransaction } from "./database.js";
 import { mapBusy } from "./errors.js";
 import {
   session,
@@ -23,8 +23,8 @@ import {
 
 export type StorageContext = StorageHandle | StorageTransaction;
 
-function write<T>(context: StorageContext, fn: (tx: StorageTransaction) => Promise<T>): Promise<T> {
-  return isStorageHandle(context) ? context.transaction(fn) : fn(context);
+function write<T>(context: StorageContext, fn: (tx: StorageTransaction) => Promise<T>, durability?: Durability): Promise<T> {
+  return isStorageHandle(context) ? context.transaction(fn, durability ? { durability } : undefined) : fn(context);
 }
 
 function read<T>(context: StorageContext, fn: (db: StorageExecutor) => Promise<T>): Promise<T> {
@@ -115,6 +115,8 @@ export interface TurnChange {
   readonly expectPhases?: readonly TurnRow["phase"][];
   /** Apply only while this process instance owns the claim. */
   readonly expectOwner?: string;
+  /** `relaxed` for re-derivable progress (see `Durability`); joined transactions keep the outer one's. */
+  readonly durability?: Durability;
 }
 
 /**
@@ -147,7 +149,7 @@ export function changeTurn(
       .where(eq(turn.id, turnId))
       .returning();
     return { turn: updated[0]!, events: appended?.rows ?? [] };
-  });
+  }, change.durability);
 }
 
 export function getTurn(context: StorageContext, sessionId: string, turnId: string): Promise<TurnRow | undefined> {

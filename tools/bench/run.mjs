@@ -10,7 +10,7 @@ import { cpus } from "node:os";
 import { join } from "node:path";
 import { repoRoot } from "./lib.mjs";
 
-const modules = ["./startup.mjs"];
+const modules = ["./startup.mjs", "./turns.mjs"];
 
 const argv = process.argv.slice(2);
 const runsFlag = argv.find((arg) => arg.startsWith("--runs="));

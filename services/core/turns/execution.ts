@@ -176,6 +176,9 @@ export class TurnExecution {
         events,
         expectOwner: this.deps.instance,
         expectPhases: ["running"],
+        // Progress is re-derivable: it survives a process crash; a power loss at worst settles
+        // the Turn as process_lost. Claims and settlements stay fully synced.
+        durability: "relaxed",
       });
       if (!result) {
         this.interrupt({ kind: "lost" });

@@ -1,0 +1,111 @@
+// Turns on a warm server: prompt → finished answer and per-Turn harness overhead against the
+// zero-latency scripted model, and SSE delta latency, for 1 and 20 concurrent Sessions, with
+// `contentFlushMillis` at its default and at 0. The measuring runs in turns-worker.mjs (a child
+// with tsx, for the TypeScript test model), which spawns the built `ze-harness serve`; this
+// module only starts it and prints its figures.
+import { spawn } from "node:child_process";
+import { join } from "node:path";
+import { formatTable, median, ms, percentile, repoRoot } from "./lib.mjs";
+
+export const name = "turns";
+export const description = "Turns on a warm `serve`: prompt → finished answer, per-Turn overhead and SSE delta latency";
+
+const workerPath = join(repoRoot, "tools", "bench", "turns-worker.mjs");
+
+/** Runs one worker; resolves with its JSON result (or `{ error }`). */
+function runWorker(options, timeoutMs) {
+  return new Promise((resolvePromise) => {
+    const child = spawn(process.execPath, ["--import", "tsx", workerPath, JSON.stringify(options)], { cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk) => (stdout += chunk));
+    child.stderr.setEncoding("utf8").on("data", (chunk) => (stderr = (stderr + chunk).slice(-4000)));
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill("SIGTERM");
+    }, timeoutMs);
+    child.once("error", (error) => resolvePromise({ error: error.message }));
+    child.once("close", (code, signal) => {
+      clearTimeout(timer);
+      const line = stdout.trim().split("\n").pop() ?? "";
+      try {
+        resolvePromise(JSON.parse(line));
+      } catch {
+        resolvePromise({ error: `worker exited ${code ?? signal}${timedOut ? ` (timed out after ${timeoutMs / 1000} s)` : ""}: ${stderr.trim().split("\n").slice(-5).join(" | ")}` });
+      }
+    });
+  });
+}
+
+const flushLabel = (flushMs) => (flushMs === null ? "default (100)" : String(flushMs));
+
+/** @param {{ runs: number, budgetMs: number, log: (line: string) => void }} context */
+export async function run({ budgetMs, log }) {
+  const settings = [{}, { flushMs: 0 }];
+  const results = [];
+  for (const setting of settings) {
+    results.push(await runWorker(setting, Math.max(60_000, budgetMs)));
+  }
+
+  const turnRows = [];
+  const deltaRows = [];
+  for (const [index, result] of results.entries()) {
+    const flush = flushLabel(settings[index].flushMs ?? null);
+    if (result.error || !result.sequential) {
+      log(`contentFlushMillis ${flush}: failed — ${result.error ?? "no figures"}`);
+      continue;
+    }
+    const groups = [
+      ["1 Session, sequential", result.sequential],
+      [`${result.sessions} Sessions at once`, result.concurrent],
+    ];
+    for (const [group, samples] of groups) {
+      if (!samples) continue;
+      const model = median(samples.model);
+      const overhead = samples.turn.map((value) => value - model);
+      const ratio = (values) => `${(median(values) / model).toFixed(2)}x`;
+      turnRows.push(
+        [`model time: openai SDK stream, direct (baseline) — ${group}`, flush, samples.model.length, ms(model), ms(percentile(samples.model, 99)), "1.00x", ""],
+        [`submit POST → accepted — ${group}`, flush, samples.submit.length, ms(median(samples.submit)), ms(percentile(samples.submit, 99)), ratio(samples.submit), ""],
+        [`prompt → finished answer — ${group}`, flush, samples.turn.length, ms(median(samples.turn)), ms(percentile(samples.turn, 99)), ratio(samples.turn), "≤ 40 ms"],
+        [`per-Turn overhead (minus model median) — ${group}`, flush, overhead.length, ms(median(overhead)), ms(percentile(overhead, 99)), "", "< 5 ms"],
+      );
+    }
+    for (const [group, pair] of [
+      ["1 Session", result.deltas?.sequential],
+      [`${result.sessions} Sessions at once`, result.deltas?.concurrent],
+    ]) {
+      if (!pair?.model || !pair?.harness) continue;
+      const base = pair.model.values;
+      const harness = pair.harness.values;
+      deltaRows.push(
+        [`model write → openai SDK chunk, direct (baseline) — ${group}`, flush, base.length, pair.model.missing, ms(median(base)), ms(percentile(base, 99)), "1.00x", ""],
+        [
+          `model write → client turn.text.delta — ${group}`,
+          flush,
+          harness.length,
+          pair.harness.missing,
+          ms(median(harness)),
+          ms(percentile(harness, 99)),
+          `${(percentile(harness, 99) / percentile(base, 99)).toFixed(1)}x`,
+          "< 10 ms p99",
+        ],
+      );
+    }
+    if (result.error) log(`contentFlushMillis ${flush}: stopped early — ${result.error}`);
+  }
+
+  const script = results.find((result) => result.deltaScript)?.deltaScript;
+  log(
+    "Per Turn: a warm `ze-harness serve` (built binary, file database) over loopback HTTP; the clock starts at the submit POST and stops when `turn.finished` arrives on the Turn's watch stream (opened after the POST). Model time: the harness's own request body streamed straight through the openai SDK, interleaved with the Turns; overhead = each Turn minus the model median. p99 is nearest-rank.",
+  );
+  if (turnRows.length > 0) log(formatTable(["per Turn", "contentFlushMillis", "n", "median", "p99", "vs model", "target"], turnRows));
+  if (deltaRows.length > 0) {
+    log("");
+    log(
+      `SSE delta latency: the test model streams ${script?.words ?? "?"} one-word text deltas ${script?.gapMs ?? "?"} ms apart; each word is stamped when the model writes its chunk and when the client receives it (both in the measuring process). "missing" = words never seen by the client.`,
+    );
+    log(formatTable(["per delta", "contentFlushMillis", "n", "missing", "median", "p99", "p99 vs direct", "target"], deltaRows));
+  }
+}
