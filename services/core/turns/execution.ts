@@ -314,7 +314,8 @@ export class TurnExecution {
           continue;
         }
         // The model stopped: complete, unless steering input arrived meanwhile.
-        const text = answer.message.content.map((part) => (part.type === "text" ? part.text : "")).join("");
+        // The outcome's visible text: text and refusals, no reasoning (the contract's CompletedTurnOutcome).
+        const text = answer.message.content.map((part) => (part.type === "text" || part.type === "refusal" ? part.text : "")).join("");
         if (await this.complete(text)) return;
         this.messageIndex += 1;
       }
@@ -439,8 +440,9 @@ export class TurnExecution {
       promptTokens: event.promptTokens,
       completionTokens: event.completionTokens,
       totalTokens: event.promptTokens + event.completionTokens,
-      ...(event.cachedPromptTokens !== undefined ? { cachedPromptTokens: event.cachedPromptTokens } : {}),
-      ...(event.reasoningTokens !== undefined ? { reasoningCompletionTokens: event.reasoningTokens } : {}),
+      // The contract's TurnUsage: the cached and reasoning counts are absent when zero.
+      ...(event.cachedPromptTokens ? { cachedPromptTokens: event.cachedPromptTokens } : {}),
+      ...(event.reasoningTokens ? { reasoningCompletionTokens: event.reasoningTokens } : {}),
     };
     const sum = (a: unknown, b: unknown): number => (typeof a === "number" ? a : 0) + (typeof b === "number" ? b : 0);
     const previous = this.usage;
