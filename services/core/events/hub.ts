@@ -31,6 +31,13 @@ export class ActivityHub {
   changed(server: string, sessionId: string): void {
     this.emitter.emit(`session:${sessionId}`);
     this.emitter.emit(`server:${server}`);
+  }
+
+  /**
+   * Announces that work may be claimable: a Turn was admitted, or a pending one was cancelled.
+   * Separate from `changed` so streamed progress does not wake the scheduler on every commit.
+   */
+  workAvailable(): void {
     this.emitter.emit("work");
   }
 
@@ -50,7 +57,7 @@ export class ActivityHub {
     return this.on(`delta:${sessionId}`, listener as (...args: unknown[]) => void);
   }
 
-  /** Work became available (a Turn was admitted or a steer arrived). */
+  /** Work may be claimable (see `workAvailable`). */
   onWork(listener: () => void): () => void {
     return this.on("work", listener);
   }

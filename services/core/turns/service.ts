@@ -148,6 +148,7 @@ export class TurnService {
         if (title !== undefined) await updateSession(this.storage, server, sessionId, { title, updatedAt: this.now() });
       }
       this.hub.changed(server, sessionId);
+      this.hub.workAvailable();
       return queueReceipt(admitted.turn);
     } catch (error) {
       // A concurrent admission of the same turnId won: answer as its replay would.
@@ -246,6 +247,7 @@ export class TurnService {
       });
       if (changed) {
         this.hub.changed(server, sessionId);
+        this.hub.workAvailable();
         return this.render(changed.turn);
       }
       // It started meanwhile: cancel it as a running Turn.
