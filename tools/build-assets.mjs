@@ -2,6 +2,10 @@
 //  - dist/reference.html: the API reference page, Redoc with its scripts inlined (no CDN at run time);
 //  - dist/cli/root-help.txt: oclif's own root help, so `ze-harness --help` answers without loading oclif.
 import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { Ajv2020 } from "ajv/dist/2020.js";
+import standaloneCode from "ajv/dist/standalone/index.js";
+import addFormats from "ajv-formats";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, dirname } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -15,6 +19,17 @@ execFileSync(
   { cwd: root, stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true" } },
 );
 
+// The config validator, precompiled (services/config/validate.ts loads it when present).
+// Options must match validate.ts's Ajv instance.
+const configSchema = JSON.parse(readFileSync(join(root, "generated", "config.schema.json"), "utf8"));
+const ajv = new Ajv2020({ strict: true, allErrors: true, discriminator: true, verbose: true, code: { source: true, esm: false } });
+addFormats.default(ajv);
+ajv.addSchema(configSchema);
+const validateConfig = ajv.getSchema("Config.json");
+if (!validateConfig) throw new Error("generated/config.schema.json has no Config.json entry");
+mkdirSync(join(root, "dist", "services", "config"), { recursive: true });
+writeFileSync(join(root, "dist", "services", "config", "config.validator.cjs"), standaloneCode.default(ajv, validateConfig));
+
 const binUrl = pathToFileURL(join(root, "bin", "ze-harness.js")).href;
 const help = execFileSync(
   process.execPath,
@@ -22,4 +37,4 @@ const help = execFileSync(
   { cwd: root, encoding: "utf8", env: { ...process.env, COLUMNS: "100" } },
 );
 writeFileSync(join(root, "dist", "cli", "root-help.txt"), help);
-console.log("assets: dist/reference.html, dist/cli/root-help.txt");
+console.log("assets: dist/reference.html, dist/cli/root-help.txt, dist/services/config/config.validator.cjs");

@@ -1,8 +1,8 @@
 // Validation against generated/config.schema.json (draft 2020-12), compiled once on first
 // use. Ajv reports every failure it finds; one file fails with ONE error, the most specific
 // one (see `pickError`), located by a JSON pointer into the file.
-import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
-import formats from "ajv-formats";
+import type { Ajv2020, ErrorObject, ValidateFunction } from "ajv/dist/2020.js";
+import { createRequire } from "node:module";
 import schema from "../../generated/config.schema.json" with { type: "json" };
 import { configInvalid, type ConfigInvalid, type ConfigResult } from "./errors.js";
 import type { Config } from "./types.js";
@@ -12,9 +12,14 @@ const ROOT_ID = "Config.json";
 
 let compiled: { readonly ajv: Ajv2020; readonly validate: ValidateFunction } | undefined;
 
+const require = createRequire(import.meta.url);
+
 function validator(): { readonly ajv: Ajv2020; readonly validate: ValidateFunction } {
   if (compiled) return compiled;
-  const ajv = new Ajv2020({
+  // Loaded on first use: start-up normally needs only the precompiled validator below.
+  const { Ajv2020: Ajv } = require("ajv/dist/2020.js") as typeof import("ajv/dist/2020.js");
+  const formats = require("ajv-formats") as typeof import("ajv-formats");
+  const ajv = new Ajv({
     // Every strict check throws (instead of logging), so a schema Ajv would misread fails loudly.
     strict: true,
     allErrors: true,
@@ -32,11 +37,33 @@ function validator(): { readonly ajv: Ajv2020; readonly validate: ValidateFuncti
   return compiled;
 }
 
+/**
+ * The same validator, compiled at build time (`tools/build-assets.mjs` writes it beside this
+ * module in dist/ with Ajv's standalone code): compiling the schema costs ~150 ms of start-up.
+ * Absent when running from sources; then the schema is compiled here.
+ */
+let precompiled: ValidateFunction | null | undefined;
+
+function fastValidator(): ValidateFunction | undefined {
+  if (precompiled === undefined) {
+    try {
+      const loaded = require("./config.validator.cjs") as ValidateFunction | { default: ValidateFunction };
+      precompiled = typeof loaded === "function" ? loaded : loaded.default;
+    } catch {
+      precompiled = null;
+    }
+  }
+  return precompiled ?? undefined;
+}
+
 /** Validates one parsed file. On success the value is returned unchanged (no defaults are filled in). */
 export function validateConfig(value: unknown, file: string): ConfigResult<Config> {
-  const { ajv, validate } = validator();
-  if (!validate(value)) {
-    return { ok: false, error: pickError(ajv, validate.errors ?? [], file) };
+  const fast = fastValidator();
+  // A file the fast validator rejects is re-checked with the full Ajv instance, which also
+  // resolves the references `pickError` needs to word the error.
+  if (!fast?.(value)) {
+    const { ajv, validate } = validator();
+    if (!validate(value)) return { ok: false, error: pickError(ajv, validate.errors ?? [], file) };
   }
   const config = value as Config;
   const duplicate = duplicateMcpServer(config, file);
