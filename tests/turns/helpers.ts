@@ -1,18 +1,25 @@
 // Shared pieces of the Turn suites: a raw SSE reader (every event checked against the contract),
-// typed API shortcuts over a ModelHarness, and a gate for holding a scripted model answer until
+// typed API shortcuts over a ModelHarness or a `serve` process, and a gate for holding a scripted model answer until
 // the test releases it (synchronisation on events, never on sleeps).
 import { randomUUID } from "node:crypto";
 import { expect } from "vitest";
-import { sdk, type PromptReceipt, type Session, type Turn, type TurnStreamEvent } from "../../clients/index.js";
-import type { RecordedRequest, ScriptedResponse } from "../../tools/test-model/index.js";
+import { sdk, type PromptReceipt, type Session, type Turn, type TurnStreamEvent, type ZeClient } from "../../clients/index.js";
+import type { RecordedRequest, ScriptedResponse, TestModel } from "../../tools/test-model/index.js";
 import { failure, ok } from "../support/calls.js";
 import { checkSseEvent } from "../support/contract.js";
-import type { ModelHarness } from "../support/model.js";
+import { networkClient, networkFetch, startServe, type ServeProcess, type TempHome } from "../support/harness.js";
+import { TEST_MODEL, testProviderConfig, writeGlobalConfig } from "../support/model.js";
 
 export const server = "local";
 export const CLIENT = "test-client";
 
 type Fetch = (request: Request) => Promise<Response>;
+
+/** What the API shortcuts need: the generated client and a raw (contract-checked) fetch. A ModelHarness is one; so is a `serve` process. */
+export interface Api {
+  readonly api: ZeClient;
+  readonly fetch: Fetch;
+}
 
 /** A promise with its resolver, for holding a scripted model answer. */
 export interface Deferred<T> {
@@ -31,7 +38,7 @@ export function deferred<T = void>(): Deferred<T> {
  * the test releases it: `held(n)` resolves when the n-th held request arrives, `release(n)`
  * lets it answer.
  */
-export function holdReplies(h: ModelHarness, respond: (request: RecordedRequest, index: number) => ScriptedResponse) {
+export function holdReplies(h: { readonly model: TestModel }, respond: (request: RecordedRequest, index: number) => ScriptedResponse) {
   const gates: Deferred<void>[] = [];
   const arrivals: Deferred<RecordedRequest>[] = [];
   const gate = (index: number): Deferred<void> => (gates[index] ??= deferred());
@@ -159,15 +166,15 @@ export async function openSse<T extends { type: string }>(
 
 export const turnPath = (sessionId: string, turnId: string): string => `/v1/servers/${server}/sessions/${sessionId}/turns/${turnId}/events`;
 
-/** The Turn stream, from `afterRevision` (0 replays every durable event) unless told otherwise. */
-export function watchTurn(h: ModelHarness, sessionId: string, turnId: string, afterRevision: number | undefined = 0, headers: Record<string, string> = {}) {
-  const query = afterRevision !== undefined ? `?afterRevision=${afterRevision}` : "";
-  return openSse<TurnStreamEvent>(h.fetch, "http://localhost", `${turnPath(sessionId, turnId)}${query}`, headers);
+/** The Turn stream after `afterRevision` (0 replays every durable event); `null` starts at the current snapshot. */
+export function watchTurn(h: Api, sessionId: string, turnId: string, afterRevision: number | null = 0, headers: Record<string, string> = {}) {
+  const query = afterRevision !== null ? `?afterRevision=${afterRevision}` : "";
+  return openSse<TurnStreamEvent>(h.fetch, h.api.baseUrl, `${turnPath(sessionId, turnId)}${query}`, headers);
 }
 
 /** Waits (on the Turn stream, durable events replayed) for the first event of `type` that satisfies `predicate`. */
 export async function waitForTurnEvent<K extends TurnStreamEvent["type"]>(
-  h: ModelHarness,
+  h: Api,
   sessionId: string,
   turnId: string,
   type: K,
@@ -188,7 +195,7 @@ export async function waitForTurnEvent<K extends TurnStreamEvent["type"]>(
  * Watches a Turn from revision 0 to its end: every durable event replayed plus live ones.
  * Asserts the stream shape (snapshot first, exactly one `turn.finished`, last, then the end).
  */
-export async function runToEnd(h: ModelHarness, sessionId: string, turnId: string): Promise<{ events: TurnStreamEvent[]; turn: Turn }> {
+export async function runToEnd(h: Api, sessionId: string, turnId: string): Promise<{ events: TurnStreamEvent[]; turn: Turn }> {
   const stream = await watchTurn(h, sessionId, turnId, 0);
   const events = await stream.rest();
   expect(events[0]?.type).toBe("turn.snapshot");
@@ -200,44 +207,45 @@ export async function runToEnd(h: ModelHarness, sessionId: string, turnId: strin
 // -------------------------------------------------------------------------------------------
 // API shortcuts
 
-export const getTurn = async (h: ModelHarness, sessionId: string, turnId: string): Promise<Turn> =>
+export const getTurn = async (h: Api, sessionId: string, turnId: string): Promise<Turn> =>
   (await ok(sdk.getTurn({ client: h.api.client, path: { server, sessionId, turnId } }))).turn;
 
-export const getSession = async (h: ModelHarness, sessionId: string): Promise<Session> =>
+export const getSession = async (h: Api, sessionId: string): Promise<Session> =>
   (await ok(sdk.getSession({ client: h.api.client, path: { server, sessionId } }))).session;
 
-export function submitCall(h: ModelHarness, sessionId: string, body: unknown, clientId: string | undefined = CLIENT) {
+/** submitPrompt; `clientId: null` leaves the client-id header out. */
+export function submitCall(h: Api, sessionId: string, body: unknown, clientId: string | null = CLIENT) {
   return sdk.submitPrompt({
     client: h.api.client,
     path: { server, sessionId },
-    headers: (clientId !== undefined ? { "x-ze-harness-client-id": clientId } : {}) as never,
+    headers: (clientId !== null ? { "x-ze-harness-client-id": clientId } : {}) as never,
     body: body as never,
   });
 }
 
 export const text = (value: string) => [{ type: "text" as const, text: value }];
 
-export async function queue(h: ModelHarness, sessionId: string, prompt: string, extra: Record<string, unknown> = {}): Promise<PromptReceipt & { delivery: "queue" }> {
+export async function queue(h: Api, sessionId: string, prompt: string, extra: Record<string, unknown> = {}): Promise<PromptReceipt & { delivery: "queue" }> {
   const body = { delivery: "queue", turnId: randomUUID(), prompt: text(prompt), ...extra };
   return (await ok(submitCall(h, sessionId, body))).receipt as PromptReceipt & { delivery: "queue" };
 }
 
-export async function steer(h: ModelHarness, sessionId: string, expectedTurnId: string, prompt: string, steerId: string = randomUUID()) {
+export async function steer(h: Api, sessionId: string, expectedTurnId: string, prompt: string, steerId: string = randomUUID()) {
   const body = { delivery: "steer", steerId, expectedTurnId, prompt: text(prompt) };
   return (await ok(submitCall(h, sessionId, body))).receipt as PromptReceipt & { delivery: "steer" };
 }
 
-export const steerFailure = (h: ModelHarness, sessionId: string, expectedTurnId: string, prompt: string, steerId: string = randomUUID()) =>
+export const steerFailure = (h: Api, sessionId: string, expectedTurnId: string, prompt: string, steerId: string = randomUUID()) =>
   failure(submitCall(h, sessionId, { delivery: "steer", steerId, expectedTurnId, prompt: text(prompt) }));
 
-export const cancel = async (h: ModelHarness, sessionId: string, turnId: string, reason?: string): Promise<Turn> =>
+export const cancel = async (h: Api, sessionId: string, turnId: string, reason?: string): Promise<Turn> =>
   (await ok(sdk.cancelTurn({ client: h.api.client, path: { server, sessionId, turnId }, body: reason !== undefined ? { reason } : {} }))).turn;
 
-export async function listTurns(h: ModelHarness, sessionId: string, query: Record<string, string> = {}) {
+export async function listTurns(h: Api, sessionId: string, query: Record<string, string> = {}) {
   return ok(sdk.listSessionTurns({ client: h.api.client, path: { server, sessionId }, query }));
 }
 
-export const replyPermission = (h: ModelHarness, sessionId: string, requestId: string, reply: "once" | "always" | "reject", message?: string) =>
+export const replyPermission = (h: Api, sessionId: string, requestId: string, reply: "once" | "always" | "reject", message?: string) =>
   sdk.replyPermission({
     client: h.api.client,
     path: { server, sessionId, permissionRequestId: requestId },
@@ -246,3 +254,27 @@ export const replyPermission = (h: ModelHarness, sessionId: string, requestId: s
 
 /** Every text the model saw in a request body, whatever the protocol (for "the model sees X"). */
 export const seen = (request: RecordedRequest | undefined): string => JSON.stringify(request?.body ?? null);
+
+// -------------------------------------------------------------------------------------------
+// A real `serve` process wired to an in-process test model
+
+export interface ServedModel extends Api {
+  readonly url: string;
+  readonly process: ServeProcess;
+}
+
+/**
+ * Starts the built binary's `serve` on `database` in `home`, whose global config points at
+ * `model` (written into the home's XDG config dir). Run `npm run build` first.
+ */
+export async function serveWithModel(home: TempHome, model: TestModel, database: string, config: Record<string, unknown> = {}): Promise<ServedModel> {
+  writeGlobalConfig(home, { model: TEST_MODEL, providers: testProviderConfig(model), ...config });
+  const started = await startServe(["--database", database], home.env, home.root);
+  return { url: started.url, process: started, api: networkClient(started.url), fetch: networkFetch };
+}
+
+export async function createSession(h: Api, body: Record<string, unknown> = {}): Promise<string> {
+  const sessionId = randomUUID();
+  await ok(sdk.createSession({ client: h.api.client, path: { server, sessionId }, body }));
+  return sessionId;
+}

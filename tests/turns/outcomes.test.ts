@@ -128,6 +128,20 @@ describe("failed Turns and retries", () => {
     expect(h.model.requests[1]!.body).toEqual(h.model.requests[0]!.body);
   });
 
+  it.each([
+    ["a 429 with retry-after", { error: { status: 429, headers: { "retry-after": "0" } } }],
+    ["a 503", { error: { status: 503 } }],
+    ["a connection dropped before any response", { events: [{ type: "drop" as const }] }],
+  ])("retries %s and completes", async (_name, rejected) => {
+    const h = await start();
+    h.model.enqueue(rejected, { events: [{ type: "text", text: "Second time lucky." }] });
+    const sessionId = await h.createSession();
+    const { turnId } = await queue(h, sessionId, "Hello");
+    const { turn } = await runToEnd(h, sessionId, turnId);
+    expect(turn.outcome).toEqual({ kind: "completed", turnId, text: "Second time lucky." });
+    expect(h.model.requests).toHaveLength(2);
+  });
+
   it("does not retry an attempt that failed after output (a dropped stream)", async () => {
     const h = await start();
     h.model.enqueue({ events: [{ type: "text", text: "Partial answer" }, { type: "drop" }] }, { events: [{ type: "text", text: "never" }] });
@@ -207,7 +221,8 @@ describe("limits", () => {
     expect(ofType(events, "turn.approval.resolved")).toEqual([expect.objectContaining({ decision: "deny", source: "timeout" })]);
     const tool = turn.parts.find((part) => part.type === "tool")!;
     expect(tool.approval).toMatchObject({ state: "resolved", decision: "deny", source: "timeout" });
-    expect(tool.state).not.toBe("requested");
+    expect(tool.state).toBe("failed");
+    expect(ofType(events, "turn.tool.completed")).toEqual([expect.objectContaining({ ok: false, partId: tool.id })]);
     expect(h.model.requests).toHaveLength(1);
   });
 
@@ -253,6 +268,8 @@ describe("cancelled Turns", () => {
     expect(cancelled.outcome).toEqual({ kind: "cancelled", turnId: second.turnId, reason: "not needed" });
     expect(cancelled.cancellation).toEqual({ reason: "not needed", requestedAt: expect.any(Number) });
     expect(cancelled.startedAt).toBeUndefined();
+    // Like every settled Turn, it accepts no steering input.
+    expect(cancelled.steering.gate).toBe("closed");
     expect((await getTurn(h, sessionId, first.turnId)).phase).toBe("running");
     const { events } = await runToEnd(h, sessionId, second.turnId);
     expect(events.map((event) => event.type)).toEqual(["turn.snapshot", "turn.finished"]);
@@ -274,6 +291,39 @@ describe("cancelled Turns", () => {
     expect(turn.outcome).toEqual({ kind: "cancelled", turnId, reason: "changed my mind" });
     expect(turn.steering.gate).toBe("closed");
     expect(h.model.requests).toHaveLength(1);
+  });
+
+  it("cancels a Turn waiting on a permission request; the tool call settles as interrupted on the stream", async () => {
+    const h = await start();
+    h.model.enqueue({ events: [{ type: "tool_call", name: "read", arguments: { filePath: join(h.home.dir, "elsewhere.txt") } }] });
+    const sessionId = await h.createSession();
+    const { turnId } = await queue(h, sessionId, "Read elsewhere");
+    await waitForTurnEvent(h, sessionId, turnId, "turn.approval.requested");
+    await cancel(h, sessionId, turnId, "never mind");
+    const { events, turn } = await runToEnd(h, sessionId, turnId);
+    expect(turn.outcome).toEqual({ kind: "cancelled", turnId, reason: "never mind" });
+    const tool = turn.parts.find((part) => part.type === "tool")!;
+    expect(tool).toMatchObject({ state: "failed", fault: { code: "interrupted" } });
+    const completed = ofType(events, "turn.tool.completed");
+    expect(completed).toEqual([expect.objectContaining({ ok: false, partId: tool.id, part: tool })]);
+    expect(events.indexOf(completed[0]!)).toBe(events.length - 2);
+    expect(h.model.requests).toHaveLength(1);
+  });
+
+  it("cancels a Turn while its shell tool runs: the command is stopped and the call settles as interrupted", async () => {
+    const h = await start();
+    h.model.enqueue({ events: [{ type: "tool_call", name: "shell", arguments: { command: "echo started; sleep 30" } }] });
+    const sessionId = await h.createSession();
+    const { turnId } = await queue(h, sessionId, "Run something slow");
+    await waitForTurnEvent(h, sessionId, turnId, "turn.tool.activity");
+    const cancelledAt = Date.now();
+    await cancel(h, sessionId, turnId);
+    const { events, turn } = await runToEnd(h, sessionId, turnId);
+    expect(Date.now() - cancelledAt).toBeLessThan(10_000);
+    expect(turn.phase).toBe("cancelled");
+    expect(turn.outcome).toEqual({ kind: "cancelled", turnId });
+    expect(turn.parts.find((part) => part.type === "tool")).toMatchObject({ toolId: "shell", state: "failed", fault: { code: "interrupted" } });
+    expect(ofType(events, "turn.tool.completed")).toEqual([expect.objectContaining({ ok: false, toolId: "shell" })]);
   });
 
   it("cancel is idempotent: on a finished Turn it returns the Turn unchanged", async () => {

@@ -137,9 +137,13 @@ export class EventStreams {
             lastSentAt = Date.now();
             if (row.type === "turn.finished") finished = true;
           }
-          if (rows.length === 0 && !woke && Date.now() - lastSentAt >= timing.heartbeatMs) {
-            send({ type: "turn.heartbeat", revision: sent }, sent);
-            lastSentAt = Date.now();
+          if (rows.length === 0 && !woke) {
+            // Deleting a Session deletes its Turns: the stream ends (a reconnect answers 404).
+            if (!(await store.getTurnById(this.storage, turnId))) return;
+            if (Date.now() - lastSentAt >= timing.heartbeatMs) {
+              send({ type: "turn.heartbeat", revision: sent }, sent);
+              lastSentAt = Date.now();
+            }
           }
         }
       },

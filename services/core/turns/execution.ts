@@ -168,6 +168,10 @@ export class TurnExecution {
   private commit(events: NewTurnEvent[], patch?: TurnPatch): Promise<void> {
     const parts = [...this.dirty].sort((a, b) => a - b).map((ordinal) => ({ ordinal, data: this.parts[ordinal] }));
     this.dirty.clear();
+    // Streamed content swept into another change (e.g. a `turn.usage`) is announced by a snapshot,
+    // as a flush would: observers without live deltas (the server stream) see it only that way.
+    const content = parts.some(({ data }) => data?.type === "text" || data?.type === "reasoning" || data?.type === "refusal");
+    if (content && !events.some((event) => event.type === "turn.snapshot")) events = [{ type: "turn.snapshot", data: null }, ...events];
     const next = this.writes.then(async () => {
       if (this.stop?.kind === "lost") return;
       const result = await store.changeTurn(this.deps.storage, this.turn.id, {
@@ -824,10 +828,14 @@ export class TurnExecution {
         undeliveredReason = "turn_failed";
         break;
     }
-    // Tool calls that never finished fail as interrupted; the transcript answers every call.
+    // Tool calls that never finished fail as interrupted (each announced as settled, like any
+    // other tool completion); the transcript answers every call.
+    const interrupted: NewTurnEvent[] = [];
     for (const [ordinal, part] of this.parts.entries()) {
       if (part.type === "tool" && part.state === "requested") {
-        this.setPart(ordinal, { ...part, state: "failed", fault: fault("interrupted", "The tool call was interrupted"), completedAt });
+        const settled: ToolTurnPart = { ...part, state: "failed", fault: fault("interrupted", "The tool call was interrupted"), completedAt };
+        this.setPart(ordinal, settled);
+        interrupted.push({ type: "turn.tool.completed", data: { ...this.toolFields(settled), ok: false, part: settled } });
       }
     }
     const answered = new Set(this.transcript.filter((message) => message.role === "tool").map((message) => (message as ToolResultMessage).toolCallId));
@@ -851,7 +859,7 @@ export class TurnExecution {
       await store.changeTurn(tx, this.turn.id, {
         patch: { phase, outcome, completedAt, steeringGate: "closed", messages: this.fullTranscriptForStorage(), ...(this.usage ? { usage: this.usage } : {}) },
         parts,
-        events: [{ type: "turn.finished", data: { outcome, completedAt } }],
+        events: [...interrupted, { type: "turn.finished", data: { outcome, completedAt } }],
         expectOwner: this.deps.instance,
         expectPhases: ["running"],
       });

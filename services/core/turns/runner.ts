@@ -4,7 +4,7 @@
 // accepted work is never lost and never run twice.
 import { randomUUID } from "node:crypto";
 import { isAbsolute, resolve } from "node:path";
-import type { Steer, TurnOutcome, TurnPart } from "../../../generated/client/types.gen.js";
+import type { Steer, ToolTurnPart, TurnOutcome, TurnPart } from "../../../generated/client/types.gen.js";
 import type { ModelMessage } from "../../providers/index.js";
 import { getSessionById, turns as store, type StorageHandle, type TurnRow } from "../../storage/index.js";
 import type { AnyToolDefinition } from "../../tools/index.js";
@@ -212,12 +212,22 @@ export class TurnRunner {
         .filter((part) => (part.data as TurnPart).type === "tool" && (part.data as { state: string }).state === "requested")
         .map((part) => ({
           ordinal: part.ordinal,
-          data: { ...(part.data as object), state: "failed", fault: { code: "process_lost", message: "The process running this tool call stopped" }, completedAt: now },
+          data: {
+            ...(part.data as ToolTurnPart),
+            state: "failed" as const,
+            fault: { code: "process_lost", message: "The process running this tool call stopped" },
+            completedAt: now,
+          },
         }));
+      // Each failed tool call is announced as settled, like any other tool completion.
+      const settledTools = parts.map(({ data }) => ({
+        type: "turn.tool.completed",
+        data: { partId: data.id, toolId: data.toolId, toolCallId: data.toolCallId, ok: false, part: data },
+      }));
       await store.changeTurn(tx, row.id, {
         patch: { phase: "failed", outcome, completedAt: now, steeringGate: "closed" },
         parts,
-        events: [{ type: "turn.finished", data: { outcome, completedAt: now } }],
+        events: [...settledTools, { type: "turn.finished", data: { outcome, completedAt: now } }],
         expectPhases: ["running"],
       });
       return true;

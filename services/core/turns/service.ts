@@ -241,7 +241,7 @@ export class TurnService {
     if (row.phase === "pending") {
       const outcome = { kind: "cancelled" as const, turnId, ...(reason !== undefined ? { reason } : {}) };
       const changed = await store.changeTurn(this.storage, turnId, {
-        patch: { phase: "cancelled", cancellation, outcome, completedAt: requestedAt },
+        patch: { phase: "cancelled", cancellation, outcome, completedAt: requestedAt, steeringGate: "closed" },
         events: [{ type: "turn.finished", data: { outcome, completedAt: requestedAt } }],
         expectPhases: ["pending"],
       });
