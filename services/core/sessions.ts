@@ -15,6 +15,7 @@ import * as store from "../storage/index.js";
 import type { SessionRow, SavedPermissionRow } from "../storage/index.js";
 import { resolveProjectId } from "../workspace/project.js";
 import { resolveWorkdir } from "../workspace/workdir.js";
+import type { ActivityHub } from "./events/hub.js";
 import { conflict, notFound, validationFailure } from "./failure.js";
 
 export interface SessionServiceOptions {
@@ -22,6 +23,10 @@ export interface SessionServiceOptions {
   /** Session workdirs resolve inside this directory. */
   readonly serverRoot: string;
   readonly now?: () => number;
+  /** Announces Session changes to live watchers (the server stream). */
+  readonly hub?: ActivityHub;
+  /** Stops local work of deleted Sessions (their rows are gone; nothing is left to settle). */
+  readonly onDeleted?: (sessionIds: readonly string[]) => void;
 }
 
 /** A stable hash of a request body: key order does not matter, values do. */
@@ -84,11 +89,19 @@ export class SessionService {
   private readonly storage: StorageHandle;
   private readonly serverRoot: string;
   private readonly now: () => number;
+  private readonly hub: ActivityHub | undefined;
+  private readonly onDeleted: (sessionIds: readonly string[]) => void;
 
   constructor(options: SessionServiceOptions) {
     this.storage = options.storage;
     this.serverRoot = options.serverRoot;
     this.now = options.now ?? Date.now;
+    this.hub = options.hub;
+    this.onDeleted = options.onDeleted ?? (() => {});
+  }
+
+  private announce(server: string, sessionIds: readonly string[]): void {
+    for (const id of sessionIds) this.hub?.changed(server, id);
   }
 
   private async row(server: string, id: string): Promise<SessionRow> {
@@ -100,6 +113,7 @@ export class SessionService {
   /** An update that found no row means the Session was deleted meanwhile. */
   private updated(id: string, row: SessionRow | undefined): Session {
     if (!row) throw sessionNotFound(id);
+    this.announce(row.server, [id]);
     return toSession(row);
   }
 
@@ -128,6 +142,7 @@ export class SessionService {
         updatedAt: now,
         createRequestHash: hash,
       });
+      this.announce(server, [id]);
       return toSession(row);
     } catch (error) {
       // A concurrent create of the same id won the insert: answer as a replay would.
@@ -161,12 +176,16 @@ export class SessionService {
       if (await store.isRetired(this.storage, server, id)) return { sessionId: id };
       throw sessionNotFound(id);
     }
-    await store.deleteSession(this.storage, server, id, this.now());
+    const deleted = await store.deleteSession(this.storage, server, id, this.now());
+    this.onDeleted(deleted);
+    this.announce(server, deleted);
     return { sessionId: id };
   }
 
   async deleteServer(server: string, projectId?: string): Promise<{ server: string; sessionIds: string[] }> {
     const sessionIds = await store.deleteServer(this.storage, server, this.now(), projectId);
+    this.onDeleted(sessionIds);
+    this.announce(server, sessionIds);
     return { server, sessionIds };
   }
 

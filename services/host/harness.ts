@@ -122,7 +122,12 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
           ...(config.contentFlushMillis !== undefined ? { flushMs: config.contentFlushMillis } : {}),
           ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
         });
-  const sessions = new SessionService({ storage, serverRoot: options.serverRoot });
+  const sessions = new SessionService({
+    storage,
+    serverRoot: options.serverRoot,
+    hub,
+    ...(runner ? { onDeleted: (ids: readonly string[]) => runner.abandonSessions(ids) } : {}),
+  });
   const turns = new TurnService({
     storage,
     config,

@@ -221,7 +221,8 @@ describe("limits", () => {
     expect(ofType(events, "turn.approval.resolved")).toEqual([expect.objectContaining({ decision: "deny", source: "timeout" })]);
     const tool = turn.parts.find((part) => part.type === "tool")!;
     expect(tool.approval).toMatchObject({ state: "resolved", decision: "deny", source: "timeout" });
-    expect(tool.state).toBe("failed");
+    expect(tool.state).toBe("denied");
+    expect(tool.fault).toMatchObject({ code: "approval_timeout" });
     expect(ofType(events, "turn.tool.completed")).toEqual([expect.objectContaining({ ok: false, partId: tool.id })]);
     expect(h.model.requests).toHaveLength(1);
   });
@@ -304,6 +305,9 @@ describe("cancelled Turns", () => {
     expect(turn.outcome).toEqual({ kind: "cancelled", turnId, reason: "never mind" });
     const tool = turn.parts.find((part) => part.type === "tool")!;
     expect(tool).toMatchObject({ state: "failed", fault: { code: "interrupted" } });
+    // The pending request does not outlive the Turn: it resolves as denied by the Turn's end.
+    expect(tool.type === "tool" && tool.approval).toMatchObject({ state: "resolved", decision: "deny", source: "terminal" });
+    expect(ofType(events, "turn.approval.resolved")).toEqual([expect.objectContaining({ decision: "deny", source: "terminal" })]);
     const completed = ofType(events, "turn.tool.completed");
     expect(completed).toEqual([expect.objectContaining({ ok: false, partId: tool.id, part: tool })]);
     expect(events.indexOf(completed[0]!)).toBe(events.length - 2);

@@ -39,6 +39,7 @@ import {
 import type { ActivityHub } from "../events/hub.js";
 import { evaluateProjection } from "../permissions/index.js";
 import type { ModelGateway } from "./gateway.js";
+import { closeToolPart } from "./settle.js";
 
 /** AGENTS.md is applied up to this many bytes. */
 export const MAX_INSTRUCTIONS_BYTES = 50 * 1024;
@@ -140,6 +141,10 @@ export class TurnExecution {
 
   get id(): string {
     return this.turn.id;
+  }
+
+  get sessionId(): string {
+    return this.turn.sessionId;
   }
 
   get signal(): AbortSignal {
@@ -708,8 +713,18 @@ export class TurnExecution {
     if (!settled) {
       const now = this.deps.now();
       const current = this.parts[ordinal] as ToolTurnPart;
-      this.setPart(ordinal, { ...current, approval: { state: "resolved", request, requestedAt, resolvedAt: now, decision: "deny", source: "timeout" } });
-      await this.commit([{ type: "turn.approval.resolved", data: { ...this.toolFields(current), requestId: request.id, decision: "deny", source: "timeout", resolvedAt: now } }]);
+      const denied: ToolTurnPart = {
+        ...current,
+        state: "denied",
+        fault: fault("approval_timeout", `No reply to the permission request within ${timeout} ms`),
+        completedAt: now,
+        approval: { state: "resolved", request, requestedAt, resolvedAt: now, decision: "deny", source: "timeout" },
+      };
+      this.setPart(ordinal, denied);
+      await this.commit([
+        { type: "turn.approval.resolved", data: { ...this.toolFields(current), requestId: request.id, decision: "deny", source: "timeout", resolvedAt: now } },
+        { type: "turn.tool.completed", data: { ...this.toolFields(current), ok: false, part: denied } },
+      ]);
       throw new StopSignal({
         kind: "limit",
         limit: { name: "approval_wait", origin: limitOrigin(this.policy.approval.timeoutMs), value: timeout!, unit: "milliseconds" },
@@ -833,9 +848,9 @@ export class TurnExecution {
     const interrupted: NewTurnEvent[] = [];
     for (const [ordinal, part] of this.parts.entries()) {
       if (part.type === "tool" && part.state === "requested") {
-        const settled: ToolTurnPart = { ...part, state: "failed", fault: fault("interrupted", "The tool call was interrupted"), completedAt };
-        this.setPart(ordinal, settled);
-        interrupted.push({ type: "turn.tool.completed", data: { ...this.toolFields(settled), ok: false, part: settled } });
+        const closed = closeToolPart(part, fault("interrupted", "The tool call was interrupted"), completedAt);
+        this.setPart(ordinal, closed.part);
+        interrupted.push(...closed.events);
       }
     }
     const answered = new Set(this.transcript.filter((message) => message.role === "tool").map((message) => (message as ToolResultMessage).toolCallId));

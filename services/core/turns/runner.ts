@@ -6,11 +6,12 @@ import { randomUUID } from "node:crypto";
 import { isAbsolute, resolve } from "node:path";
 import type { Steer, ToolTurnPart, TurnOutcome, TurnPart } from "../../../generated/client/types.gen.js";
 import type { ModelMessage } from "../../providers/index.js";
-import { getSessionById, turns as store, type StorageHandle, type TurnRow } from "../../storage/index.js";
+import { getSessionById, turns as store, type NewTurnEvent, type StorageHandle, type TurnRow } from "../../storage/index.js";
 import type { AnyToolDefinition } from "../../tools/index.js";
 import type { ActivityHub } from "../events/hub.js";
 import { TurnExecution } from "./execution.js";
 import type { ModelGateway } from "./gateway.js";
+import { closeToolPart } from "./settle.js";
 
 export interface TurnRunnerOptions {
   readonly storage: StorageHandle;
@@ -84,6 +85,12 @@ export class TurnRunner {
   /** Asks the local execution of `turnId` to stop as cancelled (no-op when it runs elsewhere). */
   interrupt(turnId: string, reason?: string): void {
     this.executions.get(turnId)?.execution.cancel(reason);
+  }
+
+  /** Stops local executions of deleted Sessions; their rows are gone, so nothing is written. */
+  abandonSessions(sessionIds: readonly string[]): void {
+    const deleted = new Set(sessionIds);
+    for (const { execution } of this.executions.values()) if (deleted.has(execution.sessionId)) execution.interrupt({ kind: "lost" });
   }
 
   /** Waits for a Turn this runner is executing to settle (tests and one-shot runs). */
@@ -208,22 +215,15 @@ export class TurnRunner {
         tx,
         steers.map((steer) => ({ steerId: steer.steerId, data: { ...steer, state: { state: "undelivered", reason: "process_lost", undeliveredAt: now } } })),
       );
-      const parts = (await store.listParts(tx, [row.id]))
-        .filter((part) => (part.data as TurnPart).type === "tool" && (part.data as { state: string }).state === "requested")
-        .map((part) => ({
-          ordinal: part.ordinal,
-          data: {
-            ...(part.data as ToolTurnPart),
-            state: "failed" as const,
-            fault: { code: "process_lost", message: "The process running this tool call stopped" },
-            completedAt: now,
-          },
-        }));
-      // Each failed tool call is announced as settled, like any other tool completion.
-      const settledTools = parts.map(({ data }) => ({
-        type: "turn.tool.completed",
-        data: { partId: data.id, toolId: data.toolId, toolCallId: data.toolCallId, ok: false, part: data },
-      }));
+      const parts: { ordinal: number; data: ToolTurnPart }[] = [];
+      const settledTools: NewTurnEvent[] = [];
+      for (const part of await store.listParts(tx, [row.id])) {
+        const data = part.data as TurnPart;
+        if (data.type !== "tool" || data.state !== "requested") continue;
+        const closed = closeToolPart(data, { code: "process_lost", message: "The process running this tool call stopped" }, now);
+        parts.push({ ordinal: part.ordinal, data: closed.part });
+        settledTools.push(...closed.events);
+      }
       await store.changeTurn(tx, row.id, {
         patch: { phase: "failed", outcome, completedAt: now, steeringGate: "closed" },
         parts,
