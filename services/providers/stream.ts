@@ -2,9 +2,6 @@
 // adapter for the model's protocol, runs it under one `Attempt` (deadline, wire bounds, abort),
 // tracks whether output has started, and turns anything thrown into a `ProviderFailure`.
 // No retries here: every SDK runs with `maxRetries: 0`; retrying is the Turn loop's decision.
-import { streamChat } from "./adapters/chat.js";
-import { streamMessages } from "./adapters/messages.js";
-import { streamResponses } from "./adapters/responses.js";
 import type { ModelRequest, ModelStreamEvent } from "./events.js";
 import { ProviderFailure } from "./failure.js";
 import type { ModelProtocol } from "./protocol.js";
@@ -12,10 +9,11 @@ import { Attempt } from "./wire.js";
 
 type Adapter = (request: ModelRequest, attempt: Attempt) => AsyncGenerator<ModelStreamEvent>;
 
-const ADAPTERS: Readonly<Record<ModelProtocol, Adapter>> = {
-  chat: streamChat,
-  responses: streamResponses,
-  messages: streamMessages,
+/** Adapters load on first use: each pulls in its SDK (Anthropic's alone costs ~450 ms to import). */
+const ADAPTERS: Readonly<Record<ModelProtocol, () => Promise<Adapter>>> = {
+  chat: async () => (await import("./adapters/chat.js")).streamChat,
+  responses: async () => (await import("./adapters/responses.js")).streamResponses,
+  messages: async () => (await import("./adapters/messages.js")).streamMessages,
 };
 
 const CONTENT = new Set<ModelStreamEvent["type"]>(["text.delta", "reasoning.delta", "reasoning.end", "refusal.delta", "tool_call"]);
@@ -39,7 +37,8 @@ export async function* streamModel(request: ModelRequest): AsyncGenerator<ModelS
   }
   const attempt = new Attempt(request);
   try {
-    for await (const event of ADAPTERS[model.protocol](request, attempt)) {
+    const adapter = await ADAPTERS[model.protocol]();
+    for await (const event of adapter(request, attempt)) {
       if (CONTENT.has(event.type)) attempt.outputStarted = true;
       yield event;
     }

@@ -11,14 +11,32 @@
 //   provider's static headers, and the authentication rule — so ambient SDK environment
 //   (OPENAI_CUSTOM_HEADERS, organization headers, ANTHROPIC_* variables) never reaches a request.
 // - classification of whatever was thrown into a `ProviderFailure`, with secret-free messages.
-import Anthropic from "@anthropic-ai/sdk";
-import OpenAI from "openai";
+import type Anthropic from "@anthropic-ai/sdk";
+import type OpenAI from "openai";
 import type { ModelRequest } from "./events.js";
 import { ProviderFailure, isProviderFailure, kindOfCode, kindOfStatus, retryAfterOf, safeText, type ProviderFailureKind } from "./failure.js";
 import type { Authentication } from "./protocol.js";
 import type { Secret } from "./secret.js";
 
 /** 1 MiB: the largest single SSE event or HTTP error body an attempt accepts. */
+
+type SdkApiError = InstanceType<typeof OpenAI.APIError> | InstanceType<typeof Anthropic.APIError>;
+
+/** The error classes of one SDK (both SDKs expose the same four). */
+export interface SdkErrorClasses {
+  readonly APIUserAbortError: abstract new (...args: never[]) => Error;
+  readonly APIConnectionTimeoutError: abstract new (...args: never[]) => Error;
+  readonly APIConnectionError: abstract new (...args: never[]) => Error;
+  readonly APIError: abstract new (...args: never[]) => Error;
+}
+
+const sdkErrors: SdkErrorClasses[] = [];
+
+/** Called by each adapter module as it loads, so `classify` knows its SDK's errors. */
+export function registerSdkErrors(classes: SdkErrorClasses): void {
+  if (!sdkErrors.includes(classes)) sdkErrors.push(classes);
+}
+
 export const WIRE_LIMIT_BYTES = 1024 * 1024;
 
 /** The SDK timeout: effectively none (the attempt deadline is ours). setTimeout's maximum. */
@@ -99,24 +117,27 @@ export class Attempt {
     return new ProviderFailure({ kind, message: `${this.label}: ${message}`, beforeOutput: !this.outputStarted, ...extra });
   }
 
-  /** Any thrown value → the attempt's `ProviderFailure`. */
+  /**
+   * Any thrown value → the attempt's `ProviderFailure`. The SDKs' error classes come from the
+   * adapters that loaded them (`registerSdkErrors`): only a loaded adapter can throw them.
+   */
   classify(error: unknown): ProviderFailure {
     const beforeOutput = !this.outputStarted;
     if (this.#failure !== undefined) return this.#failure.withBeforeOutput(this.#failure.beforeOutput && beforeOutput);
     if (this.#userSignal.aborted) return this.fail("aborted", "the model request was cancelled");
     if (isProviderFailure(error)) return error.withBeforeOutput(beforeOutput);
-    if (error instanceof OpenAI.APIUserAbortError || error instanceof Anthropic.APIUserAbortError) {
+    if (sdkErrors.some((sdk) => error instanceof sdk.APIUserAbortError)) {
       return this.fail("aborted", "the model request was cancelled");
     }
-    if (error instanceof OpenAI.APIConnectionTimeoutError || error instanceof Anthropic.APIConnectionTimeoutError) {
+    if (sdkErrors.some((sdk) => error instanceof sdk.APIConnectionTimeoutError)) {
       return this.fail("timeout", "the connection timed out");
     }
-    if (error instanceof OpenAI.APIConnectionError || error instanceof Anthropic.APIConnectionError) {
+    if (sdkErrors.some((sdk) => error instanceof sdk.APIConnectionError)) {
       const cause = (error as { cause?: unknown }).cause;
       if (isProviderFailure(cause)) return cause.withBeforeOutput(beforeOutput);
       return this.fail("transport", `could not reach the provider${this.#causeCode(cause)}`);
     }
-    if (error instanceof OpenAI.APIError || error instanceof Anthropic.APIError) return this.#apiFailure(error);
+    if (sdkErrors.some((sdk) => error instanceof sdk.APIError)) return this.#apiFailure(error as SdkApiError);
     if (error instanceof SyntaxError) return this.fail("server", "the provider sent malformed stream data");
     // undici reports a cut connection as TypeError("terminated") with the socket error as its cause.
     return this.fail("transport", `the connection failed${this.#causeCode(error)}`);
@@ -131,7 +152,7 @@ export class Attempt {
     return "";
   }
 
-  #apiFailure(error: InstanceType<typeof OpenAI.APIError> | InstanceType<typeof Anthropic.APIError>): ProviderFailure {
+  #apiFailure(error: SdkApiError): ProviderFailure {
     const status = typeof error.status === "number" ? error.status : undefined;
     const body: unknown = error.error;
     // OpenAI: { error: { message, type, code } } or the inner object; Anthropic: { type: "error", error: { type, message } }.

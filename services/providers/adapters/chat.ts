@@ -18,7 +18,9 @@ import type {
 import type { ImageSource } from "../../../generated/client/types.gen.js";
 import type { FinishReason, ModelRequest, ModelStreamEvent } from "../events.js";
 import { toolResultText, type ModelMessage, type ReasoningContinuation } from "../history.js";
-import { SDK_TIMEOUT_MS, wireFetch, type Attempt } from "../wire.js";
+import { SDK_TIMEOUT_MS, wireFetch, type Attempt, registerSdkErrors } from "../wire.js";
+
+registerSdkErrors(OpenAI);
 
 type ReasoningField = "reasoning_content" | "reasoning";
 

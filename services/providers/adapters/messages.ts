@@ -18,7 +18,9 @@ import type {
 import type { ImageSource, ReasoningEffort } from "../../../generated/client/types.gen.js";
 import type { FinishReason, ModelRequest, ModelStreamEvent } from "../events.js";
 import type { ModelMessage } from "../history.js";
-import { SDK_TIMEOUT_MS, wireFetch, type Attempt } from "../wire.js";
+import { SDK_TIMEOUT_MS, wireFetch, type Attempt, registerSdkErrors } from "../wire.js";
+
+registerSdkErrors(Anthropic);
 
 /** The output cap when neither the request nor the catalog gives one (Messages requires a value). */
 export const FALLBACK_MAX_TOKENS = 4096;

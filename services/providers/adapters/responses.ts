@@ -19,8 +19,10 @@ import type { JsonValue } from "../../config/types.js";
 import type { FinishReason, ModelRequest, ModelStreamEvent } from "../events.js";
 import { kindOfCode, type ProviderFailure } from "../failure.js";
 import { toolResultText, type ModelMessage } from "../history.js";
-import { SDK_TIMEOUT_MS, wireFetch, type Attempt } from "../wire.js";
+import { SDK_TIMEOUT_MS, wireFetch, type Attempt, registerSdkErrors } from "../wire.js";
 import { imageUrl } from "./chat.js";
+
+registerSdkErrors(OpenAI);
 
 /** The history as Responses input items. */
 export function responsesInput(messages: readonly ModelMessage[], providerId: string): ResponseInputItem[] {
