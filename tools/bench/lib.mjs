@@ -25,19 +25,36 @@ export function tempHome(prefix = "ze-bench-") {
 
 /**
  * Runs a command to completion and returns its wall time in milliseconds, from just before
- * spawn to exit. Output is drained and discarded; a non-zero exit is reported, not thrown.
+ * spawn to exit. Output is drained (stdout kept only with `keepStdout`); a non-zero exit is
+ * reported, not thrown. With `timeoutMs` the child's process group is killed (SIGKILL) then, so
+ * a wrapper such as /usr/bin/time takes its command with it, and `timedOut` is set.
  */
-export function timeRun(command, args, { env, cwd }) {
+export function timeRun(command, args, { env, cwd, timeoutMs, keepStdout = false }) {
   return new Promise((resolvePromise, reject) => {
     const started = process.hrtime.bigint();
-    const child = spawn(command, args, { env, cwd, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(command, args, { env, cwd, stdio: ["ignore", "pipe", "pipe"], detached: timeoutMs !== undefined });
+    let stdout = "";
     let stderr = "";
-    child.stdout.resume();
+    let timedOut = false;
+    const timer =
+      timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            timedOut = true;
+            try {
+              process.kill(-child.pid, "SIGKILL");
+            } catch {
+              child.kill("SIGKILL");
+            }
+          }, timeoutMs);
+    if (keepStdout) child.stdout.setEncoding("utf8").on("data", (chunk) => (stdout += chunk));
+    else child.stdout.resume();
     child.stderr.setEncoding("utf8").on("data", (chunk) => (stderr += chunk));
     child.once("error", reject);
     child.once("close", (code) => {
+      clearTimeout(timer);
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      resolvePromise({ ms, code, stderr });
+      resolvePromise({ ms, code, stdout, stderr, timedOut });
     });
   });
 }
@@ -46,12 +63,12 @@ const timeBinary = "/usr/bin/time";
 export const hasGnuTime = existsSync(timeBinary);
 
 /** Peak RSS in KiB of one run via `/usr/bin/time -v`, or undefined when it is not available. */
-export async function peakRssKiB(command, args, { env, cwd }) {
+export async function peakRssKiB(command, args, { env, cwd, timeoutMs }) {
   if (!hasGnuTime) return undefined;
   const dir = mkdtempSync(join(tmpdir(), "ze-bench-time-"));
   const out = join(dir, "time.txt");
   try {
-    const { code } = await timeRun(timeBinary, ["-v", "-o", out, command, ...args], { env, cwd });
+    const { code } = await timeRun(timeBinary, ["-v", "-o", out, command, ...args], { env, cwd, timeoutMs });
     if (code !== 0 || !existsSync(out)) return undefined;
     const match = /Maximum resident set size \(kbytes\):\s*(\d+)/.exec(readFileSync(out, "utf8"));
     return match ? Number(match[1]) : undefined;

@@ -15,8 +15,9 @@
 // latency: a scripted answer of many one-word text deltas with small `delay` gaps; each word
 // carries a unique marker, stamped when the test model writes its chunk (a wrapper around
 // ServerResponse.prototype.write on the model's own responses) and when the client receives
-// the `turn.text.delta` that contains it. The baseline for that: the same markers received
-// straight through the `openai` SDK stream.
+// the `turn.text.delta` that contains it. The model holds such an answer back until the client's
+// watch of that Turn is open (live deltas are not replayed), so no word is sent to nobody. The
+// baseline for that: the same markers received straight through the `openai` SDK stream.
 //
 // Prints one JSON line on stdout with the raw samples (ms); progress goes to stderr.
 import { spawn } from "node:child_process";
@@ -37,7 +38,7 @@ const options = {
   turnsPerSession: 5,
   deltaWords: 40,
   deltaGapMs: 5,
-  deltaLeadMs: 50,
+  deltaLeadMs: 5,
   sequentialDeltaTurns: 8,
   concurrentDeltaTurns: 2,
   serveNodeArgs: [],
@@ -100,10 +101,23 @@ function deltaAnswer(seq) {
   return { events };
 }
 
+// A delta Turn's answer waits until the client watches that Turn (under load the watch can open
+// late); a seq nobody waits for (the direct baseline) is answered at once.
+const watching = new Map();
+const watched = (seq) => {
+  let resolveWatch;
+  const promise = new Promise((resolvePromise) => (resolveWatch = resolvePromise));
+  watching.set(seq, promise);
+  return () => resolveWatch();
+};
+
 const model = await startTestModel();
-model.reply((request) => {
+model.reply(async (request) => {
   const match = /^bench-delta (\d+)$/.exec(lastUserText(request.body).trim());
-  return match ? deltaAnswer(Number(match[1])) : { events: [{ type: "text", text: ANSWER }] };
+  if (!match) return { events: [{ type: "text", text: ANSWER }] };
+  const seq = Number(match[1]);
+  await watching.get(seq);
+  return deltaAnswer(seq);
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -167,7 +181,7 @@ const stampDeltas = (text, now) => {
 };
 
 /** One Turn through the harness: submit, then watch to `turn.finished`. */
-async function harnessTurn(sessionId, text) {
+async function harnessTurn(sessionId, text, onWatching = () => {}) {
   const turnId = randomUUID();
   const started = performance.now();
   await unwrap(
@@ -184,6 +198,7 @@ async function harnessTurn(sessionId, text) {
   let outcome;
   try {
     for await (const event of stream) {
+      onWatching();
       if (event.type === "turn.text.delta") stampDeltas(event.delta, performance.now());
       else if (event.type === "turn.finished") {
         outcome = event.outcome;
@@ -225,13 +240,20 @@ const latencies = (seqs) => {
 };
 
 let nextSeq = 0;
+
+/** A Turn with the many-deltas answer; returns its seq. */
+async function deltaTurn(sessionId) {
+  const seq = nextSeq++;
+  await harnessTurn(sessionId, `bench-delta ${seq}`, watched(seq));
+  return seq;
+}
 const result = { flushMs: options.flushMs ?? null, sessions: options.concurrentSessions };
 try {
   // Warm-up: the server's first Turns (JIT, prepared statements, the model connection), and the
   // request body the harness sends for a plain prompt (the baseline replays it).
   const warmSession = await createSession();
   for (let index = 0; index < options.warmupTurns; index++) await harnessTurn(warmSession, "hello");
-  await harnessTurn(warmSession, `bench-delta ${nextSeq++}`);
+  await deltaTurn(warmSession);
   const plainBody = [...model.requests].reverse().find((request) => lastUserText(request.body) === "hello")?.body;
   if (!plainBody) throw new Error("the harness sent no model request for the plain prompt");
   for (let index = 0; index < options.warmupTurns; index++) await directStream(plainBody);
@@ -271,9 +293,7 @@ try {
       const directSeq = nextSeq++;
       direct.push(directSeq);
       await directStream(deltaBody(directSeq));
-      const harnessSeq = nextSeq++;
-      harness.push(harnessSeq);
-      await harnessTurn(session, `bench-delta ${harnessSeq}`);
+      harness.push(await deltaTurn(session));
     }
     deltas.sequential = { model: latencies(direct), harness: latencies(harness) };
   }
@@ -284,9 +304,7 @@ try {
       const directSeqs = sessions.map(() => nextSeq++);
       direct.push(...directSeqs);
       await Promise.all(directSeqs.map((seq) => directStream(deltaBody(seq))));
-      const harnessSeqs = sessions.map(() => nextSeq++);
-      harness.push(...harnessSeqs);
-      await Promise.all(sessions.map((sessionId, index) => harnessTurn(sessionId, `bench-delta ${harnessSeqs[index]}`)));
+      harness.push(...(await Promise.all(sessions.map((sessionId) => deltaTurn(sessionId)))));
     }
     deltas.concurrent = { model: latencies(direct), harness: latencies(harness) };
   }
