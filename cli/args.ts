@@ -19,3 +19,16 @@ export const sessionIdArg = Args.string({
 
 /** `--session ID` takes the same canonical form as SESSION_ID, so `create --session X` then `show X` agree. */
 export const sessionIdFlag = Flags.custom<string>({ parse: parseSessionId });
+
+/** A UUID argument (a request, Turn or saved permission id) in canonical lower-case form. */
+export function uuidArg(name: string, description: string) {
+  return Args.string({
+    name,
+    description,
+    required: true,
+    parse: async (value: string) => {
+      if (!UUID.test(value)) throw usageError(`${JSON.stringify(value)} is not a valid ${name} (a UUID)`);
+      return value.toLowerCase();
+    },
+  });
+}

@@ -1,8 +1,9 @@
 // Running the BUILT binary (`node bin/ze-harness.js …`) the way a user does: a fresh
 // process, a tempHome env (nothing inherited from the test runner but PATH) and a cwd.
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
+import type { ScriptedResponse, TestModel } from "../../tools/test-model/index.js";
 import { binPath, repoRoot } from "./harness.js";
 
 export interface CliResult {
@@ -73,4 +74,76 @@ export function assertBuilt(): void {
   const built = statSync(marker).mtimeMs;
   const sources = ["cli", "clients"].map((folder) => newestMtime(join(repoRoot, folder)));
   if (Math.max(...sources) > built) throw new Error("dist/ is older than the sources: run `npm run build` before the CLI tests");
+}
+
+export interface LiveCli {
+  readonly child: ChildProcess;
+  /** Output so far. */
+  stdout(): string;
+  stderr(): string;
+  /** Writes to stdin (a pipe, never a TTY). */
+  write(text: string): void;
+  /** Closes stdin (end of input). */
+  end(): void;
+  /** Resolves as soon as `stream` so far matches `pattern`; rejects if the process exits first. */
+  waitFor(pattern: RegExp, stream?: "stdout" | "stderr"): Promise<void>;
+  /** Resolves when the process exits, with everything it printed. */
+  readonly exited: Promise<CliResult>;
+}
+
+/** `node bin/ze-harness.js ...args` kept running, for tests that talk to it while it works. */
+export function startCli(args: readonly string[], options: Omit<CliOptions, "input">): LiveCli {
+  const child = spawn(process.execPath, [binPath, ...args], { cwd: options.cwd, env: options.env, stdio: ["pipe", "pipe", "pipe"] });
+  const output = { stdout: "", stderr: "" };
+  const waiters = new Set<() => void>();
+  const notify = (): void => {
+    for (const waiter of [...waiters]) waiter();
+  };
+  child.stdout!.setEncoding("utf8").on("data", (chunk: string) => ((output.stdout += chunk), notify()));
+  child.stderr!.setEncoding("utf8").on("data", (chunk: string) => ((output.stderr += chunk), notify()));
+  child.stdin!.on("error", () => {});
+  const exited = new Promise<CliResult>((resolvePromise, reject) => {
+    child.once("error", reject);
+    child.once("close", (code, signal) => {
+      resolvePromise({ code, signal, stdout: output.stdout, stderr: output.stderr });
+      notify();
+    });
+  });
+  return {
+    child,
+    stdout: () => output.stdout,
+    stderr: () => output.stderr,
+    write: (text) => void child.stdin!.write(text),
+    end: () => void child.stdin!.end(),
+    waitFor: (pattern, stream = "stdout") =>
+      new Promise<void>((resolvePromise, reject) => {
+        const check = (): void => {
+          if (pattern.test(output[stream])) {
+            waiters.delete(check);
+            resolvePromise();
+          } else if (child.exitCode !== null || child.signalCode !== null) {
+            waiters.delete(check);
+            reject(new Error(`exited (${child.exitCode ?? child.signalCode}) before ${stream} matched ${pattern}:\nstdout:\n${output.stdout}\nstderr:\n${output.stderr}`));
+          }
+        };
+        waiters.add(check);
+        check();
+      }),
+    exited,
+  };
+}
+
+/**
+ * Scripted model answers keyed by a marker in the prompt: a request gets the next answer of the
+ * first marker its body contains that still has one. A test that fails early leaves its unused
+ * answers under its own marker instead of shifting every later test's script.
+ */
+export function scriptByPrompt(model: TestModel): (marker: string, ...responses: ScriptedResponse[]) => void {
+  const queues = new Map<string, ScriptedResponse[]>();
+  model.reply((request) => {
+    const body = JSON.stringify(request.body);
+    for (const [marker, queue] of queues) if (queue.length > 0 && body.includes(marker)) return queue.shift()!;
+    return { error: { status: 500, body: "no scripted answer for this prompt" } };
+  });
+  return (marker, ...responses) => void queues.set(marker, [...(queues.get(marker) ?? []), ...responses]);
 }

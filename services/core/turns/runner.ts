@@ -56,6 +56,8 @@ export class TurnRunner {
   private stopped = false;
   private timer: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
+  /** Scheduling and maintenance passes under way; `stop` waits for them before closing. */
+  private readonly passes = new Set<Promise<void>>();
 
   constructor(private readonly options: TurnRunnerOptions) {
     this.processId = options.processId ?? process.pid;
@@ -66,9 +68,9 @@ export class TurnRunner {
   /** Settles lost work, starts queued work, and keeps doing so as work arrives. */
   async start(): Promise<void> {
     await this.recover();
-    this.unsubscribe = this.options.hub.onWork(() => void this.schedule());
+    this.unsubscribe = this.options.hub.onWork(() => void this.track(this.schedule()));
     const tick = Math.max(50, Math.floor(this.leaseMs / 3));
-    this.timer = setInterval(() => void this.maintain(), tick);
+    this.timer = setInterval(() => void this.track(this.maintain()), tick);
     this.timer.unref();
     await this.schedule();
   }
@@ -78,8 +80,17 @@ export class TurnRunner {
     this.stopped = true;
     this.unsubscribe?.();
     if (this.timer) clearInterval(this.timer);
+    // A pass may be claiming and launching a Turn right now: let it finish, then stop that Turn too.
+    await Promise.all([...this.passes]);
     for (const { execution } of this.executions.values()) execution.interrupt({ kind: "shutdown" });
     await Promise.all([...this.executions.values()].map(({ done }) => done));
+  }
+
+  private track(pass: Promise<void>): Promise<void> {
+    const settled = pass.catch(() => {});
+    this.passes.add(settled);
+    void settled.then(() => this.passes.delete(settled));
+    return settled;
   }
 
   /** Asks the local execution of `turnId` to stop as cancelled (no-op when it runs elsewhere). */
@@ -173,7 +184,7 @@ export class TurnRunner {
     );
     const done = execution.run().finally(() => {
       this.executions.delete(row.id);
-      if (!this.stopped) void this.schedule();
+      if (!this.stopped) void this.track(this.schedule());
     });
     this.executions.set(row.id, { execution, done });
   }

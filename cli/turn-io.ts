@@ -1,0 +1,212 @@
+// What `run` and `chat` share: streaming a Turn's text to stdout, answering its permission
+// requests and questions (on a terminal) or rejecting them (without one), naming a Turn's
+// outcome, and building a prompt with images. Loaded lazily from those commands' run().
+import { readFileSync } from "node:fs";
+import { extname } from "node:path";
+import {
+  sdk,
+  unwrap,
+  type ImageMimeType,
+  type PermissionReply,
+  type PermissionRequest,
+  type PromptPart,
+  type QuestionRequest,
+  type Turn,
+} from "../clients/index.js";
+import type { Connection } from "./base.js";
+import { oneLine, usageError } from "./command.js";
+
+const stderr = (line: string): void => void process.stderr.write(`${line}\n`);
+
+/** An API or transport failure as the one-line form every command prints. */
+export function errorLine(error: unknown): string {
+  const body = (error as { body?: { _tag?: unknown; message?: unknown } }).body;
+  if (typeof body?._tag === "string") return `error: ${body._tag}: ${oneLine(String(body.message ?? ""))}`;
+  return `error: ${oneLine(error instanceof Error ? error.message : String(error))}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Output
+
+/** Writes the visible text (text and refusal parts) of a Turn as it grows, each part once. */
+export class TextPrinter {
+  private readonly printed = new Map<string, number>();
+  private lastPart: string | undefined;
+  private atLineStart = true;
+
+  update(turn: Turn): void {
+    for (const part of turn.parts) {
+      if (part.type !== "text" && part.type !== "refusal") continue;
+      const done = this.printed.get(part.id) ?? 0;
+      if (part.text.length <= done) continue;
+      if (this.lastPart !== undefined && this.lastPart !== part.id && !this.atLineStart) this.write("\n");
+      this.write(part.text.slice(done));
+      this.printed.set(part.id, part.text.length);
+      this.lastPart = part.id;
+    }
+  }
+
+  /** Ends the answer on its own line. */
+  finish(): void {
+    if (!this.atLineStart) this.write("\n");
+  }
+
+  private write(text: string): void {
+    process.stdout.write(text);
+    this.atLineStart = text.endsWith("\n");
+  }
+}
+
+/** The stderr line for a Turn that did not complete, or undefined when it completed. */
+export function outcomeLine(turn: Turn): string | undefined {
+  const outcome = turn.outcome;
+  switch (outcome?.kind) {
+    case "completed":
+      return undefined;
+    case "failed":
+      return `error: Turn failed: ${outcome.fault.code}: ${oneLine(outcome.fault.message)}`;
+    case "cancelled":
+      return `error: Turn cancelled${outcome.reason !== undefined ? `: ${oneLine(outcome.reason)}` : ""}`;
+    case "limit_reached":
+      return `error: Turn stopped at a limit: ${outcome.limit.name}: ${oneLine(outcome.diagnostic.message)}`;
+    default:
+      return `error: Turn ended in phase ${turn.phase} without an outcome`;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Permission requests and questions
+
+/** Asks the user one question; undefined when no answer can come (end of input). */
+export type Ask = (prompt: string) => Promise<string | undefined>;
+
+/**
+ * Replies to every pending permission request and question of the Turns it is shown, once
+ * each and one at a time: with `ask` (a terminal) the user chooses; without it they are
+ * rejected and reported on stderr.
+ */
+export class Interactions {
+  private readonly seen = new Set<string>();
+  private chain: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly connection: Connection,
+    private readonly ask: Ask | undefined,
+  ) {}
+
+  scan(turn: Turn): void {
+    for (const part of turn.parts) {
+      if (part.type !== "tool") continue;
+      if (part.approval.state === "pending") this.enqueue(part.approval.request.id, part.approval.request, (request) => this.permission(request));
+      if (part.question?.state === "pending") this.enqueue(part.question.request.id, part.question.request, (request) => this.question(request));
+    }
+  }
+
+  /** Resolves when every reply started so far was sent. */
+  settled(): Promise<void> {
+    return this.chain;
+  }
+
+  private enqueue<R>(id: string, request: R, handle: (request: R) => Promise<void>): void {
+    if (this.seen.has(id)) return;
+    this.seen.add(id);
+    this.chain = this.chain.then(() => handle(request)).catch((error: unknown) => stderr(errorLine(error)));
+  }
+
+  private async permission(request: PermissionRequest): Promise<void> {
+    const what = `${request.action} ${request.resources.join(" ")}`;
+    const path = { server: this.connection.server, sessionId: request.sessionId, permissionRequestId: request.id };
+    const reply = async (body: { reply: PermissionReply; message?: string }): Promise<void> => {
+      await unwrap(sdk.replyPermission({ client: this.connection.client.client, path, body }));
+    };
+    if (!this.ask) {
+      stderr(`permission rejected (no interactive terminal): ${what}`);
+      return reply({ reply: "reject", message: "no interactive terminal" });
+    }
+    const choices: Record<string, PermissionReply> = { o: "once", once: "once", a: "always", always: "always", r: "reject", reject: "reject" };
+    for (;;) {
+      const answer = await this.ask(`Allow ${what}? [o]nce/[a]lways/[r]eject `);
+      if (answer === undefined) return reply({ reply: "reject", message: "no answer" });
+      const choice = choices[answer.trim().toLowerCase()];
+      if (choice) return reply({ reply: choice });
+    }
+  }
+
+  private async question(request: QuestionRequest): Promise<void> {
+    const path = { server: this.connection.server, sessionId: request.sessionId, questionRequestId: request.id };
+    const reject = async (): Promise<void> => {
+      await unwrap(sdk.rejectQuestion({ client: this.connection.client.client, path }));
+    };
+    if (!this.ask) {
+      stderr(`question rejected (no interactive terminal): ${request.questions.map((question) => question.header).join(", ")}`);
+      return reject();
+    }
+    const answers: string[][] = [];
+    for (const question of request.questions) {
+      stderr(`${question.header}: ${question.question}`);
+      question.options.forEach((option, index) => stderr(`  ${index + 1}) ${option.label}${option.description ? ` — ${option.description}` : ""}`));
+      const custom = question.custom !== false;
+      const hint = `${question.multiple ? "numbers, comma-separated" : "a number"}${custom ? ", or your own answer" : ""}; empty to dismiss`;
+      let answer: string[] | undefined;
+      while (!answer) {
+        const text = (await this.ask(`Answer (${hint}): `))?.trim();
+        if (!text) return reject();
+        const picks = text.split(",").map((item) => Number(item.trim()));
+        const valid = picks.every((pick) => Number.isInteger(pick) && pick >= 1 && pick <= question.options.length);
+        if (valid && (question.multiple || picks.length === 1)) answer = picks.map((pick) => question.options[pick - 1]!.label);
+        else if (custom) answer = [text];
+      }
+      answers.push(answer);
+    }
+    await unwrap(sdk.replyQuestion({ client: this.connection.client.client, path, body: { answers } }));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Prompts with images
+
+const MIME_TYPES: readonly ImageMimeType[] = ["image/jpeg", "image/png", "image/gif", "image/webp"];
+const EXTENSIONS: Record<string, ImageMimeType> = { ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".png": "image/png", ".gif": "image/gif", ".webp": "image/webp" };
+
+/** The image type of `bytes` by its magic number, else by the file's extension. */
+export function imageTypeOf(path: string, bytes: Uint8Array): ImageMimeType | undefined {
+  const ascii = (from: number, to: number): string => String.fromCharCode(...bytes.subarray(from, to));
+  if (bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) return "image/jpeg";
+  if (ascii(0, 8) === "\x89PNG\r\n\x1a\n") return "image/png";
+  if (ascii(0, 6) === "GIF87a" || ascii(0, 6) === "GIF89a") return "image/gif";
+  if (ascii(0, 4) === "RIFF" && ascii(8, 12) === "WEBP") return "image/webp";
+  return EXTENSIONS[extname(path).toLowerCase()];
+}
+
+export interface ImageFlags {
+  readonly image?: readonly string[] | undefined;
+  readonly "image-base64"?: readonly string[] | undefined;
+  readonly "image-file"?: readonly string[] | undefined;
+}
+
+/** The prompt text, then `--image` URLs, `--image-base64` and `--image-file` images, each in order. */
+export function buildPrompt(text: string, flags: ImageFlags): PromptPart[] {
+  const prompt: PromptPart[] = [{ type: "text", text }];
+  for (const url of flags.image ?? []) prompt.push({ type: "image", source: { type: "url", url } });
+  for (const value of flags["image-base64"] ?? []) {
+    const separator = value.indexOf(":");
+    const mimeType = value.slice(0, separator) as ImageMimeType;
+    const data = value.slice(separator + 1);
+    if (separator < 0 || !MIME_TYPES.includes(mimeType) || data === "") {
+      throw usageError(`--image-base64 takes MIME:BASE64 with MIME one of ${MIME_TYPES.join(", ")}`);
+    }
+    prompt.push({ type: "image", source: { type: "base64", mimeType, data } });
+  }
+  for (const path of flags["image-file"] ?? []) {
+    let bytes: Buffer;
+    try {
+      bytes = readFileSync(path);
+    } catch (error) {
+      throw new Error(`cannot read image file ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    }
+    const mimeType = imageTypeOf(path, bytes);
+    if (!mimeType) throw usageError(`${path} is not a JPEG, PNG, GIF or WebP image`);
+    prompt.push({ type: "image", source: { type: "base64", mimeType, data: bytes.toString("base64") } });
+  }
+  return prompt;
+}
