@@ -8,7 +8,7 @@ import standaloneCode from "ajv/dist/standalone/index.js";
 import addFormats from "ajv-formats";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, dirname } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 mkdirSync(join(root, "dist", "cli"), { recursive: true });
@@ -30,10 +30,11 @@ if (!validateConfig) throw new Error("generated/config.schema.json has no Config
 mkdirSync(join(root, "dist", "services", "config"), { recursive: true });
 writeFileSync(join(root, "dist", "services", "config", "config.validator.cjs"), standaloneCode.default(ajv, validateConfig));
 
-const binUrl = pathToFileURL(join(root, "bin", "ze-harness.js")).href;
+// oclif finds the package from this file (bin/ has its own package.json marking it CommonJS).
+const manifestPath = join(root, "package.json");
 const help = execFileSync(
   process.execPath,
-  ["--input-type=module", "-e", `import { execute } from "@oclif/core"; await execute({ args: ["--help"], dir: ${JSON.stringify(binUrl)} });`],
+  ["--input-type=module", "-e", `import { execute } from "@oclif/core"; await execute({ args: ["--help"], dir: ${JSON.stringify(manifestPath)} });`],
   { cwd: root, encoding: "utf8", env: { ...process.env, COLUMNS: "100" } },
 );
 writeFileSync(join(root, "dist", "cli", "root-help.txt"), help);

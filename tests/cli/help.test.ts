@@ -27,7 +27,7 @@ afterAll(() => home.cleanup());
 
 /** What oclif itself prints for these args: the same binary config, env and cwd, no fast path. */
 function oclif(args: readonly string[]): Promise<CliResult> {
-  const script = `import { execute } from ${JSON.stringify(oclifUrl)}; await execute({ args: ${JSON.stringify(args)}, dir: ${JSON.stringify(pathToFileURL(binPath).href)} });`;
+  const script = `import { execute } from ${JSON.stringify(oclifUrl)}; await execute({ args: ${JSON.stringify(args)}, dir: ${JSON.stringify(join(repoRoot, "package.json"))} });`;
   return runProcess(process.execPath, ["--input-type=module", "-e", script], options);
 }
 
