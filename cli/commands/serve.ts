@@ -42,6 +42,11 @@ export default class Serve extends BaseCommand {
       env: process.env,
       token: flags.token,
       allowedHosts,
+      // The client sees only a generic 500; the operator sees what went wrong (never request bodies).
+      onUnexpectedError: (error, operationId) => {
+        const detail = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+        process.stderr.write(`${new Date().toISOString()} level=ERROR event=request.failed operation=${operationId ?? "-"} error=${JSON.stringify(detail)}\n`);
+      },
     });
     const listener = await listen(harness.fetch, { port: flags.port, hostname: flags.hostname });
     // The URL line tells the caller the server is ready, and may be followed at once by a signal:

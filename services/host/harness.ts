@@ -36,7 +36,7 @@ export interface HarnessOptions {
   readonly allowedHosts?: readonly string[] | undefined;
   readonly allowedOrigins?: readonly string[] | undefined;
   /** Unexpected errors (logged by the caller; the client sees only a generic 500). */
-  readonly onUnexpectedError?: (error: unknown) => void;
+  readonly onUnexpectedError?: (error: unknown, operationId?: string) => void;
   /**
    * Run admitted Turns in this process (default true). One-shot embedded commands that only
    * read or write Session metadata pass false, so they never claim work they would abandon.
@@ -156,7 +156,7 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
     servers: (name) => name === LOCAL_SERVER,
     openapi: loadDocument(join("generated", "openapi.json")),
     referencePage: reference,
-    onUnexpectedError: (error) => options.onUnexpectedError?.(error),
+    onUnexpectedError: (error, route) => options.onUnexpectedError?.(error, route?.operationId),
   });
   await runner?.start();
   return {
