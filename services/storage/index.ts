@@ -53,5 +53,5 @@ export type {
 export * from "./sessions.js";
 export * as sessions from "./sessions.js";
 export * as turns from "./turns.js";
-export type { NewTurn, NewTurnEvent, PartWrite, TurnChange, TurnPatch, TurnPage, Claim } from "./turns.js";
+export type { NewTurn, NewTurnEvent, PartWrite, TurnChange, TurnPatch, TurnPage, Claim, TurnStamps } from "./turns.js";
 export type { TurnRow, TurnInsert, TurnPartRow, TurnSteerRow, TurnEventRow } from "./schema.js";

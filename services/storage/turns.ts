@@ -119,17 +119,33 @@ export interface TurnChange {
   readonly durability?: Durability;
 }
 
+/** What a change reads and returns of the Turn row: its guards and stamps, not the JSON payloads. */
+const turnStamps = {
+  id: turn.id,
+  sessionId: turn.sessionId,
+  phase: turn.phase,
+  revision: turn.revision,
+  activityCursor: turn.activityCursor,
+  serverCursor: turn.serverCursor,
+  ownerInstance: turn.ownerInstance,
+  cancellation: turn.cancellation,
+};
+
+export type TurnStamps = Pick<TurnRow, keyof typeof turnStamps>;
+
 /**
  * Applies one durable change: patch + parts + events in one transaction. Returns undefined,
- * writing nothing, when the Turn is gone or a compare-and-set guard fails.
+ * writing nothing, when the Turn is gone or a compare-and-set guard fails. Reads and returns
+ * only the row's guards and stamps (the request, policy and transcript JSON are not re-read on
+ * every streamed commit); `getTurn` reads the whole row.
  */
 export function changeTurn(
   context: StorageContext,
   turnId: string,
   change: TurnChange,
-): Promise<{ turn: TurnRow; events: TurnEventRow[] } | undefined> {
+): Promise<{ turn: TurnStamps; events: TurnEventRow[] } | undefined> {
   return write(context, async (tx) => {
-    const current = (await tx.select().from(turn).where(eq(turn.id, turnId)))[0];
+    const current = (await tx.select(turnStamps).from(turn).where(eq(turn.id, turnId)))[0];
     if (!current) return undefined;
     if (change.expectPhases && !change.expectPhases.includes(current.phase)) return undefined;
     if (change.expectOwner !== undefined && current.ownerInstance !== change.expectOwner) return undefined;
@@ -143,11 +159,9 @@ export function changeTurn(
     const stamps = appended
       ? { revision: appended.revision, activityCursor: appended.activityCursor, serverCursor: appended.serverCursor }
       : {};
-    const updated = await tx
-      .update(turn)
-      .set({ ...(change.patch ?? {}), ...stamps })
-      .where(eq(turn.id, turnId))
-      .returning();
+    const patch = { ...(change.patch ?? {}), ...stamps };
+    if (Object.keys(patch).length === 0) return { turn: current, events: [] };
+    const updated = await tx.update(turn).set(patch).where(eq(turn.id, turnId)).returning(turnStamps);
     return { turn: updated[0]!, events: appended?.rows ?? [] };
   }, change.durability);
 }
@@ -285,7 +299,16 @@ export function claimNextTurn(
       events: events({ ...current, phase: "running", startedAt: claim.startedAt }),
       expectPhases: ["pending"],
     });
-    return result?.turn;
+    if (!result) return undefined;
+    return {
+      ...current,
+      ...result.turn,
+      phase: "running" as const,
+      startedAt: claim.startedAt,
+      ownerProcessId: claim.ownerProcessId,
+      ownerInstance: claim.ownerInstance,
+      leaseExpiresAt: claim.leaseExpiresAt,
+    };
   });
 }
 

@@ -248,7 +248,7 @@ export class TurnService {
       if (changed) {
         this.hub.changed(server, sessionId);
         this.hub.workAvailable();
-        return this.render(changed.turn);
+        return this.render(await this.turnRow(server, sessionId, turnId));
       }
       // It started meanwhile: cancel it as a running Turn.
     }
@@ -259,7 +259,7 @@ export class TurnService {
     });
     this.interrupt(turnId, reason);
     if (changed) this.hub.changed(server, sessionId);
-    return this.render(changed?.turn ?? (await this.turnRow(server, sessionId, turnId)));
+    return this.render(await this.turnRow(server, sessionId, turnId));
   }
 }
 
