@@ -3,9 +3,12 @@ import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSy
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import type { Question } from "../../generated/client/types.gen.js";
+import { expect } from "vitest";
 import {
+  ToolFailure,
   validateToolInput,
   type PermissionProjection,
+  type ToolFailureCode,
   type ToolActivityUpdate,
   type ToolContext,
   type ToolDefinition,
@@ -115,3 +118,16 @@ export function json(output: ToolOutput): Record<string, unknown> {
   if (output.result.format !== "json") throw new Error(`expected a json result, got ${output.result.format}`);
   return output.result.value as Record<string, unknown>;
 }
+
+/** The ToolFailure a call rejects with (fails the test when it resolves or throws anything else). */
+export async function failureOf(promise: Promise<unknown>): Promise<ToolFailure> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(ToolFailure);
+  return error as ToolFailure;
+}
+
+export const expectCode = async (promise: Promise<unknown>, code: ToolFailureCode): Promise<void> =>
+  expect((await failureOf(promise)).code).toBe(code);

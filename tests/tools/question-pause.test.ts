@@ -1,21 +1,13 @@
 import { describe, expect, it } from "vitest";
 import type { Question } from "../../generated/client/types.gen.js";
-import { QuestionDismissedError, ToolFailure, pauseTool, questionTool } from "../../services/tools/index.js";
-import { call, context, text } from "./helpers.js";
+import { QuestionDismissedError, pauseTool, questionTool } from "../../services/tools/index.js";
+import { call, context, text, failureOf } from "./helpers.js";
 
 const questions: Question[] = [
   { question: "Which database?", header: "Database", options: [{ label: "libSQL", description: "embedded" }, { label: "Postgres", description: "" }] },
   { question: "Which features?", header: "Features", multiple: true, options: [{ label: "auth", description: "" }, { label: "billing", description: "" }] },
 ];
 
-async function failureOf(promise: Promise<unknown>): Promise<ToolFailure> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ToolFailure);
-  return error as ToolFailure;
-}
 
 describe("question", () => {
   it("asks through the context and returns the answers in order", async () => {

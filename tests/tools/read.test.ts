@@ -2,8 +2,8 @@ import { mkdirSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { evaluateProjection } from "../../services/core/permissions/index.js";
-import { MAX_FILE_READ_BYTES, ToolFailure, readTool, type ToolFailureCode } from "../../services/tools/index.js";
-import { call, context, json, text, workspace, type Workspace } from "./helpers.js";
+import { MAX_FILE_READ_BYTES, ToolFailure, readTool } from "../../services/tools/index.js";
+import { call, context, json, text, workspace, type Workspace, failureOf, expectCode } from "./helpers.js";
 
 let ws: Workspace;
 beforeEach(() => {
@@ -11,16 +11,7 @@ beforeEach(() => {
 });
 afterEach(() => ws.dispose());
 
-async function failureOf(promise: Promise<unknown>): Promise<ToolFailure> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ToolFailure);
-  return error as ToolFailure;
-}
 
-const expectCode = async (promise: Promise<unknown>, code: ToolFailureCode) => expect((await failureOf(promise)).code).toBe(code);
 
 describe("read: files", () => {
   it("returns numbered lines and an end-of-file hint", async () => {

@@ -2,8 +2,8 @@ import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { MAX_SHELL_OUTPUT_BYTES, ToolFailure, shellTool, type ToolFailureCode } from "../../services/tools/index.js";
-import { call, context, text, workspace, type Workspace } from "./helpers.js";
+import { MAX_SHELL_OUTPUT_BYTES, shellTool } from "../../services/tools/index.js";
+import { call, context, text, workspace, type Workspace, expectCode } from "./helpers.js";
 
 let ws: Workspace;
 const leftovers: number[] = [];
@@ -33,16 +33,7 @@ function isAlive(pid: number): boolean {
   return state !== "Z" && state !== "X";
 }
 
-async function failureOf(promise: Promise<unknown>): Promise<ToolFailure> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ToolFailure);
-  return error as ToolFailure;
-}
 
-const expectCode = async (promise: Promise<unknown>, code: ToolFailureCode) => expect((await failureOf(promise)).code).toBe(code);
 
 describe("shell: running commands", () => {
   it("returns combined stdout and stderr with the exit code (non-zero is not a failure)", async () => {

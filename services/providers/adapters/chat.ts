@@ -17,7 +17,7 @@ import type {
 } from "openai/resources/chat/completions";
 import type { ImageSource } from "../../../generated/client/types.gen.js";
 import type { FinishReason, ModelRequest, ModelStreamEvent } from "../events.js";
-import { toolResultText, type ModelMessage, type ReasoningContinuation } from "../history.js";
+import { toolResultText, type ReasoningContinuation } from "../history.js";
 import { SDK_TIMEOUT_MS, wireFetch, type Attempt, registerSdkErrors } from "../wire.js";
 
 registerSdkErrors(OpenAI);
