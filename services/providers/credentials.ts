@@ -63,7 +63,8 @@ function storedSecret(entry: AuthEntry, now: number): Secret | "expired" {
 function missingMessage(provider: ResolvedProvider): string {
   const ways = [
     ...(provider.environment.length > 0 ? [`set ${provider.environment.join(" or ")}`] : []),
-    `store a key with \`ze-harness provider connect ${provider.id}\``,
+    // `provider connect` (which fills auth.json) is a later command; the file is read today.
+    `add a "${provider.id}" entry to auth.json in the state directory`,
     `set providers.${provider.id}.options.apiKey`,
   ];
   return `Provider "${provider.id}" has no credential: ${ways.join(", ")}.`;

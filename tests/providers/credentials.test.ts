@@ -146,7 +146,7 @@ describe("credential resolution", () => {
     const result = resolveCredential(set.provider("openai")!, src);
     expect(result).toMatchObject({ ok: false, reason: "missing_credentials" });
     expect(!result.ok && result.message).toContain("OPENAI_API_KEY");
-    expect(!result.ok && result.message).toContain("ze-harness provider connect openai");
+    expect(!result.ok && result.message).toContain(`add a "openai" entry to auth.json`);
     const opened = openModel(set, "openai/gpt-4.1", src);
     expect(opened).toMatchObject({ ok: false, reason: "missing_credentials" });
     expect(openModel(set, "openai/no-such-model", src)).toMatchObject({ ok: false, reason: "unknown_model" });
