@@ -7,9 +7,8 @@ import { ActivityHub } from "../core/events/hub.js";
 import { EventStreams, type StreamTiming } from "../core/events/streams.js";
 import { SessionService } from "../core/sessions.js";
 import { InteractionService } from "../core/turns/interactions.js";
-import { TurnRunner } from "../core/turns/runner.js";
+import type { TurnRunner } from "../core/turns/runner.js";
 import { TurnService } from "../core/turns/service.js";
-import { builtinTools } from "../tools/index.js";
 import { createFetchHandler, type FetchHandler, type RequestContext } from "../http/handler.js";
 import type { GuardOptions } from "../http/guard.js";
 import { openDatabase, type StorageHandle } from "../storage/index.js";
@@ -82,6 +81,19 @@ function loadDocument(name: string): () => string {
 const FALLBACK_REFERENCE =
   '<!doctype html><meta charset="utf-8"><title>Ze Harness API</title><p>The API reference page is built by <code>npm run build</code>. The OpenAPI document is at <a href="/openapi.json">/openapi.json</a>.</p>';
 
+async function createRunner(storage: StorageHandle, hub: ActivityHub, gateway: ModelGateway, config: Config, options: HarnessOptions): Promise<TurnRunner> {
+  const [{ TurnRunner: Runner }, { builtinTools }] = await Promise.all([import("../core/turns/runner.js"), import("../tools/index.js")]);
+  return new Runner({
+    storage,
+    hub,
+    gateway,
+    tools: builtinTools,
+    serverRoot: options.serverRoot,
+    ...(config.contentFlushMillis !== undefined ? { flushMs: config.contentFlushMillis } : {}),
+    ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
+  });
+}
+
 export async function createHarness(options: HarnessOptions): Promise<Harness> {
   const loaded = loadConfig({ cwd: options.serverRoot, env: options.env, ...(options.configPath !== undefined ? { configFile: options.configPath } : {}) });
   if (!loaded.ok) throw new HarnessStartupError(loaded.error._tag, describeConfigError(loaded.error));
@@ -110,18 +122,8 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
   }
   const config = loaded.value.config;
   const hub = new ActivityHub();
-  const runner =
-    options.runTurns === false
-      ? undefined
-      : new TurnRunner({
-          storage,
-          hub,
-          gateway,
-          tools: builtinTools,
-          serverRoot: options.serverRoot,
-          ...(config.contentFlushMillis !== undefined ? { flushMs: config.contentFlushMillis } : {}),
-          ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
-        });
+  // The runner, its loop and the tools load only in hosts that run Turns (not one-shot metadata commands).
+  const runner = options.runTurns === false ? undefined : await createRunner(storage, hub, gateway, config, options);
   const sessions = new SessionService({
     storage,
     serverRoot: options.serverRoot,
