@@ -243,6 +243,18 @@ export function listTurns(context: StorageContext, sessionId: string, page: Turn
   );
 }
 
+/** The model transcripts of the Session's settled Turns before `beforeSequence`, in order (the next Turn's history). */
+export function listTranscripts(context: StorageContext, sessionId: string, beforeSequence: number): Promise<unknown[][]> {
+  return read(context, async (db) => {
+    const rows = await db
+      .select({ messages: turn.messages })
+      .from(turn)
+      .where(and(eq(turn.sessionId, sessionId), lte(turn.sequence, beforeSequence - 1), inArray(turn.phase, ["completed", "cancelled", "failed"])))
+      .orderBy(asc(turn.sequence));
+    return rows.map((row) => row.messages);
+  });
+}
+
 /** The highest sequence any Turn of the Session has (0 when none). */
 export function lastTurnSequence(context: StorageContext, sessionId: string): Promise<number> {
   return read(context, async (db) => {
@@ -287,14 +299,13 @@ export function claimNextTurn(
 ): Promise<TurnRow | undefined> {
   return write(context, async (tx) => {
     const active = await tx
-      .select({ id: turn.id, phase: turn.phase })
+      .select()
       .from(turn)
       .where(and(eq(turn.sessionId, sessionId), inArray(turn.phase, ["pending", "running"])))
       .orderBy(asc(turn.sequence));
     if (active.length === 0 || active.some((row) => row.phase === "running")) return undefined;
-    const next = active[0]!;
-    const current = (await tx.select().from(turn).where(eq(turn.id, next.id)))[0]!;
-    const result = await changeTurn(tx, next.id, {
+    const current = active[0]!;
+    const result = await changeTurn(tx, current.id, {
       patch: { phase: "running", startedAt: claim.startedAt, ownerProcessId: claim.ownerProcessId, ownerInstance: claim.ownerInstance, leaseExpiresAt: claim.leaseExpiresAt },
       events: events({ ...current, phase: "running", startedAt: claim.startedAt }),
       expectPhases: ["pending"],

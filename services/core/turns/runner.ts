@@ -161,8 +161,7 @@ export class TurnRunner {
     if (!session) return;
     this.options.hub.changed(session.server, row.sessionId);
     const workdir = isAbsolute(session.workdir) ? session.workdir : resolve(this.options.serverRoot, session.workdir);
-    const previous = await store.listTurns(this.options.storage, row.sessionId, { throughSequence: row.sequence - 1, limit: 100_000 });
-    const history = previous.filter((turn) => turn.phase !== "pending" && turn.phase !== "running").flatMap((turn) => turn.messages as ModelMessage[]);
+    const history = (await store.listTranscripts(this.options.storage, row.sessionId, row.sequence)).flat() as ModelMessage[];
     const parts = (await store.listParts(this.options.storage, [row.id])).map((part) => part.data as TurnPart);
     const execution = new TurnExecution(
       {
