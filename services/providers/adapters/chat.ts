@@ -7,7 +7,6 @@
 // Reasoning is replayed (as the field it arrived in) only to the same provider, and only on
 // assistant messages with tool calls, where interleaved-thinking providers require it.
 import { randomUUID } from "node:crypto";
-import OpenAI from "openai";
 import type {
   ChatCompletionChunk,
   ChatCompletionContentPart,
@@ -18,9 +17,9 @@ import type {
 import type { ImageSource } from "../../../generated/client/types.gen.js";
 import type { FinishReason, ModelRequest, ModelStreamEvent } from "../events.js";
 import { toolResultText, type ReasoningContinuation } from "../history.js";
-import { SDK_TIMEOUT_MS, wireFetch, type Attempt, registerSdkErrors } from "../wire.js";
+import type { Attempt } from "../wire.js";
+import { openaiClient } from "./openai-client.js";
 
-registerSdkErrors(OpenAI);
 
 type ReasoningField = "reasoning_content" | "reasoning";
 
@@ -109,17 +108,7 @@ interface PendingCall {
 
 export async function* streamChat(request: ModelRequest, attempt: Attempt): AsyncGenerator<ModelStreamEvent> {
   const { model } = request;
-  const client = new OpenAI({
-    apiKey: "unused",
-    baseURL: new URL(model.endpoint).origin,
-    organization: null,
-    project: null,
-    webhookSecret: null,
-    maxRetries: 0,
-    timeout: SDK_TIMEOUT_MS,
-    logLevel: "off",
-    fetch: wireFetch(attempt, { endpoint: model.endpoint, headers: model.headers, authentication: model.authentication, ...(request.credential !== undefined ? { credential: request.credential } : {}) }),
-  });
+  const client = openaiClient(request, attempt);
   const tools = model.capabilities.tools && request.tools.length > 0 ? request.tools : [];
   const body: ChatCompletionCreateParamsStreaming = {
     model: model.upstreamId,

@@ -8,7 +8,6 @@
 // text → assistant messages; tool calls → `function_call` items; tool results →
 // `function_call_output` whose `output` is text, or content parts when the result has images.
 import { randomUUID } from "node:crypto";
-import OpenAI from "openai";
 import type {
   ResponseCreateParamsStreaming,
   ResponseFunctionCallOutputItem,
@@ -19,10 +18,10 @@ import type { JsonValue } from "../../config/types.js";
 import type { FinishReason, ModelRequest, ModelStreamEvent } from "../events.js";
 import { kindOfCode, type ProviderFailure } from "../failure.js";
 import { toolResultText, type ModelMessage } from "../history.js";
-import { SDK_TIMEOUT_MS, wireFetch, type Attempt, registerSdkErrors } from "../wire.js";
+import type { Attempt } from "../wire.js";
+import { openaiClient } from "./openai-client.js";
 import { imageUrl } from "./chat.js";
 
-registerSdkErrors(OpenAI);
 
 /** The history as Responses input items. */
 export function responsesInput(messages: readonly ModelMessage[], providerId: string): ResponseInputItem[] {
@@ -78,17 +77,7 @@ export function responsesInput(messages: readonly ModelMessage[], providerId: st
 
 export async function* streamResponses(request: ModelRequest, attempt: Attempt): AsyncGenerator<ModelStreamEvent> {
   const { model } = request;
-  const client = new OpenAI({
-    apiKey: "unused",
-    baseURL: new URL(model.endpoint).origin,
-    organization: null,
-    project: null,
-    webhookSecret: null,
-    maxRetries: 0,
-    timeout: SDK_TIMEOUT_MS,
-    logLevel: "off",
-    fetch: wireFetch(attempt, { endpoint: model.endpoint, headers: model.headers, authentication: model.authentication, ...(request.credential !== undefined ? { credential: request.credential } : {}) }),
-  });
+  const client = openaiClient(request, attempt);
   const tools = model.capabilities.tools && request.tools.length > 0 ? request.tools : [];
   const body: ResponseCreateParamsStreaming = {
     model: model.upstreamId,
