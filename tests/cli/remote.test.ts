@@ -3,7 +3,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { Session, SessionConfiguration } from "../../clients/index.js";
-import { assertBuilt, jsonOf, runCli, type CliOptions, type CliResult } from "../support/cli.js";
+import { assertBuilt, runCli, type CliOptions, type CliResult, succeeded } from "../support/cli.js";
 import { startServe, tempHome, type ServeProcess, type TempHome } from "../support/harness.js";
 
 // Every test spawns node processes; leave room on a loaded two-core machine.
@@ -29,12 +29,6 @@ afterAll(async () => {
 const remote = (args: readonly string[], overrides: Partial<CliOptions> = {}): Promise<CliResult> =>
   runCli([...args, "--remote", serve.url, "--token", token], { ...options, ...overrides });
 
-async function ok<T>(result: Promise<CliResult>): Promise<T> {
-  const settled = await result;
-  expect(settled.stderr).toBe("");
-  expect(settled.code).toBe(0);
-  return jsonOf<T>(settled);
-}
 
 function expectApiError(result: CliResult, tag: string): void {
   expect(result.stdout).toBe("");
@@ -48,17 +42,17 @@ describe("--remote", () => {
   });
 
   it("create, show and list go through the server", async () => {
-    const session = await ok<Session>(remote(["session", "create", "--model", "openai/gpt-5"]));
+    const session = await succeeded<Session>(remote(["session", "create", "--model", "openai/gpt-5"]));
     expect(session).toMatchObject({ projectId: "global", defaultModel: "openai/gpt-5" });
-    expect(await ok<Session>(remote(["session", "show", session.id]))).toEqual(session);
-    const listed = await ok<Session[]>(remote(["session", "list"]));
+    expect(await succeeded<Session>(remote(["session", "show", session.id]))).toEqual(session);
+    const listed = await succeeded<Session[]>(remote(["session", "list"]));
     expect(listed.map((entry) => entry.id)).toContain(session.id);
     // Nothing was written to the local default database.
-    expect(await ok<Session[]>(runCli(["session", "list", "--all"], options))).toEqual([]);
+    expect(await succeeded<Session[]>(runCli(["session", "list", "--all"], options))).toEqual([]);
   });
 
   it("the cwd is sent as a clientWorkdir hint, resolved inside the server root", async () => {
-    const session = await ok<Session>(remote(["session", "create"], { cwd: join(home.root, "sub") }));
+    const session = await succeeded<Session>(remote(["session", "create"], { cwd: join(home.root, "sub") }));
     expect(session.workdir).toBe("sub");
   });
 
@@ -85,9 +79,9 @@ describe("--remote", () => {
   });
 
   it("config replace over HTTP: stdin, then a stale revision is a ConflictError", async () => {
-    const session = await ok<Session>(remote(["session", "create"]));
+    const session = await succeeded<Session>(remote(["session", "create"]));
     const rules = JSON.stringify({ permissions: [{ action: "read", resource: "*", effect: "allow" }], approval: {} });
-    const replaced = await ok<SessionConfiguration>(remote(["session", "config", "replace", session.id, "1", "-"], { input: rules }));
+    const replaced = await succeeded<SessionConfiguration>(remote(["session", "config", "replace", session.id, "1", "-"], { input: rules }));
     expect(replaced.revision).toBe(2);
     expectApiError(await remote(["session", "config", "replace", session.id, "1", "-"], { input: rules }), "ConflictError");
   });

@@ -20,7 +20,7 @@ import {
   type ZeClient,
 } from "../../clients/index.js";
 import { startTestModel, type TestModel } from "../../tools/test-model/index.js";
-import { assertBuilt, jsonOf, runCli, scriptByPrompt, startCli, type CliOptions, type CliResult } from "../support/cli.js";
+import { assertBuilt, jsonOf, runCli, scriptByPrompt, startCli, type CliOptions, type CliResult, succeeded } from "../support/cli.js";
 import { networkClient, startServe, tempHome, type ServeProcess, type TempHome } from "../support/harness.js";
 import { TEST_MODEL, testProviderConfig, writeGlobalConfig } from "../support/model.js";
 
@@ -55,12 +55,6 @@ afterAll(async () => {
 const remote = (args: readonly string[], overrides: Partial<CliOptions> = {}): Promise<CliResult> =>
   runCli([...args, "--remote", serve.url, "--token", token], { ...options, ...overrides });
 
-async function ok<T>(result: Promise<CliResult>): Promise<T> {
-  const settled = await result;
-  expect(settled.stderr).toBe("");
-  expect(settled.code).toBe(0);
-  return jsonOf<T>(settled);
-}
 
 type ChatMessage = { role: string; content: unknown };
 const userTexts = (index: number): string[] =>
@@ -126,7 +120,7 @@ describe("chat", () => {
   });
 
   it("works the same with --remote", async () => {
-    const session = await ok<Session>(remote(["session", "create"]));
+    const session = await succeeded<Session>(remote(["session", "create"]));
     script("Remote prompt one", { events: [{ type: "text", text: "Remote one." }] });
     script("Remote prompt two", { events: [{ type: "text", text: "Remote two." }] });
     const result = await remote(["chat", session.id], { input: "Remote prompt one\nRemote prompt two\n" });
@@ -200,32 +194,32 @@ describe("permission", () => {
   it("reply once: prints the reply and the Turn; the tool runs and the Turn completes", async () => {
     const { sessionId, turnId, request } = await readOutside("It says outside content.");
     expect(request.action).toBe("external_directory");
-    const reply = await ok<PermissionReplyResponse>(remote(["permission", "reply", sessionId, request.id, "once"]));
+    const reply = await succeeded<PermissionReplyResponse>(remote(["permission", "reply", sessionId, request.id, "once"]));
     expect(reply.requestId).toBe(request.id);
     expect(reply.turn.id).toBe(turnId);
     const turn = await finished(sessionId, turnId);
     expect(turn.outcome).toMatchObject({ kind: "completed", text: "It says outside content." });
     expect(toolOf(turn)).toMatchObject({ state: "completed", approval: { state: "resolved", decision: "allow", reply: "once" } });
-    expect(await ok<SavedPermission[]>(remote(["permission", "saved", "list", sessionId]))).toEqual([]);
+    expect(await succeeded<SavedPermission[]>(remote(["permission", "saved", "list", sessionId]))).toEqual([]);
   });
 
   it("reply reject --message: the denial carries the message", async () => {
     const { sessionId, turnId, request } = await readOutside("Understood.");
-    await ok<PermissionReplyResponse>(remote(["permission", "reply", sessionId, request.id, "reject", "--message", "Stay in the repository."]));
+    await succeeded<PermissionReplyResponse>(remote(["permission", "reply", sessionId, request.id, "reject", "--message", "Stay in the repository."]));
     const turn = await finished(sessionId, turnId);
     expect(toolOf(turn)).toMatchObject({ state: "denied", approval: { decision: "deny", reply: "reject", replyMessage: "Stay in the repository." } });
   });
 
   it("reply always saves grants; saved list shows them and saved remove deletes one", async () => {
     const { sessionId, turnId, request } = await readOutside("Saved and read.");
-    await ok<PermissionReplyResponse>(remote(["permission", "reply", sessionId, request.id, "always"]));
+    await succeeded<PermissionReplyResponse>(remote(["permission", "reply", sessionId, request.id, "always"]));
     await finished(sessionId, turnId);
-    const saved = await ok<SavedPermission[]>(remote(["permission", "saved", "list", sessionId]));
+    const saved = await succeeded<SavedPermission[]>(remote(["permission", "saved", "list", sessionId]));
     expect(saved.length).toBeGreaterThan(0);
     expect(saved[0]).toMatchObject({ sessionId, action: "external_directory", sourcePermissionRequestId: request.id });
-    const removed = await ok<SavedPermission>(remote(["permission", "saved", "remove", sessionId, saved[0]!.id]));
+    const removed = await succeeded<SavedPermission>(remote(["permission", "saved", "remove", sessionId, saved[0]!.id]));
     expect(removed).toEqual(saved[0]);
-    const after = await ok<SavedPermission[]>(remote(["permission", "saved", "list", sessionId]));
+    const after = await succeeded<SavedPermission[]>(remote(["permission", "saved", "list", sessionId]));
     expect(after.map((grant) => grant.id)).not.toContain(saved[0]!.id);
   });
 
@@ -269,7 +263,7 @@ describe("question", () => {
       const turnId = await submit(sessionId, prompt);
       const request = await pendingQuestion(sessionId, turnId);
       const answers = '[["Blue"]]';
-      const reply = await ok<QuestionReplyResponse>(
+      const reply = await succeeded<QuestionReplyResponse>(
         via === "argument" ? remote(["question", "reply", sessionId, request.id, answers]) : remote(["question", "reply", sessionId, request.id, "-"], { input: answers }),
       );
       expect(reply).toMatchObject({ requestId: request.id, turn: { id: turnId } });
@@ -284,7 +278,7 @@ describe("question", () => {
     const sessionId = await createSession();
     const turnId = await submit(sessionId, prompt);
     const request = await pendingQuestion(sessionId, turnId);
-    const reply = await ok<QuestionReplyResponse>(remote(["question", "reject", sessionId, request.id]));
+    const reply = await succeeded<QuestionReplyResponse>(remote(["question", "reject", sessionId, request.id]));
     expect(reply.requestId).toBe(request.id);
     const turn = await finished(sessionId, turnId);
     expect(toolOf(turn)).toMatchObject({ question: { state: "dismissed" } });
@@ -311,21 +305,21 @@ describe("turn", () => {
     const second = await submit(sessionId, "The Turn to cancel");
     await model.waitForRequest(before + 1);
 
-    const shown = await ok<Turn>(remote(["turn", "show", sessionId, first]));
+    const shown = await succeeded<Turn>(remote(["turn", "show", sessionId, first]));
     expect(shown).toMatchObject({ id: first, sessionId, sequence: 1, phase: "completed", outcome: { text: "First." } });
 
-    const cancelled = await ok<Turn>(remote(["turn", "cancel", sessionId, second, "--reason", "changed my mind"]));
+    const cancelled = await succeeded<Turn>(remote(["turn", "cancel", sessionId, second, "--reason", "changed my mind"]));
     expect(cancelled).toMatchObject({ id: second, cancellation: { reason: "changed my mind" } });
     const settled = await finished(sessionId, second);
     expect(settled).toMatchObject({ phase: "cancelled", outcome: { kind: "cancelled", reason: "changed my mind" } });
-    expect(await ok<Turn>(remote(["turn", "show", sessionId, second]))).toMatchObject({ phase: "cancelled" });
+    expect(await succeeded<Turn>(remote(["turn", "show", sessionId, second]))).toMatchObject({ phase: "cancelled" });
 
-    const page = await ok<SessionTurnsResponse>(remote(["turn", "list", sessionId, "--limit", "1"]));
+    const page = await succeeded<SessionTurnsResponse>(remote(["turn", "list", sessionId, "--limit", "1"]));
     expect(page.turns.map((entry) => entry.turn.id)).toEqual([first]);
     expect(page.nextAfterSequence).toBe(1);
-    const next = await ok<SessionTurnsResponse>(remote(["turn", "list", sessionId, "--limit", "1", "--after", String(page.nextAfterSequence)]));
+    const next = await succeeded<SessionTurnsResponse>(remote(["turn", "list", sessionId, "--limit", "1", "--after", String(page.nextAfterSequence)]));
     expect(next.turns.map((entry) => entry.turn.id)).toEqual([second]);
-    const all = await ok<SessionTurnsResponse>(remote(["turn", "list", sessionId]));
+    const all = await succeeded<SessionTurnsResponse>(remote(["turn", "list", sessionId]));
     expect(all.turns.map((entry) => entry.turn.sequence)).toEqual([1, 2]);
   });
 
@@ -342,8 +336,8 @@ describe("turn", () => {
   it("turn commands also work embedded (against the local database)", async () => {
     script("Local turn", { events: [{ type: "text", text: "Local." }] });
     const turn = jsonOf<Turn>(await runCli(["run", "--json", "Local turn"], options));
-    expect(await ok<Turn>(runCli(["turn", "show", turn.sessionId, turn.id], options))).toEqual(turn);
-    const page = await ok<SessionTurnsResponse>(runCli(["turn", "list", turn.sessionId], options));
+    expect(await succeeded<Turn>(runCli(["turn", "show", turn.sessionId, turn.id], options))).toEqual(turn);
+    const page = await succeeded<SessionTurnsResponse>(runCli(["turn", "list", turn.sessionId], options));
     expect(page.turns.map((entry) => entry.turn.id)).toEqual([turn.id]);
   });
 });

@@ -3,6 +3,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { expect } from "vitest";
 import type { ScriptedResponse, TestModel } from "../../tools/test-model/index.js";
 import { binPath, repoRoot } from "./harness.js";
 
@@ -45,6 +46,14 @@ export function runCli(args: readonly string[], options: CliOptions): Promise<Cl
 }
 
 /** Parses stdout as JSON, with the whole result in the message when it is not. */
+/** The JSON stdout of a command that must succeed: exit 0 and nothing on stderr. */
+export async function succeeded<T>(result: Promise<CliResult>): Promise<T> {
+  const settled = await result;
+  expect(settled.stderr).toBe("");
+  expect(settled.code).toBe(0);
+  return jsonOf<T>(settled);
+}
+
 export function jsonOf<T = any>(result: CliResult): T {
   try {
     return JSON.parse(result.stdout) as T;
