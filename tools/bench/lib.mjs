@@ -1,7 +1,7 @@
 // Shared helpers for benchmarks (plain Node ESM): process timing, statistics, peak RSS,
 // temp XDG homes and table printing. Benchmarks print figures; they assert nothing.
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -99,3 +99,28 @@ export function formatTable(header, rows) {
 
 export const ms = (value) => `${value.toFixed(1)} ms`;
 export const mib = (kib) => (kib === undefined ? "n/a" : `${(kib / 1024).toFixed(1)} MiB`);
+
+/**
+ * Writes the temp home's global config.json: the scripted test model at `baseURL` (its
+ * OpenAI-compatible `/v1` root) as provider `test`, default model `test/scripted`, plus `extra`.
+ */
+export function writeTestModelConfig(home, baseURL, extra = {}) {
+  const configDir = join(home.env.XDG_CONFIG_HOME, "ze-harness");
+  mkdirSync(configDir, { recursive: true });
+  const config = {
+    model: "test/scripted",
+    providers: {
+      test: {
+        definition: {
+          displayName: "Scripted test model",
+          baseURL,
+          protocol: "chat",
+          authentication: { kind: "none" },
+          models: { scripted: { displayName: "Scripted", limits: { contextUnits: 200000, outputUnits: 8192 } } },
+        },
+      },
+    },
+    ...extra,
+  };
+  writeFileSync(join(configDir, "config.json"), JSON.stringify(config));
+}

@@ -4,10 +4,10 @@
 // fast path, no oclif) measured in the same run, interleaved. The test model runs as its own
 // process (tools/test-model/main.ts under tsx) with a script long enough for every run.
 import { spawn } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { binPath, formatTable, hasGnuTime, median, mib, ms, peakRssKiB, percentile, repoRoot, tempHome, timeRun } from "./lib.mjs";
+import { binPath, formatTable, hasGnuTime, median, mib, ms, peakRssKiB, percentile, repoRoot, tempHome, timeRun, writeTestModelConfig } from "./lib.mjs";
 
 export const name = "oneshot";
 export const description = "one-shot `ze-harness run --embedded \"hello\"`: wall time and peak RSS against `--version`";
@@ -45,25 +45,7 @@ export async function run({ runs, budgetMs, log }) {
   const rssRuns = 3;
   const model = await startModelProcess(home.dir, 2 * runs + 2 * rssRuns + 10);
   try {
-    const configDir = join(home.env.XDG_CONFIG_HOME, "ze-harness");
-    mkdirSync(configDir, { recursive: true });
-    writeFileSync(
-      join(configDir, "config.json"),
-      JSON.stringify({
-        model: "test/scripted",
-        providers: {
-          test: {
-            definition: {
-              displayName: "Scripted test model",
-              baseURL: `${model.url}/v1`,
-              protocol: "chat",
-              authentication: { kind: "none" },
-              models: { scripted: { displayName: "Scripted", limits: { contextUnits: 200000, outputUnits: 8192 } } },
-            },
-          },
-        },
-      }),
-    );
+    writeTestModelConfig(home, `${model.url}/v1`);
     const options = { env: home.env, cwd: home.root, timeoutMs: RUN_TIMEOUT_MS };
     const cases = [
       { label: "ze-harness --version (baseline)", args: [binPath, "--version"], target: "" },

@@ -22,13 +22,12 @@
 // Prints one JSON line on stdout with the raw samples (ms); progress goes to stderr.
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { mkdirSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { createInterface } from "node:readline";
 import OpenAI from "openai";
-import { binPath, tempHome } from "./lib.mjs";
+import { binPath, tempHome, writeTestModelConfig } from "./lib.mjs";
 
 const options = {
   flushMs: undefined, // contentFlushMillis; undefined = the default
@@ -124,26 +123,7 @@ model.reply(async (request) => {
 // The harness: the built `serve`, configured for the test model.
 
 const home = tempHome("ze-bench-turns-");
-const configDir = join(home.env.XDG_CONFIG_HOME, "ze-harness");
-mkdirSync(configDir, { recursive: true });
-writeFileSync(
-  join(configDir, "config.json"),
-  JSON.stringify({
-    model: "test/scripted",
-    providers: {
-      test: {
-        definition: {
-          displayName: "Scripted test model",
-          baseURL: model.openaiBaseURL,
-          protocol: "chat",
-          authentication: { kind: "none" },
-          models: { scripted: { displayName: "Scripted", limits: { contextUnits: 200000, outputUnits: 8192 } } },
-        },
-      },
-    },
-    ...(options.flushMs !== undefined ? { contentFlushMillis: options.flushMs } : {}),
-  }),
-);
+writeTestModelConfig(home, model.openaiBaseURL, options.flushMs !== undefined ? { contentFlushMillis: options.flushMs } : {});
 
 const serve = spawn(process.execPath, [...options.serveNodeArgs, binPath, "serve", "--port", "0", "--database", join(home.dir, "bench.db")], {
   cwd: home.root,
