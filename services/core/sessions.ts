@@ -13,10 +13,10 @@ import type {
 import type { StorageHandle } from "../storage/index.js";
 import * as store from "../storage/index.js";
 import type { SessionRow, SavedPermissionRow } from "../storage/index.js";
-import { resolveProjectId } from "../workspace/project.js";
+import { resolveProjectId } from "../contract/project.js";
 import { resolveWorkdir } from "../workspace/workdir.js";
 import type { ActivityHub } from "./events/hub.js";
-import { conflict, notFound, validationFailure } from "./failure.js";
+import { conflict, notFound, validationFailure } from "../contract/failure.js";
 
 export interface SessionServiceOptions {
   readonly storage: StorageHandle;

@@ -4,7 +4,7 @@
 import type { Handlers } from "../../generated/server/routes.js";
 import type { EventStreams } from "../core/events/streams.js";
 import { parseCursor } from "../core/events/streams.js";
-import { validationFailure } from "../core/failure.js";
+import { validationFailure } from "../contract/failure.js";
 import type { SessionService } from "../core/sessions.js";
 import type { InteractionService } from "../core/turns/interactions.js";
 import type { TurnService } from "../core/turns/service.js";

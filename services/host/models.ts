@@ -2,7 +2,7 @@
 // defaults), credentials from config, environment and the global auth.json (re-read per
 // request, so a key connected later is used without a restart), and the streaming adapters.
 import type { Config, Env } from "../config/index.js";
-import { unavailable } from "../core/failure.js";
+import { unavailable } from "../contract/failure.js";
 import type { ModelCall, ModelGateway, ModelLimits } from "../core/turns/gateway.js";
 import {
   ProviderFailure,

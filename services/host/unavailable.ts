@@ -1,7 +1,7 @@
 // Operations whose capability this build does not provide yet answer 503
 // UnavailableError naming the missing capability — never a fake success.
 import { routes, type Handlers, type OperationId } from "../../generated/server/routes.js";
-import { unavailable } from "../core/failure.js";
+import { unavailable } from "../contract/failure.js";
 
 const CAPABILITY_BY_OPERATION: Partial<Record<OperationId, string>> = {
   logs: "daemon logs (only the shared daemon keeps a log)",

@@ -1,7 +1,7 @@
 // The Fetch handler: guards → route → validate → handler → encode. One function
 // serves the network listener, the daemon and the embedded in-process client.
 import { routes, type Handlers, type RouteDefinition, type SseMessage } from "../../generated/server/routes.js";
-import { Failure, isFailure, type EncodedError } from "../core/failure.js";
+import { Failure, isFailure, type EncodedError } from "../contract/failure.js";
 import { checkHost, checkOrigin, checkToken, type GuardOptions } from "./guard.js";
 import { readInput, MAX_REQUEST_BODY_BYTES } from "./request.js";
 import { Router } from "./router.js";

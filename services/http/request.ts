@@ -4,7 +4,7 @@
 // zod schema. Any failure is a ValidationError that names the part and the field.
 import type { ZodType } from "zod";
 import type { RouteDefinition, ParamKind } from "../../generated/server/routes.js";
-import { Failure, validationFailure } from "../core/failure.js";
+import { Failure, validationFailure } from "../contract/failure.js";
 
 /** Largest request body accepted (the reference's 1 MiB wire bound). */
 export const MAX_REQUEST_BODY_BYTES = 1024 * 1024;

@@ -10,7 +10,7 @@
 // acts on it, so the operation touches exactly what was authorized.
 import { lstatSync, readlinkSync, realpathSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join, posix } from "node:path";
-import { insideRoot } from "../workspace/workdir.js";
+import { insideRoot } from "../contract/paths.js";
 import { ToolFailure, type PermissionProjection, type ToolContext } from "./tool.js";
 
 /** Most symlinks followed while resolving one path (Linux's own limit). */

@@ -19,7 +19,7 @@ import { randomUUID } from "node:crypto";
 import { createWriteStream, mkdirSync, realpathSync, type WriteStream } from "node:fs";
 import { join } from "node:path";
 import type { ToolArtifact } from "../../generated/client/types.gen.js";
-import { insideRoot } from "../workspace/workdir.js";
+import { insideRoot } from "../contract/paths.js";
 import { canonicalWorkdir } from "./paths.js";
 import { externalDirectoriesOf } from "./shell-scan.js";
 import {

@@ -4,8 +4,9 @@
 // (the client's absolute cwd) is accepted only inside the server root, where it
 // is stored relative. The directory must exist when the Session is created.
 import { statSync, realpathSync } from "node:fs";
-import { isAbsolute, relative, resolve, sep } from "node:path";
-import { validationFailure } from "../core/failure.js";
+import { isAbsolute, resolve } from "node:path";
+import { validationFailure } from "../contract/failure.js";
+import { insideRoot } from "../contract/paths.js";
 
 export const MAX_WORKDIR_LENGTH = 1024;
 
@@ -38,14 +39,6 @@ function existingDirectory(path: string, field: string): string {
   }
   if (!statSync(canonical).isDirectory()) throw validationFailure(`${field} ${JSON.stringify(path)} is not a directory`);
   return canonical;
-}
-
-/** Path of `target` relative to `root` in forward slashes, or undefined when outside it. */
-export function insideRoot(root: string, target: string): string | undefined {
-  const rel = relative(root, target);
-  if (rel === "") return ".";
-  if (rel.startsWith("..") || isAbsolute(rel)) return undefined;
-  return rel.split(sep).join("/");
 }
 
 export function resolveWorkdir(serverRoot: string, request: WorkdirRequest): ResolvedWorkdir {

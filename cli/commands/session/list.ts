@@ -1,6 +1,6 @@
 import { Flags } from "@oclif/core";
 import { sdk, unwrap } from "../../../clients/index.js";
-import { resolveProjectId } from "../../../services/workspace/project.js";
+import { resolveProjectId } from "../../../clients/project.js";
 import { ZeCommand } from "../../base.js";
 
 export default class SessionList extends ZeCommand {

@@ -22,7 +22,7 @@ import {
   type StorageHandle,
   type TurnEventRow,
 } from "../../storage/index.js";
-import { notFound, validationFailure } from "../failure.js";
+import { notFound, validationFailure } from "../../contract/failure.js";
 import { toSession } from "../sessions.js";
 import { toTurn } from "../turns/codec.js";
 import { Channel, Wake } from "./channel.js";

@@ -4,8 +4,6 @@
 // approvals and questions, promotes steering input at model boundaries, and settles exactly
 // one outcome. Every change is a durable commit guarded by this process's claim.
 import { randomUUID } from "node:crypto";
-import { readFileSync, statSync } from "node:fs";
-import { join } from "node:path";
 import type {
   Fault,
   PermissionRequest,
@@ -40,9 +38,7 @@ import type { ActivityHub } from "../events/hub.js";
 import { evaluateProjection } from "../permissions/index.js";
 import type { ModelGateway } from "./gateway.js";
 import { closeToolPart } from "./settle.js";
-
-/** AGENTS.md is applied up to this many bytes. */
-export const MAX_INSTRUCTIONS_BYTES = 50 * 1024;
+import { readWorkspaceInstructions } from "../../workspace/instructions.js";
 
 export interface ExecutionDeps {
   readonly storage: StorageHandle;
@@ -85,20 +81,6 @@ function userContent(prompt: readonly PromptPart[]): UserContentPart[] {
     if (part.type === "image") return part;
     return { type: "text", text: `[content reference: ${part.reference}]` };
   });
-}
-
-function readInstructions(workdir: string): string | undefined {
-  const path = join(workdir, "AGENTS.md");
-  try {
-    if (!statSync(path).isFile()) return undefined;
-    const buffer = readFileSync(path);
-    const text = buffer.subarray(0, MAX_INSTRUCTIONS_BYTES).toString("utf8").trim();
-    if (text === "") return undefined;
-    const cut = buffer.byteLength > MAX_INSTRUCTIONS_BYTES ? `\n\n[AGENTS.md truncated at ${MAX_INSTRUCTIONS_BYTES} bytes]` : "";
-    return `Instructions from AGENTS.md in the working directory:\n\n${text}${cut}`;
-  } catch {
-    return undefined;
-  }
 }
 
 const finite = (limit: { kind: string; value?: number }): number | undefined => (limit.kind === "finite" ? limit.value : undefined);
@@ -305,7 +287,7 @@ export class TurnExecution {
     try {
       const request = this.turn.request as { prompt: PromptPart[]; reasoningEffort?: TurnRow["request"] };
       this.transcript.push({ role: "user", content: userContent(request.prompt) });
-      const instructions = readInstructions(this.workdir);
+      const instructions = readWorkspaceInstructions(this.workdir);
       const system = [this.session.systemPrompt ?? undefined, instructions].filter((text): text is string => !!text).join("\n\n") || undefined;
       for (;;) {
         this.checkStopped();

@@ -24,7 +24,7 @@ import {
   type TurnRow,
 } from "../../storage/index.js";
 import type { ActivityHub } from "../events/hub.js";
-import { conflict, notFound, validationFailure } from "../failure.js";
+import { conflict, notFound, validationFailure } from "../../contract/failure.js";
 import { toTurn } from "./codec.js";
 
 export interface InteractionServiceOptions {

@@ -17,7 +17,7 @@ import type {
 import type { Config } from "../../config/index.js";
 import { turns as store, getSession, updateSession, type StorageHandle, type TurnRow } from "../../storage/index.js";
 import type { ActivityHub } from "../events/hub.js";
-import { Failure, conflict, notFound, validationFailure } from "../failure.js";
+import { Failure, conflict, notFound, validationFailure } from "../../contract/failure.js";
 import { requestHash, toSession } from "../sessions.js";
 import { isTerminal, toTurn } from "./codec.js";
 import { resolvePolicy } from "./policy.js";

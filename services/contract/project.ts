@@ -1,4 +1,5 @@
-// Project identity, like opencode: Sessions whose workdirs share a git repository
+// Project identity, like opencode (shared by the server, for a Session's projectId, and by clients,
+// for the project `session list` asks for): Sessions whose workdirs share a git repository
 // share a project. The id hashes the repository's `origin` remote URL (so clones
 // of one repository agree), falls back to the first remote, then to the
 // repository's own root path; outside any repository the project is `global`.
