@@ -24,6 +24,7 @@ export type BuiltinToolId = keyof typeof builtinTools;
 export const BUILTIN_TOOL_IDS = Object.keys(builtinTools) as BuiltinToolId[];
 
 export * from "./tool.js";
+export { ToolRegistry, type RegisteredTool, type ToolSelection, type ToolSource } from "./registry.js";
 export { validateToolInput, disallowedSchemaKeywords, ALLOWED_SCHEMA_KEYWORDS, type ToolInputValidation } from "./validate.js";
 export { resolveFileTarget, fileProjections, canonicalWorkdir, type FileTarget } from "./paths.js";
 export { externalDirectoriesOf, pathCandidates } from "./shell-scan.js";

@@ -147,23 +147,20 @@ describe("run (embedded)", () => {
     expect(missing.stderr).toMatch(/^error: cannot read image file missing\.png: ENOENT\n$/);
   });
 
-  it("without a TTY a permission request is rejected with a reason, and reported on stderr", async () => {
+  it("without a TTY a permission request is rejected with a reason, reported on stderr, and the Turn fails tool_denied", async () => {
     const outside = join(home.dir, "outside.txt");
     writeFileSync(outside, "secret\n");
-    script("Read the outside file",
-      { events: [{ type: "tool_call", name: "read", arguments: { filePath: outside } }] },
-      { events: [{ type: "text", text: "I was not allowed to read it." }] },
-    );
+    script("Read the outside file", { events: [{ type: "tool_call", name: "read", arguments: { filePath: outside } }] });
     const result = await runCli(["run", "--json", "Read the outside file"], options);
-    expect(result.code).toBe(0);
-    expect(result.stderr).toMatch(/^permission rejected \(no interactive terminal\): external_directory \S+\n$/);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^permission rejected \(no interactive terminal\): external_directory \S+\nerror: Turn failed: tool_denied: [^\n]+\n$/);
     const turn = jsonOf<Turn>(result);
     const tool = turn.parts.find((part) => part.type === "tool");
     expect(tool).toMatchObject({
       state: "denied",
       approval: { state: "resolved", decision: "deny", reply: "reject", replyMessage: "no interactive terminal", source: "remote" },
     });
-    expect(turn.outcome).toMatchObject({ kind: "completed", text: "I was not allowed to read it." });
+    expect(turn.outcome).toMatchObject({ kind: "failed", fault: { code: "tool_denied" } });
   });
 
   it("without a TTY a question is dismissed and reported on stderr", async () => {
@@ -297,10 +294,10 @@ describe("run --remote", () => {
 
     const outside = join(home.dir, "outside-remote.txt");
     writeFileSync(outside, "secret\n");
-    script("Read it remotely", { events: [{ type: "tool_call", name: "read", arguments: { filePath: outside } }] }, { events: [{ type: "text", text: "Denied." }] });
+    script("Read it remotely", { events: [{ type: "tool_call", name: "read", arguments: { filePath: outside } }] });
     const denied = await runCli(remote(["run", "Read it remotely"]), options);
-    expect(denied).toMatchObject({ code: 0, stdout: "Denied.\n" });
-    expect(denied.stderr).toMatch(/^permission rejected \(no interactive terminal\): external_directory /);
+    expect(denied).toMatchObject({ code: 1, stdout: "" });
+    expect(denied.stderr).toMatch(/^permission rejected \(no interactive terminal\): external_directory [^\n]+\nerror: Turn failed: tool_denied: /);
   });
 
   it("an unreachable server is one error line, exit 1", async () => {

@@ -113,27 +113,29 @@ describe("permission requests", () => {
     await runToEnd(h, other, third.turnId);
   });
 
-  it("`reject` with a message denies the tool; the model sees the message and the Turn goes on", async () => {
+  it("`reject` with a message denies the call: the tool never runs and the Turn fails with tool_denied", async () => {
     const before = h.model.requests.length;
-    h.model.enqueue({ events: [readCall(join(outside, "note.txt"))] }, done("Understood."));
+    h.model.enqueue({ events: [readCall(join(outside, "note.txt"))] });
     const sessionId = await h.createSession();
     const { turnId } = await queue(h, sessionId, "Read the outside note");
     const asked = await waitForTurnEvent(h, sessionId, turnId, "turn.approval.requested");
     await ok(replyPermission(h, sessionId, asked.request.id, "reject", "Use the copy in the workdir instead."));
     const { events, turn } = await runToEnd(h, sessionId, turnId);
-    expect(turn.outcome).toMatchObject({ kind: "completed", text: "Understood." });
+    expect(turn.outcome).toMatchObject({ kind: "failed", fault: { code: "tool_denied" } });
+    expect(turn.outcome?.kind === "failed" && turn.outcome.fault.message).toContain("Use the copy in the workdir instead.");
     const [tool] = toolParts(turn.parts);
     expect(tool).toMatchObject({
       state: "denied",
       fault: { code: "permission_rejected" },
       approval: { state: "resolved", decision: "deny", source: "remote", reply: "reject", replyMessage: "Use the copy in the workdir instead." },
     });
+    expect(tool!.canonicalResult).toBeUndefined();
     expect(ofType(events, "turn.approval.resolved")).toEqual([
       expect.objectContaining({ decision: "deny", reply: "reject", replyMessage: "Use the copy in the workdir instead." }),
     ]);
     expect(ofType(events, "turn.tool.completed")).toEqual([expect.objectContaining({ ok: false, toolId: "read" })]);
-    expect(seen(h.model.requests[before + 1])).toContain("Use the copy in the workdir instead.");
-    expect(seen(h.model.requests[before + 1])).not.toContain("NOTE-7f3a");
+    // No second model request: the denial ended the Turn.
+    expect(h.model.requests.length).toBe(before + 1);
   });
 
   it("a repeated identical reply is idempotent while the Turn runs; a different one is a 409; unknown ids are 404", async () => {
@@ -156,25 +158,26 @@ describe("permission requests", () => {
     expect(await failure(replyPermission(h, randomUUID(), asked.request.id, "once"))).toMatchObject({ status: 404, body: { _tag: "NotFoundError", resource: "session" } });
   });
 
-  it("a configured deny refuses without asking", async () => {
+  it("a configured deny refuses without asking and fails the Turn with tool_denied", async () => {
     writeFileSync(join(h.home.root, "classified.txt"), "top secret\n");
     const before = h.model.requests.length;
-    h.model.enqueue({ events: [readCall("classified.txt")] }, done("Denied, fine."));
+    h.model.enqueue({ events: [readCall("classified.txt")] });
     const sessionId = await h.createSession();
     const { turnId } = await queue(h, sessionId, "Read the classified file");
     const { events, turn } = await runToEnd(h, sessionId, turnId);
-    expect(turn.outcome).toMatchObject({ kind: "completed", text: "Denied, fine." });
+    expect(turn.outcome).toMatchObject({ kind: "failed", fault: { code: "tool_denied" } });
     expect(ofType(events, "turn.approval.requested")).toEqual([]);
     expect(toolParts(turn.parts)[0]).toMatchObject({
       state: "denied",
       fault: { code: "permission_denied" },
       approval: { state: "resolved", decision: "deny", source: "config", request: { action: "read", resources: ["classified.txt"] } },
     });
-    expect(seen(h.model.requests[before + 1])).not.toContain("top secret");
+    expect(h.model.requests.length).toBe(before + 1);
+    expect(JSON.stringify(turn)).not.toContain("top secret");
   });
 
   it("a saved grant never overrides a configured deny", async () => {
-    h.model.enqueue({ events: [readCall(join(outside, "note.txt"))] }, done(), { events: [readCall(join(outside, "note.txt"))] }, done("Refused."));
+    h.model.enqueue({ events: [readCall(join(outside, "note.txt"))] }, done(), { events: [readCall(join(outside, "note.txt"))] });
     const sessionId = await h.createSession();
     const first = await queue(h, sessionId, "Read it");
     const asked = await waitForTurnEvent(h, sessionId, first.turnId, "turn.approval.requested");
@@ -198,6 +201,7 @@ describe("permission requests", () => {
     const second = await queue(h, sessionId, "Read it again");
     const { events, turn } = await runToEnd(h, sessionId, second.turnId);
     expect(ofType(events, "turn.approval.requested")).toEqual([]);
+    expect(turn.outcome).toMatchObject({ kind: "failed", fault: { code: "tool_denied" } });
     expect(toolParts(turn.parts)[0]).toMatchObject({ state: "denied", approval: { decision: "deny", source: "config" } });
     expect(await savedPermissions(sessionId)).toHaveLength(1);
   });
@@ -306,5 +310,70 @@ describe("invalid tool calls", () => {
     expect(parts[1]!.modelInput).toBe("{not json");
     expect(h.model.requests.length - before).toBe(4);
     expect(seen(h.model.requests[before + 1])).toContain("invalid_input");
+  });
+});
+
+describe("several calls in one model step", () => {
+  it("authorizes in the model's order, then runs the approved calls concurrently; results keep the model's order", async () => {
+    // Each command waits (bounded) for the other's marker file: run one after the other, the
+    // first would give up alone; run at once, each sees the other.
+    const waitFor = (mine: string, theirs: string) =>
+      `touch ${mine}; for i in $(seq 1 100); do if [ -f ${theirs} ]; then echo ${mine}-saw-${theirs}; exit 0; fi; sleep 0.05; done; echo ${mine}-alone`;
+    const before = h.model.requests.length;
+    h.model.enqueue(
+      {
+        events: [
+          { type: "tool_call", name: "shell", arguments: { command: waitFor("left", "right") } },
+          { type: "tool_call", name: "shell", arguments: { command: waitFor("right", "left") } },
+        ],
+      },
+      done("Both ran."),
+    );
+    const sessionId = await h.createSession();
+    const { turnId } = await queue(h, sessionId, "Run both");
+    const { turn } = await runToEnd(h, sessionId, turnId);
+    expect(turn.outcome).toMatchObject({ kind: "completed", text: "Both ran." });
+    const results = toolParts(turn.parts).map((part) => JSON.stringify(part.canonicalResult));
+    expect(results[0]).toContain("left-saw-right");
+    expect(results[1]).toContain("right-saw-left");
+    const toolMessages = JSON.stringify(h.model.requests[before + 1]?.body);
+    expect(toolMessages.indexOf("left-saw-right")).toBeLessThan(toolMessages.indexOf("right-saw-left"));
+  });
+
+  it("asks for the second call's permission only after the first call's request is answered", async () => {
+    writeFileSync(join(outside, "second.txt"), "SECOND-44\n");
+    h.model.enqueue({ events: [readCall(join(outside, "note.txt")), readCall(join(outside, "second.txt"))] }, done("Read both."));
+    const sessionId = await h.createSession();
+    const { turnId } = await queue(h, sessionId, "Read two outside files");
+    const first = await waitForTurnEvent(h, sessionId, turnId, "turn.approval.requested");
+    await ok(replyPermission(h, sessionId, first.request.id, "once"));
+    const second = await waitForTurnEvent(h, sessionId, turnId, "turn.approval.requested", (event) => event.request.id !== first.request.id);
+    await ok(replyPermission(h, sessionId, second.request.id, "once"));
+    const { events, turn } = await runToEnd(h, sessionId, turnId);
+    expect(turn.outcome).toMatchObject({ kind: "completed", text: "Read both." });
+    const order = events
+      .filter((event) => event.type === "turn.approval.requested" || event.type === "turn.approval.resolved" || event.type === "turn.tool.completed")
+      .map((event) => event.type);
+    expect(order).toEqual(["turn.approval.requested", "turn.approval.resolved", "turn.approval.requested", "turn.approval.resolved", "turn.tool.completed", "turn.tool.completed"]);
+  });
+});
+
+describe("hidden tools", () => {
+  it("a tool whose every use the rules deny is not offered to the model; calling it anyway is unknown_tool", async () => {
+    const hidden = await startModelHarness({ config: { permissions: [{ action: "shell", resource: "*", effect: "deny" }, { action: "webfetch", resource: "https://*", effect: "deny" }] } });
+    try {
+      hidden.model.enqueue({ events: [{ type: "tool_call", name: "shell", arguments: { command: "echo hi" } }] }, done("No shell."));
+      const sessionId = await hidden.createSession();
+      const { turnId } = await queue(hidden, sessionId, "Run a command");
+      const { turn } = await runToEnd(hidden, sessionId, turnId);
+      const offered = (hidden.model.requests[0]!.body.tools as { function: { name: string } }[]).map((tool) => tool.function.name);
+      expect(offered).not.toContain("shell");
+      // A deny of some resources only leaves the tool offered.
+      expect(offered).toEqual(["read", "write", "edit", "webfetch", "question", "pause"]);
+      expect(turn.outcome).toMatchObject({ kind: "completed", text: "No shell." });
+      expect(toolParts(turn.parts)[0]).toMatchObject({ state: "failed", fault: { code: "unknown_tool" } });
+    } finally {
+      await hidden.close();
+    }
   });
 });

@@ -7,9 +7,10 @@ import { isAbsolute, resolve } from "node:path";
 import type { Steer, ToolTurnPart, TurnOutcome, TurnPart } from "../../../generated/client/types.gen.js";
 import type { ModelMessage } from "../../providers/index.js";
 import { getSessionById, turns as store, type NewTurnEvent, type StorageHandle, type TurnRow } from "../../storage/index.js";
-import type { AnyToolDefinition } from "../../tools/index.js";
+import type { HookPipeline } from "../../plugins/hooks.js";
+import type { ToolRegistry } from "../../tools/index.js";
 import type { ActivityHub } from "../events/hub.js";
-import { TurnExecution } from "./execution.js";
+import { TurnExecution } from "./loop.js";
 import type { ModelGateway } from "./gateway.js";
 import { closeToolPart } from "./settle.js";
 
@@ -17,7 +18,8 @@ export interface TurnRunnerOptions {
   readonly storage: StorageHandle;
   readonly hub: ActivityHub;
   readonly gateway: ModelGateway;
-  readonly tools: Readonly<Record<string, AnyToolDefinition>>;
+  readonly tools: ToolRegistry;
+  readonly hooks: HookPipeline;
   /** Session workdirs resolve against this root. */
   readonly serverRoot: string;
   /** `contentFlushMillis`: longest wait before streamed content is committed. */
@@ -169,6 +171,7 @@ export class TurnRunner {
         hub: this.options.hub,
         gateway: this.options.gateway,
         tools: this.options.tools,
+        hooks: this.options.hooks,
         instance: this.instance,
         flushMs: this.options.flushMs ?? DEFAULT_FLUSH_MS,
         now: this.now,

@@ -1,0 +1,119 @@
+// One running Turn: the model ↔ tool loop. Each iteration promotes waiting steering input,
+// asks the model (with the Turn's tools), and either runs the tool calls it made and goes on,
+// or completes. Everything that can stop the Turn throws a StopSignal up to here, and the Turn
+// settles exactly one outcome. The pieces live beside this file: model-call, tool-call,
+// approvals, steering, recorder (commits and parts) and settle.
+import type { PromptPart } from "../../../generated/client/types.gen.js";
+import type { ModelMessage, ModelTool } from "../../providers/index.js";
+import type { SessionRow, TurnRow } from "../../storage/index.js";
+import type { AnyToolDefinition } from "../../tools/index.js";
+import { readWorkspaceInstructions } from "../../workspace/instructions.js";
+import { isToolHidden } from "../permissions/index.js";
+import { callModel } from "./model-call.js";
+import { RunningTurn, userContent, type TurnDeps } from "./running.js";
+import { complete, settleStopped } from "./settle.js";
+import { promoteSteers } from "./steering.js";
+import { finite, limitReached, type Stop } from "./stop.js";
+import { hookStop, runToolCalls } from "./tool-call.js";
+
+export type { TurnDeps } from "./running.js";
+
+/** `provider/model` as the hook inputs name it. */
+function modelIdentity(model: string): { providerId: string; modelId: string } {
+  const slash = model.indexOf("/");
+  return slash < 0 ? { providerId: model, modelId: model } : { providerId: model.slice(0, slash), modelId: model.slice(slash + 1) };
+}
+
+export class TurnExecution {
+  private readonly turn: RunningTurn;
+
+  constructor(deps: TurnDeps, row: TurnRow, session: SessionRow, workdir: string, history: readonly ModelMessage[], existingParts: RunningTurn["recorder"]["all"]) {
+    this.turn = new RunningTurn(deps, row, session, workdir, history, existingParts);
+  }
+
+  get id(): string {
+    return this.turn.id;
+  }
+
+  get sessionId(): string {
+    return this.turn.sessionId;
+  }
+
+  interrupt(stop: Stop): void {
+    this.turn.interrupt(stop);
+  }
+
+  cancel(reason?: string): void {
+    this.turn.cancel(reason);
+  }
+
+  /** Runs the Turn to its one outcome. Never throws. */
+  async run(): Promise<void> {
+    const t = this.turn;
+    const timer = this.armTurnLimit();
+    try {
+      const request = t.row.request as { prompt: PromptPart[] };
+      t.transcript.push({ role: "user", content: userContent(request.prompt) });
+      const systemPrompt = t.session.systemPrompt ?? undefined;
+      const system = [systemPrompt, readWorkspaceInstructions(t.workdir)].filter((text): text is string => !!text).join("\n\n") || undefined;
+      const offered = this.offeredTools();
+      const tools: ModelTool[] = [...offered.values()].map((tool) => ({ name: tool.id, description: tool.description, inputSchema: tool.inputSchema as ModelTool["inputSchema"] }));
+      const model = modelIdentity(t.row.model);
+      if (t.deps.hooks.has("turn.before")) await t.deps.hooks.trigger("turn.before", { turnId: t.id, prompt: request.prompt, model }).catch(rethrowHook);
+      for (;;) {
+        t.checkStopped();
+        await promoteSteers(t);
+        const messages = [...t.history, ...t.transcript];
+        if (t.deps.hooks.has("model.request.before")) {
+          await t.deps.hooks
+            .trigger("model.request.before", { turnId: t.id, ...model, iteration: t.iteration, ...(systemPrompt !== undefined ? { systemPrompt } : {}), messages })
+            .catch(rethrowHook);
+        }
+        t.iteration += 1;
+        const answer = await callModel(t, { system, messages, tools });
+        t.transcript.push(answer.message);
+        if (answer.toolCalls.length > 0) {
+          await t.recorder.commit([], { messages: [...t.transcript] });
+          t.transcript.push(...(await runToolCalls(t, answer.toolCalls, offered)));
+          await t.recorder.commit([], { messages: [...t.transcript] });
+          t.messageIndex += 1;
+          continue;
+        }
+        // The model stopped: complete, unless steering input arrived meanwhile. The outcome's
+        // visible text: text and refusals, no reasoning (the contract's CompletedTurnOutcome).
+        const text = answer.message.content.map((part) => (part.type === "text" || part.type === "refusal" ? part.text : "")).join("");
+        if (await complete(t, text)) return;
+        t.messageIndex += 1;
+      }
+    } catch (error) {
+      await settleStopped(t, error);
+    } finally {
+      if (timer) clearTimeout(timer);
+      t.recorder.cancelFlush();
+    }
+  }
+
+  /** The tools this Turn offers: the registry's, minus those the effective rules deny outright. */
+  private offeredTools(): Map<string, AnyToolDefinition> {
+    const policy = this.turn.policy;
+    const layers = { server: policy.permissions, caseSensitive: policy.permissionMatching.caseSensitive };
+    return this.turn.deps.tools.select({ hidden: (toolId) => isToolHidden(toolId, layers) });
+  }
+
+  /** The Turn's elapsed-time limit, counted from when it started. */
+  private armTurnLimit(): NodeJS.Timeout | undefined {
+    const t = this.turn;
+    const elapsed = finite(t.policy.timeouts.turnMs);
+    if (elapsed === undefined) return undefined;
+    const startedAt = t.row.startedAt ?? t.deps.now();
+    const remaining = Math.max(0, startedAt + elapsed - t.deps.now());
+    return setTimeout(() => {
+      const { stop } = limitReached("turn_elapsed", t.policy.timeouts.turnMs, elapsed, "milliseconds", `The Turn ran longer than ${elapsed} ms`);
+      t.interrupt(stop);
+    }, remaining);
+  }
+}
+
+function rethrowHook(error: unknown): never {
+  throw hookStop(error);
+}

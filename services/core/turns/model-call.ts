@@ -1,0 +1,197 @@
+// One model request of a running Turn: the context check, the attempts with the policy's
+// retries (only attempts the provider rejected before any output retry; pacing between them;
+// per-attempt and elapsed deadlines), the streamed events applied to the Turn's parts, and the
+// usage the provider reported.
+import type { ReasoningEffort, TurnUsage } from "../../../generated/client/types.gen.js";
+import { AssistantMessageBuilder, isProviderFailure, type AssistantMessage, type ModelMessage, type ModelStreamEvent, type ModelTool } from "../../providers/index.js";
+import type { RunningTurn } from "./running.js";
+import { StopSignal, fault, finite, limitReached } from "./stop.js";
+
+export interface ModelToolCall {
+  readonly id: string;
+  readonly name: string;
+  readonly arguments: string;
+}
+
+export interface ModelAnswer {
+  readonly message: AssistantMessage;
+  readonly toolCalls: readonly ModelToolCall[];
+}
+
+export interface ModelRequest {
+  readonly system: string | undefined;
+  readonly messages: readonly ModelMessage[];
+  readonly tools: readonly ModelTool[];
+}
+
+/** One model request with the policy's retries. */
+export async function callModel(t: RunningTurn, request: ModelRequest): Promise<ModelAnswer> {
+  checkContext(t, request);
+  const provider = t.policy.provider;
+  const maxAttempts = finite(provider.maxAttempts);
+  const attemptTimeout = finite(provider.attemptTimeoutMs);
+  const elapsedLimit = finite(provider.elapsedMs);
+  const started = t.deps.now();
+  const effort = (t.row.request as { reasoningEffort?: ReasoningEffort }).reasoningEffort;
+  const overElapsed = (): StopSignal => limitReached("provider_elapsed", provider.elapsedMs, elapsedLimit!, "milliseconds", "The model request ran out of its elapsed-time budget");
+  for (let attempt = 1; ; attempt++) {
+    t.checkStopped();
+    const builder = new AssistantMessageBuilder();
+    const toolCalls: ModelToolCall[] = [];
+    let output = false;
+    const attemptController = new AbortController();
+    const onAbort = (): void => attemptController.abort(t.signal.reason);
+    t.signal.addEventListener("abort", onAbort, { once: true });
+    let timedOut = false;
+    const budget = elapsedLimit !== undefined ? elapsedLimit - (t.deps.now() - started) : undefined;
+    const deadline = [attemptTimeout, budget].filter((value): value is number => value !== undefined);
+    const timeoutMs = deadline.length > 0 ? Math.max(1, Math.min(...deadline)) : undefined;
+    const timer = timeoutMs !== undefined ? setTimeout(() => ((timedOut = true), attemptController.abort(new Error("attempt timeout"))), timeoutMs) : undefined;
+    try {
+      for await (const event of t.deps.gateway.stream({
+        model: t.row.model,
+        ...(request.system !== undefined ? { system: request.system } : {}),
+        messages: request.messages,
+        tools: request.tools,
+        ...(effort !== undefined ? { reasoningEffort: effort } : {}),
+        signal: attemptController.signal,
+        ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+      })) {
+        if (attemptController.signal.aborted) break;
+        output = applyEvent(t, event, builder, toolCalls) || output;
+      }
+      if (attemptController.signal.aborted) throw attemptController.signal.reason;
+      t.recorder.closeContent();
+      await t.recorder.flush();
+      return { message: builder.message(), toolCalls };
+    } catch (error) {
+      t.recorder.closeContent();
+      await t.recorder.flush().catch(() => {});
+      t.checkStopped();
+      const exhausted = maxAttempts !== undefined && attempt >= maxAttempts;
+      const elapsedOver = elapsedLimit !== undefined && t.deps.now() - started >= elapsedLimit;
+      if (timedOut) {
+        if (elapsedOver) throw overElapsed();
+        if (output || exhausted) throw limitReached("provider_attempt_timeout", provider.attemptTimeoutMs, attemptTimeout!, "milliseconds", "A model request attempt timed out");
+      } else {
+        const failure = isProviderFailure(error) ? error : undefined;
+        const retryable = failure ? failure.retryable && failure.beforeOutput && !output : false;
+        if (!retryable) {
+          // Provider failures carry only our own safe wording; anything else gets a generic one.
+          const message = failure?.message ?? "The model request failed";
+          throw new StopSignal({ kind: "failed", fault: fault(`provider_${failure?.kind ?? "error"}`, message, failure?.providerCode) });
+        }
+        if (elapsedOver) throw overElapsed();
+        if (exhausted) throw limitReached("provider_attempts", provider.maxAttempts, maxAttempts!, "attempts", `The model request failed ${attempt} time(s): ${failure!.message}`);
+      }
+      await pace(t, attempt, isProviderFailure(error) ? error.retryAfterMs : undefined);
+    } finally {
+      if (timer) clearTimeout(timer);
+      t.signal.removeEventListener("abort", onAbort);
+    }
+  }
+}
+
+/** Applies one stream event; returns true when it was model output. */
+function applyEvent(t: RunningTurn, event: ModelStreamEvent, builder: AssistantMessageBuilder, toolCalls: ModelToolCall[]): boolean {
+  builder.add(event);
+  switch (event.type) {
+    case "text.delta":
+      t.recorder.appendContent("text", event.text, t.messageIndex);
+      return true;
+    case "reasoning.delta":
+      t.recorder.appendContent("reasoning", event.text, t.messageIndex);
+      return true;
+    case "refusal.delta":
+      t.recorder.appendContent("refusal", event.text, t.messageIndex);
+      return true;
+    case "reasoning.end":
+      if (t.recorder.isOpen("reasoning")) t.recorder.closeContent();
+      return true;
+    case "tool_call":
+      t.recorder.closeContent();
+      toolCalls.push({ id: event.id, name: event.name, arguments: event.arguments });
+      return true;
+    case "usage":
+      recordUsage(t, event);
+      return false;
+    case "finish":
+      return false;
+  }
+}
+
+const sum = (a: unknown, b: unknown): number => (typeof a === "number" ? a : 0) + (typeof b === "number" ? b : 0);
+
+/** Adds an attempt's usage to the Turn's and commits both with the context use it implies. */
+function recordUsage(t: RunningTurn, event: Extract<ModelStreamEvent, { type: "usage" }>): void {
+  const attempt: TurnUsage = {
+    promptTokens: event.promptTokens,
+    completionTokens: event.completionTokens,
+    totalTokens: event.promptTokens + event.completionTokens,
+    // The contract's TurnUsage: the cached and reasoning counts are absent when zero.
+    ...(event.cachedPromptTokens ? { cachedPromptTokens: event.cachedPromptTokens } : {}),
+    ...(event.reasoningTokens ? { reasoningCompletionTokens: event.reasoningTokens } : {}),
+  };
+  const previous = t.usage;
+  t.usage = previous
+    ? {
+        promptTokens: sum(previous.promptTokens, attempt.promptTokens),
+        completionTokens: sum(previous.completionTokens, attempt.completionTokens),
+        totalTokens: sum(previous.totalTokens, attempt.totalTokens),
+        ...(previous.cachedPromptTokens !== undefined || attempt.cachedPromptTokens !== undefined
+          ? { cachedPromptTokens: sum(previous.cachedPromptTokens, attempt.cachedPromptTokens) }
+          : {}),
+        ...(previous.reasoningCompletionTokens !== undefined || attempt.reasoningCompletionTokens !== undefined
+          ? { reasoningCompletionTokens: sum(previous.reasoningCompletionTokens, attempt.reasoningCompletionTokens) }
+          : {}),
+      }
+    : attempt;
+  const context = t.deps.gateway.limits(t.row.model)?.context;
+  const contextUse = context !== undefined ? { model: t.row.model, usedUnits: event.promptTokens + event.completionTokens, contextUnits: context } : undefined;
+  void t.recorder
+    .commit([{ type: "turn.usage", data: { usage: attempt, ...(contextUse ? { contextUse } : {}) } }], { usage: t.usage, ...(contextUse ? { contextUse } : {}) })
+    .catch(() => {});
+}
+
+/** Waits between attempts as the policy's pacing (and the provider's retry-after) say; a stop ends the wait. */
+async function pace(t: RunningTurn, attempt: number, retryAfterMs: number | undefined): Promise<void> {
+  const pacing = t.policy.provider.pacing;
+  let delay = 0;
+  if (pacing.kind === "fixed") delay = pacing.delayMs;
+  if (pacing.kind === "exponential") {
+    delay = Math.min(pacing.maximumDelayMs, pacing.initialDelayMs * 2 ** (attempt - 1));
+    if (pacing.jitter) delay = Math.round(delay / 2 + Math.random() * (delay / 2));
+  }
+  if (retryAfterMs !== undefined) delay = Math.max(delay, retryAfterMs);
+  if (delay <= 0) return;
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, delay);
+    t.signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
+  });
+}
+
+/** Refuses a request that cannot fit the model's context (estimated at 4 characters a unit). */
+function checkContext(t: RunningTurn, request: ModelRequest): void {
+  const limits = t.deps.gateway.limits(t.row.model);
+  if (limits?.context === undefined) return;
+  const estimated = Math.ceil((JSON.stringify(request.messages).length + (request.system?.length ?? 0) + JSON.stringify(request.tools).length) / 4);
+  const outputReserve = Math.min(limits.output ?? 4096, limits.context);
+  const safetyReserve = t.policy.context.safetyReserve.units;
+  const available = Math.max(0, limits.context - outputReserve - safetyReserve);
+  if (estimated <= available) return;
+  throw new StopSignal({
+    kind: "limit",
+    limit: {
+      name: "model_context",
+      origin: "provider",
+      value: limits.context,
+      unit: "model_units",
+      estimatedInputUnits: estimated,
+      outputReserveUnits: outputReserve,
+      safetyReserveUnits: safetyReserve,
+      availableInputUnits: available,
+      estimator: "utf16-chars/4",
+    },
+    diagnostic: { code: "model_context", message: `The request needs about ${estimated} units; ${available} are available` },
+  });
+}

@@ -1,0 +1,190 @@
+// The durable record of one running Turn: its ordered parts and the queue of commits that write
+// them. Every change (dirty parts + a row patch + events) is committed in order behind the earlier
+// ones, guarded by this process's claim; streamed text, reasoning and refusals are appended to
+// their open part, announced at once as live deltas and committed at most every `flushMs`.
+import { randomUUID } from "node:crypto";
+import type { TurnPart } from "../../../generated/client/types.gen.js";
+import { turns as store, type NewTurnEvent, type StorageHandle, type TurnPatch } from "../../storage/index.js";
+import type { ActivityHub } from "../events/hub.js";
+
+export type ContentKind = "text" | "reasoning" | "refusal";
+
+export interface RecorderOptions {
+  readonly storage: StorageHandle;
+  readonly hub: ActivityHub;
+  readonly server: string;
+  readonly sessionId: string;
+  readonly turnId: string;
+  /** The claim every commit is guarded by. */
+  readonly owner: string;
+  readonly flushMs: number;
+  readonly now: () => number;
+  readonly revision: number;
+  readonly activityCursor: number;
+  readonly parts: readonly TurnPart[];
+  /** The claim was lost (a guard failed): stop without writing more. */
+  readonly onLost: () => void;
+  /** A commit saw a cancellation recorded by another caller. */
+  readonly onCancellation: (reason: string | undefined) => void;
+  /** True once the Turn is lost: queued commits are dropped. */
+  readonly isLost: () => boolean;
+}
+
+const isContent = (part: TurnPart | undefined): boolean => part?.type === "text" || part?.type === "reasoning" || part?.type === "refusal";
+
+export class TurnRecorder {
+  private readonly parts: TurnPart[];
+  private readonly dirty = new Set<number>();
+  private writes: Promise<void> = Promise.resolve();
+  private flushTimer: NodeJS.Timeout | undefined;
+  private open: { kind: ContentKind; ordinal: number } | undefined;
+  private revisionValue: number;
+  private activityCursorValue: number;
+
+  constructor(private readonly options: RecorderOptions) {
+    this.parts = [...options.parts];
+    this.revisionValue = options.revision;
+    this.activityCursorValue = options.activityCursor;
+  }
+
+  get revision(): number {
+    return this.revisionValue;
+  }
+
+  /** Every part, in order (read-only view). */
+  get all(): readonly TurnPart[] {
+    return this.parts;
+  }
+
+  part(ordinal: number): TurnPart {
+    return this.parts[ordinal]!;
+  }
+
+  add(part: TurnPart): number {
+    this.parts.push(part);
+    const ordinal = this.parts.length - 1;
+    this.dirty.add(ordinal);
+    return ordinal;
+  }
+
+  set(ordinal: number, part: TurnPart): void {
+    this.parts[ordinal] = part;
+    this.dirty.add(ordinal);
+  }
+
+  /** Re-reads a part others may have changed (approval and question replies). */
+  async refresh(ordinal: number): Promise<TurnPart> {
+    const row = await store.getPart(this.options.storage, this.options.turnId, ordinal);
+    if (row) this.parts[ordinal] = row.data as TurnPart;
+    return this.parts[ordinal]!;
+  }
+
+  /** Takes the dirty parts (for a settlement that writes them in its own transaction). */
+  takeDirty(): { ordinal: number; data: TurnPart }[] {
+    const parts = [...this.dirty].sort((a, b) => a - b).map((ordinal) => ({ ordinal, data: this.parts[ordinal]! }));
+    this.dirty.clear();
+    return parts;
+  }
+
+  /** Queues one durable change (dirty parts + patch + events) behind earlier ones. */
+  commit(events: NewTurnEvent[], patch?: TurnPatch): Promise<void> {
+    const parts = this.takeDirty();
+    // Streamed content swept into another change (e.g. a `turn.usage`) is announced by a snapshot,
+    // as a flush would: observers without live deltas (the server stream) see it only that way.
+    if (parts.some(({ data }) => isContent(data)) && !events.some((event) => event.type === "turn.snapshot")) {
+      events = [{ type: "turn.snapshot", data: null }, ...events];
+    }
+    const next = this.writes.then(async () => {
+      if (this.options.isLost()) return;
+      const result = await store.changeTurn(this.options.storage, this.options.turnId, {
+        ...(patch ? { patch } : {}),
+        parts,
+        events,
+        expectOwner: this.options.owner,
+        expectPhases: ["running"],
+        // Progress is re-derivable: it survives a process crash; a power loss at worst settles
+        // the Turn as process_lost. Claims and settlements stay fully synced.
+        durability: "relaxed",
+      });
+      if (!result) {
+        this.options.onLost();
+        return;
+      }
+      this.revisionValue = result.turn.revision;
+      this.activityCursorValue = result.turn.activityCursor;
+      if (result.turn.cancellation !== null) this.options.onCancellation((result.turn.cancellation as { reason?: string }).reason);
+      this.options.hub.changed(this.options.server, this.options.sessionId);
+    });
+    this.writes = next.catch(() => {});
+    return next;
+  }
+
+  /** Every queued commit has run. */
+  settled(): Promise<void> {
+    return this.writes;
+  }
+
+  private flushSoon(): void {
+    if (this.options.flushMs <= 0) {
+      void this.commit([{ type: "turn.snapshot", data: null }]).catch(() => {});
+      return;
+    }
+    this.flushTimer ??= setTimeout(() => {
+      this.flushTimer = undefined;
+      if (this.dirty.size > 0) void this.commit([{ type: "turn.snapshot", data: null }]).catch(() => {});
+    }, this.options.flushMs);
+  }
+
+  /** Commits streamed content now (or waits for the queued commits when nothing is dirty). */
+  async flush(): Promise<void> {
+    this.cancelFlush();
+    if (this.dirty.size > 0) await this.commit([{ type: "turn.snapshot", data: null }]);
+    else await this.writes;
+  }
+
+  cancelFlush(): void {
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+  }
+
+  /** Ends the open content part (a reasoning part records when it ended). */
+  closeContent(): void {
+    const open = this.open;
+    if (!open) return;
+    const part = this.parts[open.ordinal]!;
+    if (part.type === "reasoning" && part.completedAt === undefined) this.set(open.ordinal, { ...part, completedAt: this.options.now() });
+    this.open = undefined;
+  }
+
+  /** Whether the open content part is of `kind`. */
+  isOpen(kind: ContentKind): boolean {
+    return this.open?.kind === kind;
+  }
+
+  /** Appends streamed content to the open part of its kind (opening one when needed) and sends the live delta. */
+  appendContent(kind: ContentKind, text: string, assistantMessageIndex: number): void {
+    if (text === "") return;
+    if (this.open?.kind !== kind) {
+      this.closeContent();
+      const base = { id: randomUUID(), assistantMessageIndex, text: "" };
+      const part: TurnPart = kind === "reasoning" ? { type: "reasoning", ...base, startedAt: this.options.now() } : { type: kind, ...base };
+      this.open = { kind, ordinal: this.add(part) };
+    }
+    const ordinal = this.open.ordinal;
+    const part = this.parts[ordinal] as Extract<TurnPart, { text: string }>;
+    const offset = part.text.length;
+    this.set(ordinal, { ...part, text: part.text + text } as TurnPart);
+    this.options.hub.delta({
+      sessionId: this.options.sessionId,
+      turnId: this.options.turnId,
+      kind,
+      partId: part.id,
+      assistantMessageIndex: part.assistantMessageIndex,
+      offset,
+      delta: text,
+      revision: this.revisionValue,
+      activityCursor: this.activityCursorValue,
+    });
+    this.flushSoon();
+  }
+}

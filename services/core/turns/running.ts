@@ -1,0 +1,116 @@
+// The state one running Turn shares across its loop, model calls, tool calls, approvals,
+// steering and settlement: what it runs with (deps, policy, workdir), its durable record, its
+// model-visible transcript, and how it is stopped. The first stop wins; everything that waits
+// listens to `signal`.
+import type { PromptPart, TurnPart, TurnPolicy, TurnUsage } from "../../../generated/client/types.gen.js";
+import type { HookPipeline } from "../../plugins/hooks.js";
+import type { ModelMessage, UserContentPart } from "../../providers/index.js";
+import type { SessionRow, StorageHandle, TurnRow } from "../../storage/index.js";
+import type { ToolRegistry } from "../../tools/index.js";
+import type { ActivityHub } from "../events/hub.js";
+import type { ModelGateway } from "./gateway.js";
+import { TurnRecorder } from "./recorder.js";
+import { StopSignal, type Stop } from "./stop.js";
+
+export interface TurnDeps {
+  readonly storage: StorageHandle;
+  readonly hub: ActivityHub;
+  readonly gateway: ModelGateway;
+  readonly tools: ToolRegistry;
+  readonly hooks: HookPipeline;
+  /** This host instance: the claim's owner. */
+  readonly instance: string;
+  readonly flushMs: number;
+  readonly now: () => number;
+  /** Where tool artifacts go for a workdir. */
+  readonly artifactsDirectory: (workdir: string) => string;
+  /** Interval of the idle re-read while waiting on a reply. */
+  readonly pollMs: number;
+}
+
+/** The model-visible form of prompt content (a content reference is named, not resolved). */
+export function userContent(prompt: readonly PromptPart[]): UserContentPart[] {
+  return prompt.map((part): UserContentPart => {
+    if (part.type === "text") return part;
+    if (part.type === "image") return part;
+    return { type: "text", text: `[content reference: ${part.reference}]` };
+  });
+}
+
+export class RunningTurn {
+  private readonly controller = new AbortController();
+  private stopValue: Stop | undefined;
+  readonly recorder: TurnRecorder;
+  /** This Turn's messages (the prompt, answers, tool results, steering), after `history`. */
+  readonly transcript: ModelMessage[] = [];
+  /** Index of the assistant message being produced. */
+  messageIndex = 0;
+  /** Model requests prepared so far (`model.request.before`'s `iteration`). */
+  iteration = 0;
+  usage: TurnUsage | undefined;
+  promotedBatches: number;
+  readonly policy: TurnPolicy;
+  readonly server: string;
+
+  constructor(
+    readonly deps: TurnDeps,
+    readonly row: TurnRow,
+    readonly session: SessionRow,
+    readonly workdir: string,
+    /** Earlier Turns' transcripts: the history this Turn's requests start with. */
+    readonly history: readonly ModelMessage[],
+    existingParts: readonly TurnPart[],
+  ) {
+    this.policy = row.policy as TurnPolicy;
+    this.server = session.server;
+    this.promotedBatches = row.promotedBatchCount;
+    this.recorder = new TurnRecorder({
+      storage: deps.storage,
+      hub: deps.hub,
+      server: session.server,
+      sessionId: row.sessionId,
+      turnId: row.id,
+      owner: deps.instance,
+      flushMs: deps.flushMs,
+      now: deps.now,
+      revision: row.revision,
+      activityCursor: row.activityCursor,
+      parts: existingParts,
+      onLost: () => this.interrupt({ kind: "lost" }),
+      onCancellation: (reason) => this.cancel(reason),
+      isLost: () => this.stopValue?.kind === "lost",
+    });
+  }
+
+  get id(): string {
+    return this.row.id;
+  }
+
+  get sessionId(): string {
+    return this.row.sessionId;
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  get stopped(): Stop | undefined {
+    return this.stopValue;
+  }
+
+  /** Stops the Turn from outside (cancellation, shutdown, lost claim). The first stop wins. */
+  interrupt(stop: Stop): void {
+    if (this.stopValue) return;
+    this.stopValue = stop;
+    this.controller.abort(new StopSignal(stop));
+  }
+
+  cancel(reason?: string): void {
+    this.interrupt(reason !== undefined ? { kind: "cancelled", reason } : { kind: "cancelled" });
+  }
+
+  /** Throws the stop once the Turn was stopped. */
+  checkStopped(): void {
+    if (this.stopValue) throw new StopSignal(this.stopValue);
+  }
+}

@@ -1,0 +1,196 @@
+// The tool calls of one model step. They are prepared and authorized one at a time in the
+// model's order — parse, look up among the tools this request offered, validate, the
+// `tool.execute.before` hooks, the permission projections, approval — and then every approved
+// call runs concurrently. A call that fails before it runs (unknown tool, bad input, a projector
+// that throws) fails only itself; a denied check fails the Turn with `tool_denied` and the tool
+// never runs. Results reach the transcript in the model's order.
+import { randomUUID } from "node:crypto";
+import type { Fault, ToolActivity, ToolResult, ToolTurnPart } from "../../../generated/client/types.gen.js";
+import { isHookFailure } from "../../plugins/hooks.js";
+import type { ToolResultMessage } from "../../providers/index.js";
+import { isToolFailure, validateToolInput, type AnyToolDefinition, type PermissionProjection, type ToolContext, type ToolOutput } from "../../tools/index.js";
+import { askQuestions, authorize } from "./approvals.js";
+import type { ModelToolCall } from "./model-call.js";
+import type { RunningTurn } from "./running.js";
+import { StopSignal, fault } from "./stop.js";
+
+const toolFields = (part: ToolTurnPart) => ({ partId: part.id, toolId: part.toolId, toolCallId: part.toolCallId });
+
+/** A call ready to run: its part, tool, final input and the projections that authorized it. */
+interface ApprovedCall {
+  readonly kind: "approved";
+  readonly call: ModelToolCall;
+  readonly ordinal: number;
+  readonly tool: AnyToolDefinition;
+  readonly input: unknown;
+  readonly projections: PermissionProjection[];
+}
+
+/** A call settled before it could run; the model sees `message`. */
+interface SettledCall {
+  readonly kind: "settled";
+  readonly message: ToolResultMessage;
+}
+
+/** Runs one model step's tool calls; resolves with their results in the model's order. */
+export async function runToolCalls(t: RunningTurn, calls: readonly ModelToolCall[], offered: ReadonlyMap<string, AnyToolDefinition>): Promise<ToolResultMessage[]> {
+  const prepared: (ApprovedCall | SettledCall)[] = [];
+  for (const call of calls) {
+    t.checkStopped();
+    prepared.push(await prepare(t, call, offered));
+  }
+  const runs = prepared.map((entry) => (entry.kind === "settled" ? Promise.resolve(entry.message) : execute(t, entry)));
+  // Wait for every call (a stop aborts them all through the signal) before the Turn settles.
+  const results = await Promise.allSettled(runs);
+  const rejected = results.find((result): result is PromiseRejectedResult => result.status === "rejected");
+  if (rejected) throw rejected.reason;
+  return results.map((result) => (result as PromiseFulfilledResult<ToolResultMessage>).value);
+}
+
+async function prepare(t: RunningTurn, call: ModelToolCall, offered: ReadonlyMap<string, AnyToolDefinition>): Promise<ApprovedCall | SettledCall> {
+  let input: unknown;
+  let parseError: string | undefined;
+  try {
+    input = call.arguments.trim() === "" ? {} : JSON.parse(call.arguments);
+  } catch (error) {
+    parseError = error instanceof Error ? error.message : "invalid JSON";
+  }
+  const base: ToolTurnPart = {
+    type: "tool",
+    id: randomUUID(),
+    toolCallId: call.id,
+    toolId: call.name,
+    assistantMessageIndex: t.messageIndex,
+    input: parseError === undefined ? input : call.arguments,
+    ...(parseError !== undefined ? { modelInput: call.arguments } : {}),
+    state: "requested",
+    approval: { state: "none" },
+    requestedAt: t.deps.now(),
+  };
+  const ordinal = t.recorder.add(base);
+  await t.recorder.commit([{ type: "turn.tool.requested", data: { ...toolFields(base), part: base } }]);
+  const settle = async (toolFault: Fault): Promise<SettledCall> => ({ kind: "settled", message: await failCall(t, ordinal, call, toolFault) });
+
+  const tool = offered.get(call.name);
+  if (!tool) return settle(fault("unknown_tool", `There is no tool named ${JSON.stringify(call.name)}`));
+  if (parseError !== undefined) return settle(fault("invalid_input", `The arguments are not valid JSON: ${parseError}`));
+  const validated = validateToolInput(tool, input);
+  if (!validated.ok) return settle(validated.failure.toFault());
+
+  const before = await t.deps.hooks
+    .trigger("tool.execute.before", { turnId: t.id, toolId: tool.id, toolCallId: call.id, input: validated.input }, (replacement) => {
+      const checked = validateToolInput(tool, replacement);
+      return checked.ok ? { ok: true, input: checked.input } : { ok: false, failure: checked.failure };
+    })
+    .catch((error: unknown) => {
+      throw hookStop(error);
+    });
+  if (before.kind === "invalid") return settle(isToolFailure(before.failure) ? before.failure.toFault() : fault("invalid_input", "Tool input validation failed."));
+  if (before.input !== validated.input) {
+    t.recorder.set(ordinal, { ...(t.recorder.part(ordinal) as ToolTurnPart), input: before.input, modelInput: validated.input });
+  }
+
+  const permissionContext = { workdir: t.workdir, sessionId: t.sessionId, turnId: t.id, toolCallId: call.id, signal: t.signal };
+  let projections: PermissionProjection[];
+  try {
+    projections = tool.permissions(before.input, permissionContext);
+  } catch (error) {
+    return settle(isToolFailure(error) ? error.toFault() : fault("tool_error", "The tool could not check its permissions"));
+  }
+  for (const projection of projections) {
+    const denial = await authorize(t, ordinal, projection, before.approval);
+    if (!denial) continue;
+    await failCall(t, ordinal, call, denial.fault, "denied");
+    // A denied direct call ends the Turn: the tool never runs.
+    throw new StopSignal({ kind: "failed", fault: fault("tool_denied", `The ${tool.id} call was denied: ${denial.fault.message}`) });
+  }
+  return { kind: "approved", call, ordinal, tool, input: before.input, projections };
+}
+
+/** Runs one approved call to its result (a tool failure fails only the call). */
+async function execute(t: RunningTurn, approved: ApprovedCall): Promise<ToolResultMessage> {
+  const { call, ordinal, tool } = approved;
+  let checkpoint = 0;
+  let activityTimer: NodeJS.Timeout | undefined;
+  let pendingActivity: ToolActivity | undefined;
+  const publishActivity = (): void => {
+    activityTimer = undefined;
+    if (!pendingActivity) return;
+    const activity = pendingActivity;
+    pendingActivity = undefined;
+    const current = t.recorder.part(ordinal) as ToolTurnPart;
+    t.recorder.set(ordinal, { ...current, activity });
+    void t.recorder.commit([{ type: "turn.tool.activity", data: { ...toolFields(current), activity } }]).catch(() => {});
+  };
+  const stopActivity = (): void => {
+    if (activityTimer) clearTimeout(activityTimer);
+    publishActivity();
+  };
+  const context: ToolContext = {
+    workdir: t.workdir,
+    sessionId: t.sessionId,
+    turnId: t.id,
+    toolCallId: call.id,
+    signal: t.signal,
+    artifactsDirectory: t.deps.artifactsDirectory(t.workdir),
+    permissions: approved.projections,
+    reportActivity: (update) => {
+      checkpoint += 1;
+      pendingActivity = { ...update, checkpoint, updatedAt: t.deps.now() } as ToolActivity;
+      if (t.deps.flushMs <= 0) publishActivity();
+      else activityTimer ??= setTimeout(publishActivity, t.deps.flushMs);
+    },
+    askQuestion: (questions) => askQuestions(t, ordinal, questions),
+  };
+  let output: ToolOutput;
+  try {
+    output = await tool.execute(approved.input, context);
+  } catch (error) {
+    stopActivity();
+    t.checkStopped();
+    const toolFault = isToolFailure(error) ? error.toFault() : fault("tool_error", "The tool failed unexpectedly");
+    const message = await failCall(t, ordinal, call, toolFault);
+    await after(t, approved, false, { error: toolFault.message });
+    return message;
+  }
+  stopActivity();
+  // A result that arrives after the Turn stopped is discarded: the call counts as interrupted.
+  t.checkStopped();
+  const current = t.recorder.part(ordinal) as ToolTurnPart;
+  const completed: ToolTurnPart = {
+    ...current,
+    state: "completed",
+    canonicalResult: output.result,
+    completedAt: t.deps.now(),
+    ...(output.artifact ? { artifact: output.artifact } : {}),
+  };
+  t.recorder.set(ordinal, completed);
+  await t.recorder.commit([{ type: "turn.tool.completed", data: { ...toolFields(completed), ok: true, part: completed } }]);
+  await after(t, approved, true, output.result.value);
+  return { role: "tool", toolCallId: call.id, toolName: call.name, result: output.result, isError: false };
+}
+
+/** `tool.execute.after`, once the call's completion is recorded. */
+async function after(t: RunningTurn, approved: ApprovedCall, ok: boolean, result: unknown): Promise<void> {
+  if (!t.deps.hooks.has("tool.execute.after")) return;
+  await t.deps.hooks
+    .trigger("tool.execute.after", { turnId: t.id, toolId: approved.tool.id, toolCallId: approved.call.id, input: approved.input, ok, result })
+    .catch((error: unknown) => {
+      throw hookStop(error);
+    });
+}
+
+/** Settles the call at `ordinal` as failed (or denied) and answers the model with the fault. */
+async function failCall(t: RunningTurn, ordinal: number, call: ModelToolCall, toolFault: Fault, state: "failed" | "denied" = "failed"): Promise<ToolResultMessage> {
+  const current = t.recorder.part(ordinal) as ToolTurnPart;
+  const settled: ToolTurnPart = { ...current, state, fault: toolFault, completedAt: t.deps.now() };
+  t.recorder.set(ordinal, settled);
+  await t.recorder.commit([{ type: "turn.tool.completed", data: { ...toolFields(settled), ok: false, part: settled } }]);
+  const result: ToolResult = { format: "text", value: `Error (${toolFault.code}): ${toolFault.message}` };
+  return { role: "tool", toolCallId: call.id, toolName: call.name, result, isError: true };
+}
+
+/** A hook failure as the Turn's stop (`runtime_failed`); any other error passes through. */
+export function hookStop(error: unknown): unknown {
+  return isHookFailure(error) ? new StopSignal({ kind: "failed", fault: fault(error.code, error.message) }) : error;
+}
