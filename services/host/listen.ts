@@ -1,11 +1,30 @@
 // Binds a Fetch handler to a TCP listener. Loopback by default; any other address
 // must be asked for explicitly and is refused without a bearer token.
-import { serve, type ServerType } from "@hono/node-server";
-import type { AddressInfo } from "node:net";
+//
+// Node's HTTP parser answers requests it refuses (headers over its limit, malformed request
+// lines) itself, with an empty body, or resets the connection while the client is still
+// sending. So the parser gets a limit far above the API's own (NODE_MAX_HEADER_BYTES): requests
+// up to it reach the Fetch handler, which enforces the real limits and answers with the
+// contract's JSON error; whatever the parser still refuses is answered here, on the socket, in
+// the same shape and with the same Ze-Harness-Version header.
+import { getRequestListener, RequestError } from "@hono/node-server";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+import type { EncodedError } from "../contract/failure.js";
+import { errorResponse, PROTOCOL_VERSION, VERSION_HEADER } from "../http/handler.js";
+import { HEADERS_TOO_LARGE_MESSAGE } from "../http/request.js";
+import { release } from "./version.js";
+
+/** What Node's parser accepts (request line and headers); the handler's own limits are far lower. */
+export const NODE_MAX_HEADER_BYTES = 1024 * 1024;
+/** How long a refused connection may keep sending before it is dropped. */
+const REFUSED_LINGER_MS = 5_000;
 
 export interface ListenOptions {
   readonly port: number;
   readonly hostname: string;
+  /** The `Ze-Harness-Version` value of answers written outside the handler; default: this build's. */
+  readonly version?: string;
 }
 
 export interface Listener {
@@ -17,10 +36,74 @@ export interface Listener {
 export const isLoopbackAddress = (hostname: string): boolean =>
   hostname === "127.0.0.1" || hostname === "::1" || hostname === "localhost";
 
+const REASONS: Readonly<Record<number, string>> = { 400: "Bad Request", 408: "Request Timeout", 431: "Request Header Fields Too Large" };
+
+/** A complete HTTP/1.1 answer carrying the contract's error body, closing the connection. */
+function rawAnswer(status: number, error: EncodedError, version: string): string {
+  const body = JSON.stringify(error);
+  return [
+    `HTTP/1.1 ${status} ${REASONS[status] ?? "Error"}`,
+    "Content-Type: application/json",
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    `${VERSION_HEADER}: ${version}`,
+    `Access-Control-Expose-Headers: ${VERSION_HEADER}`,
+    "Connection: close",
+    "",
+    body,
+  ].join("\r\n");
+}
+
+function parserRefusal(error: NodeJS.ErrnoException): { status: number; error: EncodedError } {
+  if (error.code === "HPE_HEADER_OVERFLOW") return { status: 431, error: { _tag: "ValidationError", message: HEADERS_TOO_LARGE_MESSAGE } };
+  if (error.code === "ERR_HTTP_REQUEST_TIMEOUT") {
+    return { status: 408, error: { _tag: "ValidationError", message: "The request was not received in time" } };
+  }
+  return { status: 400, error: { _tag: "ValidationError", message: "The request is not valid HTTP/1.1" } };
+}
+
 export async function listen(fetch: (request: Request) => Promise<Response>, options: ListenOptions): Promise<Listener> {
-  const server = await new Promise<ServerType>((resolvePromise, reject) => {
-    const created = serve({ fetch, port: options.port, hostname: options.hostname }, () => resolvePromise(created));
-    created.once("error", reject);
+  const version = options.version ?? `${PROTOCOL_VERSION}/${release()}`;
+  const listener = getRequestListener(fetch, {
+    hostname: options.hostname,
+    // A request Node parsed but the adapter cannot turn into a Request (a bad Host header or target).
+    errorHandler: (error: unknown): Response => {
+      const response =
+        error instanceof RequestError
+          ? errorResponse({ _tag: "ValidationError", message: `The request target or Host header is not valid: ${error.message}` })
+          : errorResponse({ _tag: "InternalServerError", message: "The server failed to handle the request" });
+      response.headers.set(VERSION_HEADER, version);
+      response.headers.set("Access-Control-Expose-Headers", VERSION_HEADER);
+      return response;
+    },
+  });
+  const server: Server = createServer({ maxHeaderSize: NODE_MAX_HEADER_BYTES }, listener);
+
+  // The parser reports every further chunk of a refused request again; answer once.
+  const refused = new WeakSet<Socket>();
+  server.on("clientError", (error: NodeJS.ErrnoException, socket: Socket) => {
+    if (refused.has(socket)) return;
+    refused.add(socket);
+    // Nothing can be written to a gone client, nor after part of a response was sent on this socket.
+    const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+    if (error.code === "ECONNRESET" || !socket.writable || inFlight?.headersSent === true) {
+      socket.destroy();
+      return;
+    }
+    const { status, error: body } = parserRefusal(error);
+    // end(), not destroy(): the client may still be sending, and closing on unread data would
+    // reset the connection before it read the answer. It is dropped once it stops or lingers.
+    socket.end(rawAnswer(status, body, version));
+    const linger = setTimeout(() => socket.destroy(), REFUSED_LINGER_MS);
+    linger.unref();
+    socket.once("close", () => clearTimeout(linger));
+  });
+
+  await new Promise<void>((resolvePromise, reject) => {
+    server.once("error", reject);
+    server.listen(options.port, options.hostname, () => {
+      server.off("error", reject);
+      resolvePromise();
+    });
   });
   const address = server.address() as AddressInfo;
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
@@ -29,7 +112,7 @@ export async function listen(fetch: (request: Request) => Promise<Response>, opt
     close: () =>
       new Promise<void>((resolvePromise) => {
         // Open SSE streams would keep close() waiting forever.
-        if ("closeAllConnections" in server) server.closeAllConnections();
+        server.closeAllConnections();
         server.close(() => resolvePromise());
       }),
   };

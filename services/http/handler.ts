@@ -1,9 +1,10 @@
-// The Fetch handler: guards → route → validate → handler → encode. One function
-// serves the network listener, the daemon and the embedded in-process client.
+// The Fetch handler: size limits → guards → route → validate → handler → encode; HEAD is the
+// GET without its body. One function serves the network listener, the daemon and the embedded
+// in-process client.
 import { routes, type Handlers, type RouteDefinition, type SseMessage } from "../../generated/server/routes.js";
 import { Failure, isFailure, type EncodedError } from "../contract/failure.js";
 import { checkHost, checkOrigin, checkToken, type GuardOptions } from "./guard.js";
-import { readInput, MAX_REQUEST_BODY_BYTES } from "./request.js";
+import { checkRequestSize, readInput, MAX_REQUEST_BODY_BYTES } from "./request.js";
 import { Router } from "./router.js";
 import { sseBody } from "./sse.js";
 
@@ -72,33 +73,38 @@ export function createFetchHandler(options: FetchHandlerOptions): FetchHandler {
     return response;
   };
 
-  return async (request: Request): Promise<Response> => {
+  // `method` is the request's, except that HEAD is answered as the GET it mirrors, down to the
+  // wording (and so the Content-Length) of an error.
+  const respond = async (request: Request, method: string): Promise<Response> => {
+    const url = new URL(request.url);
+    // Sizes first: nothing else should look at a request this large.
+    const oversized = checkRequestSize(request, url);
+    if (oversized) return finish(request, errorResponse(oversized.error, oversized.status));
     const host = checkHost(request, guard);
     if (!host.ok) return finish(request, errorResponse({ _tag: "ForbiddenError", message: host.message }));
     const origin = checkOrigin(request, guard);
     if (!origin.ok) return finish(request, errorResponse({ _tag: "ForbiddenError", message: origin.message }));
 
-    const url = new URL(request.url);
-    if (request.method === "OPTIONS") {
+    if (method === "OPTIONS") {
       const response = new Response(null, { status: 204 });
       response.headers.set("Access-Control-Allow-Methods", "GET, PUT, POST, DELETE, PATCH, OPTIONS");
       response.headers.set("Access-Control-Allow-Headers", ALLOWED_REQUEST_HEADERS);
       response.headers.set("Access-Control-Max-Age", "600");
       return finish(request, response);
     }
-    if (request.method === "GET" && url.pathname === "/openapi.json") {
+    if (method === "GET" && url.pathname === "/openapi.json") {
       return finish(request, new Response(options.openapi(), { headers: { "content-type": "application/json" } }));
     }
-    if (request.method === "GET" && url.pathname === "/reference" && options.referencePage) {
+    if (method === "GET" && url.pathname === "/reference" && options.referencePage) {
       return finish(request, new Response(options.referencePage(), { headers: { "content-type": "text/html; charset=utf-8" } }));
     }
 
-    const lookup = router.lookup(request.method, url.pathname);
+    const lookup = router.lookup(method, url.pathname);
     if (lookup.kind !== "matched") {
       const message =
         lookup.kind === "method_not_allowed"
-          ? `${request.method} is not supported on ${url.pathname} (allowed: ${lookup.allowed.join(", ")})`
-          : `No endpoint at ${request.method} ${url.pathname}`;
+          ? `${method} is not supported on ${url.pathname} (allowed: ${lookup.allowed.join(", ")})`
+          : `No endpoint at ${method} ${url.pathname}`;
       return finish(request, errorResponse({ _tag: "NotFoundError", message, resource: "endpoint" }));
     }
     const { route, params } = lookup.match;
@@ -116,29 +122,43 @@ export function createFetchHandler(options: FetchHandlerOptions): FetchHandler {
       const context: RequestContext = { request, signal: request.signal, ...(lastEventId !== undefined ? { lastEventId } : {}) };
       const handler = options.handlers[route.operationId] as (input: unknown, context: RequestContext) => Promise<HandlerResult>;
       const result = await handler.call(options.handlers, input, context);
-      return finish(request, toResponse(result));
+      return finish(request, toResponse(result, request.method === "HEAD"));
     } catch (error) {
       if (isFailure(error)) return finish(request, errorResponse(error.body));
       options.onUnexpectedError?.(error, route);
       return finish(request, errorResponse({ _tag: "InternalServerError", message: "The server failed to handle the request" }));
     }
   };
+
+  return async (request: Request): Promise<Response> =>
+    request.method === "HEAD" ? withoutBody(await respond(request, "GET")) : respond(request, request.method);
+}
+
+/** The GET answer's status and headers (its Content-Length included) without its body: a HEAD answer. */
+async function withoutBody(response: Response): Promise<Response> {
+  const headers = new Headers(response.headers);
+  if (response.body !== null) headers.set("content-length", String((await response.arrayBuffer()).byteLength));
+  return new Response(null, { status: response.status, statusText: response.statusText, headers });
 }
 
 type HandlerResult =
   | { status: number; body: unknown }
   | { status: number; stream: AsyncIterable<SseMessage<unknown>> };
 
-function toResponse(result: HandlerResult): Response {
+const SSE_HEADERS: Readonly<Record<string, string>> = {
+  "content-type": "text/event-stream; charset=utf-8",
+  "cache-control": "no-cache, no-transform",
+  "x-accel-buffering": "no",
+};
+
+function toResponse(result: HandlerResult, head: boolean): Response {
   if ("stream" in result) {
-    return new Response(sseBody(result.stream), {
-      status: result.status,
-      headers: {
-        "content-type": "text/event-stream; charset=utf-8",
-        "cache-control": "no-cache, no-transform",
-        "x-accel-buffering": "no",
-      },
-    });
+    if (head) {
+      // A HEAD answer has no body: end the stream the handler opened (its subscriptions) unread.
+      void Promise.resolve(result.stream[Symbol.asyncIterator]().return?.()).catch(() => undefined);
+      return new Response(null, { status: result.status, headers: SSE_HEADERS });
+    }
+    return new Response(sseBody(result.stream), { status: result.status, headers: SSE_HEADERS });
   }
   return jsonResponse(result.status, result.body);
 }
@@ -147,6 +167,7 @@ function jsonResponse(status: number, body: unknown): Response {
   return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
 }
 
-export function errorResponse(error: EncodedError): Response {
-  return jsonResponse(statusOf(error), error);
+/** The error as the contract encodes it, with the status its `_tag` maps to unless one is given (414, 431). */
+export function errorResponse(error: EncodedError, status: number = statusOf(error)): Response {
+  return jsonResponse(status, error);
 }

@@ -3,17 +3,50 @@
 // headers and a JSON body read under a byte limit, each checked with the contract's
 // zod schema. Any failure is a ValidationError that names the part and the field.
 import type { ZodType } from "zod";
+import type { ValidationErrorEncoded } from "../../generated/client/types.gen.js";
 import type { RouteDefinition, ParamKind } from "../../generated/server/routes.js";
+import { readBounded } from "../contract/body.js";
 import { Failure, validationFailure } from "../contract/failure.js";
+import { readDecoded, SUPPORTED_CONTENT_ENCODINGS, UndecodableBody, type ContentEncoding } from "./decode.js";
+import { describeIssues, pointer, type Issue } from "./issues.js";
 
-/** Largest request body accepted (the reference's 1 MiB wire bound). */
+/** Largest request body accepted, after any Content-Encoding is decoded (the reference's 1 MiB wire bound). */
 export const MAX_REQUEST_BODY_BYTES = 1024 * 1024;
+/** Largest header section accepted: every `name: value` field line, CRLF included. */
+export const MAX_REQUEST_HEADER_BYTES = 16 * 1024;
+/** Largest request target accepted: the path and the query. */
+export const MAX_REQUEST_TARGET_BYTES = 8 * 1024;
+
+export const HEADERS_TOO_LARGE_MESSAGE = `Request headers exceed the ${MAX_REQUEST_HEADER_BYTES}-byte limit`;
+export const TARGET_TOO_LONG_MESSAGE = `The request path and query exceed the ${MAX_REQUEST_TARGET_BYTES}-byte limit`;
 
 export interface ValidatedInput {
   path?: unknown;
   query?: unknown;
   headers?: unknown;
   body?: unknown;
+}
+
+/** A request refused for its size before anything else is looked at, with the status to answer. */
+export interface Oversized {
+  readonly status: 414 | 431;
+  readonly error: ValidationErrorEncoded;
+}
+
+/**
+ * The network listener lets far larger headers through its parser so that this check, not a
+ * bare parser error, answers them; the embedded client has no parser at all.
+ */
+export function checkRequestSize(request: Request, url: URL): Oversized | undefined {
+  let headerBytes = 0;
+  // Header values are byte strings, so their length is their size on the wire.
+  for (const [name, value] of request.headers) headerBytes += name.length + value.length + 4;
+  if (headerBytes > MAX_REQUEST_HEADER_BYTES) return { status: 431, error: { _tag: "ValidationError", message: HEADERS_TOO_LARGE_MESSAGE } };
+  // The URL parser percent-encodes anything outside ASCII, so length is bytes here too.
+  if (url.pathname.length + url.search.length > MAX_REQUEST_TARGET_BYTES) {
+    return { status: 414, error: { _tag: "ValidationError", message: TARGET_TOO_LONG_MESSAGE } };
+  }
+  return undefined;
 }
 
 function coerce(value: string, kind: ParamKind): unknown {
@@ -23,36 +56,66 @@ function coerce(value: string, kind: ParamKind): unknown {
   return value.trim() === "" || Number.isNaN(number) ? value : number;
 }
 
+/**
+ * `body.prompt.0.type (/prompt/0/type)`: the dotted label every ValidationError of the API uses
+ * (`query.limit`, `path.sessionId`), then the field's JSON pointer within that part, which stays
+ * exact when a key holds a dot or a slash. The whole part is just `body`.
+ */
+export function fieldLabel(part: string, path: readonly PropertyKey[]): string {
+  if (path.length === 0) return part;
+  return `${[part, ...path.map(String)].join(".")} (${pointer(path)})`;
+}
+
 function validate(part: string, schema: ZodType | undefined, value: unknown): unknown {
   if (!schema) return value;
   const result = schema.safeParse(value);
   if (result.success) return result.data;
-  const detail = result.error.issues
+  const detail = describeIssues(result.error.issues as readonly Issue[])
     .slice(0, 5)
-    .map((issue) => `${[part, ...issue.path.map(String)].join(".")}: ${issue.message}`)
+    .map((problem) => `${fieldLabel(part, problem.path)}: ${problem.text}`)
     .join("; ");
   throw validationFailure(`Invalid request: ${detail}`);
+}
+
+/** The codings applied to the body, in the order they were applied; `identity` is no coding. */
+function contentEncodings(request: Request): ContentEncoding[] {
+  const header = request.headers.get("content-encoding");
+  if (header === null) return [];
+  const codings: ContentEncoding[] = [];
+  for (const raw of header.split(",")) {
+    const coding = raw.trim().toLowerCase();
+    if (coding === "" || coding === "identity") continue;
+    // RFC 9110: x-gzip is an alias of gzip.
+    const name = coding === "x-gzip" ? "gzip" : coding;
+    if (!(SUPPORTED_CONTENT_ENCODINGS as readonly string[]).includes(name)) {
+      throw validationFailure(
+        `Invalid request: Content-Encoding ${JSON.stringify(coding)} is not supported (supported: ${SUPPORTED_CONTENT_ENCODINGS.join(", ")}, identity)`,
+      );
+    }
+    codings.push(name as ContentEncoding);
+  }
+  return codings;
 }
 
 async function readBody(request: Request, limit: number): Promise<string> {
   const declared = request.headers.get("content-length");
   if (declared !== null && Number(declared) > limit) throw tooLarge(limit);
-  if (!request.body) return "";
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      // Not awaited: a teed body (a cloned Request) cancels only when every branch does.
-      void reader.cancel().catch(() => undefined);
-      throw tooLarge(limit);
+  const encodings = contentEncodings(request);
+  let bytes: Uint8Array | "too_large";
+  if (encodings.length === 0) {
+    // Not awaiting the cancel: a teed body (a cloned Request) cancels only when every branch does.
+    bytes = await readBounded(request.body, limit, { awaitCancel: false });
+  } else {
+    try {
+      bytes = await readDecoded(request.body, encodings, limit);
+    } catch (error) {
+      if (!(error instanceof UndecodableBody)) throw error;
+      throw validationFailure(`Invalid request: the body could not be decoded as ${encodings.join(", ")}`);
     }
-    chunks.push(value);
   }
-  return Buffer.concat(chunks).toString("utf8");
+  if (bytes === "too_large") throw tooLarge(limit);
+  // ignoreBOM keeps a leading BOM in the text, so JSON.parse refuses it as it always has.
+  return new TextDecoder("utf-8", { ignoreBOM: true }).decode(bytes);
 }
 
 const tooLarge = (limit: number): Failure => validationFailure(`Request body exceeds the ${limit}-byte limit`);
@@ -71,7 +134,7 @@ export async function readInput(
     const query: Record<string, unknown> = {};
     for (const definition of route.query) {
       const values = url.searchParams.getAll(definition.name);
-      if (values.length > 1) throw validationFailure(`Invalid request: query.${definition.name}: given more than once`);
+      if (values.length > 1) throw validationFailure(`Invalid request: ${fieldLabel("query", [definition.name])}: given more than once`);
       if (values.length === 1) query[definition.name] = coerce(values[0]!, definition.kind);
     }
     input.query = validate("query", route.schemas.query, query);

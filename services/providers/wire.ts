@@ -10,13 +10,16 @@
 //   endpoint with exactly the headers we choose — the protocol headers the SDK sets, the
 //   provider's static headers, and the authentication rule — so ambient SDK environment
 //   (OPENAI_CUSTOM_HEADERS, organization headers, ANTHROPIC_* variables) never reaches a request.
-// - classification of whatever was thrown into a `ProviderFailure`, with secret-free messages.
+// - classification of whatever was thrown into a `ProviderFailure`. The message is only our
+//   wording, the label and the status: a provider's error body never reaches it (see failure.ts).
 import type Anthropic from "@anthropic-ai/sdk";
 import type OpenAI from "openai";
 import type { ModelRequest } from "./events.js";
-import { ProviderFailure, isProviderFailure, kindOfCode, kindOfStatus, retryAfterOf, safeText, type ProviderFailureKind } from "./failure.js";
+import { ProviderFailure, isProviderFailure, kindOfCode, kindOfStatus, retryAfterOf, safeToken, type ProviderFailureKind } from "./failure.js";
 import type { Authentication } from "./protocol.js";
 import type { Secret } from "./secret.js";
+// The bounded body read shared with the HTTP edge and webfetch (services/contract: any room may import it).
+import { readBounded } from "../contract/body.js";
 
 /** 1 MiB: the largest single SSE event or HTTP error body an attempt accepts. */
 
@@ -102,9 +105,9 @@ export class Attempt {
     return this.#failure;
   }
 
-  /** Text made safe to show: dropped when it contains the credential. */
-  safe(text: unknown): string | undefined {
-    return safeText(text, this.#secrets);
+  /** A provider code or request ID, kept only when it is a short token free of any secret. */
+  token(value: unknown): string | undefined {
+    return safeToken(value, this.#secrets);
   }
 
   /** Ends the attempt: clears the deadline and aborts whatever is still open. */
@@ -158,14 +161,14 @@ export class Attempt {
     // OpenAI: { error: { message, type, code } } or the inner object; Anthropic: { type: "error", error: { type, message } }.
     const inner = isObject(body) && isObject(body["error"]) ? body["error"] : isObject(body) ? body : {};
     const codeValue = [inner["code"], inner["type"]].find((value) => typeof value === "string" && value !== "") as string | undefined;
-    const providerCode = this.safe(codeValue);
-    const upstream = this.safe(inner["message"]);
+    // The body's `message` is deliberately never read: it is provider text (see failure.ts).
+    const providerCode = this.token(codeValue);
     const kind = status !== undefined ? kindOfStatus(status) : (kindOfCode(codeValue) ?? "server");
     const headers = error.headers instanceof Headers ? error.headers : undefined;
     const retryAfterMs = kind === "rate_limit" || kind === "server" ? retryAfterOf(headers) : undefined;
-    const requestId = this.safe(headers?.get("x-request-id") ?? headers?.get("request-id") ?? undefined);
-    const what = DESCRIPTIONS[kind];
-    const message = `${what}${status !== undefined ? ` (HTTP ${status})` : ""}${upstream !== undefined ? `: ${upstream}` : ""}`;
+    const requestId = this.token(headers?.get("x-request-id") ?? headers?.get("request-id") ?? undefined);
+    // No status: the SDK raised an error the provider sent inside a stream.
+    const message = status !== undefined ? `${DESCRIPTIONS[kind]} (HTTP ${status})` : streamedDescription(kind);
     return this.fail(kind, message, {
       ...(status !== undefined ? { status } : {}),
       ...(providerCode !== undefined ? { providerCode } : {}),
@@ -174,6 +177,9 @@ export class Attempt {
     });
   }
 }
+
+/** The fixed wording of a failure the provider reported inside a stream (no HTTP status). */
+export const streamedDescription = (kind: ProviderFailureKind): string => `${DESCRIPTIONS[kind]} (reported in the stream)`;
 
 const DESCRIPTIONS: Readonly<Record<ProviderFailureKind, string>> = {
   auth: "the provider rejected the credential",
@@ -192,31 +198,6 @@ export interface WireTarget {
   readonly headers: Readonly<Record<string, string>>;
   readonly authentication: Authentication;
   readonly credential?: Secret;
-}
-
-/** Reads a whole body, failing once it passes `limit` bytes. */
-async function readBounded(body: ReadableStream<Uint8Array> | null, limit: number): Promise<Uint8Array<ArrayBuffer> | "too_large"> {
-  if (body === null) return new Uint8Array();
-  const reader = body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel().catch(() => undefined);
-      return "too_large";
-    }
-    chunks.push(value);
-  }
-  const out = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return out;
 }
 
 /**

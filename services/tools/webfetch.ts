@@ -21,6 +21,7 @@ import {
   throwIfAborted,
   type ToolDefinition,
 } from "./tool.js";
+import { readBounded as readStreamBounded } from "../contract/body.js";
 
 export type WebFetchFormat = "markdown" | "text" | "html";
 
@@ -75,26 +76,8 @@ async function readBounded(response: Response): Promise<Uint8Array> {
     await response.body?.cancel().catch(() => undefined);
     throw new ToolFailure("too_large", `The response is larger than ${MAX_WEB_FETCH_RESPONSE_BYTES} bytes.`);
   }
-  if (!response.body) return new Uint8Array();
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > MAX_WEB_FETCH_RESPONSE_BYTES) {
-      await reader.cancel().catch(() => undefined);
-      throw new ToolFailure("too_large", `The response is larger than ${MAX_WEB_FETCH_RESPONSE_BYTES} bytes.`);
-    }
-    chunks.push(value);
-  }
-  const body = new Uint8Array(total);
-  let at = 0;
-  for (const chunk of chunks) {
-    body.set(chunk, at);
-    at += chunk.byteLength;
-  }
+  const body = await readStreamBounded(response.body, MAX_WEB_FETCH_RESPONSE_BYTES);
+  if (body === "too_large") throw new ToolFailure("too_large", `The response is larger than ${MAX_WEB_FETCH_RESPONSE_BYTES} bytes.`);
   return body;
 }
 

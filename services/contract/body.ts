@@ -1,0 +1,45 @@
+// Reading a whole byte stream under a byte limit: request bodies at the HTTP edge, provider
+// error bodies and webfetch responses all need it, and each must stop reading (and cancel the
+// stream) the moment the limit is passed rather than buffer an unbounded body first.
+
+export interface ReadBoundedOptions {
+  /**
+   * Whether to await the reader's cancel when the limit is passed (default true). A caller
+   * reading a teed body (a cloned Request) must not: such a body cancels only when every
+   * branch does, so awaiting it could wait forever.
+   */
+  readonly awaitCancel?: boolean;
+}
+
+/**
+ * The stream's bytes, or `"too_large"` once more than `limit` bytes arrived (the stream is then
+ * cancelled and nothing more is read). A null stream is an empty body. A read error rejects.
+ */
+export async function readBounded(
+  stream: ReadableStream<Uint8Array> | null,
+  limit: number,
+  options: ReadBoundedOptions = {},
+): Promise<Uint8Array<ArrayBuffer> | "too_large"> {
+  if (stream === null) return new Uint8Array();
+  const reader = stream.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      const cancelled = reader.cancel().catch(() => undefined);
+      if (options.awaitCancel ?? true) await cancelled;
+      return "too_large";
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return bytes;
+}
