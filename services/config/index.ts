@@ -1,6 +1,6 @@
 // services/config: discovery and layered merge of `config.json` / `ze-harness.config.json`,
 // validated by generated/config.schema.json. See README.md.
-export { loadConfig, type ConfigLayer, type LoadConfigOptions, type LoadedConfig } from "./load.js";
+export { fileSettingKey, loadConfig, type ConfigLayer, type LoadConfigOptions, type LoadedConfig } from "./load.js";
 export { discoverConfigFiles, findProjectConfig, type ConfigScope, type ConfigSource, type DiscoverOptions } from "./discover.js";
 export { readConfigFile } from "./file.js";
 export { validateConfig } from "./validate.js";

@@ -35,3 +35,17 @@ export function loadConfig(options: LoadConfigOptions): ConfigResult<LoadedConfi
   }
   return { ok: true, value: { config: mergeConfigs(layers.map((layer) => layer.config)), layers } };
 }
+
+/**
+ * The file of the last layer that set the top-level `key`, or undefined when none did. Merged
+ * objects deep-merge, so this is the file whose value the merge ended with for scalars, arrays
+ * and an object no other layer added to (e.g. `providers: {}`: any non-empty layer would have
+ * filled it). Consumers use it to name the file of a problem found after the merge.
+ */
+export function fileSettingKey(layers: readonly ConfigLayer[], key: keyof Config): string | undefined {
+  for (let index = layers.length - 1; index >= 0; index -= 1) {
+    const layer = layers[index]!;
+    if (Object.hasOwn(layer.config, key)) return layer.file;
+  }
+  return undefined;
+}

@@ -15,6 +15,7 @@ import { openDatabase, type StorageHandle } from "../storage/index.js";
 import { sessionHandlers, turnHandlers } from "./handlers.js";
 import { createModelGateway, ProviderSetupFailed } from "./models.js";
 import type { ModelGateway } from "../core/turns/gateway.js";
+import type { HookPipeline } from "../plugins/hooks.js";
 import { unavailableHandlers } from "./unavailable.js";
 import { packageRoot, release } from "./version.js";
 
@@ -47,6 +48,8 @@ export interface HarnessOptions {
   readonly streamTiming?: StreamTiming;
   /** Claim lease of running Turns. */
   readonly leaseMs?: number;
+  /** The hook pipeline Turns run through (an embedding host's own hooks); empty by default. */
+  readonly hooks?: HookPipeline;
 }
 
 export interface Harness {
@@ -82,12 +85,17 @@ const FALLBACK_REFERENCE =
   '<!doctype html><meta charset="utf-8"><title>Ze Harness API</title><p>The API reference page is built by <code>npm run build</code>. The OpenAPI document is at <a href="/openapi.json">/openapi.json</a>.</p>';
 
 async function createRunner(storage: StorageHandle, hub: ActivityHub, gateway: ModelGateway, config: Config, options: HarnessOptions): Promise<TurnRunner> {
-  const [{ TurnRunner: Runner }, { builtinTools }] = await Promise.all([import("../core/turns/runner.js"), import("../tools/index.js")]);
+  const [{ TurnRunner: Runner }, { builtinTools, ToolRegistry }, { HookPipeline }] = await Promise.all([
+    import("../core/turns/runner.js"),
+    import("../tools/index.js"),
+    import("../plugins/hooks.js"),
+  ]);
   return new Runner({
     storage,
     hub,
     gateway,
-    tools: builtinTools,
+    tools: new ToolRegistry(builtinTools),
+    hooks: options.hooks ?? new HookPipeline(),
     serverRoot: options.serverRoot,
     ...(config.contentFlushMillis !== undefined ? { flushMs: config.contentFlushMillis } : {}),
     ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
@@ -114,7 +122,7 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
 
   let gateway: ModelGateway;
   try {
-    gateway = options.gateway ?? createModelGateway(loaded.value.config, options.env);
+    gateway = options.gateway ?? createModelGateway(loaded.value.config, options.env, loaded.value.layers);
   } catch (error) {
     await storage.close();
     if (error instanceof ProviderSetupFailed) throw new HarnessStartupError(error.tag, error.message);

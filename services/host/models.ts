@@ -1,7 +1,7 @@
 // The ModelGateway core uses, over services/providers: the configured provider set (or the
 // defaults), credentials from config, environment and the global auth.json (re-read per
 // request, so a key connected later is used without a restart), and the streaming adapters.
-import type { Config, Env } from "../config/index.js";
+import { configInvalid, describeConfigError, fileSettingKey, type Config, type ConfigLayer, type Env } from "../config/index.js";
 import { unavailable } from "../contract/failure.js";
 import type { ModelCall, ModelGateway, ModelLimits } from "../core/turns/gateway.js";
 import {
@@ -13,6 +13,7 @@ import {
   streamModel,
   type ModelStreamEvent,
   type ProviderSet,
+  type ProviderSetupError,
 } from "../providers/index.js";
 
 export class ProviderSetupFailed extends Error {
@@ -28,9 +29,21 @@ export interface ProviderGateway extends ModelGateway {
   readonly providers: ProviderSet;
 }
 
-export function createModelGateway(config: Config, env: Env): ProviderGateway {
+/**
+ * An empty `providers` map is named like a config error (`file: /providers: message`): it is
+ * exactly what the last layer that set `providers` wrote. Other setup errors keep their pointer
+ * only — a provider entry can be merged from several files, so no one file is certain.
+ */
+function setupFailed(error: ProviderSetupError, layers: readonly ConfigLayer[]): ProviderSetupFailed {
+  const file = error._tag === "ProvidersEmpty" ? fileSettingKey(layers, "providers") : undefined;
+  const message = file !== undefined ? describeConfigError(configInvalid(file, error.path, error.message)) : describeProviderError(error);
+  return new ProviderSetupFailed(error._tag, message);
+}
+
+/** `layers`: the loaded config files (`LoadedConfig.layers`), so a setup error can name its file. */
+export function createModelGateway(config: Config, env: Env, layers: readonly ConfigLayer[] = []): ProviderGateway {
   const resolved = resolveProviders(config.providers as Parameters<typeof resolveProviders>[0]);
-  if (!resolved.ok) throw new ProviderSetupFailed(resolved.error._tag, describeProviderError(resolved.error));
+  if (!resolved.ok) throw setupFailed(resolved.error, layers);
   const providers = resolved.value;
 
   const open = async (model: string) => openModel(providers, model, await loadCredentialSources(env));

@@ -3,8 +3,11 @@
 // the kind of failure can succeed on a new attempt; `beforeOutput` says whether the attempt had
 // streamed any content yet — Core retries only attempts rejected before output.
 //
-// Messages are safe by construction: an upstream message or provider code that contains the
-// credential is dropped (not rewritten), control characters are removed, and length is capped.
+// Messages are safe by construction: a provider's own words (error bodies, in-stream error
+// messages) never become part of one. A message is our fixed wording, the model label and the
+// HTTP status; the provider's code and request ID survive only as short tokens (`safeToken`),
+// because a body can echo the credential in any spelling (upper-cased, spaced out, split) and no
+// filter over free text can prove it did not.
 
 export type ProviderFailureKind =
   | "auth"
@@ -24,13 +27,13 @@ export interface ProviderFailureData {
   readonly status?: number;
   readonly retryable: boolean;
   readonly beforeOutput: boolean;
-  /** Safe for logs and clients: never contains the credential. */
+  /** Our own wording (model label, what failed, HTTP status): never text the provider sent. */
   readonly message: string;
-  /** The provider's error code or type (e.g. `rate_limit_exceeded`, `overloaded_error`), when safe. */
+  /** The provider's error code or type (e.g. `rate_limit_exceeded`, `overloaded_error`), only when a safe token. */
   readonly providerCode?: string;
   /** The provider's requested wait (`retry-after`), in milliseconds. */
   readonly retryAfterMs?: number;
-  /** The provider's request ID, when it sent one (for support tickets). */
+  /** The provider's request ID, when it sent one that is a safe token (for support tickets). */
   readonly requestId?: string;
 }
 
@@ -113,19 +116,30 @@ export function kindOfCode(code: string | undefined): ProviderFailureKind | unde
   return undefined;
 }
 
-const MAX_MESSAGE = 500;
+/** What a provider-sent code or request ID must look like to be kept: one short plain token. */
+const SAFE_TOKEN = /^[A-Za-z0-9_.:-]{1,64}$/;
+
+/** Below this length a token cannot carry a meaningful piece of a credential (e.g. `error`). */
+const MIN_SECRET_PIECE = 8;
+
+/** Letters and digits only, lower-cased: separators and case cannot hide a credential from the comparison. */
+const folded = (text: string): string => text.toLowerCase().replace(/[^a-z0-9]/g, "");
 
 /**
- * `text` made safe for logs: undefined when it contains any secret (dropped, not rewritten),
- * otherwise with control characters removed and capped at 500 characters.
+ * `value` when it is a short plain token (`SAFE_TOKEN`) that neither contains a secret nor is a
+ * piece of one, compared case- and separator-insensitively; otherwise undefined (dropped, never
+ * rewritten). For provider codes and request IDs — never for free text.
  */
-export function safeText(text: unknown, secrets: readonly string[]): string | undefined {
-  if (typeof text !== "string") return undefined;
-  for (const secret of secrets) if (secret.length > 0 && text.includes(secret)) return undefined;
-  // eslint-disable-next-line no-control-regex
-  const clean = text.replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, " ").trim();
-  if (clean === "") return undefined;
-  return clean.length > MAX_MESSAGE ? `${clean.slice(0, MAX_MESSAGE - 1)}…` : clean;
+export function safeToken(value: unknown, secrets: readonly string[]): string | undefined {
+  if (typeof value !== "string" || !SAFE_TOKEN.test(value)) return undefined;
+  const token = folded(value);
+  for (const secret of secrets) {
+    const hidden = folded(secret);
+    if (hidden === "") continue;
+    if (token.includes(hidden)) return undefined;
+    if (token.length >= MIN_SECRET_PIECE && hidden.includes(token)) return undefined;
+  }
+  return value;
 }
 
 /** `retry-after` (seconds or an HTTP date) or `retry-after-ms`, in milliseconds. */

@@ -1,56 +1,76 @@
 /**
  * Typed storage failures. Each is an `Error` (so it carries a stack and prints well) with a
- * literal `_tag` to switch on and a `retryable` flag for the HTTP layer (503 vs 500).
+ * literal `_tag` to switch on and a `retryable` flag for the HTTP layer (503 vs 500). Every class
+ * extends `storageError(tag, retryable)`, so the tag, name and flag are written once per class.
  */
 
+/** Every storage tag, registered as its class is made: what `isStorageError` recognizes. */
+const TAGS = new Set<string>();
+
+/** What every storage error has; `name` is the tag, so a printed error names its kind. */
+export interface StorageErrorFields<Tag extends string, Retryable extends boolean> extends Error {
+  readonly _tag: Tag;
+  readonly retryable: Retryable;
+  readonly name: Tag;
+}
+
+type StorageErrorBase<Tag extends string, Retryable extends boolean> = new (
+  message: string,
+  options?: { cause?: unknown },
+) => StorageErrorFields<Tag, Retryable>;
+
+/** The base class of one storage error kind. */
+function storageError<const Tag extends string, const Retryable extends boolean>(tag: Tag, retryable: Retryable): StorageErrorBase<Tag, Retryable> {
+  TAGS.add(tag);
+  return class extends Error {
+    readonly _tag: Tag = tag;
+    readonly retryable: Retryable = retryable;
+    override readonly name: Tag = tag;
+  };
+}
+
 /** The database was locked by another connection or process for longer than the busy timeout. */
-export class StorageBusy extends Error {
-  readonly _tag = "StorageBusy" as const;
-  readonly retryable = true as const;
-  override readonly name = "StorageBusy";
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
+export class StorageBusy extends storageError("StorageBusy", true) {}
+
+/** The file is not a SQLite database (so not a Ze Harness one); `path` names it. */
+export class StorageNotADatabase extends storageError("StorageNotADatabase", false) {
+  constructor(readonly path: string, options?: { cause?: unknown }) {
+    super(
+      `The database file ${path} is not a SQLite database, so it is not a Ze Harness database. ` +
+        `Point --database / ZE_HARNESS_DB at a Ze Harness database, or move the file aside.`,
+      options,
+    );
+  }
+}
+
+/**
+ * A libSQL server could not be reached. `url` is the server URL without credentials, query or
+ * fragment (where an auth token can ride); `code` the network or client code, when one was given.
+ * The underlying error is not attached: its text can repeat the URL with its credentials.
+ */
+export class StorageUnreachable extends storageError("StorageUnreachable", true) {
+  constructor(readonly url: string, readonly code: string | null) {
+    super(`Could not reach the libSQL server at ${url}${code !== null ? ` (${code})` : ""}`);
   }
 }
 
 /** The database holds tables but no migration ledger (it predates migrations). */
-export class StorageResetRequired extends Error {
-  readonly _tag = "StorageResetRequired" as const;
-  readonly retryable = false as const;
-  override readonly name = "StorageResetRequired";
-  constructor(
-    message: string,
-    readonly tables: readonly string[],
-  ) {
+export class StorageResetRequired extends storageError("StorageResetRequired", false) {
+  constructor(message: string, readonly tables: readonly string[]) {
     super(message);
   }
 }
 
 /** A newer build migrated the database past a breaking migration this build does not know. */
-export class StorageNewerThanBinary extends Error {
-  readonly _tag = "StorageNewerThanBinary" as const;
-  readonly retryable = false as const;
-  override readonly name = "StorageNewerThanBinary";
-  constructor(
-    message: string,
-    readonly unknownMigrations: readonly string[],
-    readonly compatibleFloor: string | null,
-  ) {
+export class StorageNewerThanBinary extends storageError("StorageNewerThanBinary", false) {
+  constructor(message: string, readonly unknownMigrations: readonly string[], readonly compatibleFloor: string | null) {
     super(message);
   }
 }
 
 /** The ledger's order differs from this build's registry. */
-export class StorageMigrationDiverged extends Error {
-  readonly _tag = "StorageMigrationDiverged" as const;
-  readonly retryable = false as const;
-  override readonly name = "StorageMigrationDiverged";
-  constructor(
-    message: string,
-    readonly ordinal: number,
-    readonly expected: string | null,
-    readonly found: string,
-  ) {
+export class StorageMigrationDiverged extends storageError("StorageMigrationDiverged", false) {
+  constructor(message: string, readonly ordinal: number, readonly expected: string | null, readonly found: string) {
     super(message);
   }
 }
@@ -62,28 +82,15 @@ export interface SchemaDrift {
 }
 
 /** A schema object a migration left behind was dropped or redefined outside a migration. */
-export class StorageSchemaDrifted extends Error {
-  readonly _tag = "StorageSchemaDrifted" as const;
-  readonly retryable = false as const;
-  override readonly name = "StorageSchemaDrifted";
-  constructor(
-    message: string,
-    readonly drift: readonly SchemaDrift[],
-  ) {
+export class StorageSchemaDrifted extends storageError("StorageSchemaDrifted", false) {
+  constructor(message: string, readonly drift: readonly SchemaDrift[]) {
     super(message);
   }
 }
 
 /** The backup could not be written, a migration threw, or the foreign key check failed. Nothing was migrated. */
-export class StorageMigrationFailed extends Error {
-  readonly _tag = "StorageMigrationFailed" as const;
-  readonly retryable = false as const;
-  override readonly name = "StorageMigrationFailed";
-  constructor(
-    message: string,
-    readonly migrationId: string | null,
-    options?: { cause?: unknown },
-  ) {
+export class StorageMigrationFailed extends storageError("StorageMigrationFailed", false) {
+  constructor(message: string, readonly migrationId: string | null, options?: { cause?: unknown }) {
     super(message, options);
   }
 }
@@ -96,10 +103,12 @@ export type StorageMigrationFailure =
   | StorageSchemaDrifted
   | StorageMigrationFailed;
 
-export type StorageError = StorageBusy | StorageMigrationFailure;
+/** Failures of opening the database itself, before any schema is read. */
+export type StorageOpenFailure = StorageNotADatabase | StorageUnreachable;
 
-const TAGS = new Set([
-  "StorageBusy",
+export type StorageError = StorageBusy | StorageOpenFailure | StorageMigrationFailure;
+
+const MIGRATION_TAGS: ReadonlySet<string> = new Set<StorageMigrationFailure["_tag"]>([
   "StorageResetRequired",
   "StorageNewerThanBinary",
   "StorageMigrationDiverged",
@@ -116,7 +125,7 @@ export function isStorageError(error: unknown): error is StorageError {
 }
 
 export function isStorageMigrationFailure(error: unknown): error is StorageMigrationFailure {
-  return isStorageError(error) && error._tag !== "StorageBusy";
+  return isStorageError(error) && MIGRATION_TAGS.has(error._tag);
 }
 
 const BUSY_CODE = /^SQLITE_(BUSY|LOCKED)/;

@@ -15,8 +15,10 @@ export {
   StorageMigrationDiverged,
   StorageMigrationFailed,
   StorageNewerThanBinary,
+  StorageNotADatabase,
   StorageResetRequired,
   StorageSchemaDrifted,
+  StorageUnreachable,
   isBusyError,
   isStorageError,
   isStorageMigrationFailure,
@@ -25,6 +27,7 @@ export {
   type SchemaDrift,
   type StorageError,
   type StorageMigrationFailure,
+  type StorageOpenFailure,
 } from "./errors.js";
 export {
   applyMigrations,

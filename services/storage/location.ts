@@ -46,3 +46,19 @@ export function resolveDatabaseLocation(url: string, stateDirectory: string): Da
   const absolute = isAbsolute(path) ? resolve(path) : resolve(stateDirectory, path);
   return { kind: "file", url: pathToFileURL(absolute).href, path: absolute };
 }
+
+/**
+ * A server URL fit for messages: scheme, host and path only. Credentials (`user:pass@`), the query
+ * (libSQL reads `?authToken=` there) and the fragment are dropped, never masked in place.
+ */
+export function redactedServerUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.protocol}//${parsed.host}${parsed.pathname}`;
+  } catch {
+    // Unparseable: keep only what precedes any credentials, path or query.
+    const scheme = /^([a-z][a-z0-9+.-]*:)\/\//i.exec(url)?.[1] ?? "";
+    const authority = url.slice(scheme.length + 2).split(/[/?#]/)[0] ?? "";
+    return `${scheme}//${authority.slice(authority.lastIndexOf("@") + 1)}`;
+  }
+}

@@ -181,6 +181,11 @@ export function listParts(context: StorageContext, turnIds: readonly string[]): 
   );
 }
 
+/** One part of a Turn, or undefined when it has none at that ordinal. */
+export function getPart(context: StorageContext, turnId: string, ordinal: number): Promise<TurnPartRow | undefined> {
+  return read(context, async (db) => (await db.select().from(turnPart).where(and(eq(turnPart.turnId, turnId), eq(turnPart.ordinal, ordinal))))[0]);
+}
+
 export function listSteers(context: StorageContext, turnIds: readonly string[]): Promise<TurnSteerRow[]> {
   if (turnIds.length === 0) return Promise.resolve([]);
   return read(context, (db) =>

@@ -54,7 +54,7 @@ describe.each(PROTOCOLS)("%s failures", (protocol) => {
     expect(failure!.stack ?? "").not.toContain(KEY);
   });
 
-  it("keeps a safe upstream message", async () => {
+  it("keeps the safe provider code but not the upstream message", async () => {
     const body =
       protocol === "messages"
         ? { type: "error", error: { type: "invalid_request_error", message: "prompt is too long: 300000 tokens > 200000 maximum" } }
@@ -62,7 +62,9 @@ describe.each(PROTOCOLS)("%s failures", (protocol) => {
     server.enqueue({ error: { status: 400, body } });
     const { failure } = await collect(request(testModel(server, protocol)));
     expect(failure?.kind).toBe("bad_request");
-    expect(failure?.message).toMatch(/too long|maximum context length/);
+    expect(failure?.providerCode).toBe(protocol === "messages" ? "invalid_request_error" : "context_length_exceeded");
+    expect(failure?.message).toBe("test/m: the provider rejected the request (HTTP 400)");
+    expect(JSON.stringify(failure)).not.toMatch(/too long|maximum context length/);
   });
 
   it("fails a hung request at the deadline as timeout", async () => {
@@ -194,7 +196,8 @@ describe("errors reported inside a stream", () => {
       const fake = { openaiBaseURL: `http://127.0.0.1:${port}/v1` } as TestModel;
       const { failure } = await collect(request(testModel(fake, "responses")));
       expect(failure).toMatchObject({ kind: "rate_limit", retryable: true, providerCode: "rate_limit_exceeded" });
-      expect(failure?.message).toContain("slow down");
+      expect(failure?.message).toBe("test/m: the provider is rate limiting requests (reported in the stream)");
+      expect(JSON.stringify(failure)).not.toContain("slow down");
     } finally {
       raw.closeAllConnections();
       await new Promise((resolve) => raw.close(resolve));

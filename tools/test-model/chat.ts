@@ -68,6 +68,10 @@ export function* chatStream(turn: ResolvedTurn, context: RenderContext): Generat
       case "drop":
         yield { kind: "drop" };
         return;
+      case "error":
+        // What OpenAI-compatible servers send mid-stream: a chunk that is only an error envelope.
+        yield sse(openaiErrorBody(event.message, event.code, event.code));
+        return;
       case "text":
         for (const piece of splitWords(event.text)) yield delta({ content: piece });
         break;

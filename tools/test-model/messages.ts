@@ -109,6 +109,9 @@ export function* messagesStream(turn: ResolvedTurn, context: RenderContext): Gen
       case "drop":
         yield { kind: "drop" };
         return;
+      case "error":
+        yield sse(anthropicErrorBody(event.message, event.code), "error");
+        return;
       case "text":
       case "reasoning":
       case "refusal": {

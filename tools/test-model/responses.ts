@@ -200,6 +200,9 @@ export function* responsesStream(turn: ResolvedTurn, context: RenderContext): Ge
       case "drop":
         yield { kind: "drop" };
         return;
+      case "error":
+        yield emit({ type: "error", code: event.code, message: event.message, param: null });
+        return;
       case "text":
       case "reasoning":
       case "refusal": {

@@ -33,7 +33,12 @@ export type ModelEvent =
   /** Pause mid-stream (slow streams). In a non-streaming answer, delays the whole answer. */
   | { type: "delay"; ms: number }
   /** Destroy the socket: before any headers if it is the first event, else mid-stream. */
-  | { type: "drop" };
+  | { type: "drop" }
+  /**
+   * A failure the provider reports inside the stream (`code` is the error type/code, `message`
+   * its text); nothing after it is sent. Non-streaming: an HTTP 500 with that code and message.
+   */
+  | { type: "error"; code: string; message: string };
 
 export type ScriptedError = { error: { status: number; body?: unknown; headers?: Record<string, string> } };
 export type ScriptedHang = { hang: true };
@@ -118,6 +123,9 @@ function eventProblem(event: unknown): string | null {
       return typeof record["ms"] === "number" && record["ms"] >= 0 ? null : "`ms` must be a non-negative number";
     case "drop":
       return null;
+    case "error":
+      if (typeof record["code"] !== "string" || record["code"] === "") return "an error needs a `code`";
+      return typeof record["message"] === "string" ? null : "`message` must be a string";
     default:
       return `unknown event type ${JSON.stringify(record["type"])}`;
   }
@@ -196,7 +204,7 @@ export type Segment =
 export function segmentsOf(events: readonly ModelEvent[]): Segment[] {
   const segments: Segment[] = [];
   for (const event of events) {
-    if (event.type === "drop") break;
+    if (event.type === "drop" || event.type === "error") break;
     if (event.type === "delay") continue;
     if (event.type === "tool_call") {
       segments.push({ kind: "tool_call", id: event.id, name: event.name, arguments: event.arguments });

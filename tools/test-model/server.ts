@@ -219,6 +219,7 @@ export async function startTestModel(options: TestModelOptions = {}): Promise<Te
       if (response.destroyed) return;
       if (event.type === "delay") await pause(event.ms, response);
       else if (event.type === "drop") return drop(response);
+      else if (event.type === "error") return sendJson(response, 500, errorBody(request.protocol, event.message, event.code), headers);
     }
     if (response.destroyed) return;
     const body =

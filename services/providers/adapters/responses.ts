@@ -18,7 +18,7 @@ import type { JsonValue } from "../../config/types.js";
 import type { FinishReason, ModelRequest, ModelStreamEvent } from "../events.js";
 import { kindOfCode, type ProviderFailure } from "../failure.js";
 import { toolResultText, type ModelMessage } from "../history.js";
-import type { Attempt } from "../wire.js";
+import { streamedDescription, type Attempt } from "../wire.js";
 import { openaiClient } from "./openai-client.js";
 import { imageUrl } from "./chat.js";
 
@@ -166,10 +166,10 @@ export async function* streamResponses(request: ModelRequest, attempt: Attempt):
       }
       case "response.failed": {
         const error = event.response.error;
-        throw attempt.record(streamedError(attempt, error?.code, error?.message));
+        throw attempt.record(streamedError(attempt, error?.code));
       }
       case "error":
-        throw attempt.record(streamedError(attempt, event.code ?? undefined, event.message));
+        throw attempt.record(streamedError(attempt, event.code ?? undefined));
       default:
         break;
     }
@@ -178,10 +178,12 @@ export async function* streamResponses(request: ModelRequest, attempt: Attempt):
   if (!finished) throw attempt.record(attempt.fail("transport", "the stream ended before the model finished"));
 }
 
-/** A failure the provider reported inside the stream (no HTTP status): classified by its code. */
-function streamedError(attempt: Attempt, code: unknown, message: unknown): ProviderFailure {
-  const safeCode = attempt.safe(code);
-  const text = attempt.safe(message);
+/**
+ * A failure the provider reported inside the stream (no HTTP status): classified by its code.
+ * The event's `message` is never read — provider text does not reach a failure (failure.ts).
+ */
+function streamedError(attempt: Attempt, code: unknown): ProviderFailure {
+  const safeCode = attempt.token(code);
   const kind = kindOfCode(typeof code === "string" ? code : undefined) ?? "server";
-  return attempt.fail(kind, `the provider reported a failure${text !== undefined ? `: ${text}` : ""}`, safeCode !== undefined ? { providerCode: safeCode } : {});
+  return attempt.fail(kind, streamedDescription(kind), safeCode !== undefined ? { providerCode: safeCode } : {});
 }
