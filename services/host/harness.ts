@@ -58,6 +58,12 @@ export interface Harness {
   readonly storage: StorageHandle;
   /** The Turn runner, when this harness runs Turns. */
   readonly runner: TurnRunner | undefined;
+  /**
+   * Runs `fn` — calls made through this harness's own Fetch handler — as one unit of work: every
+   * write they make commits together or not at all (an embedded `run` creating a Session and
+   * submitting its prompt leaves nothing behind when the admission is refused).
+   */
+  atomically<T>(fn: () => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -174,6 +180,7 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
     config,
     storage,
     runner,
+    atomically: (fn) => fn(),
     close: async () => {
       await runner?.stop();
       await storage.close();
