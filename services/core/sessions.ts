@@ -178,14 +178,14 @@ export class SessionService {
     }
     const deleted = await store.deleteSession(this.storage, server, id, this.now());
     this.onDeleted(deleted);
-    this.announce(server, deleted);
+    this.hub?.deleted(server, deleted);
     return { sessionId: id };
   }
 
   async deleteServer(server: string, projectId?: string): Promise<{ server: string; sessionIds: string[] }> {
     const sessionIds = await store.deleteServer(this.storage, server, this.now(), projectId);
     this.onDeleted(sessionIds);
-    this.announce(server, sessionIds);
+    this.hub?.deleted(server, sessionIds);
     return { server, sessionIds };
   }
 

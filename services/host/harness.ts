@@ -2,12 +2,12 @@
 import { readFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import type { Handlers } from "../../generated/server/routes.js";
-import { describeConfigError, loadConfig, stateDirectory, type Config, type Env } from "../config/index.js";
+import { describeConfigError, globalConfigFile, loadConfig, stateDirectory, type Config, type Env } from "../config/index.js";
 import { ActivityHub } from "../core/events/hub.js";
 import { EventStreams, type StreamTiming } from "../core/events/streams.js";
 import { SessionService } from "../core/sessions.js";
 import { InteractionService } from "../core/turns/interactions.js";
-import type { TurnRunner } from "../core/turns/runner.js";
+import type { RunnerScope, TurnRunner } from "../core/turns/runner.js";
 import { TurnService } from "../core/turns/service.js";
 import { createFetchHandler, type FetchHandler, type RequestContext } from "../http/handler.js";
 import type { GuardOptions } from "../http/guard.js";
@@ -42,6 +42,12 @@ export interface HarnessOptions {
    * read or write Session metadata pass false, so they never claim work they would abandon.
    */
   readonly runTurns?: boolean;
+  /**
+   * Which Sessions this host's runner runs: `owned` (an embedded command: only the Sessions it
+   * operates on, holding their runner lease) or `unowned` (a server, the default: every Session
+   * no other live host holds).
+   */
+  readonly runnerScope?: RunnerScope;
   /** Replaces the provider-backed model gateway (tests of the loop itself). */
   readonly gateway?: ModelGateway;
   /** Stream heartbeat and idle re-read intervals. */
@@ -103,6 +109,7 @@ async function createRunner(storage: StorageHandle, hub: ActivityHub, gateway: M
     tools: new ToolRegistry(builtinTools),
     hooks: options.hooks ?? new HookPipeline(),
     serverRoot: options.serverRoot,
+    scope: options.runnerScope ?? "unowned",
     ...(config.contentFlushMillis !== undefined ? { flushMs: config.contentFlushMillis } : {}),
     ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
   });
@@ -135,7 +142,9 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
     throw error;
   }
   const config = loaded.value.config;
-  const hub = new ActivityHub();
+  // Announcements of durable changes wait for the change's transaction to commit.
+  const hub = new ActivityHub((announce) => storage.afterCommit(announce));
+  storage.onTurnEvents((rows) => hub.turnEvents(rows));
   // The runner, its loop and the tools load only in hosts that run Turns (not one-shot metadata commands).
   const runner = options.runTurns === false ? undefined : await createRunner(storage, hub, gateway, config, options);
   const sessions = new SessionService({
@@ -149,7 +158,8 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
     config,
     hub,
     models: gateway,
-    ...(runner ? { interrupt: (turnId: string, reason?: string) => runner.interrupt(turnId, reason) } : {}),
+    configFile: loaded.value.layers.at(-1)?.file ?? globalConfigFile(options.env),
+    ...(runner ? { interrupt: (turnId: string, reason?: string) => runner.interrupt(turnId, reason), runner } : {}),
   });
   const interactions = new InteractionService({ storage, hub });
   const streams = new EventStreams(storage, hub, options.streamTiming);
@@ -180,7 +190,7 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
     config,
     storage,
     runner,
-    atomically: (fn) => fn(),
+    atomically: (fn) => storage.transaction(() => fn()),
     close: async () => {
       await runner?.stop();
       await storage.close();

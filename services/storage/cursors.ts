@@ -23,7 +23,7 @@ export async function nextServerCursor(tx: StorageTransaction): Promise<number> 
 
 /** The current server cursor (the value of the newest stamped change; 0 before any). */
 export async function readServerCursor(db: StorageHandle | StorageExecutor): Promise<number> {
-  const executor: StorageExecutor = isStorageHandle(db) ? db.db : db;
+  const executor: StorageExecutor = isStorageHandle(db) ? db.reader().db : db;
   const rows = await mapBusy(() =>
     executor.select({ cursor: serverActivity.cursor }).from(serverActivity).where(eq(serverActivity.id, 1)),
   );

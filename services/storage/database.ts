@@ -1,54 +1,82 @@
+// Opening the database and the handle every repository uses: reads (joining the caller's open
+// transaction, so work inside a unit of work sees its own writes), queued write transactions
+// with a durability choice, after-commit callbacks, and close.
 import { AsyncLocalStorage } from "node:async_hooks";
-import { chmod, mkdir, open, stat } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
-import { createClient, type Client, type ResultSet } from "@libsql/client";
+import type { Client, ResultSet } from "@libsql/client";
 import type { ExtractTablesWithRelations } from "drizzle-orm";
-import { drizzle, type LibSQLDatabase } from "drizzle-orm/libsql";
+import * as driverCore from "drizzle-orm/libsql/driver-core";
+import type { LibSQLDatabase } from "drizzle-orm/libsql/driver-core";
 import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
-import { StorageNotADatabase, StorageUnreachable, isStorageError, mapBusy, toStorageError } from "./errors.js";
-import { redactedServerUrl, resolveDatabaseLocation, type DatabaseLocation } from "./location.js";
+import { LocalClient, type SqlExecutor } from "./engine.js";
+import { mapBusy } from "./errors.js";
+import { openFailure, prepareDatabaseFile } from "./file.js";
+import { resolveDatabaseLocation, type DatabaseLocation } from "./location.js";
 import { applyMigrations, type MigrationReport, type StorageMigrationProgress } from "./migrate.js";
 import { serverMigrations, type MigrationRegistry } from "./migrations/registry.js";
 import { writeQueueFor } from "./queue.js";
-import { schema, type StorageSchema } from "./schema.js";
+import { RemoteClient } from "./remote.js";
+import { schema, type StorageSchema, type TurnEventRow } from "./schema.js";
 
 export const DEFAULT_BUSY_TIMEOUT_MS = 5000;
 
 export type StorageDatabase = LibSQLDatabase<StorageSchema>;
-export type StorageTransaction = Parameters<Parameters<StorageDatabase["transaction"]>[0]>[0];
+/**
+ * A write transaction: drizzle's transaction, the raw executor on the same connection, and the
+ * Turn events it appended (announced to `onTurnEvents` listeners once it commits).
+ */
+export type StorageTransaction = Parameters<Parameters<StorageDatabase["transaction"]>[0]>[0] & {
+  readonly sql: SqlExecutor;
+  readonly events: TurnEventRow[];
+};
 /** Either the root database or a transaction: what read helpers accept. */
-export type StorageExecutor = BaseSQLiteDatabase<
-  "async",
-  ResultSet,
-  StorageSchema,
-  ExtractTablesWithRelations<StorageSchema>
->;
+export type StorageExecutor = BaseSQLiteDatabase<"async", ResultSet, StorageSchema, ExtractTablesWithRelations<StorageSchema>>;
+
+/** The client kinds the engine builds: both know their open transaction and offer `sql`. */
+type EngineClient = (LocalClient | RemoteClient) & Client;
 
 const HANDLE = Symbol.for("ze-harness.storage.handle");
+
+/**
+ * How a write transaction is synced. `full` (the default) fsyncs the WAL at commit: the change
+ * survives power loss. `relaxed` (WAL + synchronous=NORMAL) survives a crash of the process but
+ * may roll back on power loss — for progress that is re-derivable (streamed content, activity),
+ * never for an acknowledged admission, a claim or a settlement.
+ */
+export type Durability = "full" | "relaxed";
 
 export interface StorageHandle {
   readonly [HANDLE]: true;
   readonly location: DatabaseLocation;
   /** The process id that claims made through this handle stamp as their owner. */
   readonly processId: number;
-  /**
-   * The pooled client and its drizzle database, for READS. Write only through `transaction()`:
-   * a write outside it skips the process-wide write queue, so its connection can sleep on the
-   * event loop a running transaction needs (and then fail busy).
-   */
+  /** The read client (a libSQL `Client`); write only through `transaction()`. */
   readonly client: Client;
+  /** drizzle over the read client. */
   readonly db: StorageDatabase;
   /** What opening did to the schema (applied migrations, backup path). */
   readonly migration: MigrationReport;
+  /** Where a read made now runs: the caller's open transaction, or the read connection. */
+  reader(): { readonly db: StorageExecutor; readonly sql: SqlExecutor };
   /**
    * Runs `fn` in one write transaction (`BEGIN IMMEDIATE`) and commits, or rolls back when `fn`
    * throws. Write transactions to one file are queued across this process's handles (a second
-   * local connection waiting for the lock would block the event loop the first needs to finish). Called again inside `fn`, it
-   * nests as a savepoint of the running transaction. BUSY/LOCKED failures reject with
-   * `StorageBusy`. Inside `fn` use only `tx`: on `:memory:` the root `db` waits for the
-   * connection the transaction holds.
+   * local connection waiting for the lock would block the event loop the first needs to finish).
+   * Called again inside `fn` (also through reads and writes that take the handle), it nests as a
+   * savepoint of the running transaction. BUSY/LOCKED failures reject with `StorageBusy`.
    */
   transaction<T>(fn: (tx: StorageTransaction) => Promise<T>, options?: { readonly durability?: Durability }): Promise<T>;
+  /**
+   * Runs `fn` once the caller's outermost transaction commits (dropped if it rolls back), or at
+   * once outside a transaction: announcements of durable changes are made only after they are.
+   */
+  afterCommit(fn: () => void): void;
+  /**
+   * Calls `listener` with the Turn events every transaction of this handle appended, once it
+   * committed, in cursor order: in-process watchers take them instead of reading them back.
+   */
+  onTurnEvents(listener: (events: readonly TurnEventRow[]) => void): () => void;
   /** Refuses new transactions, waits for this handle's queued ones, then closes every connection. */
   close(): Promise<void>;
 }
@@ -72,150 +100,74 @@ export function isStorageHandle(value: unknown): value is StorageHandle {
   return typeof value === "object" && value !== null && (value as { [HANDLE]?: unknown })[HANDLE] === true;
 }
 
+// drizzle's libSQL driver minus `drizzle()` (whose module imports all of @libsql/client): the
+// same constructor, undeclared in its types.
+const { construct } = driverCore as unknown as { construct: (client: Client, config: { schema: StorageSchema }) => StorageDatabase };
+const drizzleOver = (client: Client): StorageDatabase => construct(client, { schema });
+
 /**
- * Where write transactions run. For a file this is a dedicated single-connection client, so a
- * failed transaction can throw its connection away: libsql 0.5.29 leaves a statement that failed
- * with SQLITE_BUSY "in progress" on its connection, and every later COMMIT there fails with
- * "cannot commit transaction - SQL statements in progress" (libsql-client-ts#352,
- * libsql-js#237/#238). Writes are queued, so nothing else is using the connection when it is
- * replaced. `:memory:` (one connection) and servers (no such defect) use the main client.
+ * Where write transactions run. For a file: two dedicated connections, one fully synced and one
+ * relaxed (synchronous is a per-connection setting, so neither is switched back and forth), each
+ * replaced after a failed transaction — libsql 0.5.29 leaves a statement that failed with
+ * SQLITE_BUSY "in progress" on its connection, and every later COMMIT there fails
+ * (libsql-client-ts#352, libsql-js#237/#238). Writes are queued, so nothing else uses a
+ * connection when it is replaced. `:memory:` (one connection) and servers use the main client.
  */
 class Writer {
-  #client: Client | null = null;
-  #db: StorageDatabase | null = null;
-  readonly #shared: StorageDatabase | null;
-  readonly #url: string;
-  readonly #busyTimeoutMs: number;
+  readonly #connections = new Map<Durability, { client: EngineClient; db: StorageDatabase }>();
+  readonly #shared: { client: EngineClient; db: StorageDatabase } | null;
 
-  constructor(location: DatabaseLocation, main: Client, busyTimeoutMs: number) {
-    this.#shared = location.kind === "file" ? null : drizzle(main, { schema });
-    this.#url = location.url;
-    this.#busyTimeoutMs = busyTimeoutMs;
+  constructor(
+    private readonly location: DatabaseLocation,
+    main: EngineClient,
+    private readonly busyTimeoutMs: number,
+  ) {
+    this.#shared = location.kind === "file" ? null : { client: main, db: drizzleOver(main) };
   }
 
-  #database(): StorageDatabase {
+  #connection(durability: Durability): { client: EngineClient; db: StorageDatabase } {
     if (this.#shared !== null) return this.#shared;
-    if (this.#db === null) {
-      this.#client = createClient({ url: this.#url, timeout: this.#busyTimeoutMs, concurrency: 1 });
-      this.#db = drizzle(this.#client, { schema });
+    let connection = this.#connections.get(durability);
+    if (connection === undefined) {
+      const path = (this.location as { path: string }).path;
+      const client = new LocalClient(path, { timeoutMs: this.busyTimeoutMs, synchronous: durability === "full" ? "FULL" : "NORMAL" });
+      connection = { client, db: drizzleOver(client) };
+      this.#connections.set(durability, connection);
     }
-    return this.#db;
+    return connection;
   }
 
-  async transaction<T>(fn: (tx: StorageTransaction) => Promise<T>, durability: Durability = "full"): Promise<T> {
-    const db = this.#database();
-    // Only a file's dedicated writer can switch: the setting is per connection.
-    const relax = durability === "relaxed" && this.#client !== null;
+  async transaction<T>(fn: (tx: StorageTransaction) => Promise<T>, durability: Durability): Promise<T> {
+    const { client, db } = this.#connection(durability);
     try {
-      if (relax) await this.#client!.execute("PRAGMA synchronous = NORMAL");
-      return await db.transaction(fn);
+      return await db.transaction((tx) => fn(Object.assign(tx, { sql: client.current!.sql, events: [] as TurnEventRow[] })));
     } catch (error) {
-      if (this.#shared === null) this.close();
+      if (this.#shared === null) this.#replace(durability);
       throw error;
-    } finally {
-      if (relax) await this.#client?.execute("PRAGMA synchronous = FULL").catch(() => this.close());
     }
+  }
+
+  #replace(durability: Durability): void {
+    this.#connections.get(durability)?.client.close();
+    this.#connections.delete(durability);
   }
 
   close(): void {
-    this.#client?.close();
-    this.#client = null;
-    this.#db = null;
+    for (const durability of [...this.#connections.keys()]) this.#replace(durability);
   }
 }
-
-/**
- * How a write transaction is synced. `full` (the default) fsyncs the WAL at commit: the change
- * survives power loss. `relaxed` (WAL + synchronous=NORMAL) survives a crash of the process but
- * may roll back on power loss — for progress that is re-derivable (streamed content, activity),
- * never for an acknowledged admission, a claim or a settlement.
- */
-export type Durability = "full" | "relaxed";
 
 interface ActiveTransaction {
   readonly tx: StorageTransaction;
   active: boolean;
+  /** After-commit callbacks of the outermost frame (nested frames share it). */
+  readonly committed: (() => void)[];
 }
 
-/** The first 16 bytes of every SQLite database file. */
-const SQLITE_HEADER = Buffer.from("SQLite format 3\0", "latin1");
-
-const errorCode = (error: unknown): unknown => (error as { code?: unknown } | null)?.code;
-
-/** Tightens `path` to 0600 when group or others have any access; a missing file is fine. */
-async function ownerOnly(path: string): Promise<void> {
-  let mode: number;
-  try {
-    mode = (await stat(path)).mode;
-  } catch (error) {
-    if (errorCode(error) === "ENOENT") return;
-    throw error;
-  }
-  if ((mode & 0o077) === 0) return;
-  try {
-    await chmod(path, 0o600);
-  } catch (error) {
-    // Someone else's file, opened on purpose: their mode is theirs to choose.
-    if (errorCode(error) !== "EPERM") throw error;
-  }
-}
-
-/**
- * Readies a database file before libSQL opens it. SQLite creates the -wal and -shm files with
- * the database file's mode, so this decides theirs too: a missing file is created empty with
- * 0600 (`wx`: when another opener wins the race, its file is used), and an existing one (with any
- * -wal/-shm beside it) that group or others can access is tightened to 0600 — wherever it lives,
- * since a path outside the 0700 state directory has no directory to protect it. A non-empty file
- * without the SQLite header is refused before anything is created next to it.
- */
-async function prepareDatabaseFile(path: string): Promise<void> {
-  try {
-    await (await open(path, "wx", 0o600)).close();
-  } catch (error) {
-    if (errorCode(error) !== "EEXIST") throw error;
-  }
-  const file = await open(path, "r");
-  try {
-    const header = Buffer.alloc(SQLITE_HEADER.length);
-    const { bytesRead } = await file.read(header, 0, header.length, 0);
-    if (bytesRead > 0 && !header.equals(SQLITE_HEADER)) throw new StorageNotADatabase(path);
-  } finally {
-    await file.close();
-  }
-  for (const companion of [path, `${path}-wal`, `${path}-shm`]) await ownerOnly(companion);
-}
-
-/** True when `error` or its cause chain is SQLite's NOTADB (a file with a bad header or encrypted). */
-function isNotADatabase(error: unknown): boolean {
-  for (let current = error, depth = 0; current instanceof Object && depth < 4; current = (current as { cause?: unknown }).cause, depth += 1) {
-    const { code, extendedCode } = current as { code?: unknown; extendedCode?: unknown };
-    if (code === "SQLITE_NOTADB" || extendedCode === "SQLITE_NOTADB") return true;
-  }
-  return false;
-}
-
-/** The first short upper-case code on `error`'s cause chain (ECONNREFUSED, HRANA_WEBSOCKET_ERROR…). */
-function connectionCode(error: unknown): string | null {
-  for (let current = error, depth = 0; current instanceof Object && depth < 4; current = (current as { cause?: unknown }).cause, depth += 1) {
-    const code = errorCode(current);
-    if (typeof code === "string" && /^[A-Z][A-Z0-9_]{1,40}$/.test(code)) return code;
-  }
-  return null;
-}
-
-/**
- * What a failure while opening means: a file that is not a database, or a server that could not
- * be reached (anything but a storage error or an SQLite error from a server is the connection
- * failing), named by path or redacted URL. Busy and migration errors pass through typed.
- */
-function openFailure(error: unknown, location: DatabaseLocation): unknown {
-  if (isStorageError(error)) return error;
-  if (location.kind === "file" && isNotADatabase(error)) return new StorageNotADatabase(location.path, { cause: error });
-  const mapped = toStorageError(error);
-  if (mapped !== error || location.kind !== "remote") return mapped;
-  const code = connectionCode(error);
-  if (code !== null && code.startsWith("SQLITE_")) return error;
-  return new StorageUnreachable(redactedServerUrl(location.url), code);
+/** A local client (file or `:memory:`) or a server client for `location`. */
+async function connect(location: DatabaseLocation, busyTimeoutMs: number, authToken: string | undefined, concurrency?: number): Promise<EngineClient> {
+  if (location.kind === "remote") return (await RemoteClient.connect(location.url, { authToken, ...(concurrency !== undefined ? { concurrency } : {}) })) as EngineClient;
+  return new LocalClient(location.kind === "file" ? location.path : ":memory:", { timeoutMs: busyTimeoutMs });
 }
 
 /**
@@ -231,13 +183,9 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Storag
     await prepareDatabaseFile(location.path);
   }
 
-  let client: Client;
+  let client: EngineClient;
   try {
-    client = createClient({
-      url: location.url,
-      timeout: busyTimeoutMs,
-      ...(location.kind === "remote" && options.authToken !== undefined ? { authToken: options.authToken } : {}),
-    });
+    client = await connect(location, busyTimeoutMs, options.authToken);
   } catch (error) {
     throw openFailure(error, location);
   }
@@ -245,14 +193,16 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Storag
   const queue = writeQueueFor(location);
   let migration: MigrationReport;
   try {
-    migration = await queue.run(() => applyMigrations({
-      client,
-      location,
-      authToken: options.authToken,
-      migrations: options.migrations ?? serverMigrations,
-      busyTimeoutMs,
-      onProgress: options.onMigrationProgress,
-    }));
+    migration = await queue.run(() =>
+      applyMigrations({
+        client,
+        location,
+        migrations: options.migrations ?? serverMigrations,
+        onProgress: options.onMigrationProgress,
+        // A file or server migrates on a throw-away single connection (see migrate.ts).
+        dedicated: () => connect(location, busyTimeoutMs, options.authToken, 1),
+      }),
+    );
     // libSQL enables foreign keys on every new connection; a single-connection `:memory:`
     // client is the only one where setting it here reaches every later statement.
     const foreignKeys = await client.execute("PRAGMA foreign_keys");
@@ -262,11 +212,13 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Storag
     throw openFailure(error, location);
   }
 
-  const db = drizzle(client, { schema });
+  const db = drizzleOver(client);
   const writer = new Writer(location, client, busyTimeoutMs);
   const current = new AsyncLocalStorage<ActiveTransaction>();
   const inFlight = new Set<Promise<void>>();
+  const eventListeners = new Set<(events: readonly TurnEventRow[]) => void>();
   let closed = false;
+  const readDb = { db: db as unknown as StorageExecutor, sql: client.sql };
 
   const handle: StorageHandle = {
     [HANDLE]: true,
@@ -275,19 +227,54 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Storag
     client,
     db,
     migration,
+    reader() {
+      const frame = current.getStore();
+      return frame?.active ? { db: frame.tx as unknown as StorageExecutor, sql: frame.tx.sql } : readDb;
+    },
     transaction<T>(fn: (tx: StorageTransaction) => Promise<T>, options?: { readonly durability?: Durability }): Promise<T> {
-      const inFrame = async (tx: StorageTransaction): Promise<T> => {
-        const frame: ActiveTransaction = { tx, active: true };
-        try {
-          return await current.run(frame, () => fn(tx));
-        } finally {
-          frame.active = false;
-        }
-      };
       const outer = current.getStore();
-      if (outer?.active) return mapBusy(() => outer.tx.transaction(inFrame));
+      if (outer?.active) {
+        return mapBusy(() =>
+          outer.tx.transaction(async (nested) => {
+            // A savepoint: its events join the outer transaction's only if it is released.
+            const tx = Object.assign(nested, { sql: outer.tx.sql, events: [] as TurnEventRow[] }) as StorageTransaction;
+            const frame: ActiveTransaction = { tx, active: true, committed: outer.committed };
+            try {
+              const result = await current.run(frame, () => fn(tx));
+              outer.tx.events.push(...tx.events);
+              return result;
+            } finally {
+              frame.active = false;
+            }
+          }),
+        );
+      }
       if (closed) return Promise.reject(new Error("The storage handle is closed"));
-      const running = queue.run(() => mapBusy(() => writer.transaction(inFrame, options?.durability)));
+      const committed: (() => void)[] = [];
+      let appended: readonly TurnEventRow[] = [];
+      const running = queue
+        .run(() =>
+          mapBusy(() =>
+            writer.transaction(async (tx) => {
+              const frame: ActiveTransaction = { tx, active: true, committed };
+              try {
+                const result = await current.run(frame, () => fn(tx));
+                appended = tx.events;
+                return result;
+              } finally {
+                frame.active = false;
+              }
+            }, options?.durability ?? "full"),
+          ),
+        )
+        .then((result) => {
+          // Outside the transaction's async context: what the callbacks start reads committed state.
+          current.exit(() => {
+            if (appended.length > 0) for (const listener of [...eventListeners]) listener(appended);
+            for (const callback of committed) callback();
+          });
+          return result;
+        });
       const settled = running.then(
         () => undefined,
         () => undefined,
@@ -295,6 +282,15 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Storag
       inFlight.add(settled);
       void settled.then(() => inFlight.delete(settled));
       return running;
+    },
+    afterCommit(fn) {
+      const frame = current.getStore();
+      if (frame?.active) frame.committed.push(fn);
+      else fn();
+    },
+    onTurnEvents(listener) {
+      eventListeners.add(listener);
+      return () => eventListeners.delete(listener);
     },
     async close() {
       if (closed) return;

@@ -56,5 +56,6 @@ export type {
 export * from "./sessions.js";
 export * as sessions from "./sessions.js";
 export * as turns from "./turns.js";
-export type { NewTurn, NewTurnEvent, PartWrite, TurnChange, TurnPatch, TurnPage, Claim, TurnStamps } from "./turns.js";
+export type { NewTurn, NewTurnEvent, PartWrite, TurnChange, TurnPatch, TurnPage, Claim, TurnStamps, AdmissionPlan, AdmissionClaim, Admission } from "./turns.js";
+export type { SqlExecutor, SqlValue } from "./engine.js";
 export type { TurnRow, TurnInsert, TurnPartRow, TurnSteerRow, TurnEventRow } from "./schema.js";

@@ -16,7 +16,7 @@ import { randomBytes } from "node:crypto";
 import { constants as fsConstants } from "node:fs";
 import { chmod, open, rename, rm, stat } from "node:fs/promises";
 import { dirname } from "node:path";
-import { createClient, type Client, type InStatement, type ResultSet, type Transaction } from "@libsql/client";
+import type { Client, InStatement, ResultSet, Transaction } from "@libsql/client";
 import {
   StorageMigrationDiverged,
   StorageMigrationFailed,
@@ -61,10 +61,10 @@ export interface ApplyMigrationsOptions {
   /** The database's client; inspection and the backup read through it. */
   readonly client: Client;
   readonly location: DatabaseLocation;
-  readonly authToken?: string | undefined;
   /** The registry to bring the database to; injectable for tests. */
   readonly migrations: MigrationRegistry;
-  readonly busyTimeoutMs?: number | undefined;
+  /** Opens a throw-away single-connection client on the same database (files and servers). */
+  readonly dedicated: () => Promise<Client>;
   readonly onProgress?: ((progress: StorageMigrationProgress) => void) | undefined;
   readonly now?: (() => number) | undefined;
 }
@@ -369,15 +369,7 @@ export async function applyMigrations(options: ApplyMigrationsOptions): Promise<
  */
 async function migrateOnOneConnection(options: ApplyMigrationsOptions, now: () => number): Promise<string[]> {
   const { location, migrations } = options;
-  const dedicated =
-    location.kind === "memory"
-      ? null
-      : createClient({
-          url: location.url,
-          ...(location.kind === "remote" && options.authToken !== undefined ? { authToken: options.authToken } : {}),
-          timeout: options.busyTimeoutMs ?? 5000,
-          concurrency: 1,
-        });
+  const dedicated = location.kind === "memory" ? null : await options.dedicated();
   const client = dedicated ?? options.client;
   try {
     if (location.kind !== "remote") {

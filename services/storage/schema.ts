@@ -84,6 +84,13 @@ export const session = sqliteTable(
     createRequestHash: text("create_request_hash"),
     /** Set while a deletion is in progress (the Session refuses new work). */
     deleting: integer("deleting", { mode: "boolean" }).notNull().default(false),
+    /**
+     * The runner lease: the host instance (and its process) that runs this Session's Turns while
+     * the lease lasts. Absent or expired, any server may run them.
+     */
+    runnerInstance: text("runner_instance"),
+    runnerProcessId: integer("runner_process_id"),
+    runnerLeaseExpiresAt: integer("runner_lease_expires_at"),
   },
   (table) => [
     index("session_server_created_at_idx").on(table.server, table.createdAt),
@@ -203,6 +210,8 @@ export const turnSteer = sqliteTable(
  * The append-only log of durable Turn events. Each row has its own Turn revision, Session activity
  * cursor and server cursor, so every watch stream resumes exactly after the last one it sent.
  * `data` is the event payload without cursors (null for `turn.snapshot`, rendered at read time).
+ * The `turn_event_stamps` trigger (migration 20261201100000) advances `server_activity.cursor`
+ * and the Session's `activity_cursor` to each inserted event's stamps.
  */
 export const turnEvent = sqliteTable(
   "turn_event",

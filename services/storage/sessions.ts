@@ -36,7 +36,7 @@ function write<T>(context: StorageContext, fn: (tx: StorageTransaction) => Promi
 }
 
 function read<T>(context: StorageContext, fn: (db: StorageExecutor) => Promise<T>): Promise<T> {
-  return isStorageHandle(context) ? mapBusy(() => fn(context.db)) : fn(context);
+  return isStorageHandle(context) ? mapBusy(() => fn(context.reader().db)) : fn(context);
 }
 
 // ---------------------------------------------------------------------------

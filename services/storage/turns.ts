@@ -1,34 +1,24 @@
 /**
- * The Turns repository: admission, claims, parts, steering input and the event log. Every
- * durable change of a Turn is one transaction that updates its row and parts and appends its
- * events to `turn_event`, each event with the next Turn revision, the next Session activity
- * cursor and the next server cursor. Functions take the handle or a running transaction.
+ * The Turns repository, writes: admission, durable changes, claims, leases and steering input.
+ * Every durable change of a Turn is one transaction that updates its row (guards in the WHERE,
+ * the new revision and cursors in the SET), upserts its parts and appends its events to
+ * `turn_event` with the next Turn revision, Session activity cursor and server cursor — the
+ * three watch streams' resume points (the `turn_event_stamps` trigger advances both counters).
+ * Hot paths: raw statements prepared once per connection (see engine.ts), a handful per change.
+ * Functions take the handle (they run their own transaction) or a running transaction (they
+ * join it). Reads live in turn-reads.ts.
  */
-import { and, asc, desc, eq, gt, inArray, lte, sql } from "drizzle-orm";
-import { nextServerCursor, nextSessionActivityCursor } from "./cursors.js";
-import { isStorageHandle, type Durability, type StorageExecutor, type StorageHandle, type StorageTransaction } from "./database.js";
-import { mapBusy } from "./errors.js";
-import {
-  session,
-  turn,
-  turnEvent,
-  turnPart,
-  turnSteer,
-  type TurnEventRow,
-  type TurnInsert,
-  type TurnPartRow,
-  type TurnRow,
-  type TurnSteerRow,
-} from "./schema.js";
+import { isStorageHandle, type Durability, type StorageHandle, type StorageTransaction } from "./database.js";
+import type { SqlValue } from "./engine.js";
+import { SESSION_SELECT, TURN_SELECT, eventFromRow, jsonValue, placeholders, sessionFromRow, steerFromRow, turnColumn, turnFromRow } from "./rows.js";
+import type { SessionRow, TurnEventRow, TurnInsert, TurnRow, TurnSteerRow } from "./schema.js";
+
+export * from "./turn-reads.js";
 
 export type StorageContext = StorageHandle | StorageTransaction;
 
 function write<T>(context: StorageContext, fn: (tx: StorageTransaction) => Promise<T>, durability?: Durability): Promise<T> {
   return isStorageHandle(context) ? context.transaction(fn, durability ? { durability } : undefined) : fn(context);
-}
-
-function read<T>(context: StorageContext, fn: (db: StorageExecutor) => Promise<T>): Promise<T> {
-  return isStorageHandle(context) ? mapBusy(() => fn(context.db)) : fn(context);
 }
 
 /** One event to append: its type and payload (null for `turn.snapshot`). */
@@ -48,63 +38,53 @@ export type TurnPatch = Partial<
   Omit<TurnInsert, "id" | "sessionId" | "sequence" | "revision" | "activityCursor" | "serverCursor" | "requestHash" | "acceptedAt">
 >;
 
-/** Appends events for `turnId`, stamping revision and cursors; returns the rows and the last revision. */
-async function appendEvents(
+/** What a change returns of the Turn row: its guards and stamps, not its JSON payloads. */
+export type TurnStamps = Pick<TurnRow, "id" | "sessionId" | "phase" | "revision" | "activityCursor" | "serverCursor" | "ownerInstance" | "cancellation">;
+
+const STAMPS = "id, session_id, phase, revision, activity_cursor, server_cursor, owner_instance, cancellation";
+
+const stampsFromRow = (raw: Record<string, unknown>): TurnStamps => ({
+  id: raw["id"] as string,
+  sessionId: raw["session_id"] as string,
+  phase: raw["phase"] as TurnRow["phase"],
+  revision: raw["revision"] as number,
+  activityCursor: raw["activity_cursor"] as number,
+  serverCursor: raw["server_cursor"] as number,
+  ownerInstance: (raw["owner_instance"] as string | null) ?? null,
+  cancellation: typeof raw["cancellation"] === "string" ? JSON.parse(raw["cancellation"]) : null,
+});
+
+/** Appends events with explicit stamps (the trigger advances the counters); returns the rows. */
+async function insertEvents(
   tx: StorageTransaction,
   sessionId: string,
   turnId: string,
-  fromRevision: number,
+  first: { revision: number; activityCursor: number; serverCursor: number },
   events: readonly NewTurnEvent[],
-): Promise<{ rows: TurnEventRow[]; revision: number; activityCursor: number; serverCursor: number }> {
-  const rows: TurnEventRow[] = [];
-  let revision = fromRevision;
-  let activityCursor = 0;
-  let serverCursor = 0;
-  for (const event of events) {
-    revision += 1;
-    const cursor = await nextSessionActivityCursor(tx, sessionId);
-    if (cursor === undefined) throw new Error(`Session ${sessionId} is missing`);
-    activityCursor = cursor;
-    serverCursor = await nextServerCursor(tx);
-    const inserted = await tx
-      .insert(turnEvent)
-      .values({ sessionId, turnId, revision, activityCursor, serverCursor, type: event.type, data: event.data ?? null })
-      .returning();
-    rows.push(inserted[0]!);
-  }
-  return { rows, revision, activityCursor, serverCursor };
-}
-
-export type NewTurn = Omit<TurnInsert, "sequence" | "revision" | "activityCursor" | "serverCursor">;
-
-/**
- * Admits a Turn: takes the Session's next sequence, inserts the row at revision 0 and appends
- * `events` (at least one). Returns the stored row.
- */
-export function admitTurn(context: StorageContext, row: NewTurn, events: readonly NewTurnEvent[]): Promise<{ turn: TurnRow; events: TurnEventRow[] }> {
-  return write(context, async (tx) => {
-    const sequence = await takeSequence(tx, row.sessionId);
-    await tx.insert(turn).values({ ...row, sequence, revision: 0, activityCursor: 0, serverCursor: 0 });
-    const appended = await appendEvents(tx, row.sessionId, row.id, 0, events);
-    const updated = await tx
-      .update(turn)
-      .set({ revision: appended.revision, activityCursor: appended.activityCursor, serverCursor: appended.serverCursor })
-      .where(eq(turn.id, row.id))
-      .returning();
-    return { turn: updated[0]!, events: appended.rows };
+): Promise<TurnEventRow[]> {
+  if (events.length === 0) return [];
+  const args: SqlValue[] = [];
+  events.forEach((event, index) => {
+    args.push(sessionId, turnId, first.revision + index, first.activityCursor + index, first.serverCursor + index, event.type, jsonValue(event.data));
   });
+  const rows = await tx.sql.all(
+    `INSERT INTO turn_event (session_id, turn_id, revision, activity_cursor, server_cursor, type, data) VALUES ${events.map(() => "(?, ?, ?, ?, ?, ?, ?)").join(", ")} RETURNING id, session_id, turn_id, revision, activity_cursor, server_cursor, type, data`,
+    args,
+  );
+  const appended = rows.map(eventFromRow);
+  tx.events.push(...appended);
+  return appended;
 }
 
-/** The Session's next admission sequence (shared by Turns and steers), advanced in `tx`. */
-export async function takeSequence(tx: StorageTransaction, sessionId: string): Promise<number> {
-  const rows = await tx
-    .update(session)
-    .set({ nextSequence: sql`${session.nextSequence} + 1` })
-    .where(eq(session.id, sessionId))
-    .returning({ next: session.nextSequence });
-  const next = rows[0]?.next;
-  if (next === undefined) throw new Error(`Session ${sessionId} is missing`);
-  return next - 1;
+/** Inserts or replaces parts, one statement for all of them. */
+async function writeParts(tx: StorageTransaction, turnId: string, parts: readonly PartWrite[]): Promise<void> {
+  if (parts.length === 0) return;
+  const args: SqlValue[] = [];
+  for (const part of parts) args.push(turnId, part.ordinal, jsonValue(part.data));
+  await tx.sql.run(
+    `INSERT INTO turn_part (turn_id, ordinal, data) VALUES ${parts.map(() => "(?, ?, ?)").join(", ")} ON CONFLICT (turn_id, ordinal) DO UPDATE SET data = excluded.data`,
+    args,
+  );
 }
 
 export interface TurnChange {
@@ -115,86 +95,274 @@ export interface TurnChange {
   readonly expectPhases?: readonly TurnRow["phase"][];
   /** Apply only while this process instance owns the claim. */
   readonly expectOwner?: string;
+  /** Apply only while no steering input of the Turn waits for promotion. */
+  readonly expectNoWaitingSteers?: boolean;
   /** `relaxed` for re-derivable progress (see `Durability`); joined transactions keep the outer one's. */
   readonly durability?: Durability;
 }
 
-/** What a change reads and returns of the Turn row: its guards and stamps, not the JSON payloads. */
-const turnStamps = {
-  id: turn.id,
-  sessionId: turn.sessionId,
-  phase: turn.phase,
-  revision: turn.revision,
-  activityCursor: turn.activityCursor,
-  serverCursor: turn.serverCursor,
-  ownerInstance: turn.ownerInstance,
-  cancellation: turn.cancellation,
-};
-
-export type TurnStamps = Pick<TurnRow, keyof typeof turnStamps>;
-
 /**
  * Applies one durable change: patch + parts + events in one transaction. Returns undefined,
- * writing nothing, when the Turn is gone or a compare-and-set guard fails. Reads and returns
- * only the row's guards and stamps (the request, policy and transcript JSON are not re-read on
- * every streamed commit); `getTurn` reads the whole row.
+ * writing nothing, when the Turn is gone or a compare-and-set guard fails. One UPDATE checks the
+ * guards, applies the patch and takes the stamps; one INSERT appends the events; one upsert
+ * writes the parts.
  */
-export function changeTurn(
+export function changeTurn(context: StorageContext, turnId: string, change: TurnChange): Promise<{ turn: TurnStamps; events: TurnEventRow[] } | undefined> {
+  return write(
+    context,
+    async (tx) => {
+      const n = change.events.length;
+      const sets: string[] = [];
+      const args: SqlValue[] = [];
+      for (const [property, value] of Object.entries(change.patch ?? {})) {
+        if (value === undefined) continue;
+        const encoded = turnColumn(property as keyof TurnRow, value);
+        sets.push(`${encoded.column} = ?`);
+        args.push(encoded.value);
+      }
+      if (n > 0) {
+        sets.push(
+          `revision = revision + ${n}`,
+          `activity_cursor = (SELECT activity_cursor FROM session WHERE id = turn.session_id) + ${n}`,
+          `server_cursor = (SELECT cursor FROM server_activity WHERE id = 1) + ${n}`,
+        );
+      }
+      const where = ["id = ?"];
+      args.push(turnId);
+      if (change.expectPhases) {
+        where.push(`phase IN (${placeholders(change.expectPhases.length)})`);
+        args.push(...change.expectPhases);
+      }
+      if (change.expectOwner !== undefined) {
+        where.push("owner_instance = ?");
+        args.push(change.expectOwner);
+      }
+      if (change.expectNoWaitingSteers) {
+        where.push("NOT EXISTS (SELECT 1 FROM turn_steer s WHERE s.turn_id = turn.id AND json_extract(s.data, '$.state.state') = 'accepted')");
+      }
+      const row =
+        sets.length > 0
+          ? await tx.sql.get(`UPDATE turn SET ${sets.join(", ")} WHERE ${where.join(" AND ")} RETURNING ${STAMPS}`, args)
+          : await tx.sql.get(`SELECT ${STAMPS} FROM turn WHERE ${where.join(" AND ")}`, args);
+      if (!row) return undefined;
+      const turn = stampsFromRow(row);
+      await writeParts(tx, turnId, change.parts ?? []);
+      const events = await insertEvents(
+        tx,
+        turn.sessionId,
+        turnId,
+        { revision: turn.revision - n + 1, activityCursor: turn.activityCursor - n + 1, serverCursor: turn.serverCursor - n + 1 },
+        change.events,
+      );
+      return { turn, events };
+    },
+    change.durability,
+  );
+}
+
+export type NewTurn = Omit<TurnInsert, "sequence" | "revision" | "activityCursor" | "serverCursor">;
+
+/** A claim of a Turn (or of a Session's runner lease) by a host instance. */
+export interface Claim {
+  readonly ownerProcessId: number;
+  readonly ownerInstance: string;
+  readonly leaseExpiresAt: number;
+  readonly startedAt: number;
+}
+
+/** What an admission writes, decided from the Session row it read (and locked) in the same transaction. */
+export interface AdmissionPlan {
+  readonly row: NewTurn;
+  /** At least one. */
+  readonly events: readonly NewTurnEvent[];
+  /** A first prompt's automatic title, set (and stamped) only while the Session has none. */
+  readonly title?: { readonly title: string; readonly updatedAt: number } | undefined;
+  /**
+   * Start the Turn in the same transaction when the Session has no pending or running Turn and
+   * this host may run it: `lease` takes (or renews) the Session's runner lease for this host
+   * (an embedded host); without it the Session must have no live lease of another host.
+   */
+  readonly claim?: (Claim & { readonly lease: boolean; readonly started: (row: TurnRow) => readonly NewTurnEvent[] }) | undefined;
+}
+
+export type AdmissionClaim = NonNullable<AdmissionPlan["claim"]>;
+
+export interface Admission {
+  readonly turn: TurnRow;
+  readonly events: TurnEventRow[];
+  /** The Session row as the admission read it (before its own changes). */
+  readonly session: SessionRow;
+  /** True when the Turn was admitted running, claimed by the given owner. */
+  readonly claimed: boolean;
+}
+
+/**
+ * Admits a Turn in one transaction of three statements: one UPDATE takes the Session's next
+ * sequence (returning the Session row, which `plan` validates and builds the Turn from — a throw
+ * rolls everything back), sets the first title and the runner lease; one INSERT writes the row;
+ * one appends its events (and `turn.started` when the admission claims it). Throws the driver's
+ * constraint error when the Turn id exists (callers replay); resolves undefined when the Session
+ * does not exist on `server`.
+ */
+export function admitTurn(
   context: StorageContext,
-  turnId: string,
-  change: TurnChange,
-): Promise<{ turn: TurnStamps; events: TurnEventRow[] } | undefined> {
+  target: { readonly server: string; readonly sessionId: string },
+  plan: (session: SessionRow) => Promise<AdmissionPlan>,
+  claim?: AdmissionClaim,
+): Promise<Admission | undefined> {
   return write(context, async (tx) => {
-    const current = (await tx.select(turnStamps).from(turn).where(eq(turn.id, turnId)))[0];
-    if (!current) return undefined;
-    if (change.expectPhases && !change.expectPhases.includes(current.phase)) return undefined;
-    if (change.expectOwner !== undefined && current.ownerInstance !== change.expectOwner) return undefined;
-    for (const part of change.parts ?? []) {
-      await tx
-        .insert(turnPart)
-        .values({ turnId, ordinal: part.ordinal, data: part.data })
-        .onConflictDoUpdate({ target: [turnPart.turnId, turnPart.ordinal], set: { data: part.data } });
+    // SET reads the old row: the sequence, the runner lease (`?7`: taken for this host when it is
+    // free, expired or already ours) and what the claim decision needs. The title is set below.
+    const free = "(runner_instance IS NULL OR runner_instance = ?3 OR COALESCE(runner_lease_expires_at, 0) < ?4)";
+    const raw = await tx.sql.get<Record<string, unknown>>(
+      `UPDATE session SET next_sequence = next_sequence + 1,
+         runner_instance = CASE WHEN ?7 AND ${free} THEN ?3 ELSE runner_instance END,
+         runner_process_id = CASE WHEN ?7 AND ${free} THEN ?5 ELSE runner_process_id END,
+         runner_lease_expires_at = CASE WHEN ?7 AND ${free} THEN ?6 ELSE runner_lease_expires_at END
+       WHERE id = ?1 AND server = ?2
+       RETURNING ${SESSION_SELECT},
+         (SELECT cursor FROM server_activity WHERE id = 1) AS server_now,
+         (SELECT count(*) FROM turn WHERE turn.session_id = session.id AND turn.phase IN ('pending', 'running')) AS active`,
+      [target.sessionId, target.server, claim?.ownerInstance ?? null, claim?.startedAt ?? 0, claim?.ownerProcessId ?? null, claim?.leaseExpiresAt ?? null, claim?.lease ? 1 : 0],
+    );
+    if (!raw) return undefined;
+    const locked = sessionFromRow(raw);
+    // The Session as it was before this admission (the sequence it hands out is the old next one).
+    const session: SessionRow = { ...locked, nextSequence: locked.nextSequence - 1 };
+    const { row, events, title } = await plan(session);
+    const serverNow = raw["server_now"] as number;
+    const runner = locked.runnerInstance;
+    const runnerLive = runner !== null && (locked.runnerLeaseExpiresAt ?? 0) >= (claim?.startedAt ?? 0);
+    const mayRun = claim !== undefined && (raw["active"] as number) === 0 && (claim.lease ? runner === claim.ownerInstance : !runnerLive || runner === claim.ownerInstance);
+    // The title takes the next server cursor (as `updateSession` would stamp it); the events the ones after.
+    const titled = title !== undefined && session.title === null;
+    if (titled) {
+      await tx.sql.run("UPDATE session SET title = ?, updated_at = ?, server_cursor = ? WHERE id = ?", [title.title, title.updatedAt, serverNow + 1, target.sessionId]);
     }
-    const appended = change.events.length > 0 ? await appendEvents(tx, current.sessionId, turnId, current.revision, change.events) : undefined;
-    const stamps = appended
-      ? { revision: appended.revision, activityCursor: appended.activityCursor, serverCursor: appended.serverCursor }
-      : {};
-    const patch = { ...(change.patch ?? {}), ...stamps };
-    if (Object.keys(patch).length === 0) return { turn: current, events: [] };
-    const updated = await tx.update(turn).set(patch).where(eq(turn.id, turnId)).returning(turnStamps);
-    return { turn: updated[0]!, events: appended?.rows ?? [] };
-  }, change.durability);
+    const base: TurnRow = {
+      ...(row as TurnRow),
+      sequence: session.nextSequence,
+      attribution: row.attribution ?? null,
+      providerOptions: row.providerOptions ?? null,
+      messages: [],
+      steeringGate: "open",
+      promotedBatchCount: 0,
+      usage: null,
+      contextUse: null,
+      cancellation: null,
+      outcome: null,
+      startedAt: null,
+      completedAt: null,
+      ownerProcessId: null,
+      ownerInstance: null,
+      leaseExpiresAt: null,
+      revision: 0,
+      activityCursor: 0,
+      serverCursor: 0,
+    };
+    const turn: TurnRow = mayRun
+      ? { ...base, phase: "running", startedAt: claim!.startedAt, ownerProcessId: claim!.ownerProcessId, ownerInstance: claim!.ownerInstance, leaseExpiresAt: claim!.leaseExpiresAt }
+      : base;
+    const all = mayRun ? [...events, ...claim!.started(turn)] : [...events];
+    const n = all.length;
+    const first = { revision: 1, activityCursor: session.activityCursor + 1, serverCursor: serverNow + (titled ? 2 : 1) };
+    const stamped: TurnRow = { ...turn, revision: n, activityCursor: first.activityCursor + n - 1, serverCursor: first.serverCursor + n - 1 };
+    const columns: string[] = [];
+    const values: SqlValue[] = [];
+    for (const [property, value] of Object.entries(stamped)) {
+      const encoded = turnColumn(property as keyof TurnRow, value);
+      columns.push(encoded.column);
+      values.push(encoded.value);
+    }
+    await tx.sql.run(`INSERT INTO turn (${columns.join(", ")}) VALUES (${placeholders(columns.length)})`, values);
+    const appended = await insertEvents(tx, target.sessionId, row.id, first, all);
+    return { turn: stamped, events: appended, session, claimed: mayRun };
+  });
 }
 
-export function getTurn(context: StorageContext, sessionId: string, turnId: string): Promise<TurnRow | undefined> {
-  return read(context, async (db) => (await db.select().from(turn).where(and(eq(turn.sessionId, sessionId), eq(turn.id, turnId))))[0]);
+/**
+ * Claims the Session's oldest pending Turn when none of its Turns is running and the Session's
+ * runner lease allows this host (`lease`: this host must hold it; otherwise no other host may
+ * hold a live one): sets it running with the owner and lease and appends `events(turn)`. One
+ * transaction, so two claimers never run two Turns of one Session.
+ */
+export function claimNextTurn(
+  context: StorageContext,
+  sessionId: string,
+  claim: Claim & { readonly lease: boolean },
+  events: (row: TurnRow) => readonly NewTurnEvent[],
+): Promise<TurnRow | undefined> {
+  return write(context, async (tx) => {
+    const leaseCondition = claim.lease
+      ? "s.runner_instance = ?"
+      : "(s.runner_instance IS NULL OR s.runner_instance = ? OR COALESCE(s.runner_lease_expires_at, 0) < ?)";
+    const raw = await tx.sql.get(
+      `SELECT ${TURN_SELECT} FROM turn WHERE id = (
+         SELECT t.id FROM turn t JOIN session s ON s.id = t.session_id
+         WHERE t.session_id = ? AND t.phase = 'pending' AND ${leaseCondition}
+           AND NOT EXISTS (SELECT 1 FROM turn r WHERE r.session_id = t.session_id AND r.phase = 'running')
+         ORDER BY t.sequence LIMIT 1)`,
+      claim.lease ? [sessionId, claim.ownerInstance] : [sessionId, claim.ownerInstance, claim.startedAt],
+    );
+    if (!raw) return undefined;
+    const current = turnFromRow(raw);
+    const started: TurnRow = { ...current, phase: "running", startedAt: claim.startedAt, ownerProcessId: claim.ownerProcessId, ownerInstance: claim.ownerInstance, leaseExpiresAt: claim.leaseExpiresAt };
+    const result = await changeTurn(tx, current.id, {
+      patch: { phase: "running", startedAt: claim.startedAt, ownerProcessId: claim.ownerProcessId, ownerInstance: claim.ownerInstance, leaseExpiresAt: claim.leaseExpiresAt },
+      events: events(started),
+      expectPhases: ["pending"],
+    });
+    if (!result) return undefined;
+    return { ...started, revision: result.turn.revision, activityCursor: result.turn.activityCursor, serverCursor: result.turn.serverCursor };
+  });
 }
 
-export function getTurnById(context: StorageContext, turnId: string): Promise<TurnRow | undefined> {
-  return read(context, async (db) => (await db.select().from(turn).where(eq(turn.id, turnId)))[0]);
+/** Extends the lease while this instance still owns the Turn; false when it lost the claim. */
+export function renewLease(context: StorageContext, turnId: string, ownerInstance: string, leaseExpiresAt: number): Promise<boolean> {
+  return write(context, async (tx) => {
+    const { changes } = await tx.sql.run("UPDATE turn SET lease_expires_at = ? WHERE id = ? AND owner_instance = ? AND phase = 'running'", [leaseExpiresAt, turnId, ownerInstance]);
+    return changes > 0;
+  });
 }
 
-export function listParts(context: StorageContext, turnIds: readonly string[]): Promise<TurnPartRow[]> {
-  if (turnIds.length === 0) return Promise.resolve([]);
-  return read(context, (db) =>
-    db.select().from(turnPart).where(inArray(turnPart.turnId, [...turnIds])).orderBy(asc(turnPart.turnId), asc(turnPart.ordinal)),
-  );
+/**
+ * Takes or renews the runner lease of Sessions for `owner` (those free, expired, or already
+ * its own); returns the ids it now holds.
+ */
+export function holdRunnerLeases(context: StorageContext, sessionIds: readonly string[], owner: Claim): Promise<string[]> {
+  if (sessionIds.length === 0) return Promise.resolve([]);
+  return write(context, async (tx) => {
+    const rows = await tx.sql.all<{ id: string }>(
+      `UPDATE session SET runner_instance = ?, runner_process_id = ?, runner_lease_expires_at = ?
+       WHERE id IN (${placeholders(sessionIds.length)}) AND (runner_instance IS NULL OR runner_instance = ? OR COALESCE(runner_lease_expires_at, 0) < ?)
+       RETURNING id`,
+      [owner.ownerInstance, owner.ownerProcessId, owner.leaseExpiresAt, ...sessionIds, owner.ownerInstance, owner.startedAt],
+    );
+    return rows.map((row) => row.id);
+  });
 }
 
-/** One part of a Turn, or undefined when it has none at that ordinal. */
-export function getPart(context: StorageContext, turnId: string, ordinal: number): Promise<TurnPartRow | undefined> {
-  return read(context, async (db) => (await db.select().from(turnPart).where(and(eq(turnPart.turnId, turnId), eq(turnPart.ordinal, ordinal))))[0]);
+/** Gives up the runner leases `ownerInstance` holds (all of them, or those of `sessionIds`). */
+export function releaseRunnerLeases(context: StorageContext, ownerInstance: string, sessionIds?: readonly string[]): Promise<void> {
+  return write(context, async (tx) => {
+    const only = sessionIds ? ` AND id IN (${placeholders(sessionIds.length)})` : "";
+    await tx.sql.run(
+      `UPDATE session SET runner_instance = NULL, runner_process_id = NULL, runner_lease_expires_at = NULL WHERE runner_instance = ?${only}`,
+      [ownerInstance, ...(sessionIds ?? [])],
+    );
+  });
 }
 
-export function listSteers(context: StorageContext, turnIds: readonly string[]): Promise<TurnSteerRow[]> {
-  if (turnIds.length === 0) return Promise.resolve([]);
-  return read(context, (db) =>
-    db.select().from(turnSteer).where(inArray(turnSteer.turnId, [...turnIds])).orderBy(asc(turnSteer.sequence)),
-  );
+/** Clears runner leases held by `ownerInstance` (a host found gone), so the rest may run its Sessions. */
+export function clearRunnerLease(context: StorageContext, ownerInstance: string): Promise<void> {
+  return releaseRunnerLeases(context, ownerInstance);
 }
 
-export function getSteer(context: StorageContext, steerId: string): Promise<TurnSteerRow | undefined> {
-  return read(context, async (db) => (await db.select().from(turnSteer).where(eq(turnSteer.steerId, steerId)))[0]);
+/** The Session's next admission sequence (shared by Turns and steers), advanced in `tx`. */
+export async function takeSequence(tx: StorageTransaction, sessionId: string): Promise<number> {
+  const row = await tx.sql.get<{ sequence: number }>("UPDATE session SET next_sequence = next_sequence + 1 WHERE id = ? RETURNING next_sequence - 1 AS sequence", [sessionId]);
+  if (row === undefined) throw new Error(`Session ${sessionId} is missing`);
+  return row.sequence;
 }
 
 /**
@@ -210,170 +378,22 @@ export function insertSteer(
   guard: (turn: TurnRow | undefined) => void = () => {},
 ): Promise<TurnSteerRow> {
   return write(context, async (tx) => {
-    guard((await tx.select().from(turn).where(eq(turn.id, row.turnId)))[0]);
+    const raw = await tx.sql.get(`SELECT ${TURN_SELECT} FROM turn WHERE id = ?`, [row.turnId]);
+    guard(raw ? turnFromRow(raw) : undefined);
     const sequence = await takeSequence(tx, row.sessionId);
-    const inserted = await tx.insert(turnSteer).values({ ...row, sequence, data: buildData(sequence) }).returning();
+    const inserted = await tx.sql.get(
+      "INSERT INTO turn_steer (steer_id, session_id, turn_id, sequence, data, request_hash) VALUES (?, ?, ?, ?, ?, ?) RETURNING steer_id, session_id, turn_id, sequence, data, request_hash",
+      [row.steerId, row.sessionId, row.turnId, sequence, jsonValue(buildData(sequence)), row.requestHash],
+    );
     if (events.length > 0) await changeTurn(tx, row.turnId, { events });
-    return inserted[0]!;
+    return steerFromRow(inserted!);
   });
 }
 
 export function updateSteers(context: StorageContext, updates: readonly { steerId: string; data: unknown }[]): Promise<void> {
+  if (updates.length === 0) return Promise.resolve();
   return write(context, async (tx) => {
-    for (const update of updates) await tx.update(turnSteer).set({ data: update.data }).where(eq(turnSteer.steerId, update.steerId));
+    for (const update of updates) await tx.sql.run("UPDATE turn_steer SET data = ? WHERE steer_id = ?", [jsonValue(update.data), update.steerId]);
   });
 }
 
-export interface TurnPage {
-  readonly afterSequence?: number | undefined;
-  readonly throughSequence?: number | undefined;
-  readonly limit: number;
-}
-
-/** Turns of a Session in sequence order within the page bounds. */
-export function listTurns(context: StorageContext, sessionId: string, page: TurnPage): Promise<TurnRow[]> {
-  return read(context, (db) =>
-    db
-      .select()
-      .from(turn)
-      .where(
-        and(
-          eq(turn.sessionId, sessionId),
-          page.afterSequence !== undefined ? gt(turn.sequence, page.afterSequence) : undefined,
-          page.throughSequence !== undefined ? lte(turn.sequence, page.throughSequence) : undefined,
-        ),
-      )
-      .orderBy(asc(turn.sequence))
-      .limit(page.limit),
-  );
-}
-
-/** The model transcripts of the Session's settled Turns before `beforeSequence`, in order (the next Turn's history). */
-export function listTranscripts(context: StorageContext, sessionId: string, beforeSequence: number): Promise<unknown[][]> {
-  return read(context, async (db) => {
-    const rows = await db
-      .select({ messages: turn.messages })
-      .from(turn)
-      .where(and(eq(turn.sessionId, sessionId), lte(turn.sequence, beforeSequence - 1), inArray(turn.phase, ["completed", "cancelled", "failed"])))
-      .orderBy(asc(turn.sequence));
-    return rows.map((row) => row.messages);
-  });
-}
-
-/** The highest sequence any Turn of the Session has (0 when none). */
-export function lastTurnSequence(context: StorageContext, sessionId: string): Promise<number> {
-  return read(context, async (db) => {
-    const rows = await db.select({ sequence: turn.sequence }).from(turn).where(eq(turn.sessionId, sessionId)).orderBy(desc(turn.sequence)).limit(1);
-    return rows[0]?.sequence ?? 0;
-  });
-}
-
-/** Turns of the Session in the given phases, oldest first. */
-export function turnsInPhases(context: StorageContext, sessionId: string, phases: readonly TurnRow["phase"][]): Promise<TurnRow[]> {
-  return read(context, (db) =>
-    db
-      .select()
-      .from(turn)
-      .where(and(eq(turn.sessionId, sessionId), inArray(turn.phase, [...phases])))
-      .orderBy(asc(turn.sequence)),
-  );
-}
-
-/** Every Turn in the given phases across the database (recovery and scheduling). */
-export function allTurnsInPhases(context: StorageContext, phases: readonly TurnRow["phase"][]): Promise<TurnRow[]> {
-  return read(context, (db) => db.select().from(turn).where(inArray(turn.phase, [...phases])).orderBy(asc(turn.acceptedAt), asc(turn.sequence)));
-}
-
-export interface Claim {
-  readonly ownerProcessId: number;
-  readonly ownerInstance: string;
-  readonly leaseExpiresAt: number;
-  readonly startedAt: number;
-}
-
-/**
- * Claims the Session's oldest pending Turn when none of its Turns is running: sets it running
- * with the owner and lease and appends `events(turn)`. Returns undefined when there is nothing
- * to claim. One transaction, so two claimers never run two Turns of one Session.
- */
-export function claimNextTurn(
-  context: StorageContext,
-  sessionId: string,
-  claim: Claim,
-  events: (row: TurnRow) => readonly NewTurnEvent[],
-): Promise<TurnRow | undefined> {
-  return write(context, async (tx) => {
-    const active = await tx
-      .select()
-      .from(turn)
-      .where(and(eq(turn.sessionId, sessionId), inArray(turn.phase, ["pending", "running"])))
-      .orderBy(asc(turn.sequence));
-    if (active.length === 0 || active.some((row) => row.phase === "running")) return undefined;
-    const current = active[0]!;
-    const result = await changeTurn(tx, current.id, {
-      patch: { phase: "running", startedAt: claim.startedAt, ownerProcessId: claim.ownerProcessId, ownerInstance: claim.ownerInstance, leaseExpiresAt: claim.leaseExpiresAt },
-      events: events({ ...current, phase: "running", startedAt: claim.startedAt }),
-      expectPhases: ["pending"],
-    });
-    if (!result) return undefined;
-    return {
-      ...current,
-      ...result.turn,
-      phase: "running" as const,
-      startedAt: claim.startedAt,
-      ownerProcessId: claim.ownerProcessId,
-      ownerInstance: claim.ownerInstance,
-      leaseExpiresAt: claim.leaseExpiresAt,
-    };
-  });
-}
-
-/** Extends the lease while this instance still owns the Turn; false when it lost the claim. */
-export function renewLease(context: StorageContext, turnId: string, ownerInstance: string, leaseExpiresAt: number): Promise<boolean> {
-  return write(context, async (tx) => {
-    const updated = await tx
-      .update(turn)
-      .set({ leaseExpiresAt })
-      .where(and(eq(turn.id, turnId), eq(turn.ownerInstance, ownerInstance), eq(turn.phase, "running")))
-      .returning({ id: turn.id });
-    return updated.length > 0;
-  });
-}
-
-/** Durable events of one Turn after `afterRevision`, in revision order. */
-export function listTurnEvents(context: StorageContext, turnId: string, afterRevision: number, limit = 1000): Promise<TurnEventRow[]> {
-  return read(context, (db) =>
-    db
-      .select()
-      .from(turnEvent)
-      .where(and(eq(turnEvent.turnId, turnId), gt(turnEvent.revision, afterRevision)))
-      .orderBy(asc(turnEvent.revision))
-      .limit(limit),
-  );
-}
-
-/** Durable events of one Session after `afterActivityCursor`, in cursor order. */
-export function listSessionEvents(context: StorageContext, sessionId: string, afterActivityCursor: number, limit = 500): Promise<TurnEventRow[]> {
-  return read(context, (db) =>
-    db
-      .select()
-      .from(turnEvent)
-      .where(and(eq(turnEvent.sessionId, sessionId), gt(turnEvent.activityCursor, afterActivityCursor)))
-      .orderBy(asc(turnEvent.activityCursor))
-      .limit(limit),
-  );
-}
-
-/** Durable Turn events of one server's Sessions after `afterServerCursor`, in cursor order. */
-export function listServerTurnEvents(context: StorageContext, server: string, afterServerCursor: number, limit = 500): Promise<TurnEventRow[]> {
-  return read(context, async (db) => {
-    const rows = await db
-      .select({ event: turnEvent })
-      .from(turnEvent)
-      .innerJoin(session, eq(session.id, turnEvent.sessionId))
-      .where(and(eq(session.server, server), gt(turnEvent.serverCursor, afterServerCursor)))
-      .orderBy(asc(turnEvent.serverCursor))
-      .limit(limit);
-    return rows.map((row) => row.event);
-  });
-}

@@ -6,7 +6,7 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase, serverMigrations, sessions, StorageNotADatabase, StorageUnreachable } from "../../services/storage/index.js";
-import { addNotes, newSession, rawClient, tempStateDirectory } from "./helpers.js";
+import { addNotes, newSession, rawClient, seedSession, tempStateDirectory } from "./helpers.js";
 
 const modeOf = (path: string): number => statSync(path).mode & 0o777;
 
@@ -34,7 +34,7 @@ describe("database file modes outside the state directory", () => {
 
     const old = await openDatabase({ url: path, stateDirectory: state, migrations: [serverMigrations[0]!] });
     try {
-      await sessions.insertSession(old, newSession("written"));
+      await seedSession(old, "written");
       expect(existsSync(`${path}-wal`)).toBe(true);
       const modes = companionModes(path);
       expect(Object.keys(modes).length).toBeGreaterThanOrEqual(2);
@@ -48,7 +48,7 @@ describe("database file modes outside the state directory", () => {
       const backupPath = upgraded.migration.backupPath;
       expect(backupPath).toBe(`${path}.pre-${addNotes.id}.bak`);
       expect(modeOf(backupPath!).toString(8)).toBe("600");
-      await sessions.insertSession(upgraded, newSession("after-upgrade"));
+      await seedSession(upgraded, "after-upgrade");
       for (const [file, mode] of Object.entries(companionModes(path))) expect({ file, mode: mode.toString(8) }).toEqual({ file, mode: "600" });
     } finally {
       await upgraded.close();

@@ -70,3 +70,18 @@ export const addNotes: Migration = {
     }
   },
 };
+
+/**
+ * Writes a Session as an older build would: only the foundation migration's columns, by hand,
+ * stamped like `insertSession` (for databases opened with a partial registry, which the current
+ * repository — written for the current schema — cannot write to).
+ */
+export async function seedSession(handle: { readonly client: Client | { execute: Client["execute"] } }, id: string, overrides: Partial<NewSession> = {}): Promise<void> {
+  const row = newSession(id, overrides);
+  await handle.client.execute("UPDATE server_activity SET cursor = cursor + 1 WHERE id = 1");
+  await handle.client.execute({
+    sql: `INSERT INTO session (id, server, workdir, project_id, permissions, approval, created_at, updated_at, activity_cursor, server_cursor)
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, (SELECT cursor FROM server_activity WHERE id = 1))`,
+    args: [row.id, row.server, row.workdir, row.projectId, JSON.stringify(row.permissions), JSON.stringify(row.approval), row.createdAt, row.updatedAt],
+  });
+}

@@ -10,7 +10,7 @@ import {
   type Migration,
   type StorageMigrationProgress,
 } from "../../services/storage/index.js";
-import { addNotes, fingerprint, newSession, rawClient, rows, tempStateDirectory } from "./helpers.js";
+import { addNotes, fingerprint, rawClient, rows, seedSession, tempStateDirectory } from "./helpers.js";
 
 const foundation = serverMigrations[0]!;
 
@@ -66,7 +66,7 @@ describe("upgrading an existing database", () => {
     const path = join(state, "ze-harness.db");
 
     const old = await openDatabase({ url: path, stateDirectory: state, migrations: [foundation] });
-    await sessions.insertSession(old, newSession("kept"));
+    await seedSession(old, "kept");
     await old.close();
 
     const progress: StorageMigrationProgress[] = [];
@@ -120,7 +120,7 @@ describe("upgrading an existing database", () => {
     const state = await tempStateDirectory();
     const path = join(state, "db.sqlite");
     const old = await openDatabase({ url: path, stateDirectory: state, migrations: [foundation] });
-    await sessions.insertSession(old, newSession("s"));
+    await seedSession(old, "s");
     await old.close();
     const backupPath = `${path}.pre-${addNotes.id}.bak`;
     writeFileSync(backupPath, "stale", { mode: 0o644 });
@@ -145,7 +145,7 @@ describe("upgrading an existing database", () => {
     const state = await tempStateDirectory();
     const path = join(state, "db.sqlite");
     const old = await openDatabase({ url: path, stateDirectory: state, migrations: [foundation] });
-    await sessions.insertSession(old, newSession("s"));
+    await seedSession(old, "s");
     await old.close();
     // A directory where the backup must go: the copy cannot be renamed into place.
     mkdirSync(`${path}.pre-${addNotes.id}.bak`);
@@ -206,7 +206,7 @@ describe("upgrading an existing database", () => {
     const state = await tempStateDirectory();
     const path = join(state, "db.sqlite");
     const old = await openDatabase({ url: path, stateDirectory: state, migrations: [foundation] });
-    await sessions.insertSession(old, newSession("parent"));
+    await seedSession(old, "parent");
     await sessions.insertSavedPermission(old, {
       id: "grant",
       sessionId: "parent",
@@ -280,7 +280,7 @@ describe("refusals write nothing", () => {
     const before = fingerprint(path);
     const older = await openDatabase({ url: path, stateDirectory: state, migrations: [foundation] });
     expect(older.migration).toEqual({ applied: [], backupPath: null });
-    await sessions.insertSession(older, newSession("from-older-build"));
+    await seedSession(older, "from-older-build");
     await older.close();
     await settle(path);
     // Only the Session insert changed the file.

@@ -73,6 +73,7 @@ describe("openDatabase", () => {
       expect(ledger).toEqual([
         { id: serverMigrations[0]!.id, ordinal: 1, breaking: 1, compatible_floor: serverMigrations[0]!.id },
         { id: serverMigrations[1]!.id, ordinal: 2, breaking: 0, compatible_floor: serverMigrations[0]!.id },
+        { id: serverMigrations[2]!.id, ordinal: 3, breaking: 0, compatible_floor: serverMigrations[0]!.id },
       ]);
       const recorded = await rows(handle.client, "SELECT type, name FROM harness_schema_object ORDER BY type, name");
       expect(recorded.map((r) => `${String(r["type"])}:${String(r["name"])}`)).toEqual([
@@ -95,6 +96,7 @@ describe("openDatabase", () => {
         "table:turn_event",
         "table:turn_part",
         "table:turn_steer",
+        "trigger:turn_event_stamps",
       ]);
       expect(await rows(handle.client, "SELECT id, cursor FROM server_activity")).toEqual([{ id: 1, cursor: 0 }]);
       expect(await rows(handle.client, "PRAGMA journal_mode")).toEqual([{ journal_mode: "wal" }]);

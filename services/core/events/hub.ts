@@ -3,6 +3,7 @@
 // as events) travel only here. Watchers in another process learn of changes by their idle
 // re-read, which also recovers a missed wake.
 import { EventEmitter } from "node:events";
+import type { TurnEventRow } from "../../storage/index.js";
 
 /** A live content delta of a running Turn (text, reasoning or refusal). */
 export interface LiveDelta {
@@ -22,15 +23,36 @@ export interface LiveDelta {
 export class ActivityHub {
   private readonly emitter = new EventEmitter();
 
-  constructor() {
+  /**
+   * @param defer runs an announcement once the caller's storage transaction commits (at once
+   *   outside one): watchers must never be woken for a change that may still roll back.
+   */
+  constructor(private readonly defer: (announce: () => void) => void = (announce) => announce()) {
     // Every watcher subscribes; the count is bounded by open connections, not a leak.
     this.emitter.setMaxListeners(0);
   }
 
   /** Announces a committed change of `sessionId` on `server`. */
   changed(server: string, sessionId: string): void {
-    this.emitter.emit(`session:${sessionId}`);
-    this.emitter.emit(`server:${server}`);
+    this.defer(() => {
+      this.emitter.emit(`session:${sessionId}`);
+      this.emitter.emit(`server:${server}`);
+    });
+  }
+
+  /** Announces committed deletions: streams of these Sessions end. */
+  deleted(server: string, sessionIds: readonly string[]): void {
+    this.defer(() => {
+      for (const sessionId of sessionIds) {
+        this.emitter.emit(`deleted:${sessionId}`);
+        this.emitter.emit(`session:${sessionId}`);
+      }
+      this.emitter.emit(`server:${server}`);
+    });
+  }
+
+  onDeleted(sessionId: string, listener: () => void): () => void {
+    return this.on(`deleted:${sessionId}`, listener);
   }
 
   /**
@@ -38,7 +60,22 @@ export class ActivityHub {
    * Separate from `changed` so streamed progress does not wake the scheduler on every commit.
    */
   workAvailable(): void {
-    this.emitter.emit("work");
+    this.defer(() => this.emitter.emit("work"));
+  }
+
+  /** Durable Turn events just committed (in cursor order): watchers in this process take them as they are. */
+  turnEvents(rows: readonly TurnEventRow[]): void {
+    const bySession = new Map<string, TurnEventRow[]>();
+    for (const row of rows) {
+      const list = bySession.get(row.sessionId) ?? [];
+      list.push(row);
+      bySession.set(row.sessionId, list);
+    }
+    for (const [sessionId, list] of bySession) this.emitter.emit(`events:${sessionId}`, list);
+  }
+
+  onTurnEvents(sessionId: string, listener: (rows: readonly TurnEventRow[]) => void): () => void {
+    return this.on(`events:${sessionId}`, listener as (...args: unknown[]) => void);
   }
 
   delta(delta: LiveDelta): void {

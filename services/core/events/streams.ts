@@ -60,10 +60,8 @@ export class EventStreams {
   ) {}
 
   private async turn(turnId: string): Promise<Turn | undefined> {
-    const row = await store.getTurnById(this.storage, turnId);
-    if (!row) return undefined;
-    const [parts, steers] = await Promise.all([store.listParts(this.storage, [turnId]), store.listSteers(this.storage, [turnId])]);
-    return toTurn(row, parts, steers);
+    const found = await store.getTurnWithParts(this.storage, turnId);
+    return found ? toTurn(found.turn, found.parts, found.steers) : undefined;
   }
 
   private async requireSession(server: string, sessionId: string): Promise<void> {
@@ -97,6 +95,7 @@ export class EventStreams {
     const first = await this.turn(turnId);
     if (!first || first.sessionId !== sessionId) throw notFound("turn", `Turn ${turnId} does not exist`);
     const timing = this.timing;
+    const inbox = new EventInbox();
     return this.run<TurnStreamEvent>(
       async (channel, wake) => {
         const send = (event: AnyEvent, revision: number): void => channel.push(message(event, revision) as SseMessage<TurnStreamEvent>);
@@ -121,7 +120,9 @@ export class EventStreams {
         while (!finished && !channel.isClosed) {
           const woke = await wake.wait(Math.min(timing.idleReadMs, timing.heartbeatMs));
           if (channel.isClosed) break;
-          const rows = await store.listTurnEvents(this.storage, turnId, sent);
+          // Events committed in this process arrive pushed; an idle tick (another process's
+          // changes) or a gap in what was pushed reads them from the log instead.
+          const rows = (woke ? inbox.take(sent, (row) => row.revision) : undefined) ?? (await store.listTurnEvents(this.storage, turnId, sent));
           const lastSnapshot = rows.reduce((last, row, index) => (row.type === "turn.snapshot" ? index : last), -1);
           for (const [index, row] of rows.entries()) {
             sent = row.revision;
@@ -148,7 +149,11 @@ export class EventStreams {
         }
       },
       (wake, channel) => [
-        this.hub.onSession(sessionId, () => wake.set()),
+        this.hub.onTurnEvents(sessionId, (rows) => {
+          if (inbox.add(rows.filter((row) => row.turnId === turnId))) wake.set();
+        }),
+        // Deleting a Session deletes its Turns: the stream ends (a reconnect answers 404).
+        this.hub.onDeleted(sessionId, () => channel.close()),
         this.hub.onDelta(sessionId, (delta) => {
           if (delta.turnId !== turnId) return;
           channel.push(message(deltaEvent(delta), delta.revision) as SseMessage<TurnStreamEvent>);
@@ -164,34 +169,46 @@ export class EventStreams {
   async watchSession(server: string, sessionId: string, afterActivityCursor: number, signal?: AbortSignal): Promise<AsyncIterable<SseMessage<SessionStreamEvent>>> {
     await this.requireSession(server, sessionId);
     const timing = this.timing;
+    const inbox = new EventInbox();
     return this.run<SessionStreamEvent>(
       async (channel, wake) => {
         let cursor = afterActivityCursor;
         let lastSentAt = 0;
         let announced = -1;
+        let woke = false;
         for (;;) {
           if (channel.isClosed) return;
-          const rows = await store.listSessionEvents(this.storage, sessionId, cursor);
+          // Pushed events continue the cursor exactly; otherwise (the first page, an idle tick,
+          // a gap, a change without events) read the log and the Session.
+          const pushed = woke ? inbox.take(cursor, (row) => row.activityCursor) : undefined;
+          const rows = pushed ?? (await store.listSessionEvents(this.storage, sessionId, cursor));
           for (const event of await this.sessionEvents(rows)) {
             channel.push(message(event, event.activityCursor) as SseMessage<SessionStreamEvent>);
             lastSentAt = Date.now();
           }
           if (rows.length > 0) cursor = rows[rows.length - 1]!.activityCursor;
           if (rows.length === 500) continue; // a full page: keep paging before announcing
-          const session = await getSession(this.storage, server, sessionId);
-          if (!session) return; // deleted: the stream ends
-          const current = Math.max(cursor, session.activityCursor);
+          let current = cursor;
+          if (pushed === undefined) {
+            const session = await getSession(this.storage, server, sessionId);
+            if (!session) return; // deleted: the stream ends
+            current = Math.max(cursor, session.activityCursor);
+          }
           if (current !== announced || Date.now() - lastSentAt >= timing.heartbeatMs) {
             cursor = current;
             announced = current;
             channel.push(message({ type: "session.cursor", activityCursor: current }, current) as SseMessage<SessionStreamEvent>);
             lastSentAt = Date.now();
           }
-          await wake.wait(Math.min(timing.idleReadMs, timing.heartbeatMs));
+          woke = await wake.wait(Math.min(timing.idleReadMs, timing.heartbeatMs));
         }
       },
       (wake, channel) => [
-        this.hub.onSession(sessionId, () => wake.set()),
+        this.hub.onTurnEvents(sessionId, (rows) => {
+          if (inbox.add(rows)) wake.set();
+        }),
+        // A deleted Session's stream ends.
+        this.hub.onDeleted(sessionId, () => channel.close()),
         this.hub.onDelta(sessionId, (delta) => {
           const event = { ...deltaEvent(delta), type: `session.${deltaEvent(delta).type}`, activityCursor: delta.activityCursor, sessionId, turnId: delta.turnId };
           channel.push(message(event, delta.activityCursor) as SseMessage<SessionStreamEvent>);
@@ -325,6 +342,30 @@ export class EventStreams {
     const out: (AnyEvent & { serverCursor: number })[] = [];
     for (const item of items.slice(0, 500)) out.push(...(await item.build()));
     return out;
+  }
+}
+
+/**
+ * Durable events pushed by this process's commits, waiting for a stream's pump. `take` hands
+ * over the run that continues the stream's cursor exactly, or undefined when there is a gap
+ * (the pump then reads the log).
+ */
+class EventInbox {
+  private rows: TurnEventRow[] = [];
+
+  /** True when something was added. */
+  add(rows: readonly TurnEventRow[]): boolean {
+    if (rows.length === 0) return false;
+    this.rows.push(...rows);
+    return true;
+  }
+
+  take(after: number, key: (row: TurnEventRow) => number): TurnEventRow[] | undefined {
+    const rows = this.rows.filter((row) => key(row) > after).sort((a, b) => key(a) - key(b));
+    this.rows = [];
+    if (rows.length === 0) return undefined;
+    for (const [index, row] of rows.entries()) if (key(row) !== after + index + 1) return undefined;
+    return rows;
   }
 }
 

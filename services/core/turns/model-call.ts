@@ -61,8 +61,8 @@ export async function callModel(t: RunningTurn, request: ModelRequest): Promise<
         output = applyEvent(t, event, builder, toolCalls) || output;
       }
       if (attemptController.signal.aborted) throw attemptController.signal.reason;
+      // The content is written by the change that follows (a tool call, or the completion).
       t.recorder.closeContent();
-      await t.recorder.flush();
       return { message: builder.message(), toolCalls };
     } catch (error) {
       t.recorder.closeContent();
@@ -148,9 +148,8 @@ function recordUsage(t: RunningTurn, event: Extract<ModelStreamEvent, { type: "u
     : attempt;
   const context = t.deps.gateway.limits(t.row.model)?.context;
   const contextUse = context !== undefined ? { model: t.row.model, usedUnits: event.promptTokens + event.completionTokens, contextUnits: context } : undefined;
-  void t.recorder
-    .commit([{ type: "turn.usage", data: { usage: attempt, ...(contextUse ? { contextUse } : {}) } }], { usage: t.usage, ...(contextUse ? { contextUse } : {}) })
-    .catch(() => {});
+  // Usage arrives as a stream ends: it rides the change that follows instead of one of its own.
+  t.recorder.stage([{ type: "turn.usage", data: { usage: attempt, ...(contextUse ? { contextUse } : {}) } }], { usage: t.usage, ...(contextUse ? { contextUse } : {}) });
 }
 
 /** Waits between attempts as the policy's pacing (and the provider's retry-after) say; a stop ends the wait. */

@@ -35,6 +35,8 @@ const isContent = (part: TurnPart | undefined): boolean => part?.type === "text"
 export class TurnRecorder {
   private readonly parts: TurnPart[];
   private readonly dirty = new Set<number>();
+  /** Events and row fields that ride the next commit (e.g. usage reported at the end of a stream). */
+  private staged: { events: NewTurnEvent[]; patch: TurnPatch } = { events: [], patch: {} };
   private writes: Promise<void> = Promise.resolve();
   private flushTimer: NodeJS.Timeout | undefined;
   private open: { kind: ContentKind; ordinal: number } | undefined;
@@ -79,25 +81,42 @@ export class TurnRecorder {
     return this.parts[ordinal]!;
   }
 
-  /** Takes the dirty parts (for a settlement that writes them in its own transaction). */
-  takeDirty(): { ordinal: number; data: TurnPart }[] {
-    const parts = [...this.dirty].sort((a, b) => a - b).map((ordinal) => ({ ordinal, data: this.parts[ordinal]! }));
-    this.dirty.clear();
-    return parts;
+  /** Adds events and row fields to the next commit instead of committing them on their own. */
+  stage(events: readonly NewTurnEvent[], patch: TurnPatch): void {
+    this.staged = { events: [...this.staged.events, ...events], patch: { ...this.staged.patch, ...patch } };
   }
 
-  /** Queues one durable change (dirty parts + patch + events) behind earlier ones. */
+  /**
+   * Takes what the next change writes: the dirty parts, the staged events and fields, then
+   * `events`. Streamed content swept into another change is announced by a snapshot, as a flush
+   * would: observers without live deltas (the server stream) see it only that way.
+   */
+  sweep(events: readonly NewTurnEvent[] = [], patch: TurnPatch = {}): { parts: { ordinal: number; data: TurnPart }[]; events: NewTurnEvent[]; patch: TurnPatch } {
+    const parts = [...this.dirty].sort((a, b) => a - b).map((ordinal) => ({ ordinal, data: this.parts[ordinal]! }));
+    this.dirty.clear();
+    const all = [...this.staged.events, ...events];
+    const merged = { ...this.staged.patch, ...patch };
+    this.staged = { events: [], patch: {} };
+    if (parts.some(({ data }) => isContent(data)) && !all.some((event) => event.type === "turn.snapshot")) all.unshift({ type: "turn.snapshot", data: null });
+    return { parts, events: all, patch: merged };
+  }
+
+  /** Puts back what a change that did not apply had swept (its guard refused it). */
+  unsweep(swept: { parts: readonly { ordinal: number }[]; events: readonly NewTurnEvent[]; patch: TurnPatch }): void {
+    for (const { ordinal } of swept.parts) this.dirty.add(ordinal);
+    this.staged = { events: swept.events.filter((event) => event.type !== "turn.snapshot"), patch: swept.patch };
+  }
+
+  /** Queues one durable change (dirty parts + staged + patch + events) behind earlier ones. */
   commit(events: NewTurnEvent[], patch?: TurnPatch): Promise<void> {
-    const parts = this.takeDirty();
-    // Streamed content swept into another change (e.g. a `turn.usage`) is announced by a snapshot,
-    // as a flush would: observers without live deltas (the server stream) see it only that way.
-    if (parts.some(({ data }) => isContent(data)) && !events.some((event) => event.type === "turn.snapshot")) {
-      events = [{ type: "turn.snapshot", data: null }, ...events];
-    }
+    const swept = this.sweep(events, patch);
+    const parts = swept.parts;
+    events = swept.events;
+    patch = swept.patch;
     const next = this.writes.then(async () => {
       if (this.options.isLost()) return;
       const result = await store.changeTurn(this.options.storage, this.options.turnId, {
-        ...(patch ? { patch } : {}),
+        patch,
         parts,
         events,
         expectOwner: this.options.owner,
@@ -138,8 +157,19 @@ export class TurnRecorder {
   /** Commits streamed content now (or waits for the queued commits when nothing is dirty). */
   async flush(): Promise<void> {
     this.cancelFlush();
-    if (this.dirty.size > 0) await this.commit([{ type: "turn.snapshot", data: null }]);
+    if (this.dirty.size > 0 || this.staged.events.length > 0) await this.commit([{ type: "turn.snapshot", data: null }]);
     else await this.writes;
+  }
+
+  /** Stops the flush timer and waits for the queued commits (before a settlement writes the rest itself). */
+  async quiesce(): Promise<void> {
+    this.cancelFlush();
+    await this.writes;
+  }
+
+  /** The stamps the recorder last committed (the delta events' base). */
+  get activityCursor(): number {
+    return this.activityCursorValue;
   }
 
   cancelFlush(): void {

@@ -1,18 +1,27 @@
-// The Turn runner of one host process. It claims work (one running Turn per Session,
-// queued Turns in sequence order) with this instance as owner and a renewed lease, runs each
-// Turn's loop, and settles work whose owner is gone as failed with `process_lost` — so
-// accepted work is never lost and never run twice.
+// The Turn runner of one host process. It runs only the Turns it owns: an embedded host
+// (`scope: "owned"`) the Sessions it operates on — it holds their runner lease while it runs —
+// and a server (`scope: "unowned"`) every Session no other live host holds. It claims work (one
+// running Turn per Session, queued Turns in sequence order) with this instance as owner and a
+// renewed lease, usually in the admission's own transaction; runs each Turn's loop; and settles
+// work whose owner is gone as failed with `process_lost`, so accepted work is never lost and
+// never run twice. A graceful stop ends only Turns this host may end: a server's (the reference's
+// `service stop` ends running Turns), or an embedded host's own admissions; a Turn an embedded
+// host merely claimed from another client is waited for, never failed.
 import { randomUUID } from "node:crypto";
-import { isAbsolute, resolve } from "node:path";
+import { resolve } from "node:path";
 import type { Steer, ToolTurnPart, TurnOutcome, TurnPart } from "../../../generated/client/types.gen.js";
-import type { ModelMessage } from "../../providers/index.js";
-import { getSessionById, turns as store, type NewTurnEvent, type StorageHandle, type TurnRow } from "../../storage/index.js";
+import { absoluteWorkdir } from "../../contract/paths.js";
 import type { HookPipeline } from "../../plugins/hooks.js";
+import type { ModelMessage } from "../../providers/index.js";
+import { getSessionById, turns as store, type AdmissionClaim, type NewTurnEvent, type SessionRow, type StorageHandle, type TurnRow } from "../../storage/index.js";
 import type { ToolRegistry } from "../../tools/index.js";
 import type { ActivityHub } from "../events/hub.js";
-import { TurnExecution } from "./loop.js";
 import type { ModelGateway } from "./gateway.js";
+import { TurnExecution } from "./loop.js";
 import { closeToolPart } from "./settle.js";
+
+/** Which Sessions a runner runs: those it operates on (embedded), or those no other live host holds (a server). */
+export type RunnerScope = "owned" | "unowned";
 
 export interface TurnRunnerOptions {
   readonly storage: StorageHandle;
@@ -22,11 +31,12 @@ export interface TurnRunnerOptions {
   readonly hooks: HookPipeline;
   /** Session workdirs resolve against this root. */
   readonly serverRoot: string;
+  readonly scope: RunnerScope;
   /** `contentFlushMillis`: longest wait before streamed content is committed. */
   readonly flushMs?: number;
   /** How long a claim lives without renewal. */
   readonly leaseMs?: number;
-  /** Idle re-read interval while waiting for replies. */
+  /** Idle re-read interval while waiting for replies, and for work admitted by other processes. */
   readonly pollMs?: number;
   readonly processId?: number;
   readonly now?: () => number;
@@ -50,13 +60,19 @@ export class TurnRunner {
   /** This host instance: a claim names it, so a restarted process with a reused pid is still "gone". */
   readonly instance = randomUUID();
   private readonly executions = new Map<string, { execution: TurnExecution; done: Promise<void> }>();
+  /** Sessions this (embedded) host operates on: it runs their Turns and holds their runner lease. */
+  private readonly adopted = new Set<string>();
+  /** Turns admitted through this process: the ones a graceful stop may end. */
+  private readonly admitted = new Set<string>();
   private readonly processId: number;
   private readonly leaseMs: number;
   private readonly now: () => number;
   private scheduling = false;
   private scheduleAgain = false;
+  /** Work may be waiting (an admission left pending, a cancellation, another process's work). */
+  private workHint = true;
   private stopped = false;
-  private timer: NodeJS.Timeout | undefined;
+  private timers: NodeJS.Timeout[] = [];
   private unsubscribe: (() => void) | undefined;
   /** Scheduling and maintenance passes under way; `stop` waits for them before closing. */
   private readonly passes = new Set<Promise<void>>();
@@ -70,22 +86,33 @@ export class TurnRunner {
   /** Settles lost work, starts queued work, and keeps doing so as work arrives. */
   async start(): Promise<void> {
     await this.recover();
-    this.unsubscribe = this.options.hub.onWork(() => void this.track(this.schedule()));
-    const tick = Math.max(50, Math.floor(this.leaseMs / 3));
-    this.timer = setInterval(() => void this.track(this.maintain()), tick);
-    this.timer.unref();
-    await this.schedule();
+    this.unsubscribe = this.options.hub.onWork(() => {
+      this.workHint = true;
+      void this.track(this.schedule());
+    });
+    const maintain = setInterval(() => void this.track(this.maintain()), Math.max(50, Math.floor(this.leaseMs / 3)));
+    // Work admitted by other processes (into Sessions this host runs) is found by this re-read.
+    const poll = setInterval(() => {
+      this.workHint = true;
+      void this.track(this.schedule());
+    }, this.options.pollMs ?? 1000);
+    for (const timer of [maintain, poll]) timer.unref();
+    this.timers = [maintain, poll];
+    if (this.options.scope === "unowned") await this.schedule();
   }
 
-  /** Ends every running Turn (settled as failed: host_shutdown) and stops taking work. */
+  /** Stops taking work, ends the running Turns it may end, waits for the rest, and releases its Sessions. */
   async stop(): Promise<void> {
     this.stopped = true;
     this.unsubscribe?.();
-    if (this.timer) clearInterval(this.timer);
+    for (const timer of this.timers) clearInterval(timer);
     // A pass may be claiming and launching a Turn right now: let it finish, then stop that Turn too.
     await Promise.all([...this.passes]);
-    for (const { execution } of this.executions.values()) execution.interrupt({ kind: "shutdown" });
+    for (const [turnId, { execution }] of this.executions) {
+      if (this.options.scope === "unowned" || this.admitted.has(turnId)) execution.interrupt({ kind: "shutdown" });
+    }
     await Promise.all([...this.executions.values()].map(({ done }) => done));
+    if (this.adopted.size > 0) await store.releaseRunnerLeases(this.options.storage, this.instance).catch(() => {});
   }
 
   private track(pass: Promise<void>): Promise<void> {
@@ -93,6 +120,37 @@ export class TurnRunner {
     this.passes.add(settled);
     void settled.then(() => this.passes.delete(settled));
     return settled;
+  }
+
+  /** The claim an admission in this process makes for `sessionId` (undefined once stopped). */
+  admissionClaim(sessionId: string): AdmissionClaim | undefined {
+    if (this.stopped) return undefined;
+    if (this.options.scope === "owned") this.adopted.add(sessionId);
+    const startedAt = this.now();
+    return {
+      ownerProcessId: this.processId,
+      ownerInstance: this.instance,
+      leaseExpiresAt: startedAt + this.leaseMs,
+      startedAt,
+      lease: this.options.scope === "owned",
+      started: (row) => [{ type: "turn.started", data: { model: row.model, startedAt } }],
+    };
+  }
+
+  /** A Turn admitted in this process: run it when the admission claimed it, else remember the work. */
+  onAdmitted(turn: TurnRow, session: SessionRow, claimed: boolean): void {
+    this.admitted.add(turn.id);
+    if (claimed && !this.stopped) {
+      this.options.hub.changed(session.server, turn.sessionId);
+      void this.track(this.launch(turn, session, true));
+    } else {
+      this.workHint = true;
+    }
+  }
+
+  /** A Session this embedded host operates on (created, or addressed by a command). */
+  adopt(sessionId: string): void {
+    if (this.options.scope === "owned" && !this.stopped) this.adopted.add(sessionId);
   }
 
   /** Asks the local execution of `turnId` to stop as cancelled (no-op when it runs elsewhere). */
@@ -103,6 +161,7 @@ export class TurnRunner {
   /** Stops local executions of deleted Sessions; their rows are gone, so nothing is written. */
   abandonSessions(sessionIds: readonly string[]): void {
     const deleted = new Set(sessionIds);
+    for (const id of deleted) this.adopted.delete(id);
     for (const { execution } of this.executions.values()) if (deleted.has(execution.sessionId)) execution.interrupt({ kind: "lost" });
   }
 
@@ -122,16 +181,39 @@ export class TurnRunner {
         const cancellation = row?.cancellation as { reason?: string } | null | undefined;
         if (cancellation) execution.cancel(cancellation.reason);
       }
+      if (this.adopted.size > 0) {
+        await store.holdRunnerLeases(this.options.storage, [...this.adopted], { ownerProcessId: this.processId, ownerInstance: this.instance, leaseExpiresAt, startedAt: this.now() });
+      }
       await this.recover();
+      this.workHint = true;
       await this.schedule();
     } catch {
       // A busy database is retried on the next tick.
     }
   }
 
-  /** Claims and launches the oldest pending Turn of every Session that has none running. */
+  /** May this host run `sessionId`'s Turns now (taking the lease when an embedded host may)? */
+  private async mayRun(session: { sessionId: string; runnerInstance: string | null; runnerProcessId: number | null; runnerLeaseExpiresAt: number | null }): Promise<boolean> {
+    const now = this.now();
+    const holder = session.runnerInstance;
+    const live =
+      holder !== null && holder !== this.instance && (session.runnerLeaseExpiresAt ?? 0) >= now && (session.runnerProcessId === null || session.runnerProcessId === this.processId || processAlive(session.runnerProcessId));
+    if (this.options.scope === "unowned") {
+      // A lease left by a host that is gone (or expired) no longer keeps a server away.
+      if (holder !== null && holder !== this.instance && !live) await store.clearRunnerLease(this.options.storage, holder);
+      return !live;
+    }
+    if (!this.adopted.has(session.sessionId)) return false;
+    if (holder === this.instance) return true;
+    if (live) return false;
+    const held = await store.holdRunnerLeases(this.options.storage, [session.sessionId], { ownerProcessId: this.processId, ownerInstance: this.instance, leaseExpiresAt: now + this.leaseMs, startedAt: now });
+    return held.length > 0;
+  }
+
+  /** Claims and launches the oldest pending Turn of every Session this host may run and that has none running. */
   async schedule(): Promise<void> {
-    if (this.stopped) return;
+    if (this.stopped || !this.workHint) return;
+    if (this.options.scope === "owned" && this.adopted.size === 0) return;
     if (this.scheduling) {
       this.scheduleAgain = true;
       return;
@@ -140,17 +222,19 @@ export class TurnRunner {
     try {
       do {
         this.scheduleAgain = false;
-        const pending = await store.allTurnsInPhases(this.options.storage, ["pending"]);
-        for (const sessionId of new Set(pending.map((row) => row.sessionId))) {
+        this.workHint = false;
+        for (const session of await store.sessionsWithPendingTurns(this.options.storage)) {
           if (this.stopped) return;
+          if (!(await this.mayRun(session))) continue;
           const startedAt = this.now();
           const claimed = await store.claimNextTurn(
             this.options.storage,
-            sessionId,
-            { ownerProcessId: this.processId, ownerInstance: this.instance, leaseExpiresAt: startedAt + this.leaseMs, startedAt },
+            session.sessionId,
+            { ownerProcessId: this.processId, ownerInstance: this.instance, leaseExpiresAt: startedAt + this.leaseMs, startedAt, lease: this.options.scope === "owned" },
             (row) => [{ type: "turn.started", data: { model: row.model, startedAt } }],
           );
           if (claimed) await this.launch(claimed);
+          else this.workHint = true; // still pending behind a running Turn
         }
       } while (this.scheduleAgain && !this.stopped);
     } finally {
@@ -158,13 +242,13 @@ export class TurnRunner {
     }
   }
 
-  private async launch(row: TurnRow): Promise<void> {
-    const session = await getSessionById(this.options.storage, row.sessionId);
+  private async launch(row: TurnRow, known?: SessionRow, fresh = false): Promise<void> {
+    const session = known ?? (await getSessionById(this.options.storage, row.sessionId));
     if (!session) return;
-    this.options.hub.changed(session.server, row.sessionId);
-    const workdir = isAbsolute(session.workdir) ? session.workdir : resolve(this.options.serverRoot, session.workdir);
-    const history = (await store.listTranscripts(this.options.storage, row.sessionId, row.sequence)).flat() as ModelMessage[];
-    const parts = (await store.listParts(this.options.storage, [row.id])).map((part) => part.data as TurnPart);
+    if (!known) this.options.hub.changed(session.server, row.sessionId);
+    // A Session's first Turn has no history; a Turn claimed at its admission has no parts yet.
+    const history = row.sequence > 1 ? ((await store.listTranscripts(this.options.storage, row.sessionId, row.sequence)).flat() as ModelMessage[]) : [];
+    const parts = fresh ? [] : (await store.listParts(this.options.storage, [row.id])).map((part) => part.data as TurnPart);
     const execution = new TurnExecution(
       {
         storage: this.options.storage,
@@ -180,19 +264,16 @@ export class TurnRunner {
       },
       row,
       session,
-      workdir,
+      absoluteWorkdir(this.options.serverRoot, session.workdir),
       history,
       parts,
     );
     const done = execution.run().finally(() => {
       this.executions.delete(row.id);
-      if (!this.stopped) void this.track(this.schedule());
+      this.admitted.delete(row.id);
+      if (!this.stopped && this.workHint) void this.track(this.schedule());
     });
     this.executions.set(row.id, { execution, done });
-  }
-
-  private async serverOf(sessionId: string): Promise<string | undefined> {
-    return (await getSessionById(this.options.storage, sessionId))?.server;
   }
 
   /**
@@ -246,8 +327,9 @@ export class TurnRunner {
       return true;
     });
     if (settled) {
-      const server = await this.serverOf(row.sessionId);
+      const server = (await getSessionById(this.options.storage, row.sessionId))?.server;
       if (server !== undefined) this.options.hub.changed(server, row.sessionId);
+      this.workHint = true;
     }
   }
 }

@@ -15,7 +15,7 @@ import type {
   TurnPolicy,
 } from "../../../generated/client/types.gen.js";
 import type { Config } from "../../config/index.js";
-import { turns as store, getSession, updateSession, type StorageHandle, type TurnRow } from "../../storage/index.js";
+import { turns as store, getSession, type AdmissionClaim, type SessionRow, type StorageHandle, type TurnRow } from "../../storage/index.js";
 import type { ActivityHub } from "../events/hub.js";
 import { Failure, conflict, notFound, validationFailure } from "../../contract/failure.js";
 import { requestHash, toSession } from "../sessions.js";
@@ -35,6 +35,24 @@ export interface TurnServiceOptions {
   readonly now?: () => number;
   /** Asks the local runner to stop a running Turn now (it settles the Turn as cancelled). */
   readonly interrupt?: (turnId: string, reason?: string) => void;
+  /** The local runner's side of an admission: the claim to start it with, and the launch. */
+  readonly runner?: AdmissionRunner | undefined;
+  /** The config file where `model` would be set (named when no model is configured). */
+  readonly configFile?: string | undefined;
+}
+
+/** What admission needs from the local Turn runner (implemented by TurnRunner). */
+export interface AdmissionRunner {
+  admissionClaim(sessionId: string): AdmissionClaim | undefined;
+  onAdmitted(turn: TurnRow, session: SessionRow, claimed: boolean): void;
+}
+
+/** No model anywhere: say every way to give one. */
+function noModel(configFile: string | undefined): Failure {
+  const where = configFile !== undefined ? ` in ${configFile}` : "";
+  return validationFailure(
+    `Invalid request: no model for this Turn: pass \`model\` (the CLI's --model PROVIDER/MODEL), set the Session's default model, or set "model": "PROVIDER/MODEL"${where}`,
+  );
 }
 
 /** Largest page `listSessionTurns` returns. */
@@ -74,6 +92,8 @@ export class TurnService {
   private readonly models: ModelAvailability;
   private readonly now: () => number;
   private readonly interrupt: (turnId: string, reason?: string) => void;
+  private readonly runner: AdmissionRunner | undefined;
+  private readonly configFiles: string | undefined;
 
   constructor(options: TurnServiceOptions) {
     this.storage = options.storage;
@@ -82,6 +102,8 @@ export class TurnService {
     this.models = options.models;
     this.now = options.now ?? Date.now;
     this.interrupt = options.interrupt ?? (() => {});
+    this.runner = options.runner;
+    this.configFiles = options.configFile;
   }
 
   private async session(server: string, sessionId: string) {
@@ -111,49 +133,54 @@ export class TurnService {
   }
 
   private async queue(server: string, sessionId: string, clientId: string, request: QueuePromptRequest): Promise<PromptReceipt> {
-    const sessionRow = await this.session(server, sessionId);
     const hash = requestHash(request);
-    const replay = await this.replayQueue(sessionId, request.turnId, hash);
-    if (replay) return replay;
-    const session = toSession(sessionRow);
-    const model = request.model ?? session.defaultModel ?? this.config.model;
-    if (model === undefined) throw validationFailure("Invalid request: no model: pass `model`, set the Session's default model, or configure `model`");
-    await this.models.check(model);
-    const policy = resolvePolicy(this.config, session);
-    checkImages(request.prompt, policy);
-
     const { delivery: _delivery, turnId, authorId, providerOptions, ...prompt } = request;
-    const attribution = attributionOf(clientId, authorId);
     try {
+      const now = this.now();
+      // One transaction: the Session row is read (and locked) by the admission itself, which
+      // validates against it, writes the row, its events, the Session's first title and — when
+      // this host runs the Session and it is idle — the claim that starts it.
       const admitted = await store.admitTurn(
         this.storage,
-        {
-          id: turnId,
-          sessionId,
-          phase: "pending",
-          request: { sessionId, turnId, ...prompt },
-          attribution,
-          model,
-          modelLeaseId: `lease_${randomUUID().replaceAll("-", "")}`,
-          requestOptionsId: randomUUID(),
-          providerOptions: providerOptions ?? null,
-          policy,
-          acceptedAt: this.now(),
-          requestHash: hash,
+        { server, sessionId },
+        async (sessionRow) => {
+          const session = toSession(sessionRow);
+          const model = request.model ?? session.defaultModel ?? this.config.model;
+          if (model === undefined) throw noModel(this.configFiles);
+          await this.models.check(model);
+          const policy = resolvePolicy(this.config, session);
+          checkImages(request.prompt, policy);
+          const title = sessionRow.title === null ? titleFrom(request.prompt) : undefined;
+          return {
+            row: {
+              id: turnId,
+              sessionId,
+              phase: "pending",
+              request: { sessionId, turnId, ...prompt },
+              attribution: attributionOf(clientId, authorId),
+              model,
+              modelLeaseId: `lease_${randomUUID().replaceAll("-", "")}`,
+              requestOptionsId: randomUUID(),
+              providerOptions: providerOptions ?? null,
+              policy,
+              acceptedAt: now,
+              requestHash: hash,
+            },
+            events: [{ type: "turn.snapshot", data: null }],
+            ...(title !== undefined ? { title: { title, updatedAt: now } } : {}),
+          };
         },
-        [{ type: "turn.snapshot", data: null }],
+        this.runner?.admissionClaim(sessionId),
       );
-      if (sessionRow.title === null) {
-        const title = titleFrom(request.prompt);
-        if (title !== undefined) await updateSession(this.storage, server, sessionId, { title, updatedAt: this.now() });
-      }
+      if (!admitted) throw notFound("session", `Session ${sessionId} does not exist`);
       this.hub.changed(server, sessionId);
-      this.hub.workAvailable();
+      if (!admitted.claimed) this.hub.workAvailable();
+      this.storage.afterCommit(() => this.runner?.onAdmitted(admitted.turn, admitted.session, admitted.claimed));
       return queueReceipt(admitted.turn);
     } catch (error) {
-      // A concurrent admission of the same turnId won: answer as its replay would.
-      const raced = await this.replayQueue(sessionId, turnId, hash);
-      if (raced) return raced;
+      // A replay (or a concurrent admission of the same turnId that won) answers with the original receipt.
+      const replay = await this.replayQueue(sessionId, turnId, hash);
+      if (replay) return replay;
       throw error;
     }
   }

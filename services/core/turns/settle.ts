@@ -33,23 +33,35 @@ export function closeToolPart(part: ToolTurnPart, fault: Fault, now: number): { 
  * false). One transaction: no steer can be accepted after the gate closes with the outcome.
  */
 export async function complete(t: RunningTurn, text: string): Promise<boolean> {
-  await t.recorder.flush();
+  await t.recorder.quiesce();
   const completedAt = t.deps.now();
   const outcome: TurnOutcome = { kind: "completed", turnId: t.id, text };
-  const done = await t.deps.storage.transaction(async (tx) => {
-    const waiting = (await store.listSteers(tx, [t.id])).some((row) => (row.data as Steer).state.state === "accepted");
-    if (waiting) return false;
-    const result = await store.changeTurn(tx, t.id, {
-      patch: { phase: "completed", outcome, completedAt, steeringGate: "closed", messages: [...t.transcript], ...(t.usage ? { usage: t.usage } : {}) },
-      events: [{ type: "turn.finished", data: { outcome, completedAt } }],
-      expectOwner: t.deps.instance,
-      expectPhases: ["running"],
-    });
-    if (!result) throw new StopSignal({ kind: "lost" });
-    return true;
+  const swept = t.recorder.sweep([{ type: "turn.finished", data: { outcome, completedAt } }], {
+    phase: "completed",
+    outcome,
+    completedAt,
+    steeringGate: "closed",
+    messages: [...t.transcript],
+    ...(t.usage ? { usage: t.usage } : {}),
   });
-  if (done) t.deps.hub.changed(t.server, t.sessionId);
-  return done;
+  const result = await store.changeTurn(t.deps.storage, t.id, {
+    patch: swept.patch,
+    parts: swept.parts,
+    events: swept.events,
+    expectOwner: t.deps.instance,
+    expectPhases: ["running"],
+    expectNoWaitingSteers: true,
+  });
+  if (result) {
+    t.deps.hub.changed(t.server, t.sessionId);
+    return true;
+  }
+  // Refused: steering input is waiting (the loop goes on), or the claim is gone.
+  const row = await store.getTurnById(t.deps.storage, t.id);
+  if (row?.phase !== "running" || row.ownerInstance !== t.deps.instance) throw new StopSignal({ kind: "lost" });
+  const { phase: _phase, outcome: _outcome, completedAt: _completedAt, steeringGate: _gate, messages: _messages, ...kept } = swept.patch;
+  t.recorder.unsweep({ parts: swept.parts, events: swept.events.filter((event) => event.type !== "turn.finished"), patch: kept });
+  return false;
 }
 
 /** The outcome a stop settles as, and how its undelivered steers are marked. */
@@ -71,7 +83,7 @@ export async function settleStopped(t: RunningTurn, error: unknown): Promise<voi
   const stop: Stop =
     error instanceof StopSignal ? error.stop : (t.stopped ?? { kind: "failed", fault: fault("internal_error", "The Turn failed unexpectedly") });
   if (stop.kind === "lost") return; // another owner settled it, or the Session is gone
-  await t.recorder.flush().catch(() => {});
+  await t.recorder.quiesce().catch(() => {});
   const completedAt = t.deps.now();
   const { phase, outcome, undelivered } = outcomeOf(t, stop);
   // Tool calls that never finished fail as interrupted (each announced as settled, like any
@@ -94,7 +106,14 @@ export async function settleStopped(t: RunningTurn, error: unknown): Promise<voi
     }
   }
   await t.recorder.settled();
-  const parts = t.recorder.takeDirty();
+  const swept = t.recorder.sweep([...interrupted, { type: "turn.finished", data: { outcome, completedAt } }], {
+    phase,
+    outcome,
+    completedAt,
+    steeringGate: "closed",
+    messages: [...t.transcript],
+    ...(t.usage ? { usage: t.usage } : {}),
+  });
   await t.deps.storage.transaction(async (tx) => {
     const steers = (await store.listSteers(tx, [t.id])).map((row) => row.data as Steer).filter((steer) => steer.state.state === "accepted");
     await store.updateSteers(
@@ -102,9 +121,9 @@ export async function settleStopped(t: RunningTurn, error: unknown): Promise<voi
       steers.map((steer) => ({ steerId: steer.steerId, data: { ...steer, state: { state: "undelivered", reason: undelivered, undeliveredAt: completedAt } } })),
     );
     await store.changeTurn(tx, t.id, {
-      patch: { phase, outcome, completedAt, steeringGate: "closed", messages: [...t.transcript], ...(t.usage ? { usage: t.usage } : {}) },
-      parts,
-      events: [...interrupted, { type: "turn.finished", data: { outcome, completedAt } }],
+      patch: swept.patch,
+      parts: swept.parts,
+      events: swept.events,
       expectOwner: t.deps.instance,
       expectPhases: ["running"],
     });

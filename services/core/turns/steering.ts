@@ -12,8 +12,14 @@ export async function acceptedSteers(t: RunningTurn): Promise<Steer[]> {
   return (await store.listSteers(t.deps.storage, [t.id])).map((row) => row.data as Steer).filter((steer) => steer.state.state === "accepted");
 }
 
-/** Promotes accepted steering input as one batch before the next model request. */
+/**
+ * Promotes accepted steering input as one batch before the next model request. Before the first
+ * request nothing is read: steering input needs a running Turn, and whatever was accepted in the
+ * moment since the claim is promoted at the next boundary (the completion refuses to close a
+ * Turn while any waits).
+ */
 export async function promoteSteers(t: RunningTurn): Promise<void> {
+  if (t.iteration === 0) return;
   const accepted = await acceptedSteers(t);
   if (accepted.length === 0) return;
   const maxBatches = finite(t.policy.steering.maxBatches);

@@ -1,5 +1,6 @@
 import { migration as sessionsFoundation } from "./20261130114214-sessions-foundation.js";
 import { migration as turns } from "./20261130120000-turns.js";
+import { migration as turnStampsAndRunners } from "./20261201100000-turn-stamps-and-runners.js";
 import type { MigrationRegistry } from "./types.js";
 
 export type { Migration, MigrationRegistry, MigrationTransaction } from "./types.js";
@@ -8,4 +9,4 @@ export type { Migration, MigrationRegistry, MigrationTransaction } from "./types
  * The server database's migrations, in order. To change the schema add
  * `<YYYYMMDDHHMMSS>-<name>.ts` next to this file and append it here (and update `../schema.ts`).
  */
-export const serverMigrations: MigrationRegistry = [sessionsFoundation, turns];
+export const serverMigrations: MigrationRegistry = [sessionsFoundation, turns, turnStampsAndRunners];
