@@ -56,6 +56,9 @@ export function processAlive(pid: number): boolean {
   }
 }
 
+/** Runner instances alive in this process: a claim by one of them is not lost (several hosts may share a process). */
+const liveInstances = new Set<string>();
+
 export class TurnRunner {
   /** This host instance: a claim names it, so a restarted process with a reused pid is still "gone". */
   readonly instance = randomUUID();
@@ -85,6 +88,7 @@ export class TurnRunner {
 
   /** Settles lost work, starts queued work, and keeps doing so as work arrives. */
   async start(): Promise<void> {
+    liveInstances.add(this.instance);
     await this.recover();
     this.unsubscribe = this.options.hub.onWork(() => {
       this.workHint = true;
@@ -113,6 +117,7 @@ export class TurnRunner {
     }
     await Promise.all([...this.executions.values()].map(({ done }) => done));
     if (this.adopted.size > 0) await store.releaseRunnerLeases(this.options.storage, this.instance).catch(() => {});
+    liveInstances.delete(this.instance);
   }
 
   private track(pass: Promise<void>): Promise<void> {
@@ -197,7 +202,10 @@ export class TurnRunner {
     const now = this.now();
     const holder = session.runnerInstance;
     const live =
-      holder !== null && holder !== this.instance && (session.runnerLeaseExpiresAt ?? 0) >= now && (session.runnerProcessId === null || session.runnerProcessId === this.processId || processAlive(session.runnerProcessId));
+      holder !== null &&
+      holder !== this.instance &&
+      (session.runnerLeaseExpiresAt ?? 0) >= now &&
+      (session.runnerProcessId === this.processId ? liveInstances.has(holder) : session.runnerProcessId === null || processAlive(session.runnerProcessId));
     if (this.options.scope === "unowned") {
       // A lease left by a host that is gone (or expired) no longer keeps a server away.
       if (holder !== null && holder !== this.instance && !live) await store.clearRunnerLease(this.options.storage, holder);
@@ -288,7 +296,7 @@ export class TurnRunner {
       const gone =
         row.ownerInstance === null ||
         owner === null ||
-        (owner === this.processId ? row.ownerInstance !== this.instance : !processAlive(owner)) ||
+        (owner === this.processId ? !liveInstances.has(row.ownerInstance) : !processAlive(owner)) ||
         (row.leaseExpiresAt ?? 0) < now;
       if (!gone) continue;
       await this.settleLost(row, now);
