@@ -16,7 +16,8 @@ import type { SessionRow, SavedPermissionRow } from "../storage/index.js";
 import { resolveProjectId } from "../contract/project.js";
 import { resolveWorkdir } from "../workspace/workdir.js";
 import type { ActivityHub } from "./events/hub.js";
-import { conflict, notFound, validationFailure } from "../contract/failure.js";
+import { checkModelReference, checkTitle } from "./validation.js";
+import { conflict, notFound } from "../contract/failure.js";
 
 export interface SessionServiceOptions {
   readonly storage: StorageHandle;
@@ -79,12 +80,6 @@ const toSavedPermission = (row: SavedPermissionRow): SavedPermission => ({
 
 const sessionNotFound = (id: string) => notFound("session", `Session ${id} does not exist`);
 
-function checkText(value: string | undefined, field: string): void {
-  if (value === undefined) return;
-  if (value.trim() === "") throw validationFailure(`${field} must not be empty`);
-  if (value.includes("\0")) throw validationFailure(`${field} must not contain NUL`);
-}
-
 export class SessionService {
   private readonly storage: StorageHandle;
   private readonly serverRoot: string;
@@ -125,7 +120,7 @@ export class SessionService {
     const hash = requestHash(request);
     const replay = await this.replayCreate(server, id, hash);
     if (replay) return replay;
-    checkText(request.defaultModel, "defaultModel");
+    checkModelReference(request.defaultModel, "/defaultModel");
     const workdir = resolveWorkdir(this.serverRoot, request);
     const now = this.now();
     try {
@@ -190,14 +185,14 @@ export class SessionService {
   }
 
   async setTitle(server: string, id: string, title: string): Promise<Session> {
-    checkText(title, "title");
+    checkTitle(title, "/title");
     const row = await this.row(server, id);
     if (row.title === title) return toSession(row);
     return this.updated(id, await store.updateSession(this.storage, server, id, { title, updatedAt: this.now() }));
   }
 
   async setDefaultModel(server: string, id: string, defaultModel: string): Promise<Session> {
-    checkText(defaultModel, "defaultModel");
+    checkModelReference(defaultModel, "/defaultModel");
     const row = await this.row(server, id);
     if (row.defaultModel === defaultModel) return toSession(row);
     return this.updated(id, await store.updateSession(this.storage, server, id, { defaultModel, updatedAt: this.now() }));

@@ -55,8 +55,8 @@ describe("ze-harness serve", () => {
     const { url } = await serve([]);
     const { client } = networkClient(url);
     const id = randomUUID();
-    const { session } = await ok(sdk.createSession({ client, path: { server, sessionId: id }, body: { defaultModel: "m" } }));
-    expect(session).toMatchObject({ id, workdir: ".", projectId: "global", defaultModel: "m" });
+    const { session } = await ok(sdk.createSession({ client, path: { server, sessionId: id }, body: { defaultModel: "test/m" } }));
+    expect(session).toMatchObject({ id, workdir: ".", projectId: "global", defaultModel: "test/m" });
     expect(await ok(sdk.listSessions({ client, path: { server } }))).toEqual({ sessions: [session] });
     expect(await ok(sdk.getSession({ client, path: { server, sessionId: id } }))).toEqual({ session });
     expect(await ok(sdk.deleteSession({ client, path: { server, sessionId: id } }))).toEqual({ deleted: { sessionId: id } });
@@ -122,7 +122,7 @@ describe("ze-harness serve", () => {
     const a = randomUUID();
     const b = randomUUID();
     const { session: fromServe } = await ok(sdk.createSession({ client: overHttp, path: { server, sessionId: a }, body: {} }));
-    const { session: fromHarness } = await ok(sdk.createSession({ client: local, path: { server, sessionId: b }, body: { defaultModel: "m" } }));
+    const { session: fromHarness } = await ok(sdk.createSession({ client: local, path: { server, sessionId: b }, body: { defaultModel: "test/m" } }));
 
     expect(await ok(sdk.getSession({ client: local, path: { server, sessionId: a } }))).toEqual({ session: fromServe });
     expect(await ok(sdk.getSession({ client: overHttp, path: { server, sessionId: b } }))).toEqual({ session: fromHarness });

@@ -150,18 +150,18 @@ describe("createSession", () => {
 
   it("replays the same body to the same Session, createdAt included", async () => {
     const id = randomUUID();
-    const body: CreateSessionRequest = { defaultModel: "m", permissions: [{ action: "read", resource: "*", effect: "allow" }] };
+    const body: CreateSessionRequest = { defaultModel: "test/m", permissions: [{ action: "read", resource: "*", effect: "allow" }] };
     const first = await create(body, id);
     clockPast(first.createdAt);
-    const replay = await create({ permissions: [{ effect: "allow", resource: "*", action: "read" }], defaultModel: "m" }, id);
+    const replay = await create({ permissions: [{ effect: "allow", resource: "*", action: "read" }], defaultModel: "test/m" }, id);
     expect(replay).toEqual(first);
     expect(await list()).toEqual([first]);
   });
 
   it("answers a different body for an existing id with 409 ConflictError and keeps the original", async () => {
     const id = randomUUID();
-    const first = await create({ defaultModel: "a" }, id);
-    expect(await failure(createCall(id, { defaultModel: "b" }))).toMatchObject(CONFLICT);
+    const first = await create({ defaultModel: "test/a" }, id);
+    expect(await failure(createCall(id, { defaultModel: "test/b" }))).toMatchObject(CONFLICT);
     expect(await failure(createCall(id, {}))).toMatchObject(CONFLICT);
     expect(await get(id)).toEqual(first);
   });
@@ -171,7 +171,7 @@ describe("createSession", () => {
     await create({}, id);
     await ok(sdk.deleteSession({ client: client(), path: { server, sessionId: id } }));
     expect(await failure(createCall(id, {}))).toMatchObject(CONFLICT);
-    expect(await failure(createCall(id, { defaultModel: "other" }))).toMatchObject(CONFLICT);
+    expect(await failure(createCall(id, { defaultModel: "test/other" }))).toMatchObject(CONFLICT);
     expect(await failure(getCall(id))).toMatchObject(NOT_FOUND_SESSION);
     expect(await list()).toEqual([]);
   });
@@ -322,7 +322,7 @@ describe("setSessionDefaultModel", () => {
   });
 
   it("answers 404 for an unknown Session", async () => {
-    expect(await failure(setModel(randomUUID(), "m"))).toMatchObject(NOT_FOUND_SESSION);
+    expect(await failure(setModel(randomUUID(), "test/m"))).toMatchObject(NOT_FOUND_SESSION);
   });
 });
 
@@ -489,7 +489,7 @@ describe("bad input is refused with 400 and changes nothing", () => {
   let existing: Session;
   let before: Session[];
   beforeEach(async () => {
-    existing = await create({ defaultModel: "m", permissions: [{ action: "read", resource: "*", effect: "allow" }] });
+    existing = await create({ defaultModel: "test/m", permissions: [{ action: "read", resource: "*", effect: "allow" }] });
     await ok(sdk.setSessionTitle({ client: client(), path: { server, sessionId: existing.id }, body: { title: "kept" } }));
     before = await list();
   });
@@ -510,9 +510,15 @@ describe("bad input is refused with 400 and changes nothing", () => {
     ["setSessionTitle: title is a number", "body.title", () => sdk.setSessionTitle({ client: client(), path: { server, sessionId: existing.id }, body: loose({ title: 5 }) })],
     ["setSessionTitle: missing title", "body.title", () => sdk.setSessionTitle({ client: client(), path: { server, sessionId: existing.id }, body: loose({}) })],
     ["setSessionTitle: 101 characters", "body.title", () => sdk.setSessionTitle({ client: client(), path: { server, sessionId: existing.id }, body: { title: "x".repeat(101) } })],
-    ["setSessionDefaultModel: non-uuid id", "path.sessionId", () => sdk.setSessionDefaultModel({ client: client(), path: { server, sessionId: bad }, body: { defaultModel: "x" } })],
+    ["setSessionDefaultModel: non-uuid id", "path.sessionId", () => sdk.setSessionDefaultModel({ client: client(), path: { server, sessionId: bad }, body: { defaultModel: "test/x" } })],
     ["setSessionDefaultModel: missing body", "a JSON body is required", () => sdk.setSessionDefaultModel({ client: client(), path: { server, sessionId: existing.id }, body: loose(undefined) })],
     ["setSessionDefaultModel: defaultModel is an array", "body.defaultModel", () => sdk.setSessionDefaultModel({ client: client(), path: { server, sessionId: existing.id }, body: loose({ defaultModel: [] }) })],
+    ["setSessionTitle: a title with a line break", "/title must be one line without control characters (found U+000A at index 3)", () => sdk.setSessionTitle({ client: client(), path: { server, sessionId: existing.id }, body: { title: "one\ntwo" } })],
+    ["setSessionTitle: a title with a carriage return", "found U+000D", () => sdk.setSessionTitle({ client: client(), path: { server, sessionId: existing.id }, body: { title: "one\rtwo" } })],
+    ["setSessionTitle: a title with a control character", "found U+0007", () => sdk.setSessionTitle({ client: client(), path: { server, sessionId: existing.id }, body: { title: "bell\u0007" } })],
+    ["createSession: a defaultModel without a provider", "/defaultModel must be PROVIDER/MODEL", () => createCall(randomUUID(), { defaultModel: "gpt-5" })],
+    ["createSession: a defaultModel with an empty model", "/defaultModel must be PROVIDER/MODEL", () => createCall(randomUUID(), { defaultModel: "openai/" })],
+    ["setSessionDefaultModel: a model without a provider", "/defaultModel must be PROVIDER/MODEL", () => sdk.setSessionDefaultModel({ client: client(), path: { server, sessionId: existing.id }, body: { defaultModel: "gpt-5" } })],
     ["getSessionConfiguration: non-uuid id", "path.sessionId", () => sdk.getSessionConfiguration({ client: client(), path: { server, sessionId: bad } })],
     ["replaceSessionConfiguration: non-uuid id", "path.sessionId", () => sdk.replaceSessionConfiguration({ client: client(), path: { server, sessionId: bad }, body: { expectedRevision: 1, permissions: [], approval: {} } })],
     ["replaceSessionConfiguration: missing body", "a JSON body is required", () => sdk.replaceSessionConfiguration({ client: client(), path: { server, sessionId: existing.id }, body: loose(undefined) })],

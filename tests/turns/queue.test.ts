@@ -2,6 +2,7 @@
 // parallel, replayable receipts and conflicts, refused submissions that admit nothing, stable
 // history pages, and the automatic Session title.
 import { randomUUID } from "node:crypto";
+import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { sdk } from "../../clients/index.js";
 import { failure, ok } from "../support/calls.js";
@@ -128,12 +129,32 @@ describe("admission", () => {
     ["an unknown delivery", { delivery: "later" }],
     ["an image whose base64 data is over images.maxBase64Bytes", { prompt: [{ type: "image", source: { type: "base64", mimeType: "image/png", data: "A".repeat(20) } }] }],
     ["an image whose base64 data is not base64", { prompt: [{ type: "image", source: { type: "base64", mimeType: "image/png", data: "!!!" } }] }],
+    ["a javascript: image URL", { prompt: [...text("Look"), { type: "image", source: { type: "url", url: "javascript:alert(1)" } }] }],
+    ["a file: image URL", { prompt: [...text("Look"), { type: "image", source: { type: "url", url: "file:///etc/passwd" } }] }],
+    ["an image URL that is not a URL", { prompt: [...text("Look"), { type: "image", source: { type: "url", url: "not a url" } }] }],
+    ["a model without a provider", { model: "scripted" }],
   ])("refuses %s with a 400 ValidationError and admits nothing", async (_name, override) => {
     const sessionId = await h.createSession();
     const before = await admissionState(sessionId);
     const body = { delivery: "queue", turnId: randomUUID(), prompt: text("valid"), ...override };
     expect(await failure(submitCall(h, sessionId, body))).toMatchObject({ status: 400, body: { _tag: "ValidationError" } });
     expect(await admissionState(sessionId)).toEqual(before);
+  });
+
+  it("names the field and what is allowed for a bad image URL and an oversized image", async () => {
+    const sessionId = await h.createSession();
+    const url = await failure(submitCall(h, sessionId, { delivery: "queue", turnId: randomUUID(), prompt: [...text("Look"), { type: "image", source: { type: "url", url: "javascript:alert(1)" } }] }));
+    expect(url.body.message).toBe("Invalid request: /prompt/1/source/url must be an http:, https: or data: URL, not javascript:");
+    const big = await failure(submitCall(h, sessionId, { delivery: "queue", turnId: randomUUID(), prompt: [{ type: "image", source: { type: "base64", mimeType: "image/png", data: "A".repeat(20) } }] }));
+    expect(big.body.message).toBe("Invalid request: /prompt/0/source/data is 20 bytes of base64; the limit (images.maxBase64Bytes) is 16");
+  });
+
+  it("accepts http(s) and data: image URLs", async () => {
+    h.model.enqueue({ events: [{ type: "text", text: "Seen." }] });
+    const sessionId = await h.createSession();
+    const prompt = [...text("Look"), { type: "image", source: { type: "url", url: "https://example.invalid/a.png" } }, { type: "image", source: { type: "url", url: "data:image/png;base64,iVBORw0KGgo=" } }];
+    const { turnId } = await queue(h, sessionId, "Look", { prompt });
+    expect((await runToEnd(h, sessionId, turnId)).turn.phase).toBe("completed");
   });
 
   it("refuses a submission without the client-id header with a 400 and admits nothing", async () => {
@@ -179,6 +200,9 @@ describe("admission without any model", () => {
       }),
     );
     expect(refused).toMatchObject({ status: 400, body: { _tag: "ValidationError" } });
+    // The message says every way to name one: the request (the CLI's --model) and the config file.
+    expect(refused.body.message).toContain("--model PROVIDER/MODEL");
+    expect(refused.body.message).toContain(join(bare.home.env["XDG_CONFIG_HOME"]!, "ze-harness", "config.json"));
     const page = await ok(sdk.listSessionTurns({ client: bare.api.client, path: { server, sessionId } }));
     expect(page.turns).toEqual([]);
     // Naming the model in the request is enough.
@@ -239,6 +263,10 @@ describe("listSessionTurns", () => {
     for (const query of [{ limit: "0" }, { limit: "ten" }, { afterSequence: "-1" }]) {
       expect(await failure(sdk.listSessionTurns({ client: h.api.client, path: { server, sessionId }, query }))).toMatchObject({ status: 400 });
     }
+    const huge = await failure(sdk.listSessionTurns({ client: h.api.client, path: { server, sessionId }, query: { limit: "99999999999999999999" } }));
+    expect(huge).toMatchObject({ status: 400, body: { _tag: "ValidationError" } });
+    expect(huge.body.message).toMatch(/query\.limit.*too large/);
+    expect(huge.body.message).not.toContain("at least");
   });
 });
 

@@ -21,6 +21,7 @@ import { Failure, conflict, notFound, validationFailure } from "../../contract/f
 import { requestHash, toSession } from "../sessions.js";
 import { isTerminal, toTurn } from "./codec.js";
 import { resolvePolicy } from "./policy.js";
+import { checkModelReference, checkPrompt } from "../validation.js";
 
 /** Decides whether a model can serve Turns; throws a typed Failure when it cannot. */
 export interface ModelAvailability {
@@ -65,24 +66,13 @@ function parseCount(value: string | undefined, name: string, minimum: number): n
   if (value === undefined) return undefined;
   if (!/^\d+$/.test(value)) throw validationFailure(`Invalid request: query.${name}: must be a non-negative integer`);
   const parsed = Number(value);
-  if (!Number.isSafeInteger(parsed) || parsed < minimum) throw validationFailure(`Invalid request: query.${name}: must be at least ${minimum}`);
+  if (!Number.isSafeInteger(parsed)) throw validationFailure(`Invalid request: query.${name}: ${value} is too large (at most ${Number.MAX_SAFE_INTEGER})`);
+  if (parsed < minimum) throw validationFailure(`Invalid request: query.${name}: must be at least ${minimum}`);
   return parsed;
 }
 
 function attributionOf(clientId: string, authorId: string | undefined): Attribution {
   return authorId !== undefined ? { clientId, authorId } : { clientId };
-}
-
-function checkImages(prompt: readonly PromptPart[], policy: TurnPolicy): void {
-  const cap = policy.images.maxBase64Bytes;
-  for (const part of prompt) {
-    if (part.type !== "image" || part.source.type !== "base64") continue;
-    if (!/^[A-Za-z0-9+/]*={0,2}$/.test(part.source.data)) throw validationFailure("Invalid request: an image's base64 data is not valid base64");
-    if (cap.kind === "finite" && part.source.data.length > cap.value) {
-      throw validationFailure(`Invalid request: an image's base64 data is ${part.source.data.length} bytes; the limit is ${cap.value}`);
-    }
-  }
-  if (!prompt.some((part) => part.type !== "text" || part.text.trim() !== "")) throw validationFailure("Invalid request: the prompt is empty");
 }
 
 export class TurnService {
@@ -145,11 +135,12 @@ export class TurnService {
         { server, sessionId },
         async (sessionRow) => {
           const session = toSession(sessionRow);
+          checkModelReference(request.model, "/model");
           const model = request.model ?? session.defaultModel ?? this.config.model;
           if (model === undefined) throw noModel(this.configFiles);
           await this.models.check(model);
           const policy = resolvePolicy(this.config, session);
-          checkImages(request.prompt, policy);
+          checkPrompt(request.prompt, policy);
           const title = sessionRow.title === null ? titleFrom(request.prompt) : undefined;
           return {
             row: {
@@ -212,7 +203,7 @@ export class TurnService {
       }
     };
     guard(target);
-    checkImages(request.prompt, target.policy as TurnPolicy);
+    checkPrompt(request.prompt, target.policy as TurnPolicy);
     const attribution = attributionOf(clientId, request.authorId);
     const acceptedAt = this.now();
     const row = await store.insertSteer(
