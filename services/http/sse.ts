@@ -27,15 +27,39 @@ export function encodeSseMessage(message: SseMessage<unknown>): Uint8Array {
   return bytes;
 }
 
-/** Turns an async iterable of messages into a byte stream; cancelling the response ends the iterator. */
+/** A message source that can also hand over, without waiting, the messages it already holds. */
+interface Drainable {
+  drain?(): SseMessage<unknown>[];
+}
+
+/**
+ * Turns an async iterable of messages into a byte stream; cancelling the response ends the
+ * iterator. Messages already waiting behind the one awaited go out in the same chunk (one socket
+ * write for a commit's several events instead of one each).
+ */
 export function sseBody(messages: AsyncIterable<SseMessage<unknown>>): ReadableStream<Uint8Array> {
-  const iterator = messages[Symbol.asyncIterator]();
+  const iterator = messages[Symbol.asyncIterator]() as AsyncIterator<SseMessage<unknown>> & Drainable;
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
       try {
         const next = await iterator.next();
-        if (next.done) controller.close();
-        else controller.enqueue(encodeSseMessage(next.value));
+        if (next.done) {
+          controller.close();
+          return;
+        }
+        const waiting = iterator.drain?.() ?? [];
+        if (waiting.length === 0) {
+          controller.enqueue(encodeSseMessage(next.value));
+          return;
+        }
+        const parts = [next.value, ...waiting].map(encodeSseMessage);
+        const joined = new Uint8Array(parts.reduce((size, part) => size + part.byteLength, 0));
+        let offset = 0;
+        for (const part of parts) {
+          joined.set(part, offset);
+          offset += part.byteLength;
+        }
+        controller.enqueue(joined);
       } catch (error) {
         controller.error(error);
       }

@@ -5,7 +5,8 @@
 // JSON object fails every connection operation and is never overwritten.
 // `ZE_HARNESS_AUTH_CONTENT` supplies the content for scripted runs; it is then read-only.
 import { randomUUID } from "node:crypto";
-import { chmod, mkdir, open, readFile, rename, stat, unlink } from "node:fs/promises";
+import { readFileSync, statSync } from "node:fs";
+import { chmod, mkdir, open, rename, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { stateDirectory, type Env } from "../config/paths.js";
 
@@ -121,6 +122,28 @@ const errorCode = (error: unknown): string | undefined =>
   isObject(error) && typeof error["code"] === "string" ? error["code"] : undefined;
 
 /** The raw JSON object of the file (`{}` when absent), or a typed error. Never includes values in messages. */
+/**
+ * The last read of each auth file, keyed by path and valid while the file's identity, size and
+ * modification time are unchanged: every model request re-checks the file (a key connected later
+ * is used without a restart) with one stat instead of a read and a parse. Writes go through a
+ * rename, which changes the identity.
+ */
+const lastRead = new Map<string, { readonly key: string; readonly text: string; readonly modifiedAt: number }>();
+
+function readFileCached(path: string): { text: string; modifiedAt: number } | undefined {
+  const info = statSync(path, { throwIfNoEntry: false });
+  if (info === undefined) {
+    lastRead.delete(path);
+    return undefined;
+  }
+  const key = `${info.dev}:${info.ino}:${info.size}:${info.mtimeMs}`;
+  const cached = lastRead.get(path);
+  if (cached?.key === key) return cached;
+  const read = { key, text: readFileSync(path, "utf8"), modifiedAt: Math.floor(info.mtimeMs) };
+  lastRead.set(path, read);
+  return read;
+}
+
 async function readRaw(location: AuthFileLocation): AuthResultPromise<{ raw: Json; modifiedAt: number; present: boolean }> {
   let text: string;
   let modifiedAt = 0;
@@ -128,8 +151,10 @@ async function readRaw(location: AuthFileLocation): AuthResultPromise<{ raw: Jso
     text = location.content;
   } else {
     try {
-      text = await readFile(location.path, "utf8");
-      modifiedAt = Math.floor((await stat(location.path)).mtimeMs);
+      const read = readFileCached(location.path);
+      if (read === undefined) return { ok: true, value: { raw: {}, modifiedAt: 0, present: false } };
+      text = read.text;
+      modifiedAt = read.modifiedAt;
     } catch (error) {
       if (errorCode(error) === "ENOENT") return { ok: true, value: { raw: {}, modifiedAt: 0, present: false } };
       return {

@@ -96,13 +96,16 @@ export function listTurns(context: Context, sessionId: string, page: TurnPage): 
   );
 }
 
-/** The model transcripts of the Session's settled Turns before `beforeSequence`, in order (the next Turn's history). */
-export function listTranscripts(context: Context, sessionId: string, beforeSequence: number): Promise<unknown[][]> {
+/**
+ * The model transcripts of the Session's settled Turns after `afterSequence` and before
+ * `beforeSequence`, in order (the next Turn's history, or the part of it a cache lacks).
+ */
+export function listTranscripts(context: Context, sessionId: string, beforeSequence: number, afterSequence = 0): Promise<unknown[][]> {
   return read(context, async (sql) =>
     (
       await sql.all<{ messages: string }>(
-        "SELECT messages FROM turn WHERE session_id = ? AND sequence < ? AND phase IN ('completed', 'cancelled', 'failed') ORDER BY sequence",
-        [sessionId, beforeSequence],
+        "SELECT messages FROM turn WHERE session_id = ? AND sequence > ? AND sequence < ? AND phase IN ('completed', 'cancelled', 'failed') ORDER BY sequence",
+        [sessionId, afterSequence, beforeSequence],
       )
     ).map((row) => JSON.parse(row.messages) as unknown[]),
   );

@@ -45,6 +45,11 @@ export class Channel<T> implements AsyncIterableIterator<T> {
     else this.closeListeners.push(listener);
   }
 
+  /** The items already queued, taken without waiting (a consumer that batches writes). */
+  drain(): T[] {
+    return this.items.splice(0);
+  }
+
   next(): Promise<IteratorResult<T>> {
     const item = this.items.shift();
     if (item !== undefined) return Promise.resolve({ value: item, done: false });

@@ -67,6 +67,11 @@ export class TurnRunner {
   private readonly adopted = new Set<string>();
   /** Turns admitted through this process: the ones a graceful stop may end. */
   private readonly admitted = new Set<string>();
+  /**
+   * Recent Sessions' history as of their last launch here: settled Turns never change, and a
+   * Session's Turns run in sequence order, so the next launch reads only the Turns after it.
+   */
+  private readonly histories = new Map<string, { readonly through: number; readonly messages: readonly ModelMessage[] }>();
   private readonly processId: number;
   private readonly leaseMs: number;
   private readonly now: () => number;
@@ -166,7 +171,10 @@ export class TurnRunner {
   /** Stops local executions of deleted Sessions; their rows are gone, so nothing is written. */
   abandonSessions(sessionIds: readonly string[]): void {
     const deleted = new Set(sessionIds);
-    for (const id of deleted) this.adopted.delete(id);
+    for (const id of deleted) {
+      this.adopted.delete(id);
+      this.histories.delete(id);
+    }
     for (const { execution } of this.executions.values()) if (deleted.has(execution.sessionId)) execution.interrupt({ kind: "lost" });
   }
 
@@ -255,7 +263,7 @@ export class TurnRunner {
     if (!session) return;
     if (!known) this.options.hub.changed(session.server, row.sessionId);
     // A Session's first Turn has no history; a Turn claimed at its admission has no parts yet.
-    const history = row.sequence > 1 ? ((await store.listTranscripts(this.options.storage, row.sessionId, row.sequence)).flat() as ModelMessage[]) : [];
+    const history = row.sequence > 1 ? await this.history(row.sessionId, row.sequence) : [];
     const parts = fresh ? [] : (await store.listParts(this.options.storage, [row.id])).map((part) => part.data as TurnPart);
     const execution = new TurnExecution(
       {
@@ -282,6 +290,19 @@ export class TurnRunner {
       if (!this.stopped && this.workHint) void this.track(this.schedule());
     });
     this.executions.set(row.id, { execution, done });
+  }
+
+  /** The transcripts of the Session's settled Turns before `sequence`, from the cache plus what it lacks. */
+  private async history(sessionId: string, sequence: number): Promise<ModelMessage[]> {
+    const cached = this.histories.get(sessionId);
+    const base = cached !== undefined && cached.through < sequence ? cached : undefined;
+    const added = (await store.listTranscripts(this.options.storage, sessionId, sequence, base?.through ?? 0)).flat() as ModelMessage[];
+    const messages = base ? [...base.messages, ...added] : added;
+    this.histories.delete(sessionId);
+    this.histories.set(sessionId, { through: sequence - 1, messages });
+    // A bounded cache: the least recently launched Session goes first.
+    if (this.histories.size > 128) this.histories.delete(this.histories.keys().next().value!);
+    return messages;
   }
 
   /**
