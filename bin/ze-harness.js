@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Entry point (CommonJS: bin/package.json; ≈ 5 ms less start-up than an ES module).
-// `--version` and the root `--help` are answered from files written at build time, without
-// loading oclif (≈ 250 ms of imports); everything else goes to oclif.
+// `--version` and the root `--help` are answered from files written at build time; everything
+// else goes to the CLI bundle (dist/bundle/main.js), which loads only the command it runs.
 "use strict";
 const { readFileSync } = require("node:fs");
 const { join } = require("node:path");
@@ -16,5 +16,11 @@ if (argv.length === 1 && argv[0] === "--version") {
   // The same text oclif prints when stdout is not a terminal (80 columns).
   process.stdout.write(readFileSync(join(root, "dist", "cli", "root-help.txt"), "utf8"));
 } else {
-  import("@oclif/core").then(({ execute }) => execute({ args: argv, dir: join(root, "package.json") }));
+  const { pathToFileURL } = require("node:url");
+  import(pathToFileURL(join(root, "dist", "bundle", "main.js")).href)
+    .then(({ main }) => main(argv, root))
+    .catch((error) => {
+      process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
+      process.exit(1);
+    });
 }

@@ -1,6 +1,6 @@
 // Shared argument definitions.
-import { Args, Flags } from "@oclif/core";
-import { usageError } from "./command.js";
+import { usageError } from "./errors.js";
+import { arg, flag } from "./spec.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -10,19 +10,14 @@ async function parseSessionId(value: string): Promise<string> {
   return value.toLowerCase();
 }
 
-export const sessionIdArg = Args.string({
-  name: "SESSION_ID",
-  description: "Session id (a UUID).",
-  required: true,
-  parse: parseSessionId,
-});
+export const sessionIdArg = arg.string({ name: "SESSION_ID", description: "Session id (a UUID).", required: true, parse: parseSessionId });
 
 /** `--session ID` takes the same canonical form as SESSION_ID, so `create --session X` then `show X` agree. */
-export const sessionIdFlag = Flags.custom<string>({ parse: parseSessionId });
+export const sessionIdFlag = (description: string) => flag.string({ description, parse: parseSessionId });
 
 /** A UUID argument (a request, Turn or saved permission id) in canonical lower-case form. */
 export function uuidArg(name: string, description: string) {
-  return Args.string({
+  return arg.string({
     name,
     description,
     required: true,
@@ -31,4 +26,14 @@ export function uuidArg(name: string, description: string) {
       return value.toLowerCase();
     },
   });
+}
+
+/** A JSON argument, or `-` for stdin: the parsed value, or a usage error naming NAME. */
+export async function readJsonArgument(value: string, name: string): Promise<unknown> {
+  const text = value === "-" ? (await import("node:fs")).readFileSync(0, "utf8") : value;
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw usageError(`${name} is not valid JSON`);
+  }
 }

@@ -1,7 +1,7 @@
 // What `run` and `chat` share: streaming a Turn's text to stdout, answering its permission
 // requests and questions (on a terminal) or rejecting them (without one), naming a Turn's
-// outcome, and building a prompt with images. Loaded lazily from those commands' run().
-import { readFileSync } from "node:fs";
+// outcome, and building a prompt with images. Stderr lines never land on a partly streamed answer line.
+import { fstatSync, readFileSync } from "node:fs";
 import { extname } from "node:path";
 import {
   sdk,
@@ -14,33 +14,54 @@ import {
   type Turn,
 } from "../clients/index.js";
 import type { Connection } from "./base.js";
-import { oneLine, usageError } from "./command.js";
-
-const stderr = (line: string): void => void process.stderr.write(`${line}\n`);
-
-/** An API or transport failure as the one-line form every command prints. */
-export function errorLine(error: unknown): string {
-  const body = (error as { body?: { _tag?: unknown; message?: unknown } }).body;
-  if (typeof body?._tag === "string") return `error: ${body._tag}: ${oneLine(String(body.message ?? ""))}`;
-  return `error: ${oneLine(error instanceof Error ? error.message : String(error))}`;
-}
+import { errorLine, oneLine, usageError } from "./errors.js";
 
 // ---------------------------------------------------------------------------------------------
 // Output
+
+/** Whether stdout's last write ended its line (only streamed answer text leaves one open). */
+let stdoutAtLineStart = true;
+
+function writeStdout(text: string): void {
+  process.stdout.write(text);
+  if (text !== "") stdoutAtLineStart = text.endsWith("\n");
+}
+
+/** True when stdout and stderr are one terminal, file or pipe (`2>&1`): their lines interleave. */
+function sharedOutput(): boolean {
+  try {
+    const [out, err] = [fstatSync(1), fstatSync(2)];
+    return out.dev === err.dev && out.ino === err.ino && out.rdev === err.rdev;
+  } catch {
+    return false;
+  }
+}
+
+/** Before writing to stderr: ends stdout's open line first when both reach the same place. */
+export function startStderrLine(): void {
+  if (stdoutAtLineStart || !sharedOutput()) return;
+  process.stderr.write("\n");
+  stdoutAtLineStart = true;
+}
+
+/** One line on stderr, never appended to a partly streamed answer line. */
+export function report(line: string): void {
+  startStderrLine();
+  process.stderr.write(`${line}\n`);
+}
 
 /** Writes the visible text (text and refusal parts) of a Turn as it grows, each part once. */
 export class TextPrinter {
   private readonly printed = new Map<string, number>();
   private lastPart: string | undefined;
-  private atLineStart = true;
 
   update(turn: Turn): void {
     for (const part of turn.parts) {
       if (part.type !== "text" && part.type !== "refusal") continue;
       const done = this.printed.get(part.id) ?? 0;
       if (part.text.length <= done) continue;
-      if (this.lastPart !== undefined && this.lastPart !== part.id && !this.atLineStart) this.write("\n");
-      this.write(part.text.slice(done));
+      if (this.lastPart !== undefined && this.lastPart !== part.id && !stdoutAtLineStart) writeStdout("\n");
+      writeStdout(part.text.slice(done));
       this.printed.set(part.id, part.text.length);
       this.lastPart = part.id;
     }
@@ -48,12 +69,7 @@ export class TextPrinter {
 
   /** Ends the answer on its own line. */
   finish(): void {
-    if (!this.atLineStart) this.write("\n");
-  }
-
-  private write(text: string): void {
-    process.stdout.write(text);
-    this.atLineStart = text.endsWith("\n");
+    if (!stdoutAtLineStart) writeStdout("\n");
   }
 }
 
@@ -107,10 +123,16 @@ export class Interactions {
     return this.chain;
   }
 
+  /** Asks on a line of its own. */
+  private askOnLine(ask: Ask, question: string): Promise<string | undefined> {
+    startStderrLine();
+    return ask(question);
+  }
+
   private enqueue<R>(id: string, request: R, handle: (request: R) => Promise<void>): void {
     if (this.seen.has(id)) return;
     this.seen.add(id);
-    this.chain = this.chain.then(() => handle(request)).catch((error: unknown) => stderr(errorLine(error)));
+    this.chain = this.chain.then(() => handle(request)).catch((error: unknown) => report(errorLine(error)));
   }
 
   private async permission(request: PermissionRequest): Promise<void> {
@@ -120,12 +142,12 @@ export class Interactions {
       await unwrap(sdk.replyPermission({ client: this.connection.client.client, path, body }));
     };
     if (!this.ask) {
-      stderr(`permission rejected (no interactive terminal): ${what}`);
+      report(`permission rejected (no interactive terminal): ${what}`);
       return reply({ reply: "reject", message: "no interactive terminal" });
     }
     const choices: Record<string, PermissionReply> = { o: "once", once: "once", a: "always", always: "always", r: "reject", reject: "reject" };
     for (;;) {
-      const answer = await this.ask(`Allow ${what}? [o]nce/[a]lways/[r]eject `);
+      const answer = await this.askOnLine(this.ask, `Allow ${what}? [o]nce/[a]lways/[r]eject `);
       if (answer === undefined) return reply({ reply: "reject", message: "no answer" });
       const choice = choices[answer.trim().toLowerCase()];
       if (choice) return reply({ reply: choice });
@@ -138,18 +160,18 @@ export class Interactions {
       await unwrap(sdk.rejectQuestion({ client: this.connection.client.client, path }));
     };
     if (!this.ask) {
-      stderr(`question rejected (no interactive terminal): ${request.questions.map((question) => question.header).join(", ")}`);
+      report(`question rejected (no interactive terminal): ${request.questions.map((question) => question.header).join(", ")}`);
       return reject();
     }
     const answers: string[][] = [];
     for (const question of request.questions) {
-      stderr(`${question.header}: ${question.question}`);
-      question.options.forEach((option, index) => stderr(`  ${index + 1}) ${option.label}${option.description ? ` — ${option.description}` : ""}`));
+      report(`${question.header}: ${question.question}`);
+      question.options.forEach((option, index) => report(`  ${index + 1}) ${option.label}${option.description ? ` — ${option.description}` : ""}`));
       const custom = question.custom !== false;
       const hint = `${question.multiple ? "numbers, comma-separated" : "a number"}${custom ? ", or your own answer" : ""}; empty to dismiss`;
       let answer: string[] | undefined;
       while (!answer) {
-        const text = (await this.ask(`Answer (${hint}): `))?.trim();
+        const text = (await this.askOnLine(this.ask, `Answer (${hint}): `))?.trim();
         if (!text) return reject();
         const picks = text.split(",").map((item) => Number(item.trim()));
         const valid = picks.every((pick) => Number.isInteger(pick) && pick >= 1 && pick <= question.options.length);

@@ -54,9 +54,26 @@ export class ZeClientError extends Error {
 const isEncodedError = (value: unknown): value is EncodedErrorBody =>
   typeof value === "object" && value !== null && typeof (value as { _tag?: unknown })._tag === "string" && typeof (value as { message?: unknown }).message === "string";
 
+/** Why a request got no response, naming the server: `cannot reach http://127.0.0.1:1: ECONNREFUSED`. */
+export function transportFailure(error: unknown, url: string | undefined): string {
+  const cause = (error as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause;
+  const reason =
+    typeof cause?.code === "string" ? cause.code
+    : typeof cause?.message === "string" && cause.message !== "" ? cause.message
+    : error instanceof Error ? error.message
+    : "the request failed before any response";
+  let origin: string | undefined;
+  try {
+    origin = url === undefined ? undefined : new URL(url).origin;
+  } catch {
+    origin = undefined;
+  }
+  return origin === undefined ? reason : `cannot reach ${origin}: ${reason}`;
+}
+
 /** The data of a successful call, or a thrown ZeClientError (also for transport failures, as status 0). */
-export async function unwrap<Data>(call: Promise<{ data?: Data; error?: unknown; response?: Response }>): Promise<Data> {
-  let result: { data?: Data; error?: unknown; response?: Response };
+export async function unwrap<Data>(call: Promise<{ data?: Data; error?: unknown; response?: Response; request?: Request }>): Promise<Data> {
+  let result: { data?: Data; error?: unknown; response?: Response; request?: Request };
   try {
     result = await call;
   } catch (error) {
@@ -68,8 +85,7 @@ export async function unwrap<Data>(call: Promise<{ data?: Data; error?: unknown;
   }
   if (result.response === undefined) {
     // The generated client reports a failed fetch as an error without a response.
-    const cause = result.error instanceof Error ? result.error.message : "the request failed before any response";
-    throw new ZeClientError(0, { _tag: "TransportError", message: cause });
+    throw new ZeClientError(0, { _tag: "TransportError", message: transportFailure(result.error, result.request?.url) });
   }
   if (result.error !== undefined || !result.response.ok) {
     const status = result.response.status;

@@ -1,4 +1,4 @@
-// Build-time assets (not committed; written into dist/ after tsc):
+// Build-time assets (not committed; written into dist/ after tsc and tools/bundle.mjs):
 //  - dist/reference.html: the API reference page, Redoc with its scripts inlined (no CDN at run time);
 //  - dist/cli/root-help.txt: oclif's own root help, so `ze-harness --help` answers without loading oclif.
 import { execFileSync } from "node:child_process";
@@ -27,8 +27,12 @@ addFormats.default(ajv);
 ajv.addSchema(configSchema);
 const validateConfig = ajv.getSchema("Config.json");
 if (!validateConfig) throw new Error("generated/config.schema.json has no Config.json entry");
-mkdirSync(join(root, "dist", "services", "config"), { recursive: true });
-writeFileSync(join(root, "dist", "services", "config", "config.validator.cjs"), standaloneCode.default(ajv, validateConfig));
+// Beside validate.ts's module in tsc's output and in the bundle (its chunks share dist/bundle/).
+const validatorSource = standaloneCode.default(ajv, validateConfig);
+for (const dir of [join(root, "dist", "services", "config"), join(root, "dist", "bundle")]) {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, "config.validator.cjs"), validatorSource);
+}
 
 // oclif finds the package from this file (bin/ has its own package.json marking it CommonJS).
 const manifestPath = join(root, "package.json");
@@ -38,4 +42,4 @@ const help = execFileSync(
   { cwd: root, encoding: "utf8", env: { ...process.env, COLUMNS: "100" } },
 );
 writeFileSync(join(root, "dist", "cli", "root-help.txt"), help);
-console.log("assets: dist/reference.html, dist/cli/root-help.txt, dist/services/config/config.validator.cjs");
+console.log("assets: dist/reference.html, dist/cli/root-help.txt, config.validator.cjs in dist/services/config/ and dist/bundle/");

@@ -42,3 +42,27 @@ function mapsAsAdditionalProperties(node) {
 
 run(bin("openapi-ts"), ["--file", "tools/openapi-ts.config.mjs"]);
 run(process.execPath, ["tools/codegen/routes.mjs"]);
+
+// Lazy zod schemas: hey-api builds all of generated/client/zod.gen.ts's schemas when the module
+// is imported (≈ 25 ms of every start-up), though a command touches a handful. Each exported
+// schema other than a bare alias becomes `z.lazy(() => …)`: built on its first use, cached after.
+// zod's lazy is transparent to parsing, issues (paths, codes, union members), optionality and
+// discriminator values, so every use in sdk.gen.ts and server/routes.ts is unchanged.
+lazyZodSchemas(join(root, "generated", "client", "zod.gen.ts"));
+
+function lazyZodSchemas(file) {
+  const source = readFileSync(file, "utf8");
+  let total = 0;
+  let wrapped = 0;
+  // Each top-level statement ends with `;` at the end of a line followed by a blank line (or EOF).
+  const output = source.replace(/^export const (z\w+) = ([\s\S]*?);\n(?=\n|$)/gm, (_statement, name, expression) => {
+    total += 1;
+    if (/^z[A-Z]\w*$/.test(expression) || /^z\.enum\(\[[^\]]*\]\)$/.test(expression)) return `export const ${name} = ${expression};\n`;
+    wrapped += 1;
+    return `export const ${name} = z.lazy(() => ${expression});\n`;
+  });
+  const declared = [...source.matchAll(/^export const /gm)].length;
+  if (total !== declared) throw new Error(`zod.gen.ts: wrapped ${total} of ${declared} exported schemas; the statement pattern no longer matches hey-api's output`);
+  writeFileSync(file, output);
+  console.log(`zod.gen.ts: ${wrapped} schemas lazy, ${total - wrapped} aliases and enums`);
+}

@@ -1,31 +1,29 @@
-import { Flags } from "@oclif/core";
+import { randomUUID } from "node:crypto";
+import { createInterface } from "node:readline";
+import { sdk, unwrap, watchTurn } from "../../clients/index.js";
 import { sessionIdArg } from "../args.js";
-import { ZeCommand } from "../base.js";
+import { errorLine } from "../errors.js";
+import { defineCommand, flag } from "../spec.js";
+import { Interactions, outcomeLine, report, TextPrinter } from "../turn-io.js";
 
-export default class Chat extends ZeCommand {
-  static override summary = "Chat with a Session line by line on stdin.";
-  static override description =
+export default defineCommand({
+  summary: "Chat with a Session line by line on stdin.",
+  description:
     "Every non-empty line queues a Turn; `/steer TEXT` steers the running Turn instead. Answers stream to stdout in order. " +
     "At the end of input the command waits for the queued Turns, then exits: 0 when all completed, 1 otherwise. " +
-    "On a terminal, permission requests and questions are answered by the next line; without one they are rejected.";
-  static override examples = ["<%= config.bin %> chat 550e8400-e29b-41d4-a716-446655440000", "printf 'Hi\\nAnd now?\\n' | <%= config.bin %> chat SESSION_ID"];
-  static override args = { sessionId: sessionIdArg };
-  static override flags = {
-    model: Flags.string({ description: "Model for the queued Turns as PROVIDER/MODEL (default: the Session's)." }),
-  };
-
-  async run(): Promise<void> {
-    const { args, flags } = await this.parse(Chat);
-    const { randomUUID } = await import("node:crypto");
-    const { createInterface } = await import("node:readline");
-    const { sdk, unwrap, watchTurn } = await import("../../clients/index.js");
-    const { errorLine, Interactions, outcomeLine, TextPrinter } = await import("../turn-io.js");
-    const connection = await this.connect(flags, { runTurns: true });
+    "On a terminal, permission requests and questions are answered by the next line; without one they are rejected.",
+  examples: ["<%= config.bin %> chat 550e8400-e29b-41d4-a716-446655440000", "printf 'Hi\\nAnd now?\\n' | <%= config.bin %> chat SESSION_ID"],
+  args: { sessionId: sessionIdArg },
+  flags: {
+    model: flag.string({ description: "Model for the queued Turns as PROVIDER/MODEL (default: the Session's)." }),
+  },
+  connection: true,
+  async run({ args, flags, connect }) {
+    const connection = await connect({ runTurns: true });
     const client = connection.client.client;
     const path = { server: connection.server, sessionId: args.sessionId };
     const headers = { "x-ze-harness-client-id": connection.client.clientId };
     await unwrap(sdk.getSession({ client, path })); // an unknown Session fails before reading input
-    const report = (line: string): void => void process.stderr.write(`${line}\n`);
 
     // On a terminal the next input line answers a pending permission request or question.
     const terminal = process.stdin.isTTY === true;
@@ -127,6 +125,6 @@ export default class Chat extends ZeCommand {
       process.off("SIGINT", onInterrupt);
       lines.close();
     }
-    if (unsuccessful > 0) this.exit(1);
-  }
-}
+    return unsuccessful > 0 ? 1 : 0;
+  },
+});

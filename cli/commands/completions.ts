@@ -1,5 +1,6 @@
-import { Args } from "@oclif/core";
-import { BaseCommand } from "../command.js";
+import { flagsOf } from "../parse.js";
+import { arg, defineCommand } from "../spec.js";
+import { commandIds, loadCommand } from "../table.js";
 
 /** Commands and their flags, as the shell should complete them. */
 interface CompletionEntry {
@@ -7,27 +8,20 @@ interface CompletionEntry {
   readonly flags: readonly string[];
 }
 
-export default class Completions extends BaseCommand {
-  static override summary = "Print a shell completion script (bash, zsh or fish).";
-  static override description = "Add `source <(ze-harness completions bash)` to ~/.bashrc, `source <(ze-harness completions zsh)` to ~/.zshrc, or `ze-harness completions fish | source` to fish's config.";
-  static override args = {
-    shell: Args.string({ description: "Shell to complete.", required: true, options: ["bash", "zsh", "fish"] }),
-  };
-
-  async run(): Promise<void> {
-    const { args } = await this.parse(Completions);
-    const entries: CompletionEntry[] = this.config.commands
-      .filter((command) => !command.hidden)
-      .map((command) => ({
-        words: command.id.split(":"),
-        flags: Object.entries(command.flags).map(([name]) => `--${name}`),
-      }))
-      .sort((a, b) => a.words.join(" ").localeCompare(b.words.join(" ")));
-    const bin = this.config.bin;
+export default defineCommand({
+  summary: "Print a shell completion script (bash, zsh or fish).",
+  description: "Add `source <(ze-harness completions bash)` to ~/.bashrc, `source <(ze-harness completions zsh)` to ~/.zshrc, or `ze-harness completions fish | source` to fish's config.",
+  args: { shell: arg.string({ description: "Shell to complete.", required: true, options: ["bash", "zsh", "fish"] }) },
+  async run({ args }) {
+    const entries: CompletionEntry[] = await Promise.all(
+      commandIds.map(async (id) => ({ words: id.split(":"), flags: Object.keys(flagsOf(await loadCommand(id))).map((name) => `--${name}`) })),
+    );
+    entries.sort((a, b) => a.words.join(" ").localeCompare(b.words.join(" ")));
+    const bin = "ze-harness";
     const script = args.shell === "bash" ? bash(bin, entries) : args.shell === "zsh" ? zsh(bin, entries) : fish(bin, entries);
     process.stdout.write(script);
-  }
-}
+  },
+});
 
 const fn = (bin: string): string => `_${bin.replace(/[^a-zA-Z0-9]/g, "_")}`;
 

@@ -5,9 +5,9 @@ import * as z from 'zod';
 /**
  * Steering input accepted and waiting for promotion.
  */
-export const zAcceptedSteerState = z.object({
+export const zAcceptedSteerState = z.lazy(() => z.object({
     state: z.enum(['accepted'])
-});
+}));
 
 /**
  * Where an agent may run: `primary` agents take user Turns, `subagent` agents run only as sub-agents, `all` both.
@@ -40,63 +40,63 @@ export const zApprovalSource = z.enum([
 /**
  * Who submitted a piece of work: the client connection and an optional stable human author.
  */
-export const zAttribution = z.object({
+export const zAttribution = z.lazy(() => z.object({
     clientId: z.string().max(256),
     authorId: z.string().max(256).optional()
-});
+}));
 
 /**
  * A Worker bundle at a URL.
  */
-export const zBundlePluginSource = z.object({
+export const zBundlePluginSource = z.lazy(() => z.object({
     _tag: z.enum(['Bundle']),
     url: z.string()
-});
+}));
 
 /**
  * A context compaction cancellation request.
  */
-export const zCancelContextCompactionRequest = z.object({
+export const zCancelContextCompactionRequest = z.lazy(() => z.object({
     reason: z.string().optional()
-});
+}));
 
 /**
  * Cancels a pending authorization, optionally only at `generation`.
  */
-export const zCancelMcpCredentialRequest = z.object({
+export const zCancelMcpCredentialRequest = z.lazy(() => z.object({
     generation: z.int().gte(1).optional()
-});
+}));
 
 /**
  * A Turn cancellation request.
  */
-export const zCancelTurnRequest = z.object({
+export const zCancelTurnRequest = z.lazy(() => z.object({
     reason: z.string().optional()
-});
+}));
 
 /**
  * A cancellation request recorded against active work.
  */
-export const zCancellation = z.object({
+export const zCancellation = z.lazy(() => z.object({
     reason: z.string().optional(),
     requestedAt: z.int()
-});
+}));
 
 /**
  * The feature flags this host supports.
  */
-export const zCapabilitiesResponse = z.object({
+export const zCapabilitiesResponse = z.lazy(() => z.object({
     backgroundSubagents: z.boolean(),
     protocolVersion: z.int().optional(),
     harnessVersion: z.string().optional()
-});
+}));
 
 /**
  * The provider or model can be used.
  */
-export const zCatalogAvailable = z.object({
+export const zCatalogAvailable = z.lazy(() => z.object({
     status: z.enum(['available'])
-});
+}));
 
 /**
  * Where a catalog entry comes from: host configuration or the Session overlay.
@@ -117,31 +117,31 @@ export const zCatalogUnavailableReason = z.enum([
 /**
  * The provider or model cannot be used, and why.
  */
-export const zCatalogUnavailable = z.object({
+export const zCatalogUnavailable = z.lazy(() => z.object({
     status: z.enum(['unavailable']),
     reason: zCatalogUnavailableReason
-});
+}));
 
 /**
  * Whether a provider or model can be used.
  */
-export const zCatalogAvailability = z.union([
+export const zCatalogAvailability = z.lazy(() => z.union([
     z.object({
         status: z.literal('available')
     }).and(zCatalogAvailable),
     z.object({
         status: z.literal('unavailable')
     }).and(zCatalogUnavailable)
-]);
+]));
 
 /**
  * A provider in the model catalog.
  */
-export const zCatalogProvider = z.object({
+export const zCatalogProvider = z.lazy(() => z.object({
     id: z.string().max(128),
     displayName: z.string().max(256),
     availability: zCatalogAvailability
-});
+}));
 
 /**
  * How an instruction source changed at a chronology revision.
@@ -155,27 +155,27 @@ export const zChronologyChangeKind = z.enum([
 /**
  * The CodeMode binding a nested call went through.
  */
-export const zCodeModeBinding = z.object({
+export const zCodeModeBinding = z.lazy(() => z.object({
     snapshotId: z.string(),
     bindingId: z.string(),
     modelMessageId: z.string()
-});
+}));
 
 /**
  * A Tool call a CodeMode script made inside a parent Tool call.
  */
-export const zCodeModeToolOrigin = z.object({
+export const zCodeModeToolOrigin = z.lazy(() => z.object({
     kind: z.enum(['codemode']),
     parentToolCallId: z.string(),
     ordinal: z.int().gte(1),
     ownerPluginId: z.string().optional(),
     binding: zCodeModeBinding.optional()
-});
+}));
 
 /**
  * The context-size estimate of the history after compaction.
  */
-export const zCompactionEstimate = z.object({
+export const zCompactionEstimate = z.lazy(() => z.object({
     estimator: z.string().max(128),
     inputUnits: z.int(),
     contextUnits: z.int(),
@@ -183,51 +183,51 @@ export const zCompactionEstimate = z.object({
     safetyReserveUnits: z.int(),
     availableInputUnits: z.int(),
     fits: z.boolean()
-});
+}));
 
 /**
  * The structured summary that replaces compacted history.
  */
-export const zCompactionSummary = z.object({
+export const zCompactionSummary = z.lazy(() => z.object({
     version: z.literal(1),
     overview: z.string().max(262144),
     keyFacts: z.array(z.string()),
     decisions: z.array(z.string()),
     openTasks: z.array(z.string())
-});
+}));
 
 /**
  * The request conflicts with durable state (a replayed identity with a different body, a stale revision).
  */
-export const zConflictErrorEncoded = z.object({
+export const zConflictErrorEncoded = z.lazy(() => z.object({
     _tag: z.enum(['ConflictError']),
     message: z.string()
-});
+}));
 
 /**
  * Stores an API key for a provider.
  */
-export const zConnectProviderKeyRequest = z.object({
+export const zConnectProviderKeyRequest = z.lazy(() => z.object({
     apiKey: z.string(),
     label: z.string().max(256).optional()
-});
+}));
 
 /**
  * A reference to content the host resolves (for example an uploaded file).
  */
-export const zContentReferencePart = z.object({
+export const zContentReferencePart = z.lazy(() => z.object({
     type: z.enum(['content-reference']),
     reference: z.string().max(2048)
-});
+}));
 
 /**
  * How much of a model's context window the latest model request used, in the model's own units.
  */
-export const zContextUse = z.object({
+export const zContextUse = z.lazy(() => z.object({
     model: z.string(),
     usedUnits: z.int(),
     contextUnits: z.int()
-});
+}));
 
 /**
  * Severity of a daemon log entry.
@@ -242,54 +242,54 @@ export const zDaemonLogLevel = z.enum([
 /**
  * One structured daemon log entry.
  */
-export const zDaemonLogEntry = z.object({
+export const zDaemonLogEntry = z.lazy(() => z.object({
     timestamp: z.string(),
     level: zDaemonLogLevel,
     run: z.string(),
     service: z.string(),
     event: z.string(),
     fields: z.record(z.string(), z.string())
-});
+}));
 
 /**
  * A bounded, newest-first page of daemon log entries.
  */
-export const zDaemonLogResponse = z.object({
+export const zDaemonLogResponse = z.lazy(() => z.object({
     entries: z.array(zDaemonLogEntry),
     truncated: z.boolean()
-});
+}));
 
 /**
  * Whether the connection was deleted.
  */
-export const zDeleteProviderConnectionResponse = z.object({
+export const zDeleteProviderConnectionResponse = z.lazy(() => z.object({
     success: z.boolean()
-});
+}));
 
-export const zDeleteSessionRequest = z.object({
+export const zDeleteSessionRequest = z.lazy(() => z.object({
     reason: z.string().optional()
-});
+}));
 
 /**
  * A device-code prompt to show the user.
  */
-export const zDeviceLoginPrompt = z.object({
+export const zDeviceLoginPrompt = z.lazy(() => z.object({
     kind: z.enum(['device']),
     verificationUrl: z.string(),
     userCode: z.string()
-});
+}));
 
 /**
  * A usage number as encoded on the wire: a JSON number, or a string for the non-finite values.
  */
-export const zEncodedNumber = z.union([
+export const zEncodedNumber = z.lazy(() => z.union([
     z.number(),
     z.enum([
         'Infinity',
         '-Infinity',
         'NaN'
     ])
-]);
+]));
 
 /**
  * Where a limit's value came from: harness configuration, the model or provider, or a built-in default.
@@ -303,97 +303,97 @@ export const zExecutionLimitOrigin = z.enum([
 /**
  * One permission request waited past the approval wait limit.
  */
-export const zApprovalWaitLimit = z.object({
+export const zApprovalWaitLimit = z.lazy(() => z.object({
     name: z.enum(['approval_wait']),
     origin: zExecutionLimitOrigin,
     value: z.int().gte(1),
     unit: z.enum(['milliseconds'])
-});
+}));
 
 /**
  * An exponentially growing delay between provider retries.
  */
-export const zExponentialPolicyPacing = z.object({
+export const zExponentialPolicyPacing = z.lazy(() => z.object({
     kind: z.enum(['exponential']),
     initialDelayMs: z.int().gte(1),
     maximumDelayMs: z.int().gte(1),
     jitter: z.boolean()
-});
+}));
 
 /**
  * Why work failed; safe to show to users.
  */
-export const zFault = z.object({
+export const zFault = z.lazy(() => z.object({
     code: z.string().max(128),
     message: z.string().max(4096),
     providerCode: z.string().max(128).optional()
-});
+}));
 
 /**
  * A local file.
  */
-export const zFilePluginSource = z.object({
+export const zFilePluginSource = z.lazy(() => z.object({
     _tag: z.enum(['File']),
     uri: z.string()
-});
+}));
 
 /**
  * A positive finite limit.
  */
-export const zFiniteLimit = z.object({
+export const zFiniteLimit = z.lazy(() => z.object({
     kind: z.enum(['finite']),
     value: z.int().gte(1)
-});
+}));
 
 /**
  * A finite policy count that may be zero.
  */
-export const zFinitePolicyCount = z.object({
+export const zFinitePolicyCount = z.lazy(() => z.object({
     kind: z.enum(['finite']),
     value: z.int(),
     origin: zExecutionLimitOrigin
-});
+}));
 
 /**
  * A positive finite policy limit.
  */
-export const zFinitePolicyLimit = z.object({
+export const zFinitePolicyLimit = z.lazy(() => z.object({
     kind: z.enum(['finite']),
     value: z.int().gte(1),
     origin: zExecutionLimitOrigin
-});
+}));
 
 /**
  * A fixed delay between provider retries.
  */
-export const zFixedPolicyPacing = z.object({
+export const zFixedPolicyPacing = z.lazy(() => z.object({
     kind: z.enum(['fixed']),
     delayMs: z.int()
-});
+}));
 
 /**
  * The request was refused (Host or Origin not allowed, or the action is forbidden).
  */
-export const zForbiddenErrorEncoded = z.object({
+export const zForbiddenErrorEncoded = z.lazy(() => z.object({
     _tag: z.enum(['ForbiddenError']),
     message: z.string()
-});
+}));
 
 /**
  * A Git repository, optionally at a ref.
  */
-export const zGitPluginSource = z.object({
+export const zGitPluginSource = z.lazy(() => z.object({
     _tag: z.enum(['Git']),
     url: z.string(),
     ref: z.string().optional()
-});
+}));
 
 /**
  * The service is up.
  */
-export const zHealthResponse = z.object({
+export const zHealthResponse = z.lazy(() => z.object({
     status: z.enum(['ok'])
-});
+}));
 
 /**
  * Image media types accepted in prompts and tool results.
@@ -408,11 +408,11 @@ export const zImageMimeType = z.enum([
 /**
  * An image carried inline as base64.
  */
-export const zBase64ImageSource = z.object({
+export const zBase64ImageSource = z.lazy(() => z.object({
     type: z.enum(['base64']),
     data: z.string(),
     mimeType: zImageMimeType
-});
+}));
 
 /**
  * How a model accepts image references.
@@ -431,67 +431,67 @@ export const zInstructionRole = z.enum([
 /**
  * The server failed unexpectedly.
  */
-export const zInternalServerErrorEncoded = z.object({
+export const zInternalServerErrorEncoded = z.lazy(() => z.object({
     _tag: z.enum(['InternalServerError']),
     message: z.string()
-});
+}));
 
 /**
  * A Tool result given as JSON.
  */
-export const zJsonToolResult = z.object({
+export const zJsonToolResult = z.lazy(() => z.object({
     format: z.enum(['json']),
     value: z.unknown()
-});
+}));
 
 /**
  * JSON content in a Tool result.
  */
-export const zJsonToolResultPart = z.object({
+export const zJsonToolResultPart = z.lazy(() => z.object({
     type: z.enum(['json']),
     value: z.unknown()
-});
+}));
 
 /**
  * The limit code and description that accompany a `limit_reached` outcome.
  */
-export const zLimitDiagnostic = z.object({
+export const zLimitDiagnostic = z.lazy(() => z.object({
     code: z.string().max(128),
     message: z.string().max(4096)
-});
+}));
 
 /**
  * A compaction a client requested.
  */
-export const zManualCompactionTrigger = z.object({
+export const zManualCompactionTrigger = z.lazy(() => z.object({
     kind: z.enum(['manual'])
-});
+}));
 
 /**
  * Binary contents of a resource, base64-encoded.
  */
-export const zMcpBlobResourceContents = z.object({
+export const zMcpBlobResourceContents = z.lazy(() => z.object({
     uri: z.string(),
     mimeType: z.string().optional(),
     blob: z.string()
-});
+}));
 
 /**
  * MCP client capabilities; Core supports none of them, so every field is `false`.
  */
-export const zMcpClientCapabilities = z.object({
+export const zMcpClientCapabilities = z.lazy(() => z.object({
     roots: z.literal(false),
     sampling: z.literal(false),
     elicitation: z.literal(false)
-});
+}));
 
 /**
  * No credential has been stored.
  */
-export const zMcpCredentialAbsentStatus = z.object({
+export const zMcpCredentialAbsentStatus = z.lazy(() => z.object({
     kind: z.enum(['absent']),
     generation: z.int()
-});
+}));
 
 /**
  * Why an MCP credential needs the user to authorize again.
@@ -505,19 +505,19 @@ export const zMcpCredentialAuthorizationRequiredReason = z.enum([
 /**
  * The user must authorize again.
  */
-export const zMcpCredentialAuthorizationRequiredStatus = z.object({
+export const zMcpCredentialAuthorizationRequiredStatus = z.lazy(() => z.object({
     kind: z.enum(['authorization-required']),
     generation: z.int().gte(1),
     reason: zMcpCredentialAuthorizationRequiredReason
-});
+}));
 
 /**
  * A usable credential is stored.
  */
-export const zMcpCredentialAuthorizedStatus = z.object({
+export const zMcpCredentialAuthorizedStatus = z.lazy(() => z.object({
     kind: z.enum(['authorized']),
     generation: z.int().gte(1)
-});
+}));
 
 /**
  * The OAuth errors an authorization server may return to the callback.
@@ -538,41 +538,41 @@ export const zMcpCredentialCallbackDeniedReason = z.enum([
 /**
  * The authorization server refused.
  */
-export const zMcpCredentialCallbackDenied = z.object({
+export const zMcpCredentialCallbackDenied = z.lazy(() => z.object({
     kind: z.enum(['denied']),
     state: z.string(),
     error: zMcpCredentialCallbackDeniedReason,
     issuer: z.string().optional()
-});
+}));
 
 /**
  * The authorization server granted a code.
  */
-export const zMcpCredentialCallbackSuccess = z.object({
+export const zMcpCredentialCallbackSuccess = z.lazy(() => z.object({
     kind: z.enum(['success']),
     state: z.string(),
     code: z.string(),
     issuer: z.string().optional()
-});
+}));
 
 /**
  * The parameters of one external OAuth callback.
  */
-export const zMcpCredentialCallback = z.union([
+export const zMcpCredentialCallback = z.lazy(() => z.union([
     z.object({
         kind: z.literal('success')
     }).and(zMcpCredentialCallbackSuccess),
     z.object({
         kind: z.literal('denied')
     }).and(zMcpCredentialCallbackDenied)
-]);
+]));
 
 /**
  * Completes one OAuth callback.
  */
-export const zCompleteMcpCredentialCallbackRequest = z.object({
+export const zCompleteMcpCredentialCallbackRequest = z.lazy(() => z.object({
     callback: zMcpCredentialCallback
-});
+}));
 
 /**
  * The OAuth error a `WWW-Authenticate` challenge carried.
@@ -582,29 +582,29 @@ export const zMcpCredentialChallengeError = z.enum(['invalid_token', 'insufficie
 /**
  * A parsed `WWW-Authenticate: Bearer` challenge from the MCP server.
  */
-export const zMcpCredentialChallenge = z.object({
+export const zMcpCredentialChallenge = z.lazy(() => z.object({
     scheme: z.enum(['Bearer']),
     resourceMetadata: z.string(),
     error: zMcpCredentialChallengeError.optional(),
     scope: z.string().optional()
-});
+}));
 
 /**
  * The stored credential expired and could not be refreshed.
  */
-export const zMcpCredentialExpiredStatus = z.object({
+export const zMcpCredentialExpiredStatus = z.lazy(() => z.object({
     kind: z.enum(['expired']),
     generation: z.int().gte(1),
     expiredAtEpochMs: z.int()
-});
+}));
 
 /**
  * Authorization has started and waits for the callback.
  */
-export const zMcpCredentialPendingStatus = z.object({
+export const zMcpCredentialPendingStatus = z.lazy(() => z.object({
     kind: z.enum(['pending']),
     generation: z.int().gte(1)
-});
+}));
 
 /**
  * Where the host resolves a credential reference from.
@@ -618,10 +618,10 @@ export const zMcpCredentialReferenceKind = z.enum([
 /**
  * Names a credential the host resolves when it opens an MCP connection; secret values never appear.
  */
-export const zMcpCredentialReference = z.object({
+export const zMcpCredentialReference = z.lazy(() => z.object({
     kind: zMcpCredentialReferenceKind,
     reference: z.string().max(256)
-});
+}));
 
 /**
  * The outcome of revoking a forgotten MCP credential.
@@ -638,32 +638,32 @@ export const zMcpCredentialRevocationStatus = z.enum([
 /**
  * The generation that was forgotten and how revocation went.
  */
-export const zMcpCredentialForgetResponse = z.object({
+export const zMcpCredentialForgetResponse = z.lazy(() => z.object({
     generation: z.int().gte(1),
     revocation: zMcpCredentialRevocationStatus
-});
+}));
 
 /**
  * The credential was forgotten.
  */
-export const zMcpCredentialForgottenStatus = z.object({
+export const zMcpCredentialForgottenStatus = z.lazy(() => z.object({
     kind: z.enum(['forgotten']),
     generation: z.int().gte(1),
     revocation: zMcpCredentialRevocationStatus
-});
+}));
 
 /**
  * The pending status and the URL where the user authorizes.
  */
-export const zMcpCredentialStartResponse = z.object({
+export const zMcpCredentialStartResponse = z.lazy(() => z.object({
     status: zMcpCredentialPendingStatus,
     authorizationUrl: z.string()
-});
+}));
 
 /**
  * The secret-free status of one Session MCP server credential.
  */
-export const zMcpCredentialStatus = z.union([
+export const zMcpCredentialStatus = z.lazy(() => z.union([
     z.object({
         kind: z.literal('absent')
     }).and(zMcpCredentialAbsentStatus),
@@ -682,65 +682,65 @@ export const zMcpCredentialStatus = z.union([
     z.object({
         kind: z.literal('forgotten')
     }).and(zMcpCredentialForgottenStatus)
-]);
+]));
 
 /**
  * The body of the credential status operations.
  */
-export const zMcpCredentialStatusResponse = z.object({
+export const zMcpCredentialStatusResponse = z.lazy(() => z.object({
     status: zMcpCredentialStatus
-});
+}));
 
 /**
  * Never reconnect automatically.
  */
-export const zMcpManualReconnect = z.object({
+export const zMcpManualReconnect = z.lazy(() => z.object({
     kind: z.enum(['manual'])
-});
+}));
 
 /**
  * A pre-registered public OAuth client.
  */
-export const zMcpOAuthClient = z.object({
+export const zMcpOAuthClient = z.lazy(() => z.object({
     clientId: z.string(),
     tokenEndpointAuthMethod: z.enum(['none'])
-});
+}));
 
 /**
  * An OAuth credential reference that authorizes remote MCP requests.
  */
-export const zMcpOAuthCredentialReference = z.object({
+export const zMcpOAuthCredentialReference = z.lazy(() => z.object({
     kind: z.enum(['oauth']),
     reference: z.string().max(256)
-});
+}));
 
 /**
  * One argument of an MCP prompt.
  */
-export const zMcpPromptArgument = z.object({
+export const zMcpPromptArgument = z.lazy(() => z.object({
     name: z.string(),
     title: z.string().optional(),
     description: z.string().optional(),
     required: z.boolean().optional()
-});
+}));
 
 /**
  * One prompt an MCP server advertises.
  */
-export const zMcpCatalogPrompt = z.object({
+export const zMcpCatalogPrompt = z.lazy(() => z.object({
     name: z.string(),
     title: z.string().optional(),
     description: z.string().optional(),
     arguments: z.array(zMcpPromptArgument).optional()
-});
+}));
 
 /**
  * Whether the server supports prompts and announces prompt list changes.
  */
-export const zMcpPromptsCapability = z.object({
+export const zMcpPromptsCapability = z.lazy(() => z.object({
     supported: z.boolean(),
     listChanged: z.boolean()
-});
+}));
 
 /**
  * Who a resource is meant for.
@@ -750,16 +750,16 @@ export const zMcpResourceAudience = z.enum(['user', 'assistant']);
 /**
  * Hints an MCP server gives for a resource or resource template.
  */
-export const zMcpResourceAnnotations = z.object({
+export const zMcpResourceAnnotations = z.lazy(() => z.object({
     audience: z.array(zMcpResourceAudience).optional(),
     priority: z.number().lte(1).optional(),
     lastModified: z.string().optional()
-});
+}));
 
 /**
  * One resource an MCP server advertises.
  */
-export const zMcpCatalogResource = z.object({
+export const zMcpCatalogResource = z.lazy(() => z.object({
     uri: z.string(),
     name: z.string(),
     title: z.string().optional(),
@@ -767,28 +767,28 @@ export const zMcpCatalogResource = z.object({
     mimeType: z.string().optional(),
     annotations: zMcpResourceAnnotations.optional(),
     size: z.int().optional()
-});
+}));
 
 /**
  * One resource template an MCP server advertises.
  */
-export const zMcpCatalogResourceTemplate = z.object({
+export const zMcpCatalogResourceTemplate = z.lazy(() => z.object({
     uriTemplate: z.string(),
     name: z.string(),
     title: z.string().optional(),
     description: z.string().optional(),
     mimeType: z.string().optional(),
     annotations: zMcpResourceAnnotations.optional()
-});
+}));
 
 /**
  * Whether the server supports resources, announces list changes and accepts subscriptions.
  */
-export const zMcpResourcesCapability = z.object({
+export const zMcpResourcesCapability = z.lazy(() => z.object({
     supported: z.boolean(),
     listChanged: z.boolean(),
     subscribe: z.boolean()
-});
+}));
 
 /**
  * Whether an MCP server is a local child process or a remote endpoint.
@@ -798,91 +798,91 @@ export const zMcpServerKind = z.enum(['local', 'remote']);
 /**
  * Text contents of a resource.
  */
-export const zMcpTextResourceContents = z.object({
+export const zMcpTextResourceContents = z.lazy(() => z.object({
     uri: z.string(),
     mimeType: z.string().optional(),
     text: z.string()
-});
+}));
 
 /**
  * One item of a resource's contents: text or a base64 blob.
  */
-export const zMcpResourceContents = z.union([
+export const zMcpResourceContents = z.lazy(() => z.union([
     zMcpTextResourceContents,
     zMcpBlobResourceContents
-]);
+]));
 
 /**
  * What an MCP resource read returned.
  */
-export const zMcpResourceReadResult = z.object({
+export const zMcpResourceReadResult = z.lazy(() => z.object({
     contents: z.array(zMcpResourceContents)
-});
+}));
 
 /**
  * The body of `readMcpResource`.
  */
-export const zMcpResourceReadResponse = z.object({
+export const zMcpResourceReadResponse = z.lazy(() => z.object({
     resource: zMcpResourceReadResult
-});
+}));
 
 /**
  * Behaviour hints an MCP server gives for a Tool.
  */
-export const zMcpToolAnnotations = z.object({
+export const zMcpToolAnnotations = z.lazy(() => z.object({
     title: z.string().optional(),
     readOnlyHint: z.boolean().optional(),
     destructiveHint: z.boolean().optional(),
     idempotentHint: z.boolean().optional(),
     openWorldHint: z.boolean().optional()
-});
+}));
 
 /**
  * One Tool an MCP server advertises.
  */
-export const zMcpCatalogTool = z.object({
+export const zMcpCatalogTool = z.lazy(() => z.object({
     name: z.string(),
     title: z.string().optional(),
     description: z.string().optional(),
     inputSchema: z.unknown(),
     outputSchema: z.unknown().optional(),
     annotations: zMcpToolAnnotations.optional()
-});
+}));
 
 /**
  * The Tools, resources, resource templates and prompts of one MCP server at a catalog revision.
  */
-export const zMcpServerCatalog = z.object({
+export const zMcpServerCatalog = z.lazy(() => z.object({
     revision: z.int(),
     tools: z.array(zMcpCatalogTool),
     resources: z.array(zMcpCatalogResource),
     resourceTemplates: z.array(zMcpCatalogResourceTemplate),
     prompts: z.array(zMcpCatalogPrompt)
-});
+}));
 
 /**
  * Whether the server supports Tools and announces Tool list changes.
  */
-export const zMcpToolsCapability = z.object({
+export const zMcpToolsCapability = z.lazy(() => z.object({
     supported: z.boolean(),
     listChanged: z.boolean()
-});
+}));
 
 /**
  * The capabilities an MCP server negotiated.
  */
-export const zMcpServerCapabilities = z.object({
+export const zMcpServerCapabilities = z.lazy(() => z.object({
     tools: zMcpToolsCapability,
     resources: zMcpResourcesCapability,
     prompts: zMcpPromptsCapability,
     logging: z.boolean(),
     completions: z.boolean()
-});
+}));
 
 /**
  * One connected MCP server in the effective catalog, without private metadata.
  */
-export const zMcpCatalogServer = z.object({
+export const zMcpCatalogServer = z.lazy(() => z.object({
     origin: zCatalogOrigin,
     serverId: z.string(),
     name: z.string().max(128),
@@ -891,27 +891,27 @@ export const zMcpCatalogServer = z.object({
     capabilities: zMcpServerCapabilities,
     instructions: z.string().optional(),
     catalog: zMcpServerCatalog
-});
+}));
 
 /**
  * The effective host and Session MCP catalog at a revision.
  */
-export const zMcpCatalogSnapshot = z.object({
+export const zMcpCatalogSnapshot = z.lazy(() => z.object({
     revision: z.int(),
     servers: z.array(zMcpCatalogServer)
-});
+}));
 
 /**
  * The body of `getMcpCatalog`.
  */
-export const zMcpCatalogResponse = z.object({
+export const zMcpCatalogResponse = z.lazy(() => z.object({
     catalog: zMcpCatalogSnapshot
-});
+}));
 
 /**
  * The request did not fit the model's context window.
  */
-export const zModelContextLimit = z.object({
+export const zModelContextLimit = z.lazy(() => z.object({
     name: z.enum(['model_context']),
     origin: zExecutionLimitOrigin,
     value: z.int(),
@@ -921,15 +921,15 @@ export const zModelContextLimit = z.object({
     safetyReserveUnits: z.int(),
     availableInputUnits: z.int(),
     estimator: z.string().max(128)
-});
+}));
 
 /**
  * The image inputs a model accepts.
  */
-export const zModelImageCapabilities = z.object({
+export const zModelImageCapabilities = z.lazy(() => z.object({
     referenceTypes: z.array(zImageReferenceType).min(1),
     mimeTypes: z.array(zImageMimeType).min(1)
-});
+}));
 
 /**
  * A content modality a model accepts.
@@ -939,10 +939,10 @@ export const zModelInputModality = z.enum(['text', 'image']);
 /**
  * A model's context and output budgets in model units.
  */
-export const zModelLimits = z.object({
+export const zModelLimits = z.lazy(() => z.object({
     contextUnits: z.int(),
     outputUnits: z.int()
-});
+}));
 
 /**
  * A content modality a model produces.
@@ -952,51 +952,51 @@ export const zModelOutputModality = z.enum(['text']);
 /**
  * Decimal-string prices per million model units.
  */
-export const zModelPricingRates = z.object({
+export const zModelPricingRates = z.lazy(() => z.object({
     input: z.string().max(128),
     output: z.string().max(128),
     cacheReadInput: z.string().max(128).optional(),
     cacheWriteInput: z.string().max(128).optional()
-});
+}));
 
 /**
  * Known pricing, version 1.
  */
-export const zKnownModelPricing = z.object({
+export const zKnownModelPricing = z.lazy(() => z.object({
     version: z.enum(['v1']),
     currency: z.string().max(3),
     unit: z.enum(['million_model_units']),
     rates: zModelPricingRates
-});
+}));
 
 /**
  * The single SSE event of a `.../models/events` stream: the present catalog revision.
  */
-export const zModelRevisionEvent = z.object({
+export const zModelRevisionEvent = z.lazy(() => z.object({
     type: z.enum(['models.revision']),
     hostRevision: z.string().max(128)
-});
+}));
 
 /**
  * A Tool call the model made directly.
  */
-export const zModelToolOrigin = z.object({
+export const zModelToolOrigin = z.lazy(() => z.object({
     kind: z.enum(['model'])
-});
+}));
 
 /**
  * The Tool call needed no approval.
  */
-export const zNoToolApproval = z.object({
+export const zNoToolApproval = z.lazy(() => z.object({
     state: z.enum(['none'])
-});
+}));
 
 /**
  * No delay between provider retries.
  */
-export const zNonePolicyPacing = z.object({
+export const zNonePolicyPacing = z.lazy(() => z.object({
     kind: z.enum(['none'])
-});
+}));
 
 /**
  * The kind of resource that was not found.
@@ -1021,20 +1021,20 @@ export const zNotFoundResource = z.enum([
 /**
  * The addressed resource does not exist.
  */
-export const zNotFoundErrorEncoded = z.object({
+export const zNotFoundErrorEncoded = z.lazy(() => z.object({
     _tag: z.enum(['NotFoundError']),
     message: z.string(),
     resource: zNotFoundResource.optional()
-});
+}));
 
 /**
  * An npm package, optionally at a requested version.
  */
-export const zPackagePluginSource = z.object({
+export const zPackagePluginSource = z.lazy(() => z.object({
     _tag: z.enum(['Package']),
     name: z.string(),
     requestedVersion: z.string().optional()
-});
+}));
 
 /**
  * The outcome a permission rule assigns.
@@ -1057,63 +1057,63 @@ export const zPermissionReply = z.enum([
 /**
  * A reply to a pending permission request.
  */
-export const zPermissionReplyRequest = z.object({
+export const zPermissionReplyRequest = z.lazy(() => z.object({
     reply: zPermissionReply,
     message: z.string().max(4096).optional()
-});
+}));
 
 /**
  * One ordered permission rule: `action` and `resource` are full-string `*`/`?` patterns.
  */
-export const zPermissionRule = z.object({
+export const zPermissionRule = z.lazy(() => z.object({
     action: z.string(),
     resource: z.string(),
     effect: zPermissionEffect
-});
+}));
 
 /**
  * A plugin's instructions, held by reference.
  */
-export const zPluginInstructionSource = z.object({
+export const zPluginInstructionSource = z.lazy(() => z.object({
     kind: z.enum(['plugin']),
     id: z.string().max(512),
     revision: z.string().max(512),
     order: z.int(),
     reference: z.string().max(2048)
-});
+}));
 
 /**
  * Where the next journal page starts: pass as `afterTurnSequence` and `afterSequence`.
  */
-export const zPluginJournalCursor = z.object({
+export const zPluginJournalCursor = z.lazy(() => z.object({
     turnSequence: z.int(),
     sequence: z.int()
-});
+}));
 
 /**
  * A server the host starts as a child process and talks to over stdio.
  */
-export const zPluginMcpStdioTransport = z.object({
+export const zPluginMcpStdioTransport = z.lazy(() => z.object({
     kind: z.enum(['stdio']),
     command: z.string(),
     arguments: z.array(z.string()),
     environment: z.record(z.string(), zMcpCredentialReference)
-});
+}));
 
 /**
  * A server the host reaches over MCP streamable HTTP.
  */
-export const zPluginMcpStreamableHttpTransport = z.object({
+export const zPluginMcpStreamableHttpTransport = z.lazy(() => z.object({
     kind: z.enum(['streamable-http']),
     endpoint: z.string().max(2048),
     headers: z.record(z.string(), zMcpCredentialReference),
     oauth: zMcpOAuthCredentialReference.optional()
-});
+}));
 
 /**
  * The delay between provider retries.
  */
-export const zPolicyPacing = z.union([
+export const zPolicyPacing = z.lazy(() => z.union([
     z.object({
         kind: z.literal('none')
     }).and(zNonePolicyPacing),
@@ -1123,43 +1123,43 @@ export const zPolicyPacing = z.union([
     z.object({
         kind: z.literal('exponential')
     }).and(zExponentialPolicyPacing)
-]);
+]));
 
 /**
  * How permission patterns match.
  */
-export const zPolicyPermissionMatching = z.object({
+export const zPolicyPermissionMatching = z.lazy(() => z.object({
     caseSensitive: z.boolean()
-});
+}));
 
 /**
  * Steering input promoted into a batch the model sees.
  */
-export const zPromotedSteerState = z.object({
+export const zPromotedSteerState = z.lazy(() => z.object({
     state: z.enum(['promoted']),
     batch: z.int().gte(1),
     promotedAt: z.int()
-});
+}));
 
 /**
  * One provider attempt ran past its timeout.
  */
-export const zProviderAttemptTimeoutLimit = z.object({
+export const zProviderAttemptTimeoutLimit = z.lazy(() => z.object({
     name: z.enum(['provider_attempt_timeout']),
     origin: zExecutionLimitOrigin,
     value: z.int().gte(1),
     unit: z.enum(['milliseconds'])
-});
+}));
 
 /**
  * One model request used up its provider attempts.
  */
-export const zProviderAttemptsLimit = z.object({
+export const zProviderAttemptsLimit = z.lazy(() => z.object({
     name: z.enum(['provider_attempts']),
     origin: zExecutionLimitOrigin,
     value: z.int().gte(1),
     unit: z.enum(['attempts'])
-});
+}));
 
 /**
  * How a provider connection authenticates.
@@ -1184,35 +1184,35 @@ export const zProviderCredentialSource = z.enum([
 /**
  * One model request, including retries, ran past its elapsed-time limit.
  */
-export const zProviderElapsedLimit = z.object({
+export const zProviderElapsedLimit = z.lazy(() => z.object({
     name: z.enum(['provider_elapsed']),
     origin: zExecutionLimitOrigin,
     value: z.int().gte(1),
     unit: z.enum(['milliseconds'])
-});
+}));
 
 /**
  * When a pending login expires, in epoch milliseconds; non-finite values travel as strings.
  */
-export const zProviderLoginExpiry = z.union([
+export const zProviderLoginExpiry = z.lazy(() => z.union([
     z.int(),
     z.enum([
         'Infinity',
         '-Infinity',
         'NaN'
     ])
-]);
+]));
 
 /**
  * The login waits for the user.
  */
-export const zPendingProviderLogin = z.object({
+export const zPendingProviderLogin = z.lazy(() => z.object({
     status: z.enum(['pending']),
     loginId: z.string().max(128),
     methodId: z.string(),
     prompt: zDeviceLoginPrompt,
     expiresAt: zProviderLoginExpiry
-});
+}));
 
 /**
  * Why a login failed.
@@ -1227,37 +1227,37 @@ export const zProviderLoginFailureReason = z.enum([
 /**
  * The login failed.
  */
-export const zFailedProviderLogin = z.object({
+export const zFailedProviderLogin = z.lazy(() => z.object({
     status: z.enum(['failed']),
     loginId: z.string().max(128),
     reason: zProviderLoginFailureReason,
     message: z.string()
-});
+}));
 
 /**
  * A link shown with a login notice.
  */
-export const zProviderLoginNoticeLink = z.object({
+export const zProviderLoginNoticeLink = z.lazy(() => z.object({
     label: z.string(),
     url: z.string()
-});
+}));
 
 /**
  * A notice shown before a login starts.
  */
-export const zProviderLoginNotice = z.object({
+export const zProviderLoginNotice = z.lazy(() => z.object({
     text: z.string(),
     links: z.array(zProviderLoginNoticeLink)
-});
+}));
 
 /**
  * A host-held login method a provider offers.
  */
-export const zProviderLoginMethod = z.object({
+export const zProviderLoginMethod = z.lazy(() => z.object({
     id: z.string(),
     label: z.string(),
     notice: zProviderLoginNotice.optional()
-});
+}));
 
 /**
  * What one provider's model refresh did.
@@ -1271,44 +1271,44 @@ export const zProviderModelRefreshStatus = z.enum([
 /**
  * The outcome of refreshing one provider's models.
  */
-export const zProviderModelRefreshOutcome = z.object({
+export const zProviderModelRefreshOutcome = z.lazy(() => z.object({
     providerId: z.string().max(128),
     status: zProviderModelRefreshStatus,
     message: z.string().optional()
-});
+}));
 
 /**
  * One selectable choice in a question.
  */
-export const zQuestionOption = z.object({
+export const zQuestionOption = z.lazy(() => z.object({
     label: z.string().max(256),
     description: z.string().max(4096)
-});
+}));
 
 /**
  * One question for the user.
  */
-export const zQuestion = z.object({
+export const zQuestion = z.lazy(() => z.object({
     question: z.string().max(4096),
     header: z.string().max(30),
     options: z.array(zQuestionOption).min(1),
     multiple: z.boolean().optional(),
     custom: z.boolean().optional()
-});
+}));
 
 /**
  * Answers to a pending question request: one answer per question, in order.
  */
-export const zQuestionReplyRequest = z.object({
+export const zQuestionReplyRequest = z.lazy(() => z.object({
     answers: z.array(z.array(z.string())).min(1)
-});
+}));
 
 /**
  * Reads one resource by URI.
  */
-export const zReadMcpResourceRequest = z.object({
+export const zReadMcpResourceRequest = z.lazy(() => z.object({
     uri: z.string()
-});
+}));
 
 /**
  * The reasoning effort requested of the model.
@@ -1326,48 +1326,48 @@ export const zReasoningEffort = z.enum([
 /**
  * What a model accepts and produces.
  */
-export const zModelCapabilities = z.object({
+export const zModelCapabilities = z.lazy(() => z.object({
     input: z.array(zModelInputModality).min(1),
     output: z.array(zModelOutputModality).min(1),
     tools: z.boolean(),
     image: zModelImageCapabilities.optional(),
     reasoningEfforts: z.array(zReasoningEffort).min(1).optional()
-});
+}));
 
 /**
  * Request defaults a model applies when a request names none.
  */
-export const zModelDefaults = z.object({
+export const zModelDefaults = z.lazy(() => z.object({
     temperature: z.number().optional(),
     topP: z.number().lte(1).optional(),
     maxOutputUnits: z.int().gte(1).optional(),
     stopSequences: z.array(z.string()).min(1).optional(),
     seed: z.int().optional(),
     reasoningEffort: zReasoningEffort.optional()
-});
+}));
 
 /**
  * Refreshes one provider's models, or every discovery provider's when `providerId` is absent.
  */
-export const zRefreshProviderModelsRequest = z.object({
+export const zRefreshProviderModelsRequest = z.lazy(() => z.object({
     providerId: z.string().max(128).optional()
-});
+}));
 
 /**
  * Re-resolves the active overlay revision `id`.
  */
-export const zRefreshSessionPluginRequest = z.object({
+export const zRefreshSessionPluginRequest = z.lazy(() => z.object({
     id: z.string()
-});
+}));
 
 /**
  * The artifact a recorded revision resolved to.
  */
-export const zResolvedSessionPlugin = z.object({
+export const zResolvedSessionPlugin = z.lazy(() => z.object({
     pluginId: z.string(),
     version: z.string(),
     integrity: z.string().optional()
-});
+}));
 
 /**
  * Whether a runtime plugin generation activated.
@@ -1377,7 +1377,7 @@ export const zRuntimePluginStatus = z.enum(['active', 'failed']);
 /**
  * Safe registration metadata of one loaded runtime plugin.
  */
-export const zRuntimePlugin = z.object({
+export const zRuntimePlugin = z.lazy(() => z.object({
     source: z.string(),
     generationId: z.string(),
     pluginId: z.string().optional(),
@@ -1385,14 +1385,14 @@ export const zRuntimePlugin = z.object({
     status: zRuntimePluginStatus,
     registrations: z.array(z.string()),
     error: z.string().optional()
-});
+}));
 
 /**
  * The body of `plugins`.
  */
-export const zRuntimePluginsResponse = z.object({
+export const zRuntimePluginsResponse = z.lazy(() => z.object({
     plugins: z.array(zRuntimePlugin)
-});
+}));
 
 /**
  * Whether the runtime reload happened.
@@ -1402,15 +1402,15 @@ export const zRuntimeReloadResult = z.enum(['reloaded', 'rejected']);
 /**
  * The reload result and the resulting plugin inventory.
  */
-export const zRuntimeReloadResponse = z.object({
+export const zRuntimeReloadResponse = z.lazy(() => z.object({
     result: zRuntimeReloadResult,
     plugins: z.array(zRuntimePlugin)
-});
+}));
 
 /**
  * A stored provider connection, without its secret.
  */
-export const zSafeProviderConnection = z.object({
+export const zSafeProviderConnection = z.lazy(() => z.object({
     connectionId: z.string().max(128),
     providerId: z.string().max(128),
     label: z.string().max(256),
@@ -1418,28 +1418,28 @@ export const zSafeProviderConnection = z.object({
     status: zProviderConnectionStatus,
     createdAt: z.int(),
     updatedAt: z.int()
-});
+}));
 
 /**
  * The login finished and stored a connection.
  */
-export const zConnectedProviderLogin = z.object({
+export const zConnectedProviderLogin = z.lazy(() => z.object({
     status: z.enum(['connected']),
     loginId: z.string().max(128),
     connection: zSafeProviderConnection
-});
+}));
 
 /**
  * A provider connection after a change.
  */
-export const zProviderConnectionResponse = z.object({
+export const zProviderConnectionResponse = z.lazy(() => z.object({
     connection: zSafeProviderConnection
-});
+}));
 
 /**
  * The status of a host-held provider login.
  */
-export const zProviderLogin = z.union([
+export const zProviderLogin = z.lazy(() => z.union([
     z.object({
         status: z.literal('pending')
     }).and(zPendingProviderLogin),
@@ -1449,12 +1449,12 @@ export const zProviderLogin = z.union([
     z.object({
         status: z.literal('failed')
     }).and(zFailedProviderLogin)
-]);
+]));
 
 /**
  * A safe provider summary with its connection status.
  */
-export const zSafeProviderSummary = z.object({
+export const zSafeProviderSummary = z.lazy(() => z.object({
     id: z.string().max(128),
     displayName: z.string(),
     availability: zCatalogAvailability,
@@ -1463,21 +1463,21 @@ export const zSafeProviderSummary = z.object({
     connection: zSafeProviderConnection.optional(),
     methods: z.array(zProviderAuthMethod),
     logins: z.array(zProviderLoginMethod)
-});
+}));
 
 /**
  * The body of `getProvider`.
  */
-export const zRuntimeProviderResponse = z.object({
+export const zRuntimeProviderResponse = z.lazy(() => z.object({
     provider: zSafeProviderSummary
-});
+}));
 
 /**
  * The body of `providers`.
  */
-export const zRuntimeProvidersResponse = z.object({
+export const zRuntimeProvidersResponse = z.lazy(() => z.object({
     providers: z.array(zSafeProviderSummary)
-});
+}));
 
 /**
  * Where the context safety reserve came from.
@@ -1487,88 +1487,88 @@ export const zSafetyReserveOrigin = z.enum(['configured', 'platform']);
 /**
  * Context units each model request reserves beyond the model's output limit.
  */
-export const zPolicySafetyReserve = z.object({
+export const zPolicySafetyReserve = z.lazy(() => z.object({
     units: z.int(),
     origin: zSafetyReserveOrigin
-});
+}));
 
 /**
  * Policy context settings.
  */
-export const zPolicyContext = z.object({
+export const zPolicyContext = z.lazy(() => z.object({
     safetyReserve: zPolicySafetyReserve
-});
+}));
 
 /**
  * The cursor advanced past stamped rows that produced no event; resume after `serverCursor`.
  */
-export const zServerActivityEvent = z.object({
+export const zServerActivityEvent = z.lazy(() => z.object({
     type: z.enum(['server.activity']),
     serverCursor: z.int()
-});
+}));
 
 /**
  * Names the stream's current server cursor: the first event of a live stream (started without
  * `afterServerCursor`), and repeated at least every 15 s while caught up.
  */
-export const zServerCursorEvent = z.object({
+export const zServerCursorEvent = z.lazy(() => z.object({
     type: z.enum(['server.cursor']),
     serverCursor: z.int()
-});
+}));
 
 /**
  * One effective host or Session agent with its display metadata and mode.
  */
-export const zSessionAgentEntry = z.object({
+export const zSessionAgentEntry = z.lazy(() => z.object({
     id: z.string().max(128),
     displayName: z.string(),
     description: z.string(),
     model: z.string().max(641).optional(),
     mode: zAgentMode,
     origin: zCatalogOrigin
-});
+}));
 
-export const zSessionAgentsResponse = z.object({
+export const zSessionAgentsResponse = z.lazy(() => z.object({
     defaultAgent: z.string().max(128).optional(),
     agents: z.array(zSessionAgentEntry)
-});
+}));
 
-export const zSessionBackgroundResponse = z.object({
+export const zSessionBackgroundResponse = z.lazy(() => z.object({
     promoted: z.boolean()
-});
+}));
 
 /**
  * The position a Session compaction page is stable through.
  */
-export const zSessionCompactionHistoryBoundary = z.object({
+export const zSessionCompactionHistoryBoundary = z.lazy(() => z.object({
     throughSequence: z.int(),
     throughOrdinal: z.int(),
     activityCursor: z.int()
-});
+}));
 
 /**
  * Where the next Session compaction page starts.
  */
-export const zSessionCompactionPosition = z.object({
+export const zSessionCompactionPosition = z.lazy(() => z.object({
     sequence: z.int().gte(1),
     ordinal: z.int().gte(1)
-});
+}));
 
 /**
  * Announces the stream's current activity cursor, and repeats it at least every 15 s while caught up.
  */
-export const zSessionCursorEvent = z.object({
+export const zSessionCursorEvent = z.lazy(() => z.object({
     type: z.enum(['session.cursor']),
     activityCursor: z.int()
-});
+}));
 
 /**
  * The position a Session Turn page is stable through.
  */
-export const zSessionHistoryBoundary = z.object({
+export const zSessionHistoryBoundary = z.lazy(() => z.object({
     throughSequence: z.int(),
     activityCursor: z.int()
-});
+}));
 
 /**
  * How far the activation of the desired revision has got.
@@ -1583,119 +1583,119 @@ export const zSessionPluginActivationState = z.enum([
 /**
  * The activation state of the desired revision.
  */
-export const zSessionPluginActivation = z.object({
+export const zSessionPluginActivation = z.lazy(() => z.object({
     revisionId: z.string(),
     state: zSessionPluginActivationState,
     failure: z.string().optional()
-});
+}));
 
 /**
  * The redacted summary of an MCP server a Session plugin revision registers.
  */
-export const zSessionPluginMcpServer = z.object({
+export const zSessionPluginMcpServer = z.lazy(() => z.object({
     serverId: z.string(),
     name: z.string(),
     kind: zMcpServerKind,
     resourceReadTool: z.boolean()
-});
+}));
 
 /**
  * The artifact a caller resolved, with an optional version.
  */
-export const zSessionPluginResolution = z.object({
+export const zSessionPluginResolution = z.lazy(() => z.object({
     pluginId: z.string(),
     version: z.string().optional(),
     integrity: z.string().optional()
-});
+}));
 
 /**
  * A Skill the revision declares inline.
  */
-export const zSessionPluginSkillDeclaration = z.object({
+export const zSessionPluginSkillDeclaration = z.lazy(() => z.object({
     kind: z.enum(['declaration']),
     id: z.string(),
     version: z.string()
-});
+}));
 
-export const zSetSessionDefaultModelRequest = z.object({
+export const zSetSessionDefaultModelRequest = z.lazy(() => z.object({
     defaultModel: z.string()
-});
+}));
 
-export const zSetSessionTitleRequest = z.object({
+export const zSetSessionTitleRequest = z.lazy(() => z.object({
     title: z.string().max(100)
-});
+}));
 
 /**
  * One private header sent with Skill catalog requests.
  */
-export const zSkillHttpHeader = z.object({
+export const zSkillHttpHeader = z.lazy(() => z.object({
     name: z.string().max(128),
     value: z.string().max(4096)
-});
+}));
 
 /**
  * Loads a Skill catalog over HTTP.
  */
-export const zHttpSkillSource = z.object({
+export const zHttpSkillSource = z.lazy(() => z.object({
     kind: z.enum(['http']),
     id: z.string().max(128),
     catalogUrl: z.string().max(2048),
     headers: z.array(zSkillHttpHeader)
-});
+}));
 
 /**
  * A skill's instructions.
  */
-export const zSkillInstructionSource = z.object({
+export const zSkillInstructionSource = z.lazy(() => z.object({
     kind: z.enum(['skill']),
     id: z.string().max(512),
     revision: z.string().max(512),
     order: z.int(),
     reference: z.string().max(2048),
     content: z.string()
-});
+}));
 
 /**
  * Safe metadata of one Skill in a host or Session Skill catalog.
  */
-export const zSkillListEntry = z.object({
+export const zSkillListEntry = z.lazy(() => z.object({
     id: z.string().max(128),
     displayName: z.string(),
     description: z.string(),
     advertised: z.boolean(),
     userInvocable: z.boolean(),
     origin: zCatalogOrigin
-});
+}));
 
 /**
  * The body of `skills`.
  */
-export const zRuntimeSkillsResponse = z.object({
+export const zRuntimeSkillsResponse = z.lazy(() => z.object({
     skills: z.array(zSkillListEntry)
-});
+}));
 
 /**
  * Whether the model sees a Skill and whether users may invoke it.
  */
-export const zSkillModelAdvertisement = z.object({
+export const zSkillModelAdvertisement = z.lazy(() => z.object({
     advertised: z.boolean(),
     userInvocable: z.boolean()
-});
+}));
 
 /**
  * Public descriptive metadata of a Skill.
  */
-export const zSkillPublicMetadata = z.object({
+export const zSkillPublicMetadata = z.lazy(() => z.object({
     author: z.string().optional(),
     license: z.string().optional(),
     homepage: z.string().optional(),
     tags: z.array(z.string())
-});
+}));
 
 /**
  * A complete Skill declared inline.
  */
-export const zSkillDeclaration = z.object({
+export const zSkillDeclaration = z.lazy(() => z.object({
     id: z.string().max(128),
     displayName: z.string(),
     description: z.string(),
@@ -1704,15 +1704,15 @@ export const zSkillDeclaration = z.object({
     modelAdvertisement: zSkillModelAdvertisement,
     publicMetadata: zSkillPublicMetadata,
     files: z.array(z.string()).optional()
-});
+}));
 
 /**
  * A Skill declared inline by a Session plugin.
  */
-export const zPluginSkillDeclarationEntry = z.object({
+export const zPluginSkillDeclarationEntry = z.lazy(() => z.object({
     kind: z.enum(['declaration']),
     declaration: zSkillDeclaration
-});
+}));
 
 /**
  * Where a Skill source loads Skills from.
@@ -1722,53 +1722,53 @@ export const zSkillSourceKind = z.enum(['workspace', 'http']);
 /**
  * A Skill source the revision registers.
  */
-export const zSessionPluginSkillSource = z.object({
+export const zSessionPluginSkillSource = z.lazy(() => z.object({
     kind: z.enum(['source']),
     id: z.string(),
     sourceKind: zSkillSourceKind
-});
+}));
 
 /**
  * The redacted summary of one Skill or Skill source of a Session plugin revision.
  */
-export const zSessionPluginSkill = z.union([
+export const zSessionPluginSkill = z.lazy(() => z.union([
     z.object({
         kind: z.literal('declaration')
     }).and(zSessionPluginSkillDeclaration),
     z.object({
         kind: z.literal('source')
     }).and(zSessionPluginSkillSource)
-]);
+]));
 
 /**
  * Starts or resumes user authorization for one remote MCP server.
  */
-export const zStartMcpCredentialRequest = z.object({
+export const zStartMcpCredentialRequest = z.lazy(() => z.object({
     resource: z.string().optional(),
     challenge: zMcpCredentialChallenge.optional(),
     authorizationServer: z.string().optional(),
     client: zMcpOAuthClient.optional()
-});
+}));
 
 /**
  * Starts a host-held login, optionally with a named method.
  */
-export const zStartProviderLoginRequest = z.object({
+export const zStartProviderLoginRequest = z.lazy(() => z.object({
     methodId: z.string().optional()
-});
+}));
 
 /**
  * A plugin the host registered statically.
  */
-export const zStaticPluginSource = z.object({
+export const zStaticPluginSource = z.lazy(() => z.object({
     _tag: z.enum(['Static']),
     id: z.string()
-});
+}));
 
 /**
  * Where a Session plugin comes from.
  */
-export const zSessionPluginSource = z.union([
+export const zSessionPluginSource = z.lazy(() => z.union([
     z.object({
         _tag: z.literal('Package')
     }).and(zPackagePluginSource),
@@ -1784,12 +1784,12 @@ export const zSessionPluginSource = z.union([
     z.object({
         _tag: z.literal('Static')
     }).and(zStaticPluginSource)
-]);
+]));
 
 /**
  * One redacted, recorded Session plugin revision.
  */
-export const zSessionPluginRevision = z.object({
+export const zSessionPluginRevision = z.lazy(() => z.object({
     id: z.string(),
     sequence: z.int(),
     source: zSessionPluginSource,
@@ -1797,15 +1797,15 @@ export const zSessionPluginRevision = z.object({
     mcpServers: z.array(zSessionPluginMcpServer),
     skills: z.array(zSessionPluginSkill),
     createdAt: z.int()
-});
+}));
 
 /**
  * A steer reused its steerId with different content.
  */
-export const zSteerConflictErrorEncoded = z.object({
+export const zSteerConflictErrorEncoded = z.lazy(() => z.object({
     _tag: z.enum(['SteerConflictError']),
     message: z.string()
-});
+}));
 
 /**
  * Why accepted steering input was never delivered to the model.
@@ -1819,12 +1819,12 @@ export const zSteerUndeliveredReason = z.enum([
 /**
  * The Turn reached its maximum number of steering batches.
  */
-export const zSteeringBatchesLimit = z.object({
+export const zSteeringBatchesLimit = z.lazy(() => z.object({
     name: z.enum(['steering_batches']),
     origin: zExecutionLimitOrigin,
     value: z.int(),
     unit: z.enum(['batches'])
-});
+}));
 
 /**
  * Whether the running Turn still accepts steering input.
@@ -1834,7 +1834,7 @@ export const zSteeringGate = z.enum(['open', 'closed']);
 /**
  * An instruction given as text with a role.
  */
-export const zTextInstructionSource = z.object({
+export const zTextInstructionSource = z.lazy(() => z.object({
     kind: z.enum(['instruction']),
     id: z.string().max(512),
     revision: z.string().max(512),
@@ -1842,12 +1842,12 @@ export const zTextInstructionSource = z.object({
     role: zInstructionRole,
     content: z.string(),
     afterToolCallId: z.string().optional()
-});
+}));
 
 /**
  * A source of model instructions: a role instruction, a skill or a plugin.
  */
-export const zInstructionSource = z.union([
+export const zInstructionSource = z.lazy(() => z.union([
     z.object({
         kind: z.literal('instruction')
     }).and(zTextInstructionSource),
@@ -1857,46 +1857,46 @@ export const zInstructionSource = z.union([
     z.object({
         kind: z.literal('plugin')
     }).and(zPluginInstructionSource)
-]);
+]));
 
 /**
  * One instruction-source change in the Session chronology a checkpoint carries forward.
  */
-export const zChronologyChange = z.object({
+export const zChronologyChange = z.lazy(() => z.object({
     revision: z.int().gte(1),
     historyRevision: z.int(),
     boundaryOrder: z.int(),
     change: zChronologyChangeKind,
     source: zInstructionSource
-});
+}));
 
 /**
  * Plain text content.
  */
-export const zTextPart = z.object({
+export const zTextPart = z.lazy(() => z.object({
     type: z.enum(['text']),
     text: z.string()
-});
+}));
 
 /**
  * One part of a conversation entry (no images).
  */
-export const zConversationContentPart = z.union([
+export const zConversationContentPart = z.lazy(() => z.union([
     z.object({
         type: z.literal('text')
     }).and(zTextPart),
     z.object({
         type: z.literal('content-reference')
     }).and(zContentReferencePart)
-]);
+]));
 
 /**
  * A Tool result given as text.
  */
-export const zTextToolResult = z.object({
+export const zTextToolResult = z.lazy(() => z.object({
     format: z.enum(['text']),
     value: z.string()
-});
+}));
 
 /**
  * Lifecycle of a Tool output artifact file.
@@ -1920,45 +1920,45 @@ export const zToolCallState = z.enum([
 /**
  * The raw result and logs of a CodeMode execution.
  */
-export const zToolExecution = z.object({
+export const zToolExecution = z.lazy(() => z.object({
     result: z.unknown(),
     logs: z.array(z.string())
-});
+}));
 
 /**
  * Who made a Tool call.
  */
-export const zToolOrigin = z.union([
+export const zToolOrigin = z.lazy(() => z.union([
     z.object({
         kind: z.literal('model')
     }).and(zModelToolOrigin),
     z.object({
         kind: z.literal('codemode')
     }).and(zCodeModeToolOrigin)
-]);
+]));
 
 /**
  * The whole Turn ran past its elapsed-time limit.
  */
-export const zTurnElapsedLimit = z.object({
+export const zTurnElapsedLimit = z.lazy(() => z.object({
     name: z.enum(['turn_elapsed']),
     origin: zExecutionLimitOrigin,
     value: z.int().gte(1),
     unit: z.enum(['milliseconds'])
-});
+}));
 
 /**
  * The Turn is quiet: every durable event through `revision` has been sent. Sent at least every 15 s.
  */
-export const zTurnHeartbeatEvent = z.object({
+export const zTurnHeartbeatEvent = z.lazy(() => z.object({
     type: z.enum(['turn.heartbeat']),
     revision: z.int()
-});
+}));
 
 /**
  * The limit a Turn (or compaction) reached, with the value that applied.
  */
-export const zTurnLimit = z.union([
+export const zTurnLimit = z.lazy(() => z.union([
     z.object({
         name: z.literal('turn_elapsed')
     }).and(zTurnElapsedLimit),
@@ -1980,28 +1980,28 @@ export const zTurnLimit = z.union([
     z.object({
         name: z.literal('model_context')
     }).and(zModelContextLimit)
-]);
+]));
 
 /**
  * The expected Turn is not the Session's running Turn.
  */
-export const zTurnNotActiveErrorEncoded = z.object({
+export const zTurnNotActiveErrorEncoded = z.lazy(() => z.object({
     _tag: z.enum(['TurnNotActiveError']),
     message: z.string()
-});
+}));
 
 /**
  * The running Turn no longer accepts steering input.
  */
-export const zTurnNotSteerableErrorEncoded = z.object({
+export const zTurnNotSteerableErrorEncoded = z.lazy(() => z.object({
     _tag: z.enum(['TurnNotSteerableError']),
     message: z.string()
-});
+}));
 
 /**
  * Every 409 body, told apart by `_tag`.
  */
-export const zConflictErrors = z.union([
+export const zConflictErrors = z.lazy(() => z.union([
     z.object({
         _tag: z.literal('ConflictError')
     }).and(zConflictErrorEncoded),
@@ -2014,7 +2014,7 @@ export const zConflictErrors = z.union([
     z.object({
         _tag: z.literal('TurnNotSteerableError')
     }).and(zTurnNotSteerableErrorEncoded)
-]);
+]));
 
 /**
  * Lifecycle phase of a Turn or a context compaction.
@@ -2030,77 +2030,77 @@ export const zTurnPhase = z.enum([
 /**
  * The Turn started running.
  */
-export const zTurnStartedEvent = z.object({
+export const zTurnStartedEvent = z.lazy(() => z.object({
     type: z.enum(['turn.started']),
     revision: z.int(),
     model: z.string(),
     startedAt: z.int()
-});
+}));
 
 /**
  * Token usage for one model request attempt, as the provider reported it (not cumulative across the Turn).
  */
-export const zTurnUsage = z.object({
+export const zTurnUsage = z.lazy(() => z.object({
     promptTokens: zEncodedNumber,
     completionTokens: zEncodedNumber,
     totalTokens: zEncodedNumber,
     cachedPromptTokens: zEncodedNumber.optional(),
     reasoningCompletionTokens: zEncodedNumber.optional()
-});
+}));
 
 /**
  * The compaction was cancelled.
  */
-export const zCancelledCompactionOutcome = z.object({
+export const zCancelledCompactionOutcome = z.lazy(() => z.object({
     kind: z.enum(['cancelled']),
     reason: z.string().optional(),
     usage: zTurnUsage.optional()
-});
+}));
 
 /**
  * The compaction failed.
  */
-export const zFailedCompactionOutcome = z.object({
+export const zFailedCompactionOutcome = z.lazy(() => z.object({
     kind: z.enum(['failed']),
     fault: zFault,
     usage: zTurnUsage.optional()
-});
+}));
 
 /**
  * The compaction stopped at a limit.
  */
-export const zLimitReachedCompactionOutcome = z.object({
+export const zLimitReachedCompactionOutcome = z.lazy(() => z.object({
     kind: z.enum(['limit_reached']),
     limit: zTurnLimit,
     diagnostic: zLimitDiagnostic,
     usage: zTurnUsage.optional()
-});
+}));
 
 /**
  * The history held nothing that could be compacted.
  */
-export const zNoCompressibleHistoryCompactionOutcome = z.object({
+export const zNoCompressibleHistoryCompactionOutcome = z.lazy(() => z.object({
     kind: z.enum(['no_compressible_history']),
     usage: zTurnUsage.optional()
-});
+}));
 
 /**
  * Usage of one model request attempt.
  */
-export const zTurnUsageEvent = z.object({
+export const zTurnUsageEvent = z.lazy(() => z.object({
     type: z.enum(['turn.usage']),
     revision: z.int(),
     usage: zTurnUsage,
     contextUse: zContextUse.optional()
-});
+}));
 
 /**
  * The request lacked a valid bearer token.
  */
-export const zUnauthorizedErrorEncoded = z.object({
+export const zUnauthorizedErrorEncoded = z.lazy(() => z.object({
     _tag: z.enum(['UnauthorizedError']),
     message: z.string()
-});
+}));
 
 /**
  * Why a capability is unavailable.
@@ -2110,25 +2110,25 @@ export const zUnavailableReason = z.enum(['model_unavailable', 'service_unavaila
 /**
  * The capability is not available on this host right now.
  */
-export const zUnavailableErrorEncoded = z.object({
+export const zUnavailableErrorEncoded = z.lazy(() => z.object({
     _tag: z.enum(['UnavailableError']),
     message: z.string(),
     reason: zUnavailableReason.optional()
-});
+}));
 
 /**
  * Steering input that will never reach the model.
  */
-export const zUndeliveredSteerState = z.object({
+export const zUndeliveredSteerState = z.lazy(() => z.object({
     state: z.enum(['undelivered']),
     reason: zSteerUndeliveredReason,
     undeliveredAt: z.int()
-});
+}));
 
 /**
  * Where one steer stands.
  */
-export const zSteerState = z.union([
+export const zSteerState = z.lazy(() => z.union([
     z.object({
         state: z.literal('accepted')
     }).and(zAcceptedSteerState),
@@ -2138,31 +2138,31 @@ export const zSteerState = z.union([
     z.object({
         state: z.literal('undelivered')
     }).and(zUndeliveredSteerState)
-]);
+]));
 
 /**
  * Pricing is not known.
  */
-export const zUnknownModelPricing = z.object({
+export const zUnknownModelPricing = z.lazy(() => z.object({
     version: z.enum(['unknown'])
-});
+}));
 
 /**
  * A model's pricing.
  */
-export const zModelPricing = z.union([
+export const zModelPricing = z.lazy(() => z.union([
     z.object({
         version: z.literal('v1')
     }).and(zKnownModelPricing),
     z.object({
         version: z.literal('unknown')
     }).and(zUnknownModelPricing)
-]);
+]));
 
 /**
  * A model in the catalog.
  */
-export const zCatalogModel = z.object({
+export const zCatalogModel = z.lazy(() => z.object({
     providerId: z.string().max(128),
     ref: z.string().max(641),
     id: z.string().max(512),
@@ -2173,98 +2173,98 @@ export const zCatalogModel = z.object({
     pricing: zModelPricing,
     defaults: zModelDefaults,
     availability: zCatalogAvailability
-});
+}));
 
 /**
  * A host model catalog snapshot at a host revision.
  */
-export const zCatalogSnapshot = z.object({
+export const zCatalogSnapshot = z.lazy(() => z.object({
     hostRevision: z.string().max(128),
     defaultModel: z.string().max(641).optional(),
     providers: z.array(zCatalogProvider),
     models: z.array(zCatalogModel)
-});
+}));
 
 /**
  * The per-provider outcomes and the resulting catalog.
  */
-export const zRefreshProviderModelsResponse = z.object({
+export const zRefreshProviderModelsResponse = z.lazy(() => z.object({
     providers: z.array(zProviderModelRefreshOutcome),
     snapshot: zCatalogSnapshot
-});
+}));
 
 /**
  * No limit.
  */
-export const zUnlimitedLimit = z.object({
+export const zUnlimitedLimit = z.lazy(() => z.object({
     kind: z.enum(['unlimited'])
-});
+}));
 
 /**
  * A configured limit: unlimited or a positive finite value.
  */
-export const zConfiguredLimit = z.union([
+export const zConfiguredLimit = z.lazy(() => z.union([
     z.object({
         kind: z.literal('unlimited')
     }).and(zUnlimitedLimit),
     z.object({
         kind: z.literal('finite')
     }).and(zFiniteLimit)
-]);
+]));
 
 /**
  * Session approval settings.
  */
-export const zApprovalConfiguration = z.object({
+export const zApprovalConfiguration = z.lazy(() => z.object({
     timeoutMs: zConfiguredLimit.optional()
-});
+}));
 
 /**
  * Creates a Session; the server root is the default working directory.
  */
-export const zCreateSessionRequest = z.object({
+export const zCreateSessionRequest = z.lazy(() => z.object({
     defaultModel: z.string().optional(),
     systemPrompt: z.string().optional(),
     workdir: z.string().max(1024).optional(),
     clientWorkdir: z.string().max(1024).optional(),
     permissions: z.array(zPermissionRule).optional(),
     approval: zApprovalConfiguration.optional()
-});
+}));
 
 /**
  * MCP time limits in milliseconds; reaching one fails that operation.
  */
-export const zMcpLimits = z.object({
+export const zMcpLimits = z.lazy(() => z.object({
     startupMs: zConfiguredLimit,
     catalogMs: zConfiguredLimit,
     executionMs: zConfiguredLimit
-});
+}));
 
 /**
  * Retry a retryable connection failure every `delayMs`, up to `maxAttempts` counting the first.
  */
-export const zMcpRetryReconnect = z.object({
+export const zMcpRetryReconnect = z.lazy(() => z.object({
     kind: z.enum(['retry']),
     delayMs: z.int().gte(1),
     maxAttempts: zConfiguredLimit
-});
+}));
 
 /**
  * How an MCP server reconnects after a retryable connection failure.
  */
-export const zMcpReconnectPolicy = z.union([
+export const zMcpReconnectPolicy = z.lazy(() => z.union([
     z.object({
         kind: z.literal('manual')
     }).and(zMcpManualReconnect),
     z.object({
         kind: z.literal('retry')
     }).and(zMcpRetryReconnect)
-]);
+]));
 
 /**
  * A local (stdio) MCP server a Session plugin registers.
  */
-export const zPluginLocalMcpServer = z.object({
+export const zPluginLocalMcpServer = z.lazy(() => z.object({
     kind: z.enum(['local']),
     id: z.string().max(128),
     name: z.string().max(128),
@@ -2276,12 +2276,12 @@ export const zPluginLocalMcpServer = z.object({
     limits: zMcpLimits.optional(),
     reconnect: zMcpReconnectPolicy.optional(),
     transport: zPluginMcpStdioTransport
-});
+}));
 
 /**
  * A remote (streamable HTTP) MCP server a Session plugin registers.
  */
-export const zPluginRemoteMcpServer = z.object({
+export const zPluginRemoteMcpServer = z.lazy(() => z.object({
     kind: z.enum(['remote']),
     id: z.string().max(128),
     name: z.string().max(128),
@@ -2293,41 +2293,41 @@ export const zPluginRemoteMcpServer = z.object({
     limits: zMcpLimits.optional(),
     reconnect: zMcpReconnectPolicy.optional(),
     transport: zPluginMcpStreamableHttpTransport
-});
+}));
 
 /**
  * An MCP server definition carried by a Session plugin revision.
  */
-export const zPluginMcpServerDefinition = z.union([
+export const zPluginMcpServerDefinition = z.lazy(() => z.union([
     z.object({
         kind: z.literal('local')
     }).and(zPluginLocalMcpServer),
     z.object({
         kind: z.literal('remote')
     }).and(zPluginRemoteMcpServer)
-]);
+]));
 
 /**
  * Replaces the ordered Session rules when `expectedRevision` is current.
  */
-export const zReplaceSessionConfigurationRequest = z.object({
+export const zReplaceSessionConfigurationRequest = z.lazy(() => z.object({
     expectedRevision: z.int().gte(1),
     permissions: z.array(zPermissionRule),
     approval: zApprovalConfiguration
-});
+}));
 
 /**
  * The versioned, ordered Session permission and approval configuration.
  */
-export const zSessionConfiguration = z.object({
+export const zSessionConfiguration = z.lazy(() => z.object({
     revision: z.int().gte(1),
     permissions: z.array(zPermissionRule),
     approval: zApprovalConfiguration
-});
+}));
 
-export const zSessionConfigurationResponse = z.object({
+export const zSessionConfigurationResponse = z.lazy(() => z.object({
     configuration: zSessionConfiguration
-});
+}));
 
 /**
  * Where an unlimited policy value came from; `absent` means nothing set one.
@@ -2342,84 +2342,84 @@ export const zUnlimitedPolicyLimitOrigin = z.enum([
 /**
  * A policy limit that does not apply.
  */
-export const zUnlimitedPolicyLimit = z.object({
+export const zUnlimitedPolicyLimit = z.lazy(() => z.object({
     kind: z.enum(['unlimited']),
     origin: zUnlimitedPolicyLimitOrigin
-});
+}));
 
 /**
  * A resolved policy count with its origin: unlimited, or a finite value that may be zero.
  */
-export const zPolicyCountLimit = z.union([
+export const zPolicyCountLimit = z.lazy(() => z.union([
     z.object({
         kind: z.literal('unlimited')
     }).and(zUnlimitedPolicyLimit),
     z.object({
         kind: z.literal('finite')
     }).and(zFinitePolicyCount)
-]);
+]));
 
 /**
  * A resolved policy limit with its origin: unlimited, or a positive finite value.
  */
-export const zPolicyLimit = z.union([
+export const zPolicyLimit = z.lazy(() => z.union([
     z.object({
         kind: z.literal('unlimited')
     }).and(zUnlimitedPolicyLimit),
     z.object({
         kind: z.literal('finite')
     }).and(zFinitePolicyLimit)
-]);
+]));
 
 /**
  * Policy approval limits.
  */
-export const zPolicyApproval = z.object({
+export const zPolicyApproval = z.lazy(() => z.object({
     timeoutMs: zPolicyLimit
-});
+}));
 
 /**
  * Policy image limits.
  */
-export const zPolicyImages = z.object({
+export const zPolicyImages = z.lazy(() => z.object({
     maxBase64Bytes: zPolicyLimit
-});
+}));
 
 /**
  * Policy provider request limits.
  */
-export const zPolicyProvider = z.object({
+export const zPolicyProvider = z.lazy(() => z.object({
     maxAttempts: zPolicyLimit,
     attemptTimeoutMs: zPolicyLimit,
     elapsedMs: zPolicyLimit,
     pacing: zPolicyPacing
-});
+}));
 
 /**
  * Policy steering limits.
  */
-export const zPolicySteering = z.object({
+export const zPolicySteering = z.lazy(() => z.object({
     maxBatches: zPolicyCountLimit
-});
+}));
 
 /**
  * Policy sub-agent limits.
  */
-export const zPolicySubagents = z.object({
+export const zPolicySubagents = z.lazy(() => z.object({
     maxDepth: zPolicyCountLimit
-});
+}));
 
 /**
  * Policy time limits.
  */
-export const zPolicyTimeouts = z.object({
+export const zPolicyTimeouts = z.lazy(() => z.object({
     turnMs: zPolicyLimit
-});
+}));
 
 /**
  * The execution policy frozen when work was admitted (version 4).
  */
-export const zTurnPolicy = z.object({
+export const zTurnPolicy = z.lazy(() => z.object({
     version: z.literal(4),
     permissions: z.array(zPermissionRule),
     permissionMatching: zPolicyPermissionMatching,
@@ -2430,45 +2430,45 @@ export const zTurnPolicy = z.object({
     provider: zPolicyProvider,
     context: zPolicyContext,
     images: zPolicyImages
-});
+}));
 
 /**
  * Updates a provider connection's label.
  */
-export const zUpdateProviderConnectionRequest = z.object({
+export const zUpdateProviderConnectionRequest = z.lazy(() => z.object({
     label: z.string().max(256)
-});
+}));
 
 /**
  * An image addressed by URL.
  */
-export const zUrlImageSource = z.object({
+export const zUrlImageSource = z.lazy(() => z.object({
     type: z.enum(['url']),
     url: z.string(),
     mimeType: zImageMimeType.optional()
-});
+}));
 
-export const zImageSource = z.union([
+export const zImageSource = z.lazy(() => z.union([
     z.object({
         type: z.literal('url')
     }).and(zUrlImageSource),
     z.object({
         type: z.literal('base64')
     }).and(zBase64ImageSource)
-]);
+]));
 
 /**
  * An image attachment.
  */
-export const zImagePart = z.object({
+export const zImagePart = z.lazy(() => z.object({
     type: z.enum(['image']),
     source: zImageSource
-});
+}));
 
 /**
  * One part of a prompt.
  */
-export const zPromptPart = z.union([
+export const zPromptPart = z.lazy(() => z.union([
     z.object({
         type: z.literal('text')
     }).and(zTextPart),
@@ -2478,12 +2478,12 @@ export const zPromptPart = z.union([
     z.object({
         type: z.literal('content-reference')
     }).and(zContentReferencePart)
-]);
+]));
 
 /**
  * One part of a content Tool result.
  */
-export const zToolResultContentPart = z.union([
+export const zToolResultContentPart = z.lazy(() => z.union([
     z.object({
         type: z.literal('text')
     }).and(zTextPart),
@@ -2493,20 +2493,20 @@ export const zToolResultContentPart = z.union([
     z.object({
         type: z.literal('image')
     }).and(zImagePart)
-]);
+]));
 
 /**
  * A Tool result given as content parts.
  */
-export const zContentToolResult = z.object({
+export const zContentToolResult = z.lazy(() => z.object({
     format: z.enum(['content']),
     value: z.array(zToolResultContentPart).min(1)
-});
+}));
 
 /**
  * The canonical result of a Tool call.
  */
-export const zToolResult = z.union([
+export const zToolResult = z.lazy(() => z.union([
     z.object({
         format: z.literal('content')
     }).and(zContentToolResult),
@@ -2516,50 +2516,50 @@ export const zToolResult = z.union([
     z.object({
         format: z.literal('json')
     }).and(zJsonToolResult)
-]);
+]));
 
 /**
  * A lower-case RFC 4122 identifier chosen by the caller or the server.
  */
-export const zUuid = z.uuid();
+export const zUuid = z.lazy(() => z.uuid());
 
 /**
  * The committed receipt of an appended conversation entry.
  */
-export const zAppendConversationReceipt = z.object({
+export const zAppendConversationReceipt = z.lazy(() => z.object({
     sessionId: zUuid,
     entryId: zUuid,
     historyRevision: z.int().gte(1),
     acceptedAt: z.int(),
     attribution: zAttribution.optional()
-});
+}));
 
-export const zAppendConversationReceiptResponse = z.object({
+export const zAppendConversationReceiptResponse = z.lazy(() => z.object({
     receipt: zAppendConversationReceipt
-});
+}));
 
 /**
  * A durable user message added for later work, without admitting a Turn.
  */
-export const zAppendConversationRequest = z.object({
+export const zAppendConversationRequest = z.lazy(() => z.object({
     entryId: zUuid,
     content: z.array(zConversationContentPart).min(1),
     authorId: z.string().max(256).optional()
-});
+}));
 
 /**
  * The Turn was cancelled.
  */
-export const zCancelledTurnOutcome = z.object({
+export const zCancelledTurnOutcome = z.lazy(() => z.object({
     kind: z.enum(['cancelled']),
     turnId: zUuid,
     reason: z.string().optional()
-});
+}));
 
 /**
  * The durable checkpoint a completed compaction produced.
  */
-export const zCompactionCheckpoint = z.object({
+export const zCompactionCheckpoint = z.lazy(() => z.object({
     id: zUuid,
     compactionId: zUuid,
     sessionId: zUuid,
@@ -2570,21 +2570,21 @@ export const zCompactionCheckpoint = z.object({
     chronology: z.array(zChronologyChange),
     estimate: zCompactionEstimate,
     createdAt: z.int()
-});
+}));
 
 /**
  * The compaction finished and recorded a checkpoint.
  */
-export const zCompletedCompactionOutcome = z.object({
+export const zCompletedCompactionOutcome = z.lazy(() => z.object({
     kind: z.enum(['completed']),
     checkpoint: zCompactionCheckpoint,
     usage: zTurnUsage.optional()
-});
+}));
 
 /**
  * How a context compaction ended.
  */
-export const zCompactionOutcome = z.union([
+export const zCompactionOutcome = z.lazy(() => z.union([
     z.object({
         kind: z.literal('completed')
     }).and(zCompletedCompactionOutcome),
@@ -2600,21 +2600,21 @@ export const zCompactionOutcome = z.union([
     z.object({
         kind: z.literal('limit_reached')
     }).and(zLimitReachedCompactionOutcome)
-]);
+]));
 
 /**
  * The Turn finished; `text` is the model's visible text (text and refusals, no reasoning).
  */
-export const zCompletedTurnOutcome = z.object({
+export const zCompletedTurnOutcome = z.lazy(() => z.object({
     kind: z.enum(['completed']),
     turnId: zUuid,
     text: z.string()
-});
+}));
 
 /**
  * The durable receipt of an admitted context compaction.
  */
-export const zContextCompactionReceipt = z.object({
+export const zContextCompactionReceipt = z.lazy(() => z.object({
     delivery: z.enum(['compaction']),
     sessionId: zUuid,
     compactionId: zUuid,
@@ -2623,130 +2623,130 @@ export const zContextCompactionReceipt = z.object({
     sequence: z.int().gte(1),
     acceptedAt: z.int(),
     attribution: zAttribution
-});
+}));
 
 /**
  * What a compaction admission returns: the committed receipt, replayable by its identity.
  */
-export const zContextCompactionReceiptResponse = z.object({
+export const zContextCompactionReceiptResponse = z.lazy(() => z.object({
     receipt: zContextCompactionReceipt
-});
+}));
 
 /**
  * The conversation entry a Turn's prompt was recorded as, at its history revision.
  */
-export const zConversationEntryPosition = z.object({
+export const zConversationEntryPosition = z.lazy(() => z.object({
     entryId: zUuid,
     historyRevision: z.int().gte(1)
-});
+}));
 
-export const zDeletedServer = z.object({
+export const zDeletedServer = z.lazy(() => z.object({
     server: z.string().max(128),
     sessionIds: z.array(zUuid)
-});
+}));
 
-export const zDeletedSession = z.object({
+export const zDeletedSession = z.lazy(() => z.object({
     sessionId: zUuid
-});
+}));
 
 /**
  * The Turn failed.
  */
-export const zFailedTurnOutcome = z.object({
+export const zFailedTurnOutcome = z.lazy(() => z.object({
     kind: z.enum(['failed']),
     turnId: zUuid,
     fault: zFault
-});
+}));
 
 /**
  * Fork through one conversation entry, inclusively.
  */
-export const zForkConversationEntryBoundary = z.object({
+export const zForkConversationEntryBoundary = z.lazy(() => z.object({
     kind: z.enum(['conversationEntry']),
     entryId: zUuid
-});
+}));
 
 /**
  * Fork through one Turn message: the whole Turn that holds it is copied.
  */
-export const zForkTurnMessageBoundary = z.object({
+export const zForkTurnMessageBoundary = z.lazy(() => z.object({
     kind: z.enum(['turnMessage']),
     turnId: zUuid,
     messageIndex: z.int()
-});
+}));
 
 /**
  * The message a fork copies through, inclusively.
  */
-export const zForkBoundary = z.union([
+export const zForkBoundary = z.lazy(() => z.union([
     z.object({
         kind: z.literal('turnMessage')
     }).and(zForkTurnMessageBoundary),
     z.object({
         kind: z.literal('conversationEntry')
     }).and(zForkConversationEntryBoundary)
-]);
+]));
 
 /**
  * What part of the Session history an actor may observe.
  */
-export const zHistoryVisibility = z.object({
+export const zHistoryVisibility = z.lazy(() => z.object({
     floorHistoryRevision: z.int().optional(),
     excludedTurnIds: z.array(zUuid).optional(),
     excludedEntryIds: z.array(zUuid).optional()
-});
+}));
 
 /**
  * The request a context compaction was admitted with.
  */
-export const zCompactionRequest = z.object({
+export const zCompactionRequest = z.lazy(() => z.object({
     sessionId: zUuid,
     compactionId: zUuid,
     model: z.string().optional(),
     visibility: zHistoryVisibility.optional()
-});
+}));
 
 /**
  * Selects what a fork copies; an absent body forks the whole settled history.
  */
-export const zForkSessionRequest = z.object({
+export const zForkSessionRequest = z.lazy(() => z.object({
     turnId: zUuid.optional(),
     through: zForkBoundary.optional(),
     visibility: zHistoryVisibility.optional()
-});
+}));
 
 /**
  * Lineage of a forked Session: its parent and the boundary the copy used.
  */
-export const zForkedFrom = z.object({
+export const zForkedFrom = z.lazy(() => z.object({
     parentSessionId: zUuid,
     turnId: zUuid.optional(),
     through: zForkBoundary.optional(),
     visibility: zHistoryVisibility.optional()
-});
+}));
 
 /**
  * The Turn stopped at a limit.
  */
-export const zLimitReachedTurnOutcome = z.object({
+export const zLimitReachedTurnOutcome = z.lazy(() => z.object({
     kind: z.enum(['limit_reached']),
     turnId: zUuid,
     limit: zTurnLimit,
     diagnostic: zLimitDiagnostic
-});
+}));
 
 /**
  * An automatic compaction started when a Turn's model request overflowed the context window.
  */
-export const zOverflowCompactionTrigger = z.object({
+export const zOverflowCompactionTrigger = z.lazy(() => z.object({
     kind: z.enum(['overflow']),
     turnId: zUuid
-});
+}));
 
 /**
  * One permission check resolved before a Tool call runs.
  */
-export const zPermissionRequest = z.object({
+export const zPermissionRequest = z.lazy(() => z.object({
     id: zUuid,
     sessionId: zUuid,
     turnId: zUuid,
@@ -2756,37 +2756,37 @@ export const zPermissionRequest = z.object({
     resources: z.array(z.string()).min(1),
     save: z.array(z.string()).optional(),
     metadata: z.unknown().optional()
-});
+}));
 
 /**
  * A permission request pending in a descendant sub-agent Session.
  */
-export const zPendingDescendantApproval = z.object({
+export const zPendingDescendantApproval = z.lazy(() => z.object({
     request: zPermissionRequest,
     requestedAt: z.int(),
     agent: z.string().max(128).optional()
-});
+}));
 
 /**
  * The pending permission requests of descendant sub-agent Sessions, oldest first.
  */
-export const zDescendantApprovalsResponse = z.object({
+export const zDescendantApprovalsResponse = z.lazy(() => z.object({
     approvals: z.array(zPendingDescendantApproval)
-});
+}));
 
 /**
  * The Tool call waits for a permission reply.
  */
-export const zPendingToolApproval = z.object({
+export const zPendingToolApproval = z.lazy(() => z.object({
     state: z.enum(['pending']),
     request: zPermissionRequest,
     requestedAt: z.int()
-});
+}));
 
 /**
  * One durable plugin-reported fact.
  */
-export const zPluginJournalEntry = z.object({
+export const zPluginJournalEntry = z.lazy(() => z.object({
     sessionId: zUuid,
     turnId: zUuid,
     sequence: z.int().gte(1),
@@ -2797,26 +2797,26 @@ export const zPluginJournalEntry = z.object({
     logicalCallOrdinal: z.int().gte(1).optional(),
     toolCallId: z.string().optional(),
     recordedAt: z.int()
-});
+}));
 
-export const zPluginJournalResponse = z.object({
+export const zPluginJournalResponse = z.lazy(() => z.object({
     sessionId: zUuid,
     entries: z.array(zPluginJournalEntry),
     next: zPluginJournalCursor.optional()
-});
+}));
 
 /**
  * An automatic compaction started by a Turn's preflight context check.
  */
-export const zPreflightCompactionTrigger = z.object({
+export const zPreflightCompactionTrigger = z.lazy(() => z.object({
     kind: z.enum(['preflight']),
     turnId: zUuid
-});
+}));
 
 /**
  * What started a context compaction.
  */
-export const zCompactionTrigger = z.union([
+export const zCompactionTrigger = z.lazy(() => z.union([
     z.object({
         kind: z.literal('manual')
     }).and(zManualCompactionTrigger),
@@ -2826,12 +2826,12 @@ export const zCompactionTrigger = z.union([
     z.object({
         kind: z.literal('overflow')
     }).and(zOverflowCompactionTrigger)
-]);
+]));
 
 /**
  * Authoritative context compaction state.
  */
-export const zCompaction = z.object({
+export const zCompaction = z.lazy(() => z.object({
     id: zUuid,
     sessionId: zUuid,
     sequence: z.int().gte(1),
@@ -2850,88 +2850,88 @@ export const zCompaction = z.object({
     acceptedAt: z.int(),
     startedAt: z.int().optional(),
     completedAt: z.int().optional()
-});
+}));
 
 /**
  * One context compaction.
  */
-export const zContextCompactionResponse = z.object({
+export const zContextCompactionResponse = z.lazy(() => z.object({
     compaction: zCompaction
-});
+}));
 
 /**
  * One steer as delivered in a promoted steering batch.
  */
-export const zPromotedSteer = z.object({
+export const zPromotedSteer = z.lazy(() => z.object({
     steerId: zUuid,
     sequence: z.int().gte(1),
     prompt: z.array(zPromptPart).min(1),
     attribution: zAttribution,
     acceptedAt: z.int()
-});
+}));
 
 /**
  * A question batch a Tool call asked, as recorded.
  */
-export const zQuestionRequest = z.object({
+export const zQuestionRequest = z.lazy(() => z.object({
     id: zUuid,
     sessionId: zUuid,
     turnId: zUuid,
     toolId: z.string(),
     toolCallId: z.string(),
     questions: z.array(zQuestion).min(1)
-});
+}));
 
 /**
  * The user answered the questions.
  */
-export const zAnsweredToolQuestion = z.object({
+export const zAnsweredToolQuestion = z.lazy(() => z.object({
     state: z.enum(['answered']),
     request: zQuestionRequest,
     requestedAt: z.int(),
     resolvedAt: z.int(),
     answers: z.array(z.array(z.string())).min(1)
-});
+}));
 
 /**
  * The user dismissed the questions.
  */
-export const zDismissedToolQuestion = z.object({
+export const zDismissedToolQuestion = z.lazy(() => z.object({
     state: z.enum(['dismissed']),
     request: zQuestionRequest,
     requestedAt: z.int(),
     resolvedAt: z.int()
-});
+}));
 
 /**
  * A question request pending in a descendant sub-agent Session.
  */
-export const zPendingDescendantQuestion = z.object({
+export const zPendingDescendantQuestion = z.lazy(() => z.object({
     request: zQuestionRequest,
     requestedAt: z.int(),
     agent: z.string().max(128).optional()
-});
+}));
 
 /**
  * The pending question requests of descendant sub-agent Sessions, oldest first.
  */
-export const zDescendantQuestionsResponse = z.object({
+export const zDescendantQuestionsResponse = z.lazy(() => z.object({
     questions: z.array(zPendingDescendantQuestion)
-});
+}));
 
 /**
  * The Tool call waits for answers.
  */
-export const zPendingToolQuestion = z.object({
+export const zPendingToolQuestion = z.lazy(() => z.object({
     state: z.enum(['pending']),
     request: zQuestionRequest,
     requestedAt: z.int()
-});
+}));
 
 /**
  * The durable receipt of queued work.
  */
-export const zQueuePromptReceipt = z.object({
+export const zQueuePromptReceipt = z.lazy(() => z.object({
     delivery: z.enum(['queue']),
     sessionId: zUuid,
     turnId: zUuid,
@@ -2940,12 +2940,12 @@ export const zQueuePromptReceipt = z.object({
     sequence: z.int().gte(1),
     acceptedAt: z.int(),
     attribution: zAttribution.optional()
-});
+}));
 
 /**
  * Queue a new Turn.
  */
-export const zQueuePromptRequest = z.object({
+export const zQueuePromptRequest = z.lazy(() => z.object({
     delivery: z.enum(['queue']),
     turnId: zUuid,
     prompt: z.array(zPromptPart).min(1),
@@ -2957,34 +2957,34 @@ export const zQueuePromptRequest = z.object({
     visibility: zHistoryVisibility.optional(),
     authorId: z.string().max(256).optional(),
     providerOptions: z.unknown().optional()
-});
+}));
 
 /**
  * Model reasoning text.
  */
-export const zReasoningTurnPart = z.object({
+export const zReasoningTurnPart = z.lazy(() => z.object({
     type: z.enum(['reasoning']),
     id: zUuid,
     assistantMessageIndex: z.int(),
     text: z.string(),
     startedAt: z.int().optional(),
     completedAt: z.int().optional()
-});
+}));
 
 /**
  * A model refusal.
  */
-export const zRefusalTurnPart = z.object({
+export const zRefusalTurnPart = z.lazy(() => z.object({
     type: z.enum(['refusal']),
     id: zUuid,
     assistantMessageIndex: z.int(),
     text: z.string()
-});
+}));
 
 /**
  * The Tool call's permission check was decided.
  */
-export const zResolvedToolApproval = z.object({
+export const zResolvedToolApproval = z.lazy(() => z.object({
     state: z.enum(['resolved']),
     request: zPermissionRequest,
     requestedAt: z.int(),
@@ -2993,57 +2993,57 @@ export const zResolvedToolApproval = z.object({
     source: zApprovalSource,
     reply: zPermissionReply.optional(),
     replyMessage: z.string().max(4096).optional()
-});
+}));
 
 /**
  * A durable Session-scoped allow grant created by an `always` permission reply.
  */
-export const zSavedPermission = z.object({
+export const zSavedPermission = z.lazy(() => z.object({
     id: zUuid,
     sessionId: zUuid,
     action: z.string(),
     resource: z.string(),
     createdAt: z.int(),
     sourcePermissionRequestId: zUuid
-});
+}));
 
-export const zSavedPermissionResponse = z.object({
+export const zSavedPermissionResponse = z.lazy(() => z.object({
     permission: zSavedPermission
-});
+}));
 
-export const zSavedPermissionsResponse = z.object({
+export const zSavedPermissionsResponse = z.lazy(() => z.object({
     permissions: z.array(zSavedPermission)
-});
+}));
 
-export const zServerDeletedResponse = z.object({
+export const zServerDeletedResponse = z.lazy(() => z.object({
     deleted: zDeletedServer
-});
+}));
 
 /**
  * A Session was deleted; its identity stays retired.
  */
-export const zServerSessionDeletedEvent = z.object({
+export const zServerSessionDeletedEvent = z.lazy(() => z.object({
     type: z.enum(['session.deleted']),
     serverCursor: z.int(),
     sessionId: zUuid,
     deletedAt: z.int()
-});
+}));
 
 /**
  * A Session's title changed.
  */
-export const zServerSessionTitleEvent = z.object({
+export const zServerSessionTitleEvent = z.lazy(() => z.object({
     type: z.enum(['session.title']),
     serverCursor: z.int(),
     sessionId: zUuid,
     title: z.string().max(100),
     updatedAt: z.int()
-});
+}));
 
 /**
  * `session.turn.approval.requested` with the server cursor.
  */
-export const zServerTurnApprovalRequestedEvent = z.object({
+export const zServerTurnApprovalRequestedEvent = z.lazy(() => z.object({
     type: z.enum(['session.turn.approval.requested']),
     serverCursor: z.int(),
     activityCursor: z.int(),
@@ -3055,12 +3055,12 @@ export const zServerTurnApprovalRequestedEvent = z.object({
     toolCallId: z.string(),
     request: zPermissionRequest,
     requestedAt: z.int()
-});
+}));
 
 /**
  * `session.turn.approval.resolved` with the server cursor.
  */
-export const zServerTurnApprovalResolvedEvent = z.object({
+export const zServerTurnApprovalResolvedEvent = z.lazy(() => z.object({
     type: z.enum(['session.turn.approval.resolved']),
     serverCursor: z.int(),
     activityCursor: z.int(),
@@ -3076,12 +3076,12 @@ export const zServerTurnApprovalResolvedEvent = z.object({
     reply: zPermissionReply.optional(),
     replyMessage: z.string().max(4096).optional(),
     resolvedAt: z.int()
-});
+}));
 
 /**
  * `session.turn.question.asked` with the server cursor.
  */
-export const zServerTurnQuestionAskedEvent = z.object({
+export const zServerTurnQuestionAskedEvent = z.lazy(() => z.object({
     type: z.enum(['session.turn.question.asked']),
     serverCursor: z.int(),
     activityCursor: z.int(),
@@ -3093,12 +3093,12 @@ export const zServerTurnQuestionAskedEvent = z.object({
     toolCallId: z.string(),
     request: zQuestionRequest,
     requestedAt: z.int()
-});
+}));
 
 /**
  * `session.turn.question.rejected` with the server cursor.
  */
-export const zServerTurnQuestionRejectedEvent = z.object({
+export const zServerTurnQuestionRejectedEvent = z.lazy(() => z.object({
     type: z.enum(['session.turn.question.rejected']),
     serverCursor: z.int(),
     activityCursor: z.int(),
@@ -3110,12 +3110,12 @@ export const zServerTurnQuestionRejectedEvent = z.object({
     toolCallId: z.string(),
     requestId: zUuid,
     resolvedAt: z.int()
-});
+}));
 
 /**
  * `session.turn.question.replied` with the server cursor.
  */
-export const zServerTurnQuestionRepliedEvent = z.object({
+export const zServerTurnQuestionRepliedEvent = z.lazy(() => z.object({
     type: z.enum(['session.turn.question.replied']),
     serverCursor: z.int(),
     activityCursor: z.int(),
@@ -3128,12 +3128,12 @@ export const zServerTurnQuestionRepliedEvent = z.object({
     requestId: zUuid,
     answers: z.array(z.array(z.string())).min(1),
     resolvedAt: z.int()
-});
+}));
 
 /**
  * `session.turn.started` with the server cursor.
  */
-export const zServerTurnStartedEvent = z.object({
+export const zServerTurnStartedEvent = z.lazy(() => z.object({
     type: z.enum(['session.turn.started']),
     serverCursor: z.int(),
     activityCursor: z.int(),
@@ -3142,12 +3142,12 @@ export const zServerTurnStartedEvent = z.object({
     revision: z.int(),
     model: z.string(),
     startedAt: z.int()
-});
+}));
 
 /**
  * `session.turn.usage` with the server cursor.
  */
-export const zServerTurnUsageEvent = z.object({
+export const zServerTurnUsageEvent = z.lazy(() => z.object({
     type: z.enum(['session.turn.usage']),
     serverCursor: z.int(),
     activityCursor: z.int(),
@@ -3156,58 +3156,58 @@ export const zServerTurnUsageEvent = z.object({
     revision: z.int(),
     usage: zTurnUsage,
     contextUse: zContextUse.optional()
-});
+}));
 
 /**
  * One compaction in a Session compaction page, at its work sequence and ordinal.
  */
-export const zSessionCompactionState = z.object({
+export const zSessionCompactionState = z.lazy(() => z.object({
     sequence: z.int().gte(1),
     ordinal: z.int().gte(1),
     compaction: zCompaction
-});
+}));
 
 /**
  * A bounded, stable page of durable Session compactions.
  */
-export const zSessionCompactionsResponse = z.object({
+export const zSessionCompactionsResponse = z.lazy(() => z.object({
     sessionId: zUuid,
     boundary: zSessionCompactionHistoryBoundary,
     compactions: z.array(zSessionCompactionState),
     next: zSessionCompactionPosition.optional()
-});
+}));
 
-export const zSessionDeletedResponse = z.object({
+export const zSessionDeletedResponse = z.lazy(() => z.object({
     deleted: zDeletedSession
-});
+}));
 
 /**
  * The desired and active Session plugin revisions, activation state and effective runtime plugins.
  */
-export const zSessionPluginsStatus = z.object({
+export const zSessionPluginsStatus = z.lazy(() => z.object({
     sessionId: zUuid,
     desired: zSessionPluginRevision.optional(),
     desiredActivation: zSessionPluginActivation.optional(),
     active: zSessionPluginRevision.optional(),
     plugins: z.array(zRuntimePlugin)
-});
+}));
 
 /**
  * The body of every Session plugin operation.
  */
-export const zSessionPluginsResponse = z.object({
+export const zSessionPluginsResponse = z.lazy(() => z.object({
     status: zSessionPluginsStatus
-});
+}));
 
-export const zSessionSkillsResponse = z.object({
+export const zSessionSkillsResponse = z.lazy(() => z.object({
     sessionId: zUuid,
     skills: z.array(zSkillListEntry)
-});
+}));
 
 /**
  * `turn.approval.requested` of one of the Session's Turns.
  */
-export const zSessionTurnApprovalRequestedEvent = z.object({
+export const zSessionTurnApprovalRequestedEvent = z.lazy(() => z.object({
     type: z.enum(['session.turn.approval.requested']),
     activityCursor: z.int(),
     sessionId: zUuid,
@@ -3218,12 +3218,12 @@ export const zSessionTurnApprovalRequestedEvent = z.object({
     toolCallId: z.string(),
     request: zPermissionRequest,
     requestedAt: z.int()
-});
+}));
 
 /**
  * `turn.approval.resolved` of one of the Session's Turns.
  */
-export const zSessionTurnApprovalResolvedEvent = z.object({
+export const zSessionTurnApprovalResolvedEvent = z.lazy(() => z.object({
     type: z.enum(['session.turn.approval.resolved']),
     activityCursor: z.int(),
     sessionId: zUuid,
@@ -3238,12 +3238,12 @@ export const zSessionTurnApprovalResolvedEvent = z.object({
     reply: zPermissionReply.optional(),
     replyMessage: z.string().max(4096).optional(),
     resolvedAt: z.int()
-});
+}));
 
 /**
  * `turn.question.asked` of one of the Session's Turns.
  */
-export const zSessionTurnQuestionAskedEvent = z.object({
+export const zSessionTurnQuestionAskedEvent = z.lazy(() => z.object({
     type: z.enum(['session.turn.question.asked']),
     activityCursor: z.int(),
     sessionId: zUuid,
@@ -3254,12 +3254,12 @@ export const zSessionTurnQuestionAskedEvent = z.object({
     toolCallId: z.string(),
     request: zQuestionRequest,
     requestedAt: z.int()
-});
+}));
 
 /**
  * `turn.question.rejected` of one of the Session's Turns.
  */
-export const zSessionTurnQuestionRejectedEvent = z.object({
+export const zSessionTurnQuestionRejectedEvent = z.lazy(() => z.object({
     type: z.enum(['session.turn.question.rejected']),
     activityCursor: z.int(),
     sessionId: zUuid,
@@ -3270,12 +3270,12 @@ export const zSessionTurnQuestionRejectedEvent = z.object({
     toolCallId: z.string(),
     requestId: zUuid,
     resolvedAt: z.int()
-});
+}));
 
 /**
  * `turn.question.replied` of one of the Session's Turns.
  */
-export const zSessionTurnQuestionRepliedEvent = z.object({
+export const zSessionTurnQuestionRepliedEvent = z.lazy(() => z.object({
     type: z.enum(['session.turn.question.replied']),
     activityCursor: z.int(),
     sessionId: zUuid,
@@ -3287,12 +3287,12 @@ export const zSessionTurnQuestionRepliedEvent = z.object({
     requestId: zUuid,
     answers: z.array(z.array(z.string())).min(1),
     resolvedAt: z.int()
-});
+}));
 
 /**
  * `turn.reasoning.delta` of one of the Session's Turns.
  */
-export const zSessionTurnReasoningDeltaEvent = z.object({
+export const zSessionTurnReasoningDeltaEvent = z.lazy(() => z.object({
     type: z.enum(['session.turn.reasoning.delta']),
     activityCursor: z.int(),
     sessionId: zUuid,
@@ -3302,12 +3302,12 @@ export const zSessionTurnReasoningDeltaEvent = z.object({
     assistantMessageIndex: z.int(),
     offset: z.int(),
     delta: z.string().min(1)
-});
+}));
 
 /**
  * `turn.refusal.delta` of one of the Session's Turns.
  */
-export const zSessionTurnRefusalDeltaEvent = z.object({
+export const zSessionTurnRefusalDeltaEvent = z.lazy(() => z.object({
     type: z.enum(['session.turn.refusal.delta']),
     activityCursor: z.int(),
     sessionId: zUuid,
@@ -3317,12 +3317,12 @@ export const zSessionTurnRefusalDeltaEvent = z.object({
     assistantMessageIndex: z.int(),
     offset: z.int(),
     delta: z.string().min(1)
-});
+}));
 
 /**
  * `turn.started` of one of the Session's Turns.
  */
-export const zSessionTurnStartedEvent = z.object({
+export const zSessionTurnStartedEvent = z.lazy(() => z.object({
     type: z.enum(['session.turn.started']),
     activityCursor: z.int(),
     sessionId: zUuid,
@@ -3330,12 +3330,12 @@ export const zSessionTurnStartedEvent = z.object({
     revision: z.int(),
     model: z.string(),
     startedAt: z.int()
-});
+}));
 
 /**
  * `turn.text.delta` of one of the Session's Turns.
  */
-export const zSessionTurnTextDeltaEvent = z.object({
+export const zSessionTurnTextDeltaEvent = z.lazy(() => z.object({
     type: z.enum(['session.turn.text.delta']),
     activityCursor: z.int(),
     sessionId: zUuid,
@@ -3345,12 +3345,12 @@ export const zSessionTurnTextDeltaEvent = z.object({
     assistantMessageIndex: z.int(),
     offset: z.int(),
     delta: z.string().min(1)
-});
+}));
 
 /**
  * `turn.usage` of one of the Session's Turns.
  */
-export const zSessionTurnUsageEvent = z.object({
+export const zSessionTurnUsageEvent = z.lazy(() => z.object({
     type: z.enum(['session.turn.usage']),
     activityCursor: z.int(),
     sessionId: zUuid,
@@ -3358,19 +3358,19 @@ export const zSessionTurnUsageEvent = z.object({
     revision: z.int(),
     usage: zTurnUsage,
     contextUse: zContextUse.optional()
-});
+}));
 
 /**
  * Lineage of a sub-agent child Session spawned by the `task` tool.
  */
-export const zSpawnedFrom = z.object({
+export const zSpawnedFrom = z.lazy(() => z.object({
     parentSessionId: zUuid
-});
+}));
 
 /**
  * Current Session metadata.
  */
-export const zSession = z.object({
+export const zSession = z.lazy(() => z.object({
     id: zUuid,
     defaultModel: z.string().optional(),
     systemPrompt: z.string().optional(),
@@ -3385,30 +3385,30 @@ export const zSession = z.object({
     updatedAt: z.int(),
     nextSequence: z.int().gte(1),
     contextUse: zContextUse.optional()
-});
+}));
 
 /**
  * A Session snapshot, sent the first time the stream sees the Session (always before any of its
  * Turn events). Repeatable after a resume: upsert by `session.id`.
  */
-export const zServerSessionCreatedEvent = z.object({
+export const zServerSessionCreatedEvent = z.lazy(() => z.object({
     type: z.enum(['session.created']),
     serverCursor: z.int(),
     session: zSession
-});
+}));
 
-export const zSessionListResponse = z.object({
+export const zSessionListResponse = z.lazy(() => z.object({
     sessions: z.array(zSession)
-});
+}));
 
-export const zSessionResponse = z.object({
+export const zSessionResponse = z.lazy(() => z.object({
     session: zSession
-});
+}));
 
 /**
  * One steering input admitted into a running Turn.
  */
-export const zSteer = z.object({
+export const zSteer = z.lazy(() => z.object({
     sessionId: zUuid,
     turnId: zUuid,
     steerId: zUuid,
@@ -3417,12 +3417,12 @@ export const zSteer = z.object({
     attribution: zAttribution,
     acceptedAt: z.int(),
     state: zSteerState
-});
+}));
 
 /**
  * The durable receipt of steering input.
  */
-export const zSteerPromptReceipt = z.object({
+export const zSteerPromptReceipt = z.lazy(() => z.object({
     delivery: z.enum(['steer']),
     sessionId: zUuid,
     turnId: zUuid,
@@ -3430,50 +3430,50 @@ export const zSteerPromptReceipt = z.object({
     sequence: z.int().gte(1),
     acceptedAt: z.int(),
     attribution: zAttribution
-});
+}));
 
 /**
  * What an admission returns: the committed receipt, replayable by its identity.
  */
-export const zPromptReceipt = z.union([
+export const zPromptReceipt = z.lazy(() => z.union([
     z.object({
         delivery: z.literal('queue')
     }).and(zQueuePromptReceipt),
     z.object({
         delivery: z.literal('steer')
     }).and(zSteerPromptReceipt)
-]);
+]));
 
-export const zPromptReceiptResponse = z.object({
+export const zPromptReceiptResponse = z.lazy(() => z.object({
     receipt: zPromptReceipt
-});
+}));
 
 /**
  * Steer the Session's running Turn.
  */
-export const zSteerPromptRequest = z.object({
+export const zSteerPromptRequest = z.lazy(() => z.object({
     delivery: z.enum(['steer']),
     steerId: zUuid,
     expectedTurnId: zUuid,
     prompt: z.array(zPromptPart).min(1),
     authorId: z.string().max(256).optional()
-});
+}));
 
 /**
  * A batch of steering input promoted into the Turn.
  */
-export const zSteeringTurnPart = z.object({
+export const zSteeringTurnPart = z.lazy(() => z.object({
     type: z.enum(['steering']),
     id: zUuid,
     batch: z.int().gte(1),
     promotedAt: z.int(),
     steers: z.array(zPromotedSteer)
-});
+}));
 
 /**
  * `session.turn.steered` with the server cursor.
  */
-export const zServerTurnSteeredEvent = z.object({
+export const zServerTurnSteeredEvent = z.lazy(() => z.object({
     type: z.enum(['session.turn.steered']),
     serverCursor: z.int(),
     activityCursor: z.int(),
@@ -3481,67 +3481,67 @@ export const zServerTurnSteeredEvent = z.object({
     turnId: zUuid,
     revision: z.int(),
     part: zSteeringTurnPart
-});
+}));
 
 /**
  * `turn.steered` of one of the Session's Turns.
  */
-export const zSessionTurnSteeredEvent = z.object({
+export const zSessionTurnSteeredEvent = z.lazy(() => z.object({
     type: z.enum(['session.turn.steered']),
     activityCursor: z.int(),
     sessionId: zUuid,
     turnId: zUuid,
     revision: z.int(),
     part: zSteeringTurnPart
-});
+}));
 
 /**
  * A manual context compaction submission.
  */
-export const zSubmitContextCompactionRequest = z.object({
+export const zSubmitContextCompactionRequest = z.lazy(() => z.object({
     compactionId: zUuid,
     model: z.string().optional(),
     visibility: zHistoryVisibility.optional(),
     authorId: z.string().max(256).optional(),
     providerOptions: z.unknown().optional()
-});
+}));
 
 /**
  * Resolves an MCP prompt and admits it as the Turn `turnId`.
  */
-export const zSubmitMcpPromptRequest = z.object({
+export const zSubmitMcpPromptRequest = z.lazy(() => z.object({
     turnId: zUuid,
     arguments: z.record(z.string(), z.string()).optional(),
     model: z.string().optional(),
     providerOptions: z.unknown().optional()
-});
+}));
 
 /**
  * A prompt submission: queued work or steering input.
  */
-export const zSubmitPromptRequest = z.union([
+export const zSubmitPromptRequest = z.lazy(() => z.union([
     z.object({
         delivery: z.literal('queue')
     }).and(zQueuePromptRequest),
     z.object({
         delivery: z.literal('steer')
     }).and(zSteerPromptRequest)
-]);
+]));
 
 /**
  * Visible model text.
  */
-export const zTextTurnPart = z.object({
+export const zTextTurnPart = z.lazy(() => z.object({
     type: z.enum(['text']),
     id: zUuid,
     assistantMessageIndex: z.int(),
     text: z.string()
-});
+}));
 
 /**
  * The approval state of a Tool call.
  */
-export const zToolApproval = z.union([
+export const zToolApproval = z.lazy(() => z.union([
     z.object({
         state: z.literal('none')
     }).and(zNoToolApproval),
@@ -3551,22 +3551,22 @@ export const zToolApproval = z.union([
     z.object({
         state: z.literal('resolved')
     }).and(zResolvedToolApproval)
-]);
+]));
 
 /**
  * A workspace file that holds Tool output too large to keep inline.
  */
-export const zToolArtifact = z.object({
+export const zToolArtifact = z.lazy(() => z.object({
     id: zUuid,
     path: z.string(),
     observedBytes: z.int(),
     state: zToolArtifactState
-});
+}));
 
 /**
  * The latest progress report of a running Tool call.
  */
-export const zToolActivity = z.object({
+export const zToolActivity = z.lazy(() => z.object({
     checkpoint: z.int().gte(1),
     updatedAt: z.int(),
     message: z.string().max(1024).optional(),
@@ -3575,12 +3575,12 @@ export const zToolActivity = z.object({
     truncated: z.boolean(),
     artifact: zToolArtifact.optional(),
     childSessionId: zUuid.optional()
-});
+}));
 
 /**
  * `session.turn.tool.activity` with the server cursor.
  */
-export const zServerTurnToolActivityEvent = z.object({
+export const zServerTurnToolActivityEvent = z.lazy(() => z.object({
     type: z.enum(['session.turn.tool.activity']),
     serverCursor: z.int(),
     activityCursor: z.int(),
@@ -3591,12 +3591,12 @@ export const zServerTurnToolActivityEvent = z.object({
     toolId: z.string(),
     toolCallId: z.string(),
     activity: zToolActivity
-});
+}));
 
 /**
  * `turn.tool.activity` of one of the Session's Turns.
  */
-export const zSessionTurnToolActivityEvent = z.object({
+export const zSessionTurnToolActivityEvent = z.lazy(() => z.object({
     type: z.enum(['session.turn.tool.activity']),
     activityCursor: z.int(),
     sessionId: zUuid,
@@ -3606,12 +3606,12 @@ export const zSessionTurnToolActivityEvent = z.object({
     toolId: z.string(),
     toolCallId: z.string(),
     activity: zToolActivity
-});
+}));
 
 /**
  * The question state of a Tool call that asked the user.
  */
-export const zToolQuestion = z.union([
+export const zToolQuestion = z.lazy(() => z.union([
     z.object({
         state: z.literal('pending')
     }).and(zPendingToolQuestion),
@@ -3621,12 +3621,12 @@ export const zToolQuestion = z.union([
     z.object({
         state: z.literal('dismissed')
     }).and(zDismissedToolQuestion)
-]);
+]));
 
 /**
  * A Tool call and everything recorded about it.
  */
-export const zToolTurnPart = z.object({
+export const zToolTurnPart = z.lazy(() => z.object({
     type: z.enum(['tool']),
     id: zUuid,
     toolCallId: z.string(),
@@ -3647,12 +3647,12 @@ export const zToolTurnPart = z.object({
     completedAt: z.int().optional(),
     activity: zToolActivity.optional(),
     artifact: zToolArtifact.optional()
-});
+}));
 
 /**
  * `session.turn.tool.completed` with the server cursor.
  */
-export const zServerTurnToolCompletedEvent = z.object({
+export const zServerTurnToolCompletedEvent = z.lazy(() => z.object({
     type: z.enum(['session.turn.tool.completed']),
     serverCursor: z.int(),
     activityCursor: z.int(),
@@ -3664,12 +3664,12 @@ export const zServerTurnToolCompletedEvent = z.object({
     toolCallId: z.string(),
     ok: z.boolean(),
     part: zToolTurnPart
-});
+}));
 
 /**
  * `session.turn.tool.requested` with the server cursor.
  */
-export const zServerTurnToolRequestedEvent = z.object({
+export const zServerTurnToolRequestedEvent = z.lazy(() => z.object({
     type: z.enum(['session.turn.tool.requested']),
     serverCursor: z.int(),
     activityCursor: z.int(),
@@ -3680,12 +3680,12 @@ export const zServerTurnToolRequestedEvent = z.object({
     toolId: z.string(),
     toolCallId: z.string(),
     part: zToolTurnPart
-});
+}));
 
 /**
  * `turn.tool.completed` of one of the Session's Turns.
  */
-export const zSessionTurnToolCompletedEvent = z.object({
+export const zSessionTurnToolCompletedEvent = z.lazy(() => z.object({
     type: z.enum(['session.turn.tool.completed']),
     activityCursor: z.int(),
     sessionId: zUuid,
@@ -3696,12 +3696,12 @@ export const zSessionTurnToolCompletedEvent = z.object({
     toolCallId: z.string(),
     ok: z.boolean(),
     part: zToolTurnPart
-});
+}));
 
 /**
  * `turn.tool.requested` of one of the Session's Turns.
  */
-export const zSessionTurnToolRequestedEvent = z.object({
+export const zSessionTurnToolRequestedEvent = z.lazy(() => z.object({
     type: z.enum(['session.turn.tool.requested']),
     activityCursor: z.int(),
     sessionId: zUuid,
@@ -3711,12 +3711,12 @@ export const zSessionTurnToolRequestedEvent = z.object({
     toolId: z.string(),
     toolCallId: z.string(),
     part: zToolTurnPart
-});
+}));
 
 /**
  * A permission check needs an answer; the Turn waits for it.
  */
-export const zTurnApprovalRequestedEvent = z.object({
+export const zTurnApprovalRequestedEvent = z.lazy(() => z.object({
     type: z.enum(['turn.approval.requested']),
     revision: z.int(),
     partId: zUuid,
@@ -3724,12 +3724,12 @@ export const zTurnApprovalRequestedEvent = z.object({
     toolCallId: z.string(),
     request: zPermissionRequest,
     requestedAt: z.int()
-});
+}));
 
 /**
  * A permission check was decided, automatically or by a reply.
  */
-export const zTurnApprovalResolvedEvent = z.object({
+export const zTurnApprovalResolvedEvent = z.lazy(() => z.object({
     type: z.enum(['turn.approval.resolved']),
     revision: z.int(),
     partId: zUuid,
@@ -3741,12 +3741,12 @@ export const zTurnApprovalResolvedEvent = z.object({
     reply: zPermissionReply.optional(),
     replyMessage: z.string().max(4096).optional(),
     resolvedAt: z.int()
-});
+}));
 
 /**
  * How a Turn ended.
  */
-export const zTurnOutcome = z.union([
+export const zTurnOutcome = z.lazy(() => z.union([
     z.object({
         kind: z.literal('completed')
     }).and(zCompletedTurnOutcome),
@@ -3759,12 +3759,12 @@ export const zTurnOutcome = z.union([
     z.object({
         kind: z.literal('limit_reached')
     }).and(zLimitReachedTurnOutcome)
-]);
+]));
 
 /**
  * `session.turn.finished` with the server cursor.
  */
-export const zServerTurnFinishedEvent = z.object({
+export const zServerTurnFinishedEvent = z.lazy(() => z.object({
     type: z.enum(['session.turn.finished']),
     serverCursor: z.int(),
     activityCursor: z.int(),
@@ -3773,12 +3773,12 @@ export const zServerTurnFinishedEvent = z.object({
     revision: z.int(),
     outcome: zTurnOutcome,
     completedAt: z.int()
-});
+}));
 
 /**
  * `turn.finished` of one of the Session's Turns; the Session stream goes on.
  */
-export const zSessionTurnFinishedEvent = z.object({
+export const zSessionTurnFinishedEvent = z.lazy(() => z.object({
     type: z.enum(['session.turn.finished']),
     activityCursor: z.int(),
     sessionId: zUuid,
@@ -3786,22 +3786,22 @@ export const zSessionTurnFinishedEvent = z.object({
     revision: z.int(),
     outcome: zTurnOutcome,
     completedAt: z.int()
-});
+}));
 
 /**
  * The Turn settled. The last event of a Turn stream; the stream ends after it.
  */
-export const zTurnFinishedEvent = z.object({
+export const zTurnFinishedEvent = z.lazy(() => z.object({
     type: z.enum(['turn.finished']),
     revision: z.int(),
     outcome: zTurnOutcome,
     completedAt: z.int()
-});
+}));
 
 /**
  * One recorded part of a Turn.
  */
-export const zTurnPart = z.union([
+export const zTurnPart = z.lazy(() => z.union([
     z.object({
         type: z.literal('text')
     }).and(zTextTurnPart),
@@ -3817,12 +3817,12 @@ export const zTurnPart = z.union([
     z.object({
         type: z.literal('steering')
     }).and(zSteeringTurnPart)
-]);
+]));
 
 /**
  * A running Tool asked the user questions and waits for answers.
  */
-export const zTurnQuestionAskedEvent = z.object({
+export const zTurnQuestionAskedEvent = z.lazy(() => z.object({
     type: z.enum(['turn.question.asked']),
     revision: z.int(),
     partId: zUuid,
@@ -3830,12 +3830,12 @@ export const zTurnQuestionAskedEvent = z.object({
     toolCallId: z.string(),
     request: zQuestionRequest,
     requestedAt: z.int()
-});
+}));
 
 /**
  * A Tool's questions were dismissed, or no one could answer them.
  */
-export const zTurnQuestionRejectedEvent = z.object({
+export const zTurnQuestionRejectedEvent = z.lazy(() => z.object({
     type: z.enum(['turn.question.rejected']),
     revision: z.int(),
     partId: zUuid,
@@ -3843,12 +3843,12 @@ export const zTurnQuestionRejectedEvent = z.object({
     toolCallId: z.string(),
     requestId: zUuid,
     resolvedAt: z.int()
-});
+}));
 
 /**
  * The user answered a Tool's questions.
  */
-export const zTurnQuestionRepliedEvent = z.object({
+export const zTurnQuestionRepliedEvent = z.lazy(() => z.object({
     type: z.enum(['turn.question.replied']),
     revision: z.int(),
     partId: zUuid,
@@ -3857,36 +3857,36 @@ export const zTurnQuestionRepliedEvent = z.object({
     requestId: zUuid,
     answers: z.array(z.array(z.string())).min(1),
     resolvedAt: z.int()
-});
+}));
 
 /**
  * Streamed model reasoning text.
  */
-export const zTurnReasoningDeltaEvent = z.object({
+export const zTurnReasoningDeltaEvent = z.lazy(() => z.object({
     type: z.enum(['turn.reasoning.delta']),
     revision: z.int(),
     partId: zUuid,
     assistantMessageIndex: z.int(),
     offset: z.int(),
     delta: z.string().min(1)
-});
+}));
 
 /**
  * Streamed model refusal text.
  */
-export const zTurnRefusalDeltaEvent = z.object({
+export const zTurnRefusalDeltaEvent = z.lazy(() => z.object({
     type: z.enum(['turn.refusal.delta']),
     revision: z.int(),
     partId: zUuid,
     assistantMessageIndex: z.int(),
     offset: z.int(),
     delta: z.string().min(1)
-});
+}));
 
 /**
  * The request a Turn was admitted with.
  */
-export const zTurnRequest = z.object({
+export const zTurnRequest = z.lazy(() => z.object({
     sessionId: zUuid,
     turnId: zUuid,
     prompt: z.array(zPromptPart).min(1),
@@ -3896,30 +3896,30 @@ export const zTurnRequest = z.object({
     skills: z.array(z.string()).min(1).optional(),
     reasoningEffort: zReasoningEffort.optional(),
     visibility: zHistoryVisibility.optional()
-});
+}));
 
 /**
  * A steering batch was promoted into the running Turn.
  */
-export const zTurnSteeredEvent = z.object({
+export const zTurnSteeredEvent = z.lazy(() => z.object({
     type: z.enum(['turn.steered']),
     revision: z.int(),
     part: zSteeringTurnPart
-});
+}));
 
 /**
  * A Turn's steering gate, promoted batch count and every steer it accepted.
  */
-export const zTurnSteering = z.object({
+export const zTurnSteering = z.lazy(() => z.object({
     gate: zSteeringGate,
     promotedBatchCount: z.int(),
     steers: z.array(zSteer)
-});
+}));
 
 /**
  * Authoritative public Turn state.
  */
-export const zTurn = z.object({
+export const zTurn = z.lazy(() => z.object({
     id: zUuid,
     sessionId: zUuid,
     sequence: z.int().gte(1),
@@ -3940,28 +3940,28 @@ export const zTurn = z.object({
     acceptedAt: z.int(),
     startedAt: z.int().optional(),
     completedAt: z.int().optional()
-});
+}));
 
 /**
  * The recorded reply: the request it answered and the Turn that owns the request.
  */
-export const zPermissionReplyResponse = z.object({
+export const zPermissionReplyResponse = z.lazy(() => z.object({
     requestId: zUuid,
     turn: zTurn
-});
+}));
 
 /**
  * The recorded reply or dismissal: the request it settled and the Turn that owns the request.
  */
-export const zQuestionReplyResponse = z.object({
+export const zQuestionReplyResponse = z.lazy(() => z.object({
     requestId: zUuid,
     turn: zTurn
-});
+}));
 
 /**
  * `session.turn.snapshot` with the server cursor.
  */
-export const zServerTurnSnapshotEvent = z.object({
+export const zServerTurnSnapshotEvent = z.lazy(() => z.object({
     type: z.enum(['session.turn.snapshot']),
     serverCursor: z.int(),
     activityCursor: z.int(),
@@ -3969,12 +3969,12 @@ export const zServerTurnSnapshotEvent = z.object({
     turnId: zUuid,
     revision: z.int(),
     turn: zTurn
-});
+}));
 
 /**
  * One event of a server stream (`watchServer`), told apart by `type`.
  */
-export const zServerStreamEvent = z.union([
+export const zServerStreamEvent = z.lazy(() => z.union([
     z.object({
         type: z.literal('server.cursor')
     }).and(zServerCursorEvent),
@@ -4029,24 +4029,24 @@ export const zServerStreamEvent = z.union([
     z.object({
         type: z.literal('session.turn.finished')
     }).and(zServerTurnFinishedEvent)
-]);
+]));
 
 /**
  * A Turn's authoritative state, sent when the Turn changed.
  */
-export const zSessionTurnSnapshotEvent = z.object({
+export const zSessionTurnSnapshotEvent = z.lazy(() => z.object({
     type: z.enum(['session.turn.snapshot']),
     activityCursor: z.int(),
     sessionId: zUuid,
     turnId: zUuid,
     revision: z.int(),
     turn: zTurn
-});
+}));
 
 /**
  * One event of a Session stream (`watchSession`), told apart by `type`.
  */
-export const zSessionStreamEvent = z.union([
+export const zSessionStreamEvent = z.lazy(() => z.union([
     z.object({
         type: z.literal('session.cursor')
     }).and(zSessionCursorEvent),
@@ -4098,71 +4098,71 @@ export const zSessionStreamEvent = z.union([
     z.object({
         type: z.literal('session.turn.finished')
     }).and(zSessionTurnFinishedEvent)
-]);
+]));
 
 /**
  * One Turn in a Session history page, with the cursors it was read at.
  */
-export const zSessionTurnState = z.object({
+export const zSessionTurnState = z.lazy(() => z.object({
     activityCursor: z.int(),
     workSequence: z.int().gte(1),
     turn: zTurn
-});
+}));
 
 /**
  * A bounded, stable page of Session Turns.
  */
-export const zSessionTurnsResponse = z.object({
+export const zSessionTurnsResponse = z.lazy(() => z.object({
     sessionId: zUuid,
     boundary: zSessionHistoryBoundary,
     turns: z.array(zSessionTurnState),
     nextAfterSequence: z.int().optional()
-});
+}));
 
 /**
  * One Turn.
  */
-export const zTurnResponse = z.object({
+export const zTurnResponse = z.lazy(() => z.object({
     turn: zTurn
-});
+}));
 
 /**
  * The Turn's authoritative state; always the first event of a Turn stream.
  */
-export const zTurnSnapshotEvent = z.object({
+export const zTurnSnapshotEvent = z.lazy(() => z.object({
     type: z.enum(['turn.snapshot']),
     revision: z.int(),
     turn: zTurn
-});
+}));
 
 /**
  * Streamed visible model text.
  */
-export const zTurnTextDeltaEvent = z.object({
+export const zTurnTextDeltaEvent = z.lazy(() => z.object({
     type: z.enum(['turn.text.delta']),
     revision: z.int(),
     partId: zUuid,
     assistantMessageIndex: z.int(),
     offset: z.int(),
     delta: z.string().min(1)
-});
+}));
 
 /**
  * A running Tool call reported activity.
  */
-export const zTurnToolActivityEvent = z.object({
+export const zTurnToolActivityEvent = z.lazy(() => z.object({
     type: z.enum(['turn.tool.activity']),
     revision: z.int(),
     partId: zUuid,
     toolId: z.string(),
     toolCallId: z.string(),
     activity: zToolActivity
-});
+}));
 
 /**
  * A Tool call settled, successfully or not.
  */
-export const zTurnToolCompletedEvent = z.object({
+export const zTurnToolCompletedEvent = z.lazy(() => z.object({
     type: z.enum(['turn.tool.completed']),
     revision: z.int(),
     partId: zUuid,
@@ -4170,24 +4170,24 @@ export const zTurnToolCompletedEvent = z.object({
     toolCallId: z.string(),
     ok: z.boolean(),
     part: zToolTurnPart
-});
+}));
 
 /**
  * A Tool call was recorded, before its permissions are resolved.
  */
-export const zTurnToolRequestedEvent = z.object({
+export const zTurnToolRequestedEvent = z.lazy(() => z.object({
     type: z.enum(['turn.tool.requested']),
     revision: z.int(),
     partId: zUuid,
     toolId: z.string(),
     toolCallId: z.string(),
     part: zToolTurnPart
-});
+}));
 
 /**
  * One event of a Turn stream (`watchTurn`), told apart by `type`.
  */
-export const zTurnStreamEvent = z.union([
+export const zTurnStreamEvent = z.lazy(() => z.union([
     z.object({
         type: z.literal('turn.snapshot')
     }).and(zTurnSnapshotEvent),
@@ -4239,68 +4239,68 @@ export const zTurnStreamEvent = z.union([
     z.object({
         type: z.literal('turn.finished')
     }).and(zTurnFinishedEvent)
-]);
+]));
 
 /**
  * The request failed validation before any service saw it; nothing changed.
  */
-export const zValidationErrorEncoded = z.object({
+export const zValidationErrorEncoded = z.lazy(() => z.object({
     _tag: z.enum(['ValidationError']),
     message: z.string()
-});
+}));
 
 /**
  * Loads Skills from a workspace directory.
  */
-export const zWorkspaceSkillSource = z.object({
+export const zWorkspaceSkillSource = z.lazy(() => z.object({
     kind: z.enum(['workspace']),
     id: z.string().max(128),
     directory: z.string()
-});
+}));
 
 /**
  * A Skill source a Session plugin registers.
  */
-export const zSkillSource = z.union([
+export const zSkillSource = z.lazy(() => z.union([
     z.object({
         kind: z.literal('workspace')
     }).and(zWorkspaceSkillSource),
     z.object({
         kind: z.literal('http')
     }).and(zHttpSkillSource)
-]);
+]));
 
 /**
  * A Skill source registered by a Session plugin.
  */
-export const zPluginSkillSourceEntry = z.object({
+export const zPluginSkillSourceEntry = z.lazy(() => z.object({
     kind: z.enum(['source']),
     source: zSkillSource
-});
+}));
 
 /**
  * One Skill or Skill source of a Session plugin revision.
  */
-export const zPluginSkillEntry = z.union([
+export const zPluginSkillEntry = z.lazy(() => z.union([
     z.object({
         kind: z.literal('declaration')
     }).and(zPluginSkillDeclarationEntry),
     z.object({
         kind: z.literal('source')
     }).and(zPluginSkillSourceEntry)
-]);
+]));
 
 /**
  * An idempotent desired Session plugin revision that replaces the previous one.
  */
-export const zAddSessionPluginRequest = z.object({
+export const zAddSessionPluginRequest = z.lazy(() => z.object({
     id: z.string(),
     source: zSessionPluginSource,
     resolved: zSessionPluginResolution,
     options: z.unknown(),
     mcpServers: z.array(zPluginMcpServerDefinition),
     skills: z.array(zPluginSkillEntry)
-});
+}));
 
 /**
  * A successful JSON response with an explicit status.
@@ -4312,10 +4312,10 @@ export const zCapabilitiesResponse2 = zCapabilitiesResponse;
  */
 export const zHealthResponse2 = zHealthResponse;
 
-export const zLogsQuery = z.object({
+export const zLogsQuery = z.lazy(() => z.object({
     limit: z.string().optional(),
     level: zDaemonLogLevel.optional()
-});
+}));
 
 /**
  * A successful JSON response with an explicit status.
@@ -4349,9 +4349,9 @@ export const zPluginsResponse = zRuntimePluginsResponse;
  */
 export const zProvidersResponse = zRuntimeProvidersResponse;
 
-export const zGetProviderPath = z.object({
+export const zGetProviderPath = z.lazy(() => z.object({
     providerId: z.string()
-});
+}));
 
 /**
  * A successful JSON response with an explicit status.
@@ -4360,19 +4360,19 @@ export const zGetProviderResponse = zRuntimeProviderResponse;
 
 export const zConnectProviderKeyBody = zConnectProviderKeyRequest;
 
-export const zConnectProviderKeyPath = z.object({
+export const zConnectProviderKeyPath = z.lazy(() => z.object({
     providerId: z.string()
-});
+}));
 
 /**
  * A successful JSON response with an explicit status.
  */
 export const zConnectProviderKeyResponse = zProviderConnectionResponse;
 
-export const zDeleteProviderConnectionPath = z.object({
+export const zDeleteProviderConnectionPath = z.lazy(() => z.object({
     providerId: z.string(),
     connectionId: z.string()
-});
+}));
 
 /**
  * A successful JSON response with an explicit status.
@@ -4381,10 +4381,10 @@ export const zDeleteProviderConnectionResponse2 = zDeleteProviderConnectionRespo
 
 export const zUpdateProviderConnectionBody = zUpdateProviderConnectionRequest;
 
-export const zUpdateProviderConnectionPath = z.object({
+export const zUpdateProviderConnectionPath = z.lazy(() => z.object({
     providerId: z.string(),
     connectionId: z.string()
-});
+}));
 
 /**
  * A successful JSON response with an explicit status.
@@ -4393,40 +4393,40 @@ export const zUpdateProviderConnectionResponse = zProviderConnectionResponse;
 
 export const zStartProviderLoginBody = zStartProviderLoginRequest;
 
-export const zStartProviderLoginPath = z.object({
+export const zStartProviderLoginPath = z.lazy(() => z.object({
     providerId: z.string()
-});
+}));
 
 /**
  * A successful JSON response with an explicit status.
  */
 export const zStartProviderLoginResponse = zProviderLogin;
 
-export const zCancelProviderLoginPath = z.object({
+export const zCancelProviderLoginPath = z.lazy(() => z.object({
     providerId: z.string(),
     loginId: z.string()
-});
+}));
 
 /**
  * A successful JSON response with an explicit status.
  */
 export const zCancelProviderLoginResponse = zProviderLogin;
 
-export const zGetProviderLoginPath = z.object({
+export const zGetProviderLoginPath = z.lazy(() => z.object({
     providerId: z.string(),
     loginId: z.string()
-});
+}));
 
-export const zGetProviderLoginQuery = z.object({
+export const zGetProviderLoginQuery = z.lazy(() => z.object({
     waitMs: z.string().optional()
-});
+}));
 
 /**
  * A successful JSON response with an explicit status.
  */
 export const zGetProviderLoginResponse = zProviderLogin;
 
-export const zReloadBody = z.unknown();
+export const zReloadBody = z.lazy(() => z.unknown());
 
 /**
  * A successful JSON response with an explicit status.
@@ -4438,65 +4438,65 @@ export const zReloadResponse = zRuntimeReloadResponse;
  */
 export const zSkillsResponse = zRuntimeSkillsResponse;
 
-export const zDeleteServerPath = z.object({
+export const zDeleteServerPath = z.lazy(() => z.object({
     server: z.string()
-});
+}));
 
-export const zDeleteServerQuery = z.object({
+export const zDeleteServerQuery = z.lazy(() => z.object({
     projectId: z.string().optional()
-});
+}));
 
 /**
  * A successful JSON response with an explicit status.
  */
 export const zDeleteServerResponse = zServerDeletedResponse;
 
-export const zWatchServerHeaders = z.object({
+export const zWatchServerHeaders = z.lazy(() => z.object({
     'last-event-id': z.string().optional()
-});
+}));
 
-export const zWatchServerPath = z.object({
+export const zWatchServerPath = z.lazy(() => z.object({
     server: z.string()
-});
+}));
 
-export const zWatchServerQuery = z.object({
+export const zWatchServerQuery = z.lazy(() => z.object({
     afterServerCursor: z.string().optional()
-});
+}));
 
 /**
  * A `text/event-stream` response whose messages carry `T` as JSON `data`.
  */
 export const zWatchServerResponse = zServerStreamEvent;
 
-export const zListSessionsPath = z.object({
+export const zListSessionsPath = z.lazy(() => z.object({
     server: z.string()
-});
+}));
 
-export const zListSessionsQuery = z.object({
+export const zListSessionsQuery = z.lazy(() => z.object({
     projectId: z.string().optional()
-});
+}));
 
 /**
  * A successful JSON response with an explicit status.
  */
 export const zListSessionsResponse = zSessionListResponse;
 
-export const zDeleteSessionBody = zDeleteSessionRequest.nullable();
+export const zDeleteSessionBody = z.lazy(() => zDeleteSessionRequest.nullable());
 
-export const zDeleteSessionPath = z.object({
+export const zDeleteSessionPath = z.lazy(() => z.object({
     server: z.string(),
     sessionId: z.uuid()
-});
+}));
 
 /**
  * A successful JSON response with an explicit status.
  */
 export const zDeleteSessionResponse = zSessionDeletedResponse;
 
-export const zGetSessionPath = z.object({
+export const zGetSessionPath = z.lazy(() => z.object({
     server: z.string(),
     sessionId: z.uuid()
-});
+}));
 
 /**
  * A successful JSON response with an explicit status.
@@ -4505,59 +4505,59 @@ export const zGetSessionResponse = zSessionResponse;
 
 export const zCreateSessionBody = zCreateSessionRequest;
 
-export const zCreateSessionPath = z.object({
+export const zCreateSessionPath = z.lazy(() => z.object({
     server: z.string(),
     sessionId: z.uuid()
-});
+}));
 
 /**
  * A successful JSON response with an explicit status.
  */
 export const zCreateSessionResponse = zSessionResponse;
 
-export const zSessionAgentsPath = z.object({
+export const zSessionAgentsPath = z.lazy(() => z.object({
     server: z.string(),
     sessionId: z.uuid()
-});
+}));
 
 /**
  * A successful JSON response with an explicit status.
  */
 export const zSessionAgentsResponse2 = zSessionAgentsResponse;
 
-export const zPromoteSessionBackgroundPath = z.object({
+export const zPromoteSessionBackgroundPath = z.lazy(() => z.object({
     server: z.string(),
     sessionId: z.uuid()
-});
+}));
 
 /**
  * A successful JSON response with an explicit status.
  */
 export const zPromoteSessionBackgroundResponse = zSessionBackgroundResponse;
 
-export const zListSessionChildrenPath = z.object({
+export const zListSessionChildrenPath = z.lazy(() => z.object({
     server: z.string(),
     sessionId: z.uuid()
-});
+}));
 
 /**
  * A successful JSON response with an explicit status.
  */
 export const zListSessionChildrenResponse = zSessionListResponse;
 
-export const zListSessionCompactionsPath = z.object({
+export const zListSessionCompactionsPath = z.lazy(() => z.object({
     server: z.string(),
     sessionId: z.uuid()
-});
+}));
 
-export const zListSessionCompactionsQuery = z.object({
+export const zListSessionCompactionsQuery = z.lazy(() => z.object({
     limit: z.string().optional(),
     afterSequence: z.string().optional(),
     afterOrdinal: z.string().optional(),
     throughSequence: z.string().optional(),
     throughOrdinal: z.string().optional(),
     snapshotActivityCursor: z.string().optional()
-});
+}));
 
 /**
  * A successful JSON response with an explicit status.
@@ -4566,25 +4566,25 @@ export const zListSessionCompactionsResponse = zSessionCompactionsResponse;
 
 export const zSubmitContextCompactionBody = zSubmitContextCompactionRequest;
 
-export const zSubmitContextCompactionHeaders = z.object({
+export const zSubmitContextCompactionHeaders = z.lazy(() => z.object({
     'x-ze-harness-client-id': z.string()
-});
+}));
 
-export const zSubmitContextCompactionPath = z.object({
+export const zSubmitContextCompactionPath = z.lazy(() => z.object({
     server: z.string(),
     sessionId: z.uuid()
-});
+}));
 
 /**
  * A durable admission: committed before it is acknowledged.
  */
 export const zSubmitContextCompactionResponse = zContextCompactionReceiptResponse;
 
-export const zGetContextCompactionPath = z.object({
+export const zGetContextCompactionPath = z.lazy(() => z.object({
     server: z.string(),
     sessionId: z.uuid(),
     compactionId: z.uuid()
-});
+}));
 
 /**
  * A successful JSON response with an explicit status.
@@ -4593,21 +4593,21 @@ export const zGetContextCompactionResponse = zContextCompactionResponse;
 
 export const zCancelContextCompactionBody = zCancelContextCompactionRequest;
 
-export const zCancelContextCompactionPath = z.object({
+export const zCancelContextCompactionPath = z.lazy(() => z.object({
     server: z.string(),
     sessionId: z.uuid(),
     compactionId: z.uuid()
-});
+}));
 
 /**
  * A successful JSON response with an explicit status.
  */
 export const zCancelContextCompactionResponse = zContextCompactionResponse;
 
-export const zGetSessionConfigurationPath = z.object({
+export const zGetSessionConfigurationPath = z.lazy(() => z.object({
     server: z.string(),
     sessionId: z.uuid()
-});
+}));
 
 /**
  * A successful JSON response with an explicit status.
@@ -4616,10 +4616,10 @@ export const zGetSessionConfigurationResponse = zSessionConfigurationResponse;
 
 export const zReplaceSessionConfigurationBody = zReplaceSessionConfigurationRequest;
 
-export const zReplaceSessionConfigurationPath = z.object({
+export const zReplaceSessionConfigurationPath = z.lazy(() => z.object({
     server: z.string(),
     sessionId: z.uuid()
-});
+}));
 
 /**
  * A successful JSON response with an explicit status.
@@ -4628,14 +4628,14 @@ export const zReplaceSessionConfigurationResponse = zSessionConfigurationRespons
 
 export const zAppendConversationBody = zAppendConversationRequest;
 
-export const zAppendConversationHeaders = z.object({
+export const zAppendConversationHeaders = z.lazy(() => z.object({
     'x-ze-harness-client-id': z.string()
-});
+}));
 
-export const zAppendConversationPath = z.object({
+export const zAppendConversationPath = z.lazy(() => z.object({
     server: z.string(),
     sessionId: z.uuid()
-});
+}));
 
 /**
  * A successful JSON response with an explicit status.
@@ -4644,79 +4644,79 @@ export const zAppendConversationResponse = zAppendConversationReceiptResponse;
 
 export const zSetSessionDefaultModelBody = zSetSessionDefaultModelRequest;
 
-export const zSetSessionDefaultModelPath = z.object({
+export const zSetSessionDefaultModelPath = z.lazy(() => z.object({
     server: z.string(),
     sessionId: z.uuid()
-});
+}));
 
 /**
  * A successful JSON response with an explicit status.
  */
 export const zSetSessionDefaultModelResponse = zSessionResponse;
 
-export const zWatchSessionHeaders = z.object({
+export const zWatchSessionHeaders = z.lazy(() => z.object({
     'last-event-id': z.string().optional()
-});
+}));
 
-export const zWatchSessionPath = z.object({
+export const zWatchSessionPath = z.lazy(() => z.object({
     server: z.string(),
     sessionId: z.uuid()
-});
+}));
 
-export const zWatchSessionQuery = z.object({
+export const zWatchSessionQuery = z.lazy(() => z.object({
     afterActivityCursor: z.string()
-});
+}));
 
 /**
  * A `text/event-stream` response whose messages carry `T` as JSON `data`.
  */
 export const zWatchSessionResponse = zSessionStreamEvent;
 
-export const zForkSessionBody = zForkSessionRequest.nullable();
+export const zForkSessionBody = z.lazy(() => zForkSessionRequest.nullable());
 
-export const zForkSessionPath = z.object({
+export const zForkSessionPath = z.lazy(() => z.object({
     server: z.string(),
     sessionId: z.uuid(),
     forkedSessionId: z.uuid()
-});
+}));
 
 /**
  * A successful JSON response with an explicit status.
  */
 export const zForkSessionResponse = zSessionResponse;
 
-export const zListPluginJournalPath = z.object({
+export const zListPluginJournalPath = z.lazy(() => z.object({
     server: z.string(),
     sessionId: z.uuid()
-});
+}));
 
-export const zListPluginJournalQuery = z.object({
+export const zListPluginJournalQuery = z.lazy(() => z.object({
     limit: z.string().optional(),
     turnId: z.uuid().optional(),
     afterTurnSequence: z.string().optional(),
     afterSequence: z.string().optional()
-});
+}));
 
 /**
  * A successful JSON response with an explicit status.
  */
 export const zListPluginJournalResponse = zPluginJournalResponse;
 
-export const zGetMcpCatalogPath = z.object({
+export const zGetMcpCatalogPath = z.lazy(() => z.object({
     server: z.string(),
     sessionId: z.uuid()
-});
+}));
 
 /**
  * A successful JSON response with an explicit status.
  */
 export const zGetMcpCatalogResponse = zMcpCatalogResponse;
 
-export const zGetMcpCredentialPath = z.object({
+export const zGetMcpCredentialPath = z.lazy(() => z.object({
     server: z.string(),
     sessionId: z.uuid(),
     serverName: z.string()
-});
+}));
 
 /**
  * A successful JSON response with an explicit status.
@@ -4725,11 +4725,11 @@ export const zGetMcpCredentialResponse = zMcpCredentialStatusResponse;
 
 export const zStartMcpCredentialBody = zStartMcpCredentialRequest;
 
-export const zStartMcpCredentialPath = z.object({
+export const zStartMcpCredentialPath = z.lazy(() => z.object({
     server: z.string(),
     sessionId: z.uuid(),
     serverName: z.string()
-});
+}));
 
 /**
  * A durable admission: committed before it is acknowledged.
@@ -4738,11 +4738,11 @@ export const zStartMcpCredentialResponse = zMcpCredentialStartResponse;
 
 export const zCompleteMcpCredentialCallbackBody = zCompleteMcpCredentialCallbackRequest;
 
-export const zCompleteMcpCredentialCallbackPath = z.object({
+export const zCompleteMcpCredentialCallbackPath = z.lazy(() => z.object({
     server: z.string(),
     sessionId: z.uuid(),
     serverName: z.string()
-});
+}));
 
 /**
  * A successful JSON response with an explicit status.
@@ -4751,24 +4751,24 @@ export const zCompleteMcpCredentialCallbackResponse = zMcpCredentialStatusRespon
 
 export const zCancelMcpCredentialBody = zCancelMcpCredentialRequest;
 
-export const zCancelMcpCredentialPath = z.object({
+export const zCancelMcpCredentialPath = z.lazy(() => z.object({
     server: z.string(),
     sessionId: z.uuid(),
     serverName: z.string()
-});
+}));
 
 /**
  * A successful JSON response with an explicit status.
  */
 export const zCancelMcpCredentialResponse = zMcpCredentialStatusResponse;
 
-export const zForgetMcpCredentialBody = z.unknown();
+export const zForgetMcpCredentialBody = z.lazy(() => z.unknown());
 
-export const zForgetMcpCredentialPath = z.object({
+export const zForgetMcpCredentialPath = z.lazy(() => z.object({
     server: z.string(),
     sessionId: z.uuid(),
     serverName: z.string()
-});
+}));
 
 /**
  * A successful JSON response with an explicit status.
@@ -4777,16 +4777,16 @@ export const zForgetMcpCredentialResponse = zMcpCredentialForgetResponse;
 
 export const zSubmitMcpPromptBody = zSubmitMcpPromptRequest;
 
-export const zSubmitMcpPromptHeaders = z.object({
+export const zSubmitMcpPromptHeaders = z.lazy(() => z.object({
     'x-ze-harness-client-id': z.string()
-});
+}));
 
-export const zSubmitMcpPromptPath = z.object({
+export const zSubmitMcpPromptPath = z.lazy(() => z.object({
     server: z.string(),
     sessionId: z.uuid(),
     serverName: z.string(),
     promptName: z.string()
-});
+}));
 
 /**
  * A durable admission: committed before it is acknowledged.
@@ -4795,62 +4795,62 @@ export const zSubmitMcpPromptResponse = zPromptReceiptResponse;
 
 export const zReadMcpResourceBody = zReadMcpResourceRequest;
 
-export const zReadMcpResourcePath = z.object({
+export const zReadMcpResourcePath = z.lazy(() => z.object({
     server: z.string(),
     sessionId: z.uuid(),
     serverName: z.string()
-});
+}));
 
 /**
  * A successful JSON response with an explicit status.
  */
 export const zReadMcpResourceResponse = zMcpResourceReadResponse;
 
-export const zSessionModelsPath = z.object({
+export const zSessionModelsPath = z.lazy(() => z.object({
     server: z.string(),
     sessionId: z.uuid()
-});
+}));
 
 /**
  * A successful JSON response with an explicit status.
  */
 export const zSessionModelsResponse = zCatalogSnapshot;
 
-export const zSessionModelEventsPath = z.object({
+export const zSessionModelEventsPath = z.lazy(() => z.object({
     server: z.string(),
     sessionId: z.uuid()
-});
+}));
 
 /**
  * A single-shot SSE stream: one `ModelRevisionEvent`, then the stream closes.
  */
 export const zSessionModelEventsResponse = zModelRevisionEvent;
 
-export const zListDescendantPendingApprovalsPath = z.object({
+export const zListDescendantPendingApprovalsPath = z.lazy(() => z.object({
     server: z.string(),
     sessionId: z.uuid()
-});
+}));
 
 /**
  * A successful JSON response with an explicit status.
  */
 export const zListDescendantPendingApprovalsResponse = zDescendantApprovalsResponse;
 
-export const zListSavedPermissionsPath = z.object({
+export const zListSavedPermissionsPath = z.lazy(() => z.object({
     server: z.string(),
     sessionId: z.uuid()
-});
+}));
 
 /**
  * A successful JSON response with an explicit status.
  */
 export const zListSavedPermissionsResponse = zSavedPermissionsResponse;
 
-export const zRemoveSavedPermissionPath = z.object({
+export const zRemoveSavedPermissionPath = z.lazy(() => z.object({
     server: z.string(),
     sessionId: z.uuid(),
     savedPermissionId: z.uuid()
-});
+}));
 
 /**
  * A successful JSON response with an explicit status.
@@ -4859,33 +4859,33 @@ export const zRemoveSavedPermissionResponse = zSavedPermissionResponse;
 
 export const zReplyPermissionBody = zPermissionReplyRequest;
 
-export const zReplyPermissionPath = z.object({
+export const zReplyPermissionPath = z.lazy(() => z.object({
     server: z.string(),
     sessionId: z.uuid(),
     permissionRequestId: z.uuid()
-});
+}));
 
 /**
  * A successful JSON response with an explicit status.
  */
 export const zReplyPermissionResponse = zPermissionReplyResponse;
 
-export const zRemoveSessionPluginBody = z.unknown();
+export const zRemoveSessionPluginBody = z.lazy(() => z.unknown());
 
-export const zRemoveSessionPluginPath = z.object({
+export const zRemoveSessionPluginPath = z.lazy(() => z.object({
     server: z.string(),
     sessionId: z.uuid()
-});
+}));
 
 /**
  * A successful JSON response with an explicit status.
  */
 export const zRemoveSessionPluginResponse = zSessionPluginsResponse;
 
-export const zSessionPluginsPath = z.object({
+export const zSessionPluginsPath = z.lazy(() => z.object({
     server: z.string(),
     sessionId: z.uuid()
-});
+}));
 
 /**
  * A successful JSON response with an explicit status.
@@ -4894,10 +4894,10 @@ export const zSessionPluginsResponse2 = zSessionPluginsResponse;
 
 export const zAddSessionPluginBody = zAddSessionPluginRequest;
 
-export const zAddSessionPluginPath = z.object({
+export const zAddSessionPluginPath = z.lazy(() => z.object({
     server: z.string(),
     sessionId: z.uuid()
-});
+}));
 
 /**
  * A successful JSON response with an explicit status.
@@ -4906,22 +4906,22 @@ export const zAddSessionPluginResponse = zSessionPluginsResponse;
 
 export const zRefreshSessionPluginBody = zRefreshSessionPluginRequest;
 
-export const zRefreshSessionPluginPath = z.object({
+export const zRefreshSessionPluginPath = z.lazy(() => z.object({
     server: z.string(),
     sessionId: z.uuid()
-});
+}));
 
 /**
  * A successful JSON response with an explicit status.
  */
 export const zRefreshSessionPluginResponse = zSessionPluginsResponse;
 
-export const zReloadSessionPluginBody = z.unknown();
+export const zReloadSessionPluginBody = z.lazy(() => z.unknown());
 
-export const zReloadSessionPluginPath = z.object({
+export const zReloadSessionPluginPath = z.lazy(() => z.object({
     server: z.string(),
     sessionId: z.uuid()
-});
+}));
 
 /**
  * A successful JSON response with an explicit status.
@@ -4930,35 +4930,35 @@ export const zReloadSessionPluginResponse = zSessionPluginsResponse;
 
 export const zSubmitPromptBody = zSubmitPromptRequest;
 
-export const zSubmitPromptHeaders = z.object({
+export const zSubmitPromptHeaders = z.lazy(() => z.object({
     'x-ze-harness-client-id': z.string()
-});
+}));
 
-export const zSubmitPromptPath = z.object({
+export const zSubmitPromptPath = z.lazy(() => z.object({
     server: z.string(),
     sessionId: z.uuid()
-});
+}));
 
 /**
  * A durable admission: committed before it is acknowledged.
  */
 export const zSubmitPromptResponse = zPromptReceiptResponse;
 
-export const zListDescendantPendingQuestionsPath = z.object({
+export const zListDescendantPendingQuestionsPath = z.lazy(() => z.object({
     server: z.string(),
     sessionId: z.uuid()
-});
+}));
 
 /**
  * A successful JSON response with an explicit status.
  */
 export const zListDescendantPendingQuestionsResponse = zDescendantQuestionsResponse;
 
-export const zRejectQuestionPath = z.object({
+export const zRejectQuestionPath = z.lazy(() => z.object({
     server: z.string(),
     sessionId: z.uuid(),
     questionRequestId: z.uuid()
-});
+}));
 
 /**
  * A successful JSON response with an explicit status.
@@ -4967,21 +4967,21 @@ export const zRejectQuestionResponse = zQuestionReplyResponse;
 
 export const zReplyQuestionBody = zQuestionReplyRequest;
 
-export const zReplyQuestionPath = z.object({
+export const zReplyQuestionPath = z.lazy(() => z.object({
     server: z.string(),
     sessionId: z.uuid(),
     questionRequestId: z.uuid()
-});
+}));
 
 /**
  * A successful JSON response with an explicit status.
  */
 export const zReplyQuestionResponse = zQuestionReplyResponse;
 
-export const zSessionSkillsPath = z.object({
+export const zSessionSkillsPath = z.lazy(() => z.object({
     server: z.string(),
     sessionId: z.uuid()
-});
+}));
 
 /**
  * A successful JSON response with an explicit status.
@@ -4990,38 +4990,38 @@ export const zSessionSkillsResponse2 = zSessionSkillsResponse;
 
 export const zSetSessionTitleBody = zSetSessionTitleRequest;
 
-export const zSetSessionTitlePath = z.object({
+export const zSetSessionTitlePath = z.lazy(() => z.object({
     server: z.string(),
     sessionId: z.uuid()
-});
+}));
 
 /**
  * A successful JSON response with an explicit status.
  */
 export const zSetSessionTitleResponse = zSessionResponse;
 
-export const zListSessionTurnsPath = z.object({
+export const zListSessionTurnsPath = z.lazy(() => z.object({
     server: z.string(),
     sessionId: z.uuid()
-});
+}));
 
-export const zListSessionTurnsQuery = z.object({
+export const zListSessionTurnsQuery = z.lazy(() => z.object({
     limit: z.string().optional(),
     afterSequence: z.string().optional(),
     throughSequence: z.string().optional(),
     snapshotActivityCursor: z.string().optional()
-});
+}));
 
 /**
  * A successful JSON response with an explicit status.
  */
 export const zListSessionTurnsResponse = zSessionTurnsResponse;
 
-export const zGetTurnPath = z.object({
+export const zGetTurnPath = z.lazy(() => z.object({
     server: z.string(),
     sessionId: z.uuid(),
     turnId: z.uuid()
-});
+}));
 
 /**
  * A successful JSON response with an explicit status.
@@ -5030,30 +5030,30 @@ export const zGetTurnResponse = zTurnResponse;
 
 export const zCancelTurnBody = zCancelTurnRequest;
 
-export const zCancelTurnPath = z.object({
+export const zCancelTurnPath = z.lazy(() => z.object({
     server: z.string(),
     sessionId: z.uuid(),
     turnId: z.uuid()
-});
+}));
 
 /**
  * A successful JSON response with an explicit status.
  */
 export const zCancelTurnResponse = zTurnResponse;
 
-export const zWatchTurnHeaders = z.object({
+export const zWatchTurnHeaders = z.lazy(() => z.object({
     'last-event-id': z.string().optional()
-});
+}));
 
-export const zWatchTurnPath = z.object({
+export const zWatchTurnPath = z.lazy(() => z.object({
     server: z.string(),
     sessionId: z.uuid(),
     turnId: z.uuid()
-});
+}));
 
-export const zWatchTurnQuery = z.object({
+export const zWatchTurnQuery = z.lazy(() => z.object({
     afterRevision: z.string().optional()
-});
+}));
 
 /**
  * A `text/event-stream` response whose messages carry `T` as JSON `data`.

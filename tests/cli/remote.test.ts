@@ -1,5 +1,5 @@
 // `--remote URL` against a real `serve` process of the built binary, with a bearer token.
-import { mkdirSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { Session, SessionConfiguration } from "../../clients/index.js";
@@ -99,6 +99,21 @@ describe("--remote", () => {
     expect(result.stdout).toBe("");
     expect(result.stderr).toMatch(/^error: [^\n]*EADDRINUSE[^\n]*\n$/);
     expect(result.code).toBe(1);
+  });
+
+  it.each([
+    ["an empty --token", ["--token", ""], {}, "error: --token must not be empty (every request would then be refused); omit it to serve loopback without a token\n"],
+    ["a --root that does not exist", ["--root", "/nonexistent/ze-root"], {}, "error: --root /nonexistent/ze-root does not exist\n"],
+  ])("serve refuses to start with %s: one line, exit 2, nothing served", async (_name, args, env, stderr) => {
+    const result = await runCli(["serve", "--port", "0", "--database", ":memory:", ...args], { ...options, env: { ...options.env, ...env } });
+    expect(result).toMatchObject({ code: 2, stdout: "", stderr });
+  });
+
+  it("serve refuses a --root that is a file", async () => {
+    const file = join(home.dir, "not-a-directory");
+    writeFileSync(file, "x");
+    const result = await runCli(["serve", "--port", "0", "--database", ":memory:", "--root", file], options);
+    expect(result).toMatchObject({ code: 2, stdout: "", stderr: `error: --root ${file} is not a directory\n` });
   });
 
   it("a non-loopback address without --token is refused as a usage error", async () => {

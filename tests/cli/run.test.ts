@@ -192,6 +192,33 @@ describe("run (embedded)", () => {
     expect(result.stderr).toMatch(/cancelling the Turn/);
     expect(jsonOf<Turn>(result)).toMatchObject({ phase: "cancelled", outcome: { kind: "cancelled", reason: "interrupted" } });
   });
+
+  it("Ctrl-C while the answer streams: the notice goes to stderr on a line of its own, also when stdout and stderr are one pipe", async () => {
+    const notice = "cancelling the Turn (Ctrl-C again to quit now)";
+    for (const sharedOutput of [false, true]) {
+      const marker = `Half an answer ${sharedOutput ? "shared" : "separate"}`;
+      script(marker, { events: [{ type: "text", text: `${marker}, and` }, { type: "delay", ms: 60_000 }, { type: "text", text: " never the rest." }] });
+      const cli = startCli(["run", marker], { ...options, sharedOutput });
+      await cli.waitFor(/, and/);
+      cli.child.kill("SIGINT");
+      const result = await cli.exited;
+      expect(result.code).toBe(130);
+      if (sharedOutput) {
+        expect(result.stdout).toBe(`${marker}, and\n${notice}\n`);
+      } else {
+        expect(result.stdout).toBe(`${marker}, and\n`);
+        expect(result.stderr).toBe(`${notice}\n`);
+      }
+    }
+  });
+
+  it("a prompt that is not admitted leaves no Session behind (create and submit are one transaction)", async () => {
+    const before = jsonOf<{ id: string }[]>(await runCli(["session", "list", "--all"], options));
+    const result = await runCli(["run", "--model", "nope/unknown-model", "Leave nothing behind"], options);
+    expect(result).toMatchObject({ code: 1, stdout: "" });
+    expect(result.stderr).toMatch(/^error: UnavailableError: [^\n]*nope\/unknown-model[^\n]*\n$/);
+    expect(jsonOf<{ id: string }[]>(await runCli(["session", "list", "--all"], options))).toEqual(before);
+  });
 });
 
 // util-linux `script` gives the CLI a pseudo-terminal (stdin, stdout and stderr all on it).
@@ -300,9 +327,75 @@ describe("run --remote", () => {
     expect(denied.stderr).toMatch(/^permission rejected \(no interactive terminal\): external_directory [^\n]+\nerror: Turn failed: tool_denied: /);
   });
 
+  it("a prompt that is not admitted leaves no Session behind: the new Session is deleted again", async () => {
+    const list = async (): Promise<string[]> => jsonOf<{ id: string }[]>(await runCli(remote(["session", "list", "--all"]), options)).map((session) => session.id);
+    const before = await list();
+    const result = await runCli(remote(["run", "--model", "nope/unknown-model", "Leave nothing behind remotely"]), options);
+    expect(result).toMatchObject({ code: 1, stdout: "" });
+    expect(result.stderr).toMatch(/^error: UnavailableError: [^\n]*nope\/unknown-model[^\n]*\n$/);
+    expect(await list()).toEqual(before);
+  });
+
   it("an unreachable server is one error line, exit 1", async () => {
     const result = await runCli(["run", "Hi", "--remote", "http://127.0.0.1:9"], options);
     expect(result).toMatchObject({ code: 1, stdout: "" });
     expect(result.stderr).toMatch(/^error: TransportError: [^\n]+\n$/);
+  });
+});
+
+describe("run beside other hosts on one database", () => {
+  const database = () => join(home.dir, "shared-run.db");
+
+  it("ten parallel embedded runs beside a live serve each run their own Turn exactly once", async () => {
+    const served = await startServe(["--database", database()], home.env, home.root);
+    try {
+      for (let index = 0; index < 10; index++) script(`parallel-${index}-`, { events: [{ type: "text", text: `answer ${index}` }] });
+      const before = model.requests.length;
+      const results = await Promise.all(Array.from({ length: 10 }, (_, index) => runCli(["run", "--database", database(), `parallel-${index}-`], options)));
+      results.forEach((result, index) => expect(result).toMatchObject({ code: 0, stderr: "", stdout: `answer ${index}\n` }));
+      const prompts = model.requests.slice(before).map((request) => JSON.stringify(request.body));
+      for (let index = 0; index < 10; index++) expect(prompts.filter((body) => body.includes(`parallel-${index}-`))).toHaveLength(1);
+    } finally {
+      await served.stop();
+    }
+  });
+
+  it("an embedded run leaves a stopped serve's queued Turns queued, for the next serve to run", async () => {
+    const { networkClient } = await import("../support/harness.js");
+    const { sdk, unwrap, watchTurn } = await import("../../clients/index.js");
+    const { randomUUID } = await import("node:crypto");
+    script("serve-first-", { hang: true });
+    script("serve-second-", { events: [{ type: "text", text: "second ran" }] });
+    script("serve-third-", { events: [{ type: "text", text: "third ran" }] });
+    script("embedded-one-", { events: [{ type: "text", text: "embedded ran" }] });
+    const first = await startServe(["--database", database()], home.env, home.root);
+    const api = networkClient(first.url);
+    const sessionId = randomUUID();
+    await unwrap(sdk.createSession({ client: api.client, path: { server: "local", sessionId }, body: {} }));
+    const submit = async (text: string): Promise<string> => {
+      const turnId = randomUUID();
+      await unwrap(sdk.submitPrompt({ client: api.client, path: { server: "local", sessionId }, headers: { "x-ze-harness-client-id": "t" }, body: { delivery: "queue", turnId, prompt: [{ type: "text", text }] } }));
+      return turnId;
+    };
+    await submit("serve-first-");
+    await model.waitForRequest(model.requests.length);
+    const queued = [await submit("serve-second-"), await submit("serve-third-")];
+    expect(await first.stop("SIGTERM")).toBe(0);
+
+    const embedded = await runCli(["run", "--database", database(), "embedded-one-"], options);
+    expect(embedded).toMatchObject({ code: 0, stdout: "embedded ran\n" });
+    const listed = jsonOf<{ turns: { turn: Turn }[] }>(await runCli(["turn", "list", sessionId, "--database", database()], options));
+    expect(listed.turns.map(({ turn }) => turn.phase)).toEqual(["failed", "pending", "pending"]);
+
+    const second = await startServe(["--database", database()], home.env, home.root);
+    try {
+      const again = networkClient(second.url);
+      for (const [index, turnId] of queued.entries()) {
+        const turn = await watchTurn(again, { server: "local", sessionId, turnId });
+        expect(turn.outcome).toMatchObject({ kind: "completed", text: index === 0 ? "second ran" : "third ran" });
+      }
+    } finally {
+      await second.stop();
+    }
   });
 });

@@ -100,9 +100,17 @@ export interface LiveCli {
   readonly exited: Promise<CliResult>;
 }
 
+export interface LiveCliOptions extends Omit<CliOptions, "input"> {
+  /** stdout and stderr on one pipe (`2>&1`): everything arrives as stdout(), in the order written. */
+  readonly sharedOutput?: boolean;
+}
+
 /** `node bin/ze-harness.js ...args` kept running, for tests that talk to it while it works. */
-export function startCli(args: readonly string[], options: Omit<CliOptions, "input">): LiveCli {
-  const child = spawn(process.execPath, [binPath, ...args], { cwd: options.cwd, env: options.env, stdio: ["pipe", "pipe", "pipe"] });
+export function startCli(args: readonly string[], options: LiveCliOptions): LiveCli {
+  const child = options.sharedOutput
+    ? // `exec` makes the shell the CLI process itself, so signals reach it directly.
+      spawn("sh", ["-c", 'exec "$0" "$@" 2>&1', process.execPath, binPath, ...args], { cwd: options.cwd, env: options.env, stdio: ["pipe", "pipe", "pipe"] })
+    : spawn(process.execPath, [binPath, ...args], { cwd: options.cwd, env: options.env, stdio: ["pipe", "pipe", "pipe"] });
   const output = { stdout: "", stderr: "" };
   const waiters = new Set<() => void>();
   const notify = (): void => {

@@ -1,7 +1,8 @@
 // Start-up cost of the CLI: wall time of `node -e 0` (the baseline, measured in the same run)
-// against `ze-harness --version`, `--help` (both the bin fast path, no oclif) and an embedded
-// `session list` on :memory: (oclif + the in-process harness), interleaved so drift in the
-// machine's load hits every case alike. Then the peak RSS of each case via /usr/bin/time -v.
+// against `ze-harness --version`, `--help` (both the bin fast path: files written at build
+// time) and an embedded `session list` on :memory: (the bundle's fast path: one command, the
+// in-process harness, no oclif), interleaved so drift in the machine's load hits every case
+// alike. Then the peak RSS of each case via /usr/bin/time -v. Targets are printed beside them.
 import { binPath, formatTable, hasGnuTime, median, mib, ms, peakRssKiB, percentile, tempHome, timeRun } from "./lib.mjs";
 
 export const name = "startup";
@@ -12,10 +13,10 @@ export async function run({ runs, budgetMs, log }) {
   const home = tempHome("ze-bench-startup-");
   const options = { env: home.env, cwd: home.root };
   const cases = [
-    { label: "node -e 0 (baseline)", args: ["-e", "0"], rss: true },
-    { label: "ze-harness --version", args: [binPath, "--version"], rss: true },
-    { label: "ze-harness --help", args: [binPath, "--help"], rss: true },
-    { label: "ze-harness session list --embedded --database :memory:", args: [binPath, "session", "list", "--embedded", "--database", ":memory:"], rss: true },
+    { label: "node -e 0 (baseline)", args: ["-e", "0"], target: "" },
+    { label: "ze-harness --version", args: [binPath, "--version"], target: "≤ 1.25x baseline", ratio: 1.25 },
+    { label: "ze-harness --help", args: [binPath, "--help"], target: "≤ 1.25x baseline", ratio: 1.25 },
+    { label: "ze-harness session list --embedded --database :memory:", args: [binPath, "session", "list", "--embedded", "--database", ":memory:"], target: "≤ 300 ms", ms: 300 },
   ];
   try {
     // One untimed warm-up of each case (file cache, compile cache), and a check that it works.
@@ -49,9 +50,10 @@ export async function run({ runs, budgetMs, log }) {
       ms(percentile(samples[index], 99)),
       `${(median(samples[index]) / baseline).toFixed(2)}x`,
       mib(rss[index]),
+      entry.target === "" ? "" : `${entry.target} ${(entry.ratio !== undefined ? median(samples[index]) / baseline <= entry.ratio : median(samples[index]) <= entry.ms) ? "(met)" : "(missed)"}`,
     ]);
     log(`${completed} interleaved runs per case; p99 is nearest-rank (= the slowest run when n < 100); peak RSS is the max of ${hasGnuTime ? rssRuns : 0} runs under /usr/bin/time -v${hasGnuTime ? "" : " (not available)"}.`);
-    log(formatTable(["command", "median", "p99", "vs baseline", "peak RSS"], rows));
+    log(formatTable(["command", "median", "p99", "vs baseline", "peak RSS", "target"], rows));
   } finally {
     home.cleanup();
   }

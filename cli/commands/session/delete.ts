@@ -1,25 +1,13 @@
-import { Flags } from "@oclif/core";
-import { sdk, unwrap } from "../../../clients/index.js";
+import { sdk } from "../../../clients/index.js";
 import { sessionIdArg } from "../../args.js";
-import { ZeCommand } from "../../base.js";
+import { jsonCommand } from "../../json-command.js";
+import { flag } from "../../spec.js";
 
-export default class SessionDelete extends ZeCommand {
-  static override summary = "Delete a Session (cancels its work; the id stays retired).";
-  static override args = { sessionId: sessionIdArg };
-  static override flags = {
-    reason: Flags.string({ description: "Why the Session is deleted." }),
-  };
-
-  async run(): Promise<void> {
-    const { args, flags } = await this.parse(SessionDelete);
-    const connection = await this.connect(flags);
-    const result = await unwrap(
-      sdk.deleteSession({
-        client: connection.client.client,
-        path: { server: connection.server, sessionId: args.sessionId },
-        body: flags.reason !== undefined ? { reason: flags.reason } : null,
-      }),
-    );
-    this.printJson(result.deleted);
-  }
-}
+export default jsonCommand({
+  summary: "Delete a Session (cancels its work; the id stays retired).",
+  args: { sessionId: sessionIdArg },
+  flags: { reason: flag.string({ description: "Why the Session is deleted." }) },
+  call: ({ client, server }, { args, flags }) =>
+    sdk.deleteSession({ client, path: { server, sessionId: args.sessionId }, body: flags.reason !== undefined ? { reason: flags.reason } : null }),
+  print: (result) => result.deleted,
+});

@@ -1,17 +1,10 @@
-import { sdk, unwrap } from "../../../../clients/index.js";
+import { sdk } from "../../../../clients/index.js";
 import { sessionIdArg } from "../../../args.js";
-import { ZeCommand } from "../../../base.js";
+import { jsonCommand } from "../../../json-command.js";
 
-export default class SessionConfigShow extends ZeCommand {
-  static override summary = "Print a Session's versioned permission and approval configuration as JSON.";
-  static override args = { sessionId: sessionIdArg };
-
-  async run(): Promise<void> {
-    const { args, flags } = await this.parse(SessionConfigShow);
-    const connection = await this.connect(flags);
-    const result = await unwrap(
-      sdk.getSessionConfiguration({ client: connection.client.client, path: { server: connection.server, sessionId: args.sessionId } }),
-    );
-    this.printJson(result.configuration);
-  }
-}
+export default jsonCommand({
+  summary: "Print a Session's versioned permission and approval configuration as JSON.",
+  args: { sessionId: sessionIdArg },
+  call: ({ client, server }, { args }) => sdk.getSessionConfiguration({ client, path: { server, sessionId: args.sessionId } }),
+  print: (result) => result.configuration,
+});

@@ -1,0 +1,76 @@
+// The CLI's entry (bin/ze-harness.js imports it from the bundle, dist/bundle/main.js). It finds
+// the command in argv, loads only that command, parses the command line itself and runs it —
+// no oclif, no command table. Help, topics and every command line the fast parser does not
+// fully understand (a usage error to word, a flag it does not know) go to oclif, which prints
+// them exactly as it always has. Global connection flags may stand before the command.
+import { describeError, usageError } from "./errors.js";
+import { parseCommandLine } from "./parse.js";
+import { execute, exitWhenFlushed } from "./runtime.js";
+import { connectionFlags } from "./spec.js";
+import { isCommandId, isTopic, loadCommand } from "./table.js";
+
+interface CommandLine {
+  /** The command (or topic) words, e.g. ["session", "list"]. */
+  readonly words: readonly string[];
+  /** Connection flags given before the command, with their values. */
+  readonly globals: readonly string[];
+  /** Everything after the command words. */
+  readonly rest: readonly string[];
+}
+
+const GLOBAL_FLAGS = connectionFlags as Record<string, { readonly type: string }>;
+
+/** Splits argv into leading connection flags, the command words and the rest. */
+export function splitCommandLine(argv: readonly string[]): CommandLine {
+  let index = 0;
+  const globals: string[] = [];
+  while (index < argv.length && argv[index]!.startsWith("--")) {
+    const token = argv[index]!;
+    const equals = token.indexOf("=");
+    const name = token.slice(2, equals < 0 ? undefined : equals);
+    if (!Object.hasOwn(GLOBAL_FLAGS, name)) break;
+    const takesValue = GLOBAL_FLAGS[name]!.type !== "boolean" && equals < 0;
+    globals.push(...argv.slice(index, index + (takesValue ? 2 : 1)));
+    index += takesValue ? 2 : 1;
+  }
+  const words: string[] = [];
+  while (index < argv.length && !argv[index]!.startsWith("-")) {
+    const id = [...words, argv[index]!].join(":");
+    if (!isCommandId(id) && !isTopic(id)) break;
+    words.push(argv[index]!);
+    index += 1;
+    if (isCommandId(id)) break;
+  }
+  return { words, globals, rest: argv.slice(index) };
+}
+
+async function viaOclif(argv: readonly string[], root: string): Promise<never> {
+  const { execute: oclif } = await import("@oclif/core");
+  await oclif({ args: [...argv], dir: `${root}/package.json` });
+  return exitWhenFlushed(typeof process.exitCode === "number" ? process.exitCode : 0);
+}
+
+function usage(message: string): Promise<never> {
+  const { line, exitCode } = describeError(usageError(message));
+  process.stderr.write(`${line}\n`);
+  return exitWhenFlushed(exitCode);
+}
+
+export async function main(argv: readonly string[], root: string): Promise<never> {
+  const { words, globals, rest } = splitCommandLine(argv);
+  const id = words.join(":");
+  const helpRequested = rest.slice(0, rest.includes("--") ? rest.indexOf("--") : undefined).includes("--help");
+  if (isCommandId(id)) {
+    const normalized = [...globals, ...rest];
+    const spec = await loadCommand(id);
+    const parsed = helpRequested ? undefined : await parseCommandLine(spec, normalized);
+    if (!parsed) return viaOclif([...words, ...normalized], root);
+    return exitWhenFlushed(await execute(spec, parsed));
+  }
+  const next = rest[0];
+  if (next !== undefined && !next.startsWith("-")) return usage(`command ${[...words, next].join(" ")} not found`);
+  if (words.length > 0) return viaOclif([...words, ...globals, ...rest], root); // a topic: its help
+  if (next === undefined && globals.length > 0) return usage(`${globals[0]} needs a command after it (see ze-harness --help)`);
+  if (next !== undefined && next !== "--help" && next !== "--version") return usage(`command ${next} not found`);
+  return viaOclif(rest, root);
+}

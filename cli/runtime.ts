@@ -1,0 +1,51 @@
+// Runs a parsed command: run() with its context, then the connection closed, every failure as
+// one line (cli/errors.ts). Resolves with the exit code; the caller exits once output is flushed.
+import { connect, type Connection } from "./base.js";
+import { describeError } from "./errors.js";
+import type { CommandSpec, Context } from "./spec.js";
+import type { Parsed } from "./parse.js";
+
+export async function execute(spec: CommandSpec, parsed: Parsed): Promise<number> {
+  let connection: Connection | undefined;
+  const context: Context<any, any> = {
+    args: parsed.args,
+    flags: parsed.flags,
+    connect: async (options) => {
+      if (!spec.connection) throw new Error("this command takes no connection flags");
+      connection = await connect(parsed.flags, options);
+      return connection;
+    },
+    printJson: (value) => void process.stdout.write(`${JSON.stringify(value, null, 2)}\n`),
+  };
+  let code: number;
+  try {
+    code = (await spec.run(context)) ?? 0;
+  } catch (error) {
+    const { line, exitCode } = describeError(error);
+    process.stderr.write(`${line}\n`);
+    code = exitCode;
+  }
+  try {
+    await connection?.close();
+  } catch (error) {
+    process.stderr.write(`${describeError(error).line}\n`);
+    code ||= 1;
+  }
+  return code;
+}
+
+/** Resolves once everything written to stdout and stderr so far has been handed to the OS. */
+export function flushed(): Promise<void> {
+  const drain = (stream: NodeJS.WriteStream): Promise<void> =>
+    new Promise((resolve) => {
+      if (stream.destroyed || !stream.writable) return resolve();
+      stream.write("", () => resolve());
+    });
+  return Promise.all([drain(process.stdout), drain(process.stderr)]).then(() => undefined);
+}
+
+/** Exits with `code` as soon as the output is flushed (idle handles and timers do not hold the process). */
+export async function exitWhenFlushed(code: number): Promise<never> {
+  await flushed();
+  process.exit(code);
+}

@@ -1,0 +1,39 @@
+// Every command id and how to load its declaration: one dynamic import each, so a command line
+// loads only its own command (and, bundled, only that command's chunk).
+import type { CommandSpec } from "./spec.js";
+
+const loaders = {
+  chat: () => import("./commands/chat.js"),
+  completions: () => import("./commands/completions.js"),
+  "permission:reply": () => import("./commands/permission/reply.js"),
+  "permission:saved:list": () => import("./commands/permission/saved/list.js"),
+  "permission:saved:remove": () => import("./commands/permission/saved/remove.js"),
+  "question:reject": () => import("./commands/question/reject.js"),
+  "question:reply": () => import("./commands/question/reply.js"),
+  run: () => import("./commands/run.js"),
+  serve: () => import("./commands/serve.js"),
+  "session:children": () => import("./commands/session/children.js"),
+  "session:config:replace": () => import("./commands/session/config/replace.js"),
+  "session:config:show": () => import("./commands/session/config/show.js"),
+  "session:create": () => import("./commands/session/create.js"),
+  "session:delete": () => import("./commands/session/delete.js"),
+  "session:list": () => import("./commands/session/list.js"),
+  "session:show": () => import("./commands/session/show.js"),
+  "session:title": () => import("./commands/session/title.js"),
+  "turn:cancel": () => import("./commands/turn/cancel.js"),
+  "turn:list": () => import("./commands/turn/list.js"),
+  "turn:show": () => import("./commands/turn/show.js"),
+} satisfies Record<string, () => Promise<{ default: CommandSpec<any, any> }>>;
+
+export type CommandId = keyof typeof loaders;
+
+export const commandIds = Object.keys(loaders) as CommandId[];
+
+export const isCommandId = (id: string): id is CommandId => Object.hasOwn(loaders, id);
+
+/** Topics: every proper prefix of a command id (`session`, `session:config`, …). */
+export const isTopic = (id: string): boolean => commandIds.some((command) => command.startsWith(`${id}:`));
+
+export async function loadCommand(id: CommandId): Promise<CommandSpec> {
+  return (await loaders[id]()).default as CommandSpec;
+}

@@ -1,0 +1,68 @@
+// npm run build, after tsc: the CLI as a code-split esbuild bundle in dist/bundle/ (ESM, Node 20).
+// Entries: cli/main.ts (what bin/ze-harness.js runs) and cli/commands.ts (oclif's command table,
+// package.json → oclif.commands). Each command, the client and the embedded host are their own
+// chunks, loaded by dynamic import only when a command line needs them.
+//
+// Left external (resolved from node_modules at run time): native and optional packages
+// (libsql, @libsql/*, @neon-rs/*, anything shipping a .node binary, ws's optional addons),
+// oclif (only the slow path loads it, and it loads the command table by path), and ajv
+// (services/config/validate.ts requires it through createRequire, beside its precompiled
+// validator). Files read relative to a module: the precompiled validator is written into
+// dist/bundle/ by tools/build-assets.mjs; generated/openapi.json and dist/reference.html are
+// found from the package root (services/host/version.ts walks up to package.json).
+import { build } from "esbuild";
+import { readdirSync, rmSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const outdir = join(root, "dist", "bundle");
+
+/** Every installed package with a native addon (a .node file), by package name. */
+function nativePackages() {
+  const found = new Set();
+  const visit = (dir, name, depth) => {
+    let entries;
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const entry of entries) {
+      if (entry.isFile() && entry.name.endsWith(".node")) found.add(name);
+      else if (entry.isDirectory() && entry.name !== "node_modules" && depth < 4) visit(join(dir, entry.name), name, depth + 1);
+    }
+  };
+  const modules = join(root, "node_modules");
+  for (const entry of readdirSync(modules, { withFileTypes: true })) {
+    if (!entry.isDirectory() || entry.name.startsWith(".")) continue;
+    if (entry.name.startsWith("@")) {
+      for (const scoped of readdirSync(join(modules, entry.name))) visit(join(modules, entry.name, scoped), `${entry.name}/${scoped}`, 0);
+    } else visit(join(modules, entry.name), entry.name, 0);
+  }
+  return [...found];
+}
+
+const external = ["libsql", "@libsql/*", "@neon-rs/*", "bufferutil", "utf-8-validate", "@oclif/core", "ajv", "ajv/*", "ajv-formats", ...nativePackages()];
+
+rmSync(outdir, { recursive: true, force: true });
+const result = await build({
+  absWorkingDir: root,
+  entryPoints: { main: "cli/main.ts", commands: "cli/commands.ts" },
+  outdir,
+  bundle: true,
+  splitting: true,
+  format: "esm",
+  platform: "node",
+  target: "node20",
+  external,
+  chunkNames: "chunk-[hash]",
+  // CommonJS packages inside the bundle call require() for Node's built-ins.
+  banner: { js: 'import { createRequire as __zeCreateRequire } from "node:module"; const require = __zeCreateRequire(import.meta.url);' },
+  legalComments: "none",
+  metafile: true,
+  logLevel: "warning",
+});
+const outputs = Object.entries(result.metafile.outputs);
+const bytes = outputs.reduce((sum, [, output]) => sum + output.bytes, 0);
+console.log(`bundle: dist/bundle/ (${outputs.length} files, ${(bytes / 1024 / 1024).toFixed(1)} MiB)`);
