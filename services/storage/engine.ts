@@ -73,9 +73,6 @@ function asSqlError(error: unknown): unknown {
   return error instanceof Error && typeof code === "string" && code.startsWith("SQLITE_") ? new SqlError(error as Error & { code: string }) : error;
 }
 
-/** Statements this process ran on local connections (transaction control included): the benchmarks read it. */
-export const localStatementCount = { value: 0 };
-
 /** What a cached statement knows about itself. */
 interface Prepared {
   readonly objects: NativeStatement;
@@ -149,7 +146,6 @@ export class LocalConnection implements SqlExecutor {
    * 0.5.29 can leave a failed statement "in progress", and reusing it would fail the connection).
    */
   #with<T>(sql: string, use: (prepared: Prepared) => T): T {
-    localStatementCount.value += 1;
     const prepared = this.#prepared(sql);
     try {
       return use(prepared);

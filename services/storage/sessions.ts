@@ -11,7 +11,9 @@ import {
   type StorageHandle,
   type StorageTransaction,
 } from "./database.js";
+import type { SqlExecutor } from "./engine.js";
 import { mapBusy } from "./errors.js";
+import { SESSION_SELECT, sessionFromRow } from "./rows.js";
 import {
   deletedSession,
   savedPermission,
@@ -57,19 +59,24 @@ export function insertSession(context: StorageContext, row: NewSession): Promise
   });
 }
 
+// The two lookups every request and launch makes: raw statements (prepared once per connection).
+function readRaw<T>(context: StorageContext, fn: (sql: SqlExecutor) => Promise<T>): Promise<T> {
+  return isStorageHandle(context) ? mapBusy(() => fn(context.reader().sql)) : fn(context.sql);
+}
+
 export function getSession(context: StorageContext, server: string, id: string): Promise<SessionRow | undefined> {
-  return read(context, async (db) => {
-    const rows = await db
-      .select()
-      .from(session)
-      .where(and(eq(session.server, server), eq(session.id, id)));
-    return rows[0];
+  return readRaw(context, async (sql) => {
+    const raw = await sql.get(`SELECT ${SESSION_SELECT} FROM session WHERE id = ? AND server = ?`, [id, server]);
+    return raw ? sessionFromRow(raw) : undefined;
   });
 }
 
 /** A Session by id alone, whatever its server (internal lookups such as the Turn runner's). */
 export function getSessionById(context: StorageContext, id: string): Promise<SessionRow | undefined> {
-  return read(context, async (db) => (await db.select().from(session).where(eq(session.id, id)))[0]);
+  return readRaw(context, async (sql) => {
+    const raw = await sql.get(`SELECT ${SESSION_SELECT} FROM session WHERE id = ?`, [id]);
+    return raw ? sessionFromRow(raw) : undefined;
+  });
 }
 
 /** A server's Sessions (optionally one project's), oldest first; same-millisecond ties in insertion order. */

@@ -29,16 +29,23 @@ export function getTurnById(context: Context, turnId: string): Promise<TurnRow |
   });
 }
 
-/** A Turn with its parts and steering input, in one statement (the parts and steers as JSON arrays). */
-export function getTurnWithParts(context: Context, turnId: string): Promise<{ turn: TurnRow; parts: TurnPartRow[]; steers: TurnSteerRow[] } | undefined> {
+/**
+ * A Turn with its parts and steering input, in one statement (the parts and steers as JSON
+ * arrays); with `within`, only when it belongs to that Session on that server.
+ */
+export function getTurnWithParts(
+  context: Context,
+  turnId: string,
+  within?: { readonly server: string; readonly sessionId: string },
+): Promise<{ turn: TurnRow; parts: TurnPartRow[]; steers: TurnSteerRow[] } | undefined> {
   return read(context, async (sql) => {
     const raw = await sql.get(
       `SELECT ${TURN_SELECT},
          (SELECT json_group_array(json_object('ordinal', ordinal, 'data', json(data))) FROM (SELECT ordinal, data FROM turn_part WHERE turn_id = turn.id ORDER BY ordinal)) AS parts_json,
          (SELECT json_group_array(json_object('steer_id', steer_id, 'session_id', session_id, 'turn_id', turn_id, 'sequence', sequence, 'data', json(data), 'request_hash', request_hash))
             FROM (SELECT * FROM turn_steer WHERE turn_id = turn.id ORDER BY sequence)) AS steers_json
-       FROM turn WHERE id = ?`,
-      [turnId],
+       FROM turn WHERE id = ?${within ? " AND session_id = ? AND EXISTS (SELECT 1 FROM session s WHERE s.id = turn.session_id AND s.server = ?)" : ""}`,
+      within ? [turnId, within.sessionId, within.server] : [turnId],
     );
     if (!raw) return undefined;
     const parts = (JSON.parse(raw["parts_json"] as string) as { ordinal: number; data: unknown }[]).map((part) => ({ turnId, ordinal: part.ordinal, data: part.data }));

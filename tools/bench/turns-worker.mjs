@@ -21,6 +21,7 @@
 //
 // Prints one JSON line on stdout with the raw samples (ms); progress goes to stderr.
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { randomUUID } from "node:crypto";
 import http from "node:http";
 import { join } from "node:path";
@@ -41,6 +42,7 @@ const options = {
   sequentialDeltaTurns: 8,
   concurrentDeltaTurns: 2,
   serveNodeArgs: [],
+  rssTurns: 1000,
   ...JSON.parse(process.argv[2] ?? "{}"),
 };
 
@@ -290,6 +292,22 @@ try {
   }
   result.deltas = deltas;
   result.deltaScript = { words: options.deltaWords, gapMs: options.deltaGapMs };
+
+  // Memory over many Turns: the serve's resident set sampled every 250 Turns of 1,000 (a new
+  // Session every 50 Turns, as users start new conversations). A garbage collection of the serve
+  // is not possible from outside, so each sample is the resident set as the kernel reports it.
+  if (options.rssTurns > 0) {
+    log(`RSS over ${options.rssTurns} Turns`);
+    const rssOf = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${serve.pid}/status`, "utf8"))?.[1] ?? NaN);
+    const samples = [{ turns: 0, kib: rssOf() }];
+    let rssSession = await createSession();
+    for (let index = 1; index <= options.rssTurns; index++) {
+      if (index % 50 === 0) rssSession = await createSession();
+      await harnessTurn(rssSession, "hello");
+      if (index % 250 === 0) samples.push({ turns: index, kib: rssOf() });
+    }
+    result.rss = samples;
+  }
 } catch (error) {
   result.error = error instanceof Error ? error.message : String(error);
   if (serveStderr.trim()) result.error += ` (serve stderr: ${serveStderr.trim()})`;

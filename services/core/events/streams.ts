@@ -91,9 +91,13 @@ export class EventStreams {
   // Turn stream
 
   async watchTurn(server: string, sessionId: string, turnId: string, afterRevision: number | undefined, signal?: AbortSignal): Promise<AsyncIterable<SseMessage<TurnStreamEvent>>> {
-    await this.requireSession(server, sessionId);
-    const first = await this.turn(turnId);
-    if (!first || first.sessionId !== sessionId) throw notFound("turn", `Turn ${turnId} does not exist`);
+    // One read finds the Turn in the Session on this server; only a miss asks which is missing.
+    const found = await store.getTurnWithParts(this.storage, turnId, { server, sessionId });
+    if (!found) {
+      await this.requireSession(server, sessionId);
+      throw notFound("turn", `Turn ${turnId} does not exist`);
+    }
+    const first = toTurn(found.turn, found.parts, found.steers);
     const timing = this.timing;
     const inbox = new EventInbox();
     return this.run<TurnStreamEvent>(
