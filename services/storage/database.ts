@@ -15,6 +15,7 @@ import { openFailure, prepareDatabaseFile } from "./file.js";
 import { resolveDatabaseLocation, type DatabaseLocation } from "./location.js";
 import { applyMigrations, type MigrationReport, type StorageMigrationProgress } from "./migrate.js";
 import { serverMigrations, type MigrationRegistry } from "./migrations/registry.js";
+import { GroupCommitter, type ActiveTransaction } from "./commit.js";
 import { writeQueueFor } from "./queue.js";
 import { RemoteClient } from "./remote.js";
 import { schema, type StorageSchema, type TurnEventRow } from "./schema.js";
@@ -157,13 +158,6 @@ class Writer {
   }
 }
 
-interface ActiveTransaction {
-  readonly tx: StorageTransaction;
-  active: boolean;
-  /** After-commit callbacks of the outermost frame (nested frames share it). */
-  readonly committed: (() => void)[];
-}
-
 /** A local client (file or `:memory:`) or a server client for `location`. */
 async function connect(location: DatabaseLocation, busyTimeoutMs: number, authToken: string | undefined, concurrency?: number): Promise<EngineClient> {
   if (location.kind === "remote") return (await RemoteClient.connect(location.url, { authToken, ...(concurrency !== undefined ? { concurrency } : {}) })) as EngineClient;
@@ -219,6 +213,15 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Storag
   const eventListeners = new Set<(events: readonly TurnEventRow[]) => void>();
   let closed = false;
   const readDb = { db: db as unknown as StorageExecutor, sql: client.sql };
+  const committer = new GroupCommitter(
+    queue,
+    (fn, durability) => writer.transaction(fn, durability),
+    current,
+    (events, committed) => {
+      if (events.length > 0) for (const listener of [...eventListeners]) listener(events);
+      for (const callback of committed) callback();
+    },
+  );
 
   const handle: StorageHandle = {
     [HANDLE]: true,
@@ -250,31 +253,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Storag
         );
       }
       if (closed) return Promise.reject(new Error("The storage handle is closed"));
-      const committed: (() => void)[] = [];
-      let appended: readonly TurnEventRow[] = [];
-      const running = queue
-        .run(() =>
-          mapBusy(() =>
-            writer.transaction(async (tx) => {
-              const frame: ActiveTransaction = { tx, active: true, committed };
-              try {
-                const result = await current.run(frame, () => fn(tx));
-                appended = tx.events;
-                return result;
-              } finally {
-                frame.active = false;
-              }
-            }, options?.durability ?? "full"),
-          ),
-        )
-        .then((result) => {
-          // Outside the transaction's async context: what the callbacks start reads committed state.
-          current.exit(() => {
-            if (appended.length > 0) for (const listener of [...eventListeners]) listener(appended);
-            for (const callback of committed) callback();
-          });
-          return result;
-        });
+      const running = committer.submit(fn, options?.durability ?? "full");
       const settled = running.then(
         () => undefined,
         () => undefined,
