@@ -3,6 +3,7 @@
 // outcome, and building a prompt with images. Stderr lines never land on a partly streamed answer line.
 import { fstatSync, readFileSync } from "node:fs";
 import { extname } from "node:path";
+import { MAX_REQUEST_BODY_BYTES } from "../clients/limits.js";
 import {
   sdk,
   unwrap,
@@ -228,7 +229,21 @@ export function buildPrompt(text: string, flags: ImageFlags): PromptPart[] {
     }
     const mimeType = imageTypeOf(path, bytes);
     if (!mimeType) throw usageError(`${path} is not a JPEG, PNG, GIF or WebP image`);
-    prompt.push({ type: "image", source: { type: "base64", mimeType, data: bytes.toString("base64") } });
+    const data = bytes.toString("base64");
+    // Images travel inline as base64 (4/3 of the file) in one request body: name the file that cannot fit.
+    if (data.length > MAX_REQUEST_BODY_BYTES - PROMPT_ENVELOPE_BYTES) {
+      throw usageError(
+        `image file ${path} is ${bytes.byteLength} bytes (${data.length} as base64); a request body carries at most ${MAX_REQUEST_BODY_BYTES} bytes, so an image file must stay under about ${Math.floor(((MAX_REQUEST_BODY_BYTES - PROMPT_ENVELOPE_BYTES) * 3) / 4 / 1024)} KiB`,
+      );
+    }
+    prompt.push({ type: "image", source: { type: "base64", mimeType, data } });
+  }
+  const total = JSON.stringify(prompt).length + PROMPT_ENVELOPE_BYTES;
+  if (total > MAX_REQUEST_BODY_BYTES) {
+    throw usageError(`the prompt and its images come to about ${total} bytes; a request body carries at most ${MAX_REQUEST_BODY_BYTES} bytes (send fewer or smaller images)`);
   }
   return prompt;
 }
+
+/** Room the submitPrompt body needs besides the prompt parts (ids, delivery, model, JSON syntax). */
+const PROMPT_ENVELOPE_BYTES = 1024;

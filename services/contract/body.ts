@@ -2,6 +2,9 @@
 // error bodies and webfetch responses all need it, and each must stop reading (and cancel the
 // stream) the moment the limit is passed rather than buffer an unbounded body first.
 
+/** Largest request body the server accepts (the reference's 1 MiB wire bound). */
+export const MAX_REQUEST_BODY_BYTES = 1024 * 1024;
+
 export interface ReadBoundedOptions {
   /**
    * Whether to await the reader's cancel when the limit is passed (default true). A caller

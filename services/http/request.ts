@@ -5,13 +5,13 @@
 import type { ZodType } from "zod";
 import type { ValidationErrorEncoded } from "../../generated/client/types.gen.js";
 import type { RouteDefinition, ParamKind } from "../../generated/server/routes.js";
-import { readBounded } from "../contract/body.js";
+import { MAX_REQUEST_BODY_BYTES, readBounded } from "../contract/body.js";
 import { Failure, validationFailure } from "../contract/failure.js";
 import { readDecoded, SUPPORTED_CONTENT_ENCODINGS, UndecodableBody, type ContentEncoding } from "./decode.js";
 import { describeIssues, pointer, type Issue } from "./issues.js";
 
-/** Largest request body accepted, after any Content-Encoding is decoded (the reference's 1 MiB wire bound). */
-export const MAX_REQUEST_BODY_BYTES = 1024 * 1024;
+/** Largest request body accepted, after any Content-Encoding is decoded (the contract's 1 MiB wire bound). */
+export { MAX_REQUEST_BODY_BYTES };
 /** Largest header section accepted: every `name: value` field line, CRLF included. */
 export const MAX_REQUEST_HEADER_BYTES = 16 * 1024;
 /** Largest request target accepted: the path and the query. */

@@ -2,8 +2,8 @@
 // unless `replaceAll` is set (then every non-overlapping occurrence is replaced). No match,
 // several matches without `replaceAll`, and `oldString === newString` are typed failures that
 // leave the file untouched. Files above MAX_EDIT_FILE_BYTES are refused (`too_large`).
-import { readFile, stat, writeFile } from "node:fs/promises";
-import { authorizedPath, fileFailure, fileProjections, resolveFileTarget } from "./paths.js";
+import { readFile, writeFile } from "node:fs/promises";
+import { fileFailure, filePermissions, statTarget } from "./paths.js";
 import { MAX_EDIT_FILE_BYTES, ToolFailure, textResult, throwIfAborted, type ToolDefinition } from "./tool.js";
 
 export interface EditInput {
@@ -35,17 +35,11 @@ export const editTool: ToolDefinition<EditInput> = {
     required: ["filePath", "oldString", "newString"],
     additionalProperties: false,
   },
-  permissions(input, ctx) {
-    return fileProjections("edit", resolveFileTarget(ctx.workdir, input.filePath));
-  },
+  permissions: filePermissions("edit"),
   async execute(input, ctx) {
-    throwIfAborted(ctx.signal);
-    const target = authorizedPath(ctx, "edit", input.filePath);
-    const name = JSON.stringify(target.resource);
     if (input.oldString === input.newString) throw new ToolFailure("no_change", "oldString and newString are identical; nothing to change.");
-    const info = await stat(target.canonicalPath).catch((error: unknown) => {
-      throw fileFailure(error, target.resource);
-    });
+    const { target, info } = await statTarget(ctx, "edit", input.filePath);
+    const name = JSON.stringify(target.resource);
     if (!info.isFile()) throw new ToolFailure("not_file", `${name} is not a regular file.`);
     if (info.size > MAX_EDIT_FILE_BYTES) throw new ToolFailure("too_large", `${name} is larger than ${MAX_EDIT_FILE_BYTES} bytes.`);
     const bytes = await readFile(target.canonicalPath).catch((error: unknown) => {

@@ -8,10 +8,11 @@
 //
 // The same canonical path goes into the projection's `metadata.canonicalPath`, and `execute`
 // acts on it, so the operation touches exactly what was authorized.
-import { lstatSync, readlinkSync, realpathSync, statSync } from "node:fs";
+import { lstatSync, readlinkSync, realpathSync, statSync, type Stats } from "node:fs";
+import { stat } from "node:fs/promises";
 import { dirname, isAbsolute, join, posix } from "node:path";
 import { insideRoot } from "../contract/paths.js";
-import { ToolFailure, type PermissionProjection, type ToolContext } from "./tool.js";
+import { ToolFailure, throwIfAborted, type PermissionProjection, type ToolContext } from "./tool.js";
 
 /** Most symlinks followed while resolving one path (Linux's own limit). */
 const MAX_SYMLINKS = 40;
@@ -156,5 +157,28 @@ export function fileFailure(error: unknown, resource: string): ToolFailure {
       return new ToolFailure("io", `Permission denied for ${name}.`);
     default:
       return new ToolFailure("io", `Could not access ${name}.`);
+  }
+}
+
+/** A file tool's `permissions`: its action on the canonical target of `filePath` (see {@link fileProjections}). */
+export function filePermissions(action: string): (input: { readonly filePath: string }, ctx: { readonly workdir: string }) => PermissionProjection[] {
+  return (input, ctx) => fileProjections(action, resolveFileTarget(ctx.workdir, input.filePath));
+}
+
+/**
+ * The start of every file tool's `execute`: stop if the call was already interrupted, take the
+ * authorized target, and stat it (a failure becomes the tool's safe failure; with
+ * `mayBeMissing`, a missing target is `info: undefined`).
+ */
+export async function statTarget(ctx: ToolContext, action: string, filePath: string): Promise<{ target: FileTarget; info: Stats }>;
+export async function statTarget(ctx: ToolContext, action: string, filePath: string, options: { readonly mayBeMissing: true }): Promise<{ target: FileTarget; info: Stats | undefined }>;
+export async function statTarget(ctx: ToolContext, action: string, filePath: string, options: { readonly mayBeMissing?: boolean } = {}): Promise<{ target: FileTarget; info: Stats | undefined }> {
+  throwIfAborted(ctx.signal);
+  const target = authorizedPath(ctx, action, filePath);
+  try {
+    return { target, info: await stat(target.canonicalPath) };
+  } catch (error) {
+    if (options.mayBeMissing && (error as NodeJS.ErrnoException).code === "ENOENT") return { target, info: undefined };
+    throw fileFailure(error, target.resource);
   }
 }

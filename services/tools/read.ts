@@ -13,7 +13,7 @@
 // which counts as `kind: "file"` for workspace instruction discovery.
 import { open, readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { authorizedPath, fileFailure, fileProjections, resolveFileTarget } from "./paths.js";
+import { fileFailure, filePermissions, statTarget } from "./paths.js";
 import {
   DEFAULT_READ_LINES,
   MAX_DIRECTORY_ENTRIES,
@@ -176,15 +176,9 @@ export const readTool: ToolDefinition<ReadInput> = {
     additionalProperties: false,
   },
   discoversWorkspaceInstructions: true,
-  permissions(input, ctx) {
-    return fileProjections("read", resolveFileTarget(ctx.workdir, input.filePath));
-  },
+  permissions: filePermissions("read"),
   async execute(input, ctx) {
-    throwIfAborted(ctx.signal);
-    const target = authorizedPath(ctx, "read", input.filePath);
-    const info = await stat(target.canonicalPath).catch((error: unknown) => {
-      throw fileFailure(error, target.resource);
-    });
+    const { target, info } = await statTarget(ctx, "read", input.filePath);
     const offset = input.offset ?? 1;
     if (info.isDirectory()) {
       return readDirectoryPage(target.canonicalPath, target.resource, offset, Math.min(input.limit ?? MAX_DIRECTORY_ENTRIES, MAX_DIRECTORY_ENTRIES), ctx.signal);

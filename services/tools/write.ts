@@ -1,9 +1,9 @@
 // `write`: creates or replaces a UTF-8 text file, creating missing parent directories.
 // Authorized as action `edit` (the reference's file-modifying action; there is no `write` action),
 // on the canonical target (a symlink is written through to its target).
-import { mkdir, stat, writeFile } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
-import { authorizedPath, fileFailure, fileProjections, resolveFileTarget } from "./paths.js";
+import { fileFailure, filePermissions, statTarget } from "./paths.js";
 import { ToolFailure, byteLength, textResult, throwIfAborted, type ToolDefinition } from "./tool.js";
 
 export interface WriteInput {
@@ -25,13 +25,9 @@ export const writeTool: ToolDefinition<WriteInput> = {
     required: ["filePath", "content"],
     additionalProperties: false,
   },
-  permissions(input, ctx) {
-    return fileProjections("edit", resolveFileTarget(ctx.workdir, input.filePath));
-  },
+  permissions: filePermissions("edit"),
   async execute(input, ctx) {
-    throwIfAborted(ctx.signal);
-    const target = authorizedPath(ctx, "edit", input.filePath);
-    const existing = await stat(target.canonicalPath).catch(() => undefined);
+    const { target, info: existing } = await statTarget(ctx, "edit", input.filePath, { mayBeMissing: true });
     if (existing?.isDirectory()) throw new ToolFailure("not_file", `${JSON.stringify(target.resource)} is a directory.`);
     try {
       await mkdir(dirname(target.canonicalPath), { recursive: true });

@@ -142,6 +142,14 @@ describe("run (embedded)", () => {
     const malformed = await runCli(["run", "Look", "--image-base64", "image/tiff:AAAA"], options);
     expect(malformed).toMatchObject({ code: 2, stdout: "" });
     expect(malformed.stderr).toMatch(/^error: --image-base64 takes MIME:BASE64/);
+    // A file too big to travel in one request body is named, with the limit, before anything is sent.
+    const big = join(home.root, "big.png");
+    writeFileSync(big, Buffer.concat([PNG, Buffer.alloc(900 * 1024)]));
+    const before = model.requests.length;
+    const tooBig = await runCli(["run", "Look", "--image-file", "big.png"], options);
+    expect(tooBig).toMatchObject({ code: 2, stdout: "" });
+    expect(tooBig.stderr).toMatch(/^error: image file big\.png is \d+ bytes \(\d+ as base64\); a request body carries at most 1048576 bytes, so an image file must stay under about \d+ KiB\n$/);
+    expect(model.requests.length).toBe(before);
     const missing = await runCli(["run", "Look", "--image-file", "missing.png"], options);
     expect(missing).toMatchObject({ code: 1, stdout: "" });
     expect(missing.stderr).toMatch(/^error: cannot read image file missing\.png: ENOENT\n$/);
