@@ -38,7 +38,12 @@ export async function readBounded(
     }
     chunks.push(value);
   }
-  const bytes = new Uint8Array(size);
+  return concatBytes(chunks);
+}
+
+/** The chunks joined into one array. */
+export function concatBytes(chunks: readonly Uint8Array[]): Uint8Array<ArrayBuffer> {
+  const bytes = new Uint8Array(chunks.reduce((size, chunk) => size + chunk.byteLength, 0));
   let offset = 0;
   for (const chunk of chunks) {
     bytes.set(chunk, offset);

@@ -5,6 +5,7 @@
 // decoder took the previous one, and the decoder is destroyed the moment its output passes the
 // limit (zlib emits at most 16 KiB at a time, so it never inflates much more than that).
 import { createGunzip, createInflate, type Gunzip, type Inflate } from "node:zlib";
+import { concatBytes } from "../contract/body.js";
 
 /** Content codings a request body may use, besides `identity`. */
 export const SUPPORTED_CONTENT_ENCODINGS = ["gzip", "deflate"] as const;
@@ -83,11 +84,5 @@ export async function readDecoded(
     void reader?.cancel().catch(() => undefined);
     return "too_large";
   }
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return bytes;
+  return concatBytes(chunks);
 }

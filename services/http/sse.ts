@@ -3,6 +3,7 @@
 // plain EventSource resumes with Last-Event-ID. CR/LF in `id`/`event` would let a
 // value forge extra fields, so they are refused.
 import type { SseMessage } from "../../generated/server/routes.js";
+import { concatBytes } from "../contract/body.js";
 
 const encoder = new TextEncoder();
 
@@ -52,14 +53,7 @@ export function sseBody(messages: AsyncIterable<SseMessage<unknown>>): ReadableS
           controller.enqueue(encodeSseMessage(next.value));
           return;
         }
-        const parts = [next.value, ...waiting].map(encodeSseMessage);
-        const joined = new Uint8Array(parts.reduce((size, part) => size + part.byteLength, 0));
-        let offset = 0;
-        for (const part of parts) {
-          joined.set(part, offset);
-          offset += part.byteLength;
-        }
-        controller.enqueue(joined);
+        controller.enqueue(concatBytes([next.value, ...waiting].map(encodeSseMessage)));
       } catch (error) {
         controller.error(error);
       }

@@ -4,7 +4,7 @@
 // one bounded body read (services/contract/body.ts) the edge, the providers and webfetch share.
 import { randomUUID } from "node:crypto";
 import { deflateSync, gzipSync } from "node:zlib";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { zReasoningEffort } from "../../generated/client/zod.gen.js";
 import type { Handlers, SseMessage } from "../../generated/server/routes.js";
@@ -12,25 +12,19 @@ import { readBounded } from "../../services/contract/body.js";
 import { createFetchHandler, type RequestContext } from "../../services/http/handler.js";
 import { describeIssues, pointer, type Issue } from "../../services/http/issues.js";
 import { fieldLabel, MAX_REQUEST_BODY_BYTES } from "../../services/http/request.js";
-import { startHarness, type TestHarness } from "../support/harness.js";
+import { harnessPerTest } from "../support/harness.js";
 
 const base = "http://localhost";
 const sessionsPath = "/v1/servers/local/sessions";
 
-let t: TestHarness;
-beforeEach(async () => {
-  t = await startHarness();
-});
-afterEach(async () => {
-  await t.close();
-});
+const harness = harnessPerTest();
 
 const listedIds = async (): Promise<string[]> =>
-  ((await (await t.fetch(new Request(`${base}${sessionsPath}`))).json()) as { sessions: { id: string }[] }).sessions.map((s) => s.id);
+  ((await (await harness().fetch(new Request(`${base}${sessionsPath}`))).json()) as { sessions: { id: string }[] }).sessions.map((s) => s.id);
 
 /** PUT createSession with an encoded body. */
 const putEncoded = (id: string, body: Uint8Array, encoding: string): Promise<Response> =>
-  t.fetch(
+  harness().fetch(
     new Request(`${base}${sessionsPath}/${id}`, {
       method: "PUT",
       headers: { "content-type": "application/json", "content-encoding": encoding },
@@ -116,7 +110,7 @@ describe("Content-Encoding of request bodies", () => {
     expect(bomb.byteLength).toBeLessThan(MAX_REQUEST_BODY_BYTES);
     const { stream, pulled } = countingStream(bomb);
     // The harness's own fetch: no contract wrapper, so no tee between the stream and the handler.
-    const response = await t.harness.fetch(
+    const response = await harness().harness.fetch(
       new Request(`${base}${sessionsPath}/${randomUUID()}`, {
         method: "PUT",
         headers: { "content-type": "application/json", "content-encoding": "gzip" },
@@ -134,7 +128,7 @@ describe("validation messages name the field and what it allows", () => {
   const prompts = `${sessionsPath}/${randomUUID()}/prompts`;
   const queue = { delivery: "queue", turnId: randomUUID(), prompt: [{ type: "text", text: "hi" }] };
   const submit = (body: unknown): Promise<Response> =>
-    t.fetch(
+    harness().fetch(
       new Request(`${base}${prompts}`, {
         method: "POST",
         headers: { "content-type": "application/json", "x-ze-harness-client-id": "edge-test" },
@@ -173,7 +167,7 @@ describe("validation messages name the field and what it allows", () => {
   });
 
   it("a bad permission effect names its pointer and the allowed effects", async () => {
-    const response = await t.fetch(
+    const response = await harness().fetch(
       new Request(`${base}${sessionsPath}/${randomUUID()}`, {
         method: "PUT",
         headers: { "content-type": "application/json" },
@@ -185,7 +179,7 @@ describe("validation messages name the field and what it allows", () => {
 
   it("a query value given twice names the field", async () => {
     await expectValidation(
-      await t.fetch(new Request(`${base}/v1/servers/local/events?afterServerCursor=1&afterServerCursor=2`)),
+      await harness().fetch(new Request(`${base}/v1/servers/local/events?afterServerCursor=1&afterServerCursor=2`)),
       "Invalid request: query.afterServerCursor (/afterServerCursor): given more than once",
     );
   });
@@ -246,7 +240,7 @@ describe("HEAD on an SSE route", () => {
   });
 
   it("in-process HEAD answers a GET route's status with no body", async () => {
-    const response = await t.fetch(new Request(`${base}/v1/health`, { method: "HEAD" }));
+    const response = await harness().fetch(new Request(`${base}/v1/health`, { method: "HEAD" }));
     expect(response.status).toBe(200);
     expect(response.headers.get("content-length")).toBe(String(JSON.stringify({ status: "ok" }).length));
     expect(response.body).toBeNull();

@@ -5,13 +5,13 @@
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sdk } from "../../clients/index.js";
 import { routes, type RouteDefinition } from "../../generated/server/routes.js";
 import * as handlerModule from "../../services/host/handlers.js";
 import { ok } from "../support/calls.js";
 import { exampleHttpRequest, exampleRequest } from "../support/examples.js";
-import { repoRoot, startHarness, type TestHarness } from "../support/harness.js";
+import { harnessPerTest, repoRoot, startHarness, type TestHarness } from "../support/harness.js";
 
 const packageVersion = (JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as { version: string }).version;
 const committedOpenapi = JSON.parse(readFileSync(join(repoRoot, "generated", "openapi.json"), "utf8")) as {
@@ -21,15 +21,9 @@ const committedOpenapi = JSON.parse(readFileSync(join(repoRoot, "generated", "op
 const base = "http://localhost";
 const sessionsPath = "/v1/servers/local/sessions";
 
-let t: TestHarness;
-beforeEach(async () => {
-  t = await startHarness();
-});
-afterEach(async () => {
-  await t.close();
-});
+const harness = harnessPerTest();
 
-const request = (path: string, init: RequestInit = {}): Promise<Response> => t.fetch(new Request(`${base}${path}`, init));
+const request = (path: string, init: RequestInit = {}): Promise<Response> => harness().fetch(new Request(`${base}${path}`, init));
 const putJson = (path: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> =>
   request(path, { method: "PUT", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
 const listedIds = async (): Promise<string[]> =>
@@ -321,7 +315,7 @@ describe("operations not implemented yet", () => {
       if (route.schemas.headers) expect(route.schemas.headers.safeParse(example.headers).success).toBe(true);
       if (route.schemas.body && example.body !== undefined) expect(route.schemas.body.safeParse(example.body).success).toBe(true);
 
-      const response = await t.fetch(exampleHttpRequest(route, example, base));
+      const response = await harness().fetch(exampleHttpRequest(route, example, base));
       const body = await response.json();
       expect({ status: response.status, body }).toMatchObject({
         status: 503,
@@ -345,7 +339,7 @@ describe("operations not implemented yet", () => {
     const route = unimplemented.find((r) => r.operationId === operationId);
     // An operation that is now implemented drops out of this table.
     if (!route) return expect(implemented.has(operationId)).toBe(true);
-    const response = await t.fetch(exampleHttpRequest(route, exampleRequest(route), base));
+    const response = await harness().fetch(exampleHttpRequest(route, exampleRequest(route), base));
     expect(response.status).toBe(503);
     expect((await response.json()).message).toMatch(capability);
   });

@@ -6,6 +6,7 @@ import { mkdtempSync, mkdirSync, rmSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { afterEach, beforeEach } from "vitest";
 import { createZeClient, type ZeClient } from "../../clients/index.js";
 import { createHarness, type Harness, type HarnessOptions } from "../../services/host/harness.js";
 import { contractFetch } from "./contract.js";
@@ -99,4 +100,20 @@ export const networkFetch = contractFetch((request) => globalThis.fetch(request)
 /** The generated client over the network (e.g. to a `serve` process), with contract checking. */
 export function networkClient(baseUrl: string, token?: string): ZeClient {
   return createZeClient({ baseUrl, fetch: networkFetch, ...(token !== undefined ? { token } : {}) });
+}
+
+/** A fresh in-process harness for every test of the calling file (started before, closed after). */
+export function harnessPerTest(overrides: Partial<HarnessOptions> = {}): () => TestHarness {
+  let current: TestHarness | undefined;
+  beforeEach(async () => {
+    current = await startHarness(overrides);
+  });
+  afterEach(async () => {
+    await current?.close();
+    current = undefined;
+  });
+  return () => {
+    if (!current) throw new Error("harnessPerTest: no harness outside a test");
+    return current;
+  };
 }

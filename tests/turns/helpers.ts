@@ -2,12 +2,13 @@
 // typed API shortcuts over a ModelHarness or a `serve` process, and a gate for holding a scripted model answer until
 // the test releases it (synchronisation on events, never on sleeps).
 import { randomUUID } from "node:crypto";
-import { expect } from "vitest";
+import { join } from "node:path";
+import { afterEach, expect } from "vitest";
 import { sdk, type PromptReceipt, type Session, type Turn, type TurnStreamEvent, type ZeClient } from "../../clients/index.js";
-import type { RecordedRequest, ScriptedResponse, TestModel } from "../../tools/test-model/index.js";
+import { startTestModel, type RecordedRequest, type ScriptedResponse, type TestModel } from "../../tools/test-model/index.js";
 import { failure, ok } from "../support/calls.js";
 import { checkSseEvent } from "../support/contract.js";
-import { networkClient, networkFetch, startServe, type ServeProcess, type TempHome } from "../support/harness.js";
+import { networkClient, networkFetch, startServe, tempHome, type ServeProcess, type TempHome } from "../support/harness.js";
 import { TEST_MODEL, testProviderConfig, writeGlobalConfig } from "../support/model.js";
 
 export const server = "local";
@@ -277,4 +278,33 @@ export async function createSession(h: Api, body: Record<string, unknown> = {}):
   const sessionId = randomUUID();
   await ok(sdk.createSession({ client: h.api.client, path: { server, sessionId }, body }));
   return sessionId;
+}
+
+/**
+ * Resources for suites over real `serve` processes: a temp home, a test model and a database
+ * path per test (`setup`), `serve` processes (killed after the test), and `cleanups` the test
+ * may add to; everything is torn down after each test, last first.
+ */
+export function processResources(prefix: string, config: (model: TestModel) => Record<string, unknown> | undefined = () => undefined) {
+  const cleanups: (() => Promise<unknown> | void)[] = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+  return {
+    cleanups,
+    async setup(): Promise<{ home: TempHome; model: TestModel; database: string }> {
+      const home = tempHome(prefix);
+      cleanups.push(() => home.cleanup());
+      const model = await startTestModel();
+      cleanups.push(() => model.close());
+      const extra = config(model);
+      if (extra) writeGlobalConfig(home, { model: TEST_MODEL, providers: testProviderConfig(model), ...extra });
+      return { home, model, database: join(home.dir, "shared.db") };
+    },
+    async serve(home: TempHome, model: TestModel, database: string): Promise<ServedModel> {
+      const served = await serveWithModel(home, model, database);
+      cleanups.push(() => served.process.stop("SIGKILL"));
+      return served;
+    },
+  };
 }

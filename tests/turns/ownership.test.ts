@@ -5,40 +5,21 @@
 // fails or runs another's work.
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { createZeClient, sdk, type Turn, type TurnStreamEvent } from "../../clients/index.js";
 import { createHarness, type Harness } from "../../services/host/harness.js";
 import { openDatabase, turns } from "../../services/storage/index.js";
-import { startTestModel, type TestModel } from "../../tools/test-model/index.js";
 import { ok } from "../support/calls.js";
 import { assertBuilt } from "../support/cli.js";
-import { tempHome, type TempHome } from "../support/harness.js";
-import { TEST_MODEL, testProviderConfig, writeGlobalConfig } from "../support/model.js";
-import { createSession, getTurn, holdReplies, queue, runToEnd, serveWithModel, server, type Api, type ServedModel } from "./helpers.js";
+import type { TempHome } from "../support/harness.js";
+import { createSession, getTurn, holdReplies, processResources, queue, runToEnd, server, type Api } from "./helpers.js";
+import type { TestModel } from "../../tools/test-model/index.js";
 
 beforeAll(() => {
   assertBuilt();
 });
 
-const cleanups: (() => Promise<unknown> | void)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function setup(): Promise<{ home: TempHome; model: TestModel; database: string }> {
-  const home = tempHome("ze-turn-owners-");
-  cleanups.push(() => home.cleanup());
-  const model = await startTestModel();
-  cleanups.push(() => model.close());
-  writeGlobalConfig(home, { model: TEST_MODEL, providers: testProviderConfig(model) });
-  return { home, model, database: join(home.dir, "shared.db") };
-}
-
-async function serve(home: TempHome, model: TestModel, database: string): Promise<ServedModel> {
-  const served = await serveWithModel(home, model, database);
-  cleanups.push(() => served.process.stop("SIGKILL"));
-  return served;
-}
+const { cleanups, setup, serve } = processResources("ze-turn-owners-", () => ({}));
 
 /** An embedded host as `--embedded` commands open it: in-process, runner scope `owned`. */
 async function embedded(home: TempHome, database: string): Promise<Api & { harness: Harness }> {

@@ -2,35 +2,16 @@
 // new `serve` on the same database settles that Turn as failed (`process_lost`), marks its
 // accepted steer undelivered, and runs the Turn queued behind it exactly once.
 import { join } from "node:path";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { TurnStreamEvent } from "../../clients/index.js";
-import { startTestModel, type TestModel } from "../../tools/test-model/index.js";
 import { assertBuilt } from "../support/cli.js";
-import { tempHome, type TempHome } from "../support/harness.js";
-import { createSession, getTurn, queue, runToEnd, serveWithModel, steer, watchTurn, type ServedModel } from "./helpers.js";
+import { createSession, getTurn, processResources, queue, runToEnd, steer, watchTurn } from "./helpers.js";
 
 beforeAll(() => {
   assertBuilt();
 });
 
-const cleanups: (() => Promise<unknown> | void)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function setup(): Promise<{ home: TempHome; model: TestModel; database: string }> {
-  const home = tempHome("ze-turn-crash-");
-  cleanups.push(() => home.cleanup());
-  const model = await startTestModel();
-  cleanups.push(() => model.close());
-  return { home, model, database: join(home.dir, "serve.db") };
-}
-
-async function serve(home: TempHome, model: TestModel, database: string): Promise<ServedModel> {
-  const served = await serveWithModel(home, model, database);
-  cleanups.push(() => served.process.stop("SIGKILL"));
-  return served;
-}
+const { setup, serve } = processResources("ze-turn-crash-");
 
 describe("a serve process killed mid-Turn", () => {
   it("settles the lost Turn as failed process_lost in the next process and runs the queued Turn once", async () => {
