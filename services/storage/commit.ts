@@ -41,6 +41,11 @@ export class GroupCommitter {
     private readonly current: AsyncLocalStorage<ActiveTransaction>,
     /** Announces a committed piece of work: its events, then its after-commit callbacks. */
     private readonly announce: (events: readonly TurnEventRow[], committed: readonly (() => void)[]) => void,
+    /**
+     * Resolves once what was committed before the call is as durable as `durability` asks
+     * (see wal-sync.ts). Runs after the write lock is released: the next batch commits meanwhile.
+     */
+    private readonly durable: (durability: Durability) => Promise<void> = () => Promise.resolve(),
   ) {}
 
   submit<T>(fn: (tx: StorageTransaction) => Promise<T>, durability: Durability): Promise<T> {
@@ -62,7 +67,13 @@ export class GroupCommitter {
         const durability = this.pending[0]!.durability;
         const batch: Work[] = [];
         while (this.pending[0]?.durability === durability) batch.push(this.pending.shift()!);
-        await this.queue.run(() => this.commit(batch, durability));
+        const settle = await this.queue.run(() => this.commit(batch, durability));
+        if (settle) {
+          // Acknowledged (and announced) only once durable; the next batch does not wait for it.
+          this.durable(durability).then(settle, (error: unknown) => {
+            for (const work of batch) work.reject(error);
+          });
+        }
       }
     } finally {
       this.draining = false;
@@ -81,7 +92,8 @@ export class GroupCommitter {
     }
   }
 
-  private async commit(batch: readonly Work[], durability: Durability): Promise<void> {
+  /** Commits the batch; resolves with how to settle it once durable (undefined when nothing committed). */
+  private async commit(batch: readonly Work[], durability: Durability): Promise<(() => void) | undefined> {
     try {
       await mapBusy(() =>
         this.run(async (tx) => {
@@ -104,17 +116,19 @@ export class GroupCommitter {
     } catch (error) {
       // Nothing of the batch committed.
       for (const work of batch) work.reject(batch.length === 1 ? error : (work.outcome?.ok === false ? work.outcome.error : error));
-      return;
+      return undefined;
     }
-    for (const work of batch) {
-      const outcome = work.outcome!;
-      if (!outcome.ok) {
-        work.reject(outcome.error);
-        continue;
+    return () => {
+      for (const work of batch) {
+        const outcome = work.outcome!;
+        if (!outcome.ok) {
+          work.reject(outcome.error);
+          continue;
+        }
+        // Outside the transaction's async context: what the announcements start reads committed state.
+        this.current.exit(() => this.announce(work.events, work.committed));
+        work.resolve(outcome.value);
       }
-      // Outside the transaction's async context: what the announcements start reads committed state.
-      this.current.exit(() => this.announce(work.events, work.committed));
-      work.resolve(outcome.value);
-    }
+    };
   }
 }

@@ -17,6 +17,7 @@ import { applyMigrations, type MigrationReport, type StorageMigrationProgress } 
 import { serverMigrations, type MigrationRegistry } from "./migrations/registry.js";
 import { GroupCommitter, type ActiveTransaction } from "./commit.js";
 import { writeQueueFor } from "./queue.js";
+import { WalSync } from "./wal-sync.js";
 import { RemoteClient } from "./remote.js";
 import { schema, type StorageSchema, type TurnEventRow } from "./schema.js";
 
@@ -40,10 +41,11 @@ type EngineClient = (LocalClient | RemoteClient) & Client;
 const HANDLE = Symbol.for("ze-harness.storage.handle");
 
 /**
- * How a write transaction is synced. `full` (the default) fsyncs the WAL at commit: the change
- * survives power loss. `relaxed` (WAL + synchronous=NORMAL) survives a crash of the process but
- * may roll back on power loss — for progress that is re-derivable (streamed content, activity),
- * never for an acknowledged admission, a claim or a settlement.
+ * How a write transaction is synced. `full` (the default) settles only once the WAL is synced
+ * after its commit: the change survives power loss. `relaxed` settles at commit (WAL +
+ * synchronous=NORMAL): it survives a crash of the process but may roll back on power loss — for
+ * progress that is re-derivable (streamed content, activity), never for an acknowledged
+ * admission, a claim or a settlement.
  */
 export type Durability = "full" | "relaxed";
 
@@ -107,16 +109,18 @@ const { construct } = driverCore as unknown as { construct: (client: Client, con
 const drizzleOver = (client: Client): StorageDatabase => construct(client, { schema });
 
 /**
- * Where write transactions run. For a file: two dedicated connections, one fully synced and one
- * relaxed (synchronous is a per-connection setting, so neither is switched back and forth), each
- * replaced after a failed transaction — libsql 0.5.29 leaves a statement that failed with
- * SQLITE_BUSY "in progress" on its connection, and every later COMMIT there fails
- * (libsql-client-ts#352, libsql-js#237/#238). Writes are queued, so nothing else uses a
- * connection when it is replaced. `:memory:` (one connection) and servers use the main client.
+ * Where write transactions run. For a file: a dedicated connection committing with
+ * `synchronous = NORMAL`, whose changes that must survive power loss then wait for an
+ * off-thread WAL sync (`wal-sync.ts`); it is replaced after a failed transaction — libsql
+ * 0.5.29 leaves a statement that failed with SQLITE_BUSY "in progress" on its connection, and
+ * every later COMMIT there fails (libsql-client-ts#352, libsql-js#237/#238). Writes are queued,
+ * so nothing else uses the connection when it is replaced. `:memory:` (one connection) and
+ * servers use the main client and their own durability.
  */
 class Writer {
-  readonly #connections = new Map<Durability, { client: EngineClient; db: StorageDatabase }>();
+  #connection: { client: EngineClient; db: StorageDatabase } | undefined;
   readonly #shared: { client: EngineClient; db: StorageDatabase } | null;
+  readonly walSync: WalSync | null;
 
   constructor(
     private readonly location: DatabaseLocation,
@@ -124,37 +128,41 @@ class Writer {
     private readonly busyTimeoutMs: number,
   ) {
     this.#shared = location.kind === "file" ? null : { client: main, db: drizzleOver(main) };
+    this.walSync = location.kind === "file" ? new WalSync(location.path) : null;
   }
 
-  #connection(durability: Durability): { client: EngineClient; db: StorageDatabase } {
+  #open(): { client: EngineClient; db: StorageDatabase } {
     if (this.#shared !== null) return this.#shared;
-    let connection = this.#connections.get(durability);
-    if (connection === undefined) {
-      const path = (this.location as { path: string }).path;
-      const client = new LocalClient(path, { timeoutMs: this.busyTimeoutMs, synchronous: durability === "full" ? "FULL" : "NORMAL" });
-      connection = { client, db: drizzleOver(client) };
-      this.#connections.set(durability, connection);
+    if (this.#connection === undefined) {
+      const client = new LocalClient((this.location as { path: string }).path, { timeoutMs: this.busyTimeoutMs, synchronous: "NORMAL" });
+      this.#connection = { client, db: drizzleOver(client) };
     }
-    return connection;
+    return this.#connection;
   }
 
-  async transaction<T>(fn: (tx: StorageTransaction) => Promise<T>, durability: Durability): Promise<T> {
-    const { client, db } = this.#connection(durability);
+  async transaction<T>(fn: (tx: StorageTransaction) => Promise<T>): Promise<T> {
+    const { client, db } = this.#open();
     try {
       return await db.transaction((tx) => fn(Object.assign(tx, { sql: client.current!.sql, events: [] as TurnEventRow[] })));
     } catch (error) {
-      if (this.#shared === null) this.#replace(durability);
+      if (this.#shared === null) this.#replace();
       throw error;
     }
   }
 
-  #replace(durability: Durability): void {
-    this.#connections.get(durability)?.client.close();
-    this.#connections.delete(durability);
+  /** Resolves once what was committed so far is as durable as `durability` asks. */
+  durable(durability: Durability): Promise<void> {
+    return durability === "full" && this.walSync !== null ? this.walSync.sync() : Promise.resolve();
   }
 
-  close(): void {
-    for (const durability of [...this.#connections.keys()]) this.#replace(durability);
+  #replace(): void {
+    this.#connection?.client.close();
+    this.#connection = undefined;
+  }
+
+  async close(): Promise<void> {
+    this.#replace();
+    await this.walSync?.close();
   }
 }
 
@@ -215,12 +223,13 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Storag
   const readDb = { db: db as unknown as StorageExecutor, sql: client.sql };
   const committer = new GroupCommitter(
     queue,
-    (fn, durability) => writer.transaction(fn, durability),
+    (fn) => writer.transaction(fn),
     current,
     (events, committed) => {
       if (events.length > 0) for (const listener of [...eventListeners]) listener(events);
       for (const callback of committed) callback();
     },
+    (durability) => writer.durable(durability),
   );
 
   const handle: StorageHandle = {
@@ -275,7 +284,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Storag
       if (closed) return;
       closed = true;
       await Promise.all(inFlight);
-      writer.close();
+      await writer.close();
       client.close();
     },
   };

@@ -1,32 +1,64 @@
+// Durability: a file's writer commits with synchronous = NORMAL; a `full` transaction settles only
+// after an fdatasync of the WAL (run off the main thread, shared by commits that land meanwhile),
+// a `relaxed` one does not wait for any.
+import { open } from "node:fs/promises";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
-import { openDatabase, sessions } from "../../services/storage/index.js";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { openDatabase, sessions, type StorageHandle } from "../../services/storage/index.js";
 import { newSession, tempStateDirectory } from "./helpers.js";
 
+let handle: StorageHandle;
+let path: string;
+const synced: string[] = [];
+let restore: () => void;
+
+beforeEach(async () => {
+  const state = await tempStateDirectory();
+  path = join(state, "durability.db");
+  handle = await openDatabase({ url: path, stateDirectory: state });
+  // Every FileHandle shares one prototype: record each datasync (and what it synced) as it completes.
+  const probe = await open(path, "r");
+  const prototype = Object.getPrototypeOf(probe) as { datasync: () => Promise<void> };
+  await probe.close();
+  const original = prototype.datasync;
+  prototype.datasync = async function recorded(this: { fd: number }) {
+    await original.call(this);
+    synced.push("datasync");
+  };
+  restore = () => (prototype.datasync = original);
+  synced.length = 0;
+});
+afterEach(async () => {
+  restore();
+  await handle.close();
+});
+
 describe("transaction durability", () => {
-  it("a relaxed transaction commits like a full one and leaves the writer fully synced", async () => {
-    const state = await tempStateDirectory();
-    const path = join(state, "durability.db");
-    const handle = await openDatabase({ url: path, stateDirectory: state });
-    let synchronousInside: unknown;
-    await handle.transaction(
-      async (tx) => {
-        await sessions.insertSession(tx, newSession("relaxed"));
-        synchronousInside = (await tx.all<{ synchronous: number }>("PRAGMA synchronous"))[0]?.synchronous;
-      },
-      { durability: "relaxed" },
-    );
-    let synchronousAfter: unknown;
+  it("a full transaction settles only after the WAL is synced; a relaxed one waits for none", async () => {
+    await handle.transaction(async (tx) => void (await sessions.insertSession(tx, newSession("relaxed"))), { durability: "relaxed" });
+    expect(synced).toEqual([]);
+    await handle.transaction(async (tx) => void (await sessions.insertSession(tx, newSession("full"))));
+    expect(synced).toEqual(["datasync"]);
+    let synchronous: unknown;
     await handle.transaction(async (tx) => {
-      await sessions.insertSession(tx, newSession("full"));
-      synchronousAfter = (await tx.all<{ synchronous: number }>("PRAGMA synchronous"))[0]?.synchronous;
+      synchronous = (await tx.all<{ synchronous: number }>("PRAGMA synchronous"))[0]?.synchronous;
     });
+    // NORMAL (1): the commit writes the WAL; the sync follows, off the event loop.
+    expect(synchronous).toBe(1);
+    expect((await sessions.listSessions(handle, "local")).map((s) => s.id).sort()).toEqual(["full", "relaxed"]);
+  });
+
+  it("full transactions committed while a sync runs share the next one", async () => {
+    await Promise.all(Array.from({ length: 12 }, (_, index) => sessions.insertSession(handle, newSession(`s${index}`))));
+    expect(synced.length).toBeGreaterThanOrEqual(1);
+    expect(synced.length).toBeLessThan(12);
+    expect(await sessions.listSessions(handle, "local")).toHaveLength(12);
+  });
+
+  it("what a full transaction wrote survives reopening", async () => {
+    await sessions.insertSession(handle, newSession("kept"));
     await handle.close();
-    // NORMAL = 1 while relaxed, FULL = 2 again for the next transaction.
-    expect(synchronousInside).toBe(1);
-    expect(synchronousAfter).toBe(2);
-    const reopened = await openDatabase({ url: path, stateDirectory: state });
-    expect((await sessions.listSessions(reopened, "local")).map((s) => s.id).sort()).toEqual(["full", "relaxed"]);
-    await reopened.close();
+    handle = await openDatabase({ url: path, stateDirectory: join(path, "..") });
+    expect(await sessions.getSession(handle, "local", "kept")).toMatchObject({ id: "kept" });
   });
 });
