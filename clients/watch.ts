@@ -1,3 +1,5 @@
+// Longer than ~400 lines on purpose: the three watches share one reconnect loop and one Turn
+// reconciliation, and reading them side by side is how their resume rules stay the same.
 // Long-lived watches over the generated SSE operations (`watchTurn`, `watchSession`,
 // `watchServer`): every event is validated by the SDK's zod schema; a transport failure, a
 // 5xx, a body cut mid-stream or three missed heartbeats (45 s without any event) reconnect

@@ -1,3 +1,5 @@
+// Longer than ~400 lines on purpose: refusal checks, backup and the locked apply are one
+// sequence whose invariants (nothing written before a refusal, one batch) are read together.
 /**
  * The migration runner: a ledger (`harness_migration`) of applied migrations and a record
  * (`harness_schema_object`) of the schema objects they left behind.
