@@ -4,6 +4,8 @@ import { pauseTool } from "./pause.js";
 import { questionTool } from "./question.js";
 import { readTool } from "./read.js";
 import { shellTool } from "./shell.js";
+import { skillTool } from "./skill.js";
+import { taskTool } from "./task.js";
 import type { AnyToolDefinition } from "./tool.js";
 import { webfetchTool } from "./webfetch.js";
 import { writeTool } from "./write.js";
@@ -19,6 +21,12 @@ export const builtinTools = {
   pause: pauseTool,
 } as const satisfies Readonly<Record<string, AnyToolDefinition>>;
 
+/** Core's own tools: they work only with the capability Core puts in their context. */
+export const coreTools = {
+  task: taskTool,
+  skill: skillTool,
+} as const satisfies Readonly<Record<string, AnyToolDefinition>>;
+
 export type BuiltinToolId = keyof typeof builtinTools;
 
 export const BUILTIN_TOOL_IDS = Object.keys(builtinTools) as BuiltinToolId[];
@@ -29,7 +37,9 @@ export { validateToolInput, disallowedSchemaKeywords, ALLOWED_SCHEMA_KEYWORDS, t
 export { resolveFileTarget, fileProjections, canonicalWorkdir, type FileTarget } from "./paths.js";
 export { externalDirectoriesOf, pathCandidates } from "./shell-scan.js";
 export { checkUrl, isTextualContentType } from "./webfetch.js";
-export { editTool, pauseTool, questionTool, readTool, shellTool, webfetchTool, writeTool };
+export { editTool, pauseTool, questionTool, readTool, shellTool, skillTool, taskTool, webfetchTool, writeTool };
+export type { SkillInput } from "./skill.js";
+export type { TaskInput } from "./task.js";
 export type { EditInput } from "./edit.js";
 export type { PauseInput } from "./pause.js";
 export type { QuestionInput } from "./question.js";

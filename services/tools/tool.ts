@@ -50,7 +50,7 @@ export const DEFAULT_ARTIFACTS_SUBDIRECTORY = ".ze-harness/tool-output";
 export type PermissionProjection = Pick<PermissionRequest, "action" | "resources" | "save" | "metadata">;
 
 /** One progress report (the stored `ToolActivity` without Core's bookkeeping fields). */
-export type ToolActivityUpdate = Omit<ToolActivity, "checkpoint" | "updatedAt" | "childSessionId">;
+export type ToolActivityUpdate = Omit<ToolActivity, "checkpoint" | "updatedAt">;
 
 /** What `execute` resolves with. */
 export interface ToolOutput {
@@ -90,6 +90,42 @@ export interface ToolContext extends ToolPermissionContext {
    * {@link QuestionDismissedError} when the user dismisses, nobody can answer, or the reply is malformed.
    */
   askQuestion(questions: readonly Question[]): Promise<QuestionReplyRequest["answers"]>;
+  /** Core's sub-agents, for the `task` tool (absent where the host cannot spawn them). */
+  readonly subagents?: SubagentCapability;
+  /** Core's Skills, for the `skill` tool (absent where the Turn's agent offers none). */
+  readonly skills?: SkillCapability;
+}
+
+/** What a Turn offers the model about itself when a tool describes itself (see `describe`). */
+export interface ToolDescribeContext {
+  /** The agents the `task` tool may spawn: id and what each is for. */
+  readonly subagents: readonly { readonly id: string; readonly description: string }[];
+  /** The Skills the `skill` tool may load: name and what each is for. */
+  readonly skills: readonly { readonly name: string; readonly description: string }[];
+}
+
+/** Core's side of the `task` tool: run one prompt on a child Session and wait for its answer. */
+export interface SubagentCapability {
+  /**
+   * Runs `prompt` in a child Session pinned to `agent` (a new one, or the existing child
+   * `taskId`), reporting its id through `onChild` as soon as it exists. Resolves with the child
+   * Turn's answer, or with `{ background: true }` when the user detached the call. Rejects with a
+   * {@link ToolFailure} (unknown or non-spawnable agent, depth limit, a failed child Turn).
+   */
+  run(request: {
+    readonly agent: string;
+    readonly prompt: string;
+    readonly description: string;
+    readonly taskId?: string | undefined;
+    readonly onChild: (childSessionId: string) => void;
+    readonly signal: AbortSignal;
+  }): Promise<{ readonly childSessionId: string; readonly text: string; readonly background?: boolean }>;
+}
+
+/** Core's side of the `skill` tool: a Skill's instructions as the model receives them. */
+export interface SkillCapability {
+  /** The Skill's text (body, directory, supporting files), or undefined when there is none of that name. */
+  load(name: string): Promise<string | undefined>;
 }
 
 /** A JSON Schema object (the reference's restricted keyword set; root `type: "object"`). */
@@ -107,6 +143,8 @@ export interface ToolDefinition<I> {
   readonly discoversWorkspaceInstructions?: true;
   /** Keep out of CodeMode scripts. */
   readonly directOnly?: true;
+  /** The description sent to the model, from what the Turn offers (agents to spawn, Skills); absent means `description`. */
+  describe?(context: ToolDescribeContext): string;
   /** Projects validated input into the checks to authorize. Throws a {@link ToolFailure}. */
   permissions(input: I, ctx: ToolPermissionContext): PermissionProjection[];
   /** Runs one authorized call. Rejects with a {@link ToolFailure} (anything else is a bug). */
@@ -147,7 +185,13 @@ export type ToolFailureCode =
   | "http_status"
   | "unsupported_content_type"
   // question
-  | "question_dismissed";
+  | "question_dismissed"
+  // task
+  | "unknown_agent"
+  | "subagent_depth"
+  | "subagent_failed"
+  // skill
+  | "unknown_skill";
 
 /** A tool call's typed failure. `message` is safe for the model and clients. */
 export class ToolFailure extends Error {
