@@ -552,6 +552,10 @@ export type CreateSessionRequest = {
     clientWorkdir?: string;
     permissions?: Array<PermissionRule>;
     approval?: ApprovalConfiguration;
+    /**
+     * The primary-capable agent the Session's Turns use when a prompt names none.
+     */
+    agent?: string;
 };
 
 /**
@@ -2958,7 +2962,8 @@ export type Session = {
     forkedFrom?: ForkedFrom;
     spawnedFrom?: SpawnedFrom;
     /**
-     * The agent a spawned child Session is pinned to.
+     * The agent the Session's Turns use when a prompt names none: the agent a spawned child is
+     * pinned to, or the one chosen at creation. Absent, Turns use the host's default agent.
      */
     agent?: string;
     configuration: SessionConfiguration;

@@ -2228,7 +2228,8 @@ export const zCreateSessionRequest = z.lazy(() => z.object({
     workdir: z.string().max(1024).optional(),
     clientWorkdir: z.string().max(1024).optional(),
     permissions: z.array(zPermissionRule).optional(),
-    approval: zApprovalConfiguration.optional()
+    approval: zApprovalConfiguration.optional(),
+    agent: z.string().max(128).optional()
 }));
 
 /**

@@ -17,6 +17,8 @@ import { createModelGateway, ProviderSetupFailed } from "./models.js";
 import type { ModelGateway } from "../core/turns/gateway.js";
 import type { HookPipeline } from "../plugins/hooks.js";
 import { unavailableHandlers } from "./unavailable.js";
+import { loadHostCatalogs, type HostCatalogs } from "./catalogs.js";
+import { HarnessStartupError } from "./errors.js";
 import { packageRoot, release } from "./version.js";
 
 /** The one server name a local host serves. */
@@ -35,6 +37,8 @@ export interface HarnessOptions {
   readonly token?: string | undefined;
   readonly allowedHosts?: readonly string[] | undefined;
   readonly allowedOrigins?: readonly string[] | undefined;
+  /** Warnings worth a log line (a replaced duplicate Skill, a malformed SKILL.md). */
+  readonly onWarning?: (message: string) => void;
   /** Unexpected errors (logged by the caller; the client sees only a generic 500). */
   readonly onUnexpectedError?: (error: unknown, operationId?: string) => void;
   /**
@@ -73,16 +77,7 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-/** A configuration or storage problem that stops the host from starting. */
-export class HarnessStartupError extends Error {
-  constructor(
-    readonly tag: string,
-    message: string,
-  ) {
-    super(message);
-    this.name = tag;
-  }
-}
+export { HarnessStartupError } from "./errors.js";
 
 export function resolveDatabaseOption(options: Pick<HarnessOptions, "database" | "env">): string {
   return options.database ?? options.env["ZE_HARNESS_DB"] ?? DEFAULT_DATABASE_FILE;
@@ -96,7 +91,7 @@ function loadDocument(name: string): () => string {
 const FALLBACK_REFERENCE =
   '<!doctype html><meta charset="utf-8"><title>Ze Harness API</title><p>The API reference page is built by <code>npm run build</code>. The OpenAPI document is at <a href="/openapi.json">/openapi.json</a>.</p>';
 
-async function createRunner(storage: StorageHandle, hub: ActivityHub, gateway: ModelGateway, config: Config, options: HarnessOptions): Promise<TurnRunner> {
+async function createRunner(storage: StorageHandle, hub: ActivityHub, gateway: ModelGateway, config: Config, catalogs: HostCatalogs, options: HarnessOptions): Promise<TurnRunner> {
   const [{ TurnRunner: Runner }, { builtinTools, ToolRegistry }, { HookPipeline }] = await Promise.all([
     import("../core/turns/runner.js"),
     import("../tools/index.js"),
@@ -108,6 +103,7 @@ async function createRunner(storage: StorageHandle, hub: ActivityHub, gateway: M
     gateway,
     tools: new ToolRegistry(builtinTools),
     hooks: options.hooks ?? new HookPipeline(),
+    environment: { agents: catalogs.agents, skills: (workdir) => catalogs.skills(workdir) },
     serverRoot: options.serverRoot,
     scope: options.runnerScope ?? "unowned",
     ...(config.contentFlushMillis !== undefined ? { flushMs: config.contentFlushMillis } : {}),
@@ -142,11 +138,18 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
     throw error;
   }
   const config = loaded.value.config;
+  let catalogs: HostCatalogs;
+  try {
+    catalogs = loadHostCatalogs({ config, layers: loaded.value.layers, env: options.env, warn: options.onWarning });
+  } catch (error) {
+    await storage.close();
+    throw error;
+  }
   // Announcements of durable changes wait for the change's transaction to commit.
   const hub = new ActivityHub((announce) => storage.afterCommit(announce));
   storage.onTurnEvents((rows) => hub.turnEvents(rows));
   // The runner, its loop and the tools load only in hosts that run Turns (not one-shot metadata commands).
-  const runner = options.runTurns === false ? undefined : await createRunner(storage, hub, gateway, config, options);
+  const runner = options.runTurns === false ? undefined : await createRunner(storage, hub, gateway, config, catalogs, options);
   const sessions = new SessionService({
     storage,
     serverRoot: options.serverRoot,

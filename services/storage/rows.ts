@@ -35,6 +35,8 @@ export const TURN_COLUMNS: readonly Column[] = [
   ["leaseExpiresAt", "lease_expires_at"],
   ["activityCursor", "activity_cursor"],
   ["serverCursor", "server_cursor"],
+  ["historyRevision", "history_revision"],
+  ["instructions", "instructions", true],
 ];
 
 const COLUMN_OF = new Map(TURN_COLUMNS.map(([property, column, json]) => [property, { column, json: json === true }]));
@@ -94,7 +96,7 @@ export const placeholders = (count: number): string => Array.from({ length: coun
 
 /** Every `session` column, in table order, as a SELECT or RETURNING list. */
 export const SESSION_SELECT =
-  "id, server, workdir, project_id, title, default_model, system_prompt, agent, forked_from, spawned_from_session_id, configuration_revision, permissions, approval, created_at, updated_at, next_sequence, activity_cursor, server_cursor, create_request_hash, deleting, runner_instance, runner_process_id, runner_lease_expires_at";
+  "id, server, workdir, project_id, title, default_model, system_prompt, agent, forked_from, spawned_from_session_id, configuration_revision, permissions, approval, created_at, updated_at, next_sequence, activity_cursor, server_cursor, create_request_hash, deleting, runner_instance, runner_process_id, runner_lease_expires_at, history_revision";
 
 export function sessionFromRow(raw: Record<string, unknown>): SessionRow {
   const text = (column: string): string | null => (raw[column] as string | null) ?? null;
@@ -123,5 +125,6 @@ export function sessionFromRow(raw: Record<string, unknown>): SessionRow {
     runnerInstance: text("runner_instance"),
     runnerProcessId: number("runner_process_id"),
     runnerLeaseExpiresAt: number("runner_lease_expires_at"),
+    historyRevision: (raw["history_revision"] as number | undefined) ?? 0,
   };
 }

@@ -91,6 +91,8 @@ export const session = sqliteTable(
     runnerInstance: text("runner_instance"),
     runnerProcessId: integer("runner_process_id"),
     runnerLeaseExpiresAt: integer("runner_lease_expires_at"),
+    /** The last history revision handed out (to an admitted Turn or a conversation entry). */
+    historyRevision: integer("history_revision").notNull().default(0),
   },
   (table) => [
     index("session_server_created_at_idx").on(table.server, table.createdAt),
@@ -168,10 +170,15 @@ export const turn = sqliteTable(
     leaseExpiresAt: integer("lease_expires_at"),
     activityCursor: integer("activity_cursor").notNull(),
     serverCursor: integer("server_cursor").notNull(),
+    /** The Session history revision taken at admission: the Turn sees what precedes it. */
+    historyRevision: integer("history_revision").notNull().default(0),
+    /** The workspace instructions (AGENTS.md) read at admission, kept for recovery and compaction. */
+    instructions: text("instructions", { mode: "json" }).$type<unknown>(),
   },
   (table) => [
     uniqueIndex("turn_session_sequence_idx").on(table.sessionId, table.sequence),
     index("turn_phase_idx").on(table.phase, table.sessionId),
+    index("turn_session_history_idx").on(table.sessionId, table.historyRevision),
   ],
 );
 
@@ -236,7 +243,28 @@ export const turnEvent = sqliteTable(
   ],
 );
 
-export const schema = { serverActivity, session, deletedSession, savedPermission, turn, turnPart, turnSteer, turnEvent };
+/**
+ * Outside conversation appended to a Session without admitting work: a user message committed
+ * under the Session's next history revision. `content` is the contract's prompt parts.
+ */
+export const conversationEntry = sqliteTable(
+  "conversation_entry",
+  {
+    id: text("id").primaryKey(),
+    sessionId: text("session_id")
+      .notNull()
+      .references(() => session.id, { onDelete: "cascade" }),
+    historyRevision: integer("history_revision").notNull(),
+    content: text("content", { mode: "json" }).$type<unknown[]>().notNull(),
+    attribution: text("attribution", { mode: "json" }).$type<unknown>(),
+    acceptedAt: integer("accepted_at").notNull(),
+    /** Hash of the append request, for exact-replay checks. */
+    requestHash: text("request_hash").notNull(),
+  },
+  (table) => [uniqueIndex("conversation_entry_session_revision_idx").on(table.sessionId, table.historyRevision)],
+);
+
+export const schema = { serverActivity, session, deletedSession, savedPermission, turn, turnPart, turnSteer, turnEvent, conversationEntry };
 export type StorageSchema = typeof schema;
 
 export type SessionRow = typeof session.$inferSelect;

@@ -160,7 +160,7 @@ export function changeTurn(context: StorageContext, turnId: string, change: Turn
   );
 }
 
-export type NewTurn = Omit<TurnInsert, "sequence" | "revision" | "activityCursor" | "serverCursor">;
+export type NewTurn = Omit<TurnInsert, "sequence" | "revision" | "activityCursor" | "serverCursor" | "historyRevision">;
 
 /** A claim of a Turn (or of a Session's runner lease) by a host instance. */
 export interface Claim {
@@ -215,7 +215,7 @@ export function admitTurn(
     // free, expired or already ours) and what the claim decision needs. The title is set below.
     const free = "(runner_instance IS NULL OR runner_instance = ?3 OR COALESCE(runner_lease_expires_at, 0) < ?4)";
     const raw = await tx.sql.get<Record<string, unknown>>(
-      `UPDATE session SET next_sequence = next_sequence + 1,
+      `UPDATE session SET next_sequence = next_sequence + 1, history_revision = history_revision + 1,
          runner_instance = CASE WHEN ?7 AND ${free} THEN ?3 ELSE runner_instance END,
          runner_process_id = CASE WHEN ?7 AND ${free} THEN ?5 ELSE runner_process_id END,
          runner_lease_expires_at = CASE WHEN ?7 AND ${free} THEN ?6 ELSE runner_lease_expires_at END
@@ -228,7 +228,7 @@ export function admitTurn(
     if (!raw) return undefined;
     const locked = sessionFromRow(raw);
     // The Session as it was before this admission (the sequence it hands out is the old next one).
-    const session: SessionRow = { ...locked, nextSequence: locked.nextSequence - 1 };
+    const session: SessionRow = { ...locked, nextSequence: locked.nextSequence - 1, historyRevision: locked.historyRevision - 1 };
     const { row, events, title } = await plan(session);
     const serverNow = raw["server_now"] as number;
     const runner = locked.runnerInstance;
@@ -242,6 +242,8 @@ export function admitTurn(
     const base: TurnRow = {
       ...(row as TurnRow),
       sequence: session.nextSequence,
+      historyRevision: locked.historyRevision,
+      instructions: row.instructions ?? null,
       attribution: row.attribution ?? null,
       providerOptions: row.providerOptions ?? null,
       messages: [],

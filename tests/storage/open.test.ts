@@ -58,6 +58,7 @@ describe("openDatabase", () => {
         "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
       );
       expect(tables.map((t) => t["name"])).toEqual([
+        "conversation_entry",
         "deleted_session",
         "harness_migration",
         "harness_schema_object",
@@ -74,9 +75,11 @@ describe("openDatabase", () => {
         { id: serverMigrations[0]!.id, ordinal: 1, breaking: 1, compatible_floor: serverMigrations[0]!.id },
         { id: serverMigrations[1]!.id, ordinal: 2, breaking: 0, compatible_floor: serverMigrations[0]!.id },
         { id: serverMigrations[2]!.id, ordinal: 3, breaking: 0, compatible_floor: serverMigrations[0]!.id },
+        { id: serverMigrations[3]!.id, ordinal: 4, breaking: 0, compatible_floor: serverMigrations[0]!.id },
       ]);
       const recorded = await rows(handle.client, "SELECT type, name FROM harness_schema_object ORDER BY type, name");
       expect(recorded.map((r) => `${String(r["type"])}:${String(r["name"])}`)).toEqual([
+        "index:conversation_entry_session_revision_idx",
         "index:deleted_session_server_cursor_idx",
         "index:saved_permission_session_idx",
         "index:session_server_created_at_idx",
@@ -86,8 +89,10 @@ describe("openDatabase", () => {
         "index:turn_event_session_idx",
         "index:turn_event_turn_idx",
         "index:turn_phase_idx",
+        "index:turn_session_history_idx",
         "index:turn_session_sequence_idx",
         "index:turn_steer_turn_idx",
+        "table:conversation_entry",
         "table:deleted_session",
         "table:saved_permission",
         "table:server_activity",

@@ -40,6 +40,7 @@ describe("schema.ts mirrors the migrations", () => {
   it("drizzle-kit's DDL for schema.ts and the migrated database describe the same tables", async () => {
     const tables = Object.values(schema.schema).map((table) => getTableName(table));
     expect(tables.sort()).toEqual([
+      "conversation_entry",
       "deleted_session",
       "saved_permission",
       "server_activity",

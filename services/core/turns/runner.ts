@@ -16,6 +16,7 @@ import type { ModelMessage } from "../../providers/index.js";
 import { getSessionById, turns as store, type AdmissionClaim, type NewTurnEvent, type SessionRow, type StorageHandle, type TurnRow } from "../../storage/index.js";
 import type { ToolRegistry } from "../../tools/index.js";
 import type { ActivityHub } from "../events/hub.js";
+import type { TurnEnvironment } from "./environment.js";
 import type { ModelGateway } from "./gateway.js";
 import { TurnExecution } from "./loop.js";
 import { closeToolPart } from "./settle.js";
@@ -29,6 +30,8 @@ export interface TurnRunnerOptions {
   readonly gateway: ModelGateway;
   readonly tools: ToolRegistry;
   readonly hooks: HookPipeline;
+  /** Agents, Skills and sub-agents, handed to every Turn. */
+  readonly environment: TurnEnvironment;
   /** Session workdirs resolve against this root. */
   readonly serverRoot: string;
   readonly scope: RunnerScope;
@@ -272,6 +275,7 @@ export class TurnRunner {
         gateway: this.options.gateway,
         tools: this.options.tools,
         hooks: this.options.hooks,
+        environment: this.options.environment,
         instance: this.instance,
         flushMs: this.options.flushMs ?? DEFAULT_FLUSH_MS,
         now: this.now,

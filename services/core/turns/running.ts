@@ -8,6 +8,7 @@ import type { ModelMessage, UserContentPart } from "../../providers/index.js";
 import type { SessionRow, StorageHandle, TurnRow } from "../../storage/index.js";
 import type { ToolRegistry } from "../../tools/index.js";
 import type { ActivityHub } from "../events/hub.js";
+import type { TurnEnvironment } from "./environment.js";
 import type { ModelGateway } from "./gateway.js";
 import { TurnRecorder } from "./recorder.js";
 import { StopSignal, type Stop } from "./stop.js";
@@ -18,6 +19,8 @@ export interface TurnDeps {
   readonly gateway: ModelGateway;
   readonly tools: ToolRegistry;
   readonly hooks: HookPipeline;
+  /** Agents, Skills and sub-agents. */
+  readonly environment: TurnEnvironment;
   /** This host instance: the claim's owner. */
   readonly instance: string;
   readonly flushMs: number;

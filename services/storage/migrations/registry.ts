@@ -1,6 +1,7 @@
 import { migration as sessionsFoundation } from "./20261130114214-sessions-foundation.js";
 import { migration as turns } from "./20261130120000-turns.js";
 import { migration as turnStampsAndRunners } from "./20261201100000-turn-stamps-and-runners.js";
+import { migration as historyRevisions } from "./20261201120000-history-revisions.js";
 import type { MigrationRegistry } from "./types.js";
 
 export type { Migration, MigrationRegistry, MigrationTransaction } from "./types.js";
@@ -9,4 +10,4 @@ export type { Migration, MigrationRegistry, MigrationTransaction } from "./types
  * The server database's migrations, in order. To change the schema add
  * `<YYYYMMDDHHMMSS>-<name>.ts` next to this file and append it here (and update `../schema.ts`).
  */
-export const serverMigrations: MigrationRegistry = [sessionsFoundation, turns, turnStampsAndRunners];
+export const serverMigrations: MigrationRegistry = [sessionsFoundation, turns, turnStampsAndRunners, historyRevisions];

@@ -1,0 +1,21 @@
+// What a running Turn may draw on beyond storage and the model: the host's agent catalog, the
+// Skills a workdir offers, and the sub-agent host that runs `task` calls. The host builds one
+// environment and the runner hands it to every Turn; Turns never load catalogs themselves.
+import type { AgentCatalog } from "../../workspace/agents.js";
+import type { SkillDiscovery } from "../../workspace/skills.js";
+import type { SubagentCapability } from "../../tools/index.js";
+
+/** Runs `task` calls for one parent Turn (see `services/core/subagents`). */
+export interface SubagentHost {
+  /** The capability a parent Turn's `task` tool uses; `stop` is its abort signal. */
+  forTurn(parent: { readonly server: string; readonly sessionId: string; readonly turnId: string; readonly model: string }): SubagentCapability;
+}
+
+export interface TurnEnvironment {
+  /** The host's agents (built-in, config and Markdown), fixed until a reload. */
+  readonly agents: AgentCatalog;
+  /** The Skills a workdir offers (discovered once per workdir, until a reload). */
+  skills(workdir: string): Promise<SkillDiscovery>;
+  /** Where `task` calls run; absent, the `task` tool is not offered. */
+  readonly subagents?: SubagentHost | undefined;
+}

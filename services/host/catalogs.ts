@@ -1,0 +1,33 @@
+// The host's catalogs a Turn draws on: the agent catalog (built-in, config and Markdown agents,
+// loaded once at startup — a bad configuration stops the host) and the Skills of each workdir
+// (discovered on first use and kept until the host restarts; the reference's runtime reload
+// rescans). Discovery warnings (a replaced duplicate, a malformed file) go to `warn` once.
+import type { Config, ConfigLayer, Env } from "../config/index.js";
+import { describeAgentCatalogError, loadAgentCatalog, type AgentCatalog } from "../workspace/agents.js";
+import { discoverSkills, type SkillDiscovery } from "../workspace/skills.js";
+import { HarnessStartupError } from "./errors.js";
+
+export interface HostCatalogs {
+  readonly agents: AgentCatalog;
+  skills(workdir: string): Promise<SkillDiscovery>;
+}
+
+export function loadHostCatalogs(options: { readonly config: Config; readonly layers: readonly ConfigLayer[]; readonly env: Env; readonly warn?: ((message: string) => void) | undefined }): HostCatalogs {
+  const loaded = loadAgentCatalog({ configLayers: options.layers, env: options.env });
+  if (!loaded.ok) throw new HarnessStartupError(loaded.error._tag, describeAgentCatalogError(loaded.error));
+  const byWorkdir = new Map<string, Promise<SkillDiscovery>>();
+  return {
+    agents: loaded.value,
+    skills(workdir) {
+      let found = byWorkdir.get(workdir);
+      if (!found) {
+        found = discoverSkills({ cwd: workdir, env: options.env, configSkills: options.config.skills }).then((discovery) => {
+          for (const warning of discovery.warnings) options.warn?.(warning.message);
+          return discovery;
+        });
+        byWorkdir.set(workdir, found);
+      }
+      return found;
+    },
+  };
+}
