@@ -2,8 +2,9 @@
 // storage room. Mutations are committed before they are acknowledged; replaying a
 // create with the same body returns the original Session, a different body is a
 // conflict, and deleted identities stay retired.
-import { createHash } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import type {
+  PermissionRule,
   CreateSessionRequest,
   ReplaceSessionConfigurationRequest,
   SavedPermission,
@@ -18,6 +19,8 @@ import { resolveWorkdir } from "../workspace/workdir.js";
 import type { ActivityHub } from "./events/hub.js";
 import { checkModelReference, checkTitle } from "./validation.js";
 import { conflict, notFound } from "../contract/failure.js";
+import type { AgentCatalog } from "../workspace/agents.js";
+import { primaryAgent } from "./turns/agents.js";
 
 export interface SessionServiceOptions {
   readonly storage: StorageHandle;
@@ -28,6 +31,18 @@ export interface SessionServiceOptions {
   readonly hub?: ActivityHub;
   /** Stops local work of deleted Sessions (their rows are gone; nothing is left to settle). */
   readonly onDeleted?: (sessionIds: readonly string[]) => void;
+  /** The host's agents: a Session created with an `agent` must name a primary-capable one. */
+  readonly agents?: AgentCatalog | undefined;
+}
+
+/** What a spawned child Session takes from the `task` call that creates it. */
+export interface SpawnChild {
+  readonly agent: string;
+  readonly defaultModel: string;
+  /** One line (the contract's title limit). */
+  readonly title: string;
+  /** The parent's deny rules, which the child keeps whatever its agent allows. */
+  readonly permissions: readonly PermissionRule[];
 }
 
 /** A stable hash of a request body: key order does not matter, values do. */
@@ -86,6 +101,7 @@ export class SessionService {
   private readonly now: () => number;
   private readonly hub: ActivityHub | undefined;
   private readonly onDeleted: (sessionIds: readonly string[]) => void;
+  private readonly agents: AgentCatalog | undefined;
 
   constructor(options: SessionServiceOptions) {
     this.storage = options.storage;
@@ -93,6 +109,7 @@ export class SessionService {
     this.now = options.now ?? Date.now;
     this.hub = options.hub;
     this.onDeleted = options.onDeleted ?? (() => {});
+    this.agents = options.agents;
   }
 
   private announce(server: string, sessionIds: readonly string[]): void {
@@ -121,6 +138,7 @@ export class SessionService {
     const replay = await this.replayCreate(server, id, hash);
     if (replay) return replay;
     checkModelReference(request.defaultModel, "/defaultModel");
+    if (request.agent !== undefined && this.agents) primaryAgent(this.agents, request.agent, "/agent");
     const workdir = resolveWorkdir(this.serverRoot, request);
     const now = this.now();
     try {
@@ -131,6 +149,7 @@ export class SessionService {
         projectId: resolveProjectId(workdir.absolute),
         defaultModel: request.defaultModel ?? null,
         systemPrompt: request.systemPrompt ?? null,
+        agent: request.agent ?? null,
         permissions: request.permissions ?? [],
         approval: request.approval ?? {},
         createdAt: now,
@@ -153,6 +172,34 @@ export class SessionService {
     if (!existing) return undefined;
     if (existing.createRequestHash !== hash) throw conflict(`Session ${id} already exists with a different creation request`);
     return toSession(existing);
+  }
+
+  /**
+   * Creates the child Session a `task` call runs in: the parent's workdir and project, pinned to
+   * `agent`, with the parent link (deleting the parent deletes it). Not replayable by id: each
+   * call creates a new child.
+   */
+  async spawnChild(server: string, parentId: string, child: SpawnChild): Promise<SessionRow> {
+    const parent = await this.row(server, parentId);
+    const now = this.now();
+    const row = await store.insertSession(this.storage, {
+      id: randomUUID(),
+      server,
+      workdir: parent.workdir,
+      projectId: parent.projectId,
+      title: child.title,
+      defaultModel: child.defaultModel,
+      systemPrompt: null,
+      agent: child.agent,
+      spawnedFromSessionId: parentId,
+      permissions: [...child.permissions],
+      approval: parent.approval,
+      createdAt: now,
+      updatedAt: now,
+      createRequestHash: null,
+    });
+    this.announce(server, [row.id]);
+    return row;
   }
 
   async list(server: string, projectId?: string): Promise<Session[]> {

@@ -4,7 +4,7 @@
 // rescans). Discovery warnings (a replaced duplicate, a malformed file) go to `warn` once.
 import type { Config, ConfigLayer, Env } from "../config/index.js";
 import { describeAgentCatalogError, loadAgentCatalog, type AgentCatalog } from "../workspace/agents.js";
-import { discoverSkills, type SkillDiscovery } from "../workspace/skills.js";
+import type { SkillDiscovery } from "../workspace/skills.js";
 import { HarnessStartupError } from "./errors.js";
 
 export interface HostCatalogs {
@@ -21,10 +21,13 @@ export function loadHostCatalogs(options: { readonly config: Config; readonly la
     skills(workdir) {
       let found = byWorkdir.get(workdir);
       if (!found) {
-        found = discoverSkills({ cwd: workdir, env: options.env, configSkills: options.config.skills }).then((discovery) => {
-          for (const warning of discovery.warnings) options.warn?.(warning.message);
-          return discovery;
-        });
+        // Skill discovery (and its YAML parser) loads on first use, not in every one-shot command.
+        found = import("../workspace/skills.js")
+          .then(({ discoverSkills }) => discoverSkills({ cwd: workdir, env: options.env, configSkills: options.config.skills }))
+          .then((discovery) => {
+            for (const warning of discovery.warnings) options.warn?.(warning.message);
+            return discovery;
+          });
         byWorkdir.set(workdir, found);
       }
       return found;

@@ -35,7 +35,6 @@ type Implemented = Pick<
   | "getSessionConfiguration"
   | "replaceSessionConfiguration"
   | "listSessionChildren"
-  | "promoteSessionBackground"
   | "listSavedPermissions"
   | "removeSavedPermission"
 >;
@@ -45,7 +44,7 @@ export function sessionHandlers({ sessions, release }: HandlerServices): Impleme
     health: async () => ({ status: 200, body: { status: "ok" } }),
     capabilities: async () => ({
       status: 200,
-      body: { backgroundSubagents: false, protocolVersion: PROTOCOL_VERSION, harnessVersion: release },
+      body: { backgroundSubagents: true, protocolVersion: PROTOCOL_VERSION, harnessVersion: release },
     }),
     createSession: async ({ path, body }) => ({
       status: 200,
@@ -84,11 +83,6 @@ export function sessionHandlers({ sessions, release }: HandlerServices): Impleme
       status: 200,
       body: { sessions: await sessions.children(path.server, path.sessionId) },
     }),
-    // No sub-agent chains run on this host yet, so there is never one to detach.
-    promoteSessionBackground: async ({ path }) => {
-      await sessions.get(path.server, path.sessionId);
-      return { status: 200, body: { promoted: false } };
-    },
     listSavedPermissions: async ({ path }) => ({
       status: 200,
       body: { permissions: await sessions.savedPermissions(path.server, path.sessionId) },

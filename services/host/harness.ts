@@ -13,6 +13,8 @@ import { createFetchHandler, type FetchHandler, type RequestContext } from "../h
 import type { GuardOptions } from "../http/guard.js";
 import { openDatabase, type StorageHandle } from "../storage/index.js";
 import { sessionHandlers, turnHandlers } from "./handlers.js";
+import { depthHandlers } from "./depth-handlers.js";
+import type { Subagents } from "../core/subagents/host.js";
 import { createModelGateway, ProviderSetupFailed } from "./models.js";
 import type { ModelGateway } from "../core/turns/gateway.js";
 import type { HookPipeline } from "../plugins/hooks.js";
@@ -91,8 +93,8 @@ function loadDocument(name: string): () => string {
 const FALLBACK_REFERENCE =
   '<!doctype html><meta charset="utf-8"><title>Ze Harness API</title><p>The API reference page is built by <code>npm run build</code>. The OpenAPI document is at <a href="/openapi.json">/openapi.json</a>.</p>';
 
-async function createRunner(storage: StorageHandle, hub: ActivityHub, gateway: ModelGateway, config: Config, catalogs: HostCatalogs, options: HarnessOptions): Promise<TurnRunner> {
-  const [{ TurnRunner: Runner }, { builtinTools, ToolRegistry }, { HookPipeline }] = await Promise.all([
+async function createRunner(storage: StorageHandle, hub: ActivityHub, gateway: ModelGateway, config: Config, catalogs: HostCatalogs, subagents: Subagents, options: HarnessOptions): Promise<TurnRunner> {
+  const [{ TurnRunner: Runner }, { builtinTools, coreTools, ToolRegistry }, { HookPipeline }] = await Promise.all([
     import("../core/turns/runner.js"),
     import("../tools/index.js"),
     import("../plugins/hooks.js"),
@@ -101,9 +103,9 @@ async function createRunner(storage: StorageHandle, hub: ActivityHub, gateway: M
     storage,
     hub,
     gateway,
-    tools: new ToolRegistry(builtinTools),
+    tools: new ToolRegistry({ ...builtinTools, ...coreTools }),
     hooks: options.hooks ?? new HookPipeline(),
-    environment: { agents: catalogs.agents, skills: (workdir) => catalogs.skills(workdir) },
+    environment: { agents: catalogs.agents, skills: (workdir) => catalogs.skills(workdir), subagents },
     serverRoot: options.serverRoot,
     scope: options.runnerScope ?? "unowned",
     ...(config.contentFlushMillis !== undefined ? { flushMs: config.contentFlushMillis } : {}),
@@ -149,11 +151,14 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
   const hub = new ActivityHub((announce) => storage.afterCommit(announce));
   storage.onTurnEvents((rows) => hub.turnEvents(rows));
   // The runner, its loop and the tools load only in hosts that run Turns (not one-shot metadata commands).
-  const runner = options.runTurns === false ? undefined : await createRunner(storage, hub, gateway, config, catalogs, options);
+  // Like the runner, sub-agents load only in hosts that run Turns.
+  const subagents = options.runTurns === false ? undefined : new (await import("../core/subagents/host.js")).Subagents({ storage, hub, agents: catalogs.agents });
+  const runner = subagents ? await createRunner(storage, hub, gateway, config, catalogs, subagents, options) : undefined;
   const sessions = new SessionService({
     storage,
     serverRoot: options.serverRoot,
     hub,
+    agents: catalogs.agents,
     ...(runner ? { onDeleted: (ids: readonly string[]) => runner.abandonSessions(ids) } : {}),
   });
   const turns = new TurnService({
@@ -162,14 +167,18 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
     hub,
     models: gateway,
     configFile: loaded.value.layers.at(-1)?.file ?? globalConfigFile(options.env),
+    catalogs,
+    serverRoot: options.serverRoot,
     ...(runner ? { interrupt: (turnId: string, reason?: string) => runner.interrupt(turnId, reason), runner } : {}),
   });
+  subagents?.attach({ sessions, turns });
   const interactions = new InteractionService({ storage, hub });
   const streams = new EventStreams(storage, hub, options.streamTiming);
   const handlers: Handlers<RequestContext> = {
     ...unavailableHandlers<RequestContext>(),
     ...sessionHandlers({ sessions, release: release() }),
     ...turnHandlers({ turns, interactions, streams }),
+    ...depthHandlers({ sessions, catalogs, subagents, serverRoot: options.serverRoot }),
   };
   const guard: GuardOptions = {
     ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}),

@@ -11,7 +11,7 @@ const CAPABILITY_BY_PREFIX: readonly [RegExp, string][] = [
   [/Compaction/, "context compaction"],
   [/Mcp/, "MCP servers"],
   [/Plugin/, "plugins"],
-  [/^(plugins|skills|reload|sessionSkills|sessionAgents)$/, "runtime plugins, skills and agents"],
+  [/^(plugins|reload)$/, "runtime plugins"],
   [/Model|^models$|^modelEvents$|Provider|^providers$/, "the model catalog and provider management"],
   [/^(appendConversation|forkSession)$/, "conversation entries and forks"],
   [/Journal/, "plugins"],

@@ -1,6 +1,6 @@
 // `skill`: load a Skill's instructions into the conversation when the model decides it needs
-// them. The Turn lists the Skills it offers in the tool's description (safe metadata only:
-// name and description); the body and its supporting-file manifest come back as the result.
+// them. The Turn lists the Skills it offers in a developer instruction (safe metadata only:
+// id, name and description); the body and its supporting-file manifest come back as the result.
 // Loading is Core's (`ctx.skills`); this file only validates and shapes the call.
 import { ToolFailure, textResult, throwIfAborted, type ToolDefinition } from "./tool.js";
 
@@ -11,7 +11,7 @@ export interface SkillInput {
 
 const DESCRIPTION =
   "Load a Skill: specialized instructions (and the files that come with them) for a kind of task. " +
-  "Call it when a task matches one of the Skills listed below, before you start the task.";
+  "Call it with a Skill's exact name when a task matches one of the available Skills, before you start the task.";
 
 export const skillTool: ToolDefinition<SkillInput> = {
   id: "skill",
@@ -22,10 +22,6 @@ export const skillTool: ToolDefinition<SkillInput> = {
     properties: { name: { type: "string", minLength: 1, maxLength: 256, description: "The name of the Skill to load." } },
     required: ["name"],
     additionalProperties: false,
-  },
-  describe(context) {
-    if (context.skills.length === 0) return `${DESCRIPTION}\n\nNo Skills are available here.`;
-    return `${DESCRIPTION}\n\nAvailable Skills:\n${context.skills.map((skill) => `- ${skill.name}: ${skill.description}`).join("\n")}`;
   },
   permissions(input) {
     return [{ action: "skill", resources: [input.name], save: [input.name] }];

@@ -96,12 +96,10 @@ export interface ToolContext extends ToolPermissionContext {
   readonly skills?: SkillCapability;
 }
 
-/** What a Turn offers the model about itself when a tool describes itself (see `describe`). */
+/** What a Turn offers the model about itself when a tool describes itself (see `describe`). The Skill list is a developer instruction instead (reference: SkillDeclaration.modelAdvertisement). */
 export interface ToolDescribeContext {
   /** The agents the `task` tool may spawn: id and what each is for. */
   readonly subagents: readonly { readonly id: string; readonly description: string }[];
-  /** The Skills the `skill` tool may load: name and what each is for. */
-  readonly skills: readonly { readonly name: string; readonly description: string }[];
 }
 
 /** Core's side of the `task` tool: run one prompt on a child Session and wait for its answer. */
@@ -124,7 +122,10 @@ export interface SubagentCapability {
 
 /** Core's side of the `skill` tool: a Skill's instructions as the model receives them. */
 export interface SkillCapability {
-  /** The Skill's text (body, directory, supporting files), or undefined when there is none of that name. */
+  /**
+   * The Skill's text (body, directory, supporting files), or undefined when there is none of that
+   * name. Rejects with a {@link ToolFailure} `skill_unavailable` when its file can no longer be loaded.
+   */
   load(name: string): Promise<string | undefined>;
 }
 
@@ -191,7 +192,8 @@ export type ToolFailureCode =
   | "subagent_depth"
   | "subagent_failed"
   // skill
-  | "unknown_skill";
+  | "unknown_skill"
+  | "skill_unavailable";
 
 /** A tool call's typed failure. `message` is safe for the model and clients. */
 export class ToolFailure extends Error {

@@ -19,9 +19,9 @@ export const DEFAULT_BUILTIN_AGENT = "build";
  * `less`/`more` (`-o` writes a log file) and `uniq` (`uniq IN OUT` writes OUT).
  */
 export const READ_ONLY_SHELL_COMMANDS: readonly string[] = Object.freeze([
-  "cut *", "diff *", "du *", "file *", "find *", "git branch", "git branch -v", "git diff *", "git log *",
-  "git show *", "git status *", "grep *", "head *", "ls *", "pwd *", "rg *", "sort *", "stat *", "tail *",
-  "tree *", "wc *", "whereis *", "which *",
+  "cat *", "cut *", "diff *", "du *", "file *", "find *", "git branch", "git branch -v", "git diff", "git diff *",
+  "git log", "git log *", "git show", "git show *", "git status", "git status *", "grep *", "head *", "ls", "ls *",
+  "pwd", "pwd *", "rg *", "sort *", "stat *", "tail *", "tree", "tree *", "wc *", "whereis *", "which *",
 ]);
 
 /**

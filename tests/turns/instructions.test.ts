@@ -1,6 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { sdk, unwrap } from "../../clients/index.js";
 import { createHarness } from "../../services/host/harness.js";
 import { tempHome } from "../support/harness.js";
 import { startModelHarness, writeGlobalConfig, type ModelHarness } from "../support/model.js";
@@ -37,16 +38,34 @@ describe("model request instructions", () => {
     expect(second).not.toContain("French");
   });
 
-  it("applies at most 50 KiB of AGENTS.md", async () => {
+  it("refuses a prompt while AGENTS.md is over 50 KiB, admitting nothing, and accepts one at exactly the limit", async () => {
     h = await startModelHarness();
-    writeFileSync(join(h.home.root, "AGENTS.md"), `${"a".repeat(60 * 1024)}TAIL-MARKER`);
+    writeFileSync(join(h.home.root, "AGENTS.md"), `${"a".repeat(51_200)}!`);
     const sessionId = await h.createSession();
+    await expect(h.submit(sessionId, "Hi")).rejects.toMatchObject({ status: 400, body: { _tag: "ValidationError", message: expect.stringContaining("51200") } });
+    const listed = await unwrap(sdk.listSessionTurns({ client: h.api.client, path: { server: "local", sessionId } }));
+    expect(listed.turns).toEqual([]);
+
+    writeFileSync(join(h.home.root, "AGENTS.md"), `${"a".repeat(51_200 - "TAIL-MARKER".length)}TAIL-MARKER`);
     h.model.enqueue({ events: [{ type: "text", text: "ok" }] });
     await h.finish(sessionId, await h.submit(sessionId, "Hi"));
-    const system = systemText(h.model.requests[0]!.body as ChatBody);
-    expect(system).not.toContain("TAIL-MARKER");
-    expect(system).toContain("truncated");
-    expect(system.length).toBeLessThan(52 * 1024);
+    expect(systemText(h.model.requests[0]!.body as ChatBody)).toContain("TAIL-MARKER");
+  });
+
+  it("keeps the AGENTS.md read at admission with the Turn, even when the file changes before it runs", async () => {
+    h = await startModelHarness();
+    writeFileSync(join(h.home.root, "AGENTS.md"), "Answer in French.");
+    const sessionId = await h.createSession();
+    h.model.enqueue({ hang: true }, { events: [{ type: "text", text: "ok" }] });
+    const first = await h.submit(sessionId, "first");
+    await h.model.waitForRequest(1);
+    const second = await h.submit(sessionId, "second");
+    writeFileSync(join(h.home.root, "AGENTS.md"), "Answer in German.");
+    await unwrap(sdk.cancelTurn({ client: h.api.client, path: { server: "local", sessionId, turnId: first }, body: {} }));
+    await h.finish(sessionId, second);
+    const system = systemText(h.model.requests[1]!.body as ChatBody);
+    expect(system).toContain("French");
+    expect(system).not.toContain("German");
   });
 
   it("sends the earlier Turns of the Session as history", async () => {

@@ -13,3 +13,4 @@ export type {
   StopKind,
 } from "./script.js";
 export { scriptProblem } from "./script.js";
+export { directiveTurn } from "./directives.js";

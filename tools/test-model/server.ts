@@ -3,6 +3,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { chatCompletion, chatStream, openaiErrorBody } from "./chat.js";
+import { directiveTurn } from "./directives.js";
 import { anthropicErrorBody, messagesJson, messagesStream } from "./messages.js";
 import { responsesJson, responsesStream } from "./responses.js";
 import {
@@ -29,6 +30,12 @@ export interface TestModelOptions {
   chatReasoningField?: RenderOptions["chatReasoningField"];
   /** Responses reasoning as "summary" (reasoning_summary_text.*, default) or "content" (reasoning_text.*). */
   responsesReasoning?: RenderOptions["responsesReasoning"];
+  /**
+   * Answer from the prompt when the queue is empty and no reply() is set: `@call`, `@say`,
+   * `@then`, `@next` lines in the last user message, else an echo (README "Prompt directives").
+   * Default false: such a request gets the 500 "no scripted response".
+   */
+  directives?: boolean;
   /** Called as each model request is recorded (before it is answered). */
   onRequest?: (request: RecordedRequest, count: number) => void;
 }
@@ -55,6 +62,16 @@ interface Waiter {
   count: number;
   resolve: (request: RecordedRequest) => void;
   reject: (error: Error) => void;
+}
+
+/** Why a request has no answer: the message and error type of its 500. */
+interface Unanswered {
+  message: string;
+  type: "test_model_unscripted" | "test_model_directive";
+}
+
+function isUnanswered(value: ScriptedResponse | Unanswered): value is Unanswered {
+  return "message" in value && "type" in value && !("events" in value);
 }
 
 const ROUTES: ReadonlyArray<readonly [RegExp, Protocol]> = [
@@ -167,20 +184,28 @@ export async function startTestModel(options: TestModelOptions = {}): Promise<Te
     return count;
   }
 
-  async function nextResponse(request: RecordedRequest, count: number): Promise<ScriptedResponse | string> {
+  /** The answer to a request, or why there is none (`type`: the error type of the 500). */
+  async function nextResponse(request: RecordedRequest, count: number): Promise<ScriptedResponse | Unanswered> {
     const queued = queue.shift();
     if (queued) return queued;
     if (!replyFn) {
-      return `test-model: no scripted response for request #${count} (POST ${request.path}, ${request.protocol}): the queue is empty and no reply() is set`;
+      if (options.directives) {
+        const turn = directiveTurn(request);
+        return typeof turn === "string" ? { message: `${turn} (request #${count})`, type: "test_model_directive" } : turn;
+      }
+      return {
+        message: `test-model: no scripted response for request #${count} (POST ${request.path}, ${request.protocol}): the queue is empty and no reply() is set`,
+        type: "test_model_unscripted",
+      };
     }
     let answer: ScriptedResponse;
     try {
       answer = await replyFn(request);
     } catch (error) {
-      return `test-model: reply() threw for request #${count}: ${error instanceof Error ? error.message : String(error)}`;
+      return { message: `test-model: reply() threw for request #${count}: ${error instanceof Error ? error.message : String(error)}`, type: "test_model_unscripted" };
     }
     const problem = scriptProblem(answer);
-    return problem ? `test-model: reply() returned a malformed response for request #${count}: ${problem}` : answer;
+    return problem ? { message: `test-model: reply() returned a malformed response for request #${count}: ${problem}`, type: "test_model_unscripted" } : answer;
   }
 
   async function serveTurn(turn: ResolvedTurn, request: RecordedRequest, response: ServerResponse, headers: Record<string, string>): Promise<void> {
@@ -250,9 +275,9 @@ export async function startTestModel(options: TestModelOptions = {}): Promise<Te
       return;
     }
     const scripted = await nextResponse(recorded, count);
-    if (typeof scripted === "string") {
+    if (isUnanswered(scripted)) {
       // Fail loudly and at once: no SDK retries of an unscripted request.
-      sendJson(response, 500, errorBody(protocol, scripted, "test_model_unscripted"), { ...idHeaders, "x-should-retry": "false" });
+      sendJson(response, 500, errorBody(protocol, scripted.message, scripted.type), { ...idHeaders, "x-should-retry": "false" });
       return;
     }
     if (isError(scripted)) {

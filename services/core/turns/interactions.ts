@@ -70,6 +70,29 @@ export class InteractionService {
     return out;
   }
 
+  /**
+   * The running Turns' tool parts of the Session that owns the part `matches` finds: the Session
+   * itself, else the nearest of its spawned descendants (a reply addressed to a parent for a
+   * sub-agent's request is forwarded to the owning child).
+   */
+  private async locate(tx: StorageTransaction, server: string, sessionId: string, matches: (part: ToolTurnPart) => boolean): Promise<{ sessionId: string; parts: LocatedPart[]; target: LocatedPart } | undefined> {
+    let frontier = [sessionId];
+    const seen = new Set<string>();
+    while (frontier.length > 0) {
+      const next: string[] = [];
+      for (const id of frontier) {
+        if (seen.has(id)) continue;
+        seen.add(id);
+        const parts = await this.toolParts(tx, id);
+        const target = parts.find((located) => matches(located.part));
+        if (target) return { sessionId: id, parts, target };
+        for (const child of await listChildren(tx, server, id)) next.push(child.id);
+      }
+      frontier = next;
+    }
+    return undefined;
+  }
+
   private async render(turnId: string): Promise<Turn> {
     const row = (await store.getTurnById(this.storage, turnId))!;
     const [parts, steers] = await Promise.all([store.listParts(this.storage, [turnId]), store.listSteers(this.storage, [turnId])]);
@@ -86,16 +109,17 @@ export class InteractionService {
   async replyPermission(server: string, sessionId: string, requestId: string, reply: PermissionReply, message: string | undefined): Promise<{ requestId: string; turn: Turn }> {
     await this.requireSession(server, sessionId);
     const resolvedAt = this.now();
-    const turnId = await this.storage.transaction(async (tx) => {
-      const parts = await this.toolParts(tx, sessionId);
-      const target = parts.find((located) => located.part.approval.state !== "none" && located.part.approval.request.id === requestId);
-      if (!target) {
+    const owner = await this.storage.transaction(async (tx) => {
+      const found = await this.locate(tx, server, sessionId, (part) => part.approval.state !== "none" && part.approval.request.id === requestId);
+      const parts = found?.parts ?? [];
+      const target = found?.target;
+      if (!found || !target) {
         // A settled Turn keeps its parts: a late reply to it is a conflict, an unknown id is not found.
         throw notFound("permission_request", `Permission request ${requestId} is not pending in Session ${sessionId}`);
       }
       const approval = target.part.approval;
       if (approval.state === "resolved") {
-        if (approval.reply === reply) return target.turn.id;
+        if (approval.reply === reply) return { turnId: target.turn.id, sessionId: found.sessionId };
         throw conflict(`Permission request ${requestId} was already resolved`);
       }
       if (approval.state !== "pending") throw notFound("permission_request", `Permission request ${requestId} is not pending`);
@@ -142,7 +166,7 @@ export class InteractionService {
           for (const pattern of approval.request.save ?? []) {
             await insertSavedPermission(tx, {
               id: randomUUID(),
-              sessionId,
+              sessionId: found.sessionId,
               action: approval.request.action,
               resource: pattern,
               createdAt: resolvedAt,
@@ -152,23 +176,23 @@ export class InteractionService {
         }
       }
       await this.settle(tx, changes);
-      return target.turn.id;
+      return { turnId: target.turn.id, sessionId: found.sessionId };
     });
-    this.hub.changed(server, sessionId);
-    return { requestId, turn: await this.render(turnId) };
+    this.hub.changed(server, owner.sessionId);
+    return { requestId, turn: await this.render(owner.turnId) };
   }
 
   async replyQuestion(server: string, sessionId: string, requestId: string, answers: string[][] | undefined): Promise<{ requestId: string; turn: Turn }> {
     await this.requireSession(server, sessionId);
     const resolvedAt = this.now();
-    const turnId = await this.storage.transaction(async (tx) => {
-      const parts = await this.toolParts(tx, sessionId);
-      const target = parts.find((located) => located.part.question?.request.id === requestId);
+    const owner = await this.storage.transaction(async (tx) => {
+      const found = await this.locate(tx, server, sessionId, (part) => part.question?.request.id === requestId);
+      const target = found?.target;
       const question = target?.part.question;
       if (!target || !question) throw notFound("question_request", `Question request ${requestId} is not pending in Session ${sessionId}`);
       if (question.state !== "pending") {
         const same = answers === undefined ? question.state === "dismissed" : question.state === "answered" && JSON.stringify(question.answers) === JSON.stringify(answers);
-        if (same) return target.turn.id;
+        if (same) return { turnId: target.turn.id, sessionId: found!.sessionId };
         throw conflict(`Question request ${requestId} was already ${question.state}`);
       }
       if (answers !== undefined && answers.length !== question.request.questions.length) {
@@ -186,10 +210,10 @@ export class InteractionService {
           ? { type: "turn.question.rejected", data: { ...toolFields(target.part), requestId, resolvedAt } }
           : { type: "turn.question.replied", data: { ...toolFields(target.part), requestId, answers, resolvedAt } };
       await this.settle(tx, new Map([[target.turn.id, { parts: [{ ordinal: target.row.ordinal, data: settled }], events: [event] }]]));
-      return target.turn.id;
+      return { turnId: target.turn.id, sessionId: found!.sessionId };
     });
-    this.hub.changed(server, sessionId);
-    return { requestId, turn: await this.render(turnId) };
+    this.hub.changed(server, owner.sessionId);
+    return { requestId, turn: await this.render(owner.turnId) };
   }
 
   /** Pending approvals of the Session's spawned descendants, oldest first. */

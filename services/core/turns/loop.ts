@@ -4,14 +4,13 @@
 // settles exactly one outcome. The pieces live beside this file: model-call, tool-call,
 // approvals, steering, recorder (commits and parts) and settle.
 import type { PromptPart } from "../../../generated/client/types.gen.js";
-import type { ModelMessage, ModelTool } from "../../providers/index.js";
+import type { ModelMessage } from "../../providers/index.js";
 import type { SessionRow, TurnRow } from "../../storage/index.js";
 import type { AnyToolDefinition } from "../../tools/index.js";
-import { readWorkspaceInstructions } from "../../workspace/instructions.js";
-import { isToolHidden } from "../permissions/index.js";
 import { callModel } from "./model-call.js";
 import { RunningTurn, userContent, type TurnDeps } from "./running.js";
 import { complete, settleStopped } from "./settle.js";
+import { setUpTurn } from "./setup.js";
 import { promoteSteers } from "./steering.js";
 import { finite, limitReached, type Stop } from "./stop.js";
 import { hookStop, runToolCalls } from "./tool-call.js";
@@ -54,12 +53,14 @@ export class TurnExecution {
     try {
       const request = t.row.request as { prompt: PromptPart[] };
       t.transcript.push({ role: "user", content: userContent(request.prompt) });
+      const setup = await setUpTurn(t);
+      t.skills = setup.skills;
+      t.subagents = setup.offered.has("task") ? t.deps.environment.subagents?.forTurn({ server: t.server, sessionId: t.sessionId, turnId: t.id, model: t.row.model }) : undefined;
+      const { system, tools, offered } = setup;
       const systemPrompt = t.session.systemPrompt ?? undefined;
-      const system = [systemPrompt, readWorkspaceInstructions(t.workdir)].filter((text): text is string => !!text).join("\n\n") || undefined;
-      const offered = this.offeredTools();
-      const tools: ModelTool[] = [...offered.values()].map((tool) => ({ name: tool.id, description: tool.description, inputSchema: tool.inputSchema as ModelTool["inputSchema"] }));
       const model = modelIdentity(t.row.model);
       if (t.deps.hooks.has("turn.before")) await t.deps.hooks.trigger("turn.before", { turnId: t.id, prompt: request.prompt, model }).catch(rethrowHook);
+      if (setup.selectedSkills.length > 0 && t.messageIndex === 0) await this.loadSelectedSkills(setup.selectedSkills, offered);
       for (;;) {
         t.checkStopped();
         await promoteSteers(t);
@@ -93,11 +94,18 @@ export class TurnExecution {
     }
   }
 
-  /** The tools this Turn offers: the registry's, minus those the effective rules deny outright. */
-  private offeredTools(): Map<string, AnyToolDefinition> {
-    const policy = this.turn.policy;
-    const layers = { server: policy.permissions, caseSensitive: policy.permissionMatching.caseSensitive };
-    return this.turn.deps.tools.select({ hidden: (toolId) => isToolHidden(toolId, layers) });
+  /**
+   * Skills the prompt selected load through the `skill` tool before the first model call, as if
+   * the model had called it (authorized like any call), so the first request already carries them.
+   */
+  private async loadSelectedSkills(selected: readonly string[], offered: ReadonlyMap<string, AnyToolDefinition>): Promise<void> {
+    const t = this.turn;
+    const calls = selected.map((name, index) => ({ id: `skill_${t.id.slice(0, 8)}_${index + 1}`, name: "skill", arguments: JSON.stringify({ name }) }));
+    t.transcript.push({ role: "assistant", content: calls.map((call) => ({ type: "tool_call" as const, ...call })) });
+    await t.recorder.commit([], { messages: [...t.transcript] });
+    t.transcript.push(...(await runToolCalls(t, calls, offered)));
+    await t.recorder.commit([], { messages: [...t.transcript] });
+    t.messageIndex += 1;
   }
 
   /** The Turn's elapsed-time limit, counted from when it started. */

@@ -1,8 +1,8 @@
 // Resolves the policy a Turn runs under, fixed at admission: the server's configured
-// rules and limits, then the Session's rules and approval setting. Each limit records its
+// rules and limits, then the Session's rules and approval setting, then the agent's rules. Each limit records its
 // origin (`configured` when a config layer or the Session set it, `platform` for Ze's own
 // defaults, `absent` for an unlimited value nobody set).
-import type { TurnPolicy, PolicyLimit, PolicyCountLimit, PolicyPacing, Session } from "../../../generated/client/types.gen.js";
+import type { TurnPolicy, PolicyLimit, PolicyCountLimit, PolicyPacing, PermissionRule, Session } from "../../../generated/client/types.gen.js";
 import type { Config } from "../../config/index.js";
 
 /** Ze's default context safety reserve (model units) when the config sets none. */
@@ -37,11 +37,12 @@ function pacing(configured: PolicyPacing | undefined): PolicyPacing {
   return configured ?? { kind: "none" };
 }
 
-export function resolvePolicy(config: Config, session: Session): TurnPolicy {
+/** `agentRules`: the Turn's agent layer (see `agents.ts`), after the server's and Session's rules. */
+export function resolvePolicy(config: Config, session: Session, agentRules: readonly PermissionRule[] = []): TurnPolicy {
   const approvalTimeout = session.configuration.approval.timeoutMs ?? (config.approval?.timeoutMs as ConfiguredLimit | undefined);
   return {
     version: 4,
-    permissions: [...((config.permissions ?? []) as TurnPolicy["permissions"]), ...session.configuration.permissions],
+    permissions: [...((config.permissions ?? []) as TurnPolicy["permissions"]), ...session.configuration.permissions, ...agentRules],
     permissionMatching: { caseSensitive: config.permissionMatching?.caseSensitive ?? true },
     approval: { timeoutMs: limit(approvalTimeout) },
     timeouts: { turnMs: limit(config.timeouts?.turnMs as ConfiguredLimit | undefined) },

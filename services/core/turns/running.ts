@@ -6,7 +6,7 @@ import type { PromptPart, TurnPart, TurnPolicy, TurnUsage } from "../../../gener
 import type { HookPipeline } from "../../plugins/hooks.js";
 import type { ModelMessage, UserContentPart } from "../../providers/index.js";
 import type { SessionRow, StorageHandle, TurnRow } from "../../storage/index.js";
-import type { ToolRegistry } from "../../tools/index.js";
+import type { SkillCapability, SubagentCapability, ToolRegistry } from "../../tools/index.js";
 import type { ActivityHub } from "../events/hub.js";
 import type { TurnEnvironment } from "./environment.js";
 import type { ModelGateway } from "./gateway.js";
@@ -54,6 +54,9 @@ export class RunningTurn {
   promotedBatches: number;
   readonly policy: TurnPolicy;
   readonly server: string;
+  /** What the Turn's `skill` and `task` calls reach (set when the Turn is set up). */
+  skills: SkillCapability | undefined = undefined;
+  subagents: SubagentCapability | undefined = undefined;
 
   constructor(
     readonly deps: TurnDeps,

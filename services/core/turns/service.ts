@@ -22,6 +22,9 @@ import { requestHash, toSession } from "../sessions.js";
 import { isTerminal, toTurn } from "./codec.js";
 import { resolvePolicy } from "./policy.js";
 import { checkModelReference, checkPrompt } from "../validation.js";
+import { agentRules, chooseTurnAgent } from "./agents.js";
+import { admissionInstructions, checkSelectedSkills, type TurnCatalogs } from "./admission.js";
+import { absoluteWorkdir } from "../../contract/paths.js";
 
 /** Decides whether a model can serve Turns; throws a typed Failure when it cannot. */
 export interface ModelAvailability {
@@ -40,6 +43,10 @@ export interface TurnServiceOptions {
   readonly runner?: AdmissionRunner | undefined;
   /** The config file where `model` would be set (named when no model is configured). */
   readonly configFile?: string | undefined;
+  /** Agents and Skills; absent, Turns run without an agent (every tool, no agent rules). */
+  readonly catalogs?: TurnCatalogs | undefined;
+  /** Session workdirs resolve against this root (AGENTS.md and Skills are read at admission). */
+  readonly serverRoot?: string | undefined;
 }
 
 /** What admission needs from the local Turn runner (implemented by TurnRunner). */
@@ -84,6 +91,8 @@ export class TurnService {
   private readonly interrupt: (turnId: string, reason?: string) => void;
   private readonly runner: AdmissionRunner | undefined;
   private readonly configFiles: string | undefined;
+  private readonly catalogs: TurnCatalogs | undefined;
+  private readonly serverRoot: string | undefined;
 
   constructor(options: TurnServiceOptions) {
     this.storage = options.storage;
@@ -94,6 +103,8 @@ export class TurnService {
     this.interrupt = options.interrupt ?? (() => {});
     this.runner = options.runner;
     this.configFiles = options.configFile;
+    this.catalogs = options.catalogs;
+    this.serverRoot = options.serverRoot;
   }
 
   private async session(server: string, sessionId: string) {
@@ -136,18 +147,26 @@ export class TurnService {
         async (sessionRow) => {
           const session = toSession(sessionRow);
           checkModelReference(request.model, "/model");
-          const model = request.model ?? session.defaultModel ?? this.config.model;
+          const agent = this.catalogs ? chooseTurnAgent(this.catalogs.agents, sessionRow, request.agent) : undefined;
+          const model = request.model ?? agent?.definition?.model ?? session.defaultModel ?? this.config.model;
           if (model === undefined) throw noModel(this.configFiles);
           await this.models.check(model);
-          const policy = resolvePolicy(this.config, session);
+          const caseSensitive = this.config.permissionMatching?.caseSensitive ?? true;
+          const policy = resolvePolicy(this.config, session, agentRules(agent?.definition, sessionRow, caseSensitive));
           checkPrompt(request.prompt, policy);
+          const workdir = this.serverRoot !== undefined ? absoluteWorkdir(this.serverRoot, sessionRow.workdir) : undefined;
+          if (request.skills !== undefined && this.catalogs && workdir !== undefined) {
+            await checkSelectedSkills(this.catalogs, workdir, request.skills, agent?.definition, policy);
+          }
+          const instructions = workdir !== undefined ? await admissionInstructions(workdir) : null;
           const title = sessionRow.title === null ? titleFrom(request.prompt) : undefined;
           return {
             row: {
               id: turnId,
               sessionId,
               phase: "pending",
-              request: { sessionId, turnId, ...prompt },
+              request: { sessionId, turnId, ...prompt, ...(agent ? { agent: agent.id } : {}) },
+              instructions,
               attribution: attributionOf(clientId, authorId),
               model,
               modelLeaseId: `lease_${randomUUID().replaceAll("-", "")}`,

@@ -141,6 +141,8 @@ async function execute(t: RunningTurn, approved: ApprovedCall): Promise<ToolResu
       else activityTimer ??= setTimeout(publishActivity, t.deps.flushMs);
     },
     askQuestion: (questions) => askQuestions(t, ordinal, questions),
+    ...(t.subagents ? { subagents: t.subagents } : {}),
+    ...(t.skills ? { skills: t.skills } : {}),
   };
   let output: ToolOutput;
   try {

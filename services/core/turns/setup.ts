@@ -1,0 +1,108 @@
+// What a Turn offers its model, fixed when it starts: the agent that runs it (a Session pinned to
+// an agent the catalog no longer has fails here, explicitly), the tools (the agent's selection
+// from the registry, minus tools the rules deny outright, `task` only where sub-agents can run,
+// `skill` only where there are Skills), their descriptions, and the system text — the agent's
+// instructions, the Session's system prompt, the AGENTS.md kept at admission, and the list of
+// Skills the model may load.
+import type { TurnRequest } from "../../../generated/client/types.gen.js";
+import type { ModelTool } from "../../providers/index.js";
+import { ToolFailure, type AnyToolDefinition, type SkillCapability, type ToolDescribeContext } from "../../tools/index.js";
+import type { AgentDefinition } from "../../workspace/agents.js";
+import { renderInstructionFile } from "../../workspace/instructions.js";
+import { loadSkill, renderLoadedSkill, type LocalSkill } from "../../workspace/skills.js";
+import { evaluateConfigured, isToolHidden } from "../permissions/index.js";
+import type { StoredInstructions } from "./admission.js";
+import { agentToolNames } from "./agents.js";
+import type { RunningTurn } from "./running.js";
+import { StopSignal, fault } from "./stop.js";
+
+export interface TurnSetup {
+  readonly agent: AgentDefinition | undefined;
+  readonly system: string | undefined;
+  readonly offered: Map<string, AnyToolDefinition>;
+  readonly tools: ModelTool[];
+  /** Skills the prompt selected, loaded through `skill` before the first model call. */
+  readonly selectedSkills: readonly string[];
+  readonly skills: SkillCapability | undefined;
+}
+
+const failed = (code: string, message: string): StopSignal => new StopSignal({ kind: "failed", fault: fault(code, message) });
+
+/** The agent the Turn was admitted with, or a stop when the catalog no longer has it. */
+function turnAgent(t: RunningTurn): AgentDefinition | undefined {
+  const id = (t.row.request as TurnRequest).agent;
+  if (id === undefined) return undefined;
+  const catalog = t.deps.environment.agents;
+  const agent = t.session.spawnedFromSessionId !== null ? catalog.spawnable(id) : catalog.primary(id);
+  if (!agent) throw failed("agent_unavailable", `The Session's agent ${JSON.stringify(id)} is no longer available on this host`);
+  return agent;
+}
+
+export async function setUpTurn(t: RunningTurn): Promise<TurnSetup> {
+  const agent = turnAgent(t);
+  const request = t.row.request as TurnRequest;
+  const selection = agentToolNames(agent?.tools);
+  const layers = { server: t.policy.permissions, caseSensitive: t.policy.permissionMatching.caseSensitive };
+  const denied = (action: string, resource: string): boolean => evaluateConfigured({ action, resource }, layers).effect === "deny";
+  const discovery = selection.allow === undefined || selection.allow.includes("skill") ? await t.deps.environment.skills(t.workdir) : undefined;
+  const skills = discovery?.skills ?? [];
+  const selectedSkills = request.skills ?? [];
+  const subagentHost = t.deps.environment.subagents;
+  const unavailable = (toolId: string): boolean =>
+    (toolId === "task" && subagentHost === undefined) || (toolId === "skill" && skills.length === 0 && selectedSkills.length === 0);
+  const offered = t.deps.tools.select({
+    allow: selection.allow,
+    hidden: (toolId) => unavailable(toolId) || isToolHidden(toolId, layers),
+  });
+  for (const name of selection.required) {
+    if (!t.deps.tools.get(name)) throw failed("tool_unavailable", `Agent ${JSON.stringify(agent?.id)} needs the tool ${JSON.stringify(name)}, which this host does not provide`);
+  }
+  const describe: ToolDescribeContext = {
+    subagents: t.deps.environment.agents
+      .subagents()
+      .filter((candidate) => !denied("task", candidate.id))
+      .map((candidate) => ({ id: candidate.id, description: candidate.description })),
+  };
+  const tools: ModelTool[] = [...offered.values()].map((tool) => ({
+    name: tool.id,
+    description: tool.describe?.(describe) ?? tool.description,
+    inputSchema: tool.inputSchema as ModelTool["inputSchema"],
+  }));
+  const advertised = offered.has("skill") ? skills.filter((skill) => skill.advertised && !denied("skill", skill.id)) : [];
+  const instructions = t.row.instructions as StoredInstructions | null;
+  const system = [agent?.system, t.session.systemPrompt ?? undefined, instructions ? renderInstructions(instructions) : undefined, skillList(advertised)]
+    .filter((text): text is string => text !== undefined && text.trim() !== "")
+    .join("\n\n");
+  return {
+    agent,
+    system: system === "" ? undefined : system,
+    offered,
+    tools,
+    selectedSkills,
+    skills: offered.has("skill") ? skillCapability(skills) : undefined,
+  };
+}
+
+function renderInstructions(instructions: StoredInstructions): string {
+  return renderInstructionFile({ _tag: "InstructionFile", canonicalPath: instructions.path, ...instructions });
+}
+
+/** The developer instruction that lists the Skills the model may load (safe metadata only). */
+function skillList(skills: readonly LocalSkill[]): string | undefined {
+  if (skills.length === 0) return undefined;
+  const lines = skills.map((skill) => `- ${skill.id}${skill.displayName !== skill.id ? ` (${skill.displayName})` : ""}: ${skill.description}${skill.userInvocable ? "" : " [model-only]"}`);
+  return `Skills you can load with the skill tool (pass the exact name) when a task matches one:\n${lines.join("\n")}`;
+}
+
+/** Loads a discovered Skill by exact id, re-reading its file each time. */
+function skillCapability(skills: readonly LocalSkill[]): SkillCapability {
+  return {
+    async load(name) {
+      const skill = skills.find((candidate) => candidate.id === name);
+      if (!skill) return undefined;
+      const loaded = await loadSkill(skill);
+      if (loaded._tag === "SkillLoadFailed") throw new ToolFailure("skill_unavailable", loaded.message);
+      return renderLoadedSkill(loaded);
+    },
+  };
+}
