@@ -114,9 +114,19 @@ export class Interactions {
   scan(turn: Turn): void {
     for (const part of turn.parts) {
       if (part.type !== "tool") continue;
-      if (part.approval.state === "pending") this.enqueue(part.approval.request.id, part.approval.request, (request) => this.permission(request));
-      if (part.question?.state === "pending") this.enqueue(part.question.request.id, part.question.request, (request) => this.question(request));
+      if (part.approval.state === "pending") this.permissionRequest(part.approval.request);
+      if (part.question?.state === "pending") this.questionRequest(part.question.request);
     }
+  }
+
+  /** A pending permission request (of this Turn, or of a sub-agent running `agent`). */
+  permissionRequest(request: PermissionRequest, agent?: string): void {
+    this.enqueue(request.id, request, (pending) => this.permission(pending, agent));
+  }
+
+  /** A pending question (of this Turn, or of a sub-agent running `agent`). */
+  questionRequest(request: QuestionRequest, agent?: string): void {
+    this.enqueue(request.id, request, (pending) => this.question(pending, agent));
   }
 
   /** Resolves when every reply started so far was sent. */
@@ -136,8 +146,8 @@ export class Interactions {
     this.chain = this.chain.then(() => handle(request)).catch((error: unknown) => report(errorLine(error)));
   }
 
-  private async permission(request: PermissionRequest): Promise<void> {
-    const what = `${request.action} ${request.resources.join(" ")}`;
+  private async permission(request: PermissionRequest, agent?: string): Promise<void> {
+    const what = `${agent !== undefined ? `[sub-agent ${agent}] ` : ""}${request.action} ${request.resources.join(" ")}`;
     const path = { server: this.connection.server, sessionId: request.sessionId, permissionRequestId: request.id };
     const reply = async (body: { reply: PermissionReply; message?: string }): Promise<void> => {
       await unwrap(sdk.replyPermission({ client: this.connection.client.client, path, body }));
@@ -155,18 +165,18 @@ export class Interactions {
     }
   }
 
-  private async question(request: QuestionRequest): Promise<void> {
+  private async question(request: QuestionRequest, agent?: string): Promise<void> {
     const path = { server: this.connection.server, sessionId: request.sessionId, questionRequestId: request.id };
     const reject = async (): Promise<void> => {
       await unwrap(sdk.rejectQuestion({ client: this.connection.client.client, path }));
     };
     if (!this.ask) {
-      report(`question rejected (no interactive terminal): ${request.questions.map((question) => question.header).join(", ")}`);
+      report(`question rejected (no interactive terminal): ${agent !== undefined ? `[sub-agent ${agent}] ` : ""}${request.questions.map((question) => question.header).join(", ")}`);
       return reject();
     }
     const answers: string[][] = [];
     for (const question of request.questions) {
-      report(`${question.header}: ${question.question}`);
+      report(`${agent !== undefined ? `[sub-agent ${agent}] ` : ""}${question.header}: ${question.question}`);
       question.options.forEach((option, index) => report(`  ${index + 1}) ${option.label}${option.description ? ` — ${option.description}` : ""}`));
       const custom = question.custom !== false;
       const hint = `${question.multiple ? "numbers, comma-separated" : "a number"}${custom ? ", or your own answer" : ""}; empty to dismiss`;

@@ -4,6 +4,7 @@ import { sdk, unwrap, watchTurn } from "../../clients/index.js";
 import { sessionIdArg } from "../args.js";
 import { errorLine } from "../errors.js";
 import { defineCommand, flag } from "../spec.js";
+import { DescendantRequests } from "../descendants.js";
 import { Interactions, outcomeLine, report, TextPrinter } from "../turn-io.js";
 
 export default defineCommand({
@@ -11,11 +12,12 @@ export default defineCommand({
   description:
     "Every non-empty line queues a Turn; `/steer TEXT` steers the running Turn instead. Answers stream to stdout in order. " +
     "At the end of input the command waits for the queued Turns, then exits: 0 when all completed, 1 otherwise. " +
-    "On a terminal, permission requests and questions are answered by the next line; without one they are rejected.",
+    "On a terminal, permission requests and questions (also those of sub-agents) are answered by the next line; without one they are rejected.",
   examples: ["<%= config.bin %> chat 550e8400-e29b-41d4-a716-446655440000", "printf 'Hi\\nAnd now?\\n' | <%= config.bin %> chat SESSION_ID"],
   args: { sessionId: sessionIdArg },
   flags: {
     model: flag.string({ description: "Model for the queued Turns as PROVIDER/MODEL (default: the Session's)." }),
+    agent: flag.string({ description: "Agent for the queued Turns (default: the Session's, else the host's default agent)." }),
   },
   connection: true,
   async run({ args, flags, connect }) {
@@ -37,6 +39,9 @@ export default defineCommand({
         }
       : undefined;
     const interactions = new Interactions(connection, ask);
+    // Sub-agents' requests surface here too, learned from the server stream.
+    const descendants = new DescendantRequests(connection, args.sessionId, interactions);
+    descendants.start();
 
     // Turns are followed one at a time, in the order they were queued.
     let current: string | undefined;
@@ -110,7 +115,13 @@ export default defineCommand({
               client,
               path,
               headers,
-              body: { delivery: "queue", turnId, prompt: [{ type: "text", text: line }], ...(flags.model !== undefined ? { model: flags.model } : {}) },
+              body: {
+                delivery: "queue",
+                turnId,
+                prompt: [{ type: "text", text: line }],
+                ...(flags.model !== undefined ? { model: flags.model } : {}),
+                ...(flags.agent !== undefined ? { agent: flags.agent } : {}),
+              },
             }),
           );
           work = work.then(() => follow(turnId));
@@ -122,6 +133,7 @@ export default defineCommand({
       answer?.(undefined);
       await work;
     } finally {
+      descendants.stop();
       process.off("SIGINT", onInterrupt);
       lines.close();
     }

@@ -4,22 +4,25 @@ import type { Connection } from "../base.js";
 import { sessionIdFlag } from "../args.js";
 import { errorLine } from "../errors.js";
 import { arg, defineCommand, flag } from "../spec.js";
+import { DescendantRequests } from "../descendants.js";
 import { buildPrompt, Interactions, outcomeLine, report, TextPrinter } from "../turn-io.js";
 
 export default defineCommand({
   summary: "Run one prompt and print the answer as it streams.",
   description:
     "Creates a Session in the current directory (or continues --session), submits PROMPT and streams the answer to stdout. " +
-    "Permission requests and questions are asked on the terminal; without one they are rejected and reported on stderr. " +
+    "Permission requests and questions — also those of sub-agents the Turn starts — are asked on the terminal; without one they are rejected and reported on stderr. " +
     "Exits 0 when the Turn completed, 1 when it failed, was cancelled or stopped at a limit (stderr names the outcome), 130 after Ctrl-C (which cancels the Turn).",
   examples: [
     '<%= config.bin %> run "Explain this repository"',
     '<%= config.bin %> run --model openai/gpt-5 --image-file diagram.png "What does this show?"',
+    '<%= config.bin %> run --agent plan "How would you add caching?"',
     '<%= config.bin %> run --session 550e8400-e29b-41d4-a716-446655440000 --json "And the tests?"',
   ],
   args: { prompt: arg.string({ name: "PROMPT", description: "The prompt text.", required: true }) },
   flags: {
     model: flag.string({ description: "Model as PROVIDER/MODEL (also the new Session's default)." }),
+    agent: flag.string({ description: "Agent that runs the Turn (a primary-capable one, such as build or plan; default: the Session's, else the host's default agent)." }),
     "system-prompt": flag.string({ description: "System prompt of the new Session.", exclusive: ["session"] }),
     session: sessionIdFlag("Continue this Session instead of creating one."),
     json: flag.boolean({ description: "Print the final Turn as JSON instead of streaming the text." }),
@@ -40,7 +43,7 @@ export default defineCommand({
           client,
           path: { server, sessionId },
           headers: { "x-ze-harness-client-id": connection.client.clientId },
-          body: { delivery: "queue", turnId, prompt, ...(flags.model !== undefined ? { model: flags.model } : {}) },
+          body: { delivery: "queue", turnId, prompt, ...(flags.model !== undefined ? { model: flags.model } : {}), ...(flags.agent !== undefined ? { agent: flags.agent } : {}) },
         }),
       );
     let sessionId = flags.session;
@@ -116,6 +119,8 @@ async function followTurn(
       }
     : undefined;
   const interactions = new Interactions(connection, ask);
+  const descendants = new DescendantRequests(connection, turn.sessionId, interactions);
+  descendants.start();
   const printer = new TextPrinter();
   let finished: Turn;
   try {
@@ -130,6 +135,7 @@ async function followTurn(
     // open (its request settled otherwise) is abandoned.
     if (!terminal) await interactions.settled();
   } finally {
+    descendants.stop();
     process.off("SIGINT", onInterrupt);
     readline?.close();
   }
