@@ -181,9 +181,11 @@ export const readTool: ToolDefinition<ReadInput> = {
     const { target, info } = await statTarget(ctx, "read", input.filePath);
     const offset = input.offset ?? 1;
     if (info.isDirectory()) {
-      return readDirectoryPage(target.canonicalPath, target.resource, offset, Math.min(input.limit ?? MAX_DIRECTORY_ENTRIES, MAX_DIRECTORY_ENTRIES), ctx.signal);
+      const listing = await readDirectoryPage(target.canonicalPath, target.resource, offset, Math.min(input.limit ?? MAX_DIRECTORY_ENTRIES, MAX_DIRECTORY_ENTRIES), ctx.signal);
+      return { ...listing, instructionTarget: { path: target.canonicalPath, isDirectory: true } };
     }
     if (!info.isFile()) throw new ToolFailure("not_file", `${JSON.stringify(target.resource)} is not a regular file.`);
-    return textResult(await readFileLines(target.canonicalPath, target.resource, offset, input.limit ?? DEFAULT_READ_LINES, ctx.signal));
+    const text = textResult(await readFileLines(target.canonicalPath, target.resource, offset, input.limit ?? DEFAULT_READ_LINES, ctx.signal));
+    return { ...text, instructionTarget: { path: target.canonicalPath, isDirectory: false } };
   },
 };

@@ -58,6 +58,8 @@ export interface ToolOutput {
   readonly result: ToolResult;
   /** The finished artifact (state `complete` or `incomplete`) when output spilled to a file. */
   readonly artifact?: ToolArtifact;
+  /** What a `discoversWorkspaceInstructions` tool read: Core attaches the nested AGENTS.md files above it. */
+  readonly instructionTarget?: { readonly path: string; readonly isDirectory: boolean };
 }
 
 /** Identity fields and signal: the context `permissions` receives. */

@@ -57,6 +57,8 @@ export class RunningTurn {
   /** What the Turn's `skill` and `task` calls reach (set when the Turn is set up). */
   skills: SkillCapability | undefined = undefined;
   subagents: SubagentCapability | undefined = undefined;
+  /** Nested AGENTS.md files already in model-visible history (found on first need). */
+  attachedInstructions: Set<string> | undefined = undefined;
 
   constructor(
     readonly deps: TurnDeps,

@@ -10,6 +10,7 @@ import { isHookFailure } from "../../plugins/hooks.js";
 import type { ToolResultMessage } from "../../providers/index.js";
 import { isToolFailure, validateToolInput, type AnyToolDefinition, type PermissionProjection, type ToolContext, type ToolOutput } from "../../tools/index.js";
 import { askQuestions, authorize } from "./approvals.js";
+import { attachNestedInstructions } from "./nested-instructions.js";
 import type { ModelToolCall } from "./model-call.js";
 import type { RunningTurn } from "./running.js";
 import { StopSignal, fault } from "./stop.js";
@@ -158,6 +159,8 @@ async function execute(t: RunningTurn, approved: ApprovedCall): Promise<ToolResu
   stopActivity();
   // A result that arrives after the Turn stopped is discarded: the call counts as interrupted.
   t.checkStopped();
+  const nested = tool.discoversWorkspaceInstructions && output.instructionTarget ? await attachNestedInstructions(t, call.id, output.instructionTarget, output.result).catch(() => undefined) : undefined;
+  t.checkStopped();
   const current = t.recorder.part(ordinal) as ToolTurnPart;
   const completed: ToolTurnPart = {
     ...current,
@@ -165,11 +168,12 @@ async function execute(t: RunningTurn, approved: ApprovedCall): Promise<ToolResu
     canonicalResult: output.result,
     completedAt: t.deps.now(),
     ...(output.artifact ? { artifact: output.artifact } : {}),
+    ...(nested ? { instructions: nested.sources } : {}),
   };
   t.recorder.set(ordinal, completed);
   await t.recorder.commit([{ type: "turn.tool.completed", data: { ...toolFields(completed), ok: true, part: completed } }]);
   await after(t, approved, true, output.result.value);
-  return { role: "tool", toolCallId: call.id, toolName: call.name, result: output.result, isError: false };
+  return { role: "tool", toolCallId: call.id, toolName: call.name, result: nested?.result ?? output.result, isError: false };
 }
 
 /** `tool.execute.after`, once the call's completion is recorded. */

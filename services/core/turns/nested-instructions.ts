@@ -1,0 +1,66 @@
+// Nested workspace instructions: a successful read or listing below the workdir discovers the
+// AGENTS.md files between its target and the workdir (nearest-first) and attaches the ones not
+// already in model-visible history to that result — recorded on the tool part as instruction
+// sources and appended to what the model receives. A file counts as attached while an earlier
+// result that carries it is still in the history the Turn sends (reference: "Workspace
+// instructions"); a file that cannot be read is left out, never failing the read.
+import { createHash } from "node:crypto";
+import type { TextInstructionSource, ToolResult } from "../../../generated/client/types.gen.js";
+import type { ModelMessage } from "../../providers/index.js";
+import { discoverNestedInstructions, renderInstructionFile, type InstructionFile } from "../../workspace/instructions.js";
+import type { RunningTurn } from "./running.js";
+
+/** The marker line `renderInstructionFile` starts an attachment with. */
+const ATTACHED = /^Instructions from (.+):$/gm;
+
+/** The instruction files already attached in `messages` (their workdir-relative paths). */
+function attachedIn(messages: readonly ModelMessage[]): Set<string> {
+  const found = new Set<string>();
+  for (const message of messages) {
+    if (message.role !== "tool") continue;
+    const text = message.result.format === "text" ? message.result.value : message.result.format === "content" ? message.result.value.map((part) => (part.type === "text" ? part.text : "")).join("\n") : "";
+    for (const match of text.matchAll(ATTACHED)) found.add(match[1]!);
+  }
+  return found;
+}
+
+export interface NestedAttachment {
+  readonly sources: TextInstructionSource[];
+  /** The result the model receives: the tool's, with the instructions appended. */
+  readonly result: ToolResult;
+}
+
+/** Discovers and attaches the nested instructions of one successful read; undefined when none are new. */
+export async function attachNestedInstructions(
+  t: RunningTurn,
+  toolCallId: string,
+  target: { readonly path: string; readonly isDirectory: boolean },
+  result: ToolResult,
+): Promise<NestedAttachment | undefined> {
+  const reads = await discoverNestedInstructions(t.workdir, target.path, { isDirectory: target.isDirectory });
+  const files = reads.filter((read): read is InstructionFile => read._tag === "InstructionFile");
+  if (files.length === 0) return undefined;
+  const attached = (t.attachedInstructions ??= attachedIn([...t.history, ...t.transcript]));
+  const fresh = files.filter((file) => !attached.has(file.path));
+  if (fresh.length === 0) return undefined;
+  for (const file of fresh) attached.add(file.path);
+  const sources = fresh.map(
+    (file, index): TextInstructionSource => ({
+      kind: "instruction",
+      id: file.path,
+      revision: createHash("sha256").update(file.content).digest("hex"),
+      order: index + 1,
+      role: "developer",
+      content: file.content,
+      afterToolCallId: toolCallId,
+    }),
+  );
+  const text = fresh.map((file) => renderInstructionFile(file)).join("\n\n");
+  return { sources, result: withText(result, text) };
+}
+
+function withText(result: ToolResult, text: string): ToolResult {
+  if (result.format === "text") return { format: "text", value: `${result.value}\n\n${text}` };
+  if (result.format === "content") return { format: "content", value: [...result.value, { type: "text", text }] };
+  return { format: "content", value: [{ type: "json", value: result.value }, { type: "text", text }] };
+}
