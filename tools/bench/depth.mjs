@@ -1,0 +1,47 @@
+// Session depth on a warm `serve`: the cost of one sub-agent round trip (a `task` call whose
+// child Session runs one model call) against the same Turn with a cheap tool call, and the model
+// alone. The measuring runs in depth-worker.mjs (a child with tsx, for the test model).
+import { spawn } from "node:child_process";
+import { join } from "node:path";
+import { formatTable, median, ms, percentile, repoRoot } from "./lib.mjs";
+
+export const name = "depth";
+export const description = "Session depth on a warm `serve`: one sub-agent round trip against a plain tool Turn";
+
+function runWorker(options, timeoutMs) {
+  return new Promise((resolvePromise) => {
+    const child = spawn(process.execPath, ["--import", "tsx", join(repoRoot, "tools", "bench", "depth-worker.mjs"), JSON.stringify(options)], { cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk) => (stdout += chunk));
+    child.stderr.setEncoding("utf8").on("data", (chunk) => (stderr = (stderr + chunk).slice(-4000)));
+    const timer = setTimeout(() => child.kill("SIGTERM"), timeoutMs);
+    child.once("close", (code, signal) => {
+      clearTimeout(timer);
+      try {
+        resolvePromise(JSON.parse(stdout.trim().split("\n").pop() ?? ""));
+      } catch {
+        resolvePromise({ error: `worker exited ${code ?? signal}: ${stderr.trim().split("\n").slice(-5).join(" | ")}` });
+      }
+    });
+  });
+}
+
+/** @param {{ budgetMs: number, log: (line: string) => void }} context */
+export async function run({ budgetMs, log }) {
+  const result = await runWorker({}, Math.max(120_000, budgetMs));
+  if (result.error || result.subagent.length === 0) {
+    log(`depth: failed — ${result.error ?? "no figures"}`);
+    return;
+  }
+  const model = median(result.model);
+  const tool = median(result.tool);
+  const roundTrip = result.subagent.map((value, index) => value - result.tool[index]);
+  const rows = [
+    ["model alone: one openai SDK stream (baseline)", result.model.length, ms(model), ms(percentile(result.model, 99)), "1.00x"],
+    ["Turn with one read call (2 model calls)", result.tool.length, ms(tool), ms(percentile(result.tool, 99)), `${(tool / model).toFixed(2)}x`],
+    ["Turn with one task call (3 model calls: parent, child, parent)", result.subagent.length, ms(median(result.subagent)), ms(percentile(result.subagent, 99)), `${(median(result.subagent) / model).toFixed(2)}x`],
+    ["sub-agent round trip (task Turn − read Turn, paired)", roundTrip.length, ms(median(roundTrip)), ms(percentile(roundTrip, 99)), `${(median(roundTrip) / model).toFixed(2)}x`],
+  ];
+  log(formatTable(["measure", "n", "median", "p99", "× model"], rows));
+}
