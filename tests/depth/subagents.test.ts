@@ -162,6 +162,8 @@ describe("background", () => {
     expect(capabilities.backgroundSubagents).toBe(true);
     const sessionId = await h.createSession();
     expect(await ok(sdk.promoteSessionBackground({ client: h.api.client, path: { server, sessionId } }))).toEqual({ promoted: false });
+    const unknown = await failure(sdk.promoteSessionBackground({ client: h.api.client, path: { server, sessionId: "00000000-0000-4000-8000-0000000000d1" } }));
+    expect(unknown).toMatchObject({ status: 404, body: { _tag: "NotFoundError" } });
 
     h.model.enqueue(task("general", "slow work"), call("shell", { command: "touch slow.txt" }), say("parent moves on"));
     const events = await serverEvents();
