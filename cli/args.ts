@@ -15,6 +15,16 @@ export const sessionIdArg = arg.string({ name: "SESSION_ID", description: "Sessi
 /** `--session ID` takes the same canonical form as SESSION_ID, so `create --session X` then `show X` agree. */
 export const sessionIdFlag = (description: string) => flag.string({ description, parse: parseSessionId });
 
+/** A UUID flag (an entry or compaction id) in canonical lower-case form. */
+export const uuidFlag = (name: string, description: string) =>
+  flag.string({
+    description,
+    parse: async (value: string) => {
+      if (!UUID.test(value)) throw usageError(`${JSON.stringify(value)} is not a valid ${name} (a UUID)`);
+      return value.toLowerCase();
+    },
+  });
+
 /** A UUID argument (a request, Turn or saved permission id) in canonical lower-case form. */
 export function uuidArg(name: string, description: string) {
   return arg.string({

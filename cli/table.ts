@@ -4,6 +4,10 @@ import type { CommandSpec } from "./spec.js";
 
 const loaders = {
   chat: () => import("./commands/chat.js"),
+  "compaction:cancel": () => import("./commands/compaction/cancel.js"),
+  "compaction:list": () => import("./commands/compaction/list.js"),
+  "compaction:show": () => import("./commands/compaction/show.js"),
+  "compaction:start": () => import("./commands/compaction/start.js"),
   completions: () => import("./commands/completions.js"),
   "permission:reply": () => import("./commands/permission/reply.js"),
   "permission:saved:list": () => import("./commands/permission/saved/list.js"),
@@ -17,8 +21,10 @@ const loaders = {
   "session:children": () => import("./commands/session/children.js"),
   "session:config:replace": () => import("./commands/session/config/replace.js"),
   "session:config:show": () => import("./commands/session/config/show.js"),
+  "session:conversation:append": () => import("./commands/session/conversation/append.js"),
   "session:create": () => import("./commands/session/create.js"),
   "session:delete": () => import("./commands/session/delete.js"),
+  "session:fork": () => import("./commands/session/fork.js"),
   "session:list": () => import("./commands/session/list.js"),
   "session:show": () => import("./commands/session/show.js"),
   "session:title": () => import("./commands/session/title.js"),

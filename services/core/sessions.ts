@@ -77,6 +77,7 @@ export function toSession(row: SessionRow): Session {
   if (row.forkedFrom !== null) session.forkedFrom = row.forkedFrom;
   if (row.spawnedFromSessionId !== null) session.spawnedFrom = { parentSessionId: row.spawnedFromSessionId };
   if (row.agent !== null) session.agent = row.agent;
+  if (row.contextUse !== null) session.contextUse = row.contextUse as NonNullable<Session["contextUse"]>;
   return session;
 }
 

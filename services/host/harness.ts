@@ -19,6 +19,7 @@ import { createModelGateway, ProviderSetupFailed } from "./models.js";
 import type { ModelGateway } from "../core/turns/gateway.js";
 import type { HookPipeline } from "../plugins/hooks.js";
 import { unavailableHandlers } from "./unavailable.js";
+import { createHistoryServices, historyHandlers } from "./history-handlers.js";
 import { loadHostCatalogs, type HostCatalogs } from "./catalogs.js";
 import { HarnessStartupError } from "./errors.js";
 import { packageRoot, release } from "./version.js";
@@ -179,6 +180,7 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
     ...sessionHandlers({ sessions, release: release() }),
     ...turnHandlers({ turns, interactions, streams }),
     ...depthHandlers({ sessions, catalogs, subagents, serverRoot: options.serverRoot }),
+    ...historyHandlers(createHistoryServices(storage, hub, config, gateway, runner)),
   };
   const guard: GuardOptions = {
     ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}),

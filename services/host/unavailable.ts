@@ -8,13 +8,10 @@ const CAPABILITY_BY_OPERATION: Partial<Record<OperationId, string>> = {
 };
 
 const CAPABILITY_BY_PREFIX: readonly [RegExp, string][] = [
-  [/Compaction/, "context compaction"],
   [/Mcp/, "MCP servers"],
   [/Plugin/, "plugins"],
   [/^(plugins|reload)$/, "runtime plugins"],
   [/Model|^models$|^modelEvents$|Provider|^providers$/, "the model catalog and provider management"],
-  [/^(appendConversation|forkSession)$/, "conversation entries and forks"],
-  [/Journal/, "plugins"],
 ];
 
 export function capabilityOf(operationId: OperationId): string {

@@ -93,6 +93,8 @@ export const session = sqliteTable(
     runnerLeaseExpiresAt: integer("runner_lease_expires_at"),
     /** The last history revision handed out (to an admitted Turn or a conversation entry). */
     historyRevision: integer("history_revision").notNull().default(0),
+    /** The latest model request's context use (`turn_context_use` copies it from the Turn). */
+    contextUse: text("context_use", { mode: "json" }).$type<unknown>(),
   },
   (table) => [
     index("session_server_created_at_idx").on(table.server, table.createdAt),
@@ -264,7 +266,92 @@ export const conversationEntry = sqliteTable(
   (table) => [uniqueIndex("conversation_entry_session_revision_idx").on(table.sessionId, table.historyRevision)],
 );
 
-export const schema = { serverActivity, session, deletedSession, savedPermission, turn, turnPart, turnSteer, turnEvent, conversationEntry };
+/**
+ * A context compaction: manual (its own work sequence, ordinal 1, and history revision) or
+ * automatic (its Turn's sequence with ordinals 1, 2, … and the Turn's revision). JSON columns
+ * hold the contract's shapes. A completed one is a checkpoint through `throughHistoryRevision`
+ * for later work whose visibility has the same `visibilityKey` (empty: no visibility filter).
+ */
+export const compaction = sqliteTable(
+  "compaction",
+  {
+    id: text("id").primaryKey(),
+    sessionId: text("session_id")
+      .notNull()
+      .references(() => session.id, { onDelete: "cascade" }),
+    sequence: integer("sequence").notNull(),
+    ordinal: integer("ordinal").notNull(),
+    /** The history revision the compaction sees below (its own, or its Turn's). */
+    historyRevision: integer("history_revision").notNull(),
+    /** The Turn an automatic compaction ran in. */
+    turnId: text("turn_id").references(() => turn.id, { onDelete: "cascade" }),
+    trigger: text("trigger", { mode: "json" }).$type<unknown>().notNull(),
+    request: text("request", { mode: "json" }).$type<unknown>().notNull(),
+    attribution: text("attribution", { mode: "json" }).$type<unknown>(),
+    model: text("model").notNull(),
+    modelLeaseId: text("model_lease_id").notNull(),
+    requestOptionsId: text("request_options_id").notNull(),
+    providerOptions: text("provider_options", { mode: "json" }).$type<unknown>(),
+    policy: text("policy", { mode: "json" }).$type<unknown>().notNull(),
+    phase: text("phase").$type<"pending" | "running" | "completed" | "cancelled" | "failed">().notNull(),
+    revision: integer("revision").notNull(),
+    visibilityKey: text("visibility_key").notNull().default(""),
+    throughHistoryRevision: integer("through_history_revision"),
+    cancellation: text("cancellation", { mode: "json" }).$type<unknown>(),
+    usage: text("usage", { mode: "json" }).$type<unknown>(),
+    outcome: text("outcome", { mode: "json" }).$type<unknown>(),
+    acceptedAt: integer("accepted_at").notNull(),
+    startedAt: integer("started_at"),
+    completedAt: integer("completed_at"),
+    requestHash: text("request_hash").notNull(),
+    ownerProcessId: integer("owner_process_id"),
+    ownerInstance: text("owner_instance"),
+    leaseExpiresAt: integer("lease_expires_at"),
+  },
+  (table) => [
+    uniqueIndex("compaction_session_position_idx").on(table.sessionId, table.sequence, table.ordinal),
+    index("compaction_phase_idx").on(table.phase, table.sessionId),
+    index("compaction_checkpoint_idx").on(table.sessionId, table.visibilityKey, table.throughHistoryRevision),
+    index("compaction_turn_idx").on(table.turnId),
+  ],
+);
+
+/** Durable plugin-reported facts, in (Turn sequence, entry sequence) order. `data` is JSON text. */
+export const pluginJournal = sqliteTable(
+  "plugin_journal",
+  {
+    sessionId: text("session_id")
+      .notNull()
+      .references(() => session.id, { onDelete: "cascade" }),
+    turnId: text("turn_id")
+      .notNull()
+      .references(() => turn.id, { onDelete: "cascade" }),
+    turnSequence: integer("turn_sequence").notNull(),
+    sequence: integer("sequence").notNull(),
+    pluginId: text("plugin_id").notNull(),
+    kind: text("kind").notNull(),
+    summary: text("summary").notNull(),
+    data: text("data", { mode: "json" }).$type<unknown>().notNull(),
+    logicalCallOrdinal: integer("logical_call_ordinal"),
+    toolCallId: text("tool_call_id"),
+    recordedAt: integer("recorded_at").notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.turnId, table.sequence] }), index("plugin_journal_session_idx").on(table.sessionId, table.turnSequence, table.sequence)],
+);
+
+export const schema = {
+  serverActivity,
+  session,
+  deletedSession,
+  savedPermission,
+  turn,
+  turnPart,
+  turnSteer,
+  turnEvent,
+  conversationEntry,
+  compaction,
+  pluginJournal,
+};
 export type StorageSchema = typeof schema;
 
 export type SessionRow = typeof session.$inferSelect;
@@ -277,3 +364,7 @@ export type TurnInsert = typeof turn.$inferInsert;
 export type TurnPartRow = typeof turnPart.$inferSelect;
 export type TurnSteerRow = typeof turnSteer.$inferSelect;
 export type TurnEventRow = typeof turnEvent.$inferSelect;
+export type ConversationEntryRow = typeof conversationEntry.$inferSelect;
+export type CompactionRow = typeof compaction.$inferSelect;
+export type CompactionInsert = typeof compaction.$inferInsert;
+export type PluginJournalRow = typeof pluginJournal.$inferSelect;

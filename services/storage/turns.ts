@@ -222,7 +222,8 @@ export function admitTurn(
        WHERE id = ?1 AND server = ?2
        RETURNING ${SESSION_SELECT},
          (SELECT cursor FROM server_activity WHERE id = 1) AS server_now,
-         (SELECT count(*) FROM turn WHERE turn.session_id = session.id AND turn.phase IN ('pending', 'running')) AS active`,
+         (SELECT count(*) FROM turn WHERE turn.session_id = session.id AND turn.phase IN ('pending', 'running'))
+           + (SELECT count(*) FROM compaction c WHERE c.session_id = session.id AND c.phase IN ('pending', 'running')) AS active`,
       [target.sessionId, target.server, claim?.ownerInstance ?? null, claim?.startedAt ?? 0, claim?.ownerProcessId ?? null, claim?.leaseExpiresAt ?? null, claim?.lease ? 1 : 0],
     );
     if (!raw) return undefined;
@@ -283,10 +284,11 @@ export function admitTurn(
 }
 
 /**
- * Claims the Session's oldest pending Turn when none of its Turns is running and the Session's
- * runner lease allows this host (`lease`: this host must hold it; otherwise no other host may
- * hold a live one): sets it running with the owner and lease and appends `events(turn)`. One
- * transaction, so two claimers never run two Turns of one Session.
+ * Claims the Session's oldest pending Turn when none of its Turns (or compactions) is running, no
+ * manual compaction admitted before it waits, and the Session's runner lease allows this host
+ * (`lease`: this host must hold it; otherwise no other host may hold a live one): sets it running
+ * with the owner and lease and appends `events(turn)`. One transaction, so two claimers never
+ * run two Turns of one Session.
  */
 export function claimNextTurn(
   context: StorageContext,
@@ -303,6 +305,7 @@ export function claimNextTurn(
          SELECT t.id FROM turn t JOIN session s ON s.id = t.session_id
          WHERE t.session_id = ? AND t.phase = 'pending' AND ${leaseCondition}
            AND NOT EXISTS (SELECT 1 FROM turn r WHERE r.session_id = t.session_id AND r.phase = 'running')
+           AND NOT EXISTS (SELECT 1 FROM compaction c WHERE c.session_id = t.session_id AND (c.phase = 'running' OR (c.phase = 'pending' AND c.sequence < t.sequence)))
          ORDER BY t.sequence LIMIT 1)`,
       claim.lease ? [sessionId, claim.ownerInstance] : [sessionId, claim.ownerInstance, claim.startedAt],
     );

@@ -49,9 +49,9 @@ describe("system", () => {
     expect(await ok(sdk.health({ client: client() }))).toEqual({ status: "ok" });
   });
 
-  it("capabilities report protocol 1, this package's version and no background sub-agents", async () => {
+  it("capabilities report protocol 1, this package's version and background sub-agents", async () => {
     expect(await ok(sdk.capabilities({ client: client() }))).toEqual({
-      backgroundSubagents: false,
+      backgroundSubagents: true,
       protocolVersion: 1,
       harnessVersion: packageVersion,
     });

@@ -58,10 +58,12 @@ describe("openDatabase", () => {
         "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
       );
       expect(tables.map((t) => t["name"])).toEqual([
+        "compaction",
         "conversation_entry",
         "deleted_session",
         "harness_migration",
         "harness_schema_object",
+        "plugin_journal",
         "saved_permission",
         "server_activity",
         "session",
@@ -76,11 +78,17 @@ describe("openDatabase", () => {
         { id: serverMigrations[1]!.id, ordinal: 2, breaking: 0, compatible_floor: serverMigrations[0]!.id },
         { id: serverMigrations[2]!.id, ordinal: 3, breaking: 0, compatible_floor: serverMigrations[0]!.id },
         { id: serverMigrations[3]!.id, ordinal: 4, breaking: 0, compatible_floor: serverMigrations[0]!.id },
+        { id: serverMigrations[4]!.id, ordinal: 5, breaking: 0, compatible_floor: serverMigrations[0]!.id },
       ]);
       const recorded = await rows(handle.client, "SELECT type, name FROM harness_schema_object ORDER BY type, name");
       expect(recorded.map((r) => `${String(r["type"])}:${String(r["name"])}`)).toEqual([
+        "index:compaction_checkpoint_idx",
+        "index:compaction_phase_idx",
+        "index:compaction_session_position_idx",
+        "index:compaction_turn_idx",
         "index:conversation_entry_session_revision_idx",
         "index:deleted_session_server_cursor_idx",
+        "index:plugin_journal_session_idx",
         "index:saved_permission_session_idx",
         "index:session_server_created_at_idx",
         "index:session_server_project_idx",
@@ -92,8 +100,10 @@ describe("openDatabase", () => {
         "index:turn_session_history_idx",
         "index:turn_session_sequence_idx",
         "index:turn_steer_turn_idx",
+        "table:compaction",
         "table:conversation_entry",
         "table:deleted_session",
+        "table:plugin_journal",
         "table:saved_permission",
         "table:server_activity",
         "table:session",
@@ -101,6 +111,7 @@ describe("openDatabase", () => {
         "table:turn_event",
         "table:turn_part",
         "table:turn_steer",
+        "trigger:turn_context_use",
         "trigger:turn_event_stamps",
       ]);
       expect(await rows(handle.client, "SELECT id, cursor FROM server_activity")).toEqual([{ id: 1, cursor: 0 }]);

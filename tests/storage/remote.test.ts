@@ -81,13 +81,14 @@ describe("a libSQL server (sqld)", () => {
         const table = await tx.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'session'");
         const createSql = String(table.rows[0]!["sql"]).replace(/^CREATE TABLE session/, "CREATE TABLE session_new");
         // SQLite's rebuild procedure: triggers that name the table are dropped and created again.
-        const trigger = String((await tx.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = 'turn_event_stamps'")).rows[0]!["sql"]);
+        const triggers = (await tx.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name IN ('turn_event_stamps', 'turn_context_use')")).rows;
+        expect(triggers).toHaveLength(2);
         await tx.executeMultiple(`${createSql};
           INSERT INTO session_new SELECT * FROM session;
-          DROP TRIGGER turn_event_stamps;
+          ${triggers.map((trigger) => `DROP TRIGGER ${String(trigger["name"])};`).join("\n")}
           DROP TABLE session;
           ALTER TABLE session_new RENAME TO session;
-          ${trigger};
+          ${triggers.map((trigger) => `${String(trigger["sql"])};`).join("\n")}
           CREATE INDEX session_server_created_at_idx ON session (server, created_at);
           CREATE INDEX session_server_project_idx ON session (server, project_id);
           CREATE INDEX session_spawned_from_idx ON session (spawned_from_session_id);`);

@@ -40,8 +40,10 @@ describe("schema.ts mirrors the migrations", () => {
   it("drizzle-kit's DDL for schema.ts and the migrated database describe the same tables", async () => {
     const tables = Object.values(schema.schema).map((table) => getTableName(table));
     expect(tables.sort()).toEqual([
+      "compaction",
       "conversation_entry",
       "deleted_session",
+      "plugin_journal",
       "saved_permission",
       "server_activity",
       "session",

@@ -1,9 +1,12 @@
-// One model request of a running Turn: the context check, the attempts with the policy's
+// One model request of a running Turn: the context check (compacting the Turn's history when the
+// request would not fit, before failing with `model_context`), the attempts with the policy's
 // retries (only attempts the provider rejected before any output retry; pacing between them;
 // per-attempt and elapsed deadlines), the streamed events applied to the Turn's parts, and the
-// usage the provider reported.
-import type { ReasoningEffort, TurnUsage } from "../../../generated/client/types.gen.js";
+// usage and context use the provider reported.
+import type { CompactionOutcome, ContextUse, ReasoningEffort } from "../../../generated/client/types.gen.js";
 import { AssistantMessageBuilder, isProviderFailure, type AssistantMessage, type ModelMessage, type ModelStreamEvent, type ModelTool } from "../../providers/index.js";
+import { compactInTurn, withCurrentHistory } from "../compaction/automatic.js";
+import { addUsage } from "../compaction/summarize.js";
 import type { RunningTurn } from "./running.js";
 import { StopSignal, fault, finite, limitReached } from "./stop.js";
 
@@ -25,8 +28,8 @@ export interface ModelRequest {
 }
 
 /** One model request with the policy's retries. */
-export async function callModel(t: RunningTurn, request: ModelRequest): Promise<ModelAnswer> {
-  checkContext(t, request);
+export async function callModel(t: RunningTurn, original: ModelRequest): Promise<ModelAnswer> {
+  const { request, estimated } = await fitContext(t, original);
   const provider = t.policy.provider;
   const maxAttempts = finite(provider.maxAttempts);
   const attemptTimeout = finite(provider.attemptTimeoutMs);
@@ -39,6 +42,7 @@ export async function callModel(t: RunningTurn, request: ModelRequest): Promise<
     const builder = new AssistantMessageBuilder();
     const toolCalls: ModelToolCall[] = [];
     let output = false;
+    let reported = false;
     const attemptController = new AbortController();
     const onAbort = (): void => attemptController.abort(t.signal.reason);
     t.signal.addEventListener("abort", onAbort, { once: true });
@@ -58,9 +62,12 @@ export async function callModel(t: RunningTurn, request: ModelRequest): Promise<
         ...(timeoutMs !== undefined ? { timeoutMs } : {}),
       })) {
         if (attemptController.signal.aborted) break;
+        if (event.type === "usage") reported = true;
         output = applyEvent(t, event, builder, toolCalls) || output;
       }
       if (attemptController.signal.aborted) throw attemptController.signal.reason;
+      // A provider that reports no usage still leaves the Turn (and Session) its estimated context use.
+      if (!reported && estimated !== undefined) t.recorder.stage([], { contextUse: estimated });
       // The content is written by the change that follows (a tool call, or the completion).
       t.recorder.closeContent();
       return { message: builder.message(), toolCalls };
@@ -120,34 +127,17 @@ function applyEvent(t: RunningTurn, event: ModelStreamEvent, builder: AssistantM
   }
 }
 
-const sum = (a: unknown, b: unknown): number => (typeof a === "number" ? a : 0) + (typeof b === "number" ? b : 0);
+type AttemptUsage = Pick<Extract<ModelStreamEvent, { type: "usage" }>, "promptTokens" | "completionTokens" | "cachedPromptTokens" | "reasoningTokens">;
 
-/** Adds an attempt's usage to the Turn's and commits both with the context use it implies. */
-function recordUsage(t: RunningTurn, event: Extract<ModelStreamEvent, { type: "usage" }>): void {
-  const attempt: TurnUsage = {
-    promptTokens: event.promptTokens,
-    completionTokens: event.completionTokens,
-    totalTokens: event.promptTokens + event.completionTokens,
-    // The contract's TurnUsage: the cached and reasoning counts are absent when zero.
-    ...(event.cachedPromptTokens ? { cachedPromptTokens: event.cachedPromptTokens } : {}),
-    ...(event.reasoningTokens ? { reasoningCompletionTokens: event.reasoningTokens } : {}),
-  };
-  const previous = t.usage;
-  t.usage = previous
-    ? {
-        promptTokens: sum(previous.promptTokens, attempt.promptTokens),
-        completionTokens: sum(previous.completionTokens, attempt.completionTokens),
-        totalTokens: sum(previous.totalTokens, attempt.totalTokens),
-        ...(previous.cachedPromptTokens !== undefined || attempt.cachedPromptTokens !== undefined
-          ? { cachedPromptTokens: sum(previous.cachedPromptTokens, attempt.cachedPromptTokens) }
-          : {}),
-        ...(previous.reasoningCompletionTokens !== undefined || attempt.reasoningCompletionTokens !== undefined
-          ? { reasoningCompletionTokens: sum(previous.reasoningCompletionTokens, attempt.reasoningCompletionTokens) }
-          : {}),
-      }
-    : attempt;
-  const context = t.deps.gateway.limits(t.row.model)?.context;
-  const contextUse = context !== undefined ? { model: t.row.model, usedUnits: event.promptTokens + event.completionTokens, contextUnits: context } : undefined;
+/**
+ * Adds an attempt's usage to the Turn's and commits both (with the context use it implies, for
+ * the Turn's own requests; a compaction request's usage counts but says nothing of the context).
+ */
+function recordUsage(t: RunningTurn, event: AttemptUsage, context = true): void {
+  const attempt = addUsage(undefined, event);
+  t.usage = addUsage(t.usage, event);
+  const window = context ? t.deps.gateway.limits(t.row.model)?.context : undefined;
+  const contextUse = window !== undefined ? { model: t.row.model, usedUnits: event.promptTokens + event.completionTokens, contextUnits: window } : undefined;
   // Usage arrives as a stream ends: it rides the change that follows instead of one of its own.
   t.recorder.stage([{ type: "turn.usage", data: { usage: attempt, ...(contextUse ? { contextUse } : {}) } }], { usage: t.usage, ...(contextUse ? { contextUse } : {}) });
 }
@@ -169,28 +159,59 @@ async function pace(t: RunningTurn, attempt: number, retryAfterMs: number | unde
   });
 }
 
-/** Refuses a request that cannot fit the model's context (estimated at 4 characters a unit). */
-function checkContext(t: RunningTurn, request: ModelRequest): void {
-  const limits = t.deps.gateway.limits(t.row.model);
-  if (limits?.context === undefined) return;
+/** Compaction rounds a request may take before it fails with `model_context` (each compacts what the last could not fit). */
+const MAX_COMPACTION_ROUNDS = 3;
+
+/** The request's estimate against the model's window (estimated at 4 characters a unit). */
+function measure(t: RunningTurn, context: number, output: number | undefined, request: ModelRequest) {
   const estimated = Math.ceil((JSON.stringify(request.messages).length + (request.system?.length ?? 0) + JSON.stringify(request.tools).length) / 4);
-  const outputReserve = Math.min(limits.output ?? 4096, limits.context);
+  const outputReserve = Math.min(output ?? 4096, context);
   const safetyReserve = t.policy.context.safetyReserve.units;
-  const available = Math.max(0, limits.context - outputReserve - safetyReserve);
-  if (estimated <= available) return;
-  throw new StopSignal({
-    kind: "limit",
-    limit: {
-      name: "model_context",
-      origin: "provider",
-      value: limits.context,
-      unit: "model_units",
-      estimatedInputUnits: estimated,
-      outputReserveUnits: outputReserve,
-      safetyReserveUnits: safetyReserve,
-      availableInputUnits: available,
-      estimator: "utf16-chars/4",
-    },
-    diagnostic: { code: "model_context", message: `The request needs about ${estimated} units; ${available} are available` },
-  });
+  const available = Math.max(0, context - outputReserve - safetyReserve);
+  return { estimated, outputReserve, safetyReserve, available, fits: estimated <= available };
+}
+
+/**
+ * Makes the request fit the model's context window: with the Turn's current (possibly already
+ * compacted) history; when it does not fit, compacts the history in the Turn (`preflight` before
+ * the first model call, `overflow` later) and measures again; refuses with `model_context` when
+ * compaction cannot make it fit. Returns the request to send and its estimated context use.
+ */
+async function fitContext(t: RunningTurn, original: ModelRequest): Promise<{ request: ModelRequest; estimated: ContextUse | undefined }> {
+  let request: ModelRequest = { ...original, messages: withCurrentHistory(t, original.messages) };
+  const limits = t.deps.gateway.limits(t.row.model);
+  if (limits?.context === undefined) return { request, estimated: undefined };
+  const transcript = original.messages.slice(t.history.length);
+  let compaction: CompactionOutcome | undefined;
+  for (let round = 0; ; round++) {
+    const check = measure(t, limits.context, limits.output, request);
+    if (check.fits) return { request, estimated: { model: t.row.model, usedUnits: check.estimated, contextUnits: limits.context } };
+    const previous = compaction?.kind === "completed" ? compaction.checkpoint.throughHistoryRevision : undefined;
+    const stuck = compaction !== undefined && (compaction.kind !== "completed" || round >= MAX_COMPACTION_ROUNDS);
+    if (!stuck) {
+      const result = await compactInTurn(t, t.iteration <= 1 ? "preflight" : "overflow", (attempt) => recordUsage(t, attempt, false));
+      compaction = result.outcome;
+      const advanced = compaction?.kind === "completed" && compaction.checkpoint.throughHistoryRevision !== previous;
+      if (result.history && advanced) {
+        request = { ...original, messages: [...result.history, ...transcript] };
+        continue;
+      }
+    }
+    const why = compaction ? ` (context compaction: ${compaction.kind === "failed" ? compaction.fault.code : compaction.kind})` : "";
+    throw new StopSignal({
+      kind: "limit",
+      limit: {
+        name: "model_context",
+        origin: "provider",
+        value: limits.context,
+        unit: "model_units",
+        estimatedInputUnits: check.estimated,
+        outputReserveUnits: check.outputReserve,
+        safetyReserveUnits: check.safetyReserve,
+        availableInputUnits: check.available,
+        estimator: "utf16-chars/4",
+      },
+      diagnostic: { code: "model_context", message: `The request needs about ${check.estimated} units; ${check.available} are available${why}` },
+    });
+  }
 }

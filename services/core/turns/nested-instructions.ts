@@ -8,6 +8,7 @@ import { createHash } from "node:crypto";
 import type { TextInstructionSource, ToolResult } from "../../../generated/client/types.gen.js";
 import type { ModelMessage } from "../../providers/index.js";
 import { discoverNestedInstructions, renderInstructionFile, type InstructionFile } from "../../workspace/instructions.js";
+import { withCurrentHistory } from "../compaction/automatic.js";
 import type { RunningTurn } from "./running.js";
 
 /** The marker line `renderInstructionFile` starts an attachment with. */
@@ -40,10 +41,13 @@ export async function attachNestedInstructions(
   const reads = await discoverNestedInstructions(t.workdir, target.path, { isDirectory: target.isDirectory });
   const files = reads.filter((read): read is InstructionFile => read._tag === "InstructionFile");
   if (files.length === 0) return undefined;
-  const attached = (t.attachedInstructions ??= attachedIn([...t.history, ...t.transcript]));
-  const fresh = files.filter((file) => !attached.has(file.path));
+  // Read from the history the Turn sends now (after an in-Turn compaction, the compacted one), so
+  // a result compacted away lets its files attach again. Calls of one model step run concurrently:
+  // `pending` keeps two of them from attaching the same file.
+  const attached = attachedIn(withCurrentHistory(t, [...t.history, ...t.transcript]));
+  const fresh = files.filter((file) => !attached.has(file.path) && !t.pendingInstructions.has(file.path));
   if (fresh.length === 0) return undefined;
-  for (const file of fresh) attached.add(file.path);
+  for (const file of fresh) t.pendingInstructions.add(file.path);
   const sources = fresh.map(
     (file, index): TextInstructionSource => ({
       kind: "instruction",

@@ -13,9 +13,11 @@ import type { Steer, ToolTurnPart, TurnOutcome, TurnPart } from "../../../genera
 import { absoluteWorkdir } from "../../contract/paths.js";
 import type { HookPipeline } from "../../plugins/hooks.js";
 import type { ModelMessage } from "../../providers/index.js";
-import { getSessionById, turns as store, type AdmissionClaim, type NewTurnEvent, type SessionRow, type StorageHandle, type TurnRow } from "../../storage/index.js";
+import { compactions, getSessionById, turns as store, type AdmissionClaim, type NewTurnEvent, type SessionRow, type StorageHandle, type TurnRow } from "../../storage/index.js";
 import type { ToolRegistry } from "../../tools/index.js";
+import { CompactionWorker } from "../compaction/worker.js";
 import type { ActivityHub } from "../events/hub.js";
+import { HistoryCache, turnHistoryTarget } from "../history/assemble.js";
 import type { TurnEnvironment } from "./environment.js";
 import type { ModelGateway } from "./gateway.js";
 import { TurnExecution } from "./loop.js";
@@ -71,10 +73,13 @@ export class TurnRunner {
   /** Turns admitted through this process: the ones a graceful stop may end. */
   private readonly admitted = new Set<string>();
   /**
-   * Recent Sessions' history as of their last launch here: settled Turns never change, and a
-   * Session's Turns run in sequence order, so the next launch reads only the Turns after it.
+   * Recent Sessions' history as of their last launch here: settled work never changes, and a
+   * Session's work runs in sequence order, so the next launch reads only what was added since
+   * (or from a newer checkpoint).
    */
-  private readonly histories = new Map<string, { readonly through: number; readonly messages: readonly ModelMessage[] }>();
+  private readonly histories = new HistoryCache();
+  /** Manual compactions: claimed and run in the Session's work order, like Turns. */
+  private readonly compactions: CompactionWorker;
   private readonly processId: number;
   private readonly leaseMs: number;
   private readonly now: () => number;
@@ -92,6 +97,18 @@ export class TurnRunner {
     this.processId = options.processId ?? process.pid;
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     this.now = options.now ?? Date.now;
+    this.compactions = new CompactionWorker({
+      storage: options.storage,
+      gateway: options.gateway,
+      now: this.now,
+      instance: this.instance,
+      processId: this.processId,
+      leaseMs: this.leaseMs,
+      onSettled: () => {
+        this.workHint = true;
+        if (!this.stopped) void this.track(this.schedule());
+      },
+    });
   }
 
   /** Settles lost work, starts queued work, and keeps doing so as work arrives. */
@@ -124,6 +141,7 @@ export class TurnRunner {
       if (this.options.scope === "unowned" || this.admitted.has(turnId)) execution.interrupt({ kind: "shutdown" });
     }
     await Promise.all([...this.executions.values()].map(({ done }) => done));
+    await this.compactions.stop(this.options.scope === "unowned");
     if (this.adopted.size > 0) await store.releaseRunnerLeases(this.options.storage, this.instance).catch(() => {});
     liveInstances.delete(this.instance);
   }
@@ -179,11 +197,17 @@ export class TurnRunner {
       this.histories.delete(id);
     }
     for (const { execution } of this.executions.values()) if (deleted.has(execution.sessionId)) execution.interrupt({ kind: "lost" });
+    this.compactions.abandonSessions(deleted);
   }
 
   /** Waits for a Turn this runner is executing to settle (tests and one-shot runs). */
   async settled(turnId: string): Promise<void> {
     await this.executions.get(turnId)?.done;
+  }
+
+  /** Waits for a manual compaction this runner is executing to settle. */
+  async compactionSettled(compactionId: string): Promise<void> {
+    await this.compactions.settled(compactionId);
   }
 
   private async maintain(): Promise<void> {
@@ -197,6 +221,7 @@ export class TurnRunner {
         const cancellation = row?.cancellation as { reason?: string } | null | undefined;
         if (cancellation) execution.cancel(cancellation.reason);
       }
+      await this.compactions.maintain();
       if (this.adopted.size > 0) {
         await store.holdRunnerLeases(this.options.storage, [...this.adopted], { ownerProcessId: this.processId, ownerInstance: this.instance, leaseExpiresAt, startedAt: this.now() });
       }
@@ -242,7 +267,7 @@ export class TurnRunner {
       do {
         this.scheduleAgain = false;
         this.workHint = false;
-        for (const session of await store.sessionsWithPendingTurns(this.options.storage)) {
+        for (const session of await this.sessionsWithWork()) {
           if (this.stopped) return;
           if (!(await this.mayRun(session))) continue;
           const startedAt = this.now();
@@ -253,7 +278,8 @@ export class TurnRunner {
             (row) => [{ type: "turn.started", data: { model: row.model, startedAt } }],
           );
           if (claimed) await this.launch(claimed);
-          else this.workHint = true; // still pending behind a running Turn
+          // A manual compaction admitted before every pending Turn runs first.
+          else if (!(await this.compactions.claim(session.sessionId, this.options.scope === "owned"))) this.workHint = true; // still pending behind running work
         }
       } while (this.scheduleAgain && !this.stopped);
     } finally {
@@ -265,8 +291,8 @@ export class TurnRunner {
     const session = known ?? (await getSessionById(this.options.storage, row.sessionId));
     if (!session) return;
     if (!known) this.options.hub.changed(session.server, row.sessionId);
-    // A Session's first Turn has no history; a Turn claimed at its admission has no parts yet.
-    const history = row.sequence > 1 ? await this.history(row.sessionId, row.sequence) : [];
+    // A Turn claimed at its admission has no parts yet.
+    const history = await this.history(row);
     const parts = fresh ? [] : (await store.listParts(this.options.storage, [row.id])).map((part) => part.data as TurnPart);
     const execution = new TurnExecution(
       {
@@ -296,17 +322,16 @@ export class TurnRunner {
     this.executions.set(row.id, { execution, done });
   }
 
-  /** The transcripts of the Session's settled Turns before `sequence`, from the cache plus what it lacks. */
-  private async history(sessionId: string, sequence: number): Promise<ModelMessage[]> {
-    const cached = this.histories.get(sessionId);
-    const base = cached !== undefined && cached.through < sequence ? cached : undefined;
-    const added = (await store.listTranscripts(this.options.storage, sessionId, sequence, base?.through ?? 0)).flat() as ModelMessage[];
-    const messages = base ? [...base.messages, ...added] : added;
-    this.histories.delete(sessionId);
-    this.histories.set(sessionId, { through: sequence - 1, messages });
-    // A bounded cache: the least recently launched Session goes first.
-    if (this.histories.size > 128) this.histories.delete(this.histories.keys().next().value!);
-    return messages;
+  /** The Turn's model-visible history (see services/core/history), from the cache plus what it lacks. */
+  private history(row: TurnRow): Promise<ModelMessage[]> {
+    return this.histories.messages(this.options.storage, turnHistoryTarget(row));
+  }
+
+  /** Sessions with pending Turns or manual compactions (each once, oldest work first). */
+  private async sessionsWithWork(): Promise<Awaited<ReturnType<typeof store.sessionsWithPendingTurns>>> {
+    const [turns, pending] = await Promise.all([store.sessionsWithPendingTurns(this.options.storage), compactions.sessionsWithPendingCompactions(this.options.storage)]);
+    const seen = new Set(turns.map((session) => session.sessionId));
+    return [...turns, ...pending.filter((session) => !seen.has(session.sessionId))];
   }
 
   /**
@@ -317,15 +342,21 @@ export class TurnRunner {
     const now = this.now();
     for (const row of await store.allTurnsInPhases(this.options.storage, ["running"])) {
       if (this.executions.has(row.id)) continue;
-      const owner = row.ownerProcessId;
-      const gone =
-        row.ownerInstance === null ||
-        owner === null ||
-        (owner === this.processId ? !liveInstances.has(row.ownerInstance) : !processAlive(owner)) ||
-        (row.leaseExpiresAt ?? 0) < now;
-      if (!gone) continue;
+      if (!this.ownerGone(row, now)) continue;
       await this.settleLost(row, now);
     }
+    await this.compactions.recover((row) => this.ownerGone(row, now));
+  }
+
+  /** Whether the claim's owner is gone: its process exited, its instance restarted, or its lease ran out. */
+  private ownerGone(row: { ownerInstance: string | null; ownerProcessId: number | null; leaseExpiresAt: number | null }, now: number): boolean {
+    const owner = row.ownerProcessId;
+    return (
+      row.ownerInstance === null ||
+      owner === null ||
+      (owner === this.processId ? !liveInstances.has(row.ownerInstance) : !processAlive(owner)) ||
+      (row.leaseExpiresAt ?? 0) < now
+    );
   }
 
   private async settleLost(row: TurnRow, now: number): Promise<void> {

@@ -57,8 +57,8 @@ export class RunningTurn {
   /** What the Turn's `skill` and `task` calls reach (set when the Turn is set up). */
   skills: SkillCapability | undefined = undefined;
   subagents: SubagentCapability | undefined = undefined;
-  /** Nested AGENTS.md files already in model-visible history (found on first need). */
-  attachedInstructions: Set<string> | undefined = undefined;
+  /** Nested AGENTS.md files attached by this model step's calls, before their results reach the transcript. */
+  readonly pendingInstructions = new Set<string>();
 
   constructor(
     readonly deps: TurnDeps,

@@ -25,6 +25,7 @@ import { checkModelReference, checkPrompt } from "../validation.js";
 import { agentRules, chooseTurnAgent } from "./agents.js";
 import { admissionInstructions, checkSelectedSkills, type TurnCatalogs } from "./admission.js";
 import { absoluteWorkdir } from "../../contract/paths.js";
+import { checkHistorySelection } from "../history/visibility.js";
 
 /** Decides whether a model can serve Turns; throws a typed Failure when it cannot. */
 export interface ModelAvailability {
@@ -154,6 +155,8 @@ export class TurnService {
           const caseSensitive = this.config.permissionMatching?.caseSensitive ?? true;
           const policy = resolvePolicy(this.config, session, agentRules(agent?.definition, sessionRow, caseSensitive));
           checkPrompt(request.prompt, policy);
+          // The history the Turn selects (`visibility`, `conversationEntry`): checked in this transaction (services/core/history).
+          await checkHistorySelection(this.storage, sessionRow, request);
           const workdir = this.serverRoot !== undefined ? absoluteWorkdir(this.serverRoot, sessionRow.workdir) : undefined;
           if (request.skills !== undefined && this.catalogs && workdir !== undefined) {
             await checkSelectedSkills(this.catalogs, workdir, request.skills, agent?.definition, policy);

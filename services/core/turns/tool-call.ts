@@ -43,6 +43,8 @@ export async function runToolCalls(t: RunningTurn, calls: readonly ModelToolCall
   const runs = prepared.map((entry) => (entry.kind === "settled" ? Promise.resolve(entry.message) : execute(t, entry)));
   // Wait for every call (a stop aborts them all through the signal) before the Turn settles.
   const results = await Promise.allSettled(runs);
+  // The step's results reach the transcript next: what they attached is visible there from now on.
+  t.pendingInstructions.clear();
   const rejected = results.find((result): result is PromiseRejectedResult => result.status === "rejected");
   if (rejected) throw rejected.reason;
   return results.map((result) => (result as PromiseFulfilledResult<ToolResultMessage>).value);
