@@ -8,6 +8,13 @@
 // both make one tool round; the sub-agent one adds a child Session, its Turn and one more model
 // call. The model alone: one streamed chat completion straight through the `openai` SDK.
 //
+// History length: a Session seeded with 1, 1,000 and 10,000 settled Turns (copies of one real
+// Turn, written straight into the database before a fresh `serve` opens it, so its history cache
+// starts cold), then five more Turns through the harness — the first reads the whole history
+// (or, once a compaction checkpoint exists, what follows it), the rest use the runner's cache —
+// and the first page of `listSessionTurns`. 10,000 Turns do not fit the test model's context, so
+// the first new Turn compacts automatically; a second cold `serve` then shows the bounded read.
+//
 // Prints one JSON line on stdout with the raw samples (ms); progress goes to stderr.
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
@@ -30,18 +37,30 @@ const home = tempHome("ze-bench-depth-");
 writeFileSync(join(home.root, "small.txt"), "a small file\n");
 writeTestModelConfig(home, model.openaiBaseURL);
 
-const serve = spawn(process.execPath, [binPath, "serve", "--port", "0", "--database", join(home.dir, "bench.db")], { cwd: home.root, env: home.env, stdio: ["ignore", "pipe", "pipe"] });
-let serveStderr = "";
-serve.stderr.setEncoding("utf8").on("data", (chunk) => (serveStderr = (serveStderr + chunk).slice(-4000)));
+/** A warm `serve` on `database` (a fresh process: empty caches). */
+async function startServe(database) {
+  const child = spawn(process.execPath, [binPath, "serve", "--port", "0", "--database", database], { cwd: home.root, env: home.env, stdio: ["ignore", "pipe", "pipe"] });
+  let stderr = "";
+  child.stderr.setEncoding("utf8").on("data", (chunk) => (stderr = (stderr + chunk).slice(-4000)));
+  const url = await new Promise((resolvePromise, reject) => {
+    createInterface({ input: child.stdout }).once("line", resolvePromise);
+    child.once("exit", (code) => reject(new Error(`serve exited with ${code} before printing its URL: ${stderr.trim()}`)));
+  });
+  return {
+    url,
+    stderr: () => stderr,
+    stop: () => new Promise((resolvePromise) => (child.once("exit", resolvePromise), child.kill("SIGTERM"))),
+    kill: () => child.kill("SIGTERM"),
+  };
+}
+
+let current = await startServe(join(home.dir, "bench.db"));
 process.once("SIGTERM", () => {
-  serve.kill("SIGTERM");
-  serve.once("exit", () => (home.cleanup(), process.exit(1)));
+  current.kill();
+  home.cleanup();
+  process.exit(1);
 });
-const url = await new Promise((resolvePromise, reject) => {
-  createInterface({ input: serve.stdout }).once("line", resolvePromise);
-  serve.once("exit", (code) => reject(new Error(`serve exited with ${code} before printing its URL: ${serveStderr.trim()}`)));
-});
-const api = createZeClient({ baseUrl: url, clientId: "ze-bench" });
+let api = createZeClient({ baseUrl: current.url, clientId: "ze-bench" });
 const openai = new OpenAI({ baseURL: model.openaiBaseURL, apiKey: "bench", maxRetries: 0 });
 
 async function createSession() {
@@ -83,7 +102,7 @@ async function direct() {
 const taskPrompt = `@call task ${JSON.stringify({ description: "Say hi", prompt: "@say the child says hi", subagent_type: "general" })}\n@then parent done`;
 const readPrompt = `@call read ${JSON.stringify({ filePath: "small.txt" })}\n@then parent done`;
 
-const result = { subagent: [], tool: [], model: [] };
+const result = { subagent: [], tool: [], model: [], history: [] };
 try {
   // Each Turn in a fresh Session, so history length does not differ between the two shapes.
   for (let index = 0; index < options.warmup; index++) {
@@ -97,12 +116,71 @@ try {
     result.tool.push(await turn(await createSession(), readPrompt));
     result.model.push(await direct());
   }
+  await current.stop();
+  for (const earlier of options.historySizes ?? [1, 1000, 10000]) result.history.push(await historyPhase(earlier));
 } catch (error) {
-  result.error = `${error instanceof Error ? error.message : String(error)} ${serveStderr.trim().split("\n").slice(-3).join(" | ")}`;
+  result.error = `${error instanceof Error ? error.message : String(error)} ${current.stderr().trim().split("\n").slice(-3).join(" | ")}`;
 } finally {
-  serve.kill("SIGTERM");
-  await new Promise((resolvePromise) => serve.once("exit", resolvePromise));
+  current.kill();
   await model.close();
   home.cleanup();
 }
 process.stdout.write(`${JSON.stringify(result)}\n`);
+
+/** Copies the Session's one settled Turn `count - 1` times (sequence and history revision after it), in one transaction. */
+async function seed(database, sessionId, count) {
+  const { default: Database } = await import("libsql");
+  const db = new Database(database);
+  db.exec("PRAGMA busy_timeout = 5000");
+  const template = db.prepare("SELECT * FROM turn WHERE session_id = ?").get(sessionId);
+  const columns = db.prepare("PRAGMA table_info(turn)").all().map((column) => column.name);
+  const insert = db.prepare(`INSERT INTO turn (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`);
+  db.exec("BEGIN IMMEDIATE");
+  for (let index = 2; index <= count; index++) {
+    insert.run(columns.map((column) => (column === "id" ? randomUUID() : column === "sequence" || column === "history_revision" ? index : template[column])));
+  }
+  db.prepare("UPDATE session SET next_sequence = ?, history_revision = ? WHERE id = ?").run(count + 1, count, sessionId);
+  db.exec("COMMIT");
+  db.close();
+}
+
+async function listPage(sessionId) {
+  const started = performance.now();
+  await unwrap(sdk.listSessionTurns({ client: api.client, path: { server: SERVER, sessionId }, query: { limit: "50" } }));
+  return performance.now() - started;
+}
+
+/** One Session with `earlier` settled Turns; fresh `serve` processes measure Turns and a list page. */
+async function historyPhase(earlier) {
+  const database = join(home.dir, `history-${earlier}.db`);
+  current = await startServe(database);
+  api = createZeClient({ baseUrl: current.url, clientId: "ze-bench" });
+  const sessionId = await createSession();
+  // One real Turn with a tool round: the template every seeded Turn copies (≈ 1 KB of transcript).
+  await turn(sessionId, readPrompt);
+  await current.stop();
+  await seed(database, sessionId, earlier);
+  const phase = { earlier, cold: [], list: [] };
+  for (const pass of ["first", "second"]) {
+    current = await startServe(database);
+    api = createZeClient({ baseUrl: current.url, clientId: "ze-bench" });
+    const turns = [];
+    for (let index = 0; index < 5; index++) turns.push(await turn(sessionId, "@say next"));
+    const lists = [];
+    for (let index = 0; index < 10; index++) lists.push(await listPage(sessionId));
+    phase[pass] = { turns, lists };
+    await current.stop();
+  }
+  const { compactions } = await readCompactions(database, sessionId);
+  phase.compactions = compactions;
+  log(`history ${earlier}: done`);
+  return phase;
+}
+
+async function readCompactions(database, sessionId) {
+  const { default: Database } = await import("libsql");
+  const db = new Database(database, { readonly: true });
+  const row = db.prepare("SELECT count(*) AS n FROM compaction WHERE session_id = ? AND phase = 'completed'").get(sessionId);
+  db.close();
+  return { compactions: row.n };
+}

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { formatTable, median, ms, percentile, repoRoot } from "./lib.mjs";
 
 export const name = "depth";
-export const description = "Session depth on a warm `serve`: one sub-agent round trip against a plain tool Turn";
+export const description = "Session depth on a warm `serve`: one sub-agent round trip against a plain tool Turn; Turns and listing with 1, 1,000 and 10,000 earlier Turns";
 
 function runWorker(options, timeoutMs) {
   return new Promise((resolvePromise) => {
@@ -44,4 +44,23 @@ export async function run({ budgetMs, log }) {
     ["sub-agent round trip (task Turn − read Turn, paired)", roundTrip.length, ms(median(roundTrip)), ms(percentile(roundTrip, 99)), `${(median(roundTrip) / model).toFixed(2)}x`],
   ];
   log(formatTable(["measure", "n", "median", "p99", "× model"], rows));
+
+  // History length: the first Turn after a cold start reads the history; later ones use the cache.
+  const historyRows = [];
+  for (const phase of result.history ?? []) {
+    const row = (label, pass) => [
+      `${phase.earlier} earlier Turns — ${label}`,
+      ms(pass.turns[0]),
+      ms(median(pass.turns.slice(1))),
+      `${(median(pass.turns.slice(1)) / model).toFixed(2)}x`,
+      ms(median(pass.lists)),
+      ms(percentile(pass.lists, 99)),
+    ];
+    historyRows.push(row("first serve", phase.first), row("restarted serve", phase.second));
+    historyRows.push([`${phase.earlier} earlier Turns — completed compactions`, String(phase.compactions), "", "", "", ""]);
+  }
+  if (historyRows.length > 0) {
+    log("");
+    log(formatTable(["Session", "cold first Turn", "warm Turn median", "× model", "list page median", "list p99"], historyRows));
+  }
 }
