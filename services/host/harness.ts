@@ -21,6 +21,8 @@ import type { HookPipeline } from "../plugins/hooks.js";
 import { unavailableHandlers } from "./unavailable.js";
 import { createHistoryServices, historyHandlers } from "./history-handlers.js";
 import { loadHostCatalogs, type HostCatalogs } from "./catalogs.js";
+import { mcpHandlers } from "./mcp-handlers.js";
+import { prepareHostMcp, type HostMcp } from "./mcp-host.js";
 import { HarnessStartupError } from "./errors.js";
 import { packageRoot, release } from "./version.js";
 
@@ -94,8 +96,17 @@ function loadDocument(name: string): () => string {
 const FALLBACK_REFERENCE =
   '<!doctype html><meta charset="utf-8"><title>Ze Harness API</title><p>The API reference page is built by <code>npm run build</code>. The OpenAPI document is at <a href="/openapi.json">/openapi.json</a>.</p>';
 
-async function createRunner(storage: StorageHandle, hub: ActivityHub, gateway: ModelGateway, config: Config, catalogs: HostCatalogs, subagents: Subagents, options: HarnessOptions): Promise<TurnRunner> {
-  const [{ TurnRunner: Runner }, { builtinTools, coreTools, ToolRegistry }, { HookPipeline }] = await Promise.all([
+async function createRunner(
+  storage: StorageHandle,
+  hub: ActivityHub,
+  gateway: ModelGateway,
+  config: Config,
+  catalogs: HostCatalogs,
+  subagents: Subagents,
+  mcp: HostMcp,
+  options: HarnessOptions,
+): Promise<TurnRunner> {
+  const [{ TurnRunner: Runner }, { builtinTools, coreTools, executeTool, ToolRegistry }, { HookPipeline }] = await Promise.all([
     import("../core/turns/runner.js"),
     import("../tools/index.js"),
     import("../plugins/hooks.js"),
@@ -104,9 +115,18 @@ async function createRunner(storage: StorageHandle, hub: ActivityHub, gateway: M
     storage,
     hub,
     gateway,
-    tools: new ToolRegistry({ ...builtinTools, ...coreTools }),
+    tools: new ToolRegistry({ ...builtinTools, ...coreTools, execute: executeTool }),
     hooks: options.hooks ?? new HookPipeline(),
-    environment: { agents: catalogs.agents, skills: (workdir) => catalogs.skills(workdir), subagents },
+    environment: {
+      agents: catalogs.agents,
+      skills: (workdir) => catalogs.skills(workdir),
+      subagents,
+      codemode: config.codemode?.enabled !== false,
+      mcp: () => {
+        const host = mcp.loaded();
+        return host ? { tools: host.toolEntries(), instructions: host.instructions() } : undefined;
+      },
+    },
     serverRoot: options.serverRoot,
     scope: options.runnerScope ?? "unowned",
     ...(config.contentFlushMillis !== undefined ? { flushMs: config.contentFlushMillis } : {}),
@@ -142,8 +162,10 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
   }
   const config = loaded.value.config;
   let catalogs: HostCatalogs;
+  let mcp: HostMcp;
   try {
     catalogs = loadHostCatalogs({ config, layers: loaded.value.layers, env: options.env, warn: options.onWarning });
+    mcp = await prepareHostMcp({ config, layers: loaded.value.layers, env: options.env, cwd: options.serverRoot, runTurns: options.runTurns !== false, onWarning: options.onWarning });
   } catch (error) {
     await storage.close();
     throw error;
@@ -154,7 +176,7 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
   // The runner, its loop and the tools load only in hosts that run Turns (not one-shot metadata commands).
   // Like the runner, sub-agents load only in hosts that run Turns.
   const subagents = options.runTurns === false ? undefined : new (await import("../core/subagents/host.js")).Subagents({ storage, hub, agents: catalogs.agents });
-  const runner = subagents ? await createRunner(storage, hub, gateway, config, catalogs, subagents, options) : undefined;
+  const runner = subagents ? await createRunner(storage, hub, gateway, config, catalogs, subagents, mcp, options) : undefined;
   const sessions = new SessionService({
     storage,
     serverRoot: options.serverRoot,
@@ -181,6 +203,7 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
     ...turnHandlers({ turns, interactions, streams }),
     ...depthHandlers({ sessions, catalogs, subagents, serverRoot: options.serverRoot }),
     ...historyHandlers(createHistoryServices(storage, hub, config, gateway, runner)),
+    ...mcpHandlers({ mcp: () => mcp.get(), sessions, turns }),
   };
   const guard: GuardOptions = {
     ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}),
@@ -207,6 +230,7 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
     atomically: (fn) => storage.transaction(() => fn()),
     close: async () => {
       await runner?.stop();
+      await mcp.close();
       await storage.close();
     },
   };

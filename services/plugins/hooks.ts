@@ -3,7 +3,9 @@
 // `trigger(name, input)` at each point; handlers run one at a time in registration order (host
 // hooks first, then Session hooks, once plugins register them). A throw fails the Turn with
 // `runtime_failed`, worded by a thrown plugin error's `publicMessage` or a generic message.
-// Empty until plugins fill it: an empty pipeline costs one Map lookup per point.
+// Empty until plugins fill it: an empty pipeline costs one Map lookup per point. A plugin
+// generation builds its own frozen pipeline; `HookPipeline.combine` joins the embedding host's,
+// the host generation's and a Session overlay's for one Turn.
 import type { PromptPart } from "../../generated/client/types.gen.js";
 import type { ModelMessage } from "../providers/index.js";
 
@@ -100,16 +102,41 @@ export type RevalidateInput = (input: unknown) => { readonly ok: true; readonly 
 
 const isPlainObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 
+export const isHookName = (name: unknown): name is HookName => typeof name === "string" && (HOOK_NAMES as readonly string[]).includes(name);
+
 export class HookPipeline {
   private readonly handlers = new Map<HookName, ((input: never) => Promise<unknown>)[]>();
+  private frozen = false;
+
+  /**
+   * One pipeline running every handler of `pipelines`, in their order (the embedding host's, then
+   * the host plugin generation's, then a Session overlay's): what one Turn runs through. The
+   * result is a snapshot: handlers registered on the inputs later are not in it.
+   */
+  static combine(...pipelines: readonly (HookPipeline | undefined)[]): HookPipeline {
+    const combined = new HookPipeline();
+    for (const pipeline of pipelines) {
+      if (!pipeline) continue;
+      for (const [name, list] of pipeline.handlers) for (const handler of list) combined.register(name, handler as HookHandlers[typeof name]);
+    }
+    return combined;
+  }
+
+  /** Refuses further registrations and removals (a plugin generation's pipeline is immutable). */
+  freeze(): this {
+    this.frozen = true;
+    return this;
+  }
 
   /** Adds a handler after the ones already registered; returns its removal. */
   register<N extends HookName>(name: N, handler: HookHandlers[N]): () => void {
     if (!HOOK_NAMES.includes(name)) throw new Error(`Unknown hook ${JSON.stringify(name)}`);
+    if (this.frozen) throw new Error("This hook pipeline is frozen");
     const list = this.handlers.get(name) ?? [];
     list.push(handler as (input: never) => Promise<unknown>);
     this.handlers.set(name, list);
     return () => {
+      if (this.frozen) throw new Error("This hook pipeline is frozen");
       const index = list.indexOf(handler as (input: never) => Promise<unknown>);
       if (index >= 0) list.splice(index, 1);
     };

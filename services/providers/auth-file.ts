@@ -242,3 +242,21 @@ export function removeAuthEntry(location: AuthFileLocation, providerId: string):
     delete raw[providerId];
   });
 }
+
+/**
+ * The raw value stored under `key`, undefined when there is none. For entries outside opencode's
+ * provider shape (MCP OAuth credentials under `mcp:<reference>`), which `readAuthFile` ignores.
+ */
+export async function readAuthValue(location: AuthFileLocation, key: string): AuthResultPromise<unknown> {
+  const read = await readRaw(location);
+  if (!read.ok) return read;
+  return { ok: true, value: Object.hasOwn(read.value.raw, key) ? read.value.raw[key] : undefined };
+}
+
+/** Replaces the raw value under `key` (undefined removes it), keeping every other entry. */
+export function setAuthValue(location: AuthFileLocation, key: string, value: unknown): AuthResultPromise<void> {
+  return update(location, (raw) => {
+    if (value === undefined) delete raw[key];
+    else raw[key] = value;
+  });
+}

@@ -339,6 +339,44 @@ export const pluginJournal = sqliteTable(
   (table) => [primaryKey({ columns: [table.turnId, table.sequence] }), index("plugin_journal_session_idx").on(table.sessionId, table.turnSequence, table.sequence)],
 );
 
+/**
+ * Recorded desired revisions of a Session's plugin overlay, in `sequence` order. JSON columns hold
+ * the contract's source, resolution, options, MCP servers and Skills; `artifact` is the pinned
+ * snapshot a restart loads.
+ */
+export const sessionPluginRevision = sqliteTable(
+  "session_plugin_revision",
+  {
+    sessionId: text("session_id")
+      .notNull()
+      .references(() => session.id, { onDelete: "cascade" }),
+    id: text("id").notNull(),
+    sequence: integer("sequence").notNull(),
+    source: text("source", { mode: "json" }).$type<unknown>().notNull(),
+    resolved: text("resolved", { mode: "json" }).$type<unknown>().notNull(),
+    options: text("options", { mode: "json" }).$type<unknown>().notNull(),
+    mcpServers: text("mcp_servers", { mode: "json" }).$type<unknown[]>().notNull(),
+    skills: text("skills", { mode: "json" }).$type<unknown[]>().notNull(),
+    artifact: text("artifact"),
+    requestHash: text("request_hash").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.sessionId, table.id] }), uniqueIndex("session_plugin_revision_sequence_idx").on(table.sessionId, table.sequence)],
+);
+
+/** A Session's plugin overlay state: the desired revision, its activation, the active revision. */
+export const sessionPlugin = sqliteTable("session_plugin", {
+  sessionId: text("session_id")
+    .primaryKey()
+    .references(() => session.id, { onDelete: "cascade" }),
+  nextSequence: integer("next_sequence").notNull().default(1),
+  desiredRevisionId: text("desired_revision_id"),
+  activationState: text("activation_state").$type<"pending" | "started" | "active" | "failed">(),
+  activationFailure: text("activation_failure"),
+  activeRevisionId: text("active_revision_id"),
+  updatedAt: integer("updated_at").notNull(),
+});
+
 export const schema = {
   serverActivity,
   session,
@@ -351,6 +389,8 @@ export const schema = {
   conversationEntry,
   compaction,
   pluginJournal,
+  sessionPluginRevision,
+  sessionPlugin,
 };
 export type StorageSchema = typeof schema;
 
@@ -368,3 +408,5 @@ export type ConversationEntryRow = typeof conversationEntry.$inferSelect;
 export type CompactionRow = typeof compaction.$inferSelect;
 export type CompactionInsert = typeof compaction.$inferInsert;
 export type PluginJournalRow = typeof pluginJournal.$inferSelect;
+export type SessionPluginRevisionRow = typeof sessionPluginRevision.$inferSelect;
+export type SessionPluginRow = typeof sessionPlugin.$inferSelect;

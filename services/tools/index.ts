@@ -1,5 +1,6 @@
 // The built-in tools and their shared contract.
 import { editTool } from "./edit.js";
+import { executeTool } from "./execute.js";
 import { pauseTool } from "./pause.js";
 import { questionTool } from "./question.js";
 import { readTool } from "./read.js";
@@ -41,6 +42,8 @@ export { editTool, pauseTool, questionTool, readTool, shellTool, skillTool, task
 export type { SkillInput } from "./skill.js";
 export type { TaskInput } from "./task.js";
 export type { EditInput } from "./edit.js";
+export { executeTool };
+export { scriptTools, MAX_EXECUTE_CODE_CHARS, MAX_EXECUTE_RESULT_BYTES, type ExecuteInput } from "./execute.js";
 export type { PauseInput } from "./pause.js";
 export type { QuestionInput } from "./question.js";
 export type { ReadInput } from "./read.js";

@@ -8,6 +8,7 @@ import type {
   QuestionReplyRequest,
   ToolActivity,
   ToolArtifact,
+  ToolExecution,
   ToolResult,
 } from "../../generated/client/types.gen.js";
 
@@ -60,6 +61,8 @@ export interface ToolOutput {
   readonly artifact?: ToolArtifact;
   /** What a `discoversWorkspaceInstructions` tool read: Core attaches the nested AGENTS.md files above it. */
   readonly instructionTarget?: { readonly path: string; readonly isDirectory: boolean };
+  /** A CodeMode execution's raw result and console output (`execute`), for the Tool part's `execution`. */
+  readonly execution?: ToolExecution;
 }
 
 /** Identity fields and signal: the context `permissions` receives. */
@@ -96,12 +99,43 @@ export interface ToolContext extends ToolPermissionContext {
   readonly subagents?: SubagentCapability;
   /** Core's Skills, for the `skill` tool (absent where the Turn's agent offers none). */
   readonly skills?: SkillCapability;
+  /** Core's tool calls from CodeMode scripts, for the `execute` tool (absent where CodeMode is off). */
+  readonly codemode?: CodeModeCapability;
 }
 
 /** What a Turn offers the model about itself when a tool describes itself (see `describe`). The Skill list is a developer instruction instead (reference: SkillDeclaration.modelAdvertisement). */
 export interface ToolDescribeContext {
   /** The agents the `task` tool may spawn: id and what each is for. */
   readonly subagents: readonly { readonly id: string; readonly description: string }[];
+  /** The tools this request offers, for the `execute` tool's list (it leaves out `directOnly` ones and itself). */
+  readonly codemodeTools?: readonly CodeModeToolInfo[];
+}
+
+/** What a CodeMode script knows of a tool (a {@link ToolDefinition} is one). */
+export type CodeModeToolInfo = Pick<AnyToolDefinition, "id" | "description" | "inputSchema" | "directOnly">;
+
+/** One tool call a CodeMode script made. */
+export interface CodeModeCallRequest {
+  readonly toolId: string;
+  /** The script's input, JSON data, not yet validated. */
+  readonly input: unknown;
+  /** 1 for the execution's first call, in the order the script made them (the Tool part's `origin.ordinal`). */
+  readonly ordinal: number;
+  /** Aborts when the script ended before the call settled, or the `execute` call itself was aborted. */
+  readonly signal: AbortSignal;
+}
+
+/** Core's side of the `execute` tool. */
+export interface CodeModeCapability {
+  /** The tools offered with this model request; `execute` drops `directOnly` ones and itself. */
+  tools(): readonly CodeModeToolInfo[];
+  /**
+   * Runs one call as a direct call runs (validation, `tool.execute.before` hooks, permissions,
+   * execution, `tool.execute.after`), recorded with origin `{ kind: "codemode", parentToolCallId,
+   * ordinal }`. A denial rejects with a {@link ToolFailure} `tool_denied` instead of failing the
+   * Turn; any rejection's message and code are what the script's Error carries.
+   */
+  call(request: CodeModeCallRequest): Promise<ToolOutput>;
 }
 
 /** Core's side of the `task` tool: run one prompt on a child Session and wait for its answer. */
@@ -195,7 +229,13 @@ export type ToolFailureCode =
   | "subagent_failed"
   // skill
   | "unknown_skill"
-  | "skill_unavailable";
+  | "skill_unavailable"
+  // execute (CodeMode)
+  | "codemode_unavailable"
+  | "script_error"
+  | "script_limit"
+  /** A call from a CodeMode script was denied (it rejects inside the script). */
+  | "tool_denied";
 
 /** A tool call's typed failure. `message` is safe for the model and clients. */
 export class ToolFailure extends Error {

@@ -3,9 +3,11 @@
 // Pure apart from reading the Markdown directory; everything it returns is frozen, so one
 // catalog can back many Turns. Failures are typed values (`_tag`), never thrown.
 //
-// Precedence (reference, "Configured agents"): built-in → global JSON → global Markdown
-// (lexical) → project/explicit JSON → programmatic. Entries merge by ID: given fields replace,
-// omitted ones stay, `permissions` append.
+// Precedence (reference, "Configured agents"): plugin/built-in declarations → global JSON →
+// global Markdown (lexical) → project/explicit JSON → programmatic → Session plugin declarations.
+// Entries merge by ID: given fields replace, omitted ones stay, `permissions` append. Declarations
+// (built-in, host plugin, Session plugin) never share an ID; configuration does not patch Session
+// plugin agents.
 import { join } from "node:path";
 import type { AgentMode, PermissionRule, SessionAgentsResponse } from "../../generated/client/types.gen.js";
 import type { ConfigScope } from "../config/discover.js";
@@ -23,7 +25,7 @@ export type AgentToolSelection =
   | { readonly mode: "none" }
   | { readonly mode: "include"; readonly names: readonly [string, ...string[]]; readonly optionalNames?: readonly string[] };
 
-export type AgentOrigin = "builtin" | "config" | "markdown";
+export type AgentOrigin = "builtin" | "config" | "markdown" | "plugin" | "session";
 
 /** One resolved agent. Frozen. */
 export interface AgentDefinition {
@@ -44,6 +46,27 @@ export interface AgentDefinition {
   readonly fallbackDefault?: boolean;
 }
 
+/** One agent a plugin declared (services/plugins turns an `AgentDeclaration` into this). */
+export interface PluginAgentDeclaration {
+  readonly pluginId: string;
+  readonly id: string;
+  readonly displayName: string;
+  readonly description: string;
+  /** The declaration's instruction texts, joined by blank lines; `""` for none. */
+  readonly system: string;
+  readonly model?: string;
+  readonly mode: AgentMode;
+  readonly permissions: readonly PermissionRule[];
+  readonly tools: AgentToolSelection;
+  readonly fallbackDefault?: boolean;
+}
+
+/** The agents of one plugin scope, and the default one of its plugins chose (`context.agents.setDefault`). */
+export interface PluginAgentLayer {
+  readonly agents: readonly PluginAgentDeclaration[];
+  readonly defaultAgent?: { readonly agent: string; readonly pluginId: string } | undefined;
+}
+
 /** The part of a config layer this module reads. `ConfigLayer` from services/config fits. */
 export interface AgentConfigLayer {
   readonly file: string;
@@ -60,6 +83,10 @@ export interface LoadAgentCatalogOptions {
   readonly cwd?: string;
   /** Programmatic configuration, applied last. `file` names it in errors. */
   readonly programmatic?: { readonly file?: string; readonly agents?: { readonly [id: string]: unknown }; readonly defaultAgent?: unknown };
+  /** Host plugin declarations: a layer beside the built-ins, patched by configuration. */
+  readonly plugins?: PluginAgentLayer;
+  /** A Session overlay's declarations: applied last, not patched by configuration; its default replaces the others. */
+  readonly sessionPlugins?: PluginAgentLayer;
 }
 
 /** An agent entry (JSON or Markdown) that cannot be accepted. `pointer` is a JSON pointer into `file`. */
@@ -298,8 +325,8 @@ function buildCatalog(agents: readonly AgentDefinition[], defaultAgent: string |
         description: agent.description,
         ...(agent.model !== undefined && { model: agent.model }),
         mode: agent.mode,
-        // Config and Markdown agents are the host's; Session-scope agents come from Session plugins.
-        origin: "host" as const,
+        // Config, Markdown and host plugin agents are the host's; Session-scope agents come from Session plugins.
+        origin: agent.origin === "session" ? ("session" as const) : ("host" as const),
       })),
     }),
   });
@@ -318,6 +345,31 @@ export function loadAgentCatalog(options: LoadAgentCatalogOptions): AgentCatalog
   const drafts = new Map<string, Draft>(BUILTIN_AGENTS.map((definition) => [definition.id, { definition, enabled: true }]));
   const skipped: AgentFileSkip[] = [];
   let configuredDefault: { readonly agent: string; readonly file: string } | undefined;
+
+  // Plugin declarations join the built-ins; a second declaration of an ID fails (reference: "Duplicate declarations between plugins still fail").
+  const declare = (layer: PluginAgentLayer | undefined, origin: "plugin" | "session"): AgentConfigInvalid | undefined => {
+    for (const declared of layer?.agents ?? []) {
+      const file = `plugin:${declared.pluginId}`;
+      if (!isAgentId(declared.id)) return invalid(file, "", `invalid agent ID ${JSON.stringify(declared.id)}`, declared.id);
+      if (drafts.has(declared.id)) return invalid(file, "", `agent ${JSON.stringify(declared.id)} is already declared; plugins cannot redeclare a built-in, host or another plugin's agent`, declared.id);
+      const definition: AgentDefinition = {
+        id: declared.id,
+        displayName: declared.displayName,
+        description: declared.description,
+        system: declared.system,
+        ...(declared.model !== undefined ? { model: declared.model } : {}),
+        mode: declared.mode,
+        permissions: [...declared.permissions],
+        tools: declared.tools,
+        origin,
+        ...(declared.fallbackDefault === true ? { fallbackDefault: true } : {}),
+      };
+      drafts.set(declared.id, { definition, enabled: true });
+    }
+    return undefined;
+  };
+  const pluginLayerError = declare(options.plugins, "plugin");
+  if (pluginLayerError) return { ok: false, error: pluginLayerError };
 
   const applyJson = (layer: AgentConfigLayer): AgentConfigInvalid | undefined => {
     for (const [id, raw] of Object.entries(layer.config.agents ?? {})) {
@@ -380,6 +432,11 @@ export function loadAgentCatalog(options: LoadAgentCatalogOptions): AgentCatalog
     const error = step();
     if (error) return { ok: false, error };
   }
+  const sessionLayerError = declare(options.sessionPlugins, "session");
+  if (sessionLayerError) return { ok: false, error: sessionLayerError };
+  // Without a configured default a plugin's is kept (a Session overlay's replaces the host's; reference, "Configured agents").
+  const pluginDefault = options.sessionPlugins?.defaultAgent ?? (configuredDefault === undefined ? options.plugins?.defaultAgent : undefined);
+  if (pluginDefault !== undefined) configuredDefault = { agent: pluginDefault.agent, file: `plugin:${pluginDefault.pluginId}` };
 
   const enabled = [...drafts.values()].filter((draft) => draft.enabled).map((draft) => freezeAgent(draft.definition));
   let defaultAgent: string | undefined;

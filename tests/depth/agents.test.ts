@@ -75,7 +75,7 @@ describe("the agent a Turn runs", () => {
     const { turnId } = await queue(h, sessionId, "hi");
     const { turn } = await runToEnd(h, sessionId, turnId);
     expect(turn.request.agent).toBe("build");
-    expect(toolsOf(h.model.requests[0])).toEqual(["read", "write", "edit", "shell", "webfetch", "question", "pause", "task"]);
+    expect(toolsOf(h.model.requests[0])).toEqual(["read", "write", "edit", "shell", "webfetch", "question", "pause", "task", "execute"]);
   });
 
   it("plan: its instructions, no write or edit tool, read-only shell allowed, and its rules in the Turn's policy", async () => {

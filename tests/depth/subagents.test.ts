@@ -64,7 +64,7 @@ describe("the task tool", () => {
     expect(childTurns[0]).toMatchObject({ request: { agent: "explore", prompt: [{ type: "text", text: "Find the entry point" }] }, outcome: { kind: "completed", text: "It is src/main.ts." } });
     // The child's request: explore's instructions and read-only tools; no task (children cannot delegate by default).
     const childRequest = h.model.requests[1];
-    expect(toolsOf(childRequest)).toEqual(["read", "shell"]);
+    expect(toolsOf(childRequest)).toEqual(["read", "shell", "execute"]);
     expect(systemOf(childRequest)).toMatch(/explor|read-only|search/i);
     // The task tool's description lists the agents it can spawn.
     const description = (h.model.requests[0]!.body as ChatBody).tools!.find((tool) => tool.function.name === "task")!.function.description;

@@ -67,6 +67,8 @@ describe("openDatabase", () => {
         "saved_permission",
         "server_activity",
         "session",
+        "session_plugin",
+        "session_plugin_revision",
         "turn",
         "turn_event",
         "turn_part",
@@ -79,6 +81,7 @@ describe("openDatabase", () => {
         { id: serverMigrations[2]!.id, ordinal: 3, breaking: 0, compatible_floor: serverMigrations[0]!.id },
         { id: serverMigrations[3]!.id, ordinal: 4, breaking: 0, compatible_floor: serverMigrations[0]!.id },
         { id: serverMigrations[4]!.id, ordinal: 5, breaking: 0, compatible_floor: serverMigrations[0]!.id },
+        { id: serverMigrations[5]!.id, ordinal: 6, breaking: 0, compatible_floor: serverMigrations[0]!.id },
       ]);
       const recorded = await rows(handle.client, "SELECT type, name FROM harness_schema_object ORDER BY type, name");
       expect(recorded.map((r) => `${String(r["type"])}:${String(r["name"])}`)).toEqual([
@@ -90,6 +93,7 @@ describe("openDatabase", () => {
         "index:deleted_session_server_cursor_idx",
         "index:plugin_journal_session_idx",
         "index:saved_permission_session_idx",
+        "index:session_plugin_revision_sequence_idx",
         "index:session_server_created_at_idx",
         "index:session_server_project_idx",
         "index:session_spawned_from_idx",
@@ -107,6 +111,8 @@ describe("openDatabase", () => {
         "table:saved_permission",
         "table:server_activity",
         "table:session",
+        "table:session_plugin",
+        "table:session_plugin_revision",
         "table:turn",
         "table:turn_event",
         "table:turn_part",

@@ -47,6 +47,8 @@ describe("schema.ts mirrors the migrations", () => {
       "saved_permission",
       "server_activity",
       "session",
+      "session_plugin",
+      "session_plugin_revision",
       "turn",
       "turn_event",
       "turn_part",

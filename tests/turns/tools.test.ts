@@ -369,7 +369,7 @@ describe("hidden tools", () => {
       const offered = (hidden.model.requests[0]!.body.tools as { function: { name: string } }[]).map((tool) => tool.function.name);
       expect(offered).not.toContain("shell");
       // A deny of some resources only leaves the tool offered.
-      expect(offered).toEqual(["read", "write", "edit", "webfetch", "question", "pause", "task"]);
+      expect(offered).toEqual(["read", "write", "edit", "webfetch", "question", "pause", "task", "execute"]);
       expect(turn.outcome).toMatchObject({ kind: "completed", text: "No shell." });
       expect(toolParts(turn.parts)[0]).toMatchObject({ state: "failed", fault: { code: "unknown_tool" } });
     } finally {

@@ -3,7 +3,7 @@
 // environment and the runner hands it to every Turn; Turns never load catalogs themselves.
 import type { AgentCatalog } from "../../workspace/agents.js";
 import type { SkillDiscovery } from "../../workspace/skills.js";
-import type { SubagentCapability } from "../../tools/index.js";
+import type { RegisteredTool, SubagentCapability } from "../../tools/index.js";
 
 /** Runs `task` calls for one parent Turn (see `services/core/subagents`). */
 export interface SubagentHost {
@@ -18,4 +18,14 @@ export interface TurnEnvironment {
   skills(workdir: string): Promise<SkillDiscovery>;
   /** Where `task` calls run; absent, the `task` tool is not offered. */
   readonly subagents?: SubagentHost | undefined;
+  /** Whether CodeMode's `execute` is offered (config `codemode.enabled`, default true). */
+  readonly codemode?: boolean | undefined;
+  /** The MCP servers' tools (`<server>_<tool>`) and handshake instructions right now; absent when none are loaded. */
+  readonly mcp?: (() => McpOffer | undefined) | undefined;
+}
+
+/** What the connected MCP servers offer a starting Turn. */
+export interface McpOffer {
+  readonly tools: readonly RegisteredTool[];
+  readonly instructions: readonly { readonly server: string; readonly text: string }[];
 }

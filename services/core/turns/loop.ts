@@ -56,11 +56,10 @@ export class TurnExecution {
       const setup = await setUpTurn(t);
       t.skills = setup.skills;
       t.subagents = setup.offered.has("task") ? t.deps.environment.subagents?.forTurn({ server: t.server, sessionId: t.sessionId, turnId: t.id, model: t.row.model }) : undefined;
-      const { system, tools, offered } = setup;
       const systemPrompt = t.session.systemPrompt ?? undefined;
       const model = modelIdentity(t.row.model);
       if (t.deps.hooks.has("turn.before")) await t.deps.hooks.trigger("turn.before", { turnId: t.id, prompt: request.prompt, model }).catch(rethrowHook);
-      if (setup.selectedSkills.length > 0 && t.messageIndex === 0) await this.loadSelectedSkills(setup.selectedSkills, offered);
+      if (setup.selectedSkills.length > 0 && t.messageIndex === 0) await this.loadSelectedSkills(setup.selectedSkills, setup.offered);
       for (;;) {
         t.checkStopped();
         await promoteSteers(t);
@@ -71,6 +70,8 @@ export class TurnExecution {
             .catch(rethrowHook);
         }
         t.iteration += 1;
+        // Each request offers the MCP tools of the servers connected at that moment.
+        const { system, tools, offered } = setup.offer();
         const answer = await callModel(t, { system, messages, tools });
         t.transcript.push(answer.message);
         if (answer.toolCalls.length > 0) {

@@ -16,11 +16,19 @@ import { agentToolNames } from "./agents.js";
 import type { RunningTurn } from "./running.js";
 import { StopSignal, fault } from "./stop.js";
 
+/** What one model request offers: the system text and the tools (the MCP servers' as connected at that moment). */
+export interface TurnOffer {
+  readonly system: string | undefined;
+  readonly offered: ReadonlyMap<string, AnyToolDefinition>;
+  readonly tools: readonly ModelTool[];
+}
+
 export interface TurnSetup {
   readonly agent: AgentDefinition | undefined;
-  readonly system: string | undefined;
-  readonly offered: Map<string, AnyToolDefinition>;
-  readonly tools: ModelTool[];
+  /** The offer of the next model request (throws a stop when an MCP tool name duplicates another tool). */
+  offer(): TurnOffer;
+  /** The tools offered at setup (before any MCP server connects later). */
+  readonly offered: ReadonlyMap<string, AnyToolDefinition>;
   /** Skills the prompt selected, loaded through `skill` before the first model call. */
   readonly selectedSkills: readonly string[];
   readonly skills: SkillCapability | undefined;
@@ -48,10 +56,13 @@ export async function setUpTurn(t: RunningTurn): Promise<TurnSetup> {
   const skills = discovery?.skills ?? [];
   const selectedSkills = request.skills ?? [];
   const subagentHost = t.deps.environment.subagents;
+  const codemode = t.deps.environment.codemode !== false && (selection.allow === undefined || selection.allow.length > 0);
   const unavailable = (toolId: string): boolean =>
-    (toolId === "task" && subagentHost === undefined) || (toolId === "skill" && skills.length === 0 && selectedSkills.length === 0);
+    (toolId === "task" && subagentHost === undefined) || (toolId === "skill" && skills.length === 0 && selectedSkills.length === 0) || (toolId === "execute" && !codemode);
+  // CodeMode's executor is not one of the tools an agent selects: it is withheld only with none.
+  const allow = selection.allow !== undefined && codemode ? [...selection.allow, "execute"] : selection.allow;
   const offered = t.deps.tools.select({
-    allow: selection.allow,
+    allow,
     hidden: (toolId) => unavailable(toolId) || isToolHidden(toolId, layers),
   });
   for (const name of selection.required) {
@@ -63,23 +74,38 @@ export async function setUpTurn(t: RunningTurn): Promise<TurnSetup> {
       .filter((candidate) => !denied("task", candidate.id))
       .map((candidate) => ({ id: candidate.id, description: candidate.description })),
   };
-  const tools: ModelTool[] = [...offered.values()].map((tool) => ({
+  const modelTool = (tool: AnyToolDefinition, all: ReadonlyMap<string, AnyToolDefinition>): ModelTool => ({
     name: tool.id,
-    description: tool.describe?.(describe) ?? tool.description,
+    description: tool.describe?.({ ...describe, codemodeTools: [...all.values()] }) ?? tool.description,
     inputSchema: tool.inputSchema as ModelTool["inputSchema"],
-  }));
+  });
+  const tools = [...offered.values()].map((tool) => modelTool(tool, offered));
   const advertised = offered.has("skill") ? skills.filter((skill) => skill.advertised && !denied("skill", skill.id)) : [];
   const instructions = t.row.instructions as StoredInstructions | null;
-  const system = [agent?.system, t.session.systemPrompt ?? undefined, instructions ? renderInstructions(instructions) : undefined, skillList(advertised)]
-    .filter((text): text is string => text !== undefined && text.trim() !== "")
-    .join("\n\n");
+  const base = [agent?.system, t.session.systemPrompt ?? undefined, instructions ? renderInstructions(instructions) : undefined, skillList(advertised)].filter(
+    (text): text is string => text !== undefined && text.trim() !== "",
+  );
+  const systemOf = (extra: readonly string[]): string | undefined => (base.length + extra.length > 0 ? [...base, ...extra].join("\n\n") : undefined);
+  const fixed: TurnOffer = { system: systemOf([]), offered, tools };
+  const allowed = (toolId: string): boolean => (selection.allow === undefined || selection.allow.includes(toolId)) && !isToolHidden(toolId, layers);
   return {
     agent,
-    system: system === "" ? undefined : system,
     offered,
-    tools,
     selectedSkills,
     skills: offered.has("skill") ? skillCapability(skills) : undefined,
+    offer() {
+      const mcp = t.deps.environment.mcp?.();
+      if (!mcp || (mcp.tools.length === 0 && mcp.instructions.length === 0)) return fixed;
+      const all = new Map(offered);
+      for (const { tool } of mcp.tools) {
+        if (!allowed(tool.id)) continue;
+        if (all.has(tool.id)) throw failed("tool_conflict", `The MCP tool name ${JSON.stringify(tool.id)} duplicates another tool of this Turn`);
+        all.set(tool.id, tool);
+      }
+      const serverInstructions = mcp.instructions.map((entry) => `Instructions from MCP server ${entry.server}:\n\n${entry.text.trim()}`);
+      // Descriptions that list the request's tools (`execute`'s) see the MCP tools too.
+      return { system: systemOf(serverInstructions), offered: all, tools: [...all.values()].map((tool) => modelTool(tool, all)) };
+    },
   };
 }
 

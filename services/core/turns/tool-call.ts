@@ -5,10 +5,21 @@
 // that throws) fails only itself; a denied check fails the Turn with `tool_denied` and the tool
 // never runs. Results reach the transcript in the model's order.
 import { randomUUID } from "node:crypto";
-import type { Fault, ToolActivity, ToolResult, ToolTurnPart } from "../../../generated/client/types.gen.js";
+import type { CodeModeToolOrigin, Fault, ToolActivity, ToolResult, ToolTurnPart } from "../../../generated/client/types.gen.js";
 import { isHookFailure } from "../../plugins/hooks.js";
 import type { ToolResultMessage } from "../../providers/index.js";
-import { isToolFailure, validateToolInput, type AnyToolDefinition, type PermissionProjection, type ToolContext, type ToolOutput } from "../../tools/index.js";
+import {
+  ToolFailure,
+  isToolFailure,
+  validateToolInput,
+  type AnyToolDefinition,
+  type CodeModeCallRequest,
+  type CodeModeCapability,
+  type PermissionProjection,
+  type ToolContext,
+  type ToolFailureCode,
+  type ToolOutput,
+} from "../../tools/index.js";
 import { askQuestions, authorize } from "./approvals.js";
 import { attachNestedInstructions } from "./nested-instructions.js";
 import type { ModelToolCall } from "./model-call.js";
@@ -25,12 +36,21 @@ interface ApprovedCall {
   readonly tool: AnyToolDefinition;
   readonly input: unknown;
   readonly projections: PermissionProjection[];
+  readonly signal: AbortSignal;
 }
 
 /** A call settled before it could run; the model sees `message`. */
 interface SettledCall {
   readonly kind: "settled";
   readonly message: ToolResultMessage;
+  readonly fault: Fault;
+}
+
+/** A call's end: what the model sees, and the tool's output (absent when the call failed). */
+interface CallEnd {
+  readonly message: ToolResultMessage;
+  readonly output?: ToolOutput;
+  readonly fault?: Fault;
 }
 
 /** Runs one model step's tool calls; resolves with their results in the model's order. */
@@ -40,7 +60,7 @@ export async function runToolCalls(t: RunningTurn, calls: readonly ModelToolCall
     t.checkStopped();
     prepared.push(await prepare(t, call, offered));
   }
-  const runs = prepared.map((entry) => (entry.kind === "settled" ? Promise.resolve(entry.message) : execute(t, entry)));
+  const runs = prepared.map((entry) => (entry.kind === "settled" ? Promise.resolve(entry.message) : execute(t, entry, offered).then((end) => end.message)));
   // Wait for every call (a stop aborts them all through the signal) before the Turn settles.
   const results = await Promise.allSettled(runs);
   // The step's results reach the transcript next: what they attached is visible there from now on.
@@ -50,7 +70,30 @@ export async function runToolCalls(t: RunningTurn, calls: readonly ModelToolCall
   return results.map((result) => (result as PromiseFulfilledResult<ToolResultMessage>).value);
 }
 
-async function prepare(t: RunningTurn, call: ModelToolCall, offered: ReadonlyMap<string, AnyToolDefinition>): Promise<ApprovedCall | SettledCall> {
+/**
+ * One tool call a CodeMode script made: prepared, authorized and run exactly as a direct call
+ * (its own part, with origin `codemode`), except that a denial rejects inside the script with
+ * `tool_denied` instead of failing the Turn. `directOnly` tools and `execute` itself are refused.
+ */
+export async function runCodeModeCall(t: RunningTurn, parentToolCallId: string, request: CodeModeCallRequest, offered: ReadonlyMap<string, AnyToolDefinition>): Promise<ToolOutput> {
+  const tool = offered.get(request.toolId);
+  if (!tool || tool.directOnly || tool.id === "execute") throw new ToolFailure("invalid_input", `${JSON.stringify(request.toolId)} cannot be called from a script.`);
+  const call: ModelToolCall = { id: `${parentToolCallId}:${request.ordinal}`, name: request.toolId, arguments: JSON.stringify(request.input ?? {}) };
+  const origin: CodeModeToolOrigin = { kind: "codemode", parentToolCallId, ordinal: request.ordinal };
+  const prepared = await prepare(t, call, offered, { origin, signal: request.signal });
+  const end: CallEnd = prepared.kind === "settled" ? prepared : await execute(t, prepared, offered);
+  if (end.output) return end.output;
+  const failed = end.fault ?? fault("tool_error", `The ${request.toolId} call failed.`);
+  throw new ToolFailure(failed.code as ToolFailureCode, failed.message);
+}
+
+/** A CodeMode call's part origin and the signal that ends it when its script does. */
+interface Inner {
+  readonly origin: CodeModeToolOrigin;
+  readonly signal: AbortSignal;
+}
+
+async function prepare(t: RunningTurn, call: ModelToolCall, offered: ReadonlyMap<string, AnyToolDefinition>, inner?: Inner): Promise<ApprovedCall | SettledCall> {
   let input: unknown;
   let parseError: string | undefined;
   try {
@@ -63,6 +106,7 @@ async function prepare(t: RunningTurn, call: ModelToolCall, offered: ReadonlyMap
     id: randomUUID(),
     toolCallId: call.id,
     toolId: call.name,
+    ...(inner ? { origin: inner.origin } : {}),
     assistantMessageIndex: t.messageIndex,
     input: parseError === undefined ? input : call.arguments,
     ...(parseError !== undefined ? { modelInput: call.arguments } : {}),
@@ -72,7 +116,7 @@ async function prepare(t: RunningTurn, call: ModelToolCall, offered: ReadonlyMap
   };
   const ordinal = t.recorder.add(base);
   await t.recorder.commit([{ type: "turn.tool.requested", data: { ...toolFields(base), part: base } }]);
-  const settle = async (toolFault: Fault): Promise<SettledCall> => ({ kind: "settled", message: await failCall(t, ordinal, call, toolFault) });
+  const settle = async (toolFault: Fault): Promise<SettledCall> => ({ kind: "settled", message: await failCall(t, ordinal, call, toolFault), fault: toolFault });
 
   const tool = offered.get(call.name);
   if (!tool) return settle(fault("unknown_tool", `There is no tool named ${JSON.stringify(call.name)}`));
@@ -93,7 +137,8 @@ async function prepare(t: RunningTurn, call: ModelToolCall, offered: ReadonlyMap
     t.recorder.set(ordinal, { ...(t.recorder.part(ordinal) as ToolTurnPart), input: before.input, modelInput: validated.input });
   }
 
-  const permissionContext = { workdir: t.workdir, sessionId: t.sessionId, turnId: t.id, toolCallId: call.id, signal: t.signal };
+  const signal = inner ? AbortSignal.any([t.signal, inner.signal]) : t.signal;
+  const permissionContext = { workdir: t.workdir, sessionId: t.sessionId, turnId: t.id, toolCallId: call.id, signal };
   let projections: PermissionProjection[];
   try {
     projections = tool.permissions(before.input, permissionContext);
@@ -103,15 +148,17 @@ async function prepare(t: RunningTurn, call: ModelToolCall, offered: ReadonlyMap
   for (const projection of projections) {
     const denial = await authorize(t, ordinal, projection, before.approval);
     if (!denial) continue;
-    await failCall(t, ordinal, call, denial.fault, "denied");
-    // A denied direct call ends the Turn: the tool never runs.
-    throw new StopSignal({ kind: "failed", fault: fault("tool_denied", `The ${tool.id} call was denied: ${denial.fault.message}`) });
+    const message = await failCall(t, ordinal, call, denial.fault, "denied");
+    const denied = fault("tool_denied", `The ${tool.id} call was denied: ${denial.fault.message}`);
+    // A denied script call rejects inside the script; a denied direct call ends the Turn. The tool never runs.
+    if (inner) return { kind: "settled", message, fault: denied };
+    throw new StopSignal({ kind: "failed", fault: denied });
   }
-  return { kind: "approved", call, ordinal, tool, input: before.input, projections };
+  return { kind: "approved", call, ordinal, tool, input: before.input, projections, signal };
 }
 
 /** Runs one approved call to its result (a tool failure fails only the call). */
-async function execute(t: RunningTurn, approved: ApprovedCall): Promise<ToolResultMessage> {
+async function execute(t: RunningTurn, approved: ApprovedCall, offered: ReadonlyMap<string, AnyToolDefinition>): Promise<CallEnd> {
   const { call, ordinal, tool } = approved;
   let checkpoint = 0;
   let activityTimer: NodeJS.Timeout | undefined;
@@ -134,7 +181,7 @@ async function execute(t: RunningTurn, approved: ApprovedCall): Promise<ToolResu
     sessionId: t.sessionId,
     turnId: t.id,
     toolCallId: call.id,
-    signal: t.signal,
+    signal: approved.signal,
     artifactsDirectory: t.deps.artifactsDirectory(t.workdir),
     permissions: approved.projections,
     reportActivity: (update) => {
@@ -146,6 +193,7 @@ async function execute(t: RunningTurn, approved: ApprovedCall): Promise<ToolResu
     askQuestion: (questions) => askQuestions(t, ordinal, questions),
     ...(t.subagents ? { subagents: t.subagents } : {}),
     ...(t.skills ? { skills: t.skills } : {}),
+    ...(tool.id === "execute" ? { codemode: codemodeCapability(t, call.id, offered) } : {}),
   };
   let output: ToolOutput;
   try {
@@ -156,7 +204,7 @@ async function execute(t: RunningTurn, approved: ApprovedCall): Promise<ToolResu
     const toolFault = isToolFailure(error) ? error.toFault() : fault("tool_error", "The tool failed unexpectedly");
     const message = await failCall(t, ordinal, call, toolFault);
     await after(t, approved, false, { error: toolFault.message });
-    return message;
+    return { message, fault: toolFault };
   }
   stopActivity();
   // A result that arrives after the Turn stopped is discarded: the call counts as interrupted.
@@ -171,11 +219,20 @@ async function execute(t: RunningTurn, approved: ApprovedCall): Promise<ToolResu
     completedAt: t.deps.now(),
     ...(output.artifact ? { artifact: output.artifact } : {}),
     ...(nested ? { instructions: nested.sources } : {}),
+    ...(output.execution ? { execution: output.execution } : {}),
   };
   t.recorder.set(ordinal, completed);
   await t.recorder.commit([{ type: "turn.tool.completed", data: { ...toolFields(completed), ok: true, part: completed } }]);
   await after(t, approved, true, output.result.value);
-  return { role: "tool", toolCallId: call.id, toolName: call.name, result: nested?.result ?? output.result, isError: false };
+  return { message: { role: "tool", toolCallId: call.id, toolName: call.name, result: nested?.result ?? output.result, isError: false }, output };
+}
+
+/** What an `execute` call's scripts reach: the tools this request offered, called through Core. */
+function codemodeCapability(t: RunningTurn, parentToolCallId: string, offered: ReadonlyMap<string, AnyToolDefinition>): CodeModeCapability {
+  return {
+    tools: () => [...offered.values()].filter((tool) => !tool.directOnly && tool.id !== "execute"),
+    call: (request) => runCodeModeCall(t, parentToolCallId, request, offered),
+  };
 }
 
 /** `tool.execute.after`, once the call's completion is recorded. */

@@ -1,0 +1,179 @@
+// The engine: QuickJS (quickjs-emscripten, release-sync variant) in worker threads. The WASM
+// module is read and compiled once per process, lazily, and handed to each worker, which
+// instantiates it and creates one runtime and context per execution. Why workers and not this
+// thread: QuickJS's frames also use the native stack, and 10,000 calls need more than the main
+// thread has (it overflows near 2,000, leaving the module unusable); a CPU-bound script would
+// block the host's event loop; and a crashed module takes only its worker with it. An execution
+// has a worker to itself; one idle worker is kept warm (unref'd), the others end with their run.
+import { readFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { Worker } from "node:worker_threads";
+import type { CodeModeError, CodeModeErrorCode } from "./errors.js";
+import { MAX_IDLE_WORKER_MEMORY_BYTES, MAX_IDLE_WORKERS, WORKER_STACK_MB } from "./limits.js";
+import { PRELUDE_SOURCE } from "./prelude.js";
+import { WORKER_SOURCE } from "./worker-source.js";
+
+/** The limits a run carries into the worker (every number the sandbox enforces). */
+export interface WorkerLimits {
+  readonly memoryBytes: number;
+  readonly stackBytes: number;
+  readonly timeoutMs: number | null;
+  readonly maxPending: number;
+  readonly maxString: number;
+  readonly maxArray: number;
+  readonly maxDepth: number;
+  readonly consoleDepth: number;
+  readonly maxSearch: number;
+  readonly maxLogEntries: number;
+  readonly maxLogBytes: number;
+}
+
+export type ToWorker =
+  | { readonly type: "run"; readonly id: number; readonly code: string; readonly catalog: string; readonly limits: WorkerLimits; readonly interrupt: SharedArrayBuffer }
+  | { readonly type: "settle"; readonly id: number; readonly callId: number; readonly ok: true; readonly json: string | undefined }
+  | { readonly type: "settle"; readonly id: number; readonly callId: number; readonly ok: false; readonly message: string; readonly code?: string }
+  | { readonly type: "stop"; readonly id: number }
+  | { readonly type: "fatal"; readonly id: number; readonly code: CodeModeErrorCode; readonly message: string };
+
+export type FromWorker =
+  | { readonly type: "call"; readonly id: number; readonly callId: number; readonly tool: string; readonly json: string | undefined }
+  | { readonly type: "log"; readonly id: number; readonly entry: string }
+  | ({ readonly type: "done"; readonly id: number; readonly omitted: number; readonly memoryBytes: number; readonly retire: boolean } & (
+      | { readonly ok: true; readonly json: string | undefined }
+      | { readonly ok: false; readonly error: CodeModeError }
+    ));
+
+/** Values of the shared interrupt word. */
+export const INTERRUPT = { none: 0, aborted: 1, timedOut: 2 } as const;
+
+/** One execution's line to its worker. */
+export interface EngineChannel {
+  send(message: ToWorker): void;
+  /** Kills the worker (an aborted run that did not stop in time); `onExit` follows. */
+  terminate(): void;
+  /** Gives the worker back: kept warm or ended. */
+  release(): void;
+}
+
+export interface ChannelHandlers {
+  onMessage(message: FromWorker): void;
+  /** The worker died before the run finished. */
+  onExit(error: CodeModeError): void;
+}
+
+const require = createRequire(import.meta.url);
+const WASM_PAGE_BYTES = 65_536;
+/** The module's own 2 GiB address space. */
+const WASM_MAX_PAGES = 32_768;
+/**
+ * What the module needs besides the QuickJS heap: its data, its 5 MiB stack and its initial
+ * 16 MiB. The heap of a run can grow to about `memoryBytes` on top: this cap is the memory limit
+ * that holds, because QuickJS's own (`setMemoryLimit`) counts 8 bytes per allocation in this
+ * build (no `malloc_usable_size`), so large strings and arrays pass it.
+ */
+const WASM_BASE_BYTES = 16 * 1024 * 1024;
+let compiled: Promise<WebAssembly.Module> | undefined;
+
+/** The compiled QuickJS WebAssembly module, read and compiled on first use. */
+function wasmModule(): Promise<WebAssembly.Module> {
+  if (!compiled) {
+    const loading = readFile(require.resolve("@jitl/quickjs-wasmfile-release-sync/wasm")).then((bytes) => WebAssembly.compile(bytes));
+    loading.catch(() => {
+      if (compiled === loading) compiled = undefined;
+    });
+    compiled = loading;
+  }
+  return compiled;
+}
+
+class SandboxWorker {
+  readonly worker: Worker;
+  handlers: ChannelHandlers | undefined;
+  /** Size of the worker's WebAssembly memory after its last run. */
+  wasmBytes = 0;
+  dead = false;
+
+  /** `memoryBytes`: the limit of the runs it serves; its WebAssembly memory is capped to fit. */
+  constructor(
+    module: WebAssembly.Module,
+    readonly memoryBytes: number,
+  ) {
+    this.worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      workerData: {
+        quickjsPath: require.resolve("quickjs-emscripten"),
+        variantPath: require.resolve("@jitl/quickjs-wasmfile-release-sync"),
+        wasmModule: module,
+        prelude: PRELUDE_SOURCE,
+        maxWasmPages: Math.min(WASM_MAX_PAGES, Math.ceil((memoryBytes + WASM_BASE_BYTES) / WASM_PAGE_BYTES)),
+      },
+      resourceLimits: { stackSizeMb: WORKER_STACK_MB },
+      // Emscripten prints to stderr when a module aborts: keep that off the host's terminal.
+      stdout: true,
+      stderr: true,
+    });
+    this.worker.stdout.resume();
+    this.worker.stderr.resume();
+    this.worker.on("message", (message: FromWorker) => {
+      if (message.type === "done") {
+        this.wasmBytes = message.memoryBytes;
+        // The module is unusable after a trap: this worker is exiting and takes no new run.
+        if (message.retire) this.dead = true;
+      }
+      this.handlers?.onMessage(message);
+    });
+    this.worker.on("error", () => this.died());
+    this.worker.on("exit", () => this.died());
+  }
+
+  private died(): void {
+    if (this.dead) return;
+    this.dead = true;
+    const index = idle.indexOf(this);
+    if (index !== -1) idle.splice(index, 1);
+    const handlers = this.handlers;
+    this.handlers = undefined;
+    handlers?.onExit({ code: "engine_failed", message: "The CodeMode engine stopped unexpectedly." });
+  }
+}
+
+const idle: SandboxWorker[] = [];
+
+/** A worker for one execution with `memoryBytes` of memory (a warm one when there is one). Rejects when the engine cannot start. */
+export async function openChannel(handlers: ChannelHandlers, memoryBytes: number): Promise<EngineChannel> {
+  const warm = idle.findIndex((candidate) => candidate.memoryBytes === memoryBytes);
+  const sandbox = warm === -1 ? new SandboxWorker(await wasmModule(), memoryBytes) : idle.splice(warm, 1)[0]!;
+  sandbox.worker.ref();
+  sandbox.handlers = handlers;
+  const current = sandbox;
+  let released = false;
+  return {
+    send(message) {
+      if (!current.dead) current.worker.postMessage(message);
+    },
+    terminate() {
+      current.dead = true;
+      current.handlers = undefined;
+      void current.worker.terminate();
+    },
+    release() {
+      if (released) return;
+      released = true;
+      current.handlers = undefined;
+      if (current.dead) return;
+      if (idle.length >= MAX_IDLE_WORKERS || current.wasmBytes > MAX_IDLE_WORKER_MEMORY_BYTES) {
+        current.dead = true;
+        void current.worker.terminate();
+        return;
+      }
+      current.worker.unref();
+      idle.push(current);
+    },
+  };
+}
+
+/** Ends the warm workers (tests; a host that wants its threads back). */
+export async function shutdownCodeModeEngine(): Promise<void> {
+  const workers = idle.splice(0);
+  await Promise.all(workers.map((sandbox) => ((sandbox.dead = true), sandbox.worker.terminate())));
+}

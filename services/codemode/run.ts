@@ -1,0 +1,217 @@
+// runCodeMode: one script, one fresh QuickJS runtime, the caller's tools. The script is the body
+// of an async function; it sees `tools.<id>(input)`, `search({ query })`, `console` and nothing
+// else. Every tool call comes out here as JSON (checked), runs through the caller's `call`, and
+// its result goes back in as JSON (checked); a rejection becomes an Error in the script. When
+// the script settles, calls still running are aborted ("returning interrupts unfinished work").
+import { openChannel, INTERRUPT, type ChannelHandlers, type EngineChannel, type FromWorker, type WorkerLimits } from "./engine.js";
+import type { CodeModeError } from "./errors.js";
+import {
+  ABORT_GRACE_MS,
+  CONSOLE_FORMAT_DEPTH,
+  DEFAULT_MEMORY_LIMIT_BYTES,
+  MAX_ARRAY_LENGTH,
+  MAX_LOG_BYTES,
+  MAX_LOG_ENTRIES,
+  MAX_MEMORY_LIMIT_BYTES,
+  MAX_PENDING_PROMISES,
+  MAX_SEARCH_RESULTS,
+  MAX_STRING_LENGTH,
+  MAX_VALUE_DEPTH,
+  STACK_SIZE_BYTES,
+  type CodeModeLimits,
+} from "./limits.js";
+import { toolPath, toolSignature } from "./signature.js";
+import { decodeValue, encodeValue } from "./values.js";
+
+/** A tool a script may call. */
+export interface CodeModeTool {
+  readonly description: string;
+  readonly inputSchema: Readonly<Record<string, unknown>>;
+  /**
+   * Runs one call with the script's (JSON) input; resolves with the result value the script
+   * receives, or rejects with an Error whose `message` (and string `code`, if any) the script sees.
+   */
+  call(input: unknown, options: CodeModeCallOptions): Promise<unknown>;
+}
+
+export interface CodeModeCallOptions {
+  /** Aborts when the execution ends (the script returned, failed or was stopped) before the call settles. */
+  readonly signal: AbortSignal;
+  /** 1 for the script's first call, in the order the script made them. */
+  readonly ordinal: number;
+}
+
+/** A tool call's progress, for activity reports. */
+export interface CodeModeCallEvent {
+  readonly ordinal: number;
+  readonly toolId: string;
+  readonly phase: "started" | "completed" | "failed";
+  /** The failure the script received (`failed` only). */
+  readonly message?: string;
+}
+
+export interface CodeModeRequest {
+  readonly code: string;
+  readonly tools: ReadonlyMap<string, CodeModeTool>;
+  readonly limits?: CodeModeLimits;
+  /** Stops the script, also in the middle of a CPU-bound loop. */
+  readonly signal?: AbortSignal;
+  readonly onCall?: (event: CodeModeCallEvent) => void;
+  /** Each console entry as it is kept. */
+  readonly onLog?: (entry: string) => void;
+}
+
+export type CodeModeOutcome =
+  | { readonly ok: true; readonly value: unknown; readonly logs: readonly string[] }
+  | { readonly ok: false; readonly error: CodeModeError; readonly logs: readonly string[] };
+
+let nextRunId = 0;
+
+/** Runs one script. Resolves with its outcome (never rejects for the script's sake; a bad `limits` is a RangeError). */
+export async function runCodeMode(request: CodeModeRequest): Promise<CodeModeOutcome> {
+  const limits = workerLimits(request.limits);
+  const logs: string[] = [];
+  const { signal } = request;
+  if (signal?.aborted) return { ok: false, error: { code: "interrupted", message: "The execution was interrupted." }, logs };
+  const catalog = JSON.stringify([...request.tools].map(([id, tool]) => toolSignature(id, tool.description, tool.inputSchema)));
+  const id = ++nextRunId;
+  const interrupt = new SharedArrayBuffer(4);
+  const flag = new Int32Array(interrupt);
+  const calls = new Set<AbortController>();
+  let ordinal = 0;
+
+  return new Promise<CodeModeOutcome>((resolve) => {
+    let channel: EngineChannel | undefined;
+    let settled = false;
+    let graceTimer: NodeJS.Timeout | undefined;
+    let deadlineTimer: NodeJS.Timeout | undefined;
+
+    const notify = <T>(callback: ((event: T) => void) | undefined, event: T): void => {
+      try {
+        callback?.(event);
+      } catch {
+        // An observer's failure is not the script's.
+      }
+    };
+
+    const settle = (outcome: CodeModeOutcome): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(graceTimer);
+      clearTimeout(deadlineTimer);
+      signal?.removeEventListener("abort", onAbort);
+      for (const controller of calls) controller.abort();
+      calls.clear();
+      channel?.release();
+      resolve(outcome);
+    };
+
+    const stopError = (reason: number): CodeModeError =>
+      reason === INTERRUPT.timedOut
+        ? { code: "timed_out", message: `The execution did not finish within ${limits.timeoutMs} ms.` }
+        : { code: "interrupted", message: "The execution was interrupted." };
+
+    const stop = (reason: number): void => {
+      if (settled || Atomics.load(flag, 0) !== INTERRUPT.none) return;
+      Atomics.store(flag, 0, reason);
+      for (const controller of calls) controller.abort();
+      channel?.send({ type: "stop", id });
+      graceTimer = setTimeout(() => {
+        channel?.terminate();
+        const error = stopError(reason);
+        settle({ ok: false, error: { code: error.code, message: `${error.message} The engine did not stop in time and was terminated.` }, logs });
+      }, ABORT_GRACE_MS);
+    };
+    const onAbort = (): void => stop(INTERRUPT.aborted);
+
+    const fatal = (error: CodeModeError): void => channel?.send({ type: "fatal", id, code: error.code, message: error.message });
+
+    const call = async (message: Extract<FromWorker, { type: "call" }>): Promise<void> => {
+      const path = toolPath(message.tool);
+      const input = decodeValue(message.json, `the input of ${path}`);
+      if (!input.ok) return fatal(input.error);
+      const tool = request.tools.get(message.tool);
+      const n = ++ordinal;
+      const controller = new AbortController();
+      calls.add(controller);
+      notify(request.onCall, { ordinal: n, toolId: message.tool, phase: "started" });
+      try {
+        if (!tool) throw new Error(`There is no tool ${path}.`);
+        const value = await tool.call(input.value, { signal: controller.signal, ordinal: n });
+        if (settled) return;
+        const encoded = encodeValue(value, `the result of ${path}`);
+        if (!encoded.ok) {
+          notify(request.onCall, { ordinal: n, toolId: message.tool, phase: "failed", message: encoded.error.message });
+          return fatal(encoded.error);
+        }
+        notify(request.onCall, { ordinal: n, toolId: message.tool, phase: "completed" });
+        channel?.send({ type: "settle", id, callId: message.callId, ok: true, json: encoded.value });
+      } catch (error) {
+        if (settled) return;
+        const text = error instanceof Error ? error.message : typeof error === "string" ? error : "The tool call failed.";
+        const code = typeof (error as { code?: unknown } | null)?.code === "string" ? (error as { code: string }).code : undefined;
+        notify(request.onCall, { ordinal: n, toolId: message.tool, phase: "failed", message: text });
+        channel?.send({ type: "settle", id, callId: message.callId, ok: false, message: text, ...(code !== undefined && { code }) });
+      } finally {
+        calls.delete(controller);
+      }
+    };
+
+    const handlers: ChannelHandlers = {
+      onMessage(message) {
+        if (message.id !== id || settled) return;
+        if (message.type === "log") {
+          logs.push(message.entry);
+          notify(request.onLog, message.entry);
+        } else if (message.type === "call") {
+          void call(message);
+        } else {
+          if (message.omitted > 0) logs.push(`… ${message.omitted} more console ${message.omitted === 1 ? "entry" : "entries"} omitted`);
+          if (!message.ok) return settle({ ok: false, error: message.error, logs });
+          const value = decodeValue(message.json, "the return value");
+          settle(value.ok ? { ok: true, value: value.value, logs } : { ok: false, error: value.error, logs });
+        }
+      },
+      onExit(error) {
+        const reason = Atomics.load(flag, 0);
+        settle({ ok: false, error: reason === INTERRUPT.none ? error : stopError(reason), logs });
+      },
+    };
+
+    signal?.addEventListener("abort", onAbort, { once: true });
+    openChannel(handlers, limits.memoryBytes).then(
+      (opened) => {
+        channel = opened;
+        if (settled) return opened.release();
+        opened.send({ type: "run", id, code: request.code, catalog, limits, interrupt });
+        if (limits.timeoutMs !== null) deadlineTimer = setTimeout(() => stop(INTERRUPT.timedOut), limits.timeoutMs);
+      },
+      (error: unknown) =>
+        settle({ ok: false, error: { code: "engine_failed", message: `The CodeMode engine could not start: ${error instanceof Error ? error.message : String(error)}` }, logs }),
+    );
+  });
+}
+
+function workerLimits(limits: CodeModeLimits | undefined): WorkerLimits {
+  const memoryBytes = limits?.memoryBytes ?? DEFAULT_MEMORY_LIMIT_BYTES;
+  if (!Number.isSafeInteger(memoryBytes) || memoryBytes < 1024 * 1024 || memoryBytes > MAX_MEMORY_LIMIT_BYTES) {
+    throw new RangeError(`limits.memoryBytes must be an integer from 1 MiB to ${MAX_MEMORY_LIMIT_BYTES} bytes`);
+  }
+  const timeoutMs = limits?.timeoutMs;
+  if (timeoutMs !== undefined && (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 2_147_483_647)) {
+    throw new RangeError("limits.timeoutMs must be an integer from 1 to 2147483647");
+  }
+  return {
+    memoryBytes,
+    stackBytes: STACK_SIZE_BYTES,
+    timeoutMs: timeoutMs ?? null,
+    maxPending: MAX_PENDING_PROMISES,
+    maxString: MAX_STRING_LENGTH,
+    maxArray: MAX_ARRAY_LENGTH,
+    maxDepth: MAX_VALUE_DEPTH,
+    consoleDepth: CONSOLE_FORMAT_DEPTH,
+    maxSearch: MAX_SEARCH_RESULTS,
+    maxLogEntries: MAX_LOG_ENTRIES,
+    maxLogBytes: MAX_LOG_BYTES,
+  };
+}

@@ -1,0 +1,98 @@
+// Binds the contract's plugin operations to services/plugins: the runtime plugin inventory and
+// reload (`plugins`, `reload`) and a Session's plugin overlay (`sessionPlugins`,
+// `addSessionPlugin`, `removeSessionPlugin`, `reloadSessionPlugin`, `refreshSessionPlugin`).
+// `createPluginServices` composes them for the Node host from configuration. Typed failures
+// thrown by the services are encoded by the HTTP edge.
+import type { RuntimePlugin } from "../../generated/client/types.gen.js";
+import type { Handlers } from "../../generated/server/routes.js";
+import type { ConfigLayer, Env } from "../config/index.js";
+import type { RequestContext } from "../http/handler.js";
+import {
+  configRuntimeSource,
+  createNodeCapabilities,
+  PluginRuntime,
+  SessionPluginService,
+  storageJournalSink,
+  type HostCapabilities,
+  type PluginGeneration,
+  type StaticSessionPlugin,
+} from "../plugins/index.js";
+import type { StorageHandle } from "../storage/index.js";
+import { loadAgentCatalog, type PluginAgentLayer } from "../workspace/agents.js";
+
+export interface PluginHandlerServices {
+  readonly runtime: PluginRuntime;
+  readonly sessions: SessionPluginService;
+}
+
+type PluginOperations = Pick<
+  Handlers<RequestContext>,
+  "plugins" | "reload" | "sessionPlugins" | "addSessionPlugin" | "removeSessionPlugin" | "reloadSessionPlugin" | "refreshSessionPlugin"
+>;
+
+export function pluginHandlers({ runtime, sessions }: PluginHandlerServices): PluginOperations {
+  return {
+    plugins: async () => ({ status: 200, body: { plugins: runtime.plugins() } }),
+    reload: async () => ({ status: 200, body: await runtime.reload() }),
+    sessionPlugins: async ({ path }) => ({ status: 200, body: { status: await sessions.status(path.server, path.sessionId) } }),
+    addSessionPlugin: async ({ path, body }) => ({ status: 200, body: { status: await sessions.add(path.server, path.sessionId, body) } }),
+    removeSessionPlugin: async ({ path }) => ({ status: 200, body: { status: await sessions.remove(path.server, path.sessionId) } }),
+    reloadSessionPlugin: async ({ path }) => ({ status: 200, body: { status: await sessions.reload(path.server, path.sessionId) } }),
+    refreshSessionPlugin: async ({ path, body }) => ({ status: 200, body: { status: await sessions.refresh(path.server, path.sessionId, body) } }),
+  };
+}
+
+export interface CreatePluginServicesOptions {
+  readonly storage: StorageHandle;
+  /** The server root: project config is found from it, packages resolve from it, capabilities are rooted at it. */
+  readonly serverRoot: string;
+  readonly env: Env;
+  readonly configPath?: string | undefined;
+  /** The built-in and Core tool ids (`Object.keys({ ...builtinTools, ...coreTools })`). */
+  readonly reservedToolIds: readonly string[];
+  readonly capabilities?: HostCapabilities;
+  readonly staticPlugins?: ReadonlyMap<string, StaticSessionPlugin>;
+  readonly setupTimeoutMs?: number;
+  /** Reference behaviour: only a `PluginError` with a `publicMessage` skips a failing host plugin. */
+  readonly failClosed?: boolean;
+  /** Full plugin errors, for the host's log. */
+  readonly onDiagnostic?: (source: string, error: unknown) => void;
+}
+
+export type CreatePluginServicesResult = { readonly ok: true; readonly services: PluginHandlerServices } | { readonly ok: false; readonly message: string; readonly plugins: readonly RuntimePlugin[] };
+
+/**
+ * The Node host's plugin services: the host generation from configuration (re-read on reload),
+ * journal writes into `storage`, and Session overlays whose Agent catalog layers the overlay over
+ * the host's configuration and plugins. A first generation that does not activate is returned as
+ * the reason the host should not start.
+ */
+export async function createPluginServices(options: CreatePluginServicesOptions): Promise<CreatePluginServicesResult> {
+  const capabilities = options.capabilities ?? createNodeCapabilities({ root: options.serverRoot });
+  const journal = storageJournalSink(options.storage);
+  const common = {
+    capabilities,
+    journal,
+    reservedToolIds: options.reservedToolIds,
+    ...(options.setupTimeoutMs !== undefined ? { setupTimeoutMs: options.setupTimeoutMs } : {}),
+    ...(options.onDiagnostic ? { onDiagnostic: options.onDiagnostic } : {}),
+  };
+  // The layers of the configuration the current host generation was loaded from.
+  let layers: readonly ConfigLayer[] = [];
+  const started = await PluginRuntime.start({
+    ...common,
+    ...(options.failClosed !== undefined ? { failClosed: options.failClosed } : {}),
+    source: configRuntimeSource({ cwd: options.serverRoot, env: options.env, configFile: options.configPath, onConfig: (loaded) => (layers = loaded.layers) }),
+  });
+  if (!started.ok) return started;
+  const runtime = started.runtime;
+  const sessions = new SessionPluginService({
+    ...common,
+    storage: options.storage,
+    runtime,
+    projectDirectory: options.serverRoot,
+    ...(options.staticPlugins ? { staticPlugins: options.staticPlugins } : {}),
+    agentCatalog: (host: PluginGeneration, layer: PluginAgentLayer) => loadAgentCatalog({ configLayers: layers, env: options.env, plugins: host.agents, sessionPlugins: layer }),
+  });
+  return { ok: true, services: { runtime, sessions } };
+}

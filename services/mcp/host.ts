@@ -1,0 +1,370 @@
+// McpHost: every configured MCP server of one host. It starts them lazily (the first catalog,
+// tools, prompt or resource use, or start()), keeps one McpConnection each, and answers the
+// contract's MCP operations: the catalog of the connected servers, the Tools a model request may
+// use at this moment, prompt resolution, resource reads and the OAuth credential lifecycle. A
+// server that fails is a status; nothing it does breaks another server or the host.
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { GetPromptResult } from "@modelcontextprotocol/sdk/types.js";
+import { McpError } from "@modelcontextprotocol/sdk/types.js";
+import { UriTemplate } from "@modelcontextprotocol/sdk/shared/uriTemplate.js";
+import type {
+  ImageMimeType,
+  McpCatalogServer,
+  McpCatalogSnapshot,
+  McpCredentialCallback,
+  McpCredentialForgetResponse,
+  McpCredentialStartResponse,
+  McpCredentialStatus,
+  McpResourceReadResult,
+  McpServerKind,
+  PromptPart,
+  StartMcpCredentialRequest,
+} from "../../generated/client/types.gen.js";
+import type { Env } from "../config/paths.js";
+import type { Config, Limit, McpServer } from "../config/types.js";
+import { notFound, unavailable, validationFailure } from "../contract/failure.js";
+import { authFileLocation, type AuthFileLocation } from "../providers/auth-file.js";
+import type { RegisteredTool } from "../tools/registry.js";
+import type { AnyToolDefinition } from "../tools/tool.js";
+import { CALLBACK_PORT_VARIABLE, callbackUrl, DEFAULT_CALLBACK_PORT } from "./callback.js";
+import { capabilitiesOf, withoutMeta } from "./catalog.js";
+import { resolveMcpServers, type ResolvedMcpServer } from "./config.js";
+import { McpConnection, ServerUnavailable, type McpServerState } from "./connection.js";
+import { isLimitReached, limitMs } from "./limits.js";
+import { McpOAuth } from "./oauth.js";
+import { isCanonicalBase64, type ResultLimits } from "./results.js";
+import type { StdioLifecycleLimits } from "./stdio.js";
+import { mcpTool, readResourceTool } from "./tools.js";
+
+/** The stdio lifecycle limits this host applies: SIGTERM at once after stdin closed, SIGKILL 3 s later. */
+export const DEFAULT_LIFECYCLE: StdioLifecycleLimits = { sigtermMs: 3_000, cleanupMs: 2_000, shutdownMs: 10_000 };
+/** How long an operation waits for a server that is still making its first connection attempt. */
+export const DEFAULT_READY_WAIT_MS = 30_000;
+
+export interface McpHostOptions {
+  /** The config's `mcp` entries. */
+  readonly servers?: readonly McpServer[] | undefined;
+  /** `images.maxBase64Bytes`, also applied to Tool images. */
+  readonly images?: { readonly maxBase64Bytes?: Limit | undefined } | undefined;
+  /** The host environment: `environment` references, PATH/temp variables for children, auth.json's place. */
+  readonly env: Env;
+  /** Working directory of local servers. */
+  readonly cwd: string;
+  /** Resolves `secret` references (absent: they are unresolvable). */
+  readonly secrets?: ((reference: string) => string | undefined | Promise<string | undefined>) | undefined;
+  /** Where OAuth credentials are stored (default: the global auth.json of `env`). */
+  readonly authFile?: AuthFileLocation | undefined;
+  /** The loopback OAuth callback port (default: ZE_HARNESS_MCP_CALLBACK_PORT, else 19876). */
+  readonly callbackPort?: number | undefined;
+  readonly lifecycle?: StdioLifecycleLimits | undefined;
+  readonly readyWaitMs?: number | undefined;
+  readonly clientInfo?: { readonly name: string; readonly version: string } | undefined;
+  readonly now?: (() => number) | undefined;
+  readonly onWarning?: ((message: string) => void) | undefined;
+}
+
+/** One server as the host sees it, with its private status (for logs and `mcp` CLI diagnostics). */
+export interface McpServerReport {
+  readonly serverId: string;
+  readonly name: string;
+  readonly kind: McpServerKind;
+  readonly enabled: boolean;
+  readonly order: number;
+  readonly status: McpServerState;
+}
+
+const IMAGE_MIME_TYPES: readonly string[] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+
+function callbackPortOf(options: McpHostOptions): number {
+  if (options.callbackPort !== undefined) return options.callbackPort;
+  const configured = Number(options.env[CALLBACK_PORT_VARIABLE]);
+  return Number.isInteger(configured) && configured > 0 && configured < 65536 ? configured : DEFAULT_CALLBACK_PORT;
+}
+
+export class McpHost {
+  readonly oauth: McpOAuth;
+  private readonly connections: McpConnection[];
+  private readonly byName = new Map<string, McpConnection>();
+  private readonly resultLimits: ResultLimits;
+  private readonly readyWaitMs: number;
+  private readonly toolCache = new Map<string, { revision: number; tools: AnyToolDefinition[] }>();
+  private revision = 0;
+  private catalogKey = "";
+  private readonly listeners = new Set<() => void>();
+  private started: Promise<void> | undefined;
+  private closed: Promise<void> | undefined;
+
+  /** Checks the `mcp` entries (throws `McpConfigError`); starts nothing. */
+  constructor(options: McpHostOptions) {
+    const servers = resolveMcpServers(options.servers ?? []);
+    this.resultLimits = { maxImageBase64Bytes: limitMs(options.images?.maxBase64Bytes) };
+    this.readyWaitMs = options.readyWaitMs ?? DEFAULT_READY_WAIT_MS;
+    const port = callbackPortOf(options);
+    this.oauth = new McpOAuth({
+      location: options.authFile ?? authFileLocation(options.env),
+      redirectUrl: (name) => callbackUrl(port, name),
+      ...(options.now ? { now: options.now } : {}),
+      onChange: (reference, change) => this.credentialChanged(reference, change),
+    });
+    this.connections = servers.map((server) => {
+      const endpoint = server.definition.kind === "remote" ? server.definition.transport.endpoint : undefined;
+      const connection = new McpConnection(server, {
+        resolvers: {
+          env: options.env,
+          secret: options.secrets,
+          oauth: (reference) => this.oauth.accessToken(reference, reference === server.oauthReference ? endpoint : undefined),
+        },
+        refreshOAuth: (reference, stale) => this.oauth.refresh(reference, reference === server.oauthReference ? endpoint : undefined, stale),
+        lifecycle: options.lifecycle ?? DEFAULT_LIFECYCLE,
+        cwd: options.cwd,
+        clientInfo: options.clientInfo ?? { name: "ze-harness", version: "1" },
+        onChange: () => this.changed(),
+        onWarning: options.onWarning,
+      });
+      this.byName.set(server.name, connection);
+      return connection;
+    });
+  }
+
+  /** An McpHost for a loaded config (`mcp` and `images`). */
+  static fromConfig(config: Config, options: Omit<McpHostOptions, "servers" | "images">): McpHost {
+    return new McpHost({ ...options, servers: config.mcp, images: config.images });
+  }
+
+  /** Starts connecting every enabled server (once); resolves when each first attempt settled. */
+  start(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    this.started ??= Promise.all(this.connections.map((connection) => connection.start())).then(() => undefined);
+    return this.started;
+  }
+
+  /** Starts the servers and waits for their first attempts, at most `waitMs`. */
+  async ready(waitMs: number = this.readyWaitMs): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.start(), new Promise<void>((resolve) => (timer = setTimeout(resolve, waitMs)))]);
+    clearTimeout(timer);
+  }
+
+
+  /** Calls `listener` after every status or catalog change; returns the unsubscribe function. */
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Resolves once `predicate` holds (checked now and after every change). */
+  until(predicate: (host: McpHost) => boolean): Promise<void> {
+    if (predicate(this)) return Promise.resolve();
+    return new Promise((resolve) => {
+      const stop = this.onChange(() => {
+        if (!predicate(this)) return;
+        stop();
+        resolve();
+      });
+    });
+  }
+
+  /** Every configured server in the reference's order, with its status. */
+  servers(): McpServerReport[] {
+    return this.connections.map(({ server, status }) => ({
+      serverId: server.id,
+      name: server.name,
+      kind: server.definition.kind,
+      enabled: server.enabled,
+      order: server.order,
+      status,
+    }));
+  }
+
+  /** The contract's catalog: the connected servers, without private metadata. */
+  catalog(): McpCatalogSnapshot {
+    const servers: McpCatalogServer[] = [];
+    for (const { server, connected } of this.connections) {
+      if (!connected) continue;
+      servers.push({
+        origin: "host",
+        serverId: server.id,
+        name: server.name,
+        order: server.order,
+        protocolVersion: connected.protocolVersion,
+        capabilities: capabilitiesOf(connected.capabilities),
+        ...(connected.instructions !== undefined ? { instructions: connected.instructions } : {}),
+        catalog: { revision: connected.revision, ...connected.lists },
+      });
+    }
+    return { revision: this.revision, servers };
+  }
+
+  /** The Tools of the servers connected now, in server order (stable definitions per catalog revision). */
+  tools(): AnyToolDefinition[] {
+    const out: AnyToolDefinition[] = [];
+    for (const connection of this.connections) {
+      const connected = connection.connected;
+      if (!connected) continue;
+      let cached = this.toolCache.get(connection.server.id);
+      if (cached?.revision !== connected.revision) {
+        const tools = connected.lists.tools.map((tool) => mcpTool(connection, tool, this.resultLimits) as AnyToolDefinition);
+        if (connection.server.resourceReadTool) tools.push(readResourceTool(connection, this.resultLimits) as AnyToolDefinition);
+        cached = { revision: connected.revision, tools };
+        this.toolCache.set(connection.server.id, cached);
+      }
+      out.push(...cached.tools);
+    }
+    return out;
+  }
+
+  /** {@link tools} with their source, in the tool registry's shape (`{ kind: "mcp", server: <server id> }`). */
+  toolEntries(): RegisteredTool[] {
+    const owner = new Map<AnyToolDefinition, string>();
+    for (const [serverId, cached] of this.toolCache) for (const tool of cached.tools) owner.set(tool, serverId);
+    return this.tools().map((tool) => ({ tool, source: { kind: "mcp", server: owner.get(tool)! } }));
+  }
+
+  /** The handshake instructions of the connected servers, in server order (developer instructions of a model request). */
+  instructions(): { readonly server: string; readonly text: string }[] {
+    return this.connections.flatMap(({ server, connected }) => (connected?.instructions ? [{ server: server.name, text: connected.instructions }] : []));
+  }
+
+  /** Resolves a prompt into prompt parts (messages in order; text, images, embedded text resources). */
+  async prompt(serverName: string, promptName: string, args: Readonly<Record<string, string>> = {}, signal?: AbortSignal): Promise<PromptPart[]> {
+    const connection = await this.connectedServer(serverName);
+    const prompt = connection.connected?.lists.prompts.find((candidate) => candidate.name === promptName);
+    if (!prompt) throw notFound("mcp_prompt", `MCP server ${JSON.stringify(serverName)} has no prompt ${JSON.stringify(promptName)}`);
+    const declared = new Map((prompt.arguments ?? []).map((arg) => [arg.name, arg]));
+    for (const name of Object.keys(args)) {
+      if (!declared.has(name)) throw validationFailure(`Invalid request: body.arguments.${name} (/arguments/${name}): is not an argument of prompt ${JSON.stringify(promptName)}`);
+    }
+    for (const arg of declared.values()) {
+      if (arg.required && args[arg.name] === undefined) throw validationFailure(`Invalid request: body.arguments.${arg.name} (/arguments/${arg.name}): is required by prompt ${JSON.stringify(promptName)}`);
+    }
+    const result = await this.call(connection, (client, bound) => client.getPrompt({ name: promptName, arguments: { ...args } }, { signal: bound }), signal, "mcp_prompt");
+    return promptParts(result, serverName);
+  }
+
+  /** Reads one resource the server's catalog advertises (listed, or matching a resource template). */
+  async readResource(serverName: string, uri: string, signal?: AbortSignal): Promise<McpResourceReadResult> {
+    const connection = await this.connectedServer(serverName);
+    const lists = connection.connected!.lists;
+    const advertised = lists.resources.some((resource) => resource.uri === uri) || lists.resourceTemplates.some((template) => matches(template.uriTemplate, uri));
+    if (!advertised) throw notFound("mcp_resource", `MCP server ${JSON.stringify(serverName)} advertises no resource ${JSON.stringify(uri)}`);
+    const read = await this.call(connection, (client, bound) => client.readResource({ uri }, { signal: bound }), signal, "mcp_resource");
+    return {
+      contents: read.contents.map((item) => {
+        const base = { uri: item.uri, ...(typeof item.mimeType === "string" ? { mimeType: item.mimeType } : {}) };
+        return "text" in item && typeof item.text === "string" ? { ...base, text: item.text } : { ...base, blob: String((item as { blob?: unknown }).blob ?? "") };
+      }),
+    };
+  }
+
+  /** Manually reconnects a server that is down (an explicit host request). */
+  async reconnect(serverName: string): Promise<void> {
+    await this.connection(serverName).reconnect();
+  }
+
+  // OAuth credentials of remote servers, addressed by server name.
+  async credentialStatus(serverName: string): Promise<McpCredentialStatus> {
+    return this.oauth.status(this.connection(serverName).server);
+  }
+  async authorize(serverName: string, request?: StartMcpCredentialRequest): Promise<McpCredentialStartResponse> {
+    return this.oauth.start(this.connection(serverName).server, request);
+  }
+  async completeAuthorization(serverName: string, callback: McpCredentialCallback): Promise<McpCredentialStatus> {
+    return this.oauth.callback(this.connection(serverName).server, callback);
+  }
+  async cancelAuthorization(serverName: string, generation?: number): Promise<McpCredentialStatus> {
+    return this.oauth.cancel(this.connection(serverName).server, generation);
+  }
+  async forgetCredential(serverName: string): Promise<McpCredentialForgetResponse> {
+    return this.oauth.forget(this.connection(serverName).server);
+  }
+
+  /** Shuts every server down and reaps every child process tree. Idempotent. */
+  close(): Promise<void> {
+    this.closed ??= Promise.all(this.connections.map((connection) => connection.close())).then(() => undefined);
+    return this.closed;
+  }
+
+  private connection(serverName: string): McpConnection {
+    const connection = this.byName.get(serverName);
+    if (!connection) throw notFound("mcp_server", `No MCP server is named ${JSON.stringify(serverName)}`);
+    return connection;
+  }
+
+  private async connectedServer(serverName: string): Promise<McpConnection> {
+    const connection = this.connection(serverName);
+    if (!this.closed) {
+      void this.start();
+      await this.bounded(connection.start());
+    }
+    if (!connection.connected) throw unavailable(new ServerUnavailable(serverName, connection.status).message);
+    return connection;
+  }
+
+  private async call<T>(connection: McpConnection, work: (client: Client, signal: AbortSignal) => Promise<T>, signal: AbortSignal | undefined, missing: "mcp_prompt" | "mcp_resource"): Promise<T> {
+    try {
+      return await connection.request(work, signal);
+    } catch (error) {
+      const name = JSON.stringify(connection.server.name);
+      if (isLimitReached(error)) throw unavailable(`MCP server ${name} did not answer within its execution limit (${error.value} ms)`);
+      if (error instanceof ServerUnavailable) throw unavailable(error.message);
+      if (error instanceof McpError && (error.code === -32002 || (missing === "mcp_prompt" && error.code === -32602))) throw notFound(missing, `MCP server ${name}: ${error.message}`);
+      if (error instanceof McpError) throw unavailable(`MCP server ${name} failed the request: ${error.message}`);
+      throw error;
+    }
+  }
+
+  private changed(): void {
+    const key = this.connections.map(({ server, connected }) => (connected ? `${server.id}:${connected.revision}` : "")).join("\u0000");
+    if (key !== this.catalogKey) {
+      this.catalogKey = key;
+      this.revision += 1;
+    }
+    for (const listener of [...this.listeners]) listener();
+  }
+
+  private async credentialChanged(reference: string, change: "authorized" | "forgotten"): Promise<void> {
+    const users = this.connections.filter(({ server }) => usesReference(server, reference));
+    if (change === "forgotten") await Promise.all(users.map((connection) => connection.retire("the OAuth credential was forgotten")));
+    else await this.bounded(Promise.all(users.map((connection) => connection.reconnect())));
+  }
+
+  /** Waits for `work`, at most readyWaitMs. */
+  private async bounded(work: Promise<unknown>): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([work, new Promise<void>((resolve) => (timer = setTimeout(resolve, this.readyWaitMs)))]);
+    clearTimeout(timer);
+  }
+}
+
+function usesReference(server: ResolvedMcpServer, reference: string): boolean {
+  if (server.oauthReference === reference) return true;
+  const map = server.definition.kind === "local" ? server.definition.transport.environment : server.definition.transport.headers;
+  return Object.values(map ?? {}).some((ref) => ref.kind === "oauth" && ref.reference === reference);
+}
+
+function matches(template: string, uri: string): boolean {
+  try {
+    return new UriTemplate(template).match(uri) !== null;
+  } catch {
+    return false;
+  }
+}
+
+/** A resolved prompt's messages as prompt parts, in order. */
+function promptParts(result: GetPromptResult, serverName: string): PromptPart[] {
+  const parts: PromptPart[] = [];
+  for (const message of result.messages) {
+    const content = message.content as Record<string, unknown>;
+    if (content["type"] === "text" && typeof content["text"] === "string") parts.push({ type: "text", text: content["text"] });
+    else if (content["type"] === "image" && typeof content["data"] === "string" && IMAGE_MIME_TYPES.includes(String(content["mimeType"])) && isCanonicalBase64(content["data"])) {
+      parts.push({ type: "image", source: { type: "base64", data: content["data"], mimeType: content["mimeType"] as ImageMimeType } });
+    } else if (content["type"] === "resource" && typeof (content["resource"] as Record<string, unknown>)?.["text"] === "string") {
+      parts.push({ type: "text", text: (content["resource"] as { text: string }).text });
+    } else if (content["type"] === "image") {
+      throw unavailable(`MCP server ${JSON.stringify(serverName)} resolved the prompt with an unsupported image (only canonical base64 PNG, JPEG, GIF or WebP)`);
+    } else {
+      parts.push({ type: "text", text: JSON.stringify(withoutMeta(content)) });
+    }
+  }
+  return parts;
+}

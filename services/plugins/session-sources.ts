@@ -1,0 +1,153 @@
+// Session plugin sources on the Node host (reference, "Session plugin sources"): a source is
+// resolved to an exact artifact before its revision is recorded, and every later activation
+// (a retry, a restart, a host reload) loads exactly that artifact or fails; only a refresh
+// resolves the source again.
+//
+// - `File` (`file:` URL or absolute path): the file's SHA-256 pins it (`integrity` `sha256:<hex>`,
+//   `version` `file-sha256:<hex>` unless declared). The module loads from its own location, so
+//   its imports resolve as written; a changed file fails activation until refreshed.
+// - `Package`: an installed package found from the project directory: its exact `version` and
+//   its entry file's SHA-256 (`integrity`). `requestedVersion` must equal the installed version.
+// - `Static`: a plugin the embedding host registered under that id.
+// - `Git` and `Bundle` are unsupported capabilities here (503).
+import { createHash } from "node:crypto";
+import { readFile, realpath, stat } from "node:fs/promises";
+import { isAbsolute } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { SessionPluginResolution, SessionPluginSource } from "../../generated/client/types.gen.js";
+import { conflict, unavailable, validationFailure } from "../contract/failure.js";
+import { importPluginModule, isPackageName, resolvePluginSource, PluginSourceError } from "./source.js";
+
+/** A plugin the embedding host links in, addressed by a `Static` source id. */
+export interface StaticSessionPlugin {
+  readonly pluginId: string;
+  readonly version: string;
+  readonly plugin: unknown;
+}
+
+/** What a source resolved to: the recorded resolution and the artifact a later load must match. */
+export interface ResolvedArtifact {
+  readonly resolved: { readonly pluginId: string; readonly version: string; readonly integrity?: string };
+  /** Stored with the revision (JSON): how to load and verify it again. */
+  readonly artifact: ArtifactRecord;
+}
+
+export type ArtifactRecord =
+  | { readonly kind: "file"; readonly path: string; readonly digest: string }
+  | { readonly kind: "package"; readonly name: string; readonly version: string; readonly digest: string }
+  | { readonly kind: "static"; readonly id: string; readonly version: string };
+
+export interface SourceContext {
+  readonly projectDirectory: string;
+  readonly staticPlugins?: ReadonlyMap<string, StaticSessionPlugin> | undefined;
+}
+
+const sha256 = (bytes: Uint8Array): string => createHash("sha256").update(bytes).digest("hex");
+
+function filePath(uri: string): string {
+  if (uri.startsWith("file:")) {
+    try {
+      return fileURLToPath(uri);
+    } catch {
+      throw validationFailure(`File plugin source ${JSON.stringify(uri)} is not a valid file: URL.`);
+    }
+  }
+  if (!isAbsolute(uri)) throw validationFailure(`File plugin source ${JSON.stringify(uri)} must be a file: URL or an absolute path.`);
+  return uri;
+}
+
+async function digestOfFile(path: string): Promise<{ path: string; digest: string }> {
+  const info = await stat(path).catch(() => undefined);
+  if (!info?.isFile()) throw new PluginSourceError(`Plugin file ${path} does not exist or is not a file.`);
+  const canonical = await realpath(path);
+  return { path: canonical, digest: sha256(await readFile(canonical)) };
+}
+
+function checkDeclared(declared: SessionPluginResolution, actual: { version: string; integrity?: string }): void {
+  if (declared.integrity !== undefined && declared.integrity !== actual.integrity) {
+    throw conflict(`declared_mismatch: the source resolved to integrity ${actual.integrity ?? "(none)"}, not the declared ${declared.integrity}.`);
+  }
+}
+
+/** Resolves a source for a new revision (or a refresh). Typed failures: 400, 409 `declared_mismatch`, 503. */
+export async function resolveSessionSource(source: SessionPluginSource, declared: SessionPluginResolution, context: SourceContext): Promise<ResolvedArtifact> {
+  const wrap = async <T>(fn: () => Promise<T>): Promise<T> =>
+    fn().catch((error: unknown) => {
+      if (error instanceof PluginSourceError) throw validationFailure(error.message);
+      throw error;
+    });
+  switch (source._tag) {
+    case "File":
+      return wrap(async () => {
+        const { path, digest } = await digestOfFile(filePath(source.uri));
+        const integrity = `sha256:${digest}`;
+        checkDeclared(declared, { version: declared.version ?? "", integrity });
+        return { resolved: { pluginId: declared.pluginId, version: declared.version ?? `file-sha256:${digest}`, integrity }, artifact: { kind: "file", path, digest } };
+      });
+    case "Package":
+      return wrap(async () => {
+        if (!isPackageName(source.name)) throw validationFailure(`Package source ${JSON.stringify(source.name)} is not an exact npm package name.`);
+        const resolved = await resolvePluginSource(source.name, context.projectDirectory);
+        const version = resolved.packageVersion ?? "0.0.0";
+        if (source.requestedVersion !== undefined && source.requestedVersion !== version) {
+          throw validationFailure(`Package ${source.name} is installed at version ${version}, not the requested ${source.requestedVersion}.`);
+        }
+        if (declared.version !== undefined && declared.version !== version) throw conflict(`declared_mismatch: package ${source.name} resolved to version ${version}, not the declared ${declared.version}.`);
+        const integrity = `sha256:${resolved.digest}`;
+        checkDeclared(declared, { version, integrity });
+        return { resolved: { pluginId: declared.pluginId, version, integrity }, artifact: { kind: "package", name: source.name, version, digest: resolved.digest } };
+      });
+    case "Static": {
+      const entry = context.staticPlugins?.get(source.id);
+      if (!context.staticPlugins || context.staticPlugins.size === 0) throw unavailable("Static plugin sources are unavailable: this host links no static Session plugins.");
+      if (!entry) throw validationFailure(`This host links no static Session plugin ${JSON.stringify(source.id)}.`);
+      if (entry.pluginId !== declared.pluginId) throw conflict(`declared_mismatch: static source ${source.id} provides plugin ${entry.pluginId}, not ${declared.pluginId}.`);
+      if (declared.version !== undefined && declared.version !== entry.version) throw conflict(`declared_mismatch: static source ${source.id} is version ${entry.version}, not ${declared.version}.`);
+      checkDeclared(declared, { version: entry.version });
+      return { resolved: { pluginId: entry.pluginId, version: entry.version }, artifact: { kind: "static", id: source.id, version: entry.version } };
+    }
+    case "Git":
+      throw unavailable("Git plugin sources are not supported by this host.");
+    case "Bundle":
+      throw unavailable("Bundle plugin sources are a Worker host capability; this Node host does not load them.");
+  }
+}
+
+/** Loads exactly the recorded artifact (the plugin value), or fails with a safe `PluginSourceError`. */
+export async function loadArtifact(artifact: ArtifactRecord, context: SourceContext): Promise<{ value: unknown; packageVersion?: string }> {
+  switch (artifact.kind) {
+    case "file": {
+      const { path, digest } = await digestOfFile(artifact.path);
+      if (digest !== artifact.digest) throw new PluginSourceError("The recorded plugin file changed since the revision was recorded; refresh the Session plugin to adopt it.");
+      return { value: await importPluginModule({ path, digest }) };
+    }
+    case "package": {
+      const resolved = await resolvePluginSource(artifact.name, context.projectDirectory);
+      if (resolved.packageVersion !== artifact.version || resolved.digest !== artifact.digest) {
+        throw new PluginSourceError(`The recorded package ${artifact.name}@${artifact.version} is no longer installed as recorded; refresh the Session plugin to adopt what is installed.`);
+      }
+      return { value: await importPluginModule(resolved), packageVersion: artifact.version };
+    }
+    case "static": {
+      const entry = context.staticPlugins?.get(artifact.id);
+      if (!entry || entry.version !== artifact.version) throw new PluginSourceError(`The static Session plugin ${artifact.id}@${artifact.version} is no longer linked into this host.`);
+      return { value: entry.plugin };
+    }
+  }
+}
+
+/** How a source reads in `RuntimePlugin.source`. */
+export function describeSource(source: SessionPluginSource): string {
+  switch (source._tag) {
+    case "Package":
+      return source.requestedVersion !== undefined ? `${source.name}@${source.requestedVersion}` : source.name;
+    case "File":
+      return source.uri;
+    case "Git":
+      return source.ref !== undefined ? `${source.url}#${source.ref}` : source.url;
+    case "Bundle":
+      return source.url;
+    case "Static":
+      return `static:${source.id}`;
+  }
+}
