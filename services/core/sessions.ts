@@ -32,7 +32,7 @@ export interface SessionServiceOptions {
   /** Stops local work of deleted Sessions (their rows are gone; nothing is left to settle). */
   readonly onDeleted?: (sessionIds: readonly string[]) => void;
   /** The host's agents: a Session created with an `agent` must name a primary-capable one. */
-  readonly agents?: AgentCatalog | undefined;
+  readonly agents?: (() => AgentCatalog) | undefined;
 }
 
 /** What a spawned child Session takes from the `task` call that creates it. */
@@ -102,7 +102,7 @@ export class SessionService {
   private readonly now: () => number;
   private readonly hub: ActivityHub | undefined;
   private readonly onDeleted: (sessionIds: readonly string[]) => void;
-  private readonly agents: AgentCatalog | undefined;
+  private readonly agents: (() => AgentCatalog) | undefined;
 
   constructor(options: SessionServiceOptions) {
     this.storage = options.storage;
@@ -139,7 +139,7 @@ export class SessionService {
     const replay = await this.replayCreate(server, id, hash);
     if (replay) return replay;
     checkModelReference(request.defaultModel, "/defaultModel");
-    if (request.agent !== undefined && this.agents) primaryAgent(this.agents, request.agent, "/agent");
+    if (request.agent !== undefined && this.agents) primaryAgent(this.agents(), request.agent, "/agent");
     const workdir = resolveWorkdir(this.serverRoot, request);
     const now = this.now();
     try {

@@ -8,16 +8,27 @@ import type { SkillDiscovery } from "../workspace/skills.js";
 import { HarnessStartupError } from "./errors.js";
 
 export interface HostCatalogs {
+  /** The current agents: the plugin generation's catalog once plugins are loaded, else config and Markdown agents. */
   readonly agents: AgentCatalog;
   skills(workdir: string): Promise<SkillDiscovery>;
 }
 
-export function loadHostCatalogs(options: { readonly config: Config; readonly layers: readonly ConfigLayer[]; readonly env: Env; readonly warn?: ((message: string) => void) | undefined }): HostCatalogs {
+export function loadHostCatalogs(options: {
+  readonly config: Config;
+  readonly layers: readonly ConfigLayer[];
+  readonly env: Env;
+  readonly warn?: ((message: string) => void) | undefined;
+  /** The plugin generation's catalog (built-in, plugin, config and Markdown agents), when there is one. */
+  readonly current?: (() => AgentCatalog | undefined) | undefined;
+}): HostCatalogs {
   const loaded = loadAgentCatalog({ configLayers: options.layers, env: options.env });
   if (!loaded.ok) throw new HarnessStartupError(loaded.error._tag, describeAgentCatalogError(loaded.error));
   const byWorkdir = new Map<string, Promise<SkillDiscovery>>();
+  const base = loaded.value;
   return {
-    agents: loaded.value,
+    get agents() {
+      return options.current?.() ?? base;
+    },
     skills(workdir) {
       let found = byWorkdir.get(workdir);
       if (!found) {

@@ -19,10 +19,13 @@ import { createModelGateway, ProviderSetupFailed } from "./models.js";
 import type { ModelGateway } from "../core/turns/gateway.js";
 import type { HookPipeline } from "../plugins/hooks.js";
 import { unavailableHandlers } from "./unavailable.js";
+import { CORE_TOOL_IDS } from "../tools/ids.js";
 import { createHistoryServices, historyHandlers } from "./history-handlers.js";
 import { loadHostCatalogs, type HostCatalogs } from "./catalogs.js";
 import { mcpHandlers } from "./mcp-handlers.js";
 import { prepareHostMcp, type HostMcp } from "./mcp-host.js";
+import { pluginHandlers } from "./plugin-routes.js";
+import { prepareHostPlugins, type HostPlugins } from "./plugin-host.js";
 import { HarnessStartupError } from "./errors.js";
 import { packageRoot, release } from "./version.js";
 
@@ -104,6 +107,7 @@ async function createRunner(
   catalogs: HostCatalogs,
   subagents: Subagents,
   mcp: HostMcp,
+  plugins: HostPlugins,
   options: HarnessOptions,
 ): Promise<TurnRunner> {
   const [{ TurnRunner: Runner }, { builtinTools, coreTools, executeTool, ToolRegistry }, { HookPipeline }] = await Promise.all([
@@ -111,14 +115,34 @@ async function createRunner(
     import("../tools/index.js"),
     import("../plugins/hooks.js"),
   ]);
+  const base = { ...builtinTools, ...coreTools, execute: executeTool };
+  const hostHooks = options.hooks ?? new HookPipeline();
+  const { createToolRegistry } = await import("../plugins/generation.js");
+  const services = plugins.loaded();
   return new Runner({
     storage,
     hub,
     gateway,
-    tools: new ToolRegistry({ ...builtinTools, ...coreTools, execute: executeTool }),
-    hooks: options.hooks ?? new HookPipeline(),
+    tools: new ToolRegistry(base),
+    hooks: hostHooks,
     environment: {
-      agents: catalogs.agents,
+      get agents() {
+        return catalogs.agents;
+      },
+      // Each Turn leases the current host generation and its Session's overlay.
+      ...(services
+        ? {
+            lease: async (sessionId: string) => {
+              const lease = await services.sessions.lease(sessionId);
+              return {
+                tools: createToolRegistry(base, lease.host, lease.session),
+                hooks: HookPipeline.combine(hostHooks, lease.hooks),
+                agents: lease.session?.agentCatalog ?? lease.host.agentCatalog ?? catalogs.agents,
+                release: () => lease.release(),
+              };
+            },
+          }
+        : {}),
       skills: (workdir) => catalogs.skills(workdir),
       subagents,
       codemode: config.codemode?.enabled !== false,
@@ -163,8 +187,24 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
   const config = loaded.value.config;
   let catalogs: HostCatalogs;
   let mcp: HostMcp;
+  let plugins: HostPlugins;
   try {
-    catalogs = loadHostCatalogs({ config, layers: loaded.value.layers, env: options.env, warn: options.onWarning });
+    plugins = await prepareHostPlugins({
+      storage,
+      serverRoot: options.serverRoot,
+      env: options.env,
+      config,
+      configPath: options.configPath,
+      reservedToolIds: CORE_TOOL_IDS,
+      eager: options.runTurns !== false,
+    });
+    catalogs = loadHostCatalogs({
+      config,
+      layers: loaded.value.layers,
+      env: options.env,
+      warn: options.onWarning,
+      current: () => plugins.loaded()?.runtime.current.agentCatalog,
+    });
     mcp = await prepareHostMcp({ config, layers: loaded.value.layers, env: options.env, cwd: options.serverRoot, runTurns: options.runTurns !== false, onWarning: options.onWarning });
   } catch (error) {
     await storage.close();
@@ -175,13 +215,13 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
   storage.onTurnEvents((rows) => hub.turnEvents(rows));
   // The runner, its loop and the tools load only in hosts that run Turns (not one-shot metadata commands).
   // Like the runner, sub-agents load only in hosts that run Turns.
-  const subagents = options.runTurns === false ? undefined : new (await import("../core/subagents/host.js")).Subagents({ storage, hub, agents: catalogs.agents });
-  const runner = subagents ? await createRunner(storage, hub, gateway, config, catalogs, subagents, mcp, options) : undefined;
+  const subagents = options.runTurns === false ? undefined : new (await import("../core/subagents/host.js")).Subagents({ storage, hub, agents: () => catalogs.agents });
+  const runner = subagents ? await createRunner(storage, hub, gateway, config, catalogs, subagents, mcp, plugins, options) : undefined;
   const sessions = new SessionService({
     storage,
     serverRoot: options.serverRoot,
     hub,
-    agents: catalogs.agents,
+    agents: () => catalogs.agents,
     ...(runner ? { onDeleted: (ids: readonly string[]) => runner.abandonSessions(ids) } : {}),
   });
   const turns = new TurnService({
@@ -204,6 +244,7 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
     ...depthHandlers({ sessions, catalogs, subagents, serverRoot: options.serverRoot }),
     ...historyHandlers(createHistoryServices(storage, hub, config, gateway, runner)),
     ...mcpHandlers({ mcp: () => mcp.get(), sessions, turns }),
+    ...pluginHandlers({ services: () => plugins.get() }),
   };
   const guard: GuardOptions = {
     ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}),
@@ -231,6 +272,7 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
     close: async () => {
       await runner?.stop();
       await mcp.close();
+      await plugins.close();
       await storage.close();
     },
   };

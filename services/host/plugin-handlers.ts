@@ -1,12 +1,8 @@
-// Binds the contract's plugin operations to services/plugins: the runtime plugin inventory and
-// reload (`plugins`, `reload`) and a Session's plugin overlay (`sessionPlugins`,
-// `addSessionPlugin`, `removeSessionPlugin`, `reloadSessionPlugin`, `refreshSessionPlugin`).
-// `createPluginServices` composes them for the Node host from configuration. Typed failures
-// thrown by the services are encoded by the HTTP edge.
+// The Node host's plugin services (`createPluginServices`): the host generation from
+// configuration and the Session overlays. The operations that use them are in plugin-routes.ts;
+// this module (and services/plugins behind it) loads only when a host needs plugins.
 import type { RuntimePlugin } from "../../generated/client/types.gen.js";
-import type { Handlers } from "../../generated/server/routes.js";
 import type { ConfigLayer, Env } from "../config/index.js";
-import type { RequestContext } from "../http/handler.js";
 import {
   configRuntimeSource,
   createNodeCapabilities,
@@ -23,23 +19,6 @@ import { loadAgentCatalog, type PluginAgentLayer } from "../workspace/agents.js"
 export interface PluginHandlerServices {
   readonly runtime: PluginRuntime;
   readonly sessions: SessionPluginService;
-}
-
-type PluginOperations = Pick<
-  Handlers<RequestContext>,
-  "plugins" | "reload" | "sessionPlugins" | "addSessionPlugin" | "removeSessionPlugin" | "reloadSessionPlugin" | "refreshSessionPlugin"
->;
-
-export function pluginHandlers({ runtime, sessions }: PluginHandlerServices): PluginOperations {
-  return {
-    plugins: async () => ({ status: 200, body: { plugins: runtime.plugins() } }),
-    reload: async () => ({ status: 200, body: await runtime.reload() }),
-    sessionPlugins: async ({ path }) => ({ status: 200, body: { status: await sessions.status(path.server, path.sessionId) } }),
-    addSessionPlugin: async ({ path, body }) => ({ status: 200, body: { status: await sessions.add(path.server, path.sessionId, body) } }),
-    removeSessionPlugin: async ({ path }) => ({ status: 200, body: { status: await sessions.remove(path.server, path.sessionId) } }),
-    reloadSessionPlugin: async ({ path }) => ({ status: 200, body: { status: await sessions.reload(path.server, path.sessionId) } }),
-    refreshSessionPlugin: async ({ path, body }) => ({ status: 200, body: { status: await sessions.refresh(path.server, path.sessionId, body) } }),
-  };
 }
 
 export interface CreatePluginServicesOptions {

@@ -8,8 +8,6 @@ const CAPABILITY_BY_OPERATION: Partial<Record<OperationId, string>> = {
 };
 
 const CAPABILITY_BY_PREFIX: readonly [RegExp, string][] = [
-  [/Plugin/, "plugins"],
-  [/^(plugins|reload)$/, "runtime plugins"],
   [/Model|^models$|^modelEvents$|Provider|^providers$/, "the model catalog and provider management"],
 ];
 

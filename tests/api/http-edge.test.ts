@@ -12,6 +12,7 @@ import * as depthHandlerModule from "../../services/host/depth-handlers.js";
 import * as handlerModule from "../../services/host/handlers.js";
 import * as historyHandlerModule from "../../services/host/history-handlers.js";
 import * as mcpHandlerModule from "../../services/host/mcp-handlers.js";
+import * as pluginRouteModule from "../../services/host/plugin-routes.js";
 import { ok } from "../support/calls.js";
 import { exampleHttpRequest, exampleRequest } from "../support/examples.js";
 import { harnessPerTest, repoRoot, startHarness, type TestHarness } from "../support/harness.js";
@@ -290,12 +291,12 @@ describe("request bodies", () => {
 });
 
 // The operations this build implements are the keys of the handler sets that
-// services/host/handlers.ts, history-handlers.ts, depth-handlers.ts and mcp-handlers.ts build (`sessionHandlers`,
+// services/host/handlers.ts, history-handlers.ts, depth-handlers.ts, mcp-handlers.ts and plugin-routes.ts build (`sessionHandlers`,
 // and every other `…Handlers` factory);
 // the factories only close over their services, so building them with none is safe. Every
 // other route of the contract must answer 503 UnavailableError naming what is missing.
 const implemented = new Set(
-  [handlerModule, historyHandlerModule, depthHandlerModule, mcpHandlerModule]
+  [handlerModule, historyHandlerModule, depthHandlerModule, mcpHandlerModule, pluginRouteModule]
     .flatMap((module) => Object.entries(module))
     .filter(([name, value]) => name.endsWith("Handlers") && typeof value === "function")
     .flatMap(([, factory]) => Object.keys((factory as (services: unknown) => object)({}))),

@@ -9,7 +9,7 @@ import { createZeClient, sdk } from "../../clients/index.js";
 import { SessionService } from "../../services/core/sessions.js";
 import { sessionHandlers } from "../../services/host/handlers.js";
 import { listen, type Listener } from "../../services/host/listen.js";
-import { pluginHandlers } from "../../services/host/plugin-handlers.js";
+import { pluginHandlers } from "../../services/host/plugin-routes.js";
 import { unavailableHandlers } from "../../services/host/unavailable.js";
 import { createFetchHandler, type RequestContext } from "../../services/http/handler.js";
 import { inlineCandidate, PluginRuntime, SessionPluginService, unavailableCapabilities, type PluginCandidate } from "../../services/plugins/index.js";
@@ -40,7 +40,7 @@ beforeAll(async () => {
   runtime = started.runtime;
   sessions = new SessionPluginService({ storage, runtime, capabilities: unavailableCapabilities(), projectDirectory: dir.dir });
   const fetch = createFetchHandler({
-    handlers: { ...unavailableHandlers<RequestContext>(), ...sessionHandlers({ sessions: new SessionService({ storage, serverRoot: dir.dir }), release: "0.0.0-test" }), ...pluginHandlers({ runtime, sessions }) },
+    handlers: { ...unavailableHandlers<RequestContext>(), ...sessionHandlers({ sessions: new SessionService({ storage, serverRoot: dir.dir }), release: "0.0.0-test" }), ...pluginHandlers({ services: async () => ({ runtime, sessions }) }) },
     release: "0.0.0-test",
     servers: (name) => name === "local",
     openapi: () => "{}",

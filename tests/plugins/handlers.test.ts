@@ -10,7 +10,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createZeClient, sdk, type ZeClient } from "../../clients/index.js";
 import { SessionService } from "../../services/core/sessions.js";
 import { sessionHandlers } from "../../services/host/handlers.js";
-import { createPluginServices, pluginHandlers } from "../../services/host/plugin-handlers.js";
+import { createPluginServices } from "../../services/host/plugin-handlers.js";
+import { pluginHandlers } from "../../services/host/plugin-routes.js";
 import { unavailableHandlers } from "../../services/host/unavailable.js";
 import { createFetchHandler, type RequestContext } from "../../services/http/handler.js";
 import { inlineCandidate, PluginRuntime, SessionPluginService, unavailableCapabilities, type PluginCandidate } from "../../services/plugins/index.js";
@@ -33,7 +34,7 @@ function compose(service: SessionPluginService): ZeClient {
     handlers: {
       ...unavailableHandlers<RequestContext>(),
       ...sessionHandlers({ sessions: new SessionService({ storage, serverRoot: dir.dir }), release: "0.0.0-test" }),
-      ...pluginHandlers({ runtime, sessions: service }),
+      ...pluginHandlers({ services: async () => ({ runtime, sessions: service }) }),
     },
     release: "0.0.0-test",
     servers: (name) => name === server,

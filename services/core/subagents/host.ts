@@ -31,7 +31,8 @@ const MAX_TITLE = 100;
 export interface SubagentsOptions {
   readonly storage: StorageHandle;
   readonly hub: ActivityHub;
-  readonly agents: AgentCatalog;
+  /** The host's current agents (a plugin reload replaces them). */
+  readonly agents: () => AgentCatalog;
   /** Re-read interval while waiting (a child Turn another process runs is not pushed here). */
   readonly pollMs?: number;
 }
@@ -88,9 +89,9 @@ export class Subagents implements SubagentHost {
   private async run(parent: Parent, request: RunRequest): Promise<RunResult> {
     const services = this.services;
     if (!services) throw new ToolFailure("subagent_failed", "Sub-agents are not available on this host.");
-    const agent = this.options.agents.spawnable(request.agent);
+    const agent = this.options.agents().spawnable(request.agent);
     if (!agent) {
-      const available = this.options.agents.subagents().map((candidate) => candidate.id).join(", ") || "none";
+      const available = this.options.agents().subagents().map((candidate) => candidate.id).join(", ") || "none";
       throw new ToolFailure("unknown_agent", `There is no sub-agent ${JSON.stringify(request.agent)} (available: ${available}).`);
     }
     const [session, turn] = await Promise.all([getSessionById(this.options.storage, parent.sessionId), store.getTurnById(this.options.storage, parent.turnId)]);

@@ -3,7 +3,8 @@
 // environment and the runner hands it to every Turn; Turns never load catalogs themselves.
 import type { AgentCatalog } from "../../workspace/agents.js";
 import type { SkillDiscovery } from "../../workspace/skills.js";
-import type { RegisteredTool, SubagentCapability } from "../../tools/index.js";
+import type { HookPipeline } from "../../plugins/hooks.js";
+import type { RegisteredTool, SubagentCapability, ToolRegistry } from "../../tools/index.js";
 
 /** Runs `task` calls for one parent Turn (see `services/core/subagents`). */
 export interface SubagentHost {
@@ -11,9 +12,20 @@ export interface SubagentHost {
   forTurn(parent: { readonly server: string; readonly sessionId: string; readonly turnId: string; readonly model: string }): SubagentCapability;
 }
 
-export interface TurnEnvironment {
-  /** The host's agents (built-in, config and Markdown), fixed until a reload. */
+/** What a Turn leased from the plugin generations (the host's and its Session's overlay). */
+export interface TurnExtensions {
+  readonly tools: ToolRegistry;
+  readonly hooks: HookPipeline;
   readonly agents: AgentCatalog;
+  /** Ends the lease (the Turn settled). */
+  release(): void;
+}
+
+export interface TurnEnvironment {
+  /** The host's current agents (built-in, plugin, config and Markdown); a reload replaces them. */
+  readonly agents: AgentCatalog;
+  /** Leases the current plugin generations for one Turn; absent, the runner's tools and hooks serve every Turn. Rejects with a `_tag`/`code` error when the Session's overlay cannot be built. */
+  readonly lease?: ((sessionId: string) => Promise<TurnExtensions>) | undefined;
   /** The Skills a workdir offers (discovered once per workdir, until a reload). */
   skills(workdir: string): Promise<SkillDiscovery>;
   /** Where `task` calls run; absent, the `task` tool is not offered. */

@@ -12,7 +12,8 @@ import { RunningTurn, userContent, type TurnDeps } from "./running.js";
 import { complete, settleStopped } from "./settle.js";
 import { setUpTurn } from "./setup.js";
 import { promoteSteers } from "./steering.js";
-import { finite, limitReached, type Stop } from "./stop.js";
+import { StopSignal, fault, finite, limitReached, type Stop } from "./stop.js";
+import type { TurnExtensions } from "./environment.js";
 import { hookStop, runToolCalls } from "./tool-call.js";
 
 export type { TurnDeps } from "./running.js";
@@ -50,7 +51,9 @@ export class TurnExecution {
   async run(): Promise<void> {
     const t = this.turn;
     const timer = this.armTurnLimit();
+    let extensions: TurnExtensions | undefined;
     try {
+      extensions = await leaseExtensions(t);
       const request = t.row.request as { prompt: PromptPart[] };
       t.transcript.push({ role: "user", content: userContent(request.prompt) });
       const setup = await setUpTurn(t);
@@ -58,14 +61,14 @@ export class TurnExecution {
       t.subagents = setup.offered.has("task") ? t.deps.environment.subagents?.forTurn({ server: t.server, sessionId: t.sessionId, turnId: t.id, model: t.row.model }) : undefined;
       const systemPrompt = t.session.systemPrompt ?? undefined;
       const model = modelIdentity(t.row.model);
-      if (t.deps.hooks.has("turn.before")) await t.deps.hooks.trigger("turn.before", { turnId: t.id, prompt: request.prompt, model }).catch(rethrowHook);
+      if (t.hooks.has("turn.before")) await t.hooks.trigger("turn.before", { turnId: t.id, prompt: request.prompt, model }).catch(rethrowHook);
       if (setup.selectedSkills.length > 0 && t.messageIndex === 0) await this.loadSelectedSkills(setup.selectedSkills, setup.offered);
       for (;;) {
         t.checkStopped();
         await promoteSteers(t);
         const messages = [...t.history, ...t.transcript];
-        if (t.deps.hooks.has("model.request.before")) {
-          await t.deps.hooks
+        if (t.hooks.has("model.request.before")) {
+          await t.hooks
             .trigger("model.request.before", { turnId: t.id, ...model, iteration: t.iteration, ...(systemPrompt !== undefined ? { systemPrompt } : {}), messages })
             .catch(rethrowHook);
         }
@@ -92,6 +95,7 @@ export class TurnExecution {
     } finally {
       if (timer) clearTimeout(timer);
       t.recorder.cancelFlush();
+      extensions?.release();
     }
   }
 
@@ -121,6 +125,24 @@ export class TurnExecution {
       t.interrupt(stop);
     }, remaining);
   }
+}
+
+/** Takes the Turn's plugin lease (its tools, hooks and agents); a Session overlay that cannot be built fails the Turn. */
+async function leaseExtensions(t: RunningTurn): Promise<TurnExtensions | undefined> {
+  const lease = t.deps.environment.lease;
+  if (!lease) return undefined;
+  let extensions: TurnExtensions;
+  try {
+    extensions = await lease(t.sessionId);
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    const message = error instanceof Error && typeof code === "string" ? error.message : "The Session's plugins could not be loaded";
+    throw new StopSignal({ kind: "failed", fault: fault(typeof code === "string" ? code : "session_plugin_unavailable", message) });
+  }
+  t.tools = extensions.tools;
+  t.hooks = extensions.hooks;
+  t.agents = extensions.agents;
+  return extensions;
 }
 
 function rethrowHook(error: unknown): never {

@@ -19,6 +19,11 @@ function attachedIn(messages: readonly ModelMessage[]): Set<string> {
   const found = new Set<string>();
   for (const message of messages) {
     if (message.role !== "tool") continue;
+    if (message.result.format === "json") {
+      const loaded = (message.result.value as { loadedInstructions?: { path?: unknown }[] } | null)?.loadedInstructions;
+      if (Array.isArray(loaded)) for (const entry of loaded) if (typeof entry?.path === "string") found.add(entry.path);
+      continue;
+    }
     const text = message.result.format === "text" ? message.result.value : message.result.format === "content" ? message.result.value.map((part) => (part.type === "text" ? part.text : "")).join("\n") : "";
     for (const match of text.matchAll(ATTACHED)) found.add(match[1]!);
   }
@@ -60,11 +65,15 @@ export async function attachNestedInstructions(
     }),
   );
   const text = fresh.map((file) => renderInstructionFile(file)).join("\n\n");
-  return { sources, result: withText(result, text) };
+  return { sources, result: withInstructions(result, fresh, text) };
 }
 
-function withText(result: ToolResult, text: string): ToolResult {
+/** A text result gets the instructions appended; a JSON one (a listing) carries them as `loadedInstructions`. */
+function withInstructions(result: ToolResult, files: readonly InstructionFile[], text: string): ToolResult {
   if (result.format === "text") return { format: "text", value: `${result.value}\n\n${text}` };
+  if (result.format === "json" && typeof result.value === "object" && result.value !== null && !Array.isArray(result.value)) {
+    return { format: "json", value: { ...result.value, loadedInstructions: files.map((file) => ({ path: file.path, content: renderInstructionFile(file) })) } };
+  }
   if (result.format === "content") return { format: "content", value: [...result.value, { type: "text", text }] };
   return { format: "content", value: [{ type: "json", value: result.value }, { type: "text", text }] };
 }

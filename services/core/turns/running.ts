@@ -7,6 +7,7 @@ import type { HookPipeline } from "../../plugins/hooks.js";
 import type { ModelMessage, UserContentPart } from "../../providers/index.js";
 import type { SessionRow, StorageHandle, TurnRow } from "../../storage/index.js";
 import type { SkillCapability, SubagentCapability, ToolRegistry } from "../../tools/index.js";
+import type { AgentCatalog } from "../../workspace/agents.js";
 import type { ActivityHub } from "../events/hub.js";
 import type { TurnEnvironment } from "./environment.js";
 import type { ModelGateway } from "./gateway.js";
@@ -57,6 +58,13 @@ export class RunningTurn {
   /** What the Turn's `skill` and `task` calls reach (set when the Turn is set up). */
   skills: SkillCapability | undefined = undefined;
   subagents: SubagentCapability | undefined = undefined;
+  /**
+   * The tools, hooks and agents of the plugin generation the Turn leased (the host's defaults
+   * until `loop.ts` takes the lease): fixed for the whole Turn, whatever a reload does meanwhile.
+   */
+  tools: ToolRegistry;
+  hooks: HookPipeline;
+  agents: AgentCatalog;
   /** Nested AGENTS.md files attached by this model step's calls, before their results reach the transcript. */
   readonly pendingInstructions = new Set<string>();
 
@@ -70,6 +78,9 @@ export class RunningTurn {
     existingParts: readonly TurnPart[],
   ) {
     this.policy = row.policy as TurnPolicy;
+    this.tools = deps.tools;
+    this.hooks = deps.hooks;
+    this.agents = deps.environment.agents;
     this.server = session.server;
     this.promotedBatches = row.promotedBatchCount;
     this.recorder = new TurnRecorder({

@@ -34,13 +34,33 @@ export interface TurnSetup {
   readonly skills: SkillCapability | undefined;
 }
 
+/**
+ * A plugin tool's `availableForModel(model)`: called for the model that receives the tools, after
+ * agent and permission filtering; it can only hide a tool. A throw or a non-boolean answer is the
+ * plugin's failure, which fails the Turn (`runtime_failed`).
+ */
+function availableFor(t: RunningTurn, tool: AnyToolDefinition | undefined): boolean {
+  const predicate = (tool as { availableForModel?: (model: { providerId: string; modelId: string; upstreamId: string }) => unknown } | undefined)?.availableForModel;
+  if (!predicate) return true;
+  const slash = t.row.model.indexOf("/");
+  const model = { providerId: t.row.model.slice(0, slash), modelId: t.row.model.slice(slash + 1), upstreamId: t.row.model.slice(slash + 1) };
+  let answer: unknown;
+  try {
+    answer = predicate(model);
+  } catch {
+    throw failed("runtime_failed", `The availableForModel filter of tool ${JSON.stringify(tool!.id)} failed`);
+  }
+  if (typeof answer !== "boolean") throw failed("runtime_failed", `The availableForModel filter of tool ${JSON.stringify(tool!.id)} did not answer true or false`);
+  return answer;
+}
+
 const failed = (code: string, message: string): StopSignal => new StopSignal({ kind: "failed", fault: fault(code, message) });
 
 /** The agent the Turn was admitted with, or a stop when the catalog no longer has it. */
 function turnAgent(t: RunningTurn): AgentDefinition | undefined {
   const id = (t.row.request as TurnRequest).agent;
   if (id === undefined) return undefined;
-  const catalog = t.deps.environment.agents;
+  const catalog = t.agents;
   const agent = t.session.spawnedFromSessionId !== null ? catalog.spawnable(id) : catalog.primary(id);
   if (!agent) throw failed("agent_unavailable", `The Session's agent ${JSON.stringify(id)} is no longer available on this host`);
   return agent;
@@ -61,15 +81,15 @@ export async function setUpTurn(t: RunningTurn): Promise<TurnSetup> {
     (toolId === "task" && subagentHost === undefined) || (toolId === "skill" && skills.length === 0 && selectedSkills.length === 0) || (toolId === "execute" && !codemode);
   // CodeMode's executor is not one of the tools an agent selects: it is withheld only with none.
   const allow = selection.allow !== undefined && codemode ? [...selection.allow, "execute"] : selection.allow;
-  const offered = t.deps.tools.select({
+  const offered = t.tools.select({
     allow,
-    hidden: (toolId) => unavailable(toolId) || isToolHidden(toolId, layers),
+    hidden: (toolId) => unavailable(toolId) || isToolHidden(toolId, layers) || !availableFor(t, t.tools.get(toolId)),
   });
   for (const name of selection.required) {
-    if (!t.deps.tools.get(name)) throw failed("tool_unavailable", `Agent ${JSON.stringify(agent?.id)} needs the tool ${JSON.stringify(name)}, which this host does not provide`);
+    if (!t.tools.get(name)) throw failed("tool_unavailable", `Agent ${JSON.stringify(agent?.id)} needs the tool ${JSON.stringify(name)}, which this host does not provide`);
   }
   const describe: ToolDescribeContext = {
-    subagents: t.deps.environment.agents
+    subagents: t.agents
       .subagents()
       .filter((candidate) => !denied("task", candidate.id))
       .map((candidate) => ({ id: candidate.id, description: candidate.description })),

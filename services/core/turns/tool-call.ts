@@ -124,7 +124,7 @@ async function prepare(t: RunningTurn, call: ModelToolCall, offered: ReadonlyMap
   const validated = validateToolInput(tool, input);
   if (!validated.ok) return settle(validated.failure.toFault());
 
-  const before = await t.deps.hooks
+  const before = await t.hooks
     .trigger("tool.execute.before", { turnId: t.id, toolId: tool.id, toolCallId: call.id, input: validated.input }, (replacement) => {
       const checked = validateToolInput(tool, replacement);
       return checked.ok ? { ok: true, input: checked.input } : { ok: false, failure: checked.failure };
@@ -141,7 +141,8 @@ async function prepare(t: RunningTurn, call: ModelToolCall, offered: ReadonlyMap
   const permissionContext = { workdir: t.workdir, sessionId: t.sessionId, turnId: t.id, toolCallId: call.id, signal };
   let projections: PermissionProjection[];
   try {
-    projections = tool.permissions(before.input, permissionContext);
+    // A plugin tool's projector may be async (services/plugins wraps it and checks the result).
+    projections = await tool.permissions(before.input, permissionContext);
   } catch (error) {
     return settle(isToolFailure(error) ? error.toFault() : fault("tool_error", "The tool could not check its permissions"));
   }
@@ -237,8 +238,8 @@ function codemodeCapability(t: RunningTurn, parentToolCallId: string, offered: R
 
 /** `tool.execute.after`, once the call's completion is recorded. */
 async function after(t: RunningTurn, approved: ApprovedCall, ok: boolean, result: unknown): Promise<void> {
-  if (!t.deps.hooks.has("tool.execute.after")) return;
-  await t.deps.hooks
+  if (!t.hooks.has("tool.execute.after")) return;
+  await t.hooks
     .trigger("tool.execute.after", { turnId: t.id, toolId: approved.tool.id, toolCallId: approved.call.id, input: approved.input, ok, result })
     .catch((error: unknown) => {
       throw hookStop(error);

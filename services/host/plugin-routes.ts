@@ -1,0 +1,25 @@
+// Binds the contract's plugin operations to the host's plugin services: the runtime plugin
+// inventory and reload (`plugins`, `reload`) and a Session's plugin overlay (`sessionPlugins`,
+// `addSessionPlugin`, `removeSessionPlugin`, `reloadSessionPlugin`, `refreshSessionPlugin`).
+// The services load on first use (see plugin-host.ts). Typed failures thrown by the services are
+// encoded by the HTTP edge.
+import type { Handlers } from "../../generated/server/routes.js";
+import type { RequestContext } from "../http/handler.js";
+import type { PluginHandlerServices } from "./plugin-handlers.js";
+
+type PluginOperations = Pick<
+  Handlers<RequestContext>,
+  "plugins" | "reload" | "sessionPlugins" | "addSessionPlugin" | "removeSessionPlugin" | "reloadSessionPlugin" | "refreshSessionPlugin"
+>;
+
+export function pluginHandlers({ services }: { readonly services: () => Promise<PluginHandlerServices> }): PluginOperations {
+  return {
+    plugins: async () => ({ status: 200, body: { plugins: (await services()).runtime.plugins() } }),
+    reload: async () => ({ status: 200, body: await (await services()).runtime.reload() }),
+    sessionPlugins: async ({ path }) => ({ status: 200, body: { status: await (await services()).sessions.status(path.server, path.sessionId) } }),
+    addSessionPlugin: async ({ path, body }) => ({ status: 200, body: { status: await (await services()).sessions.add(path.server, path.sessionId, body) } }),
+    removeSessionPlugin: async ({ path }) => ({ status: 200, body: { status: await (await services()).sessions.remove(path.server, path.sessionId) } }),
+    reloadSessionPlugin: async ({ path }) => ({ status: 200, body: { status: await (await services()).sessions.reload(path.server, path.sessionId) } }),
+    refreshSessionPlugin: async ({ path, body }) => ({ status: 200, body: { status: await (await services()).sessions.refresh(path.server, path.sessionId, body) } }),
+  };
+}
