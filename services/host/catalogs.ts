@@ -4,7 +4,8 @@
 // rescans). Discovery warnings (a replaced duplicate, a malformed file) go to `warn` once.
 import type { Config, ConfigLayer, Env } from "../config/index.js";
 import { describeAgentCatalogError, loadAgentCatalog, type AgentCatalog } from "../workspace/agents.js";
-import type { SkillDiscovery } from "../workspace/skills.js";
+import type { Skill } from "../../plugin/index.js";
+import type { LocalSkill, SkillDiscovery } from "../workspace/skills.js";
 import { HarnessStartupError } from "./errors.js";
 
 export interface HostCatalogs {
@@ -20,6 +21,8 @@ export function loadHostCatalogs(options: {
   readonly warn?: ((message: string) => void) | undefined;
   /** The plugin generation's catalog (built-in, plugin, config and Markdown agents), when there is one. */
   readonly current?: (() => AgentCatalog | undefined) | undefined;
+  /** The Skills the host plugin generation registered (a discovered Skill of the same id replaces one). */
+  readonly pluginSkills?: (() => readonly Skill[]) | undefined;
 }): HostCatalogs {
   const loaded = loadAgentCatalog({ configLayers: options.layers, env: options.env });
   if (!loaded.ok) throw new HarnessStartupError(loaded.error._tag, describeAgentCatalogError(loaded.error));
@@ -41,7 +44,33 @@ export function loadHostCatalogs(options: {
           });
         byWorkdir.set(workdir, found);
       }
-      return found;
+      const plugin = options.pluginSkills?.() ?? [];
+      if (plugin.length === 0) return found;
+      return found.then((discovery) => {
+        const local = new Set(discovery.skills.map((skill) => skill.id));
+        const added = plugin.filter((skill) => !local.has(skill.id)).map(pluginAsDiscovered);
+        return { ...discovery, skills: [...discovery.skills, ...added].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)) };
+      });
     },
+  };
+}
+
+/** A plugin Skill in the discovered Skills' shape; `plugin` carries the declaration (its body loads from it, not from a file). */
+export type PluginDiscoveredSkill = LocalSkill & { readonly plugin: Skill };
+
+function pluginAsDiscovered(skill: Skill): PluginDiscoveredSkill {
+  return {
+    id: skill.id,
+    displayName: skill.displayName,
+    description: skill.description,
+    advertised: skill.modelAdvertisement.advertised,
+    userInvocable: skill.modelAdvertisement.userInvocable,
+    version: skill.version.skillVersion,
+    publicMetadata: skill.publicMetadata as LocalSkill["publicMetadata"],
+    file: skill.baseLocation,
+    directory: skill.baseLocation,
+    source: { scope: "config", directory: skill.baseLocation } as LocalSkill["source"],
+    digest: skill.version.sourceVersion,
+    plugin: skill,
   };
 }

@@ -20,6 +20,7 @@ import type { ModelGateway } from "../core/turns/gateway.js";
 import type { HookPipeline } from "../plugins/hooks.js";
 import { unavailableHandlers } from "./unavailable.js";
 import { CORE_TOOL_IDS } from "../tools/ids.js";
+import type { McpServer } from "../config/types.js";
 import { createHistoryServices, historyHandlers } from "./history-handlers.js";
 import { loadHostCatalogs, type HostCatalogs } from "./catalogs.js";
 import { mcpHandlers } from "./mcp-handlers.js";
@@ -204,8 +205,18 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
       env: options.env,
       warn: options.onWarning,
       current: () => plugins.loaded()?.runtime.current.agentCatalog,
+      pluginSkills: () => plugins.loaded()?.runtime.current.skills ?? [],
     });
-    mcp = await prepareHostMcp({ config, layers: loaded.value.layers, env: options.env, cwd: options.serverRoot, runTurns: options.runTurns !== false, onWarning: options.onWarning });
+    mcp = await prepareHostMcp({
+      config,
+      layers: loaded.value.layers,
+      env: options.env,
+      cwd: options.serverRoot,
+      runTurns: options.runTurns !== false,
+      // A plugin's servers join at startup; a later plugin reload does not restart MCP servers.
+      pluginServers: plugins.loaded()?.runtime.current.mcpServers.map((server) => server.definition as unknown as McpServer),
+      onWarning: options.onWarning,
+    });
   } catch (error) {
     await storage.close();
     throw error;

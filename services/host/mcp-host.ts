@@ -3,6 +3,7 @@
 // that runs Turns, starts connecting them at once; one that declares none loads it on the first
 // MCP operation, so one-shot commands never pay for the SDK.
 import type { Config, ConfigLayer, Env } from "../config/index.js";
+import type { McpServer } from "../config/types.js";
 import { fileSettingKey, globalConfigFile } from "../config/index.js";
 import type { McpHost } from "../mcp/index.js";
 import { HarnessStartupError } from "./errors.js";
@@ -22,6 +23,8 @@ export interface HostMcpOptions {
   readonly env: Env;
   readonly cwd: string;
   readonly runTurns: boolean;
+  /** Servers the host plugin generation registered (`context.mcp.register`), after the configured ones. */
+  readonly pluginServers?: readonly McpServer[] | undefined;
   readonly onWarning?: ((message: string) => void) | undefined;
 }
 
@@ -31,7 +34,8 @@ export async function prepareHostMcp(options: HostMcpOptions): Promise<HostMcp> 
   const load = async (): Promise<McpHost> => {
     const { McpConfigError, McpHost: Host } = await import("../mcp/index.js");
     try {
-      host = Host.fromConfig(options.config, { env: options.env, cwd: options.cwd, clientInfo: { name: "ze-harness", version: release() }, ...(options.onWarning ? { onWarning: options.onWarning } : {}) });
+      const servers = [...(options.config.mcp ?? []), ...(options.pluginServers ?? [])];
+      host = Host.fromConfig({ ...options.config, mcp: servers }, { env: options.env, cwd: options.cwd, clientInfo: { name: "ze-harness", version: release() }, ...(options.onWarning ? { onWarning: options.onWarning } : {}) });
     } catch (error) {
       if (error instanceof McpConfigError) {
         const file = fileSettingKey(options.layers, "mcp") ?? globalConfigFile(options.env);
@@ -41,7 +45,7 @@ export async function prepareHostMcp(options: HostMcpOptions): Promise<HostMcp> 
     }
     return host;
   };
-  if ((options.config.mcp?.length ?? 0) > 0) {
+  if ((options.config.mcp?.length ?? 0) + (options.pluginServers?.length ?? 0) > 0) {
     loading = load();
     const started = await loading;
     if (options.runTurns) void started.start();

@@ -9,6 +9,8 @@ import type { ModelTool } from "../../providers/index.js";
 import { ToolFailure, type AnyToolDefinition, type SkillCapability, type ToolDescribeContext } from "../../tools/index.js";
 import type { AgentDefinition } from "../../workspace/agents.js";
 import { renderInstructionFile } from "../../workspace/instructions.js";
+import type { Skill } from "../../../plugin/index.js";
+import { renderPluginSkill } from "../../plugins/skills.js";
 import { loadSkill, renderLoadedSkill, type LocalSkill } from "../../workspace/skills.js";
 import { evaluateConfigured, isToolHidden } from "../permissions/index.js";
 import type { StoredInstructions } from "./admission.js";
@@ -146,6 +148,9 @@ function skillCapability(skills: readonly LocalSkill[]): SkillCapability {
     async load(name) {
       const skill = skills.find((candidate) => candidate.id === name);
       if (!skill) return undefined;
+      // A plugin-registered Skill carries its declaration (the host's catalogs add them).
+      const plugin = (skill as { plugin?: Skill }).plugin;
+      if (plugin) return renderPluginSkill(plugin);
       const loaded = await loadSkill(skill);
       if (loaded._tag === "SkillLoadFailed") throw new ToolFailure("skill_unavailable", loaded.message);
       return renderLoadedSkill(loaded);
