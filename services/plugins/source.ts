@@ -5,7 +5,7 @@
 // module is imported once per content digest, so a reload picks up a changed file and reuses
 // an unchanged one. The legacy core-tools package is ignored (its tools are built in), except
 // that an entry giving it options fails closed.
-import { registerPluginContractAlias } from "./alias.js";
+import { PLUGIN_CONTRACT_SPECIFIERS, registerPluginContractAlias } from "./alias.js";
 import { createHash } from "node:crypto";
 import { readFile, realpath, stat } from "node:fs/promises";
 import { dirname, isAbsolute, join, resolve, sep } from "node:path";
@@ -166,10 +166,17 @@ export function resolvePluginSource(source: string, projectDirectory: string): P
  * changed file anew and an unchanged one from its cache. Rejects with whatever the import threw.
  */
 export async function importPluginModule(resolved: ResolvedModule): Promise<unknown> {
-  registerPluginContractAlias();
+  // Module hooks run on a loader thread in Node 20 (tens of ms to start): register them only for
+  // a module that names the contract.
+  if (await namesPluginContract(resolved.path)) registerPluginContractAlias();
   const url = `${pathToFileURL(resolved.path).href}?ze-harness-sha256=${resolved.digest}`;
   const namespace = (await import(url)) as { default?: unknown };
   return namespace.default;
+}
+
+async function namesPluginContract(path: string): Promise<boolean> {
+  const text = await readFile(path, "utf8").catch(() => "");
+  return PLUGIN_CONTRACT_SPECIFIERS.some((specifier) => text.includes(specifier));
 }
 
 /** Whether an entry is the legacy core-tools package; `fails` when it gives options. */
