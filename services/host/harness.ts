@@ -11,7 +11,7 @@ import type { RunnerScope, TurnRunner } from "../core/turns/runner.js";
 import { TurnService } from "../core/turns/service.js";
 import { createFetchHandler, type FetchHandler, type RequestContext } from "../http/handler.js";
 import type { GuardOptions } from "../http/guard.js";
-import { openDatabase, type StorageHandle } from "../storage/index.js";
+import { openDatabase, type SessionRow, type StorageHandle } from "../storage/index.js";
 import { sessionHandlers, turnHandlers } from "./handlers.js";
 import { depthHandlers } from "./depth-handlers.js";
 import type { Subagents } from "../core/subagents/host.js";
@@ -118,32 +118,31 @@ async function createRunner(
   ]);
   const base = { ...builtinTools, ...coreTools, execute: executeTool };
   const hostHooks = options.hooks ?? new HookPipeline();
-  const { createToolRegistry } = await import("../plugins/generation.js");
-  const services = plugins.loaded();
+  const registry = new ToolRegistry(base);
+  const unleased = { tools: registry, hooks: hostHooks, get agents() { return catalogs.agents; }, release: () => {} };
   return new Runner({
     storage,
     hub,
     gateway,
-    tools: new ToolRegistry(base),
+    tools: registry,
     hooks: hostHooks,
     environment: {
       get agents() {
         return catalogs.agents;
       },
       // Each Turn leases the current host generation and its Session's overlay.
-      ...(services
-        ? {
-            lease: async (sessionId: string) => {
-              const lease = await services.sessions.lease(sessionId);
-              return {
-                tools: createToolRegistry(base, lease.host, lease.session),
-                hooks: HookPipeline.combine(hostHooks, lease.hooks),
-                agents: lease.session?.agentCatalog ?? lease.host.agentCatalog ?? catalogs.agents,
-                release: () => lease.release(),
-              };
-            },
-          }
-        : {}),
+      lease: async (session: SessionRow) => {
+        // The Session row says whether it has an overlay: a plain Turn costs no plugin statement.
+        if (!plugins.loaded() && !session.pluginOverlay) return unleased;
+        const [services, { createToolRegistry }] = await Promise.all([plugins.get(), import("../plugins/generation.js")]);
+        const lease = await services.sessions.lease(session.id);
+        return {
+          tools: createToolRegistry(base, lease.host, lease.session),
+          hooks: HookPipeline.combine(hostHooks, lease.hooks),
+          agents: lease.session?.agentCatalog ?? lease.host.agentCatalog ?? catalogs.agents,
+          release: () => lease.release(),
+        };
+      },
       skills: (workdir) => catalogs.skills(workdir),
       subagents,
       codemode: config.codemode?.enabled !== false,
@@ -197,7 +196,9 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
       config,
       configPath: options.configPath,
       reservedToolIds: CORE_TOOL_IDS,
-      eager: options.runTurns !== false,
+      // Loaded at startup when configured; otherwise on the first plugin operation or the first
+      // Turn of a Session with a plugin overlay (a plain one-shot `run` never loads the room).
+      eager: false,
     });
     catalogs = loadHostCatalogs({
       config,

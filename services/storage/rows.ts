@@ -96,7 +96,7 @@ export const placeholders = (count: number): string => Array.from({ length: coun
 
 /** Every `session` column, in table order, as a SELECT or RETURNING list. */
 export const SESSION_SELECT =
-  "id, server, workdir, project_id, title, default_model, system_prompt, agent, forked_from, spawned_from_session_id, configuration_revision, permissions, approval, created_at, updated_at, next_sequence, activity_cursor, server_cursor, create_request_hash, deleting, runner_instance, runner_process_id, runner_lease_expires_at, history_revision, context_use";
+  "id, server, workdir, project_id, title, default_model, system_prompt, agent, forked_from, spawned_from_session_id, configuration_revision, permissions, approval, created_at, updated_at, next_sequence, activity_cursor, server_cursor, create_request_hash, deleting, runner_instance, runner_process_id, runner_lease_expires_at, history_revision, context_use, plugin_overlay";
 
 export function sessionFromRow(raw: Record<string, unknown>): SessionRow {
   const text = (column: string): string | null => (raw[column] as string | null) ?? null;
@@ -127,5 +127,6 @@ export function sessionFromRow(raw: Record<string, unknown>): SessionRow {
     runnerLeaseExpiresAt: number("runner_lease_expires_at"),
     historyRevision: (raw["history_revision"] as number | undefined) ?? 0,
     contextUse: parse(raw["context_use"]),
+    pluginOverlay: raw["plugin_overlay"] === 1 || raw["plugin_overlay"] === true,
   };
 }

@@ -95,6 +95,8 @@ export const session = sqliteTable(
     historyRevision: integer("history_revision").notNull().default(0),
     /** The latest model request's context use (`turn_context_use` copies it from the Turn). */
     contextUse: text("context_use", { mode: "json" }).$type<unknown>(),
+    /** True while the Session has a plugin overlay row (`session_plugin`; kept by triggers). */
+    pluginOverlay: integer("plugin_overlay", { mode: "boolean" }).notNull().default(false),
   },
   (table) => [
     index("session_server_created_at_idx").on(table.server, table.createdAt),

@@ -82,6 +82,7 @@ describe("openDatabase", () => {
         { id: serverMigrations[3]!.id, ordinal: 4, breaking: 0, compatible_floor: serverMigrations[0]!.id },
         { id: serverMigrations[4]!.id, ordinal: 5, breaking: 0, compatible_floor: serverMigrations[0]!.id },
         { id: serverMigrations[5]!.id, ordinal: 6, breaking: 0, compatible_floor: serverMigrations[0]!.id },
+        { id: serverMigrations[6]!.id, ordinal: 7, breaking: 0, compatible_floor: serverMigrations[0]!.id },
       ]);
       const recorded = await rows(handle.client, "SELECT type, name FROM harness_schema_object ORDER BY type, name");
       expect(recorded.map((r) => `${String(r["type"])}:${String(r["name"])}`)).toEqual([
@@ -117,6 +118,8 @@ describe("openDatabase", () => {
         "table:turn_event",
         "table:turn_part",
         "table:turn_steer",
+        "trigger:session_plugin_overlay_cleared",
+        "trigger:session_plugin_overlay_set",
         "trigger:turn_context_use",
         "trigger:turn_event_stamps",
       ]);

@@ -81,8 +81,8 @@ describe("a libSQL server (sqld)", () => {
         const table = await tx.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'session'");
         const createSql = String(table.rows[0]!["sql"]).replace(/^CREATE TABLE session/, "CREATE TABLE session_new");
         // SQLite's rebuild procedure: triggers that name the table are dropped and created again.
-        const triggers = (await tx.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name IN ('turn_event_stamps', 'turn_context_use')")).rows;
-        expect(triggers).toHaveLength(2);
+        const triggers = (await tx.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name IN ('turn_event_stamps', 'turn_context_use', 'session_plugin_overlay_set', 'session_plugin_overlay_cleared')")).rows;
+        expect(triggers).toHaveLength(4);
         await tx.executeMultiple(`${createSql};
           INSERT INTO session_new SELECT * FROM session;
           ${triggers.map((trigger) => `DROP TRIGGER ${String(trigger["name"])};`).join("\n")}

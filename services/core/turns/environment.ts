@@ -4,6 +4,7 @@
 import type { AgentCatalog } from "../../workspace/agents.js";
 import type { SkillDiscovery } from "../../workspace/skills.js";
 import type { HookPipeline } from "../../plugins/hooks.js";
+import type { SessionRow } from "../../storage/index.js";
 import type { RegisteredTool, SubagentCapability, ToolRegistry } from "../../tools/index.js";
 
 /** Runs `task` calls for one parent Turn (see `services/core/subagents`). */
@@ -25,7 +26,7 @@ export interface TurnEnvironment {
   /** The host's current agents (built-in, plugin, config and Markdown); a reload replaces them. */
   readonly agents: AgentCatalog;
   /** Leases the current plugin generations for one Turn; absent, the runner's tools and hooks serve every Turn. Rejects with a `_tag`/`code` error when the Session's overlay cannot be built. */
-  readonly lease?: ((sessionId: string) => Promise<TurnExtensions>) | undefined;
+  readonly lease?: ((session: SessionRow) => Promise<TurnExtensions>) | undefined;
   /** The Skills a workdir offers (discovered once per workdir, until a reload). */
   skills(workdir: string): Promise<SkillDiscovery>;
   /** Where `task` calls run; absent, the `task` tool is not offered. */

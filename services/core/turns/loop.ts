@@ -133,7 +133,7 @@ async function leaseExtensions(t: RunningTurn): Promise<TurnExtensions | undefin
   if (!lease) return undefined;
   let extensions: TurnExtensions;
   try {
-    extensions = await lease(t.sessionId);
+    extensions = await lease(t.session);
   } catch (error) {
     const code = (error as { code?: unknown }).code;
     const message = error instanceof Error && typeof code === "string" ? error.message : "The Session's plugins could not be loaded";
