@@ -6,7 +6,13 @@
 // are an error and aliases expand up to the parser's default limit, so a small file cannot
 // balloon into a huge value. Errors come back as values, never thrown: discovery skips one bad
 // file and keeps the rest.
-import { parseDocument } from "yaml";
+import { createRequire } from "node:module";
+import type * as Yaml from "yaml";
+
+// The parser loads on the first frontmatter block, not with every host (most runs have no Skill
+// or Markdown agent files): `yaml` ships a CommonJS build, so a synchronous require serves here.
+let yaml: typeof Yaml | undefined;
+const parseDocument: typeof Yaml.parseDocument = (...args) => (yaml ??= createRequire(import.meta.url)("yaml") as typeof Yaml).parseDocument(...args);
 
 /** The parsed mapping (`{}` for an empty block) and the text after the closing delimiter. */
 export interface Frontmatter {
