@@ -14,3 +14,5 @@ export type {
   ServerWatchLifecycle,
   WatchServerOptions,
 } from "./watch.js";
+export { HarnessClient, createClient, textPrompt } from "./harness-client.js";
+export type { CreateClientOptions } from "./harness-client.js";

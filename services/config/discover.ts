@@ -5,8 +5,12 @@ import { statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { globalConfigFile, PROJECT_CONFIG_FILE, type Env } from "./paths.js";
 
-/** Where a layer came from. `explicit` is a `--config PATH` file, which takes the project layer's place. */
-export type ConfigScope = "global" | "project" | "explicit";
+/**
+ * Where a layer came from. `explicit` is a `--config PATH` file, which takes the project layer's
+ * place; `inline` is a configuration object an embedding program passes (the SDK's `config`),
+ * merged last.
+ */
+export type ConfigScope = "global" | "project" | "explicit" | "inline";
 
 export interface ConfigSource {
   readonly scope: ConfigScope;

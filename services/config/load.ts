@@ -6,9 +6,20 @@ import { readConfigFile } from "./file.js";
 import { mergeConfigs } from "./merge.js";
 import { normalizeConfig } from "./normalize.js";
 import { homeDirectory } from "./paths.js";
+import { validateConfig } from "./validate.js";
+import { join, resolve } from "node:path";
 import type { Config } from "./types.js";
 
-export type LoadConfigOptions = DiscoverOptions;
+export interface LoadConfigOptions extends DiscoverOptions {
+  /**
+   * A configuration object handed over in code (the embedded SDK's `config`): validated like a
+   * file and merged last. Relative paths in it resolve from `cwd`.
+   */
+  readonly inline?: unknown;
+}
+
+/** The name errors give the inline layer (a pseudo-file in `cwd`, so relative paths resolve there). */
+export const INLINE_CONFIG_NAME = "(inline config)";
 
 /** One file's contribution, after validation and normalization. */
 export interface ConfigLayer {
@@ -24,7 +35,7 @@ export interface LoadedConfig {
   readonly layers: readonly ConfigLayer[];
 }
 
-/** Loads the global file, then the explicit `--config` file or the nearest project file, and merges them. */
+/** Loads the global file, then the explicit `--config` file or the nearest project file, then the inline object, and merges them. */
 export function loadConfig(options: LoadConfigOptions): ConfigResult<LoadedConfig> {
   const home = homeDirectory(options.env);
   const layers: ConfigLayer[] = [];
@@ -32,6 +43,12 @@ export function loadConfig(options: LoadConfigOptions): ConfigResult<LoadedConfi
     const read = readConfigFile(source.file);
     if (!read.ok) return read;
     layers.push({ ...source, config: normalizeConfig(read.value, { file: source.file, home }) });
+  }
+  if (options.inline !== undefined) {
+    const file = join(resolve(options.cwd), INLINE_CONFIG_NAME);
+    const validated = validateConfig(options.inline, file);
+    if (!validated.ok) return validated;
+    layers.push({ scope: "inline", file, config: normalizeConfig(validated.value, { file, home }) });
   }
   return { ok: true, value: { config: mergeConfigs(layers.map((layer) => layer.config)), layers } };
 }

@@ -40,6 +40,12 @@ export interface HarnessOptions {
   readonly database?: string | undefined;
   /** `--config`: replaces the project config layer. */
   readonly configPath?: string | undefined;
+  /** A configuration object merged over the files (the embedded SDK's `config`), validated like one. */
+  readonly inlineConfig?: unknown;
+  /** Trusted plugin objects handed over in code (the embedded SDK's `inlinePlugins`). */
+  readonly inlinePlugins?: readonly unknown[] | undefined;
+  /** Where the provider `auth.json` is (default: `<state directory>/auth.json`). */
+  readonly authFilePath?: string | undefined;
   /** Session workdirs resolve inside this directory; project config is discovered from it. */
   readonly serverRoot: string;
   readonly env: Env;
@@ -159,7 +165,12 @@ async function createRunner(
 }
 
 export async function createHarness(options: HarnessOptions): Promise<Harness> {
-  const loaded = loadConfig({ cwd: options.serverRoot, env: options.env, ...(options.configPath !== undefined ? { configFile: options.configPath } : {}) });
+  const loaded = loadConfig({
+    cwd: options.serverRoot,
+    env: options.env,
+    ...(options.configPath !== undefined ? { configFile: options.configPath } : {}),
+    ...(options.inlineConfig !== undefined ? { inline: options.inlineConfig } : {}),
+  });
   if (!loaded.ok) throw new HarnessStartupError(loaded.error._tag, describeConfigError(loaded.error));
 
   const state = stateDirectory(options.env);
@@ -178,7 +189,7 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
 
   let gateway: ModelGateway;
   try {
-    gateway = options.gateway ?? createModelGateway(loaded.value.config, options.env, loaded.value.layers);
+    gateway = options.gateway ?? createModelGateway(loaded.value.config, options.env, loaded.value.layers, options.authFilePath);
   } catch (error) {
     await storage.close();
     if (error instanceof ProviderSetupFailed) throw new HarnessStartupError(error.tag, error.message);
@@ -195,6 +206,8 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
       env: options.env,
       config,
       configPath: options.configPath,
+      inlineConfig: options.inlineConfig,
+      inlinePlugins: options.inlinePlugins,
       reservedToolIds: CORE_TOOL_IDS,
       // Loaded at startup when configured; otherwise on the first plugin operation or the first
       // Turn of a Session with a plugin overlay (a plain one-shot `run` never loads the room).

@@ -6,6 +6,7 @@ import { unavailable } from "../contract/failure.js";
 import type { ModelCall, ModelGateway, ModelLimits } from "../core/turns/gateway.js";
 import {
   ProviderFailure,
+  authFileLocation,
   describeProviderError,
   loadCredentialSources,
   openModel,
@@ -41,12 +42,14 @@ function setupFailed(error: ProviderSetupError, layers: readonly ConfigLayer[]):
 }
 
 /** `layers`: the loaded config files (`LoadedConfig.layers`), so a setup error can name its file. */
-export function createModelGateway(config: Config, env: Env, layers: readonly ConfigLayer[] = []): ProviderGateway {
+/** `authFilePath`: the provider `auth.json` when it is not the state directory's. */
+export function createModelGateway(config: Config, env: Env, layers: readonly ConfigLayer[] = [], authFilePath?: string): ProviderGateway {
   const resolved = resolveProviders(config.providers as Parameters<typeof resolveProviders>[0]);
   if (!resolved.ok) throw setupFailed(resolved.error, layers);
   const providers = resolved.value;
 
-  const open = async (model: string) => openModel(providers, model, await loadCredentialSources(env));
+  const location = authFileLocation(env, authFilePath);
+  const open = async (model: string) => openModel(providers, model, await loadCredentialSources(env, location));
 
   return {
     providers,

@@ -27,6 +27,8 @@ export interface CreatePluginServicesOptions {
   readonly serverRoot: string;
   readonly env: Env;
   readonly configPath?: string | undefined;
+  readonly inlineConfig?: unknown;
+  readonly inlinePlugins?: readonly unknown[] | undefined;
   /** The built-in and Core tool ids (`Object.keys({ ...builtinTools, ...coreTools })`). */
   readonly reservedToolIds: readonly string[];
   readonly capabilities?: HostCapabilities;
@@ -61,7 +63,13 @@ export async function createPluginServices(options: CreatePluginServicesOptions)
   const started = await PluginRuntime.start({
     ...common,
     ...(options.failClosed !== undefined ? { failClosed: options.failClosed } : {}),
-    source: configRuntimeSource({ cwd: options.serverRoot, env: options.env, configFile: options.configPath, onConfig: (loaded) => (layers = loaded.layers) }),
+    source: configRuntimeSource({
+      cwd: options.serverRoot,
+      env: options.env,
+      configFile: options.configPath,
+      ...(options.inlineConfig !== undefined ? { inlineConfig: options.inlineConfig } : {}),
+      ...(options.inlinePlugins !== undefined ? { inlinePlugins: options.inlinePlugins } : {}),
+      onConfig: (loaded) => (layers = loaded.layers) }),
   });
   if (!started.ok) return started;
   const runtime = started.runtime;

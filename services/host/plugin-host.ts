@@ -22,6 +22,8 @@ export interface HostPluginsOptions {
   readonly env: Env;
   readonly config: Config;
   readonly configPath?: string | undefined;
+  readonly inlineConfig?: unknown;
+  readonly inlinePlugins?: readonly unknown[] | undefined;
   /** The built-in and Core tool ids plugins may not reuse. */
   readonly reservedToolIds: readonly string[];
   readonly eager: boolean;
@@ -44,6 +46,8 @@ export async function prepareHostPlugins(options: HostPluginsOptions): Promise<H
       serverRoot: options.serverRoot,
       env: options.env,
       configPath: options.configPath,
+      ...(options.inlineConfig !== undefined ? { inlineConfig: options.inlineConfig } : {}),
+      ...(options.inlinePlugins !== undefined ? { inlinePlugins: options.inlinePlugins } : {}),
       reservedToolIds: options.reservedToolIds,
       ...(options.onDiagnostic ? { onDiagnostic: options.onDiagnostic } : {}),
     });
@@ -51,7 +55,7 @@ export async function prepareHostPlugins(options: HostPluginsOptions): Promise<H
     services = created.services;
     return services;
   };
-  if (options.eager || (options.config.plugins?.length ?? 0) > 0) {
+  if (options.eager || (options.config.plugins?.length ?? 0) > 0 || (options.inlinePlugins?.length ?? 0) > 0) {
     loading = load();
     await loading;
   }

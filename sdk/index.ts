@@ -1,0 +1,146 @@
+// `ze-harness/sdk`: Ze Harness embedded in a Node program. createEmbeddedHarness builds the same
+// host `serve` runs (services/host/harness.ts: config, libSQL storage, the Turn runner, plugins,
+// MCP) and returns the method-style client over its in-process Fetch handler;
+// listenEmbeddedHarness adds a loopback listener to the same instance, so other processes (the
+// CLI with --remote, a browser at /dashboard) reach the very same Sessions.
+import { join, resolve } from "node:path";
+import { HarnessClient, createClient, textPrompt, type CreateClientOptions } from "../clients/harness-client.js";
+import { createZeClient } from "../clients/client.js";
+import { stateDirectory, type Config, type Env } from "../services/config/index.js";
+import { HarnessStartupError, createHarness, type Harness } from "../services/host/harness.js";
+import { isLoopbackAddress, listen, type Listener } from "../services/host/listen.js";
+import { LOOPBACK_HOSTS } from "../services/http/guard.js";
+import { resolveProjectId } from "../services/contract/project.js";
+
+export { HarnessClient, createClient, textPrompt, type CreateClientOptions };
+export { sdk, unwrap, ZeClientError, watchTurn, watchSession, watchServer } from "../clients/index.js";
+export type * from "../generated/client/types.gen.js";
+
+/** What the embedding program hands over. */
+export interface CreateEmbeddedHarnessOptions {
+  /** The server root: Session workdirs resolve inside it and project config is found from it. */
+  readonly cwd: string;
+  /** The database: a file path (relative to `cwd`), `:memory:`, or a libSQL URL. Required. */
+  readonly databaseFilename: string;
+  /** Configuration merged over the global and project files, validated like a config file. */
+  readonly config?: Config | Record<string, unknown>;
+  /** Trusted plugin objects (`{ id, setup }`, see `ze-harness/plugin`), loaded after configured ones. */
+  readonly inlinePlugins?: readonly unknown[];
+  /** The provider `auth.json` (default `defaultAuthFilePath()`). */
+  readonly authFilePath?: string;
+  /** The environment providers and paths read (default `process.env`). */
+  readonly env?: Env;
+}
+
+/** A startup failure (bad configuration, an unusable database, a plugin that did not activate). */
+export class EmbeddedHarnessError extends Error {
+  constructor(
+    readonly _tag: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = "EmbeddedHarnessError";
+  }
+}
+
+/** The embedded instance: its typed client, its Fetch handler, and `close()`. */
+export class EmbeddedHarness extends HarnessClient {
+  readonly #harness: Harness;
+  readonly #listeners = new Set<Listener>();
+
+  constructor(harness: Harness) {
+    super(createZeClient({ baseUrl: "http://localhost", fetch: harness.fetch, clientId: `ze-harness-sdk/${process.pid}` }));
+    this.#harness = harness;
+  }
+
+  /** The Fetch handler every call goes through (serve it yourself, or use listenEmbeddedHarness). */
+  get fetch(): (request: Request) => Promise<Response> {
+    return this.#harness.fetch;
+  }
+
+  /** @internal */
+  track(listener: Listener): void {
+    this.#listeners.add(listener);
+  }
+
+  /** Stops the listeners, ends this instance's running Turns gracefully and closes the database. */
+  async close(): Promise<void> {
+    await Promise.all([...this.#listeners].map((listener) => listener.close()));
+    this.#listeners.clear();
+    await this.#harness.close();
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+}
+
+export async function createEmbeddedHarness(options: CreateEmbeddedHarnessOptions): Promise<EmbeddedHarness> {
+  if (typeof options?.cwd !== "string" || options.cwd === "") throw new EmbeddedHarnessError("ValidationError", "createEmbeddedHarness needs `cwd`");
+  if (typeof options.databaseFilename !== "string" || options.databaseFilename === "") {
+    throw new EmbeddedHarnessError("ValidationError", "createEmbeddedHarness needs an explicit `databaseFilename` (a file path, `:memory:` or a libSQL URL)");
+  }
+  const cwd = resolve(options.cwd);
+  const database = /^(:memory:|[a-z][a-z0-9+.-]*:)/i.test(options.databaseFilename) ? options.databaseFilename : resolve(cwd, options.databaseFilename);
+  try {
+    const harness = await createHarness({
+      database,
+      serverRoot: cwd,
+      env: options.env ?? process.env,
+      ...(options.config !== undefined ? { inlineConfig: options.config } : {}),
+      ...(options.inlinePlugins !== undefined ? { inlinePlugins: options.inlinePlugins } : {}),
+      ...(options.authFilePath !== undefined ? { authFilePath: resolve(cwd, options.authFilePath) } : {}),
+      allowedHosts: LOOPBACK_HOSTS,
+      // Like an embedded command: this instance runs the Sessions it operates on (holding their
+      // runner lease), and a serve on the same database runs the rest.
+      runnerScope: "owned",
+    });
+    return new EmbeddedHarness(harness);
+  } catch (error) {
+    if (error instanceof HarnessStartupError) throw new EmbeddedHarnessError(error.tag, error.message);
+    throw error;
+  }
+}
+
+export interface ListenOptions {
+  /** Default 0: any free port. */
+  readonly port?: number;
+  /** Loopback only: 127.0.0.1 (default), ::1 or localhost. */
+  readonly hostname?: string;
+}
+
+/** A listener bound to the embedded instance. */
+export interface NodeListener {
+  /** e.g. http://127.0.0.1:43117 */
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+/** Refused listener options (a non-loopback address). */
+export class ServerListenError extends Error {
+  readonly _tag = "ServerListenError";
+}
+
+/** Serves the same instance over loopback HTTP; closed with it. */
+export async function listenEmbeddedHarness(harness: EmbeddedHarness, options: ListenOptions = {}): Promise<NodeListener> {
+  const hostname = options.hostname ?? "127.0.0.1";
+  if (!isLoopbackAddress(hostname)) throw new ServerListenError(`listenEmbeddedHarness binds loopback only, not ${hostname}`);
+  const listener = await listen(harness.fetch, { port: options.port ?? 0, hostname });
+  harness.track(listener);
+  return listener;
+}
+
+/** The shared host data root: `$XDG_DATA_HOME` when absolute, else `~/.local/share`. */
+export function authFileDataRoot(env: Env = process.env): string {
+  return resolve(stateDirectory(env), "..");
+}
+
+/** `<authFileDataRoot()>/ze-harness/auth.json`: the provider connections every database shares. */
+export function defaultAuthFilePath(env: Env = process.env): string {
+  return join(stateDirectory(env), "auth.json");
+}
+
+/** The project a directory belongs to (its repository's normalized remote, or the directory). */
+export function resolveProjectIdentity(directory: string): string {
+  return resolveProjectId(directory);
+}
