@@ -115,6 +115,14 @@ describe("Sessions and Turns", () => {
     await page.locator(`[data-session-id="${sessionId}"]`).getByText("Build check").waitFor();
     expect(await page.locator(`[data-session-id="${quiet}"] [data-status]`).getAttribute("data-status")).toBe("idle");
 
+    // The grid follows the server stream: a Session created, titled and deleted after the page loaded.
+    const later = await server.createSession();
+    await page.locator(`[data-session-id="${later}"] [data-status="idle"]`).waitFor();
+    await unwrap(sdk.setSessionTitle({ client: server.api.client, path: { server: SERVER, sessionId: later }, body: { title: "Arrived later" } }));
+    await page.locator(`[data-session-id="${later}"]`).getByText("Arrived later").waitFor();
+    await unwrap(sdk.deleteSession({ client: server.api.client, path: { server: SERVER, sessionId: later } }));
+    await page.locator(`[data-session-id="${later}"]`).waitFor({ state: "detached" });
+
     await page.locator(`[data-session-id="${sessionId}"]`).click();
     await page.locator("#session-view .view-header").getByText("Build check").waitFor();
 
