@@ -106,6 +106,32 @@ describe("GET /dashboard", () => {
   });
 });
 
+describe("document-relative requests", () => {
+  it("works under a path prefix: every API call stays under it", async () => {
+    const sessionId = await server.createSession();
+    current = await openPage(browser);
+    const { page, requests } = current;
+    // A stand-in for an embedder's proxy that forwards <prefix>/… to the host as /…. It buffers
+    // whole responses, so it cannot carry the server stream: that one answers 503 here.
+    await page.route(
+      (url) => url.origin === server.origin && url.pathname.startsWith("/prefix/"),
+      async (route) => {
+        const target = new URL(route.request().url());
+        target.pathname = target.pathname.slice("/prefix".length);
+        if (target.pathname.endsWith("/events")) return route.fulfill({ status: 503, contentType: "application/json", body: JSON.stringify({ _tag: "UnavailableError", message: "not proxied", reason: "service_unavailable" }) });
+        return route.fulfill({ response: await route.fetch({ url: target.href }) });
+      },
+    );
+    await page.goto(`${server.url}/prefix/dashboard`);
+    await page.locator(`[data-session-id="${sessionId}"]`).waitFor();
+    await page.locator("#logs").waitFor({ state: "hidden" });
+    const paths = requests.map((request) => new URL(request.url()).pathname);
+    expect(paths).toContain("/prefix/v1/servers/local/sessions");
+    expect(paths).toContain("/prefix/v1/logs");
+    expect(paths.filter((path) => !path.startsWith("/prefix/"))).toEqual([]);
+  });
+});
+
 describe("Sessions and Turns", () => {
   it("lists Sessions and follows a running Turn live: status, streamed text, tool calls, outcome", async () => {
     const quiet = await server.createSession();
