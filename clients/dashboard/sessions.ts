@@ -73,8 +73,10 @@ export class SessionsGrid {
     const current = entry.turn;
     if (current && current.turnId === turn.id && current.revision > turn.revision) return;
     if (current && current.turnId !== turn.id && current.sequence !== undefined && current.sequence > turn.sequence) return;
+    const before = statusWord(current);
     entry.turn = statusOfTurn(turn);
-    this.render();
+    // A streamed Turn reports every delta: redraw only when the card would change.
+    if (current?.turnId !== turn.id || statusWord(entry.turn) !== before) this.render();
   }
 
   apply(event: ServerWatchEvent): void {
