@@ -29,6 +29,7 @@ import { pluginHandlers } from "./plugin-routes.js";
 import { prepareHostPlugins, type HostPlugins } from "./plugin-host.js";
 import { HarnessStartupError } from "./errors.js";
 import { packageRoot, release } from "./version.js";
+import { dashboardAsset } from "./dashboard.js";
 
 /** The one server name a local host serves. */
 export const LOCAL_SERVER = "local";
@@ -285,6 +286,7 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
     servers: (name) => name === LOCAL_SERVER,
     openapi: loadDocument(join("generated", "openapi.json")),
     referencePage: reference,
+    dashboard: { server: LOCAL_SERVER, asset: dashboardAsset() },
     onUnexpectedError: (error, route) => options.onUnexpectedError?.(error, route?.operationId),
   });
   await runner?.start();

@@ -49,6 +49,7 @@ describe("headers on every response", () => {
     ["a preflight", () => request("/v1/health", { method: "OPTIONS", headers: { origin: base } }), 204],
     ["the OpenAPI document", () => request("/openapi.json"), 200],
     ["the reference page", () => request("/reference"), 200],
+    ["the dashboard", () => request("/dashboard"), 200],
   ])("%s carries Ze-Harness-Version and exposes it", async (_, send, status) => {
     const response = await send();
     expect(response.status).toBe(status);
