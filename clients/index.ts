@@ -14,3 +14,12 @@ export type {
   ServerWatchLifecycle,
   WatchServerOptions,
 } from "./watch.js";
+export {
+  getRuntimeModels,
+  getSessionModels,
+  runtimeModelsRevision,
+  sessionModelsRevision,
+  watchRuntimeModels,
+  watchSessionModels,
+} from "./models.js";
+export type { SessionModelsTarget, WatchModelsOptions } from "./models.js";
