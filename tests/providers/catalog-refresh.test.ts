@@ -9,7 +9,7 @@ import type { AddressInfo } from "node:net";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { getRuntimeModels, sdk, unwrap } from "../../clients/index.js";
+import { getRuntimeModels, runtimeModelsRevision, sdk, unwrap } from "../../clients/index.js";
 import { bundledCatalog, cacheDirectory, catalogCacheFile } from "../../services/providers/index.js";
 import { networkClient, startHarness, startServe, tempHome, type ServeProcess, type TempHome, type TestHarness } from "../support/harness.js";
 import { writeGlobalConfig } from "../support/model.js";
@@ -230,7 +230,9 @@ describe("a real serve", () => {
     home = tempHome();
     serve = await startServe(["--database", join(home.dir, "serve.db")], { ...home.env, ZE_HARNESS_MODELS_URL: catalogServer.url }, home.root);
     const client = networkClient(serve.url);
-    await getRuntimeModels(client);
+    const snapshot = await getRuntimeModels(client);
+    // The single-shot revision stream over the network.
+    expect(await runtimeModelsRevision(client)).toBe(snapshot.hostRevision);
     expect(catalogServer.requests).toEqual([]);
     // An explicit refresh still asks.
     catalogServer.answer(() => ({ status: 304 }));
