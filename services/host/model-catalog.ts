@@ -20,6 +20,7 @@ import { notFound } from "../contract/failure.js";
 import {
   bundledCatalog,
   catalogSnapshot,
+  describeProviderError,
   discoverProviderModels,
   discovers,
   loadCatalog,
@@ -86,7 +87,7 @@ export class HostModelCatalog {
       // The bundle is the floor: a cached catalog the config cannot compile against is not used.
       const bundled = resolveProviders(providers);
       if (bundled.ok) {
-        options.warn?.(`the cached model catalog could not be used (${resolved.error.message}); using the bundled catalog`);
+        options.warn?.(`the cached model catalog could not be used (${describeProviderError(resolved.error)}); using the bundled catalog`);
         resolved = bundled;
         catalog = bundledCatalog();
       }
@@ -145,7 +146,7 @@ export class HostModelCatalog {
   private compile(catalog: NormalizedCatalog, discovered: Record<string, readonly DiscoveredModel[]>): Generation | undefined {
     const resolved = resolveProviders(this.options.config.providers as Providers, { catalog, discovered });
     if (!resolved.ok) {
-      this.options.warn?.(`the model catalog could not be compiled: ${resolved.error.message}`);
+      this.options.warn?.(`the model catalog could not be compiled: ${describeProviderError(resolved.error)}`);
       return undefined;
     }
     return { set: resolved.value, catalog, discovered };
@@ -218,7 +219,8 @@ export class HostModelCatalog {
   async reload(): Promise<string | undefined> {
     await this.ready();
     const loaded = await loadCatalog(this.options.env);
-    const base = this.compile(loaded.catalog, {});
+    // The bundle is the floor: a cached catalog the config cannot compile against is not used.
+    const base = this.compile(loaded.catalog, {}) ?? (loaded.origin === "cache" ? this.compile(bundledCatalog(), {}) : undefined);
     if (base === undefined) return "the model catalog could not be compiled; the previous catalog stays";
     const discovered = await this.discoverAll(base);
     this.generation = discovered ?? base;

@@ -9,7 +9,8 @@ import type { AddressInfo } from "node:net";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { getRuntimeModels, runtimeModelsRevision, sdk, unwrap } from "../../clients/index.js";
+import { createZeClient, getRuntimeModels, runtimeModelsRevision, sdk, unwrap } from "../../clients/index.js";
+import { createHarness } from "../../services/host/harness.js";
 import { bundledCatalog, cacheDirectory, catalogCacheFile } from "../../services/providers/index.js";
 import { networkClient, startHarness, startServe, tempHome, type ServeProcess, type TempHome, type TestHarness } from "../support/harness.js";
 import { writeGlobalConfig } from "../support/model.js";
@@ -88,6 +89,12 @@ async function start(): Promise<{ server: CatalogServer; h: TestHarness }> {
   writeGlobalConfig(at, { providers: { openai: true } });
   harness = await startHarness({ env: { ...at.env, ZE_HARNESS_MODELS_URL: catalogServer.url } }, at);
   return { server: catalogServer, h: harness };
+}
+
+/** Another harness on the same home (and cache), without removing the home when it closes. */
+async function createHarnessOn(at: TempHome, url: string, warnings: string[]): Promise<{ harness: Awaited<ReturnType<typeof createHarness>>; api: ReturnType<typeof createZeClient> }> {
+  const second = await createHarness({ serverRoot: at.root, env: { ...at.env, ZE_HARNESS_MODELS_URL: url }, database: join(at.dir, "second.db"), onWarning: (message) => warnings.push(message) });
+  return { harness: second, api: createZeClient({ baseUrl: "http://localhost", fetch: second.fetch }) };
 }
 
 const openaiModels = async (h: TestHarness): Promise<string[]> =>
@@ -188,6 +195,24 @@ describe("refreshProviderModels against the catalog URL", () => {
     expect(JSON.parse(readFileSync(catalogCacheFile(h.home.env), "utf8")).publishedAt).toBeUndefined();
     await reload(h);
     expect(await openaiModels(h)).toEqual(bundledIds);
+  });
+
+  it("a cached catalog the config cannot compile against is not used: the bundle serves, at reload and at startup", async () => {
+    const { server, h } = await start();
+    const bundledIds = await openaiModels(h);
+    const other = JSON.stringify({ gateway: { id: "gateway", npm: "@ai-sdk/openai-compatible", api: "https://gateway.example/v1", models: { g: { id: "g" } } } });
+    server.answer(() => ({ body: other, headers: { "last-modified": after } }));
+    expect((await refresh(h)).providers[0]).toMatchObject({ providerId: "openai", status: "updated" });
+    await reload(h);
+    expect(await openaiModels(h)).toEqual(bundledIds);
+    const warnings: string[] = [];
+    const second = await createHarnessOn(h.home, server.url, warnings);
+    try {
+      expect((await getRuntimeModels(second.api)).models.filter((model) => model.providerId === "openai").map((model) => model.id)).toEqual(bundledIds);
+      expect(warnings).toEqual([expect.stringMatching(/^the cached model catalog could not be used \(.*openai.*\); using the bundled catalog$/)]);
+    } finally {
+      await second.harness.close();
+    }
   });
 
   it("an embedded host never refreshes on its own", async () => {

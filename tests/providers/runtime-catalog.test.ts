@@ -212,6 +212,7 @@ describe("bad input changes nothing and gets the contract's typed errors", () =>
     }
     const sessionId = await harness.createSession();
     await expect(getSessionModels(harness.api, { sessionId, server: "elsewhere" })).rejects.toMatchObject({ status: 404 });
+    await expect(sessionModelsRevision(harness.api, { sessionId, server: "elsewhere" })).rejects.toMatchObject({ status: 404 });
   });
 
   it("refreshProviderModels: an unknown providerId is 404 provider, an over-long or mistyped one is 400", async () => {
@@ -221,7 +222,10 @@ describe("bad input changes nothing and gets the contract's typed errors", () =>
       status: 404,
       body: { _tag: "NotFoundError", resource: "provider" },
     });
-    for (const body of [{ providerId: "x".repeat(129) }, { providerId: 7 }]) {
+    const missing = await harness.fetch(new Request("http://localhost/v1/runtime/models/refresh", { method: "POST" }));
+    expect(missing.status).toBe(400);
+    expect(await missing.json()).toMatchObject({ _tag: "ValidationError" });
+    for (const body of [{ providerId: "x".repeat(129) }, { providerId: 7 }, ["test"]]) {
       const response = await harness.fetch(new Request("http://localhost/v1/runtime/models/refresh", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }));
       expect(response.status).toBe(400);
       expect(await response.json()).toMatchObject({ _tag: "ValidationError" });
