@@ -22,4 +22,4 @@ export {
   watchRuntimeModels,
   watchSessionModels,
 } from "./models.js";
-export type { SessionModelsTarget, WatchModelsOptions } from "./models.js";
+export type { SessionModelsRef, SessionModelsTarget, WatchModelsOptions } from "./models.js";

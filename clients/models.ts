@@ -17,14 +17,20 @@ export interface SessionModelsTarget {
   readonly server?: string | undefined;
 }
 
+/** A Session ID (on the `local` server) or a `{ sessionId, server }` target. */
+export type SessionModelsRef = string | SessionModelsTarget;
+
+const targetOf = (ref: SessionModelsRef): { server: string; sessionId: string } =>
+  typeof ref === "string" ? { server: LOCAL_SERVER, sessionId: ref } : { server: ref.server ?? LOCAL_SERVER, sessionId: ref.sessionId };
+
 /** The runtime model catalog: providers with availability, models, `defaultModel`, `hostRevision`. */
 export function getRuntimeModels(client: ZeClient): Promise<CatalogSnapshot> {
   return unwrap(sdk.models({ client: client.client }));
 }
 
 /** The catalog snapshot a Session adopted (its running Turn's, else the runtime snapshot). */
-export function getSessionModels(client: ZeClient, target: SessionModelsTarget): Promise<CatalogSnapshot> {
-  return unwrap(sdk.sessionModels({ client: client.client, path: { server: target.server ?? LOCAL_SERVER, sessionId: target.sessionId } }));
+export function getSessionModels(client: ZeClient, target: SessionModelsRef): Promise<CatalogSnapshot> {
+  return unwrap(sdk.sessionModels({ client: client.client, path: targetOf(target) }));
 }
 
 type SseCall = (options: { fetch: typeof fetch; signal: AbortSignal; sseMaxRetryAttempts: number; onSseError: (error: unknown) => void }) => Promise<{ stream: AsyncGenerator<unknown> }>;
@@ -78,8 +84,8 @@ export function runtimeModelsRevision(client: ZeClient, options: { readonly sign
 }
 
 /** The present revision a Session adopted (one single-shot `sessionModelEvents` stream). */
-export function sessionModelsRevision(client: ZeClient, target: SessionModelsTarget, options: { readonly signal?: AbortSignal } = {}): Promise<string> {
-  const path = { server: target.server ?? LOCAL_SERVER, sessionId: target.sessionId };
+export function sessionModelsRevision(client: ZeClient, target: SessionModelsRef, options: { readonly signal?: AbortSignal } = {}): Promise<string> {
+  const path = targetOf(target);
   return revisionOnce(client, (call) => sdk.sessionModelEvents({ client: client.client, path, ...call }) as ReturnType<SseCall>, options.signal);
 }
 
@@ -147,7 +153,7 @@ export function watchRuntimeModels(client: ZeClient, options: WatchModelsOptions
 }
 
 /** Follows the catalog a Session adopted until `signal` aborts. */
-export function watchSessionModels(client: ZeClient, target: SessionModelsTarget, options: WatchModelsOptions): Promise<void> {
+export function watchSessionModels(client: ZeClient, target: SessionModelsRef, options: WatchModelsOptions): Promise<void> {
   return watchModels(
     () => sessionModelsRevision(client, target, options.signal !== undefined ? { signal: options.signal } : {}),
     () => getSessionModels(client, target),

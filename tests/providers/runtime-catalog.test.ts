@@ -7,6 +7,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import {
+  createZeClient,
   getRuntimeModels,
   getSessionModels,
   runtimeModelsRevision,
@@ -14,6 +15,7 @@ import {
   sessionModelsRevision,
   unwrap,
   watchRuntimeModels,
+  watchSessionModels,
   type CatalogSnapshot,
 } from "../../clients/index.js";
 import { startModelHarness, TEST_MODEL, type ModelHarness } from "../support/model.js";
@@ -168,6 +170,46 @@ describe("the revision streams", () => {
     await watching;
     expect(seen[0]!.hostRevision).not.toBe(seen[1]!.hostRevision);
     expect(seen[1]!.providers.find((provider) => provider.id === "keyed")?.availability.status).toBe("available");
+  });
+});
+
+describe("watchSessionModels", () => {
+  it("reports the Session's snapshot only when its revision is new, and a 4xx ends the watch", async () => {
+    const harness = await start();
+    const sessionId = await harness.createSession();
+    const known = (await getSessionModels(harness.api, sessionId)).hostRevision;
+    const controller = new AbortController();
+    const seen: CatalogSnapshot[] = [];
+    let checks = 0;
+    let got!: () => void;
+    const gotOne = new Promise<void>((resolve) => (got = resolve));
+    // The same in-process handler, counting the revision checks the watch makes.
+    const counting = createZeClient({
+      baseUrl: "http://localhost",
+      fetch: (request) => {
+        if (request.url.endsWith("/models/events")) checks += 1;
+        return harness.fetch(request);
+      },
+    });
+    const watching = watchSessionModels(counting, sessionId, {
+      signal: controller.signal,
+      knownRevision: known,
+      intervalMs: 10,
+      onSnapshot: (snapshot) => {
+        seen.push(snapshot);
+        got();
+      },
+    });
+    // The known revision fetches nothing while it stays.
+    await expect.poll(() => checks).toBeGreaterThanOrEqual(2);
+    expect(seen).toEqual([]);
+    connectKey(harness, "keyed", "sk-session-watch-0123456789");
+    await gotOne;
+    controller.abort();
+    await watching;
+    expect(seen).toHaveLength(1);
+    expect(seen[0]!.hostRevision).not.toBe(known);
+    await expect(watchSessionModels(harness.api, randomUUID(), { onSnapshot: () => undefined })).rejects.toMatchObject({ status: 404, body: { _tag: "NotFoundError" } });
   });
 });
 
