@@ -1,6 +1,6 @@
 // createHarness: options → one Fetch handler over real storage and services.
 import { readFileSync, existsSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import type { Handlers } from "../../generated/server/routes.js";
 import { describeConfigError, globalConfigFile, loadConfig, stateDirectory, type Config, type Env } from "../config/index.js";
 import { ActivityHub } from "../core/events/hub.js";
@@ -15,7 +15,9 @@ import { openDatabase, type SessionRow, type StorageHandle } from "../storage/in
 import { sessionHandlers, turnHandlers } from "./handlers.js";
 import { depthHandlers } from "./depth-handlers.js";
 import type { Subagents } from "../core/subagents/host.js";
-import { createModelGateway, ProviderSetupFailed } from "./models.js";
+import { createModelGateway, ProviderSetupFailed, setupFailed } from "./models.js";
+import { CatalogSetupError, HostModelCatalog } from "./model-catalog.js";
+import { modelHandlers } from "./model-handlers.js";
 import type { ModelGateway } from "../core/turns/gateway.js";
 import type { HookPipeline } from "../plugins/hooks.js";
 import { unavailableHandlers } from "./unavailable.js";
@@ -29,6 +31,7 @@ import { pluginHandlers } from "./plugin-routes.js";
 import { prepareHostPlugins, type HostPlugins } from "./plugin-host.js";
 import { HarnessStartupError } from "./errors.js";
 import { packageRoot, release } from "./version.js";
+import { AUTH_FILE_VARIABLE } from "../providers/index.js";
 import { dashboardAsset } from "./dashboard.js";
 
 /** The one server name a local host serves. */
@@ -76,6 +79,8 @@ export interface HarnessOptions {
   readonly leaseMs?: number;
   /** The hook pipeline Turns run through (an embedding host's own hooks); empty by default. */
   readonly hooks?: HookPipeline;
+  /** A server's background catalog work: discovery at startup, the cached catalog refreshed at startup and hourly. */
+  readonly backgroundModels?: boolean;
 }
 
 export interface Harness {
@@ -116,6 +121,7 @@ async function createRunner(
   subagents: Subagents,
   mcp: HostMcp,
   plugins: HostPlugins,
+  models: HostModelCatalog,
   options: HarnessOptions,
 ): Promise<TurnRunner> {
   const [{ TurnRunner: Runner }, { builtinTools, coreTools, executeTool, ToolRegistry }, { HookPipeline }] = await Promise.all([
@@ -127,6 +133,18 @@ async function createRunner(
   const hostHooks = options.hooks ?? new HookPipeline();
   const registry = new ToolRegistry(base);
   const unleased = { tools: registry, hooks: hostHooks, get agents() { return catalogs.agents; }, release: () => {} };
+  // The Session row says whether it has an overlay: a plain Turn costs no plugin statement.
+  const leasePlugins = async (session: SessionRow) => {
+    if (!plugins.loaded() && !session.pluginOverlay) return unleased;
+    const [services, { createToolRegistry }] = await Promise.all([plugins.get(), import("../plugins/generation.js")]);
+    const lease = await services.sessions.lease(session.id);
+    return {
+      tools: createToolRegistry(base, lease.host, lease.session),
+      hooks: HookPipeline.combine(hostHooks, lease.hooks),
+      agents: lease.session?.agentCatalog ?? lease.host.agentCatalog ?? catalogs.agents,
+      release: () => lease.release(),
+    };
+  };
   return new Runner({
     storage,
     hub,
@@ -137,18 +155,16 @@ async function createRunner(
       get agents() {
         return catalogs.agents;
       },
-      // Each Turn leases the current host generation and its Session's overlay.
+      // Each Turn leases the current model catalog, host generation and its Session's overlay.
       lease: async (session: SessionRow) => {
-        // The Session row says whether it has an overlay: a plain Turn costs no plugin statement.
-        if (!plugins.loaded() && !session.pluginOverlay) return unleased;
-        const [services, { createToolRegistry }] = await Promise.all([plugins.get(), import("../plugins/generation.js")]);
-        const lease = await services.sessions.lease(session.id);
-        return {
-          tools: createToolRegistry(base, lease.host, lease.session),
-          hooks: HookPipeline.combine(hostHooks, lease.hooks),
-          agents: lease.session?.agentCatalog ?? lease.host.agentCatalog ?? catalogs.agents,
-          release: () => lease.release(),
-        };
+        const unpin = await models.pin(session.id);
+        try {
+          const extensions = await leasePlugins(session);
+          return { ...extensions, release: () => (extensions.release(), unpin()) };
+        } catch (error) {
+          unpin();
+          throw error;
+        }
       },
       skills: (workdir) => catalogs.skills(workdir),
       subagents,
@@ -165,7 +181,10 @@ async function createRunner(
   });
 }
 
-export async function createHarness(options: HarnessOptions): Promise<Harness> {
+export async function createHarness(input: HarnessOptions): Promise<Harness> {
+  // The auth file override travels in the host's environment object, which every room reads.
+  const options: HarnessOptions =
+    input.authFilePath !== undefined ? { ...input, env: { ...input.env, [AUTH_FILE_VARIABLE]: resolve(input.authFilePath) } } : input;
   const loaded = loadConfig({
     cwd: options.serverRoot,
     env: options.env,
@@ -189,11 +208,14 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
   }
 
   let gateway: ModelGateway;
+  let models: HostModelCatalog;
   try {
-    gateway = options.gateway ?? createModelGateway(loaded.value.config, options.env, loaded.value.layers, options.authFilePath);
+    models = await HostModelCatalog.create({ config: loaded.value.config, env: options.env, warn: options.onWarning });
+    gateway = options.gateway ?? createModelGateway(loaded.value.config, options.env, loaded.value.layers, models);
   } catch (error) {
     await storage.close();
-    if (error instanceof ProviderSetupFailed) throw new HarnessStartupError(error.tag, error.message);
+    const failed = error instanceof CatalogSetupError ? setupFailed(error.error, loaded.value.layers) : error;
+    if (failed instanceof ProviderSetupFailed) throw new HarnessStartupError(failed.tag, failed.message);
     throw error;
   }
   const config = loaded.value.config;
@@ -242,7 +264,7 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
   // The runner, its loop and the tools load only in hosts that run Turns (not one-shot metadata commands).
   // Like the runner, sub-agents load only in hosts that run Turns.
   const subagents = options.runTurns === false ? undefined : new (await import("../core/subagents/host.js")).Subagents({ storage, hub, agents: () => catalogs.agents });
-  const runner = subagents ? await createRunner(storage, hub, gateway, config, catalogs, subagents, mcp, plugins, options) : undefined;
+  const runner = subagents ? await createRunner(storage, hub, gateway, config, catalogs, subagents, mcp, plugins, models, options) : undefined;
   const sessions = new SessionService({
     storage,
     serverRoot: options.serverRoot,
@@ -270,7 +292,8 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
     ...depthHandlers({ sessions, catalogs, subagents, serverRoot: options.serverRoot }),
     ...historyHandlers(createHistoryServices(storage, hub, config, gateway, runner)),
     ...mcpHandlers({ mcp: () => mcp.get(), sessions, turns }),
-    ...pluginHandlers({ services: () => plugins.get() }),
+    ...pluginHandlers({ services: () => plugins.get(), models }),
+    ...modelHandlers({ catalog: models, sessions }),
   };
   const guard: GuardOptions = {
     ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}),
@@ -290,6 +313,7 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
     onUnexpectedError: (error, route) => options.onUnexpectedError?.(error, route?.operationId),
   });
   await runner?.start();
+  if (options.backgroundModels === true) models.startBackground();
   return {
     fetch,
     config,
@@ -298,6 +322,7 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
     atomically: (fn) => storage.transaction(() => fn()),
     close: async () => {
       await runner?.stop();
+      models.close();
       await mcp.close();
       await plugins.close();
       await storage.close();

@@ -7,11 +7,16 @@
 import { randomUUID } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
 import { chmod, mkdir, open, rename, unlink } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { dirname, isAbsolute, join } from "node:path";
 import { stateDirectory, type Env } from "../config/paths.js";
 
 export const AUTH_FILE_NAME = "auth.json";
 export const AUTH_CONTENT_VARIABLE = "ZE_HARNESS_AUTH_CONTENT";
+/**
+ * An absolute path replacing `<stateDirectory>/auth.json`. The embedded SDK's `authFilePath` sets
+ * it in the host's own environment object, so every reader and writer of the file agrees.
+ */
+export const AUTH_FILE_VARIABLE = "ZE_HARNESS_AUTH_FILE";
 
 /** An API key connection. */
 export interface ApiAuthEntry {
@@ -78,8 +83,13 @@ export interface AuthFileLocation {
   readonly content?: string;
 }
 
-/** `<stateDirectory>/auth.json`, honouring `ZE_HARNESS_AUTH_CONTENT`. */
-export function authFileLocation(env: Env, path: string = join(stateDirectory(env), AUTH_FILE_NAME)): AuthFileLocation {
+function defaultAuthPath(env: Env): string {
+  const override = env[AUTH_FILE_VARIABLE];
+  return override !== undefined && isAbsolute(override) ? override : join(stateDirectory(env), AUTH_FILE_NAME);
+}
+
+/** `<stateDirectory>/auth.json` (or `ZE_HARNESS_AUTH_FILE`), honouring `ZE_HARNESS_AUTH_CONTENT`. */
+export function authFileLocation(env: Env, path: string = defaultAuthPath(env)): AuthFileLocation {
   const content = env[AUTH_CONTENT_VARIABLE];
   return content !== undefined && content !== "" ? { path, content } : { path };
 }

@@ -53,6 +53,7 @@ export {
 } from "./credentials.js";
 export {
   AUTH_CONTENT_VARIABLE,
+  AUTH_FILE_VARIABLE,
   AUTH_FILE_NAME,
   authFileLocation,
   readAuthFile,
@@ -66,6 +67,26 @@ export {
   type AuthState,
 } from "./auth-file.js";
 export { Secret, isSecret } from "./secret.js";
+export { discoveredRecord, type DiscoveredModel } from "./discovered.js";
+export { discoverProviderModels, discovers, parseModelList, type DiscoveryOptions, type DiscoveryResult } from "./discovery.js";
+export {
+  CATALOG_CACHE_FILE,
+  DEFAULT_MODELS_URL,
+  DISABLE_MODELS_FETCH_VARIABLE,
+  MODELS_URL_VARIABLE,
+  cacheDirectory,
+  cacheSupersedes,
+  catalogCacheFile,
+  loadCatalog,
+  modelsFetchDisabled,
+  modelsUrl,
+  readCatalogCache,
+  refreshCatalogCache,
+  type CatalogCache,
+  type CatalogRefresh,
+  type CatalogRefreshOptions,
+  type LoadedCatalog,
+} from "./catalog-cache.js";
 export { catalogSnapshot, providerSummaries, providerSummary, type CatalogSnapshotOptions } from "./summary.js";
 export { ProviderFailure, isProviderFailure, type ProviderFailureData, type ProviderFailureKind } from "./failure.js";
 export {

@@ -33,6 +33,7 @@ import {
   type NormalizedCatalog,
 } from "./models-dev.js";
 import { DEFAULT_ROUTES, defaultAuthentication, type Authentication, type ModelProtocol } from "./protocol.js";
+import { discoveredRecord, type DiscoveredModel } from "./discovered.js";
 import { Secret } from "./secret.js";
 
 /** The providers enabled when the config has no `providers` map. */
@@ -84,7 +85,10 @@ export interface ResolvedProvider {
   readonly environment: readonly string[];
   /** `options.apiKey`, redacted in JSON and logs. */
   readonly configuredKey?: Secret;
-  /** `definition.discovery` (performed by the discovery step, not here). */
+  /**
+   * Whether the discovery step (`discovery.ts`) lists `GET <baseURL>/models`: `definition.discovery`,
+   * else true for a provider the catalog does not know that declares no `models` map.
+   */
   readonly discovery: boolean;
   /** Sorted by model ID. */
   readonly models: readonly ResolvedModel[];
@@ -104,6 +108,8 @@ export const requiresCredential = (provider: ResolvedProvider): boolean => provi
 export interface ResolveProvidersOptions {
   /** Defaults to the bundled catalog. */
   readonly catalog?: NormalizedCatalog;
+  /** Models each provider's discovery found, by provider ID: added to its catalog models; `definition.models` still wins. */
+  readonly discovered?: Readonly<Record<string, readonly DiscoveredModel[]>>;
 }
 
 const UNKNOWN_MODEL: Omit<CatalogModelRecord, "id" | "displayName" | "protocol"> = {
@@ -146,6 +152,8 @@ interface Composition {
   readonly authentication: Authentication | undefined;
   readonly headers: Readonly<Record<string, string>>;
   readonly timeoutMs: number | undefined;
+  readonly catalog: NormalizedCatalog;
+  readonly discovered: readonly DiscoveredModel[] | undefined;
 }
 
 function composeModels(c: Composition): ProviderResult<ResolvedModel[]> {
@@ -153,6 +161,11 @@ function composeModels(c: Composition): ProviderResult<ResolvedModel[]> {
   for (const [modelId, record] of Object.entries(c.start?.models ?? {})) {
     // A provider-level protocol override applies to every catalog model of the provider.
     records.set(modelId, { record: c.definition.protocol !== undefined ? { ...record, protocol: c.definition.protocol } : record });
+  }
+  // Discovery adds models (it never replaces a catalog model); configured overrides still win below.
+  for (const model of c.discovered ?? []) {
+    if (records.has(model.id)) continue;
+    records.set(model.id, { record: discoveredRecord(model, { start: c.start, catalog: c.catalog, protocol: c.protocol }) });
   }
   for (const [modelId, override] of Object.entries(c.definition.models ?? {})) {
     const record = records.get(modelId)?.record ?? { ...UNKNOWN_MODEL, id: modelId, displayName: modelId, protocol: c.protocol };
@@ -201,6 +214,7 @@ function compileEntry(
   entry: ProviderEntry,
   entries: Readonly<Record<string, ProviderEntry>>,
   catalog: NormalizedCatalog,
+  discovered?: readonly DiscoveredModel[],
 ): ProviderResult<ResolvedProvider> {
   if (!isValidProviderId(id)) {
     return { ok: false, error: providerInvalid(id, "", "a provider ID is lowercase letters and digits joined by `.`, `_` or `-` (at most 128 characters)") };
@@ -284,6 +298,8 @@ function compileEntry(
     authentication: definition.authentication,
     headers,
     timeoutMs,
+    catalog,
+    discovered,
   };
   const models = composeModels(composition);
   if (!models.ok) return models;
@@ -306,7 +322,7 @@ function compileEntry(
       ...(timeoutMs !== undefined ? { timeoutMs } : {}),
       environment: [...(definition.credentials?.environment ?? start?.environment ?? [])],
       ...(options.value.apiKey !== undefined ? { configuredKey: new Secret(options.value.apiKey) } : {}),
-      discovery: definition.discovery ?? false,
+      discovery: definition.discovery ?? (start === undefined && definition.models === undefined),
       models: models.value,
     },
   };
@@ -327,7 +343,7 @@ export function resolveProviders(
   }
   const compiled: ResolvedProvider[] = [];
   for (const id of Object.keys(entries).sort()) {
-    const result = compileEntry(id, entries[id]!, entries, catalog);
+    const result = compileEntry(id, entries[id]!, entries, catalog, options.discovered?.[id]);
     if (!result.ok) return result;
     compiled.push(result.value);
   }

@@ -55,6 +55,13 @@ export interface TestModel {
   readonly requests: readonly RecordedRequest[];
   /** Resolves with the count-th request (1-based) as soon as it arrives. */
   waitForRequest(count: number): Promise<RecordedRequest>;
+  /**
+   * What `GET …/models` answers: the entries of an OpenAI model list (`{ object: "list", data }`,
+   * each `{ id, owned_by?, context_length?, max_model_len?, … }`), or an HTTP error. Unset: 404.
+   */
+  setModelList(list: readonly Record<string, unknown>[] | { readonly status: number; readonly body?: unknown }): void;
+  /** Every `GET …/models` so far (path and lower-cased headers), in arrival order. */
+  readonly modelListRequests: readonly { readonly path: string; readonly headers: Readonly<Record<string, string>> }[];
   close(): Promise<void>;
 }
 
@@ -165,6 +172,20 @@ export async function startTestModel(options: TestModelOptions = {}): Promise<Te
   let waiters: Waiter[] = [];
   let replyFn: ((request: RecordedRequest) => ScriptedResponse | Promise<ScriptedResponse>) | null = null;
   let closed = false;
+  let modelList: readonly Record<string, unknown>[] | { readonly status: number; readonly body?: unknown } | undefined;
+  const modelListRequests: { path: string; headers: Record<string, string> }[] = [];
+
+  function serveModelList(path: string, request: IncomingMessage, response: ServerResponse): void {
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(request.headers)) if (typeof value === "string") headers[name] = value;
+    modelListRequests.push({ path, headers });
+    if (modelList === undefined) return sendJson(response, 404, openaiErrorBody(`test-model: no model list is set (setModelList)`, "not_found"));
+    if (!Array.isArray(modelList)) {
+      const failure = modelList as { readonly status: number; readonly body?: unknown };
+      return sendJson(response, failure.status, failure.body ?? openaiErrorBody(`test-model: scripted error ${failure.status}`, "test_model_error"));
+    }
+    sendJson(response, 200, { object: "list", data: modelList });
+  }
 
   function enqueue(...responses: ScriptedResponse[]): void {
     for (const [index, response] of responses.entries()) {
@@ -316,6 +337,8 @@ export async function startTestModel(options: TestModelOptions = {}): Promise<Te
     const protocol = request.method === "POST" ? protocolOf(path) : null;
     const work = path.startsWith(CONTROL_PREFIX)
       ? handleControl(path, request, response)
+      : request.method === "GET" && /(^|\/)models$/.test(path)
+        ? Promise.resolve(serveModelList(path, request, response))
       : protocol
         ? handleModelRequest(protocol, path, request, response)
         : Promise.resolve(
@@ -350,6 +373,12 @@ export async function startTestModel(options: TestModelOptions = {}): Promise<Te
     },
     get requests(): readonly RecordedRequest[] {
       return requests;
+    },
+    setModelList(list) {
+      modelList = list;
+    },
+    get modelListRequests() {
+      return modelListRequests;
     },
     waitForRequest(count: number): Promise<RecordedRequest> {
       if (!Number.isInteger(count) || count < 1) return Promise.reject(new RangeError("waitForRequest(count): count is 1-based"));
