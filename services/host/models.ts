@@ -64,8 +64,10 @@ export function createModelGateway(config: Config, env: Env, layers: readonly Co
     get providers() {
       return current();
     },
-    async check(model: string): Promise<void> {
+    async prepare(model: string): Promise<void> {
       await source?.ensure(model);
+    },
+    async check(model: string): Promise<void> {
       const opened = await open(model);
       if (!opened.ok) throw unavailable(`Model ${model} is unavailable: ${opened.message}`, "model_unavailable");
     },
