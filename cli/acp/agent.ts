@@ -3,7 +3,7 @@
 // one client: its capabilities (form elicitation) are read at initialize.
 import * as acp from "@agentclientprotocol/sdk/unstable";
 import { sdk, unwrap, type Session, type ZeClient } from "../../clients/index.js";
-import { EFFORT_OPTION, DEFAULT_EFFORT, isEffort, isMode, MODEL_OPTION, modelChoices, readChoices } from "./options.js";
+import { EFFORT_OPTION, DEFAULT_EFFORT, DEFAULT_MODEL, isEffort, isMode, MODEL_OPTION, modelChoices, readChoices } from "./options.js";
 import { promptUpdates, TurnProjector } from "./projection.js";
 import { cancelPrompt, runPrompt } from "./prompt.js";
 import { acpError, resolveCwd, Sessions } from "./sessions.js";
@@ -108,6 +108,7 @@ export function createAcpAgent(options: AcpAgentOptions): acp.AgentApp {
       if (typeof value !== "string") throw acp.RequestError.invalidParams({ configId: params.configId }, `${params.configId} takes one of its listed values`);
       if (params.configId === MODEL_OPTION) {
         if (!modelChoices(choices, live.model).some((option) => option.value === value)) throw acp.RequestError.invalidParams({ value }, `unknown model ${value}`);
+        if (value === DEFAULT_MODEL && live.model === undefined) return { configOptions: (await sessions.describe(live, choices)).configOptions };
         try {
           await unwrap(sdk.setSessionDefaultModel({ client: api.client, path: { server, sessionId: live.id }, body: { defaultModel: value } }));
         } catch (error) {

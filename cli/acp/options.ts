@@ -8,6 +8,8 @@ export const MODEL_OPTION = "model";
 export const EFFORT_OPTION = "reasoning_effort";
 /** The reasoning effort value that sends none (the model's default). */
 export const DEFAULT_EFFORT = "default";
+/** The model value shown while the model in use is not known yet (no catalog, no Turn). */
+export const DEFAULT_MODEL = "default";
 
 const ALL_EFFORTS: readonly ReasoningEffort[] = ["none", "minimal", "low", "medium", "high", "xhigh", "max"];
 
@@ -49,6 +51,7 @@ export function modelChoices(choices: SessionChoices, current: string | undefine
   const models = (choices.catalog?.models ?? []).filter((model) => model.availability.status === "available");
   const options = models.map((model) => ({ value: model.ref, name: model.displayName, description: model.ref }));
   if (current !== undefined && !options.some((option) => option.value === current)) options.unshift({ value: current, name: current, description: current });
+  if (options.length === 0) options.push({ value: DEFAULT_MODEL, name: "Default model", description: "the host's configured model" });
   return options;
 }
 
@@ -60,9 +63,7 @@ function effortChoices(choices: SessionChoices, model: string | undefined): read
 export function configOptions(choices: SessionChoices, model: string | undefined, effort: ReasoningEffort | undefined): acp.SessionConfigOption[] {
   const models = modelChoices(choices, model);
   const options: acp.SessionConfigOption[] = [];
-  if (models.length > 0) {
-    options.push({ id: MODEL_OPTION, name: "Model", category: "model", type: "select", currentValue: model ?? models[0]!.value, options: models });
-  }
+  options.push({ id: MODEL_OPTION, name: "Model", category: "model", type: "select", currentValue: model ?? models[0]!.value, options: models });
   const efforts = effortChoices(choices, model);
   options.push({
     id: EFFORT_OPTION,

@@ -4,6 +4,8 @@
 import { randomUUID } from "node:crypto";
 import * as acp from "@agentclientprotocol/sdk/unstable";
 import { sdk, unwrap, watchTurn, type ImageMimeType, type PromptPart, type Turn, type ZeClient } from "../../clients/index.js";
+import { DescendantRequests } from "../descendants.js";
+import { configOptions, readChoices } from "./options.js";
 import { promptUsage, stopReason, TurnProjector } from "./projection.js";
 import { TurnRequests } from "./requests.js";
 import type { LiveSession } from "./sessions.js";
@@ -118,10 +120,23 @@ export async function runPrompt(context: PromptContext, live: LiveSession, block
       for (const update of projector.updates(turn)) send(update);
       requests.scan(toolParts(turn));
     };
-    const final = await watchTurn(api, { server, sessionId: live.id, turnId, onEvent: (_event, held) => show(held) });
+    // Sub-agents' requests (of the Sessions this Turn spawns) are asked too, so none waits unseen.
+    const descendants = new DescendantRequests({ client: api, server }, live.id, requests);
+    descendants.start();
+    let final: Turn;
+    try {
+      final = await watchTurn(api, { server, sessionId: live.id, turnId, onEvent: (_event, held) => show(held) });
+    } finally {
+      descendants.stop();
+    }
     show(final);
+    if (live.model !== final.model) {
+      // The model in use is known now (or changed): the client's model selector follows.
+      live.model = final.model;
+      const choices = await readChoices(api, server, live.id).catch(() => undefined);
+      if (choices) send({ sessionUpdate: "config_option_update", configOptions: configOptions(choices, live.model, live.effort) });
+    }
     await updates;
-    live.model = final.model;
     const reason = running.cancelled && final.outcome?.kind !== "completed" ? "cancelled" : stopReason(final);
     if (reason === undefined) {
       const fault = final.outcome?.kind === "failed" ? final.outcome.fault : undefined;

@@ -5,7 +5,7 @@
 // is dismissed (rejectQuestion) otherwise. Each request is asked once.
 import type * as acp from "@agentclientprotocol/sdk/unstable";
 import { sdk, unwrap, type PermissionReply, type PermissionRequest, type Question, type QuestionRequest, type ZeClient } from "../../clients/index.js";
-import { toolCall, type ToolPart } from "./tool-calls.js";
+import { toolCall, toolKind, type ToolPart } from "./tool-calls.js";
 
 export interface RequestContext {
   readonly api: ZeClient;
@@ -40,12 +40,27 @@ export class TurnRequests {
   /** Asks every pending request of the Turn's tool parts not asked yet. */
   scan(parts: readonly ToolPart[]): void {
     for (const part of parts) {
-      if (part.approval.state === "pending") this.track(part.approval.request.id, () => this.permission(part, part.approval.state === "pending" ? part.approval.request : undefined));
+      const approval = part.approval;
+      if (approval.state === "pending") {
+        const view = toolCall(part, this.context.workdir);
+        this.track(approval.request.id, () => this.permission(approval.request, { ...view, title: `${view.title} (${approval.request.action} ${approval.request.resources.join(" ")})` }));
+      }
       if (part.question?.state === "pending") {
         const request = part.question.request;
-        this.track(request.id, () => this.question(part, request));
+        this.track(request.id, () => this.question(request, part.id));
       }
     }
+  }
+
+  /** A pending permission request of a sub-agent (a descendant Session running `agent`). */
+  permissionRequest(request: PermissionRequest, agent?: string): void {
+    const title = `[sub-agent${agent !== undefined ? ` ${agent}` : ""}] ${request.action} ${request.resources.join(" ")}`;
+    this.track(request.id, () => this.permission(request, { toolCallId: request.toolCallId, title, kind: toolKind(request.toolId), status: "pending" }));
+  }
+
+  /** A pending question of a sub-agent. */
+  questionRequest(request: QuestionRequest): void {
+    this.track(request.id, () => this.question(request, undefined));
   }
 
   /** Resolves when every request asked so far was answered. */
@@ -62,17 +77,15 @@ export class TurnRequests {
     this.pending.add(running);
   }
 
-  private async permission(part: ToolPart, request: PermissionRequest | undefined): Promise<void> {
-    if (!request) return;
+  private async permission(request: PermissionRequest, view: acp.ToolCallUpdate): Promise<void> {
     const { api, server } = this.context;
     const options: acp.PermissionOption[] = [PERMISSION_OPTIONS.once, ...((request.save?.length ?? 0) > 0 ? [PERMISSION_OPTIONS.always] : []), PERMISSION_OPTIONS.reject];
-    const view = toolCall(part, this.context.workdir);
     let reply: PermissionReply = "reject";
     let message: string | undefined;
     try {
       const answer = await this.context.ask.permission({
         sessionId: this.context.sessionId,
-        toolCall: { ...view, status: "pending", title: `${view.title} (${request.action} ${request.resources.join(" ")})` },
+        toolCall: { ...view, status: "pending" },
         options,
       });
       if (answer.outcome.outcome === "selected") {
@@ -89,7 +102,7 @@ export class TurnRequests {
     await unwrap(sdk.replyPermission({ client: api.client, path, body: { reply, ...(message !== undefined ? { message } : {}) } })).catch(() => {});
   }
 
-  private async question(part: ToolPart, request: QuestionRequest): Promise<void> {
+  private async question(request: QuestionRequest, toolCallId: string | undefined): Promise<void> {
     const { api, server } = this.context;
     const path = { server, sessionId: request.sessionId, questionRequestId: request.id };
     const dismiss = async (): Promise<void> => {
@@ -104,7 +117,7 @@ export class TurnRequests {
       answer = await this.context.ask.elicit({
         mode: "form",
         sessionId: this.context.sessionId,
-        toolCallId: part.id,
+        ...(toolCallId !== undefined ? { toolCallId } : {}),
         message: request.questions.map((question) => question.question).join("\n"),
         requestedSchema: questionSchema(request.questions),
       });

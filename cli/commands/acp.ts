@@ -1,7 +1,7 @@
 import { defineCommand, flag } from "../spec.js";
 
 export default defineCommand({
-  summary: "Serve the Agent Client Protocol over standard input and output",
+  summary: "Serve the Agent Client Protocol over standard input and output.",
   description:
     "Lets ACP clients such as Zed drive Ze Harness as their agent: point the client at the ze-harness executable with the single argument acp. " +
     "Runs an embedded host (no daemon); stdout carries only protocol frames and every diagnostic goes to stderr. " +

@@ -106,6 +106,8 @@ describe("ze-harness acp", () => {
     expect(response.modes?.availableModes.map((mode) => mode.id)).not.toContain("explore"); // a sub-agent only
     const effort = response.configOptions?.find((option) => option.id === "reasoning_effort");
     expect(effort).toMatchObject({ type: "select", category: "thought_level", currentValue: "default" });
+    // No model catalog on this host and no Turn yet: the model in use is the host's default.
+    expect(response.configOptions?.find((option) => option.id === "model")).toMatchObject({ type: "select", category: "model", currentValue: "default" });
     const { sessions } = await agent.agent.request("session/list", {});
     expect(sessions.find((session) => session.sessionId === sessionId)?.cwd).toBe(real);
     // Its own database: acp.db in the state directory, not the daemon's.
@@ -132,6 +134,9 @@ describe("ze-harness acp", () => {
     expect(thought).toBe("The user greets me.");
     expect(updates).toContainEqual(expect.objectContaining({ sessionUpdate: "usage_update", size: 200000 }));
     expect(updates).toContainEqual(expect.objectContaining({ sessionUpdate: "session_info_update", title: "Greeting marker: say hello" }));
+    // The first Turn names the model in use: the model selector follows.
+    const configUpdate = updates.find((update) => update.sessionUpdate === "config_option_update") as acp.ConfigOptionUpdate | undefined;
+    expect(configUpdate?.configOptions.find((option) => option.id === "model")).toMatchObject({ currentValue: "test/scripted" });
   });
 
   it("reports a tool call with its kind, location, status and content", async () => {
@@ -194,6 +199,25 @@ describe("ze-harness acp", () => {
     const failed = updates.filter((update) => update.sessionUpdate === "tool_call_update").at(-1) as acp.ToolCallUpdate;
     expect(failed.status).toBe("failed");
     expect(JSON.stringify(updates)).not.toContain("TOKEN=not-a-real-secret");
+  });
+
+  it("asks a sub-agent's permission requests as well", async () => {
+    const other = await newSession(agent);
+    script("Delegate marker", { events: [{ type: "tool_call", name: "task", arguments: { description: "read env", subagent_type: "general", prompt: "Child marker: read the env file" } }] }, { events: [{ type: "text", text: "The sub-agent is done." }] });
+    script("Child marker", { events: [{ type: "tool_call", name: "read", arguments: { filePath: ".env" } }] }, { events: [{ type: "text", text: "The child saw the token." }] });
+    agent.onPermission = () => selected("once");
+    const asked = agent.permissionRequests.length;
+    const from = agent.updates.length;
+    const response = await agent.agent.request("session/prompt", { sessionId: other.sessionId, prompt: text("Delegate marker: ask a sub-agent") });
+    expect(response.stopReason).toBe("end_turn");
+    expect(agent.permissionRequests.length).toBe(asked + 1);
+    const request = agent.permissionRequests[asked]!;
+    expect(request.sessionId).toBe(other.sessionId);
+    expect(request.toolCall).toMatchObject({ kind: "read", status: "pending", title: expect.stringMatching(/^\[sub-agent general\] read .*\.env$/) });
+    const updates = agent.updatesOf(other.sessionId, from);
+    const task = updates.find((update) => update.sessionUpdate === "tool_call") as acp.ToolCall;
+    expect(task).toMatchObject({ title: "Task: read env", kind: "think" });
+    expect(updates.filter((update) => update.sessionUpdate === "tool_call_update" && update.toolCallId === task.toolCallId).at(-1)).toMatchObject({ status: "completed" });
   });
 
   it("asks a question as a form elicitation and replies with the chosen answer", async () => {
