@@ -8,7 +8,7 @@ import { join } from "node:path";
 import * as acp from "@agentclientprotocol/sdk/unstable";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startTestModel, type TestModel } from "../../tools/test-model/index.js";
-import { assertBuilt, scriptByPrompt } from "../support/cli.js";
+import { assertBuilt, jsonOf, runCli, scriptByPrompt } from "../support/cli.js";
 import { tempHome, type TempHome } from "../support/harness.js";
 import { writeGlobalConfig } from "../support/model.js";
 import { startAcp, textOf, type AcpProcess } from "./client.js";
@@ -113,6 +113,13 @@ describe("ze-harness acp", () => {
     // Its own database: acp.db in the state directory, not the daemon's.
     expect(existsSync(join(home.env["XDG_DATA_HOME"]!, "ze-harness", "acp.db"))).toBe(true);
     expect(existsSync(join(home.env["XDG_DATA_HOME"]!, "ze-harness", "ze-harness.db"))).toBe(false);
+  });
+
+  it("refuses a relative or missing cwd with invalid params and creates nothing", async () => {
+    const before = (await agent.agent.request("session/list", {})).sessions.length;
+    await expect(agent.agent.request("session/new", { cwd: "project", mcpServers: [] })).rejects.toMatchObject({ code: -32602, message: expect.stringMatching(/absolute/) });
+    await expect(agent.agent.request("session/new", { cwd: join(home.dir, "missing"), mcpServers: [] })).rejects.toMatchObject({ code: -32602, message: expect.stringMatching(/does not exist/) });
+    expect((await agent.agent.request("session/list", {})).sessions.length).toBe(before);
   });
 
   it("streams reasoning and text as updates before the prompt answers end_turn with usage", async () => {
@@ -299,6 +306,24 @@ describe("ze-harness acp", () => {
     await expect(agent.agent.request("session/prompt", { sessionId: other.sessionId, prompt: text("hello?") })).rejects.toMatchObject({ code: -32002 });
   });
 
+  it("takes embedded resources and links as prompt text", async () => {
+    script("Resource marker", { events: [{ type: "text", text: "Seen the resource." }] });
+    const before = model.requests.length;
+    const response = await agent.agent.request("session/prompt", {
+      sessionId,
+      prompt: [
+        { type: "text", text: "Resource marker: look at these" },
+        { type: "resource", resource: { uri: "file:///tmp/spec.md", mimeType: "text/markdown", text: "# The spec body" } },
+        { type: "resource_link", uri: "file:///tmp/other.md", name: "other.md" },
+      ],
+    });
+    expect(response.stopReason).toBe("end_turn");
+    const body = JSON.stringify(model.requests.slice(before).at(-1)!.body);
+    expect(body).toContain("# The spec body");
+    expect(body).toContain("[other.md](file:///tmp/other.md)");
+    await expect(agent.agent.request("session/prompt", { sessionId, prompt: [{ type: "audio", data: "AAAA", mimeType: "audio/wav" }] })).rejects.toMatchObject({ code: -32602 });
+  });
+
   it("writes nothing but JSON-RPC frames to stdout, and exits 0 at the end of its input", async () => {
     const code = await agent.close();
     expect(code).toBe(0);
@@ -337,6 +362,19 @@ describe("ze-harness acp", () => {
     expect(response.stopReason).toBe("end_turn");
     expect(again.updatesOf(sessionId, from).filter((update) => update.sessionUpdate === "tool_call_update").at(-1)).toMatchObject({ status: "failed" });
     expect(again.stderr()).toMatch(/question dismissed/);
+  });
+
+  it("shares another database with --database: its Sessions are the CLI's", async () => {
+    const shared = startAcp({ env: home.env, cwd: home.root, args: ["--database", "shared.db"] });
+    closed.push(shared);
+    await initialize(shared);
+    const { sessionId: created } = await newSession(shared);
+    expect(await shared.close()).toBe(0);
+    expect(existsSync(join(home.env["XDG_DATA_HOME"]!, "ze-harness", "shared.db"))).toBe(true);
+    const listed = jsonOf<{ id: string; workdir: string }[]>(await runCli(["session", "list", "--all", "--embedded", "--database", "shared.db"], { env: home.env, cwd: home.root }));
+    expect(listed).toContainEqual(expect.objectContaining({ id: created, workdir: real }));
+    const own = jsonOf<{ id: string }[]>(await runCli(["session", "list", "--all", "--embedded", "--database", "acp.db"], { env: home.env, cwd: home.root }));
+    expect(own.map((session) => session.id)).not.toContain(created);
   });
 
   it("reports client MCP servers it cannot connect on stderr, never their secret values", async () => {
