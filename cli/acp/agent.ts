@@ -123,12 +123,17 @@ export function createAcpAgent(options: AcpAgentOptions): acp.AgentApp {
       }
       return { configOptions: (await sessions.describe(live, choices)).configOptions };
     })
-    .onRequest("session/prompt", async ({ params, client }) => {
+    .onRequest("session/prompt", async ({ params, client, signal }) => {
       const live = sessions.get(params.sessionId);
+      // A client that cancels the request itself ($/cancel_request) cancels the Turn as session/cancel does.
+      const onAbort = (): void => void cancelPrompt({ api, server, log }, live);
+      signal.addEventListener("abort", onAbort, { once: true });
       try {
         return await runPrompt({ api, server, client, forms, log }, live, params.prompt);
       } catch (error) {
         throw acpError(error, live.id);
+      } finally {
+        signal.removeEventListener("abort", onAbort);
       }
     })
     .onNotification("session/cancel", async ({ params }) => {

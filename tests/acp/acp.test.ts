@@ -159,6 +159,32 @@ describe("ze-harness acp", () => {
     expect(JSON.stringify(last.content)).toContain("the notes say hello");
   });
 
+  it("shows an edit as a diff and a shell command's output, each with its kind", async () => {
+    writeFileSync(join(real, "greeting.txt"), "hello world\n");
+    script(
+      "Editing marker",
+      {
+        events: [
+          { type: "tool_call", name: "edit", arguments: { filePath: "greeting.txt", oldString: "hello world", newString: "hello Ze" } },
+          { type: "tool_call", name: "shell", arguments: { command: "cat greeting.txt" } },
+        ],
+      },
+      { events: [{ type: "text", text: "Edited and shown." }] },
+    );
+    const from = agent.updates.length;
+    expect((await agent.agent.request("session/prompt", { sessionId, prompt: text("Editing marker: change the greeting") })).stopReason).toBe("end_turn");
+    const updates = agent.updatesOf(sessionId, from);
+    const calls = updates.filter((update) => update.sessionUpdate === "tool_call") as acp.ToolCall[];
+    const edit = calls.find((call) => call.kind === "edit")!;
+    expect(edit).toMatchObject({ title: "Edit greeting.txt", locations: [{ path: join(real, "greeting.txt") }], content: [{ type: "diff", path: join(real, "greeting.txt"), oldText: "hello world", newText: "hello Ze" }] });
+    const shell = calls.find((call) => call.kind === "execute")!;
+    expect(shell.title).toBe("Run cat greeting.txt");
+    const lastOf = (id: string) => updates.filter((update) => update.sessionUpdate === "tool_call_update" && update.toolCallId === id).at(-1) as acp.ToolCallUpdate;
+    expect(lastOf(edit.toolCallId).status).toBe("completed");
+    expect(lastOf(shell.toolCallId).status).toBe("completed");
+    expect(JSON.stringify(lastOf(shell.toolCallId).content)).toMatch(/hello (Ze|world)/);
+  });
+
   it("asks permission with Allow once / Always allow in this session / Reject, and Allow once runs the tool", async () => {
     script("Once marker", { events: [{ type: "tool_call", name: "read", arguments: { filePath: ".env" } }] }, { events: [{ type: "text", text: "Read the env file once." }] });
     agent.onPermission = () => selected("once");
