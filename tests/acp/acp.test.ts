@@ -350,6 +350,21 @@ describe("ze-harness acp", () => {
     await expect(agent.agent.request("session/prompt", { sessionId, prompt: [{ type: "audio", data: "AAAA", mimeType: "audio/wav" }] })).rejects.toMatchObject({ code: -32602 });
   });
 
+  it("answers a failed Turn's prompt with a JSON-RPC error naming the fault", async () => {
+    script("Failing marker", { error: { status: 400, body: { error: { message: "provider text never shown", type: "invalid_request_error" } } } });
+    const failure = await agent.agent.request("session/prompt", { sessionId, prompt: text("Failing marker: break") }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(failure).toBeInstanceOf(acp.RequestError);
+    expect((failure as acp.RequestError).code).toBe(-32603);
+    expect((failure as acp.RequestError).message).toMatch(/the Turn failed: provider_/);
+    expect((failure as acp.RequestError).message).not.toContain("provider text never shown");
+    // The session takes the next prompt.
+    script("Recovered marker", { events: [{ type: "text", text: "Back again." }] });
+    expect((await agent.agent.request("session/prompt", { sessionId, prompt: text("Recovered marker: again") })).stopReason).toBe("end_turn");
+  });
+
   it("writes nothing but JSON-RPC frames to stdout, and exits 0 at the end of its input", async () => {
     const code = await agent.close();
     expect(code).toBe(0);
@@ -401,6 +416,25 @@ describe("ze-harness acp", () => {
     expect(listed).toContainEqual(expect.objectContaining({ id: created, workdir: real }));
     const own = jsonOf<{ id: string }[]>(await runCli(["session", "list", "--all", "--embedded", "--database", "acp.db"], { env: home.env, cwd: home.root }));
     expect(own.map((session) => session.id)).not.toContain(created);
+  });
+
+  it("sends what plugins print to stdout to stderr instead", async () => {
+    const pluginFile = join(home.dir, "noisy-plugin.mjs");
+    writeFileSync(
+      pluginFile,
+      'export default { id: "noisy", setup() { console.log("noisy plugin: console.log"); process.stdout.write("noisy plugin: stdout.write\\n"); } };\n',
+    );
+    const configFile = join(home.dir, "noisy.config.json");
+    writeFileSync(configFile, JSON.stringify({ plugins: [pluginFile] }));
+    const noisy = startAcp({ env: home.env, cwd: home.root, args: ["--config", configFile] });
+    closed.push(noisy);
+    await initialize(noisy);
+    await newSession(noisy);
+    expect(await noisy.close()).toBe(0);
+    expect(noisy.stderr()).toContain("noisy plugin: console.log");
+    expect(noisy.stderr()).toContain("noisy plugin: stdout.write");
+    expect(noisy.stdout()).not.toContain("noisy plugin");
+    expectOnlyFrames(noisy.stdout());
   });
 
   it("reports client MCP servers it cannot connect on stderr, never their secret values", async () => {
