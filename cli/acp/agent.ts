@@ -2,7 +2,7 @@
 // prompt usage) whose handlers drive Ze Harness through the generated client. One connection,
 // one client: its capabilities (form elicitation) are read at initialize.
 import * as acp from "@agentclientprotocol/sdk/unstable";
-import { sdk, unwrap, type Session, type ZeClient } from "../../clients/index.js";
+import { sdk, unwrap, watchTurn, type Session, type ZeClient } from "../../clients/index.js";
 import { EFFORT_OPTION, DEFAULT_EFFORT, DEFAULT_MODEL, isEffort, isMode, MODEL_OPTION, modelChoices, readChoices } from "./options.js";
 import { promptUpdates, TurnProjector } from "./projection.js";
 import { cancelPrompt, runPrompt } from "./prompt.js";
@@ -18,7 +18,16 @@ export interface AcpAgentOptions {
   readonly log: (line: string) => void;
 }
 
-export function createAcpAgent(options: AcpAgentOptions): acp.AgentApp {
+/** How long a client's departure waits for its cancelled Turns to settle. */
+const CANCEL_SETTLE_MS = 5_000;
+
+export interface AcpAgent {
+  readonly app: acp.AgentApp;
+  /** Cancels every running Turn (the client went away): they settle cancelled, not as a host shutdown. */
+  cancelAll(): Promise<void>;
+}
+
+export function createAcpAgent(options: AcpAgentOptions): AcpAgent {
   const { api, server, log } = options;
   const sessions = new Sessions({ api, server, serverRoot: options.serverRoot, log });
   let forms = false;
@@ -30,7 +39,7 @@ export function createAcpAgent(options: AcpAgentOptions): acp.AgentApp {
     }
   };
 
-  return acp
+  const app = acp
     .agent({ name: "ze-harness" })
     .onRequest("initialize", ({ params }) => {
       forms = params.clientCapabilities?.elicitation?.form != null;
@@ -41,7 +50,8 @@ export function createAcpAgent(options: AcpAgentOptions): acp.AgentApp {
         agentCapabilities: {
           loadSession: true,
           promptCapabilities: { image: true, audio: false, embeddedContext: true },
-          mcpCapabilities: { http: true, sse: false },
+          // Client MCP servers are not attached yet (README.md, "MCP servers"): advertise no HTTP transport until they are.
+          mcpCapabilities: { http: false, sse: false },
           sessionCapabilities: { list: {}, resume: {}, fork: {}, close: {} },
         },
       };
@@ -140,4 +150,18 @@ export function createAcpAgent(options: AcpAgentOptions): acp.AgentApp {
       const live = sessions.all().find((candidate) => candidate.id === params.sessionId);
       if (live) await cancelPrompt({ api, server, log }, live);
     });
+  return {
+    app,
+    cancelAll: async () => {
+      await Promise.all(
+        sessions.all().map(async (live) => {
+          const running = live.running;
+          if (!running?.submitted) return;
+          await cancelPrompt({ api, server, log }, live);
+          // Give the cancellation a moment to settle before the host stops (then host_shutdown ends it).
+          await watchTurn(api, { server, sessionId: live.id, turnId: running.turnId, signal: AbortSignal.timeout(CANCEL_SETTLE_MS) }).catch(() => {});
+        }),
+      );
+    },
+  };
 }

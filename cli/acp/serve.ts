@@ -35,15 +35,16 @@ export async function serveAcp(options: AcpServeOptions): Promise<number> {
     });
     const input = Readable.toWeb(process.stdin) as unknown as ReadableStream<Uint8Array>;
     const agent = createAcpAgent({ api: connection.client, server: connection.server, serverRoot: process.cwd(), version, log });
-    const session = agent.connect(acp.ndJsonStream(output, input));
+    const session = agent.app.connect(acp.ndJsonStream(output, input));
     const stop = (): void => session.close();
     process.once("SIGINT", stop);
     process.once("SIGTERM", stop);
     await session.closed;
     process.off("SIGINT", stop);
     process.off("SIGTERM", stop);
+    await agent.cancelAll();
   } finally {
-    // Closing the host stops its runner, which ends the Turns this process was running.
+    // Closing the host stops its runner (a Turn still running then fails with host_shutdown).
     await connection.close();
   }
   return 0;

@@ -93,7 +93,7 @@ describe("ze-harness acp", () => {
     expect(response.agentCapabilities).toMatchObject({
       loadSession: true,
       promptCapabilities: { image: true, embeddedContext: true },
-      mcpCapabilities: { sse: false },
+      mcpCapabilities: { http: false, sse: false },
       sessionCapabilities: { list: {}, resume: {}, fork: {}, close: {} },
     });
   });
@@ -435,6 +435,20 @@ describe("ze-harness acp", () => {
     expect(noisy.stderr()).toContain("noisy plugin: stdout.write");
     expect(noisy.stdout()).not.toContain("noisy plugin");
     expectOnlyFrames(noisy.stdout());
+  });
+
+  it("ends its running Turn when the client goes away, and exits 0", async () => {
+    const leaving = startAcp({ env: home.env, cwd: home.root });
+    closed.push(leaving);
+    await initialize(leaving);
+    const { sessionId: created } = await newSession(leaving);
+    script("Leaving marker", { events: [{ type: "text", text: "Working on it" }, { type: "delay", ms: 120_000 }, { type: "text", text: " forever." }] });
+    const running = leaving.agent.request("session/prompt", { sessionId: created, prompt: text("Leaving marker: go") }).catch((error: unknown) => error);
+    await leaving.waitForUpdate((notification) => notification.sessionId === created && textOf(notification.update).includes("Working"));
+    expect(await leaving.close()).toBe(0);
+    await running;
+    const turns = jsonOf<{ turns: { turn: { phase: string; outcome?: { kind: string; fault?: { code: string } } } }[] }>(await runCli(["turn", "list", created, "--embedded", "--database", "acp.db"], { env: home.env, cwd: home.root }));
+    expect(turns.turns.map((state) => state.turn.outcome)).toEqual([expect.objectContaining({ kind: "cancelled", reason: "cancelled by the ACP client" })]);
   });
 
   it("reports client MCP servers it cannot connect on stderr, never their secret values", async () => {
