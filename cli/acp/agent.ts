@@ -6,6 +6,7 @@ import { sdk, unwrap, watchTurn, type Session, type ZeClient } from "../../clien
 import { EFFORT_OPTION, DEFAULT_EFFORT, DEFAULT_MODEL, isEffort, isMode, MODEL_OPTION, modelChoices, readChoices } from "./options.js";
 import { promptUpdates, TurnProjector } from "./projection.js";
 import { cancelPrompt, runPrompt } from "./prompt.js";
+import type { SessionMcp } from "../../services/host/session-mcp.js";
 import { acpError, resolveCwd, Sessions } from "./sessions.js";
 
 export interface AcpAgentOptions {
@@ -16,6 +17,8 @@ export interface AcpAgentOptions {
   readonly version: string;
   /** Diagnostics (stderr: stdout carries only protocol frames). */
   readonly log: (line: string) => void;
+  /** Attaches the client's MCP servers to one Session. */
+  readonly mcp?: SessionMcp | undefined;
 }
 
 /** How long a client's departure waits for its cancelled Turns to settle. */
@@ -29,7 +32,7 @@ export interface AcpAgent {
 
 export function createAcpAgent(options: AcpAgentOptions): AcpAgent {
   const { api, server, log } = options;
-  const sessions = new Sessions({ api, server, serverRoot: options.serverRoot, log });
+  const sessions = new Sessions({ api, server, serverRoot: options.serverRoot, log, mcp: options.mcp });
   let forms = false;
 
   const replay = async (client: acp.AgentContext, sessionId: string, workdir: string, turns: Awaited<ReturnType<Sessions["turns"]>>): Promise<void> => {
@@ -50,8 +53,7 @@ export function createAcpAgent(options: AcpAgentOptions): AcpAgent {
         agentCapabilities: {
           loadSession: true,
           promptCapabilities: { image: true, audio: false, embeddedContext: true },
-          // Client MCP servers are not attached yet (README.md, "MCP servers"): advertise no HTTP transport until they are.
-          mcpCapabilities: { http: false, sse: false },
+          mcpCapabilities: { http: options.mcp !== undefined, sse: false },
           sessionCapabilities: { list: {}, resume: {}, fork: {}, close: {} },
         },
       };
@@ -78,7 +80,7 @@ export function createAcpAgent(options: AcpAgentOptions): AcpAgent {
       return { sessionId: live.id, ...(await sessions.describe(live, choices)) };
     })
     .onRequest("session/close", async ({ params }) => {
-      const live = sessions.close(params.sessionId);
+      const live = await sessions.close(params.sessionId);
       if (!live) throw acp.RequestError.sessionNotFound(params.sessionId);
       await cancelPrompt({ api, server, log }, live);
       return {};

@@ -3,9 +3,10 @@
 // to it (console.log, a plugin, a library) is sent to stderr instead.
 import { Readable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk/unstable";
-import { connect } from "../base.js";
-import { sdk } from "../../clients/index.js";
+import { createZeClient, sdk } from "../../clients/index.js";
 import { createAcpAgent } from "./agent.js";
+
+const LOCAL_SERVER = "local";
 
 /** The database ACP Sessions use unless --database or ZE_HARNESS_DB names another (relative: in the state directory). */
 export const ACP_DATABASE_FILE = "acp.db";
@@ -23,18 +24,26 @@ export async function serveAcp(options: AcpServeOptions): Promise<number> {
   for (const method of ["log", "info", "debug"] as const) console[method] = (...args: unknown[]) => console.error(...args);
   const log = (line: string): void => void process.stderr.write(`${line}\n`);
 
-  const connection = await connect(
-    { database: options.database ?? process.env["ZE_HARNESS_DB"] ?? ACP_DATABASE_FILE, ...(options.config !== undefined ? { config: options.config } : {}) },
-    { runTurns: true },
-  );
+  // An embedded host of its own (never the daemon): Turns run here, MCP servers attach per Session.
+  const { createHarness } = await import("../../services/host/harness.js");
+  const harness = await createHarness({
+    database: options.database ?? process.env["ZE_HARNESS_DB"] ?? ACP_DATABASE_FILE,
+    configPath: options.config,
+    serverRoot: process.cwd(),
+    env: process.env,
+    runTurns: true,
+    runnerScope: "owned",
+    onWarning: log,
+  });
+  const api = createZeClient({ baseUrl: "http://localhost", fetch: harness.fetch });
   try {
-    const health = await sdk.health({ client: connection.client.client });
+    const health = await sdk.health({ client: api.client });
     const version = health.response?.headers.get("ze-harness-version")?.split("/")[1] ?? "unknown";
     const output = new WritableStream<Uint8Array>({
       write: (chunk) => new Promise<void>((resolvePromise, reject) => void writeFrame(chunk, (error) => (error ? reject(error) : resolvePromise()))),
     });
     const input = Readable.toWeb(process.stdin) as unknown as ReadableStream<Uint8Array>;
-    const agent = createAcpAgent({ api: connection.client, server: connection.server, serverRoot: process.cwd(), version, log });
+    const agent = createAcpAgent({ api, server: LOCAL_SERVER, serverRoot: process.cwd(), version, log, mcp: harness.sessionMcp });
     const session = agent.app.connect(acp.ndJsonStream(output, input));
     const stop = (): void => session.close();
     process.once("SIGINT", stop);
@@ -45,7 +54,7 @@ export async function serveAcp(options: AcpServeOptions): Promise<number> {
     await agent.cancelAll();
   } finally {
     // Closing the host stops its runner (a Turn still running then fails with host_shutdown).
-    await connection.close();
+    await harness.close();
   }
   return 0;
 }

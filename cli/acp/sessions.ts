@@ -8,7 +8,8 @@ import { realpathSync, statSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import * as acp from "@agentclientprotocol/sdk/unstable";
 import { sdk, unwrap, ZeClientError, type ReasoningEffort, type Session, type Turn, type ZeClient } from "../../clients/index.js";
-import { acceptMcpServers, type AcceptedMcpServers } from "./mcp.js";
+import type { SessionMcp } from "../../services/host/session-mcp.js";
+import { acceptMcpServers, attachMcpServers, type AcceptedMcpServers } from "./mcp.js";
 import { configOptions, defaultMode, modeState, readChoices, type SessionChoices } from "./options.js";
 
 export interface LiveSession {
@@ -30,6 +31,8 @@ export interface SessionHost {
   /** The embedded host's root: relative Session workdirs resolve against it. */
   readonly serverRoot: string;
   readonly log: (line: string) => void;
+  /** Attaches MCP servers to one Session (the embedded host's); absent, client servers are reported and left out. */
+  readonly mcp?: SessionMcp | undefined;
 }
 
 /** The client's cwd as an existing absolute directory with symlinks resolved. */
@@ -109,10 +112,11 @@ export class Sessions {
     return opened;
   }
 
-  /** Forgets an open session (its running Turn is cancelled by the caller). */
-  close(sessionId: string): LiveSession | undefined {
+  /** Forgets an open session and stops its MCP servers (its running Turn is cancelled by the caller). */
+  async close(sessionId: string): Promise<LiveSession | undefined> {
     const live = this.live.get(sessionId);
     this.live.delete(sessionId);
+    if (live && live.mcp.servers.length > 0) await this.host.mcp?.detach(sessionId);
     return live;
   }
 
@@ -159,6 +163,10 @@ export class Sessions {
       mcp: acceptMcpServers(mcpServers, session.id, this.host.log),
     };
     this.live.set(session.id, live);
+    const { mcp, log } = this.host;
+    // The client resends its servers on every load or resume: what it sends now replaces the earlier ones.
+    if (mcp && (live.mcp.servers.length > 0 || (previous?.mcp.servers.length ?? 0) > 0)) await attachMcpServers(mcp, live.mcp, live.id, live.workdir, log);
+    else if (!mcp) for (const server of live.mcp.servers) log(`ze-harness acp: session ${live.id}: MCP server ${JSON.stringify(server.name)} not attached: this host attaches no Session MCP servers`);
     return { live, choices };
   }
 }

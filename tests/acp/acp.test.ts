@@ -3,7 +3,7 @@
 // load with history replayed, resume, fork, close), streamed prompts, tool calls, permission
 // requests answered with each option, questions as form elicitations, cancel, a second prompt
 // while one runs, modes and config options — and stdout carrying nothing but JSON-RPC frames.
-import { existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import * as acp from "@agentclientprotocol/sdk/unstable";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -14,6 +14,9 @@ import { writeGlobalConfig } from "../support/model.js";
 import { startAcp, textOf, type AcpProcess } from "./client.js";
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
+
+const EVERYTHING = join(import.meta.dirname, "..", "..", "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js");
+const everything = (secret: string): acp.McpServer => ({ name: "everything", command: process.execPath, args: [EVERYTHING, "stdio"], env: [{ name: "ACP_SECRET", value: secret }] });
 
 let model: TestModel;
 let script: ReturnType<typeof scriptByPrompt>;
@@ -93,7 +96,7 @@ describe("ze-harness acp", () => {
     expect(response.agentCapabilities).toMatchObject({
       loadSession: true,
       promptCapabilities: { image: true, embeddedContext: true },
-      mcpCapabilities: { http: false, sse: false },
+      mcpCapabilities: { http: true, sse: false },
       sessionCapabilities: { list: {}, resume: {}, fork: {}, close: {} },
     });
   });
@@ -365,6 +368,36 @@ describe("ze-harness acp", () => {
     expect((await agent.agent.request("session/prompt", { sessionId, prompt: text("Recovered marker: again") })).stopReason).toBe("end_turn");
   });
 
+  it("attaches the client's stdio MCP servers to that Session only, with their environment from memory", async () => {
+    const withEnv = await agent.agent.request("session/new", { cwd: link, mcpServers: [everything("secret-for-get-env")] });
+    script("Env marker", { events: [{ type: "tool_call", name: "everything_get-env", arguments: {} }] }, { events: [{ type: "text", text: "Printed the environment." }] });
+    let from = agent.updates.length;
+    expect((await agent.agent.request("session/prompt", { sessionId: withEnv.sessionId, prompt: text("Env marker: print the env") })).stopReason).toBe("end_turn");
+    let updates = agent.updatesOf(withEnv.sessionId, from);
+    expect(updates.find((update) => update.sessionUpdate === "tool_call")).toMatchObject({ title: "everything_get-env", kind: "other" });
+    const printed = updates.filter((update) => update.sessionUpdate === "tool_call_update").at(-1) as acp.ToolCallUpdate;
+    expect(printed.status).toBe("completed");
+    expect(JSON.stringify(printed.content)).toContain("secret-for-get-env");
+
+    const echoing = await agent.agent.request("session/new", { cwd: link, mcpServers: [everything("never-stored-secret")] });
+    script("Echo marker", { events: [{ type: "tool_call", name: "everything_echo", arguments: { message: "hello over ACP" } }] }, { events: [{ type: "text", text: "Echoed." }] });
+    from = agent.updates.length;
+    let before = model.requests.length;
+    expect((await agent.agent.request("session/prompt", { sessionId: echoing.sessionId, prompt: text("Echo marker: echo") })).stopReason).toBe("end_turn");
+    const toolsOf = (index: number): string[] => ((model.requests[index]!.body as { tools?: { function: { name: string } }[] }).tools ?? []).map((tool) => tool.function.name);
+    expect(toolsOf(before)).toContain("everything_echo");
+    updates = agent.updatesOf(echoing.sessionId, from);
+    expect(JSON.stringify(updates.filter((update) => update.sessionUpdate === "tool_call_update").at(-1))).toContain("Echo: hello over ACP");
+
+    // Another Session of the same process is offered none of them.
+    script("Plain marker", { events: [{ type: "text", text: "No MCP here." }] });
+    before = model.requests.length;
+    const plain = await newSession(agent);
+    expect((await agent.agent.request("session/prompt", { sessionId: plain.sessionId, prompt: text("Plain marker: hi") })).stopReason).toBe("end_turn");
+    expect(toolsOf(before).some((name) => name.startsWith("everything_"))).toBe(false);
+    expect(toolsOf(before)).toContain("read");
+  });
+
   it("writes nothing but JSON-RPC frames to stdout, and exits 0 at the end of its input", async () => {
     const code = await agent.close();
     expect(code).toBe(0);
@@ -466,5 +499,13 @@ describe("ze-harness acp", () => {
     expect(await again.close()).toBe(0);
     expectOnlyFrames(again.stdout());
     expect(again.stdout()).not.toContain("very-secret-value");
+    // No secret value reached the database (its file or its write-ahead log).
+    const state = join(home.env["XDG_DATA_HOME"]!, "ze-harness");
+    for (const file of ["acp.db", "acp.db-wal"]) {
+      if (!existsSync(join(state, file))) continue;
+      const bytes = readFileSync(join(state, file)).toString("latin1");
+      expect(bytes).not.toContain("never-stored-secret");
+      expect(bytes).not.toContain("very-secret-value");
+    }
   });
 });
