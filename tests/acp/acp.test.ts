@@ -8,6 +8,7 @@ import { join } from "node:path";
 import * as acp from "@agentclientprotocol/sdk/unstable";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startTestModel, type TestModel } from "../../tools/test-model/index.js";
+import { everythingHttp } from "../mcp/support.js";
 import { assertBuilt, jsonOf, runCli, scriptByPrompt } from "../support/cli.js";
 import { tempHome, type TempHome } from "../support/harness.js";
 import { writeGlobalConfig } from "../support/model.js";
@@ -396,6 +397,23 @@ describe("ze-harness acp", () => {
     expect((await agent.agent.request("session/prompt", { sessionId: plain.sessionId, prompt: text("Plain marker: hi") })).stopReason).toBe("end_turn");
     expect(toolsOf(before).some((name) => name.startsWith("everything_"))).toBe(false);
     expect(toolsOf(before)).toContain("read");
+  });
+
+  it("attaches a streamable HTTP MCP server (plain http:// is fine without headers)", async () => {
+    const remote = await everythingHttp();
+    try {
+      const session = await agent.agent.request("session/new", { cwd: link, mcpServers: [{ type: "http", name: "remote everything", url: remote.endpoint, headers: [] }] });
+      script("Remote marker", { events: [{ type: "tool_call", name: "remote_everything_echo", arguments: { message: "over streamable HTTP" } }] }, { events: [{ type: "text", text: "Echoed remotely." }] });
+      const from = agent.updates.length;
+      expect((await agent.agent.request("session/prompt", { sessionId: session.sessionId, prompt: text("Remote marker: echo") })).stopReason).toBe("end_turn");
+      const done = agent.updatesOf(session.sessionId, from).filter((update) => update.sessionUpdate === "tool_call_update").at(-1) as acp.ToolCallUpdate;
+      expect(done.status).toBe("completed");
+      expect(JSON.stringify(done.content)).toContain("Echo: over streamable HTTP");
+      // session/close stops the Session's MCP connections before the server goes away.
+      await agent.agent.request("session/close", { sessionId: session.sessionId });
+    } finally {
+      await remote.close();
+    }
   });
 
   it("writes nothing but JSON-RPC frames to stdout, and exits 0 at the end of its input", async () => {
