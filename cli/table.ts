@@ -3,6 +3,7 @@
 import type { CommandSpec } from "./spec.js";
 
 const loaders = {
+  acp: () => import("./commands/acp.js"),
   chat: () => import("./commands/chat.js"),
   "compaction:cancel": () => import("./commands/compaction/cancel.js"),
   "compaction:list": () => import("./commands/compaction/list.js"),

@@ -27,6 +27,7 @@ import { createHistoryServices, historyHandlers } from "./history-handlers.js";
 import { loadHostCatalogs, type HostCatalogs } from "./catalogs.js";
 import { mcpHandlers } from "./mcp-handlers.js";
 import { prepareHostMcp, type HostMcp } from "./mcp-host.js";
+import { combineOffers, SessionMcpHosts, type SessionMcp } from "./session-mcp.js";
 import { pluginHandlers } from "./plugin-routes.js";
 import { prepareHostPlugins, type HostPlugins } from "./plugin-host.js";
 import { HarnessStartupError } from "./errors.js";
@@ -89,6 +90,8 @@ export interface Harness {
   readonly storage: StorageHandle;
   /** The Turn runner, when this harness runs Turns. */
   readonly runner: TurnRunner | undefined;
+  /** MCP servers attached to one Session alone, held in memory (an embedding surface's, such as the ACP client's); present when this harness runs Turns. */
+  readonly sessionMcp: SessionMcp | undefined;
   /**
    * Runs `fn` — calls made through this harness's own Fetch handler — as one unit of work: every
    * write they make commits together or not at all (an embedded `run` creating a Session and
@@ -123,6 +126,7 @@ async function createRunner(
   plugins: HostPlugins,
   models: HostModelCatalog,
   options: HarnessOptions,
+  sessionMcp: SessionMcpHosts,
 ): Promise<TurnRunner> {
   const [{ TurnRunner: Runner }, { builtinTools, coreTools, executeTool, ToolRegistry }, { HookPipeline }] = await Promise.all([
     import("../core/turns/runner.js"),
@@ -169,9 +173,9 @@ async function createRunner(
       skills: (workdir) => catalogs.skills(workdir),
       subagents,
       codemode: config.codemode?.enabled !== false,
-      mcp: () => {
+      mcp: (sessionId: string) => {
         const host = mcp.loaded();
-        return host ? { tools: host.toolEntries(), instructions: host.instructions() } : undefined;
+        return combineOffers(host ? { tools: host.toolEntries(), instructions: host.instructions() } : undefined, sessionMcp.offer(sessionId));
       },
     },
     serverRoot: options.serverRoot,
@@ -264,7 +268,8 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
   // The runner, its loop and the tools load only in hosts that run Turns (not one-shot metadata commands).
   // Like the runner, sub-agents load only in hosts that run Turns.
   const subagents = options.runTurns === false ? undefined : new (await import("../core/subagents/host.js")).Subagents({ storage, hub, agents: () => catalogs.agents });
-  const runner = subagents ? await createRunner(storage, hub, gateway, config, catalogs, subagents, mcp, plugins, models, options) : undefined;
+  const sessionMcp = subagents ? new SessionMcpHosts({ env: options.env, onWarning: options.onWarning }) : undefined;
+  const runner = subagents && sessionMcp ? await createRunner(storage, hub, gateway, config, catalogs, subagents, mcp, plugins, models, options, sessionMcp) : undefined;
   const sessions = new SessionService({
     storage,
     serverRoot: options.serverRoot,
@@ -319,10 +324,12 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
     config,
     storage,
     runner,
+    sessionMcp,
     atomically: (fn) => storage.transaction(() => fn()),
     close: async () => {
       await runner?.stop();
       models.close();
+      await sessionMcp?.close();
       await mcp.close();
       await plugins.close();
       await storage.close();
