@@ -15,10 +15,12 @@ import { openDatabase, type SessionRow, type StorageHandle } from "../storage/in
 import { sessionHandlers, turnHandlers } from "./handlers.js";
 import { depthHandlers } from "./depth-handlers.js";
 import type { Subagents } from "../core/subagents/host.js";
-import { createModelGateway, ProviderSetupFailed } from "./models.js";
+import { createModelGateway, ProviderSetupFailed, type ProviderGateway } from "./models.js";
 import type { ModelGateway } from "../core/turns/gateway.js";
 import type { HookPipeline } from "../plugins/hooks.js";
 import { unavailableHandlers } from "./unavailable.js";
+import { providerHandlers } from "./provider-handlers.js";
+import { LoginManager, authFileLocation } from "../providers/index.js";
 import { CORE_TOOL_IDS } from "../tools/ids.js";
 import type { McpServer } from "../config/types.js";
 import { createHistoryServices, historyHandlers } from "./history-handlers.js";
@@ -249,6 +251,8 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
   subagents?.attach({ sessions, turns });
   const interactions = new InteractionService({ storage, hub });
   const streams = new EventStreams(storage, hub, options.streamTiming);
+  // Host-held provider logins (polling and token exchange run here; see services/providers/login).
+  const logins = new LoginManager({ location: () => authFileLocation(options.env), env: options.env });
   const handlers: Handlers<RequestContext> = {
     ...unavailableHandlers<RequestContext>(),
     ...sessionHandlers({ sessions, release: release() }),
@@ -257,6 +261,7 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
     ...historyHandlers(createHistoryServices(storage, hub, config, gateway, runner)),
     ...mcpHandlers({ mcp: () => mcp.get(), sessions, turns }),
     ...pluginHandlers({ services: () => plugins.get() }),
+    ...providerHandlers({ providers: () => ("providers" in gateway ? (gateway as ProviderGateway).providers : undefined), env: options.env, logins }),
   };
   const guard: GuardOptions = {
     ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}),
@@ -282,6 +287,7 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
     runner,
     atomically: (fn) => storage.transaction(() => fn()),
     close: async () => {
+      logins.close();
       await runner?.stop();
       await mcp.close();
       await plugins.close();

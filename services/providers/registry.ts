@@ -22,7 +22,7 @@ import type {
 import type { ProviderEntry } from "../config/types.js";
 import { validateBaseURL, validateRoute, joinEndpoint } from "./base-url.js";
 import { bundledCatalog, parseModelRef } from "./catalog.js";
-import { checkDefinition, checkOptions, type ModelDefinition, type ProviderDefinition } from "./definition.js";
+import { checkDefinition, checkOptions, type LoginDefinition, type ModelDefinition, type ProviderDefinition } from "./definition.js";
 import { providerInvalid, providersEmpty, type ProviderResult } from "./errors.js";
 import {
   IMAGE_MIME_TYPES,
@@ -86,6 +86,8 @@ export interface ResolvedProvider {
   readonly configuredKey?: Secret;
   /** `definition.discovery` (performed by the discovery step, not here). */
   readonly discovery: boolean;
+  /** How the provider signs in on the host: `definition.login`, else the built-in preset's (`openai`: the ChatGPT login). */
+  readonly login?: LoginDefinition;
   /** Sorted by model ID. */
   readonly models: readonly ResolvedModel[];
 }
@@ -307,9 +309,19 @@ function compileEntry(
       environment: [...(definition.credentials?.environment ?? start?.environment ?? [])],
       ...(options.value.apiKey !== undefined ? { configuredKey: new Secret(options.value.apiKey) } : {}),
       discovery: definition.discovery ?? false,
+      ...loginOf(definition, config.base ?? id),
       models: models.value,
     },
   };
+}
+
+/** Built-in presets' logins, by catalog provider ID. */
+const PRESET_LOGINS: Readonly<Record<string, LoginDefinition>> = { openai: { module: "codex" } };
+
+function loginOf(definition: ProviderDefinition, catalogId: string): { login?: LoginDefinition } {
+  if (definition.login !== undefined) return { login: definition.login };
+  const preset = Object.hasOwn(PRESET_LOGINS, catalogId) ? PRESET_LOGINS[catalogId] : undefined;
+  return preset !== undefined ? { login: preset } : {};
 }
 
 /** Compiles the `providers` map (or the defaults when it is absent). */
