@@ -14,3 +14,15 @@ export type {
   ServerWatchLifecycle,
   WatchServerOptions,
 } from "./watch.js";
+export {
+  listProviders,
+  getProvider,
+  connectProviderKey,
+  updateProviderConnection,
+  deleteProviderConnection,
+  startProviderLogin,
+  getProviderLogin,
+  waitProviderLogin,
+  cancelProviderLogin,
+} from "./providers.js";
+export type { WaitProviderLoginOptions } from "./providers.js";
