@@ -24,6 +24,8 @@ export interface OAuthServerOptions {
   readonly codeExpiresIn?: number;
   /** `expires_in` of every access token issued (seconds; default 3600). */
   readonly accessExpiresIn?: number;
+  /** `expires_in` of access tokens issued by a refresh (seconds; default accessExpiresIn). */
+  readonly refreshedExpiresIn?: number;
   /** The discovery document's `client_id` (default `ze-test-client`). */
   readonly clientId?: string;
 }
@@ -67,7 +69,7 @@ export async function startOAuthServer(options: OAuthServerOptions = {}): Promis
     response.writeHead(status, { "content-type": "application/json", "cache-control": "no-store" });
     response.end(JSON.stringify(body));
   };
-  const issue = (codex: boolean): Record<string, unknown> => {
+  const issue = (codex: boolean, refreshed = false): Record<string, unknown> => {
     tokens += 1;
     const access = codex ? fakeJwt({ exp: Math.floor(Date.now() / 1000) + 3600, n: tokens, "https://api.openai.com/auth": { chatgpt_account_id: "acct-test-1" } }) : `access-${tokens}`;
     issued.push(access);
@@ -75,7 +77,7 @@ export async function startOAuthServer(options: OAuthServerOptions = {}): Promis
       access_token: access,
       refresh_token: `refresh-${tokens}`,
       token_type: "Bearer",
-      expires_in: options.accessExpiresIn ?? 3600,
+      expires_in: (refreshed ? options.refreshedExpiresIn : undefined) ?? options.accessExpiresIn ?? 3600,
       ...(codex ? { id_token: fakeJwt({ email: "user@example.com", chatgpt_account_id: "acct-test-1" }) } : {}),
     };
   };
@@ -123,7 +125,7 @@ export async function startOAuthServer(options: OAuthServerOptions = {}): Promis
         const answer = refreshes.shift() ?? "ok";
         if (answer === "invalid_grant") return send(response, 400, { error: "invalid_grant" });
         if (answer === "server_error") return send(response, 503, { error: "temporarily_unavailable" });
-        return send(response, 200, issue(form["client_id"] === "app_EMoamEEZ73f0CkXaXp7hrann"));
+        return send(response, 200, issue(form["client_id"] === "app_EMoamEEZ73f0CkXaXp7hrann", true));
       }
       if (grant === "authorization_code") return send(response, 200, issue(true));
       return send(response, 400, { error: "unsupported_grant_type" });

@@ -22,7 +22,7 @@ export interface ProviderHarness extends TestHarness {
   /** Runs one Turn on `modelRef` and returns the finished Turn. */
   turn(modelRef: string, text?: string): Promise<Turn>;
   /** Submits a Turn and returns the raw result (for refusals). */
-  submit(modelRef: string, text?: string): Promise<Awaited<ReturnType<typeof sdk.submitPrompt>>>;
+  submit(modelRef: string, text?: string): Promise<{ readonly response: Response; readonly error?: unknown }>;
 }
 
 export interface ProviderHarnessOptions {
