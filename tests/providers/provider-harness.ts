@@ -26,7 +26,8 @@ export interface ProviderHarness extends TestHarness {
 }
 
 export interface ProviderHarnessOptions {
-  readonly env?: Record<string, string>;
+  /** Extra host environment (a function sees the test model and the OAuth server). */
+  readonly env?: Record<string, string> | ((model: TestModel, oauth: OAuthServer) => Record<string, string>);
   readonly oauth?: OAuthServerOptions;
   /** More provider entries (they see the test model and the OAuth server). */
   readonly providers?: (model: TestModel, oauth: OAuthServer) => Record<string, unknown>;
@@ -59,7 +60,8 @@ export async function startProviderHarness(options: ProviderHarnessOptions = {})
     model: TEST_MODEL,
     providers: { ...testProviderConfig(model), keyed: keyedProvider(model), gate: gateProvider(model, oauth), ...(options.providers?.(model, oauth) ?? {}) },
   });
-  const base = await startHarness({ env: { ...home.env, ...(options.env ?? {}) } }, home);
+  const extraEnv = typeof options.env === "function" ? options.env(model, oauth) : (options.env ?? {});
+  const base = await startHarness({ env: { ...home.env, ...extraEnv } }, home);
   const authPath = join(home.env["XDG_DATA_HOME"]!, "ze-harness", "auth.json");
   const start = async (modelRef: string, text: string) => {
     const sessionId = randomUUID();
