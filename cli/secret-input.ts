@@ -7,10 +7,11 @@ export class SecretInterrupted extends Error {
 }
 
 export function readSecret(prompt: string, input: NodeJS.ReadStream = process.stdin, output: NodeJS.WriteStream = process.stderr): Promise<string> {
-  output.write(prompt);
+  // Raw mode (no echo) before the prompt shows: anything typed after it is never echoed.
   input.setRawMode(true);
   input.setEncoding("utf8");
   input.resume();
+  output.write(prompt);
   return new Promise((resolve, reject) => {
     let value = "";
     let escape = false;

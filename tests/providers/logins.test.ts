@@ -115,9 +115,15 @@ describe("device login through the API", () => {
     expect(await waiting).toMatchObject({ status: "failed", reason: "cancelled" });
     // Cancelling a settled login returns it unchanged.
     expect(await cancelProviderLogin(h.api, "gate", second.loginId)).toMatchObject({ status: "failed", reason: "cancelled" });
-    // Approving now stores nothing: the cancelled login stopped polling.
-    h.oauth.polls.push("approve");
-    expect(h.authText()).toBeUndefined();
+    // The cancelled logins stopped polling: a new login gets every poll from now on (at most one
+    // request of the cancelled one was already on the wire when it was cancelled).
+    const cancelledAt = h.oauth.requests.length;
+    const codes = h.oauth.requests.filter((request) => request.path === "/oauth/token").map((request) => request.form["device_code"]);
+    h.oauth.polls.push("pending", "pending", "approve");
+    const third = await startProviderLogin(h.api, "gate");
+    expect(await waitProviderLogin(h.api, "gate", third.loginId)).toMatchObject({ status: "connected" });
+    const late = h.oauth.requests.slice(cancelledAt).filter((request) => request.path === "/oauth/token" && codes.includes(request.form["device_code"]));
+    expect(late.length).toBeLessThanOrEqual(1);
   });
 
   it("resolves a discoveryURL path against the provider base URL and shows the notice in the login methods", async () => {
