@@ -259,3 +259,50 @@ function wrap(error: unknown): never {
   const body = error as Record<string, unknown>;
   throw new ZeClientError(body["_tag"] === "ValidationError" ? 400 : body["_tag"] === "NotFoundError" ? 404 : body["_tag"] === "ForbiddenError" ? 403 : 503, body as never);
 }
+
+describe("over a real serve", () => {
+  it("connects, replaces and deletes a key over HTTP; each next request carries the current one", async () => {
+    const { assertBuilt } = await import("../support/cli.js");
+    const { networkClient, startServe, tempHome } = await import("../support/harness.js");
+    const { TEST_MODEL, testProviderConfig, writeGlobalConfig } = await import("../support/model.js");
+    const { startTestModel } = await import("../../tools/test-model/index.js");
+    const { keyedProvider } = await import("./provider-harness.js");
+    const { randomUUID } = await import("node:crypto");
+    const { unwrap } = await import("../../clients/index.js");
+    assertBuilt();
+    const model = await startTestModel();
+    model.reply(() => ({ events: [{ type: "text", text: "ok" }] }));
+    const home = tempHome("ze-serve-keys-");
+    writeGlobalConfig(home, { model: TEST_MODEL, providers: { ...testProviderConfig(model), keyed: keyedProvider(model) } });
+    const serve = await startServe(["--token", "t0ken"], home.env, home.root);
+    try {
+      const api = networkClient(serve.url, "t0ken");
+      const turn = async () => {
+        const sessionId = randomUUID();
+        const turnId = randomUUID();
+        await unwrap(sdk.createSession({ client: api.client, path: { server: "local", sessionId }, body: {} }));
+        await unwrap(sdk.submitPrompt({ client: api.client, path: { server: "local", sessionId }, headers: { "x-ze-harness-client-id": "t" }, body: { delivery: "queue", turnId, prompt: [{ type: "text", text: "hi" }], model: KEYED } }));
+        const { stream } = await sdk.watchTurn({ client: api.client, path: { server: "local", sessionId, turnId }, sseMaxRetryAttempts: 0 });
+        for await (const event of stream) if ((event as { type?: string }).type === "turn.finished") break;
+        return model.requests.at(-1)?.credentialSha256;
+      };
+      const first = await connectProviderKey(api, "keyed", { apiKey: KEY_A });
+      expect(await turn()).toBe(credentialHash(KEY_A));
+      const second = await connectProviderKey(api, "keyed", { apiKey: KEY_B });
+      expect(second.connectionId).not.toBe(first.connectionId);
+      expect(await turn()).toBe(credentialHash(KEY_B));
+      expect(await deleteProviderConnection(api, "keyed", second.connectionId)).toBe(true);
+      const sessionId = randomUUID();
+      await unwrap(sdk.createSession({ client: api.client, path: { server: "local", sessionId }, body: {} }));
+      const refused = await sdk.submitPrompt({ client: api.client, path: { server: "local", sessionId }, headers: { "x-ze-harness-client-id": "t" }, body: { delivery: "queue", turnId: randomUUID(), prompt: [{ type: "text", text: "hi" }], model: KEYED } });
+      expect(refused.response.status).toBe(503);
+      expect(refused.error).toMatchObject({ _tag: "UnavailableError", reason: "model_unavailable" });
+      expect((await getProvider(api, "keyed")).source).toBe("none");
+      expect(serve.stderr()).not.toContain(KEY_A);
+    } finally {
+      await serve.stop();
+      await model.close();
+      home.cleanup();
+    }
+  });
+});
