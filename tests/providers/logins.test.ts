@@ -219,6 +219,28 @@ describe("poll rules (recorded clock)", () => {
     expect(JSON.parse(readFileSync(authPath, "utf8")).gate).toMatchObject({ access: "access-1" });
   });
 
+  it("backs off (doubling) while the token endpoint cannot be reached, then completes", async () => {
+    const { oauth, provider, authPath } = await setup({ interval: 2 });
+    const { context, sleeps } = recordedContext();
+    let failures = 2;
+    const flaky: LoginContext = {
+      ...context,
+      fetch: async (input, init) => {
+        if (input.endsWith("/oauth/token") && failures > 0) {
+          failures -= 1;
+          throw new TypeError("fetch failed");
+        }
+        return globalThis.fetch(input, init);
+      },
+    };
+    const manager = new LoginManager({ location: () => ({ path: authPath }), env: {}, context: flaky });
+    oauth.polls.push("approve");
+    const started = await manager.start(provider);
+    if (!started.ok) throw new Error("no start");
+    expect(await manager.wait("gate", started.login.loginId, 30000)).toMatchObject({ status: "connected" });
+    expect(sleeps).toEqual([2000, 4000, 8000]);
+  });
+
   it("expires the login when the code's lifetime runs out while it is pending", async () => {
     const { oauth, provider, authPath } = await setup({ interval: 4, codeExpiresIn: 10 });
     const { context, sleeps } = recordedContext();

@@ -12,6 +12,8 @@ import { LoginStepError, authorizationURL, oauthEntry, postForm, requestJson, sa
 
 export const DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code";
 export const DEVICE_METHOD_ID = "device";
+/** The longest wait between polls after network failures. */
+const MAX_BACKOFF_MS = 60_000;
 
 /** The discovery URL of a device login: a path against the provider base URL, or an absolute http(s) URL. */
 export function resolveDiscoveryURL(baseURL: string, discoveryURL: string): URL | undefined {
@@ -71,8 +73,12 @@ export async function pollDevice(
       answer = await options.poll();
     } catch (error) {
       if (options.signal.aborted) throw options.signal.reason;
-      // A network failure while waiting is not the user's answer: keep polling until expiry.
-      if (error instanceof LoginStepError) continue;
+      // A network failure while waiting is not the user's answer: keep polling until expiry,
+      // backing off (RFC 8628 §3.5) so an unreachable server is not hammered.
+      if (error instanceof LoginStepError) {
+        interval = Math.min(Math.max(interval * 2, 1000), MAX_BACKOFF_MS);
+        continue;
+      }
       throw error;
     }
     if (answer.status === 200) return options.exchange(answer.body);
