@@ -25,3 +25,15 @@ export {
   watchSessionModels,
 } from "./models.js";
 export type { SessionModelsRef, SessionModelsTarget, WatchModelsOptions } from "./models.js";
+export {
+  listProviders,
+  getProvider,
+  connectProviderKey,
+  updateProviderConnection,
+  deleteProviderConnection,
+  startProviderLogin,
+  getProviderLogin,
+  waitProviderLogin,
+  cancelProviderLogin,
+} from "./providers.js";
+export type { WaitProviderLoginOptions } from "./providers.js";

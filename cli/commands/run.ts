@@ -5,6 +5,7 @@ import { sessionIdFlag } from "../args.js";
 import { errorLine } from "../errors.js";
 import { arg, defineCommand, flag } from "../spec.js";
 import { DescendantRequests } from "../descendants.js";
+import { withProviderHint } from "../provider-hint.js";
 import { buildPrompt, Interactions, outcomeLine, report, TextPrinter } from "../turn-io.js";
 
 export default defineCommand({
@@ -47,16 +48,21 @@ export default defineCommand({
         }),
       );
     let sessionId = flags.session;
-    if (sessionId === undefined) {
-      sessionId = randomUUID();
-      const body = {
-        ...(connection.local ? { workdir: process.cwd() } : { clientWorkdir: process.cwd() }),
-        ...(flags.model !== undefined ? { defaultModel: flags.model } : {}),
-        ...(flags["system-prompt"] !== undefined ? { systemPrompt: flags["system-prompt"] } : {}),
-      };
-      await createAndSubmit(connection, { sessionId, body }, submit);
-    } else {
-      await submit(sessionId);
+    try {
+      if (sessionId === undefined) {
+        sessionId = randomUUID();
+        const body = {
+          ...(connection.local ? { workdir: process.cwd() } : { clientWorkdir: process.cwd() }),
+          ...(flags.model !== undefined ? { defaultModel: flags.model } : {}),
+          ...(flags["system-prompt"] !== undefined ? { systemPrompt: flags["system-prompt"] } : {}),
+        };
+        await createAndSubmit(connection, { sessionId, body }, submit);
+      } else {
+        await submit(sessionId);
+      }
+    } catch (error) {
+      // No provider connected: one line that says how to connect one.
+      throw await withProviderHint(connection.client, error);
     }
     return followTurn(connection, { sessionId, turnId, json: flags.json === true, printJson });
   },

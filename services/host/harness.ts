@@ -18,9 +18,12 @@ import type { Subagents } from "../core/subagents/host.js";
 import { createModelGateway, ProviderSetupFailed, setupFailed } from "./models.js";
 import { CatalogSetupError, HostModelCatalog } from "./model-catalog.js";
 import { modelHandlers } from "./model-handlers.js";
+import type { ProviderGateway } from "./models.js";
 import type { ModelGateway } from "../core/turns/gateway.js";
 import type { HookPipeline } from "../plugins/hooks.js";
 import { unavailableHandlers } from "./unavailable.js";
+import { providerHandlers } from "./provider-handlers.js";
+import { LoginManager, authFileLocation } from "../providers/index.js";
 import { CORE_TOOL_IDS } from "../tools/ids.js";
 import type { McpServer } from "../config/types.js";
 import { createHistoryServices, historyHandlers } from "./history-handlers.js";
@@ -290,6 +293,8 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
   subagents?.attach({ sessions, turns });
   const interactions = new InteractionService({ storage, hub });
   const streams = new EventStreams(storage, hub, options.streamTiming);
+  // Host-held provider logins (polling and token exchange run here; see services/providers/login).
+  const logins = new LoginManager({ location: () => authFileLocation(options.env), env: options.env });
   const handlers: Handlers<RequestContext> = {
     ...unavailableHandlers<RequestContext>(),
     ...sessionHandlers({ sessions, release: release() }),
@@ -299,6 +304,7 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
     ...mcpHandlers({ mcp: () => mcp.get(), sessions, turns }),
     ...pluginHandlers({ services: () => plugins.get(), models }),
     ...modelHandlers({ catalog: models, sessions }),
+    ...providerHandlers({ providers: () => ("providers" in gateway ? (gateway as ProviderGateway).providers : undefined), env: options.env, logins }),
   };
   const guard: GuardOptions = {
     ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}),
@@ -327,6 +333,7 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
     sessionMcp,
     atomically: (fn) => storage.transaction(() => fn()),
     close: async () => {
+      logins.close();
       await runner?.stop();
       models.close();
       await sessionMcp?.close();

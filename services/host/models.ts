@@ -4,13 +4,10 @@
 import { configInvalid, describeConfigError, fileSettingKey, type Config, type ConfigLayer, type Env } from "../config/index.js";
 import { unavailable } from "../contract/failure.js";
 import type { ModelCall, ModelGateway, ModelLimits } from "../core/turns/gateway.js";
+import { createModelCredentials } from "./model-credentials.js";
 import {
-  ProviderFailure,
   describeProviderError,
-  loadCredentialSources,
-  openModel,
   resolveProviders,
-  streamModel,
   type ModelStreamEvent,
   type ProviderSet,
   type ProviderSetupError,
@@ -58,7 +55,7 @@ export function createModelGateway(config: Config, env: Env, layers: readonly Co
   }
   const current = (sessionId?: string): ProviderSet => fixed ?? source!.providers(sessionId);
 
-  const open = async (model: string, sessionId?: string) => openModel(current(sessionId), model, await loadCredentialSources(env));
+  const credentials = createModelCredentials(current, env);
 
   return {
     get providers() {
@@ -68,7 +65,7 @@ export function createModelGateway(config: Config, env: Env, layers: readonly Co
       await source?.ensure(model);
     },
     async check(model: string): Promise<void> {
-      const opened = await open(model);
+      const opened = await credentials.open(model);
       if (!opened.ok) throw unavailable(`Model ${model} is unavailable: ${opened.message}`, "model_unavailable");
     },
     limits(model: string, sessionId?: string): ModelLimits | undefined {
@@ -79,19 +76,7 @@ export function createModelGateway(config: Config, env: Env, layers: readonly Co
         ...(limits.outputUnits > 0 ? { output: limits.outputUnits } : {}),
       };
     },
-    async *stream(call: ModelCall): AsyncGenerator<ModelStreamEvent> {
-      const opened = await open(call.model, call.sessionId);
-      if (!opened.ok) throw new ProviderFailure({ kind: "auth", beforeOutput: true, retryable: false, message: `Model ${call.model} is unavailable: ${opened.message}` });
-      yield* streamModel({
-        model: opened.model,
-        ...(opened.credential !== undefined ? { credential: opened.credential } : {}),
-        ...(call.system !== undefined ? { system: call.system } : {}),
-        messages: call.messages,
-        tools: call.tools,
-        ...(call.reasoningEffort !== undefined ? { reasoningEffort: call.reasoningEffort } : {}),
-        signal: call.signal,
-        ...(call.timeoutMs !== undefined ? { timeoutMs: call.timeoutMs } : {}),
-      });
-    },
+    // Credentials per request: refresh of stored logins, the Codex route, one 401 retry (model-credentials.ts).
+    stream: (call: ModelCall): AsyncGenerator<ModelStreamEvent> => credentials.stream(call),
   };
 }

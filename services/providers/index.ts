@@ -46,6 +46,7 @@ export {
   openModel,
   resolveCredential,
   storedConnection,
+  storedEntry,
   type CredentialOrigin,
   type CredentialResolution,
   type CredentialSources,
@@ -59,12 +60,14 @@ export {
   readAuthFile,
   removeAuthEntry,
   setAuthEntry,
+  updateAuthEntry,
   writeAuthFileAtomic,
   type AuthEntry,
   type AuthFileError,
   type AuthFileLocation,
   type AuthResult,
   type AuthState,
+  type OAuthAuthEntry,
 } from "./auth-file.js";
 export { Secret, isSecret } from "./secret.js";
 export { discoveredRecord, type DiscoveredModel } from "./discovered.js";
@@ -107,3 +110,9 @@ export {
 export type { FinishReason, ModelRequest, ModelStreamEvent, ModelTool } from "./events.js";
 export { streamModel } from "./stream.js";
 export { WIRE_LIMIT_BYTES } from "./wire.js";
+export { connectApiKey, deleteConnection, relabelConnection, type ConnectionResult } from "./connections.js";
+export { LoginManager, MAX_WAIT_MS, type LoginManagerOptions, type StartLoginResult } from "./login/manager.js";
+export { CredentialRefresher, REFRESH_MARGIN_MS, refreshDue, refreshable, type RefreshOutcome, type RefreshRequest } from "./login/refresh.js";
+export { defaultLoginContext, type LoginContext } from "./login/oauth.js";
+export { CODEX_BASE_URL_VARIABLE, CODEX_ISSUER_VARIABLE, CODEX_METHOD_ID, codexEndpoint } from "./login/codex.js";
+export { loginMethodsOf } from "./login/methods.js";

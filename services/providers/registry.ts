@@ -22,7 +22,7 @@ import type {
 import type { ProviderEntry } from "../config/types.js";
 import { validateBaseURL, validateRoute, joinEndpoint } from "./base-url.js";
 import { bundledCatalog, parseModelRef } from "./catalog.js";
-import { checkDefinition, checkOptions, type ModelDefinition, type ProviderDefinition } from "./definition.js";
+import { checkDefinition, checkOptions, type LoginDefinition, type ModelDefinition, type ProviderDefinition } from "./definition.js";
 import { providerInvalid, providersEmpty, type ProviderResult } from "./errors.js";
 import {
   IMAGE_MIME_TYPES,
@@ -90,6 +90,8 @@ export interface ResolvedProvider {
    * else true for a provider the catalog does not know that declares no `models` map.
    */
   readonly discovery: boolean;
+  /** How the provider signs in on the host: `definition.login`, else the built-in preset's (`openai`: the ChatGPT login). */
+  readonly login?: LoginDefinition;
   /** Sorted by model ID. */
   readonly models: readonly ResolvedModel[];
 }
@@ -323,9 +325,19 @@ function compileEntry(
       environment: [...(definition.credentials?.environment ?? start?.environment ?? [])],
       ...(options.value.apiKey !== undefined ? { configuredKey: new Secret(options.value.apiKey) } : {}),
       discovery: definition.discovery ?? (start === undefined && definition.models === undefined),
+      ...loginOf(definition, config.base ?? id),
       models: models.value,
     },
   };
+}
+
+/** Built-in presets' logins, by catalog provider ID. */
+const PRESET_LOGINS: Readonly<Record<string, LoginDefinition>> = { openai: { module: "codex" } };
+
+function loginOf(definition: ProviderDefinition, catalogId: string): { login?: LoginDefinition } {
+  if (definition.login !== undefined) return { login: definition.login };
+  const preset = Object.hasOwn(PRESET_LOGINS, catalogId) ? PRESET_LOGINS[catalogId] : undefined;
+  return preset !== undefined ? { login: preset } : {};
 }
 
 /** Compiles the `providers` map (or the defaults when it is absent). */

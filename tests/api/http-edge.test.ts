@@ -14,6 +14,7 @@ import * as historyHandlerModule from "../../services/host/history-handlers.js";
 import * as mcpHandlerModule from "../../services/host/mcp-handlers.js";
 import * as pluginRouteModule from "../../services/host/plugin-routes.js";
 import * as modelHandlerModule from "../../services/host/model-handlers.js";
+import * as providerHandlerModule from "../../services/host/provider-handlers.js";
 import { ok } from "../support/calls.js";
 import { exampleHttpRequest, exampleRequest } from "../support/examples.js";
 import { harnessPerTest, repoRoot, startHarness, type TestHarness } from "../support/harness.js";
@@ -298,7 +299,7 @@ describe("request bodies", () => {
 // the factories only close over their services, so building them with none is safe. Every
 // other route of the contract must answer 503 UnavailableError naming what is missing.
 const implemented = new Set(
-  [handlerModule, historyHandlerModule, depthHandlerModule, mcpHandlerModule, pluginRouteModule, modelHandlerModule]
+  [handlerModule, historyHandlerModule, depthHandlerModule, mcpHandlerModule, pluginRouteModule, modelHandlerModule, providerHandlerModule]
     .flatMap((module) => Object.entries(module))
     .filter(([name, value]) => name.endsWith("Handlers") && typeof value === "function")
     .flatMap(([, factory]) => Object.keys((factory as (services: unknown) => object)({}))),

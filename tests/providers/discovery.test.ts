@@ -7,6 +7,7 @@ import { randomUUID } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import { getRuntimeModels, sdk, unwrap, type CatalogModel } from "../../clients/index.js";
 import type { TestModel } from "../../tools/test-model/index.js";
+import { credentialHash } from "../../tools/test-model/server.js";
 import { startModelHarness, type ModelHarness } from "../support/model.js";
 
 const KEY = "sk-local-proxy-0123456789abcdef";
@@ -89,7 +90,7 @@ describe("discovery at startup", () => {
     expect(turn.outcome).toMatchObject({ kind: "completed", text: "from the proxy" });
     const request = await harness.model.waitForRequest(1);
     expect(request).toMatchObject({ protocol: "chat", path: "/v1/chat/completions", body: { model: "gpt-4.1" } });
-    expect(request.headers["authorization"]).toBe(`Bearer ${KEY}`);
+    expect(request.headers["authorization"]).toBe(`Bearer ${credentialHash(KEY)}`);
   });
 
   it("a failing endpoint is a warning: the provider keeps its configured models and the host serves", async () => {

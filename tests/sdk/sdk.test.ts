@@ -18,6 +18,7 @@ import {
 } from "../../sdk/index.js";
 import { createZeClient } from "../../clients/index.js";
 import { startTestModel, type TestModel } from "../../tools/test-model/index.js";
+import { credentialHash } from "../../tools/test-model/server.js";
 import { assertBuilt, runProcess } from "../support/cli.js";
 import { repoRoot, tempHome, type TempHome } from "../support/harness.js";
 import { TEST_MODEL, testProviderConfig, writeGlobalConfig } from "../support/model.js";
@@ -105,7 +106,7 @@ describe("createEmbeddedHarness", () => {
     const before = model.requests.length;
     const { turn } = await runTurn(harness, "With a key");
     expect(turn.outcome).toMatchObject({ kind: "completed", text: "Keyed." });
-    expect(model.requests[before]!.headers["authorization"]).toBe("Bearer sk-from-custom-auth-file");
+    expect(model.requests[before]!.headers["authorization"]).toBe(`Bearer ${credentialHash("sk-from-custom-auth-file")}`);
   });
 
   it("resolves the default auth file under the data root", () => {

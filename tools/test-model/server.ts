@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 // The HTTP side of the test model: routing, recording, the script queue, and writing a
 // scripted response as a stream, a JSON body, an error, a hang or a cut connection.
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
@@ -116,13 +117,30 @@ function defaultErrorType(protocol: Protocol, status: number): string {
   return status >= 500 ? "server_error" : "invalid_request_error";
 }
 
-function headersOf(request: IncomingMessage): Record<string, string> {
+/** Headers that carry a credential: recorded only as a SHA-256 hash, never the value. */
+const CREDENTIAL_HEADERS = new Set(["authorization", "x-api-key", "api-key"]);
+
+/** `sha256:<hex>` of a credential value (what the recording holds in its place). */
+export const credentialHash = (value: string): string => `sha256:${createHash("sha256").update(value, "utf8").digest("hex")}`;
+
+function headersOf(request: IncomingMessage): { headers: Record<string, string>; credentialSha256?: string } {
   const headers: Record<string, string> = {};
+  let credentialSha256: string | undefined;
   for (const [name, value] of Object.entries(request.headers)) {
     if (value === undefined) continue;
-    headers[name.toLowerCase()] = Array.isArray(value) ? value.join(", ") : value;
+    const key = name.toLowerCase();
+    const text = Array.isArray(value) ? value.join(", ") : value;
+    if (!CREDENTIAL_HEADERS.has(key)) {
+      headers[key] = text;
+      continue;
+    }
+    // `Bearer TOKEN` keeps its scheme: `Bearer sha256:…`; other credential headers hash whole.
+    const scheme = key === "authorization" ? /^(\S+) (.+)$/.exec(text) : null;
+    const secret = scheme ? scheme[2]! : text;
+    headers[key] = scheme ? `${scheme[1]} ${credentialHash(secret)}` : credentialHash(secret);
+    if (key !== "api-key" || credentialSha256 === undefined) credentialSha256 = credentialHash(secret);
   }
-  return headers;
+  return credentialSha256 !== undefined ? { headers, credentialSha256 } : { headers };
 }
 
 async function readBody(request: IncomingMessage): Promise<string> {
@@ -286,7 +304,7 @@ export async function startTestModel(options: TestModelOptions = {}): Promise<Te
     } catch {
       parsed = false;
     }
-    const recorded: RecordedRequest = { protocol, path, headers: headersOf(request), body, receivedAt: Date.now() };
+    const recorded: RecordedRequest = { protocol, path, ...headersOf(request), body, receivedAt: Date.now() };
     const count = record(recorded);
     const requestId = `req_test_${String(count).padStart(6, "0")}`;
     // x-request-id is what openai reads, request-id what @anthropic-ai/sdk reads.
