@@ -29,6 +29,8 @@ import { pluginHandlers } from "./plugin-routes.js";
 import { prepareHostPlugins, type HostPlugins } from "./plugin-host.js";
 import { HarnessStartupError } from "./errors.js";
 import { packageRoot, release } from "./version.js";
+import type { DaemonLog } from "../daemon/log.js";
+import { withDaemonLog } from "../daemon/handlers.js";
 
 /** The one server name a local host serves. */
 export const LOCAL_SERVER = "local";
@@ -69,6 +71,8 @@ export interface HarnessOptions {
   readonly leaseMs?: number;
   /** The hook pipeline Turns run through (an embedding host's own hooks); empty by default. */
   readonly hooks?: HookPipeline;
+  /** Only the shared daemon (`serve --register`) passes its log: it serves `GET /v1/logs` and logs `turn.submitted`. */
+  readonly daemonLog?: DaemonLog;
 }
 
 export interface Harness {
@@ -249,7 +253,7 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
   subagents?.attach({ sessions, turns });
   const interactions = new InteractionService({ storage, hub });
   const streams = new EventStreams(storage, hub, options.streamTiming);
-  const handlers: Handlers<RequestContext> = {
+  const composed: Handlers<RequestContext> = {
     ...unavailableHandlers<RequestContext>(),
     ...sessionHandlers({ sessions, release: release() }),
     ...turnHandlers({ turns, interactions, streams }),
@@ -258,6 +262,7 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
     ...mcpHandlers({ mcp: () => mcp.get(), sessions, turns }),
     ...pluginHandlers({ services: () => plugins.get() }),
   };
+  const handlers = options.daemonLog ? withDaemonLog(composed, options.daemonLog) : composed;
   const guard: GuardOptions = {
     ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}),
     ...(options.allowedOrigins ? { allowedOrigins: options.allowedOrigins } : {}),
