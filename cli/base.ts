@@ -48,7 +48,7 @@ export async function connect(flags: ConnectionValues, options: ConnectOptions =
       notice: (line) => void process.stderr.write(`${line}\n`),
       progress: startingProgress,
     });
-    const client = createZeClient({ baseUrl: daemon.url, token: daemon.token });
+    const client = createZeClient({ baseUrl: daemon.url, token: daemon.token, fetch: daemon.fetch });
     return { client, server, local: true, atomic: false, atomically: (fn) => fn(), close: async () => {} };
   }
   const { createHarness } = await import("../services/host/harness.js");

@@ -13,6 +13,9 @@ import { controlClient, ControlError } from "./control-client.js";
 import { daemonFiles, type DaemonFiles, type Env } from "./paths.js";
 import { ensureDirectory, processAlive, readRegistration, readToken, removeStaleRegistration, type Registration } from "./registration.js";
 import { binaryPath, daemonRelease } from "./release.js";
+import { httpFetch } from "./transport.js";
+
+export { httpFetch } from "./transport.js";
 import type { DaemonStatus, RunningTurn } from "./router.js";
 
 export type { DaemonStatus, RunningTurn } from "./router.js";
@@ -42,6 +45,8 @@ export interface DaemonRequest {
 
 export interface DaemonEndpoint {
   readonly url: string;
+  /** The transport to use for it (node:http: cheaper than the global fetch for a one-shot command). */
+  readonly fetch: (request: Request) => Promise<Response>;
   readonly token: string;
   readonly status: DaemonStatus;
   /** This call spawned it. */
@@ -62,13 +67,19 @@ async function probe(files: DaemonFiles, registration: Registration): Promise<Pr
   if (!processAlive(registration.pid)) return { healthy: false, reason: `its process ${registration.pid} is gone` };
   const token = readToken(files.token);
   if (token === undefined) return { healthy: false, reason: "the daemon token is missing" };
-  try {
-    const status = await controlClient(registration.url, token, { timeoutMs: STATUS_TIMEOUT_MS }).query("status");
-    if (status.id !== registration.id) return { healthy: false, reason: `another server answers at ${registration.url}` };
-    return { healthy: true, token, status };
-  } catch (error) {
-    return { healthy: false, reason: error instanceof Error ? error.message : String(error) };
+  let failure = "";
+  // A live process gets a second, longer chance: a busy machine must not make a healthy daemon look stale.
+  for (const timeoutMs of [STATUS_TIMEOUT_MS, 2 * STATUS_TIMEOUT_MS]) {
+    try {
+      const status = await controlClient(registration.url, token, { timeoutMs, fetch: httpFetch }).query("status");
+      if (status.id !== registration.id) return { healthy: false, reason: `another server answers at ${registration.url}` };
+      return { healthy: true, token, status };
+    } catch (error) {
+      failure = error instanceof Error ? error.message : String(error);
+      if (!(error instanceof ControlError) || error.status !== 0 || !processAlive(registration.pid)) break;
+    }
   }
+  return { healthy: false, reason: failure };
 }
 
 /** -1, 0 or 1 as release `a` is older than, equal to or newer than `b` (numeric dot parts). */
@@ -199,7 +210,7 @@ export async function connectDaemon(request: DaemonRequest): Promise<DaemonEndpo
       if (!spawned && (await handOff(files, request, status))) continue;
       checkCompatible(request, status);
       if (spawned) request.progress?.("done");
-      return { url: status.url, token, status, spawned };
+      return { url: status.url, fetch: httpFetch, token, status, spawned };
     }
     if (!spawned) request.progress?.("starting");
     spawned = true;
@@ -278,7 +289,7 @@ export async function stopDaemon(options: {
   let via: StopResult["via"] = "shutdown";
   if (probed.healthy) {
     try {
-      await controlClient(registration.url, probed.token).mutate("shutdown", { reason: options.reason ?? "service stop" });
+      await controlClient(registration.url, probed.token, { fetch: httpFetch }).mutate("shutdown", { reason: options.reason ?? "service stop" });
     } catch (error) {
       if (!(error instanceof ControlError)) throw error;
       via = "SIGTERM";

@@ -30,18 +30,25 @@ export interface ControlClient {
   mutate<K extends ControlMutation>(path: K, ...input: undefined extends Inputs[K] ? [Inputs[K]?] : [Inputs[K]]): Promise<Outputs[K]>;
 }
 
-export function controlClient(baseUrl: string, token: string, options: { readonly timeoutMs?: number } = {}): ControlClient {
+export function controlClient(
+  baseUrl: string,
+  token: string,
+  options: { readonly timeoutMs?: number; readonly fetch?: (request: Request) => Promise<Response> } = {},
+): ControlClient {
+  const send = options.fetch ?? ((request: Request) => fetch(request));
   const call = async (method: "GET" | "POST", path: string, input: unknown): Promise<any> => {
     let url = `${baseUrl}/_daemon/${path}`;
     if (method === "GET" && input !== undefined) url += `?input=${encodeURIComponent(JSON.stringify(input))}`;
     let response: Response;
     try {
-      response = await fetch(url, {
-        method,
-        headers: { authorization: `Bearer ${token}`, ...(method === "POST" ? { "content-type": "application/json" } : {}) },
-        ...(method === "POST" ? { body: input === undefined ? "" : JSON.stringify(input) } : {}),
-        signal: AbortSignal.timeout(options.timeoutMs ?? 5_000),
-      });
+      response = await send(
+        new Request(url, {
+          method,
+          headers: { authorization: `Bearer ${token}`, ...(method === "POST" ? { "content-type": "application/json" } : {}) },
+          ...(method === "POST" ? { body: input === undefined ? "" : JSON.stringify(input) } : {}),
+          signal: AbortSignal.timeout(options.timeoutMs ?? 5_000),
+        }),
+      );
     } catch (error) {
       const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error instanceof Error ? error.message : String(error));
       throw new ControlError(`cannot reach the daemon at ${baseUrl}: ${cause}`, 0, "TransportError");

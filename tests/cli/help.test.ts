@@ -136,7 +136,7 @@ describe("completions", () => {
     ].join("\n");
     const result = await runProcess("bash", ["-c", probe], options);
     expect(result.stderr).toBe("");
-    expect(result.stdout.split("\n")).toEqual(["serve session", "create", "replace show", "--model", ""]);
+    expect(result.stdout.split("\n")).toEqual(["serve service session", "create", "replace show", "--model", ""]);
   });
 
   it("zsh and fish scripts have their shell's headers", async () => {

@@ -40,6 +40,16 @@ export function runProcess(command: string, args: readonly string[], options: Cl
   });
 }
 
+/**
+ * `args` run in-process (`--embedded` first) unless they choose a connection themselves
+ * (`--embedded`, `--remote`): without either flag a command uses (and starts) the shared local
+ * daemon, which only the daemon suites (tests/daemon/) start, and stop.
+ */
+export function embedded(args: readonly string[]): string[] {
+  const chosen = args.some((arg) => arg === "--embedded" || arg === "--remote" || arg.startsWith("--remote="));
+  return chosen ? [...args] : ["--embedded", ...args];
+}
+
 /** `node bin/ze-harness.js ...args`. */
 export function runCli(args: readonly string[], options: CliOptions): Promise<CliResult> {
   return runProcess(process.execPath, [binPath, ...args], options);
