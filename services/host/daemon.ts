@@ -145,7 +145,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   registration = { id, version: release(), url: listener.url, pid: process.pid };
   const claim = claimRegistration(files.registration, registration);
   if (!claim.ok) {
-    log.info("daemon.lost_race", { holderPid: claim.holder.pid, holderUrl: claim.holder.url });
+    log.info("daemon.lost_race", { pid: process.pid, holderPid: claim.holder.pid, holderUrl: claim.holder.url });
     registration = undefined;
     await shutdown("lost the registration race");
     throw new DaemonRegistrationLost(claim.holder);
