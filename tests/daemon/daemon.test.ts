@@ -141,6 +141,8 @@ describe("stop and restart", () => {
     expect(stopped.code).toBe(0);
     expect(stopped.stderr).toBe(`stopping the local daemon ends 1 running Turn:\n  session ${sessionId} turn ${turnId}\n`);
     expect(jsonOf(stopped)).toMatchObject({ stopped: true, endedTurns: [{ sessionId, turnId }] });
+    // The client, its daemon gone, keeps retrying its event stream for a while: not this test's subject.
+    client.child.kill("SIGKILL");
     await client.exited;
     const turn = jsonOf<Turn>(await h.cli(["turn", "show", sessionId, turnId, "--embedded"]));
     expect(turn.phase).toBe("failed");
