@@ -259,6 +259,7 @@ async function exitedWithin(pid: number, ms: number): Promise<boolean> {
 }
 
 const signal = (pid: number, name: NodeJS.Signals): void => {
+  if (pid === process.pid) return; // a registration naming this very process is not a daemon to end
   try {
     process.kill(pid, name);
   } catch {

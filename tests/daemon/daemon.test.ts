@@ -167,6 +167,23 @@ describe("stop and restart", () => {
   });
 });
 
+describe("registration heartbeat", () => {
+  it("a daemon whose server.json names another daemon shuts itself down gracefully", async () => {
+    const h = fresh();
+    await h.cli(["service", "start"]);
+    const mine = h.registration()!;
+    expect(await (await h.call("/_daemon/heartbeat")).json()).toMatchObject({ result: { data: { registered: true } } });
+    // Replaced (as by a racing spawner): a registration of another daemon, whose pid is no process.
+    writeFileSync(join(h.stateDir, "server.json"), JSON.stringify({ ...mine, id: randomUUID(), pid: 2 ** 22 + 9 }), { mode: 0o600 });
+    const beat = await fetch(`${mine.url}/_daemon/heartbeat`, { headers: { authorization: `Bearer ${h.token()}` } });
+    expect(await beat.json()).toMatchObject({ result: { data: { registered: false } } });
+    await waitUntil(() => !alive(mine.pid), "the replaced daemon to exit");
+    expect(h.log()).toMatch(/event=daemon\.shutdown reason="registration replaced"/);
+    // It left the other registration alone.
+    expect(h.registration()!.pid).toBe(2 ** 22 + 9);
+  });
+});
+
 describe("first start wins", () => {
   it("a --database or --config that differs from the daemon's is refused, naming service restart and --embedded", async () => {
     const h = fresh();
