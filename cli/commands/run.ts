@@ -70,7 +70,8 @@ export default defineCommand({
 
 /**
  * A new Session and its first prompt as one unit: embedded, one transaction (a refused prompt
- * leaves no Session behind); with --remote, a Session whose prompt was refused is deleted again.
+ * leaves no Session behind); through the daemon or --remote, a Session whose prompt was refused
+ * is deleted again.
  */
 async function createAndSubmit(
   connection: Connection,
@@ -84,7 +85,7 @@ async function createAndSubmit(
     try {
       await submit(session.sessionId);
     } catch (error) {
-      if (!connection.local) {
+      if (!connection.atomic) {
         await unwrap(sdk.deleteSession({ client, path, body: { reason: "its first prompt was not admitted" } })).catch((cleanup: unknown) => report(errorLine(cleanup)));
       }
       throw error;

@@ -37,6 +37,8 @@ import { HarnessStartupError } from "./errors.js";
 import { packageRoot, release } from "./version.js";
 import { AUTH_FILE_VARIABLE } from "../providers/index.js";
 import { dashboardAsset } from "./dashboard.js";
+import type { DaemonLog } from "../daemon/log.js";
+import { withDaemonLog } from "../daemon/handlers.js";
 
 /** The one server name a local host serves. */
 export const LOCAL_SERVER = "local";
@@ -85,6 +87,8 @@ export interface HarnessOptions {
   readonly hooks?: HookPipeline;
   /** A server's background catalog work: discovery at startup, the cached catalog refreshed at startup and hourly. */
   readonly backgroundModels?: boolean;
+  /** Only the shared daemon (`serve --register`) passes its log: it serves `GET /v1/logs` and logs `turn.submitted`. */
+  readonly daemonLog?: DaemonLog;
 }
 
 export interface Harness {
@@ -295,7 +299,7 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
   const streams = new EventStreams(storage, hub, options.streamTiming);
   // Host-held provider logins (polling and token exchange run here; see services/providers/login).
   const logins = new LoginManager({ location: () => authFileLocation(options.env), env: options.env });
-  const handlers: Handlers<RequestContext> = {
+  const composed: Handlers<RequestContext> = {
     ...unavailableHandlers<RequestContext>(),
     ...sessionHandlers({ sessions, release: release() }),
     ...turnHandlers({ turns, interactions, streams }),
@@ -306,6 +310,7 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
     ...modelHandlers({ catalog: models, sessions }),
     ...providerHandlers({ providers: () => ("providers" in gateway ? (gateway as ProviderGateway).providers : undefined), env: options.env, logins }),
   };
+  const handlers = options.daemonLog ? withDaemonLog(composed, options.daemonLog) : composed;
   const guard: GuardOptions = {
     ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}),
     ...(options.allowedOrigins ? { allowedOrigins: options.allowedOrigins } : {}),
