@@ -396,6 +396,62 @@ export const zHealthResponse = z.lazy(() => z.object({
 }));
 
 /**
+ * The stream is caught up through `through`; repeated at least every 15 s while idle.
+ */
+export const zHistoryCursorEvent = z.lazy(() => z.object({
+    type: z.enum(['history.cursor']),
+    through: z.int()
+}));
+
+/**
+ * A row field that source reads and search hits name.
+ */
+export const zHistoryField = z.enum([
+    'body',
+    'thinking',
+    'toolInput'
+]);
+
+/**
+ * Where a history row stands: the history event that published it, then its ordinal in it.
+ */
+export const zHistoryPosition = z.lazy(() => z.object({
+    sourceSequence: z.int().gte(1),
+    itemIndex: z.int().gte(0)
+}));
+
+/**
+ * What a row holds: a Turn's prompt, a conversation entry, steering input, model text, a refusal, reasoning or a tool call.
+ */
+export const zHistoryRowKind = z.enum([
+    'prompt',
+    'entry',
+    'steering',
+    'text',
+    'refusal',
+    'reasoning',
+    'tool'
+]);
+
+/**
+ * Who a row speaks for.
+ */
+export const zHistoryRowRole = z.enum([
+    'user',
+    'assistant',
+    'tool'
+]);
+
+/**
+ * The first bytes of one row field; read the rest with readHistorySource.
+ */
+export const zHistoryText = z.lazy(() => z.object({
+    text: z.string(),
+    byteLength: z.int(),
+    complete: z.boolean()
+}));
+
+/**
  * Image media types accepted in prompts and tool results.
  */
 export const zImageMimeType = z.enum([
@@ -427,6 +483,16 @@ export const zInstructionRole = z.enum([
     'developer',
     'user'
 ]);
+
+/**
+ * A permission request or a question batch a running Turn waits for.
+ */
+export const zInteractionKind = z.enum(['permission', 'question']);
+
+/**
+ * Whether the interaction still waits for an answer.
+ */
+export const zInteractionState = z.enum(['pending', 'resolved']);
 
 /**
  * The server failed unexpectedly.
@@ -1370,6 +1436,45 @@ export const zResolvedSessionPlugin = z.lazy(() => z.object({
 }));
 
 /**
+ * Dismisses a question batch.
+ */
+export const zRespondDismiss = z.lazy(() => z.object({
+    kind: z.enum(['dismiss'])
+}));
+
+/**
+ * Answers a permission request.
+ */
+export const zRespondPermission = z.lazy(() => z.object({
+    kind: z.enum(['permission']),
+    reply: zPermissionReply,
+    message: z.string().max(4096).optional()
+}));
+
+/**
+ * Answers a question batch: one answer per question, in order.
+ */
+export const zRespondQuestion = z.lazy(() => z.object({
+    kind: z.enum(['question']),
+    answers: z.array(z.array(z.string())).min(1)
+}));
+
+/**
+ * The answer to one interaction.
+ */
+export const zRespondRequest = z.lazy(() => z.union([
+    z.object({
+        kind: z.literal('permission')
+    }).and(zRespondPermission),
+    z.object({
+        kind: z.literal('question')
+    }).and(zRespondQuestion),
+    z.object({
+        kind: z.literal('dismiss')
+    }).and(zRespondDismiss)
+]));
+
+/**
  * Whether a runtime plugin generation activated.
  */
 export const zRuntimePluginStatus = z.enum(['active', 'failed']);
@@ -1497,6 +1602,15 @@ export const zPolicySafetyReserve = z.lazy(() => z.object({
  */
 export const zPolicyContext = z.lazy(() => z.object({
     safetyReserve: zPolicySafetyReserve
+}));
+
+/**
+ * Where a search continues: inside `field` of the row at `position`, from `byteOffset` on.
+ */
+export const zSearchCursor = z.lazy(() => z.object({
+    position: zHistoryPosition,
+    field: zHistoryField,
+    byteOffset: z.int()
 }));
 
 /**
@@ -1916,6 +2030,16 @@ export const zToolCallState = z.enum([
     'failed',
     'denied'
 ]);
+
+/**
+ * The tool call a `tool` row records.
+ */
+export const zHistoryToolCall = z.lazy(() => z.object({
+    toolId: z.string(),
+    toolCallId: z.string(),
+    state: zToolCallState,
+    internal: z.boolean()
+}));
 
 /**
  * The raw result and logs of a CodeMode execution.
@@ -2689,6 +2813,75 @@ export const zForkBoundary = z.lazy(() => z.union([
 ]));
 
 /**
+ * One queued or running Turn.
+ */
+export const zHistoryQueueEntry = z.lazy(() => z.object({
+    turnId: zUuid,
+    sequence: z.int().gte(1),
+    phase: z.enum(['pending', 'running']),
+    acceptedAt: z.int()
+}));
+
+/**
+ * The Session's queue of unsettled Turns, oldest first, sent at start and whenever it changes.
+ */
+export const zHistoryQueueEvent = z.lazy(() => z.object({
+    type: z.enum(['history.queue']),
+    queue: z.array(zHistoryQueueEntry)
+}));
+
+/**
+ * One published history row. Fields never change once published.
+ */
+export const zHistoryRow = z.lazy(() => z.object({
+    position: zHistoryPosition,
+    role: zHistoryRowRole,
+    kind: zHistoryRowKind,
+    turnId: zUuid.optional(),
+    entryId: zUuid.optional(),
+    partId: zUuid.optional(),
+    body: zHistoryText,
+    thinking: zHistoryText.optional(),
+    toolInput: zHistoryText.optional(),
+    tool: zHistoryToolCall.optional(),
+    createdAt: z.int()
+}));
+
+/**
+ * A bounded page of history rows under one fence.
+ */
+export const zHistoryPage = z.lazy(() => z.object({
+    sessionId: zUuid,
+    through: z.int(),
+    rows: z.array(zHistoryRow),
+    nextAfter: zHistoryPosition.nullable()
+}));
+
+/**
+ * Rows published after the stream's position.
+ */
+export const zHistoryRowsEvent = z.lazy(() => z.object({
+    type: z.enum(['history.rows']),
+    rows: z.array(zHistoryRow),
+    nextAfter: zHistoryPosition,
+    through: z.int()
+}));
+
+/**
+ * A chunk of one row field's original text.
+ */
+export const zHistorySourceChunk = z.lazy(() => z.object({
+    sessionId: zUuid,
+    through: z.int(),
+    position: zHistoryPosition,
+    field: zHistoryField,
+    byteLength: z.int(),
+    byteOffset: z.int(),
+    text: z.string(),
+    nextByte: z.int().nullable()
+}));
+
+/**
  * What part of the Session history an actor may observe.
  */
 export const zHistoryVisibility = z.lazy(() => z.object({
@@ -2905,6 +3098,49 @@ export const zDismissedToolQuestion = z.lazy(() => z.object({
 }));
 
 /**
+ * A request of a Turn of the Session, as originally recorded.
+ */
+export const zInteraction = z.lazy(() => z.object({
+    kind: zInteractionKind,
+    state: zInteractionState,
+    requestId: zUuid,
+    turnId: zUuid,
+    toolId: z.string(),
+    toolCallId: z.string(),
+    permission: zPermissionRequest.optional(),
+    question: zQuestionRequest.optional(),
+    requestedAt: z.int(),
+    resolvedAt: z.int().optional()
+}));
+
+/**
+ * The Session's pending interactions, sent at start and whenever they change.
+ */
+export const zHistoryInteractionsEvent = z.lazy(() => z.object({
+    type: z.enum(['history.interactions']),
+    interactions: z.array(zInteraction)
+}));
+
+export const zHistoryStreamEvent = z.lazy(() => z.union([
+    z.object({
+        type: z.literal('history.rows')
+    }).and(zHistoryRowsEvent),
+    z.object({
+        type: z.literal('history.queue')
+    }).and(zHistoryQueueEvent),
+    z.object({
+        type: z.literal('history.interactions')
+    }).and(zHistoryInteractionsEvent),
+    z.object({
+        type: z.literal('history.cursor')
+    }).and(zHistoryCursorEvent)
+]));
+
+export const zInteractionResponse = z.lazy(() => z.object({
+    interaction: zInteraction
+}));
+
+/**
  * A question request pending in a descendant sub-agent Session.
  */
 export const zPendingDescendantQuestion = z.lazy(() => z.object({
@@ -2918,6 +3154,11 @@ export const zPendingDescendantQuestion = z.lazy(() => z.object({
  */
 export const zDescendantQuestionsResponse = z.lazy(() => z.object({
     questions: z.array(zPendingDescendantQuestion)
+}));
+
+export const zPendingInteractionsResponse = z.lazy(() => z.object({
+    sessionId: zUuid,
+    interactions: z.array(zInteraction)
 }));
 
 /**
@@ -3016,8 +3257,68 @@ export const zSavedPermissionsResponse = z.lazy(() => z.object({
     permissions: z.array(zSavedPermission)
 }));
 
+/**
+ * One literal match, in the exact original field.
+ */
+export const zSearchHit = z.lazy(() => z.object({
+    position: zHistoryPosition,
+    field: zHistoryField,
+    byteOffset: z.int(),
+    byteLength: z.int(),
+    role: zHistoryRowRole,
+    kind: zHistoryRowKind,
+    turnId: zUuid.optional(),
+    entryId: zUuid.optional(),
+    preview: z.string()
+}));
+
+/**
+ * A bounded page of a Session search; a page can hold no hits and still continue.
+ */
+export const zSearchPage = z.lazy(() => z.object({
+    sessionId: zUuid,
+    through: z.int(),
+    hits: z.array(zSearchHit),
+    nextAfter: zSearchCursor.nullable()
+}));
+
 export const zServerDeletedResponse = z.lazy(() => z.object({
     deleted: zDeletedServer
+}));
+
+/**
+ * Where a server search continues.
+ */
+export const zServerSearchCursor = z.lazy(() => z.object({
+    sessionId: zUuid,
+    position: zHistoryPosition,
+    field: zHistoryField,
+    byteOffset: z.int()
+}));
+
+/**
+ * One match of a server search.
+ */
+export const zServerSearchHit = z.lazy(() => z.object({
+    sessionId: zUuid,
+    position: zHistoryPosition,
+    field: zHistoryField,
+    byteOffset: z.int(),
+    byteLength: z.int(),
+    role: zHistoryRowRole,
+    kind: zHistoryRowKind,
+    turnId: zUuid.optional(),
+    entryId: zUuid.optional(),
+    preview: z.string()
+}));
+
+/**
+ * A bounded page of a server-wide search, newest rows first.
+ */
+export const zServerSearchPage = z.lazy(() => z.object({
+    through: z.int(),
+    hits: z.array(zServerSearchHit),
+    nextAfter: zServerSearchCursor.nullable()
 }));
 
 /**
@@ -3959,6 +4260,11 @@ export const zQuestionReplyResponse = z.lazy(() => z.object({
     turn: zTurn
 }));
 
+export const zRespondResponse = z.lazy(() => z.object({
+    interaction: zInteraction,
+    turn: zTurn
+}));
+
 /**
  * `session.turn.snapshot` with the server cursor.
  */
@@ -4469,6 +4775,28 @@ export const zWatchServerQuery = z.lazy(() => z.object({
  */
 export const zWatchServerResponse = zServerStreamEvent;
 
+export const zSearchServerPath = z.lazy(() => z.object({
+    server: z.string()
+}));
+
+export const zSearchServerQuery = z.lazy(() => z.object({
+    query: z.string(),
+    caseSensitive: z.enum(['true', 'false']),
+    wholeWord: z.enum(['true', 'false']),
+    limit: z.string().optional(),
+    through: z.string().optional(),
+    afterSourceSequence: z.string().optional(),
+    afterItemIndex: z.string().optional(),
+    afterField: z.string().optional(),
+    afterByte: z.string().optional(),
+    afterSessionId: z.uuid().optional()
+}));
+
+/**
+ * A successful JSON response with an explicit status.
+ */
+export const zSearchServerResponse = zServerSearchPage;
+
 export const zListSessionsPath = z.lazy(() => z.object({
     server: z.string()
 }));
@@ -4685,6 +5013,98 @@ export const zForkSessionPath = z.lazy(() => z.object({
  * A successful JSON response with an explicit status.
  */
 export const zForkSessionResponse = zSessionResponse;
+
+export const zHistoryPath = z.lazy(() => z.object({
+    server: z.string(),
+    sessionId: z.uuid()
+}));
+
+export const zHistoryQuery = z.lazy(() => z.object({
+    limit: z.string().optional(),
+    through: z.string().optional(),
+    afterSourceSequence: z.string().optional(),
+    afterItemIndex: z.string().optional(),
+    rowSourceSequence: z.string().optional(),
+    rowItemIndex: z.string().optional(),
+    rowField: z.string().optional(),
+    eventSequence: z.string().optional()
+}));
+
+/**
+ * A successful JSON response with an explicit status.
+ */
+export const zHistoryResponse = zHistoryPage;
+
+export const zWatchHistoryHeaders = z.lazy(() => z.object({
+    'last-event-id': z.string().optional()
+}));
+
+export const zWatchHistoryPath = z.lazy(() => z.object({
+    server: z.string(),
+    sessionId: z.uuid()
+}));
+
+export const zWatchHistoryQuery = z.lazy(() => z.object({
+    afterSourceSequence: z.string().optional(),
+    afterItemIndex: z.string().optional()
+}));
+
+/**
+ * A `text/event-stream` response whose messages carry `T` as JSON `data`.
+ */
+export const zWatchHistoryResponse = zHistoryStreamEvent;
+
+export const zReadHistorySourcePath = z.lazy(() => z.object({
+    server: z.string(),
+    sessionId: z.uuid()
+}));
+
+export const zReadHistorySourceQuery = z.lazy(() => z.object({
+    sourceSequence: z.string(),
+    itemIndex: z.string(),
+    field: z.string(),
+    through: z.string().optional(),
+    afterByte: z.string().optional()
+}));
+
+/**
+ * A successful JSON response with an explicit status.
+ */
+export const zReadHistorySourceResponse = zHistorySourceChunk;
+
+export const zPendingInteractionsPath = z.lazy(() => z.object({
+    server: z.string(),
+    sessionId: z.uuid()
+}));
+
+/**
+ * A successful JSON response with an explicit status.
+ */
+export const zPendingInteractionsResponse2 = zPendingInteractionsResponse;
+
+export const zInteractionPath = z.lazy(() => z.object({
+    server: z.string(),
+    sessionId: z.uuid(),
+    requestId: z.uuid()
+}));
+
+/**
+ * A successful JSON response with an explicit status.
+ */
+export const zInteractionResponse2 = zInteractionResponse;
+
+export const zRespondBody = zRespondRequest;
+
+export const zRespondPath = z.lazy(() => z.object({
+    server: z.string(),
+    sessionId: z.uuid(),
+    requestId: z.uuid()
+}));
+
+/**
+ * A successful JSON response with an explicit status.
+ */
+export const zRespondResponse2 = zRespondResponse;
 
 export const zListPluginJournalPath = z.lazy(() => z.object({
     server: z.string(),
@@ -4978,6 +5398,28 @@ export const zReplyQuestionPath = z.lazy(() => z.object({
  * A successful JSON response with an explicit status.
  */
 export const zReplyQuestionResponse = zQuestionReplyResponse;
+
+export const zSearchPath = z.lazy(() => z.object({
+    server: z.string(),
+    sessionId: z.uuid()
+}));
+
+export const zSearchQuery = z.lazy(() => z.object({
+    query: z.string(),
+    caseSensitive: z.enum(['true', 'false']),
+    wholeWord: z.enum(['true', 'false']),
+    limit: z.string().optional(),
+    through: z.string().optional(),
+    afterSourceSequence: z.string().optional(),
+    afterItemIndex: z.string().optional(),
+    afterField: z.string().optional(),
+    afterByte: z.string().optional()
+}));
+
+/**
+ * A successful JSON response with an explicit status.
+ */
+export const zSearchResponse = zSearchPage;
 
 export const zSessionSkillsPath = z.lazy(() => z.object({
     server: z.string(),

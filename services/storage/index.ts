@@ -65,3 +65,7 @@ export * as compactions from "./compactions.js";
 export type { CompactionPatch, NewCompaction } from "./compactions.js";
 export * as journal from "./journal.js";
 export type { NewJournalEntry } from "./journal.js";
+export * as historyRows from "./history-rows.js";
+export type { HistoryKind, HistoryRole, HistoryRowRecord, HistoryRowWrite, HistoryToolRecord } from "./history-rows.js";
+export { codePointBefore, foldCase, foldCodePoint, isWordCodePoint, utf8Length } from "./text-fold.js";
+export { SIMPLE_CASE_FOLDING, UNICODE_VERSION } from "./casefold-data.js";

@@ -379,6 +379,43 @@ export const sessionPlugin = sqliteTable("session_plugin", {
   updatedAt: integer("updated_at").notNull(),
 });
 
+/** Each Session's history event counter: the last `sourceSequence` handed out to published rows. */
+export const historySource = sqliteTable("history_source", {
+  sessionId: text("session_id")
+    .primaryKey()
+    .references(() => session.id, { onDelete: "cascade" }),
+  lastSequence: integer("last_sequence").notNull(),
+});
+
+/**
+ * Published history rows (`history-rows.ts`): immutable, positioned (`source_sequence`,
+ * `item_index`). The FTS5 index `history_fts` over them (migration 20261204100000) is a virtual
+ * table drizzle does not describe.
+ */
+export const historyRow = sqliteTable(
+  "history_row",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    sessionId: text("session_id")
+      .notNull()
+      .references(() => session.id, { onDelete: "cascade" }),
+    sourceSequence: integer("source_sequence").notNull(),
+    itemIndex: integer("item_index").notNull(),
+    role: text("role").notNull(),
+    kind: text("kind").notNull(),
+    turnId: text("turn_id"),
+    entryId: text("entry_id"),
+    partId: text("part_id"),
+    hidden: integer("hidden", { mode: "boolean" }).notNull().default(false),
+    body: text("body").notNull(),
+    thinking: text("thinking"),
+    toolInput: text("tool_input"),
+    tool: text("tool"),
+    createdAt: integer("created_at").notNull(),
+  },
+  (table) => [uniqueIndex("history_row_position_idx").on(table.sessionId, table.sourceSequence, table.itemIndex)],
+);
+
 export const schema = {
   serverActivity,
   session,
@@ -393,6 +430,8 @@ export const schema = {
   pluginJournal,
   sessionPluginRevision,
   sessionPlugin,
+  historySource,
+  historyRow,
 };
 export type StorageSchema = typeof schema;
 

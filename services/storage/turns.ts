@@ -8,6 +8,7 @@
  * Functions take the handle (they run their own transaction) or a running transaction (they
  * join it). Reads live in turn-reads.ts.
  */
+import { publishSettledTurn } from "./history-rows.js";
 import { isStorageHandle, type Durability, type StorageHandle, type StorageTransaction } from "./database.js";
 import type { SqlValue } from "./engine.js";
 import { SESSION_SELECT, TURN_SELECT, eventFromRow, jsonValue, placeholders, sessionFromRow, steerFromRow, turnColumn, turnFromRow } from "./rows.js";
@@ -154,6 +155,8 @@ export function changeTurn(context: StorageContext, turnId: string, change: Turn
         { revision: turn.revision - n + 1, activityCursor: turn.activityCursor - n + 1, serverCursor: turn.serverCursor - n + 1 },
         change.events,
       );
+      // A settlement publishes the Turn's history rows in the same transaction (history-rows.ts).
+      if (change.events.some((event) => event.type === "turn.finished")) await publishSettledTurn(tx, turnId);
       return { turn, events };
     },
     change.durability,

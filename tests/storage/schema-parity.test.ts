@@ -43,6 +43,8 @@ describe("schema.ts mirrors the migrations", () => {
       "compaction",
       "conversation_entry",
       "deleted_session",
+      "history_row",
+      "history_source",
       "plugin_journal",
       "saved_permission",
       "server_activity",
