@@ -299,3 +299,18 @@ export function serverCandidates(sql: SqlExecutor, server: string, options: { re
         );
   return query.then((rows) => rows.map(rowFromRaw));
 }
+
+/**
+ * The Tool part (and its Turn) of the Session whose permission request or question batch has id
+ * `requestId`, in any phase. A scan of the Session's Tool parts.
+ */
+export async function findRequestPart(sql: SqlExecutor, sessionId: string, requestId: string): Promise<{ turnId: string; ordinal: number; data: unknown } | undefined> {
+  const row = await sql.get<{ turn_id: string; ordinal: number; data: string }>(
+    `SELECT p.turn_id, p.ordinal, p.data FROM turn t CROSS JOIN turn_part p ON p.turn_id = t.id
+     WHERE t.session_id = ?2 AND json_extract(p.data, '$.type') = 'tool'
+       AND (json_extract(p.data, '$.approval.request.id') = ?1 OR json_extract(p.data, '$.question.request.id') = ?1)
+     LIMIT 1`,
+    [requestId, sessionId],
+  );
+  return row ? { turnId: row.turn_id, ordinal: row.ordinal, data: JSON.parse(row.data) } : undefined;
+}
