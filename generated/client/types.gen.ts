@@ -511,6 +511,69 @@ export type ContextCompactionResponse = {
 };
 
 /**
+ * The request's messages of one role.
+ */
+export type ContextGroup = {
+    role: 'system' | 'user' | 'assistant' | 'tool';
+    messages: number;
+    characters: number;
+    /**
+     * An estimate (`estimator`), not a tokenizer count.
+     */
+    estimatedTokens: number;
+};
+
+/**
+ * The latest Main request the Session prepared.
+ */
+export type ContextRequest = {
+    /**
+     * The Session's request sequence: pin it with `through`.
+     */
+    sequence: number;
+    turnId: Uuid;
+    model: string;
+    /**
+     * The Turn's phase now: `running` includes a request still streaming; `cancelled`/`failed` an interrupted one.
+     */
+    turnPhase: TurnPhase | null;
+    preparedAt: number;
+    groups: Array<ContextGroup>;
+    tools: Array<ContextTool>;
+    estimator: string;
+    estimatedInputTokens: number;
+    /**
+     * Input tokens the provider reported for this request; null until (unless) it reports them.
+     */
+    reportedInputTokens: number | null;
+    /**
+     * The model's context window; null when unknown.
+     */
+    contextUnits: number | null;
+};
+
+export type ContextResponse = {
+    sessionId: Uuid;
+    /**
+     * The request sequence this answer is pinned to (0 when the Session prepared none).
+     */
+    through: number;
+    /**
+     * Null when the Session has prepared no Main request (copied history counts for none).
+     */
+    request: ContextRequest | null;
+};
+
+/**
+ * One tool schema the request offered.
+ */
+export type ContextTool = {
+    name: string;
+    characters: number;
+    estimatedTokens: number;
+};
+
+/**
  * How much of a model's context window the latest model request used, in the model's own units.
  */
 export type ContextUse = {
@@ -627,6 +690,80 @@ export type DeviceLoginPrompt = {
     verificationUrl: string;
     userCode: string;
 };
+
+/**
+ * One operational failure record of the Session's own work (a fork does not inherit its source's).
+ */
+export type Diagnostic = {
+    /**
+     * The Session's diagnostic sequence: the diagnostic revision this record brought.
+     */
+    sequence: number;
+    kind: DiagnosticKind;
+    turnId?: Uuid;
+    /**
+     * The Turn revision of the settlement event that recorded it.
+     */
+    eventRevision?: number;
+    /**
+     * The model request attempt that failed (`model_step`).
+     */
+    attempt?: number;
+    cause: DiagnosticCause;
+    recordedAt: number;
+};
+
+/**
+ * A safe typed cause: codes and our own wording, never a provider's response body.
+ */
+export type DiagnosticCause = {
+    /**
+     * Stable code such as `provider_rate_limit`, `runtime_failed` or `model_context`.
+     */
+    code: string;
+    message: string;
+    /**
+     * The provider's own error code, when a provider reported one.
+     */
+    providerCode?: string;
+    /**
+     * The limit reached (`limit_reached` executions).
+     */
+    limit?: string;
+};
+
+/**
+ * What failed: a Turn's execution, one model request attempt, or automatic title generation.
+ */
+export type DiagnosticKind = 'execution' | 'model_step' | 'automatic_title';
+
+/**
+ * A bounded, newest-first page of diagnostics under one fence.
+ */
+export type DiagnosticsPage = {
+    sessionId: Uuid;
+    /**
+     * The fence (a diagnostic revision): pass it back as `through` with `nextBefore`.
+     */
+    through: number;
+    diagnostics: Array<Diagnostic>;
+    /**
+     * Pass as `beforeSequence` (same `through`) for older records; null ends the read.
+     */
+    nextBefore: number | null;
+};
+
+/**
+ * The Session's current diagnostic revision: sent on subscription and after every change.
+ */
+export type DiagnosticsRevisionEvent = {
+    type: 'diagnostics.revision';
+    revision: number;
+};
+
+export type DiagnosticsStreamEvent = {
+    type: 'diagnostics.revision';
+} & DiagnosticsRevisionEvent;
 
 /**
  * The user dismissed the questions.
@@ -6914,6 +7051,60 @@ export type ReplaceSessionConfigurationResponses = {
 
 export type ReplaceSessionConfigurationResponse = ReplaceSessionConfigurationResponses[keyof ReplaceSessionConfigurationResponses];
 
+export type ContextData = {
+    body?: never;
+    path: {
+        server: string;
+        sessionId: string;
+    };
+    query?: {
+        through?: string;
+    };
+    url: '/v1/servers/{server}/sessions/{sessionId}/context';
+};
+
+export type ContextErrors = {
+    /**
+     * The server could not understand the request due to invalid syntax.
+     */
+    400: ValidationErrorEncoded;
+    /**
+     * Access is unauthorized.
+     */
+    401: UnauthorizedErrorEncoded;
+    /**
+     * Access is forbidden.
+     */
+    403: ForbiddenErrorEncoded;
+    /**
+     * The server cannot find the requested resource.
+     */
+    404: NotFoundErrorEncoded;
+    /**
+     * The request conflicts with the current state of the server.
+     */
+    409: ConflictErrors;
+    /**
+     * Server error
+     */
+    500: InternalServerErrorEncoded;
+    /**
+     * Service unavailable.
+     */
+    503: UnavailableErrorEncoded;
+};
+
+export type ContextError = ContextErrors[keyof ContextErrors];
+
+export type ContextResponses = {
+    /**
+     * A successful JSON response with an explicit status.
+     */
+    200: ContextResponse;
+};
+
+export type ContextResponse2 = ContextResponses[keyof ContextResponses];
+
 export type AppendConversationData = {
     body: AppendConversationRequest;
     headers: {
@@ -7020,6 +7211,114 @@ export type SetSessionDefaultModelResponses = {
 };
 
 export type SetSessionDefaultModelResponse = SetSessionDefaultModelResponses[keyof SetSessionDefaultModelResponses];
+
+export type DiagnosticsData = {
+    body?: never;
+    path: {
+        server: string;
+        sessionId: string;
+    };
+    query?: {
+        limit?: string;
+        through?: string;
+        beforeSequence?: string;
+    };
+    url: '/v1/servers/{server}/sessions/{sessionId}/diagnostics';
+};
+
+export type DiagnosticsErrors = {
+    /**
+     * The server could not understand the request due to invalid syntax.
+     */
+    400: ValidationErrorEncoded;
+    /**
+     * Access is unauthorized.
+     */
+    401: UnauthorizedErrorEncoded;
+    /**
+     * Access is forbidden.
+     */
+    403: ForbiddenErrorEncoded;
+    /**
+     * The server cannot find the requested resource.
+     */
+    404: NotFoundErrorEncoded;
+    /**
+     * The request conflicts with the current state of the server.
+     */
+    409: ConflictErrors;
+    /**
+     * Server error
+     */
+    500: InternalServerErrorEncoded;
+    /**
+     * Service unavailable.
+     */
+    503: UnavailableErrorEncoded;
+};
+
+export type DiagnosticsError = DiagnosticsErrors[keyof DiagnosticsErrors];
+
+export type DiagnosticsResponses = {
+    /**
+     * A successful JSON response with an explicit status.
+     */
+    200: DiagnosticsPage;
+};
+
+export type DiagnosticsResponse = DiagnosticsResponses[keyof DiagnosticsResponses];
+
+export type WatchDiagnosticsData = {
+    body?: never;
+    path: {
+        server: string;
+        sessionId: string;
+    };
+    query?: never;
+    url: '/v1/servers/{server}/sessions/{sessionId}/diagnostics/events';
+};
+
+export type WatchDiagnosticsErrors = {
+    /**
+     * The server could not understand the request due to invalid syntax.
+     */
+    400: ValidationErrorEncoded;
+    /**
+     * Access is unauthorized.
+     */
+    401: UnauthorizedErrorEncoded;
+    /**
+     * Access is forbidden.
+     */
+    403: ForbiddenErrorEncoded;
+    /**
+     * The server cannot find the requested resource.
+     */
+    404: NotFoundErrorEncoded;
+    /**
+     * The request conflicts with the current state of the server.
+     */
+    409: ConflictErrors;
+    /**
+     * Server error
+     */
+    500: InternalServerErrorEncoded;
+    /**
+     * Service unavailable.
+     */
+    503: UnavailableErrorEncoded;
+};
+
+export type WatchDiagnosticsError = WatchDiagnosticsErrors[keyof WatchDiagnosticsErrors];
+
+export type WatchDiagnosticsResponses = {
+    /**
+     * A `text/event-stream` response whose messages carry `T` as JSON `data`.
+     */
+    200: DiagnosticsStreamEvent;
+};
+
+export type WatchDiagnosticsResponse = WatchDiagnosticsResponses[keyof WatchDiagnosticsResponses];
 
 export type WatchSessionData = {
     body?: never;

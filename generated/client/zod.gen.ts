@@ -221,6 +221,30 @@ export const zContentReferencePart = z.lazy(() => z.object({
 }));
 
 /**
+ * The request's messages of one role.
+ */
+export const zContextGroup = z.lazy(() => z.object({
+    role: z.enum([
+        'system',
+        'user',
+        'assistant',
+        'tool'
+    ]),
+    messages: z.int(),
+    characters: z.int(),
+    estimatedTokens: z.int()
+}));
+
+/**
+ * One tool schema the request offered.
+ */
+export const zContextTool = z.lazy(() => z.object({
+    name: z.string(),
+    characters: z.int(),
+    estimatedTokens: z.int()
+}));
+
+/**
  * How much of a model's context window the latest model request used, in the model's own units.
  */
 export const zContextUse = z.lazy(() => z.object({
@@ -278,6 +302,37 @@ export const zDeviceLoginPrompt = z.lazy(() => z.object({
     verificationUrl: z.string(),
     userCode: z.string()
 }));
+
+/**
+ * A safe typed cause: codes and our own wording, never a provider's response body.
+ */
+export const zDiagnosticCause = z.lazy(() => z.object({
+    code: z.string().max(128),
+    message: z.string().max(4096),
+    providerCode: z.string().max(128).optional(),
+    limit: z.string().optional()
+}));
+
+/**
+ * What failed: a Turn's execution, one model request attempt, or automatic title generation.
+ */
+export const zDiagnosticKind = z.enum([
+    'execution',
+    'model_step',
+    'automatic_title'
+]);
+
+/**
+ * The Session's current diagnostic revision: sent on subscription and after every change.
+ */
+export const zDiagnosticsRevisionEvent = z.lazy(() => z.object({
+    type: z.enum(['diagnostics.revision']),
+    revision: z.int()
+}));
+
+export const zDiagnosticsStreamEvent = z.lazy(() => z.object({
+    type: z.literal('diagnostics.revision')
+}).and(zDiagnosticsRevisionEvent));
 
 /**
  * A usage number as encoded on the wire: a JSON number, or a string for the non-finite values.
@@ -2758,6 +2813,29 @@ export const zContextCompactionReceiptResponse = z.lazy(() => z.object({
 }));
 
 /**
+ * The latest Main request the Session prepared.
+ */
+export const zContextRequest = z.lazy(() => z.object({
+    sequence: z.int().gte(1),
+    turnId: zUuid,
+    model: z.string(),
+    turnPhase: zTurnPhase.nullable(),
+    preparedAt: z.int(),
+    groups: z.array(zContextGroup),
+    tools: z.array(zContextTool),
+    estimator: z.string(),
+    estimatedInputTokens: z.int(),
+    reportedInputTokens: z.int().nullable(),
+    contextUnits: z.int().nullable()
+}));
+
+export const zContextResponse = z.lazy(() => z.object({
+    sessionId: zUuid,
+    through: z.int(),
+    request: zContextRequest.nullable()
+}));
+
+/**
  * The conversation entry a Turn's prompt was recorded as, at its history revision.
  */
 export const zConversationEntryPosition = z.lazy(() => z.object({
@@ -2772,6 +2850,29 @@ export const zDeletedServer = z.lazy(() => z.object({
 
 export const zDeletedSession = z.lazy(() => z.object({
     sessionId: zUuid
+}));
+
+/**
+ * One operational failure record of the Session's own work (a fork does not inherit its source's).
+ */
+export const zDiagnostic = z.lazy(() => z.object({
+    sequence: z.int().gte(1),
+    kind: zDiagnosticKind,
+    turnId: zUuid.optional(),
+    eventRevision: z.int().optional(),
+    attempt: z.int().gte(1).optional(),
+    cause: zDiagnosticCause,
+    recordedAt: z.int()
+}));
+
+/**
+ * A bounded, newest-first page of diagnostics under one fence.
+ */
+export const zDiagnosticsPage = z.lazy(() => z.object({
+    sessionId: zUuid,
+    through: z.int(),
+    diagnostics: z.array(zDiagnostic),
+    nextBefore: z.int().nullable()
 }));
 
 /**
@@ -4955,6 +5056,20 @@ export const zReplaceSessionConfigurationPath = z.lazy(() => z.object({
  */
 export const zReplaceSessionConfigurationResponse = zSessionConfigurationResponse;
 
+export const zContextPath = z.lazy(() => z.object({
+    server: z.string(),
+    sessionId: z.uuid()
+}));
+
+export const zContextQuery = z.lazy(() => z.object({
+    through: z.string().optional()
+}));
+
+/**
+ * A successful JSON response with an explicit status.
+ */
+export const zContextResponse2 = zContextResponse;
+
 export const zAppendConversationBody = zAppendConversationRequest;
 
 export const zAppendConversationHeaders = z.lazy(() => z.object({
@@ -4982,6 +5097,32 @@ export const zSetSessionDefaultModelPath = z.lazy(() => z.object({
  * A successful JSON response with an explicit status.
  */
 export const zSetSessionDefaultModelResponse = zSessionResponse;
+
+export const zDiagnosticsPath = z.lazy(() => z.object({
+    server: z.string(),
+    sessionId: z.uuid()
+}));
+
+export const zDiagnosticsQuery = z.lazy(() => z.object({
+    limit: z.string().optional(),
+    through: z.string().optional(),
+    beforeSequence: z.string().optional()
+}));
+
+/**
+ * A successful JSON response with an explicit status.
+ */
+export const zDiagnosticsResponse = zDiagnosticsPage;
+
+export const zWatchDiagnosticsPath = z.lazy(() => z.object({
+    server: z.string(),
+    sessionId: z.uuid()
+}));
+
+/**
+ * A `text/event-stream` response whose messages carry `T` as JSON `data`.
+ */
+export const zWatchDiagnosticsResponse = zDiagnosticsStreamEvent;
 
 export const zWatchSessionHeaders = z.lazy(() => z.object({
     'last-event-id': z.string().optional()

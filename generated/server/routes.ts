@@ -37,10 +37,12 @@ export type OperationId =
   | "capabilities"
   | "completeMcpCredentialCallback"
   | "connectProviderKey"
+  | "context"
   | "createSession"
   | "deleteProviderConnection"
   | "deleteServer"
   | "deleteSession"
+  | "diagnostics"
   | "forgetMcpCredential"
   | "forkSession"
   | "getContextCompaction"
@@ -98,6 +100,7 @@ export type OperationId =
   | "submitMcpPrompt"
   | "submitPrompt"
   | "updateProviderConnection"
+  | "watchDiagnostics"
   | "watchHistory"
   | "watchServer"
   | "watchSession"
@@ -240,6 +243,21 @@ export const routes: readonly RouteDefinition[] = [
     schemas: { path: Z.zConnectProviderKeyPath, query: undefined, headers: undefined, body: Z.zConnectProviderKeyBody },
   },
   {
+    operationId: "context",
+    method: "GET",
+    path: "/v1/servers/{server}/sessions/{sessionId}/context",
+    pathParams: ["server","sessionId"],
+    query: [{"name":"through","kind":"string","required":false}],
+    headers: [],
+    hasBody: false,
+    bodyRequired: false,
+    authenticated: true,
+    successStatus: 200,
+    stream: false,
+    statuses: [200,400,401,403,404,409,500,503],
+    schemas: { path: Z.zContextPath, query: Z.zContextQuery, headers: undefined, body: undefined },
+  },
+  {
     operationId: "createSession",
     method: "PUT",
     path: "/v1/servers/{server}/sessions/{sessionId}",
@@ -298,6 +316,21 @@ export const routes: readonly RouteDefinition[] = [
     stream: false,
     statuses: [200,400,401,403,404,409,500,503],
     schemas: { path: Z.zDeleteSessionPath, query: undefined, headers: undefined, body: Z.zDeleteSessionBody },
+  },
+  {
+    operationId: "diagnostics",
+    method: "GET",
+    path: "/v1/servers/{server}/sessions/{sessionId}/diagnostics",
+    pathParams: ["server","sessionId"],
+    query: [{"name":"limit","kind":"string","required":false},{"name":"through","kind":"string","required":false},{"name":"beforeSequence","kind":"string","required":false}],
+    headers: [],
+    hasBody: false,
+    bodyRequired: false,
+    authenticated: true,
+    successStatus: 200,
+    stream: false,
+    statuses: [200,400,401,403,404,409,500,503],
+    schemas: { path: Z.zDiagnosticsPath, query: Z.zDiagnosticsQuery, headers: undefined, body: undefined },
   },
   {
     operationId: "forgetMcpCredential",
@@ -1155,6 +1188,21 @@ export const routes: readonly RouteDefinition[] = [
     schemas: { path: Z.zUpdateProviderConnectionPath, query: undefined, headers: undefined, body: Z.zUpdateProviderConnectionBody },
   },
   {
+    operationId: "watchDiagnostics",
+    method: "GET",
+    path: "/v1/servers/{server}/sessions/{sessionId}/diagnostics/events",
+    pathParams: ["server","sessionId"],
+    query: [],
+    headers: [],
+    hasBody: false,
+    bodyRequired: false,
+    authenticated: true,
+    successStatus: 200,
+    stream: true,
+    statuses: [200,400,401,403,404,409,500,503],
+    schemas: { path: Z.zWatchDiagnosticsPath, query: undefined, headers: undefined, body: undefined },
+  },
+  {
     operationId: "watchHistory",
     method: "GET",
     path: "/v1/servers/{server}/sessions/{sessionId}/history/events",
@@ -1247,10 +1295,12 @@ export interface Handlers<Context> {
   capabilities(input: Input<T.CapabilitiesData>, context: Context): Promise<JsonResult<T.CapabilitiesResponses, T.CapabilitiesErrors>>;
   completeMcpCredentialCallback(input: Input<T.CompleteMcpCredentialCallbackData>, context: Context): Promise<JsonResult<T.CompleteMcpCredentialCallbackResponses, T.CompleteMcpCredentialCallbackErrors>>;
   connectProviderKey(input: Input<T.ConnectProviderKeyData>, context: Context): Promise<JsonResult<T.ConnectProviderKeyResponses, T.ConnectProviderKeyErrors>>;
+  context(input: Input<T.ContextData>, context: Context): Promise<JsonResult<T.ContextResponses, T.ContextErrors>>;
   createSession(input: Input<T.CreateSessionData>, context: Context): Promise<JsonResult<T.CreateSessionResponses, T.CreateSessionErrors>>;
   deleteProviderConnection(input: Input<T.DeleteProviderConnectionData>, context: Context): Promise<JsonResult<T.DeleteProviderConnectionResponses, T.DeleteProviderConnectionErrors>>;
   deleteServer(input: Input<T.DeleteServerData>, context: Context): Promise<JsonResult<T.DeleteServerResponses, T.DeleteServerErrors>>;
   deleteSession(input: Input<T.DeleteSessionData>, context: Context): Promise<JsonResult<T.DeleteSessionResponses, T.DeleteSessionErrors>>;
+  diagnostics(input: Input<T.DiagnosticsData>, context: Context): Promise<JsonResult<T.DiagnosticsResponses, T.DiagnosticsErrors>>;
   forgetMcpCredential(input: Input<T.ForgetMcpCredentialData>, context: Context): Promise<JsonResult<T.ForgetMcpCredentialResponses, T.ForgetMcpCredentialErrors>>;
   forkSession(input: Input<T.ForkSessionData>, context: Context): Promise<JsonResult<T.ForkSessionResponses, T.ForkSessionErrors>>;
   getContextCompaction(input: Input<T.GetContextCompactionData>, context: Context): Promise<JsonResult<T.GetContextCompactionResponses, T.GetContextCompactionErrors>>;
@@ -1308,6 +1358,7 @@ export interface Handlers<Context> {
   submitMcpPrompt(input: Input<T.SubmitMcpPromptData>, context: Context): Promise<JsonResult<T.SubmitMcpPromptResponses, T.SubmitMcpPromptErrors>>;
   submitPrompt(input: Input<T.SubmitPromptData>, context: Context): Promise<JsonResult<T.SubmitPromptResponses, T.SubmitPromptErrors>>;
   updateProviderConnection(input: Input<T.UpdateProviderConnectionData>, context: Context): Promise<JsonResult<T.UpdateProviderConnectionResponses, T.UpdateProviderConnectionErrors>>;
+  watchDiagnostics(input: Input<T.WatchDiagnosticsData>, context: Context): Promise<StreamResult<T.WatchDiagnosticsResponses, T.WatchDiagnosticsErrors>>;
   watchHistory(input: Input<T.WatchHistoryData>, context: Context): Promise<StreamResult<T.WatchHistoryResponses, T.WatchHistoryErrors>>;
   watchServer(input: Input<T.WatchServerData>, context: Context): Promise<StreamResult<T.WatchServerResponses, T.WatchServerErrors>>;
   watchSession(input: Input<T.WatchSessionData>, context: Context): Promise<StreamResult<T.WatchSessionResponses, T.WatchSessionErrors>>;

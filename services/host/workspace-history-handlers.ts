@@ -1,6 +1,7 @@
 // Binds the workspace history operations to core: history pages and source reads, the history
 // watch, Session and server search, and the interactions a reconnecting client answers.
 import type { Handlers } from "../../generated/server/routes.js";
+import { DiagnosticsService } from "../core/diagnostics/service.js";
 import type { ActivityHub } from "../core/events/hub.js";
 import type { StreamTiming } from "../core/events/streams.js";
 import { Interactions } from "../core/history/interactions.js";
@@ -16,19 +17,36 @@ export interface WorkspaceHistoryServices {
   readonly search: HistorySearch;
   readonly watch: HistoryWatch;
   readonly interactions: Interactions;
+  readonly diagnostics: DiagnosticsService;
 }
 
 export function createWorkspaceHistoryServices(storage: StorageHandle, hub: ActivityHub, replies: InteractionService, timing?: StreamTiming): WorkspaceHistoryServices {
   const interactions = new Interactions(storage, replies);
-  return { pages: new HistoryPages(storage), search: new HistorySearch(storage), watch: new HistoryWatch(storage, hub, interactions, timing), interactions };
+  return {
+    pages: new HistoryPages(storage),
+    search: new HistorySearch(storage),
+    watch: new HistoryWatch(storage, hub, interactions, timing),
+    interactions,
+    diagnostics: new DiagnosticsService(storage, hub, timing),
+  };
 }
 
 type WorkspaceHistoryOperations = Pick<
   Handlers<RequestContext>,
-  "history" | "readHistorySource" | "watchHistory" | "search" | "searchServer" | "pendingInteractions" | "interaction" | "respond"
+  | "history"
+  | "readHistorySource"
+  | "watchHistory"
+  | "search"
+  | "searchServer"
+  | "pendingInteractions"
+  | "interaction"
+  | "respond"
+  | "diagnostics"
+  | "watchDiagnostics"
+  | "context"
 >;
 
-export function workspaceHistoryHandlers({ pages, search, watch, interactions }: WorkspaceHistoryServices): WorkspaceHistoryOperations {
+export function workspaceHistoryHandlers({ pages, search, watch, interactions, diagnostics }: WorkspaceHistoryServices): WorkspaceHistoryOperations {
   return {
     history: async ({ path, query }) => ({ status: 200, body: await pages.page(path.server, path.sessionId, query) }),
     readHistorySource: async ({ path, query }) => ({ status: 200, body: await pages.source(path.server, path.sessionId, query) }),
@@ -41,5 +59,8 @@ export function workspaceHistoryHandlers({ pages, search, watch, interactions }:
     pendingInteractions: async ({ path }) => ({ status: 200, body: await interactions.pending(path.server, path.sessionId) }),
     interaction: async ({ path }) => ({ status: 200, body: { interaction: await interactions.get(path.server, path.sessionId, path.requestId) } }),
     respond: async ({ path, body }) => ({ status: 200, body: await interactions.respond(path.server, path.sessionId, path.requestId, body) }),
+    diagnostics: async ({ path, query }) => ({ status: 200, body: await diagnostics.page(path.server, path.sessionId, query) }),
+    watchDiagnostics: async ({ path }, context) => ({ status: 200, stream: await diagnostics.watch(path.server, path.sessionId, context.signal) }),
+    context: async ({ path, query }) => ({ status: 200, body: await diagnostics.context(path.server, path.sessionId, query?.through) }),
   };
 }

@@ -12,6 +12,7 @@
  */
 import type { StorageTransaction } from "./database.js";
 import type { SqlExecutor, SqlValue } from "./engine.js";
+import { recordSettlementDiagnostic } from "./diagnostics.js";
 import { foldCase } from "./text-fold.js";
 
 export type HistoryRole = "user" | "assistant" | "tool";
@@ -197,8 +198,13 @@ export async function publishRows(tx: StorageTransaction, sessionId: string, row
   return sequence;
 }
 
-/** Publishes a settled Turn's rows (read back from its row and parts) in the caller's transaction. */
-export async function publishSettledTurn(tx: StorageTransaction, turnId: string): Promise<number | undefined> {
+/**
+ * Publishes a settled Turn's rows (read back from its row and parts) in the caller's transaction;
+ * a Turn settled by this Session's own work (not a fork's copy) also records its failure as a
+ * diagnostic.
+ */
+export async function publishSettledTurn(tx: StorageTransaction, turnId: string, options: { readonly diagnostics?: boolean } = {}): Promise<number | undefined> {
+  if (options.diagnostics) await recordSettlementDiagnostic(tx, turnId);
   const turn = await tx.sql.get<{ session_id: string; request: string; accepted_at: number; completed_at: number | null }>(
     "SELECT session_id, request, accepted_at, completed_at FROM turn WHERE id = ?",
     [turnId],

@@ -69,3 +69,5 @@ export * as historyRows from "./history-rows.js";
 export type { HistoryKind, HistoryRole, HistoryRowRecord, HistoryRowWrite, HistoryToolRecord } from "./history-rows.js";
 export { codePointBefore, foldCase, foldCodePoint, isWordCodePoint, utf8Length } from "./text-fold.js";
 export { SIMPLE_CASE_FOLDING, UNICODE_VERSION } from "./casefold-data.js";
+export * as diagnostics from "./diagnostics.js";
+export type { ContextRecord, DiagnosticKind, DiagnosticRecord, NewDiagnostic } from "./diagnostics.js";

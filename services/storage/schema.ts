@@ -416,6 +416,46 @@ export const historyRow = sqliteTable(
   (table) => [uniqueIndex("history_row_position_idx").on(table.sessionId, table.sourceSequence, table.itemIndex)],
 );
 
+/** A Session's operational failure records (`diagnostics.ts`), numbered per Session by `sequence`. */
+export const sessionDiagnostic = sqliteTable(
+  "session_diagnostic",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    sessionId: text("session_id")
+      .notNull()
+      .references(() => session.id, { onDelete: "cascade" }),
+    sequence: integer("sequence").notNull(),
+    kind: text("kind").notNull(),
+    turnId: text("turn_id"),
+    eventRevision: integer("event_revision"),
+    attempt: integer("attempt"),
+    code: text("code").notNull(),
+    message: text("message").notNull(),
+    providerCode: text("provider_code"),
+    limitName: text("limit_name"),
+    recordedAt: integer("recorded_at").notNull(),
+  },
+  (table) => [uniqueIndex("session_diagnostic_sequence_idx").on(table.sessionId, table.sequence)],
+);
+
+/** The Main requests a Session prepared (`diagnostics.ts`), numbered per Session by `sequence`. */
+export const sessionContext = sqliteTable(
+  "session_context",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    sessionId: text("session_id")
+      .notNull()
+      .references(() => session.id, { onDelete: "cascade" }),
+    sequence: integer("sequence").notNull(),
+    turnId: text("turn_id").notNull(),
+    model: text("model").notNull(),
+    report: text("report").notNull(),
+    reportedInputTokens: integer("reported_input_tokens"),
+    preparedAt: integer("prepared_at").notNull(),
+  },
+  (table) => [uniqueIndex("session_context_sequence_idx").on(table.sessionId, table.sequence)],
+);
+
 export const schema = {
   serverActivity,
   session,
@@ -432,6 +472,8 @@ export const schema = {
   sessionPlugin,
   historySource,
   historyRow,
+  sessionDiagnostic,
+  sessionContext,
 };
 export type StorageSchema = typeof schema;
 

@@ -156,7 +156,7 @@ export function changeTurn(context: StorageContext, turnId: string, change: Turn
         change.events,
       );
       // A settlement publishes the Turn's history rows in the same transaction (history-rows.ts).
-      if (change.events.some((event) => event.type === "turn.finished")) await publishSettledTurn(tx, turnId);
+      if (change.events.some((event) => event.type === "turn.finished")) await publishSettledTurn(tx, turnId, { diagnostics: true });
       return { turn, events };
     },
     change.durability,

@@ -74,6 +74,8 @@ describe("openDatabase", () => {
         "saved_permission",
         "server_activity",
         "session",
+        "session_context",
+        "session_diagnostic",
         "session_plugin",
         "session_plugin_revision",
         "turn",
@@ -91,6 +93,7 @@ describe("openDatabase", () => {
         { id: serverMigrations[5]!.id, ordinal: 6, breaking: 0, compatible_floor: serverMigrations[0]!.id },
         { id: serverMigrations[6]!.id, ordinal: 7, breaking: 0, compatible_floor: serverMigrations[0]!.id },
         { id: serverMigrations[7]!.id, ordinal: 8, breaking: 0, compatible_floor: serverMigrations[0]!.id },
+        { id: serverMigrations[8]!.id, ordinal: 9, breaking: 0, compatible_floor: serverMigrations[0]!.id },
       ]);
       const recorded = await rows(handle.client, "SELECT type, name FROM harness_schema_object ORDER BY type, name");
       expect(recorded.map((r) => `${String(r["type"])}:${String(r["name"])}`)).toEqual([
@@ -103,6 +106,8 @@ describe("openDatabase", () => {
         "index:history_row_position_idx",
         "index:plugin_journal_session_idx",
         "index:saved_permission_session_idx",
+        "index:session_context_sequence_idx",
+        "index:session_diagnostic_sequence_idx",
         "index:session_plugin_revision_sequence_idx",
         "index:session_server_created_at_idx",
         "index:session_server_project_idx",
@@ -128,6 +133,8 @@ describe("openDatabase", () => {
         "table:saved_permission",
         "table:server_activity",
         "table:session",
+        "table:session_context",
+        "table:session_diagnostic",
         "table:session_plugin",
         "table:session_plugin_revision",
         "table:turn",

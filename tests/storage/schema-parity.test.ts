@@ -49,6 +49,8 @@ describe("schema.ts mirrors the migrations", () => {
       "saved_permission",
       "server_activity",
       "session",
+      "session_context",
+      "session_diagnostic",
       "session_plugin",
       "session_plugin_revision",
       "turn",
