@@ -14,3 +14,5 @@ export type {
   ServerWatchLifecycle,
   WatchServerOptions,
 } from "./watch.js";
+export { watchHistory, watchDiagnostics } from "./history-watch.js";
+export type { WatchHistoryOptions, WatchDiagnosticsOptions } from "./history-watch.js";
