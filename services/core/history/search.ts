@@ -24,6 +24,8 @@ import { FIELDS, fieldText, indexAtByte, parseField, parseThrough, positionOf } 
 
 /** Candidate rows one page verifies at most. */
 export const SCAN_BUDGET = 256;
+/** Rows a continuation page scans by position before it asks the index. */
+export const DIRECT_SCAN = 64;
 /** Characters of context either side of a hit's preview. */
 const PREVIEW_CHARS = 80;
 export const MAX_QUERY_CHARS = 1024;
@@ -161,7 +163,31 @@ export class HistorySearch {
       fromId = row.id;
     }
     const match = historyRows.indexable(options.query) ? historyRows.matchExpression(options.query, options.caseSensitive) : undefined;
-    const candidates = await historyRows.sessionCandidates(sql, sessionId, { match, fromId, limit: SCAN_BUDGET });
+    // FTS5 (SQLite 3.45) walks a phrase's doclists from their start up to a rowid bound, so an
+    // index read from a cursor deep in a long history costs what the matches before it cost. A
+    // continuation therefore first scans a few rows at the cursor by position (flat): a query
+    // that is common there fills its page without the index; a sparse one goes on by the index.
+    let candidates: HistoryRowRecord[] = [];
+    /** True when the candidates reach the end of what the search can find. */
+    let exhausted: boolean;
+    if (cursor && match !== undefined) {
+      candidates = await historyRows.sessionCandidates(sql, sessionId, { match: undefined, fromId, limit: DIRECT_SCAN });
+      let found = 0;
+      for (const row of candidates) {
+        if (row.sourceSequence > through) break;
+        found += scanRow(row, options, row.id === fromId ? cursor : undefined, limit).hits.length;
+        if (found >= limit) break;
+      }
+      exhausted = candidates.length < DIRECT_SCAN;
+      if (found < limit && !exhausted) {
+        const after = await historyRows.sessionCandidates(sql, sessionId, { match, fromId: candidates.at(-1)!.id + 1, limit: SCAN_BUDGET });
+        candidates = [...candidates, ...after];
+        exhausted = after.length < SCAN_BUDGET;
+      }
+    } else {
+      candidates = await historyRows.sessionCandidates(sql, sessionId, { match, fromId, limit: SCAN_BUDGET });
+      exhausted = candidates.length < SCAN_BUDGET;
+    }
     const hits: SearchHit[] = [];
     for (const row of candidates) {
       if (row.sourceSequence > through) return { sessionId, through, hits, nextAfter: null };
@@ -174,7 +200,7 @@ export class HistorySearch {
       }
     }
     const last = candidates.at(-1);
-    const nextAfter: SearchCursor | null = candidates.length === SCAN_BUDGET && last ? { position: positionOf(last), ...endOf(last) } : null;
+    const nextAfter: SearchCursor | null = !exhausted && last ? { position: positionOf(last), ...endOf(last) } : null;
     return { sessionId, through, hits, nextAfter };
   }
 
