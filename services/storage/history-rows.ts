@@ -276,14 +276,25 @@ export function matchExpression(query: string, caseSensitive: boolean): string {
 export const indexable = (query: string): boolean => [...query].length >= 3;
 
 /**
- * Candidate rows of one Session from row id `fromId` on (inclusive), in id (= position) order:
- * index matches of `match`, or every row when `match` is undefined. At most `limit` rows.
+ * Candidate rows of one Session, in position (= id) order, at most `limit`: index matches of
+ * `match` from row id `fromId` on, or (no `match`) every row from `fromPosition` on (inclusive).
  */
-export function sessionCandidates(sql: SqlExecutor, sessionId: string, options: { readonly match: string | undefined; readonly fromId: number; readonly limit: number }): Promise<HistoryRowRecord[]> {
+export function sessionCandidates(
+  sql: SqlExecutor,
+  sessionId: string,
+  options: { readonly match: string | undefined; readonly fromId: number; readonly fromPosition?: readonly [number, number]; readonly limit: number },
+): Promise<HistoryRowRecord[]> {
   const columns = ROW_COLUMNS.split(", ").map((column) => `r.${column}`).join(", ");
+  // Without a match the scan walks the position index (ids grow with positions within a Session).
+  const from = options.fromPosition ?? [0, 0];
   const query =
     options.match === undefined
-      ? sql.all(`SELECT ${columns} FROM history_row r WHERE r.session_id = ? AND r.id >= ? ORDER BY r.id LIMIT ?`, [sessionId, options.fromId, options.limit])
+      ? sql.all(`SELECT ${columns} FROM history_row r WHERE r.session_id = ? AND (r.source_sequence, r.item_index) >= (?, ?) ORDER BY r.source_sequence, r.item_index LIMIT ?`, [
+          sessionId,
+          from[0],
+          from[1],
+          options.limit,
+        ])
       : sql.all(`SELECT ${columns} FROM history_fts f CROSS JOIN history_row r ON r.id = f.rowid WHERE history_fts MATCH ? AND f.rowid >= ? AND r.session_id = ? ORDER BY f.rowid LIMIT ?`, [
           options.match,
           options.fromId,

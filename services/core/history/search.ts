@@ -171,7 +171,7 @@ export class HistorySearch {
     /** True when the candidates reach the end of what the search can find. */
     let exhausted: boolean;
     if (cursor && match !== undefined) {
-      candidates = await historyRows.sessionCandidates(sql, sessionId, { match: undefined, fromId, limit: DIRECT_SCAN });
+      candidates = await historyRows.sessionCandidates(sql, sessionId, { match: undefined, fromId, fromPosition: cursor.position, limit: DIRECT_SCAN });
       let found = 0;
       for (const row of candidates) {
         if (row.sourceSequence > through) break;
@@ -185,7 +185,7 @@ export class HistorySearch {
         exhausted = after.length < SCAN_BUDGET;
       }
     } else {
-      candidates = await historyRows.sessionCandidates(sql, sessionId, { match, fromId, limit: SCAN_BUDGET });
+      candidates = await historyRows.sessionCandidates(sql, sessionId, { match, fromId, ...(cursor ? { fromPosition: cursor.position } : {}), limit: SCAN_BUDGET });
       exhausted = candidates.length < SCAN_BUDGET;
     }
     const hits: SearchHit[] = [];
