@@ -909,6 +909,22 @@ export type ForkConversationEntryBoundary = {
 };
 
 /**
+ * A published fork, found by its original identity (source and caller-selected fork id).
+ */
+export type ForkReceipt = {
+    sourceSessionId: Uuid;
+    forkedSessionId: Uuid;
+    session: Session;
+};
+
+export type ForkReceiptResponse = {
+    /**
+     * Null when no fork of that identity is published now; that proves nothing happened no more than it authorizes another fork.
+     */
+    receipt: ForkReceipt | null;
+};
+
+/**
  * Selects what a fork copies; an absent body forks the whole settled history.
  */
 export type ForkSessionRequest = {
@@ -7376,6 +7392,59 @@ export type WatchSessionResponses = {
 };
 
 export type WatchSessionResponse = WatchSessionResponses[keyof WatchSessionResponses];
+
+export type ForkReceiptData = {
+    body?: never;
+    path: {
+        server: string;
+        sessionId: string;
+        forkedSessionId: string;
+    };
+    query?: never;
+    url: '/v1/servers/{server}/sessions/{sessionId}/forks/{forkedSessionId}';
+};
+
+export type ForkReceiptErrors = {
+    /**
+     * The server could not understand the request due to invalid syntax.
+     */
+    400: ValidationErrorEncoded;
+    /**
+     * Access is unauthorized.
+     */
+    401: UnauthorizedErrorEncoded;
+    /**
+     * Access is forbidden.
+     */
+    403: ForbiddenErrorEncoded;
+    /**
+     * The server cannot find the requested resource.
+     */
+    404: NotFoundErrorEncoded;
+    /**
+     * The request conflicts with the current state of the server.
+     */
+    409: ConflictErrors;
+    /**
+     * Server error
+     */
+    500: InternalServerErrorEncoded;
+    /**
+     * Service unavailable.
+     */
+    503: UnavailableErrorEncoded;
+};
+
+export type ForkReceiptError = ForkReceiptErrors[keyof ForkReceiptErrors];
+
+export type ForkReceiptResponses = {
+    /**
+     * A successful JSON response with an explicit status.
+     */
+    200: ForkReceiptResponse;
+};
+
+export type ForkReceiptResponse2 = ForkReceiptResponses[keyof ForkReceiptResponses];
 
 export type ForkSessionData = {
     body?: ForkSessionRequest | null;

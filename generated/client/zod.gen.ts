@@ -3791,6 +3791,19 @@ export const zSession = z.lazy(() => z.object({
 }));
 
 /**
+ * A published fork, found by its original identity (source and caller-selected fork id).
+ */
+export const zForkReceipt = z.lazy(() => z.object({
+    sourceSessionId: zUuid,
+    forkedSessionId: zUuid,
+    session: zSession
+}));
+
+export const zForkReceiptResponse = z.lazy(() => z.object({
+    receipt: zForkReceipt.nullable()
+}));
+
+/**
  * A Session snapshot, sent the first time the stream sees the Session (always before any of its
  * Turn events). Repeatable after a resume: upsert by `session.id`.
  */
@@ -5141,6 +5154,17 @@ export const zWatchSessionQuery = z.lazy(() => z.object({
  * A `text/event-stream` response whose messages carry `T` as JSON `data`.
  */
 export const zWatchSessionResponse = zSessionStreamEvent;
+
+export const zForkReceiptPath = z.lazy(() => z.object({
+    server: z.string(),
+    sessionId: z.uuid(),
+    forkedSessionId: z.uuid()
+}));
+
+/**
+ * A successful JSON response with an explicit status.
+ */
+export const zForkReceiptResponse2 = zForkReceiptResponse;
 
 export const zForkSessionBody = z.lazy(() => zForkSessionRequest.nullable());
 

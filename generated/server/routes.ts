@@ -44,6 +44,7 @@ export type OperationId =
   | "deleteSession"
   | "diagnostics"
   | "forgetMcpCredential"
+  | "forkReceipt"
   | "forkSession"
   | "getContextCompaction"
   | "getMcpCatalog"
@@ -346,6 +347,21 @@ export const routes: readonly RouteDefinition[] = [
     stream: false,
     statuses: [200,400,401,403,404,409,500,503],
     schemas: { path: Z.zForgetMcpCredentialPath, query: undefined, headers: undefined, body: Z.zForgetMcpCredentialBody },
+  },
+  {
+    operationId: "forkReceipt",
+    method: "GET",
+    path: "/v1/servers/{server}/sessions/{sessionId}/forks/{forkedSessionId}",
+    pathParams: ["server","sessionId","forkedSessionId"],
+    query: [],
+    headers: [],
+    hasBody: false,
+    bodyRequired: false,
+    authenticated: true,
+    successStatus: 200,
+    stream: false,
+    statuses: [200,400,401,403,404,409,500,503],
+    schemas: { path: Z.zForkReceiptPath, query: undefined, headers: undefined, body: undefined },
   },
   {
     operationId: "forkSession",
@@ -1302,6 +1318,7 @@ export interface Handlers<Context> {
   deleteSession(input: Input<T.DeleteSessionData>, context: Context): Promise<JsonResult<T.DeleteSessionResponses, T.DeleteSessionErrors>>;
   diagnostics(input: Input<T.DiagnosticsData>, context: Context): Promise<JsonResult<T.DiagnosticsResponses, T.DiagnosticsErrors>>;
   forgetMcpCredential(input: Input<T.ForgetMcpCredentialData>, context: Context): Promise<JsonResult<T.ForgetMcpCredentialResponses, T.ForgetMcpCredentialErrors>>;
+  forkReceipt(input: Input<T.ForkReceiptData>, context: Context): Promise<JsonResult<T.ForkReceiptResponses, T.ForkReceiptErrors>>;
   forkSession(input: Input<T.ForkSessionData>, context: Context): Promise<JsonResult<T.ForkSessionResponses, T.ForkSessionErrors>>;
   getContextCompaction(input: Input<T.GetContextCompactionData>, context: Context): Promise<JsonResult<T.GetContextCompactionResponses, T.GetContextCompactionErrors>>;
   getMcpCatalog(input: Input<T.GetMcpCatalogData>, context: Context): Promise<JsonResult<T.GetMcpCatalogResponses, T.GetMcpCatalogErrors>>;

@@ -6,6 +6,7 @@ import type { ActivityHub } from "../core/events/hub.js";
 import type { StreamTiming } from "../core/events/streams.js";
 import { Interactions } from "../core/history/interactions.js";
 import { HistoryPages } from "../core/history/pages.js";
+import { ForkReceipts } from "../core/history/receipts.js";
 import { HistorySearch } from "../core/history/search.js";
 import { HistoryWatch, resumePosition } from "../core/history/watch.js";
 import type { InteractionService } from "../core/turns/interactions.js";
@@ -18,6 +19,7 @@ export interface WorkspaceHistoryServices {
   readonly watch: HistoryWatch;
   readonly interactions: Interactions;
   readonly diagnostics: DiagnosticsService;
+  readonly receipts: ForkReceipts;
 }
 
 export function createWorkspaceHistoryServices(storage: StorageHandle, hub: ActivityHub, replies: InteractionService, timing?: StreamTiming): WorkspaceHistoryServices {
@@ -28,6 +30,7 @@ export function createWorkspaceHistoryServices(storage: StorageHandle, hub: Acti
     watch: new HistoryWatch(storage, hub, interactions, timing),
     interactions,
     diagnostics: new DiagnosticsService(storage, hub, timing),
+    receipts: new ForkReceipts(storage),
   };
 }
 
@@ -44,9 +47,10 @@ type WorkspaceHistoryOperations = Pick<
   | "diagnostics"
   | "watchDiagnostics"
   | "context"
+  | "forkReceipt"
 >;
 
-export function workspaceHistoryHandlers({ pages, search, watch, interactions, diagnostics }: WorkspaceHistoryServices): WorkspaceHistoryOperations {
+export function workspaceHistoryHandlers({ pages, search, watch, interactions, diagnostics, receipts }: WorkspaceHistoryServices): WorkspaceHistoryOperations {
   return {
     history: async ({ path, query }) => ({ status: 200, body: await pages.page(path.server, path.sessionId, query) }),
     readHistorySource: async ({ path, query }) => ({ status: 200, body: await pages.source(path.server, path.sessionId, query) }),
@@ -62,5 +66,6 @@ export function workspaceHistoryHandlers({ pages, search, watch, interactions, d
     diagnostics: async ({ path, query }) => ({ status: 200, body: await diagnostics.page(path.server, path.sessionId, query) }),
     watchDiagnostics: async ({ path }, context) => ({ status: 200, stream: await diagnostics.watch(path.server, path.sessionId, context.signal) }),
     context: async ({ path, query }) => ({ status: 200, body: await diagnostics.context(path.server, path.sessionId, query?.through) }),
+    forkReceipt: async ({ path }) => ({ status: 200, body: await receipts.get(path.server, path.sessionId, path.forkedSessionId) }),
   };
 }

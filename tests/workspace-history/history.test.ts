@@ -7,7 +7,7 @@ import { historyRows } from "../../services/storage/index.js";
 import { failure, ok } from "../support/calls.js";
 import { startModelHarness, type ModelHarness } from "../support/model.js";
 import { openSse, queue, runToEnd, server, waitForTurnEvent } from "../turns/helpers.js";
-import { appendEntry } from "../history/helpers.js";
+import { appendEntry, forkCall } from "../history/helpers.js";
 
 let h: ModelHarness;
 beforeAll(async () => {
@@ -276,6 +276,23 @@ describe("history watch and interactions", () => {
   });
 });
 
+describe("fork receipts", () => {
+  it("locate a published fork by its original identity, also after the source is deleted, and publish the copied history", async () => {
+    const sessionId = await h.createSession();
+    await answered(sessionId, "fork me", "forked answer");
+    const forkedSessionId = randomUUID();
+    expect(await ok(sdk.forkReceipt({ client: h.api.client, path: { server, sessionId, forkedSessionId } }))).toEqual({ receipt: null });
+    const forked = (await ok(forkCall(h, sessionId, forkedSessionId))).session;
+    const receipt = await ok(sdk.forkReceipt({ client: h.api.client, path: { server, sessionId, forkedSessionId } }));
+    expect(receipt).toEqual({ receipt: { sourceSessionId: sessionId, forkedSessionId, session: forked } });
+    // Another source does not own it.
+    expect((await ok(sdk.forkReceipt({ client: h.api.client, path: { server, sessionId: randomUUID(), forkedSessionId } }))).receipt).toBeNull();
+    expect((await page(forkedSessionId)).rows.map((row) => row.body.text)).toEqual(["fork me", "forked answer"]);
+    await ok(sdk.deleteSession({ client: h.api.client, path: { server, sessionId } }));
+    expect((await ok(sdk.forkReceipt({ client: h.api.client, path: { server, sessionId, forkedSessionId } }))).receipt?.session.id).toBe(forkedSessionId);
+  });
+});
+
 describe("bad input", () => {
   it("answers a typed 400 or 404 on every operation and changes nothing", async () => {
     const sessionId = await h.createSession();
@@ -313,6 +330,8 @@ describe("bad input", () => {
     await bad(sdk.interaction({ client: c, path: { ...p, requestId: missing } }), 404);
     await bad(sdk.respond({ client: c, path: { ...p, requestId: missing }, body: { kind: "permission", reply: "once" } }), 404);
     await bad(sdk.respond({ client: c, path: { ...p, requestId: missing }, body: { kind: "nope" } as never }), 400);
+    const receipt = await h.fetch(new Request(new URL(`/v1/servers/${server}/sessions/${sessionId}/forks/not-a-uuid`, h.api.baseUrl)));
+    expect(receipt.status).toBe(400);
     const watch = await h.fetch(new Request(new URL(`/v1/servers/${server}/sessions/${sessionId}/history/events`, h.api.baseUrl), { headers: { "last-event-id": "x" } }));
     expect(watch.status).toBe(400);
     const past = await h.fetch(new Request(new URL(`/v1/servers/${server}/sessions/${sessionId}/history/events?afterSourceSequence=7`, h.api.baseUrl)));
