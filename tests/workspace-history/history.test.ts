@@ -261,6 +261,9 @@ describe("history watch and interactions", () => {
     expect((await failure(sdk.respond({ client: h.api.client, path: { server, sessionId, requestId }, body: { kind: "permission", reply: "reject" } }))).status).toBe(409);
     expect((await ok(sdk.interaction({ client: h.api.client, path: { server, sessionId, requestId } }))).interaction.state).toBe("resolved");
     await runToEnd(h, sessionId, turnId);
+    // Still the original receipt after the Turn settled.
+    const late = await ok(sdk.respond({ client: h.api.client, path: { server, sessionId, requestId }, body: { kind: "permission", reply: "once" } }));
+    expect(late).toMatchObject({ interaction: answered.interaction, turn: { id: turnId, phase: "completed" } });
 
     const rows = await stream.until((event) => event.type === "history.rows" && event.rows.some((row) => row.body.text === "read it"), "the Turn's rows");
     if (rows.type !== "history.rows") throw new Error("unreachable");

@@ -2,10 +2,11 @@
 // question batches of the Session's Turns, as originally recorded (`pendingInteractions`,
 // `interaction`), and `respond`, which records the answer through the same replies as
 // replyPermission / replyQuestion / rejectQuestion. A lost `respond` response is recovered by
-// reading the interaction (its state and the Turn), never by answering again: a second answer to
-// a resolved request is the replies' 409.
-import type { Interaction, PendingInteractionsResponse, RespondRequest, RespondResponse, ToolTurnPart, TurnPart } from "../../../generated/client/types.gen.js";
-import { notFound, validationFailure } from "../../contract/failure.js";
+// reading the interaction (its state and the Turn) or by sending the identical answer, which
+// replays the original result; a different answer to a resolved request is 409.
+import type { Interaction, PendingInteractionsResponse, RespondRequest, RespondResponse, ToolTurnPart, Turn, TurnPart } from "../../../generated/client/types.gen.js";
+import { conflict, notFound, validationFailure } from "../../contract/failure.js";
+import { toTurn } from "../turns/codec.js";
 import { getSession, historyRows, turns as store, type StorageHandle } from "../../storage/index.js";
 import type { InteractionService } from "../turns/interactions.js";
 
@@ -80,10 +81,32 @@ export class Interactions {
     return item;
   }
 
+  private async turn(turnId: string): Promise<Turn> {
+    const row = (await store.getTurnById(this.storage, turnId))!;
+    const [parts, steers] = await Promise.all([store.listParts(this.storage, [turnId]), store.listSteers(this.storage, [turnId])]);
+    return toTurn(row, parts, steers);
+  }
+
   async respond(server: string, sessionId: string, requestId: string, body: RespondRequest): Promise<RespondResponse> {
-    const item = await this.get(server, sessionId, requestId);
+    await this.requireSession(server, sessionId);
+    const found = await historyRows.findRequestPart(this.storage.reader().sql, sessionId, requestId);
+    const item = found ? interactionsOf(found.data as ToolTurnPart).find((candidate) => candidate.requestId === requestId) : undefined;
+    if (!found || !item) throw notFound("permission_request", `Interaction ${requestId} does not exist in Session ${sessionId}`);
     const wanted = body.kind === "permission" ? "permission" : "question";
     if (item.kind !== wanted) throw validationFailure(`Invalid request: body.kind: interaction ${requestId} is a ${item.kind} request; answer it with kind ${item.kind === "permission" ? "permission" : "question or dismiss"}`);
+    if (item.state === "resolved") {
+      // The original receipt: the same answer replays it (whether or not the Turn has settled
+      // since); any other answer is refused.
+      const part = found.data as ToolTurnPart;
+      const same =
+        body.kind === "permission"
+          ? part.approval.state === "resolved" && part.approval.reply === body.reply
+          : body.kind === "question"
+            ? part.question?.state === "answered" && JSON.stringify(part.question.answers) === JSON.stringify(body.answers)
+            : part.question?.state === "dismissed";
+      if (!same) throw conflict(`Interaction ${requestId} was already resolved with another answer`);
+      return { interaction: item, turn: await this.turn(found.turnId) };
+    }
     const replied =
       body.kind === "permission"
         ? await this.replies.replyPermission(server, sessionId, requestId, body.reply, body.message)
