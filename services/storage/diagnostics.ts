@@ -83,26 +83,24 @@ export function insertDiagnostic(context: Context, diagnostic: NewDiagnostic): P
 }
 
 /** A settled Turn's failure (a `failed` or `limit_reached` outcome), recorded in the settlement's transaction. */
-export async function recordSettlementDiagnostic(tx: StorageTransaction, turnId: string): Promise<void> {
-  const turn = await tx.sql.get<{ session_id: string; outcome: string | null; revision: number; completed_at: number | null }>(
-    "SELECT session_id, outcome, revision, completed_at FROM turn WHERE id = ?",
-    [turnId],
-  );
-  if (!turn?.outcome) return;
-  const outcome = JSON.parse(turn.outcome) as { kind?: string; fault?: { code?: string; message?: string; providerCode?: string }; limit?: { name?: string }; diagnostic?: { code?: string; message?: string } };
-  if (outcome.kind !== "failed" && outcome.kind !== "limit_reached") return;
+export async function recordSettlementDiagnostic(
+  tx: StorageTransaction,
+  turn: { readonly sessionId: string; readonly turnId: string; readonly outcome: unknown; readonly revision: number; readonly completedAt: number | null },
+): Promise<void> {
+  const outcome = turn.outcome as { kind?: string; fault?: { code?: string; message?: string; providerCode?: string }; limit?: { name?: string }; diagnostic?: { code?: string; message?: string } } | null;
+  if (outcome?.kind !== "failed" && outcome?.kind !== "limit_reached") return;
   const cause = outcome.kind === "failed" ? outcome.fault : outcome.diagnostic;
   await insertDiagnostic(tx, {
-    sessionId: turn.session_id,
+    sessionId: turn.sessionId,
     kind: "execution",
-    turnId,
+    turnId: turn.turnId,
     eventRevision: turn.revision,
     attempt: null,
     code: cause?.code ?? outcome.kind,
     message: cause?.message ?? "The Turn failed",
     providerCode: outcome.kind === "failed" ? (outcome.fault?.providerCode ?? null) : null,
     limitName: outcome.kind === "limit_reached" ? (outcome.limit?.name ?? null) : null,
-    recordedAt: turn.completed_at ?? Date.now(),
+    recordedAt: turn.completedAt ?? Date.now(),
   });
 }
 
@@ -139,13 +137,13 @@ export interface ContextRecord {
 }
 
 /** Records a prepared Main request under the Session's next context sequence. */
-export function insertContext(context: Context, record: Omit<ContextRecord, "sequence" | "reportedInputTokens">): Promise<number> {
+export function insertContext(context: Context, record: Omit<ContextRecord, "sequence" | "reportedInputTokens"> & { readonly reportedInputTokens?: number | null }): Promise<number> {
   return write(context, async (tx) => {
     const row = await tx.sql.get<{ sequence: number }>(
-      `INSERT INTO session_context (session_id, sequence, turn_id, model, report, prepared_at)
-       SELECT ?1, COALESCE((SELECT MAX(sequence) FROM session_context WHERE session_id = ?1), 0) + 1, ?2, ?3, ?4, ?5
+      `INSERT INTO session_context (session_id, sequence, turn_id, model, report, prepared_at, reported_input_tokens)
+       SELECT ?1, COALESCE((SELECT MAX(sequence) FROM session_context WHERE session_id = ?1), 0) + 1, ?2, ?3, ?4, ?5, ?6
        RETURNING sequence`,
-      [record.sessionId, record.turnId, record.model, JSON.stringify(record.report), record.preparedAt],
+      [record.sessionId, record.turnId, record.model, JSON.stringify(record.report), record.preparedAt, record.reportedInputTokens ?? null],
     );
     return row!.sequence;
   });

@@ -1,6 +1,6 @@
 /**
  * Published history rows and their search index. Every settled Turn and every conversation entry
- * publishes its rows at the Session's next history event (`history_source.last_sequence`), in the
+ * publishes its rows at the Session's next history event (its highest `source_sequence` + 1), in the
  * same transaction as the change itself: `changeTurn` when its events settle the Turn
  * (`turn.finished`), `appendConversationEntry`, and `insertFork` for what it copies. Rows are
  * immutable. `history_fts` (FTS5, trigram, contentless) indexes each row's fields as written and
@@ -166,56 +166,55 @@ export function rowFromRaw(raw: Record<string, unknown>): HistoryRowRecord {
 }
 
 /**
- * Publishes `rows` at the Session's next history event, in the caller's transaction: one upsert
- * takes the sequence, one INSERT writes the rows, one INSERT indexes them. Returns the sequence
- * (undefined, writing nothing, when `rows` is empty).
+ * Publishes `rows` at the Session's next history event, in the caller's transaction: one INSERT
+ * takes the sequence (the Session's highest + 1, from the position index) and writes the rows,
+ * one INSERT indexes them. Returns the sequence (undefined, writing nothing, when `rows` is empty).
  */
 export async function publishRows(tx: StorageTransaction, sessionId: string, rows: readonly HistoryRowWrite[]): Promise<number | undefined> {
   if (rows.length === 0) return undefined;
-  const taken = await tx.sql.get<{ sequence: number }>(
-    "INSERT INTO history_source (session_id, last_sequence) VALUES (?, 1) ON CONFLICT (session_id) DO UPDATE SET last_sequence = last_sequence + 1 RETURNING last_sequence AS sequence",
-    [sessionId],
-  );
-  const sequence = taken!.sequence;
-  const args: SqlValue[] = [];
+  const args: SqlValue[] = [sessionId];
   for (const [index, row] of rows.entries()) {
-    args.push(sessionId, sequence, index, row.role, row.kind, row.turnId, row.entryId, row.partId, row.hidden ? 1 : 0, row.body, row.thinking, row.toolInput, row.tool ? JSON.stringify(row.tool) : null, row.createdAt);
+    args.push(index, row.role, row.kind, row.turnId, row.entryId, row.partId, row.hidden ? 1 : 0, row.body, row.thinking, row.toolInput, row.tool ? JSON.stringify(row.tool) : null, row.createdAt);
   }
-  const inserted = await tx.sql.all<{ id: number }>(
-    `INSERT INTO history_row (session_id, source_sequence, item_index, role, kind, turn_id, entry_id, part_id, hidden, body, thinking, tool_input, tool, created_at) VALUES ${rows
-      .map(() => "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-      .join(", ")} RETURNING id`,
+  args.push(sessionId);
+  const inserted = await tx.sql.all<{ id: number; item_index: number; source_sequence: number }>(
+    `WITH seq(s) AS (SELECT COALESCE(MAX(source_sequence), 0) + 1 FROM history_row WHERE session_id = ?),
+          v(item_index, role, kind, turn_id, entry_id, part_id, hidden, body, thinking, tool_input, tool, created_at) AS (VALUES ${rows.map(() => "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)").join(", ")})
+     INSERT INTO history_row (session_id, source_sequence, item_index, role, kind, turn_id, entry_id, part_id, hidden, body, thinking, tool_input, tool, created_at)
+     SELECT ?, seq.s, v.item_index, v.role, v.kind, v.turn_id, v.entry_id, v.part_id, v.hidden, v.body, v.thinking, v.tool_input, v.tool, v.created_at FROM v, seq ORDER BY v.item_index
+     RETURNING id, item_index, source_sequence`,
     args,
   );
+  const ids = new Map(inserted.map((row) => [row.item_index, row.id]));
   const index: SqlValue[] = [];
   for (const [i, row] of rows.entries()) {
-    index.push(inserted[i]!.id, row.body, row.thinking, row.toolInput, foldCase(row.body), row.thinking === null ? null : foldCase(row.thinking), row.toolInput === null ? null : foldCase(row.toolInput));
+    index.push(ids.get(i)!, row.body, row.thinking, row.toolInput, foldCase(row.body), row.thinking === null ? null : foldCase(row.thinking), row.toolInput === null ? null : foldCase(row.toolInput));
   }
   await tx.sql.run(
     `INSERT INTO history_fts (rowid, body, thinking, tool_input, body_folded, thinking_folded, tool_input_folded) VALUES ${rows.map(() => "(?, ?, ?, ?, ?, ?, ?)").join(", ")}`,
     index,
   );
-  return sequence;
+  return inserted[0]!.source_sequence;
 }
 
 /**
- * Publishes a settled Turn's rows (read back from its row and parts) in the caller's transaction;
- * a Turn settled by this Session's own work (not a fork's copy) also records its failure as a
- * diagnostic.
+ * Publishes a settled Turn's rows (its row and parts read back in one statement) in the caller's
+ * transaction; a Turn settled by this Session's own work (not a fork's copy) also records its
+ * failure as a diagnostic.
  */
 export async function publishSettledTurn(tx: StorageTransaction, turnId: string, options: { readonly diagnostics?: boolean } = {}): Promise<number | undefined> {
-  if (options.diagnostics) await recordSettlementDiagnostic(tx, turnId);
-  const turn = await tx.sql.get<{ session_id: string; request: string; accepted_at: number; completed_at: number | null }>(
-    "SELECT session_id, request, accepted_at, completed_at FROM turn WHERE id = ?",
+  const turn = await tx.sql.get<{ session_id: string; request: string; accepted_at: number; completed_at: number | null; outcome: string | null; revision: number; parts: string }>(
+    `SELECT t.session_id, t.request, t.accepted_at, t.completed_at, t.outcome, t.revision,
+            (SELECT json_group_array(json_array(p.ordinal, json(p.data))) FROM turn_part p WHERE p.turn_id = t.id) AS parts
+     FROM turn t WHERE t.id = ?`,
     [turnId],
   );
   if (!turn) return undefined;
-  const parts = await tx.sql.all<{ data: string }>("SELECT data FROM turn_part WHERE turn_id = ? ORDER BY ordinal", [turnId]);
-  return publishRows(
-    tx,
-    turn.session_id,
-    turnRows({ id: turnId, request: JSON.parse(turn.request), acceptedAt: turn.accepted_at, completedAt: turn.completed_at }, parts.map((part) => JSON.parse(part.data))),
-  );
+  if (options.diagnostics) {
+    await recordSettlementDiagnostic(tx, { sessionId: turn.session_id, turnId, outcome: turn.outcome === null ? null : JSON.parse(turn.outcome), revision: turn.revision, completedAt: turn.completed_at });
+  }
+  const parts = (JSON.parse(turn.parts) as [number, unknown][]).sort((a, b) => a[0] - b[0]).map(([, data]) => data);
+  return publishRows(tx, turn.session_id, turnRows({ id: turnId, request: JSON.parse(turn.request), acceptedAt: turn.accepted_at, completedAt: turn.completed_at }, parts));
 }
 
 // ---------------------------------------------------------------------------
@@ -223,7 +222,7 @@ export async function publishSettledTurn(tx: StorageTransaction, turnId: string,
 
 /** The Session's latest history event (0 before any). */
 export async function latestSequence(sql: SqlExecutor, sessionId: string): Promise<number> {
-  const row = await sql.get<{ last: number }>("SELECT last_sequence AS last FROM history_source WHERE session_id = ?", [sessionId]);
+  const row = await sql.get<{ last: number | null }>("SELECT MAX(source_sequence) AS last FROM history_row WHERE session_id = ?", [sessionId]);
   return row?.last ?? 0;
 }
 

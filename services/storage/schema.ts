@@ -379,14 +379,6 @@ export const sessionPlugin = sqliteTable("session_plugin", {
   updatedAt: integer("updated_at").notNull(),
 });
 
-/** Each Session's history event counter: the last `sourceSequence` handed out to published rows. */
-export const historySource = sqliteTable("history_source", {
-  sessionId: text("session_id")
-    .primaryKey()
-    .references(() => session.id, { onDelete: "cascade" }),
-  lastSequence: integer("last_sequence").notNull(),
-});
-
 /**
  * Published history rows (`history-rows.ts`): immutable, positioned (`source_sequence`,
  * `item_index`). The FTS5 index `history_fts` over them (migration 20261204100000) is a virtual
@@ -470,7 +462,6 @@ export const schema = {
   pluginJournal,
   sessionPluginRevision,
   sessionPlugin,
-  historySource,
   historyRow,
   sessionDiagnostic,
   sessionContext,

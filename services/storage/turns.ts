@@ -100,6 +100,8 @@ export interface TurnChange {
   readonly expectNoWaitingSteers?: boolean;
   /** `relaxed` for re-derivable progress (see `Durability`); joined transactions keep the outer one's. */
   readonly durability?: Durability;
+  /** Further writes that ride this change's transaction once it applied (records such as a prepared request). */
+  readonly within?: (tx: StorageTransaction) => Promise<void>;
 }
 
 /**
@@ -157,6 +159,7 @@ export function changeTurn(context: StorageContext, turnId: string, change: Turn
       );
       // A settlement publishes the Turn's history rows in the same transaction (history-rows.ts).
       if (change.events.some((event) => event.type === "turn.finished")) await publishSettledTurn(tx, turnId, { diagnostics: true });
+      if (change.within) await change.within(tx);
       return { turn, events };
     },
     change.durability,

@@ -44,7 +44,6 @@ describe("schema.ts mirrors the migrations", () => {
       "conversation_entry",
       "deleted_session",
       "history_row",
-      "history_source",
       "plugin_journal",
       "saved_permission",
       "server_activity",

@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sdk, type DiagnosticsStreamEvent } from "../../clients/index.js";
 import { failure, ok } from "../support/calls.js";
 import { startModelHarness, type ModelHarness } from "../support/model.js";
-import { holdReplies, openSse, queue, runToEnd, server } from "../turns/helpers.js";
+import { openSse, queue, runToEnd, server, waitForTurnEvent } from "../turns/helpers.js";
+import { diagnostics } from "../../services/storage/index.js";
 import { forkCall } from "../history/helpers.js";
 import { randomUUID } from "node:crypto";
 
@@ -106,14 +107,18 @@ describe("context", () => {
     expect((await ok(sdk.context({ client: h.api.client, path: { server, sessionId: forked } }))).request).toBeNull();
   });
 
-  it("includes a request still running, whose provider usage is not measured yet (null)", async () => {
-    const sessionId = await h.createSession();
-    const held = holdReplies(h, () => ({ events: [{ type: "text", text: "late" }] }));
-    const { turnId } = await queue(h, sessionId, "wait for it");
-    await held.held(1);
+  it("includes the request of a Turn still running, and reports a missing measurement as null", async () => {
+    const sessionId = await h.createSession({ permissions: [{ action: "read", resource: "*", effect: "ask" }] });
+    h.model.enqueue({ events: [{ type: "tool_call", name: "read", arguments: { filePath: "held.txt" } }] });
+    const { turnId } = await queue(h, sessionId, "wait for approval");
+    await waitForTurnEvent(h, sessionId, turnId, "turn.approval.requested");
     const running = await ok(sdk.context({ client: h.api.client, path: { server, sessionId } }));
-    expect(running.request).toMatchObject({ sequence: 1, turnId, turnPhase: "running", reportedInputTokens: null });
-    held.release(1);
-    await runToEnd(h, sessionId, turnId);
+    expect(running.request).toMatchObject({ sequence: 1, turnId, turnPhase: "running", reportedInputTokens: expect.any(Number) });
+    await ok(sdk.cancelTurn({ client: h.api.client, path: { server, sessionId, turnId }, body: {} }));
+
+    // A request whose provider never reported usage (recorded directly, as a stream cut before its usage leaves it).
+    await diagnostics.insertContext(h.harness.storage, { sessionId, turnId, model: "test/scripted", report: { groups: [], tools: [], estimatedInputTokens: 3, contextUnits: null }, preparedAt: 1 });
+    const unmeasured = await ok(sdk.context({ client: h.api.client, path: { server, sessionId } }));
+    expect(unmeasured.request).toMatchObject({ sequence: 2, reportedInputTokens: null, contextUnits: null, estimatedInputTokens: 3 });
   });
 });

@@ -33,7 +33,7 @@ export async function callModel(t: RunningTurn, original: ModelRequest): Promise
   const { request, estimated } = await fitContext(t, original);
   // The prepared Main request and each failed attempt are recorded for `context` and `diagnostics`.
   const records = new RunRecords(t.deps.storage, t.deps.now);
-  const contextSequence = await records.prepared(t.row.sessionId, t.row.id, t.row.model, contextReport(request, t.deps.gateway.limits(t.row.model)?.context));
+  const prepared = records.prepared(t.recorder, t.row.sessionId, t.row.id, t.row.model, contextReport(request, t.deps.gateway.limits(t.row.model)?.context));
   const provider = t.policy.provider;
   const maxAttempts = finite(provider.maxAttempts);
   const attemptTimeout = finite(provider.attemptTimeoutMs);
@@ -68,7 +68,7 @@ export async function callModel(t: RunningTurn, original: ModelRequest): Promise
         if (attemptController.signal.aborted) break;
         if (event.type === "usage") {
           reported = true;
-          await records.usage(t.row.sessionId, contextSequence, event.promptTokens);
+          prepared.usage(event.promptTokens);
         }
         output = applyEvent(t, event, builder, toolCalls) || output;
       }

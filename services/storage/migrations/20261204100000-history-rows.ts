@@ -4,8 +4,8 @@ import { foldCase } from "../text-fold.js";
 import type { Migration, MigrationTransaction } from "./types.js";
 
 /**
- * Published history rows (`history_row`), each Session's history event counter
- * (`history_source`) and the search index (`history_fts`: FTS5, trigram, contentless, fields as
+ * Published history rows (`history_row`; a Session's history event counter is its highest
+ * `source_sequence`) and the search index (`history_fts`: FTS5, trigram, contentless, fields as
  * written and simple-case-folded), dropped with its row by `history_row_unindexed`. Existing
  * settled Turns and conversation entries are published in history-revision order, one event
  * each, as new ones will be. Additive: older builds ignore the tables (and publish nothing).
@@ -15,10 +15,6 @@ export const migration: Migration = {
   breaking: false,
   async up(tx) {
     await tx.executeMultiple(`
-CREATE TABLE history_source (
-  session_id text PRIMARY KEY NOT NULL REFERENCES session(id) ON DELETE cascade,
-  last_sequence integer NOT NULL
-);
 CREATE TABLE history_row (
   id integer PRIMARY KEY AUTOINCREMENT NOT NULL,
   session_id text NOT NULL REFERENCES session(id) ON DELETE cascade,
@@ -83,5 +79,4 @@ ORDER BY session_id, revision`);
     sequences.set(sessionId, sequence);
     await publish(tx, sessionId, sequence, rows);
   }
-  for (const [sessionId, last] of sequences) await tx.execute({ sql: "INSERT INTO history_source (session_id, last_sequence) VALUES (?, ?)", args: [sessionId, last] });
 }
