@@ -37,3 +37,5 @@ export {
   cancelProviderLogin,
 } from "./providers.js";
 export type { WaitProviderLoginOptions } from "./providers.js";
+export { watchHistory, watchDiagnostics } from "./history-watch.js";
+export type { WatchHistoryOptions, WatchDiagnosticsOptions } from "./history-watch.js";

@@ -42,17 +42,17 @@ export interface Reconnecting {
 // ---------------------------------------------------------------------------------------------
 // The reconnect loop shared by the three watches
 
-type StreamCall = (options: {
+export type StreamCall = (options: {
   fetch: typeof fetch;
   signal: AbortSignal;
   onSseError: (error: unknown) => void;
   sseMaxRetryAttempts: number;
 }) => Promise<{ stream: AsyncGenerator<unknown, unknown, unknown> }>;
 
-interface Follow<E> {
+export interface Follow<E, C = number> {
   /** Opens one connection after the watch's current cursor. */
-  readonly open: (cursor: number | undefined) => StreamCall;
-  readonly cursor: () => number | undefined;
+  readonly open: (cursor: C | undefined) => StreamCall;
+  readonly cursor: () => C | undefined;
   /** Handles one validated event; `true` ends the watch. */
   readonly onEvent: (event: E) => boolean | Promise<boolean>;
   readonly onConnected?: () => void;
@@ -66,7 +66,7 @@ function transportError(message: string): ZeClientError {
 }
 
 /** Resolves true when the watch ended by its `onEvent`, false when `signal` aborted it. */
-async function follow<E>(client: ZeClient, options: WatchOptions, spec: Follow<E>): Promise<boolean> {
+export async function follow<E, C = number>(client: ZeClient, options: WatchOptions, spec: Follow<E, C>): Promise<boolean> {
   const signal = options.signal;
   const idleMs = options.idleTimeoutMs ?? 3 * HEARTBEAT_MS;
   const maxAttempts = options.maxAttempts ?? 10;

@@ -2,8 +2,8 @@
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { AddSessionPluginData, AddSessionPluginErrors, AddSessionPluginResponses, AppendConversationData, AppendConversationErrors, AppendConversationResponses, CancelContextCompactionData, CancelContextCompactionErrors, CancelContextCompactionResponses, CancelMcpCredentialData, CancelMcpCredentialErrors, CancelMcpCredentialResponses, CancelProviderLoginData, CancelProviderLoginErrors, CancelProviderLoginResponses, CancelTurnData, CancelTurnErrors, CancelTurnResponses, CapabilitiesData, CapabilitiesErrors, CapabilitiesResponses, CompleteMcpCredentialCallbackData, CompleteMcpCredentialCallbackErrors, CompleteMcpCredentialCallbackResponses, ConnectProviderKeyData, ConnectProviderKeyErrors, ConnectProviderKeyResponses, CreateSessionData, CreateSessionErrors, CreateSessionResponses, DeleteProviderConnectionData, DeleteProviderConnectionErrors, DeleteProviderConnectionResponses, DeleteServerData, DeleteServerErrors, DeleteServerResponses, DeleteSessionData, DeleteSessionErrors, DeleteSessionResponses, ForgetMcpCredentialData, ForgetMcpCredentialErrors, ForgetMcpCredentialResponses, ForkSessionData, ForkSessionErrors, ForkSessionResponses, GetContextCompactionData, GetContextCompactionErrors, GetContextCompactionResponses, GetMcpCatalogData, GetMcpCatalogErrors, GetMcpCatalogResponses, GetMcpCredentialData, GetMcpCredentialErrors, GetMcpCredentialResponses, GetProviderData, GetProviderErrors, GetProviderLoginData, GetProviderLoginErrors, GetProviderLoginResponses, GetProviderResponses, GetSessionConfigurationData, GetSessionConfigurationErrors, GetSessionConfigurationResponses, GetSessionData, GetSessionErrors, GetSessionResponses, GetTurnData, GetTurnErrors, GetTurnResponses, HealthData, HealthErrors, HealthResponses, ListDescendantPendingApprovalsData, ListDescendantPendingApprovalsErrors, ListDescendantPendingApprovalsResponses, ListDescendantPendingQuestionsData, ListDescendantPendingQuestionsErrors, ListDescendantPendingQuestionsResponses, ListPluginJournalData, ListPluginJournalErrors, ListPluginJournalResponses, ListSavedPermissionsData, ListSavedPermissionsErrors, ListSavedPermissionsResponses, ListSessionChildrenData, ListSessionChildrenErrors, ListSessionChildrenResponses, ListSessionCompactionsData, ListSessionCompactionsErrors, ListSessionCompactionsResponses, ListSessionsData, ListSessionsErrors, ListSessionsResponses, ListSessionTurnsData, ListSessionTurnsErrors, ListSessionTurnsResponses, LogsData, LogsErrors, LogsResponses, ModelEventsData, ModelEventsErrors, ModelEventsResponse, ModelEventsResponses, ModelsData, ModelsErrors, ModelsResponses, PluginsData, PluginsErrors, PluginsResponses, PromoteSessionBackgroundData, PromoteSessionBackgroundErrors, PromoteSessionBackgroundResponses, ProvidersData, ProvidersErrors, ProvidersResponses, ReadMcpResourceData, ReadMcpResourceErrors, ReadMcpResourceResponses, RefreshProviderModelsData, RefreshProviderModelsErrors, RefreshProviderModelsResponses, RefreshSessionPluginData, RefreshSessionPluginErrors, RefreshSessionPluginResponses, RejectQuestionData, RejectQuestionErrors, RejectQuestionResponses, ReloadData, ReloadErrors, ReloadResponses, ReloadSessionPluginData, ReloadSessionPluginErrors, ReloadSessionPluginResponses, RemoveSavedPermissionData, RemoveSavedPermissionErrors, RemoveSavedPermissionResponses, RemoveSessionPluginData, RemoveSessionPluginErrors, RemoveSessionPluginResponses, ReplaceSessionConfigurationData, ReplaceSessionConfigurationErrors, ReplaceSessionConfigurationResponses, ReplyPermissionData, ReplyPermissionErrors, ReplyPermissionResponses, ReplyQuestionData, ReplyQuestionErrors, ReplyQuestionResponses, SessionAgentsData, SessionAgentsErrors, SessionAgentsResponses, SessionModelEventsData, SessionModelEventsErrors, SessionModelEventsResponse, SessionModelEventsResponses, SessionModelsData, SessionModelsErrors, SessionModelsResponses, SessionPluginsData, SessionPluginsErrors, SessionPluginsResponses, SessionSkillsData, SessionSkillsErrors, SessionSkillsResponses, SetSessionDefaultModelData, SetSessionDefaultModelErrors, SetSessionDefaultModelResponses, SetSessionTitleData, SetSessionTitleErrors, SetSessionTitleResponses, SkillsData, SkillsErrors, SkillsResponses, StartMcpCredentialData, StartMcpCredentialErrors, StartMcpCredentialResponses, StartProviderLoginData, StartProviderLoginErrors, StartProviderLoginResponses, SubmitContextCompactionData, SubmitContextCompactionErrors, SubmitContextCompactionResponses, SubmitMcpPromptData, SubmitMcpPromptErrors, SubmitMcpPromptResponses, SubmitPromptData, SubmitPromptErrors, SubmitPromptResponses, UpdateProviderConnectionData, UpdateProviderConnectionErrors, UpdateProviderConnectionResponses, WatchServerData, WatchServerErrors, WatchServerResponse, WatchServerResponses, WatchSessionData, WatchSessionErrors, WatchSessionResponse, WatchSessionResponses, WatchTurnData, WatchTurnErrors, WatchTurnResponse, WatchTurnResponses } from './types.gen.js';
-import { zAddSessionPluginResponse, zAppendConversationResponse, zCancelContextCompactionResponse, zCancelMcpCredentialResponse, zCancelProviderLoginResponse, zCancelTurnResponse, zCapabilitiesResponse2, zCompleteMcpCredentialCallbackResponse, zConnectProviderKeyResponse, zCreateSessionResponse, zDeleteProviderConnectionResponse2, zDeleteServerResponse, zDeleteSessionResponse, zForgetMcpCredentialResponse, zForkSessionResponse, zGetContextCompactionResponse, zGetMcpCatalogResponse, zGetMcpCredentialResponse, zGetProviderLoginResponse, zGetProviderResponse, zGetSessionConfigurationResponse, zGetSessionResponse, zGetTurnResponse, zHealthResponse2, zListDescendantPendingApprovalsResponse, zListDescendantPendingQuestionsResponse, zListPluginJournalResponse, zListSavedPermissionsResponse, zListSessionChildrenResponse, zListSessionCompactionsResponse, zListSessionsResponse, zListSessionTurnsResponse, zLogsResponse, zModelEventsResponse, zModelsResponse, zPluginsResponse, zPromoteSessionBackgroundResponse, zProvidersResponse, zReadMcpResourceResponse, zRefreshProviderModelsResponse2, zRefreshSessionPluginResponse, zRejectQuestionResponse, zReloadResponse, zReloadSessionPluginResponse, zRemoveSavedPermissionResponse, zRemoveSessionPluginResponse, zReplaceSessionConfigurationResponse, zReplyPermissionResponse, zReplyQuestionResponse, zSessionAgentsResponse2, zSessionModelEventsResponse, zSessionModelsResponse, zSessionPluginsResponse2, zSessionSkillsResponse2, zSetSessionDefaultModelResponse, zSetSessionTitleResponse, zSkillsResponse, zStartMcpCredentialResponse, zStartProviderLoginResponse, zSubmitContextCompactionResponse, zSubmitMcpPromptResponse, zSubmitPromptResponse, zUpdateProviderConnectionResponse, zWatchServerResponse, zWatchSessionResponse, zWatchTurnResponse } from './zod.gen.js';
+import type { AddSessionPluginData, AddSessionPluginErrors, AddSessionPluginResponses, AppendConversationData, AppendConversationErrors, AppendConversationResponses, CancelContextCompactionData, CancelContextCompactionErrors, CancelContextCompactionResponses, CancelMcpCredentialData, CancelMcpCredentialErrors, CancelMcpCredentialResponses, CancelProviderLoginData, CancelProviderLoginErrors, CancelProviderLoginResponses, CancelTurnData, CancelTurnErrors, CancelTurnResponses, CapabilitiesData, CapabilitiesErrors, CapabilitiesResponses, CompleteMcpCredentialCallbackData, CompleteMcpCredentialCallbackErrors, CompleteMcpCredentialCallbackResponses, ConnectProviderKeyData, ConnectProviderKeyErrors, ConnectProviderKeyResponses, ContextData, ContextErrors, ContextResponses, CreateSessionData, CreateSessionErrors, CreateSessionResponses, DeleteProviderConnectionData, DeleteProviderConnectionErrors, DeleteProviderConnectionResponses, DeleteServerData, DeleteServerErrors, DeleteServerResponses, DeleteSessionData, DeleteSessionErrors, DeleteSessionResponses, DiagnosticsData, DiagnosticsErrors, DiagnosticsResponses, ForgetMcpCredentialData, ForgetMcpCredentialErrors, ForgetMcpCredentialResponses, ForkReceiptData, ForkReceiptErrors, ForkReceiptResponses, ForkSessionData, ForkSessionErrors, ForkSessionResponses, GetContextCompactionData, GetContextCompactionErrors, GetContextCompactionResponses, GetMcpCatalogData, GetMcpCatalogErrors, GetMcpCatalogResponses, GetMcpCredentialData, GetMcpCredentialErrors, GetMcpCredentialResponses, GetProviderData, GetProviderErrors, GetProviderLoginData, GetProviderLoginErrors, GetProviderLoginResponses, GetProviderResponses, GetSessionConfigurationData, GetSessionConfigurationErrors, GetSessionConfigurationResponses, GetSessionData, GetSessionErrors, GetSessionResponses, GetTurnData, GetTurnErrors, GetTurnResponses, HealthData, HealthErrors, HealthResponses, HistoryData, HistoryErrors, HistoryResponses, InteractionData, InteractionErrors, InteractionResponses, ListDescendantPendingApprovalsData, ListDescendantPendingApprovalsErrors, ListDescendantPendingApprovalsResponses, ListDescendantPendingQuestionsData, ListDescendantPendingQuestionsErrors, ListDescendantPendingQuestionsResponses, ListPluginJournalData, ListPluginJournalErrors, ListPluginJournalResponses, ListSavedPermissionsData, ListSavedPermissionsErrors, ListSavedPermissionsResponses, ListSessionChildrenData, ListSessionChildrenErrors, ListSessionChildrenResponses, ListSessionCompactionsData, ListSessionCompactionsErrors, ListSessionCompactionsResponses, ListSessionsData, ListSessionsErrors, ListSessionsResponses, ListSessionTurnsData, ListSessionTurnsErrors, ListSessionTurnsResponses, LogsData, LogsErrors, LogsResponses, ModelEventsData, ModelEventsErrors, ModelEventsResponse, ModelEventsResponses, ModelsData, ModelsErrors, ModelsResponses, PendingInteractionsData, PendingInteractionsErrors, PendingInteractionsResponses, PluginsData, PluginsErrors, PluginsResponses, PromoteSessionBackgroundData, PromoteSessionBackgroundErrors, PromoteSessionBackgroundResponses, ProvidersData, ProvidersErrors, ProvidersResponses, ReadHistorySourceData, ReadHistorySourceErrors, ReadHistorySourceResponses, ReadMcpResourceData, ReadMcpResourceErrors, ReadMcpResourceResponses, RefreshProviderModelsData, RefreshProviderModelsErrors, RefreshProviderModelsResponses, RefreshSessionPluginData, RefreshSessionPluginErrors, RefreshSessionPluginResponses, RejectQuestionData, RejectQuestionErrors, RejectQuestionResponses, ReloadData, ReloadErrors, ReloadResponses, ReloadSessionPluginData, ReloadSessionPluginErrors, ReloadSessionPluginResponses, RemoveSavedPermissionData, RemoveSavedPermissionErrors, RemoveSavedPermissionResponses, RemoveSessionPluginData, RemoveSessionPluginErrors, RemoveSessionPluginResponses, ReplaceSessionConfigurationData, ReplaceSessionConfigurationErrors, ReplaceSessionConfigurationResponses, ReplyPermissionData, ReplyPermissionErrors, ReplyPermissionResponses, ReplyQuestionData, ReplyQuestionErrors, ReplyQuestionResponses, RespondData, RespondErrors, RespondResponses, SearchData, SearchErrors, SearchResponses, SearchServerData, SearchServerErrors, SearchServerResponses, SessionAgentsData, SessionAgentsErrors, SessionAgentsResponses, SessionModelEventsData, SessionModelEventsErrors, SessionModelEventsResponse, SessionModelEventsResponses, SessionModelsData, SessionModelsErrors, SessionModelsResponses, SessionPluginsData, SessionPluginsErrors, SessionPluginsResponses, SessionSkillsData, SessionSkillsErrors, SessionSkillsResponses, SetSessionDefaultModelData, SetSessionDefaultModelErrors, SetSessionDefaultModelResponses, SetSessionTitleData, SetSessionTitleErrors, SetSessionTitleResponses, SkillsData, SkillsErrors, SkillsResponses, StartMcpCredentialData, StartMcpCredentialErrors, StartMcpCredentialResponses, StartProviderLoginData, StartProviderLoginErrors, StartProviderLoginResponses, SubmitContextCompactionData, SubmitContextCompactionErrors, SubmitContextCompactionResponses, SubmitMcpPromptData, SubmitMcpPromptErrors, SubmitMcpPromptResponses, SubmitPromptData, SubmitPromptErrors, SubmitPromptResponses, UpdateProviderConnectionData, UpdateProviderConnectionErrors, UpdateProviderConnectionResponses, WatchDiagnosticsData, WatchDiagnosticsErrors, WatchDiagnosticsResponse, WatchDiagnosticsResponses, WatchHistoryData, WatchHistoryErrors, WatchHistoryResponse, WatchHistoryResponses, WatchServerData, WatchServerErrors, WatchServerResponse, WatchServerResponses, WatchSessionData, WatchSessionErrors, WatchSessionResponse, WatchSessionResponses, WatchTurnData, WatchTurnErrors, WatchTurnResponse, WatchTurnResponses } from './types.gen.js';
+import { zAddSessionPluginResponse, zAppendConversationResponse, zCancelContextCompactionResponse, zCancelMcpCredentialResponse, zCancelProviderLoginResponse, zCancelTurnResponse, zCapabilitiesResponse2, zCompleteMcpCredentialCallbackResponse, zConnectProviderKeyResponse, zContextResponse2, zCreateSessionResponse, zDeleteProviderConnectionResponse2, zDeleteServerResponse, zDeleteSessionResponse, zDiagnosticsResponse, zForgetMcpCredentialResponse, zForkReceiptResponse2, zForkSessionResponse, zGetContextCompactionResponse, zGetMcpCatalogResponse, zGetMcpCredentialResponse, zGetProviderLoginResponse, zGetProviderResponse, zGetSessionConfigurationResponse, zGetSessionResponse, zGetTurnResponse, zHealthResponse2, zHistoryResponse, zInteractionResponse2, zListDescendantPendingApprovalsResponse, zListDescendantPendingQuestionsResponse, zListPluginJournalResponse, zListSavedPermissionsResponse, zListSessionChildrenResponse, zListSessionCompactionsResponse, zListSessionsResponse, zListSessionTurnsResponse, zLogsResponse, zModelEventsResponse, zModelsResponse, zPendingInteractionsResponse2, zPluginsResponse, zPromoteSessionBackgroundResponse, zProvidersResponse, zReadHistorySourceResponse, zReadMcpResourceResponse, zRefreshProviderModelsResponse2, zRefreshSessionPluginResponse, zRejectQuestionResponse, zReloadResponse, zReloadSessionPluginResponse, zRemoveSavedPermissionResponse, zRemoveSessionPluginResponse, zReplaceSessionConfigurationResponse, zReplyPermissionResponse, zReplyQuestionResponse, zRespondResponse2, zSearchResponse, zSearchServerResponse, zSessionAgentsResponse2, zSessionModelEventsResponse, zSessionModelsResponse, zSessionPluginsResponse2, zSessionSkillsResponse2, zSetSessionDefaultModelResponse, zSetSessionTitleResponse, zSkillsResponse, zStartMcpCredentialResponse, zStartProviderLoginResponse, zSubmitContextCompactionResponse, zSubmitMcpPromptResponse, zSubmitPromptResponse, zUpdateProviderConnectionResponse, zWatchDiagnosticsResponse, zWatchHistoryResponse, zWatchServerResponse, zWatchSessionResponse, zWatchTurnResponse } from './zod.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -270,6 +270,18 @@ export const watchServer = <ThrowOnError extends boolean = false>(options: Optio
 });
 
 /**
+ * Search a server's history.
+ *
+ * Searches every Session of one server, newest rows first, with the same matching rules.
+ */
+export const searchServer = <ThrowOnError extends boolean = false>(options: Options<SearchServerData, ThrowOnError>) => (options.client ?? client).get<SearchServerResponses, SearchServerErrors, ThrowOnError>({
+    responseValidator: async (data) => await zSearchServerResponse.parseAsync(data),
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/servers/{server}/search',
+    ...options
+});
+
+/**
  * List Sessions.
  *
  * Returns one server's Sessions, oldest first, optionally filtered by project.
@@ -447,6 +459,18 @@ export const replaceSessionConfiguration = <ThrowOnError extends boolean = false
 });
 
 /**
+ * Read Session context.
+ *
+ * Reports the latest Main request the Session prepared, or the one `through` pins.
+ */
+export const context = <ThrowOnError extends boolean = false>(options: Options<ContextData, ThrowOnError>) => (options.client ?? client).get<ContextResponses, ContextErrors, ThrowOnError>({
+    responseValidator: async (data) => await zContextResponse2.parseAsync(data),
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/servers/{server}/sessions/{sessionId}/context',
+    ...options
+});
+
+/**
  * Append a conversation entry.
  *
  * Appends a durable user message for later work without admitting a Turn or calling a model.
@@ -479,6 +503,33 @@ export const setSessionDefaultModel = <ThrowOnError extends boolean = false>(opt
 });
 
 /**
+ * Read Session diagnostics.
+ *
+ * Reads a bounded, newest-first page of the Session's execution, model-step and
+ * automatic-title failures under a fixed `through` fence (the latest diagnostic revision when
+ * absent).
+ */
+export const diagnostics = <ThrowOnError extends boolean = false>(options: Options<DiagnosticsData, ThrowOnError>) => (options.client ?? client).get<DiagnosticsResponses, DiagnosticsErrors, ThrowOnError>({
+    responseValidator: async (data) => await zDiagnosticsResponse.parseAsync(data),
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/servers/{server}/sessions/{sessionId}/diagnostics',
+    ...options
+});
+
+/**
+ * Watch Session diagnostics.
+ *
+ * Emits the current diagnostic revision on subscription and after every change (repeated at
+ * least every 15 s while idle). Reconnect by reading the latest page again.
+ */
+export const watchDiagnostics = <ThrowOnError extends boolean = false>(options: Options<WatchDiagnosticsData, ThrowOnError, WatchDiagnosticsResponse>) => (options.client ?? client).sse.get<WatchDiagnosticsResponses, WatchDiagnosticsErrors, ThrowOnError>({
+    responseValidator: async (data) => await zWatchDiagnosticsResponse.parseAsync(data),
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/servers/{server}/sessions/{sessionId}/diagnostics/events',
+    ...options
+});
+
+/**
  * Watch a Session.
  *
  * Streams observational Session updates after a durable cursor. A caught-up stream repeats its
@@ -493,6 +544,20 @@ export const watchSession = <ThrowOnError extends boolean = false>(options: Opti
 });
 
 /**
+ * Get a fork receipt.
+ *
+ * Locates the fork `forkedSessionId` of this Session by its original identity, also after the
+ * source is gone: recover a lost forkSession response with it (or by replaying the exact
+ * request), never with a replacement fork.
+ */
+export const forkReceipt = <ThrowOnError extends boolean = false>(options: Options<ForkReceiptData, ThrowOnError>) => (options.client ?? client).get<ForkReceiptResponses, ForkReceiptErrors, ThrowOnError>({
+    responseValidator: async (data) => await zForkReceiptResponse2.parseAsync(data),
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/servers/{server}/sessions/{sessionId}/forks/{forkedSessionId}',
+    ...options
+});
+
+/**
  * Fork a Session.
  *
  * Copies settled history before an optional Turn into a new Session with caller-selected identity.
@@ -501,6 +566,85 @@ export const forkSession = <ThrowOnError extends boolean = false>(options: Optio
     responseValidator: async (data) => await zForkSessionResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/forks/{forkedSessionId}',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Read Session history.
+ *
+ * Reads a bounded page of history rows under one fixed `through` fence (the latest history
+ * event when absent). Start with no position, continue with `nextAfter`, or open a page at a
+ * row (`rowSourceSequence`, `rowItemIndex`, `rowField`: the page starts with that row, an
+ * internal tool row included) or at an event (`eventSequence`: its first row).
+ */
+export const history_ = <ThrowOnError extends boolean = false>(options: Options<HistoryData, ThrowOnError>) => (options.client ?? client).get<HistoryResponses, HistoryErrors, ThrowOnError>({
+    responseValidator: async (data) => await zHistoryResponse.parseAsync(data),
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/servers/{server}/sessions/{sessionId}/history',
+    ...options
+});
+
+/**
+ * Watch Session history.
+ *
+ * Streams published history rows after a position, plus queue and pending-interaction updates.
+ */
+export const watchHistory = <ThrowOnError extends boolean = false>(options: Options<WatchHistoryData, ThrowOnError, WatchHistoryResponse>) => (options.client ?? client).sse.get<WatchHistoryResponses, WatchHistoryErrors, ThrowOnError>({
+    responseValidator: async (data) => await zWatchHistoryResponse.parseAsync(data),
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/servers/{server}/sessions/{sessionId}/history/events',
+    ...options
+});
+
+/**
+ * Read a history row field.
+ *
+ * Reads one row field's original text in byte-addressed chunks under a fence.
+ */
+export const readHistorySource = <ThrowOnError extends boolean = false>(options: Options<ReadHistorySourceData, ThrowOnError>) => (options.client ?? client).get<ReadHistorySourceResponses, ReadHistorySourceErrors, ThrowOnError>({
+    responseValidator: async (data) => await zReadHistorySourceResponse.parseAsync(data),
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/servers/{server}/sessions/{sessionId}/history/source',
+    ...options
+});
+
+/**
+ * List pending interactions.
+ *
+ * Lists the permission requests and question batches the Session's running Turns wait for.
+ */
+export const pendingInteractions = <ThrowOnError extends boolean = false>(options: Options<PendingInteractionsData, ThrowOnError>) => (options.client ?? client).get<PendingInteractionsResponses, PendingInteractionsErrors, ThrowOnError>({
+    responseValidator: async (data) => await zPendingInteractionsResponse2.parseAsync(data),
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/servers/{server}/sessions/{sessionId}/interactions',
+    ...options
+});
+
+/**
+ * Get an interaction.
+ *
+ * Returns one interaction of the Session as originally recorded, pending or resolved.
+ */
+export const interaction = <ThrowOnError extends boolean = false>(options: Options<InteractionData, ThrowOnError>) => (options.client ?? client).get<InteractionResponses, InteractionErrors, ThrowOnError>({
+    responseValidator: async (data) => await zInteractionResponse2.parseAsync(data),
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/servers/{server}/sessions/{sessionId}/interactions/{requestId}',
+    ...options
+});
+
+/**
+ * Respond to an interaction.
+ *
+ * Answers one pending interaction. A lost response is recovered by reading the interaction, never by answering again.
+ */
+export const respond = <ThrowOnError extends boolean = false>(options: Options<RespondData, ThrowOnError>) => (options.client ?? client).post<RespondResponses, RespondErrors, ThrowOnError>({
+    responseValidator: async (data) => await zRespondResponse2.parseAsync(data),
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/servers/{server}/sessions/{sessionId}/interactions/{requestId}/respond',
     ...options,
     headers: {
         'Content-Type': 'application/json',
@@ -846,6 +990,20 @@ export const replyQuestion = <ThrowOnError extends boolean = false>(options: Opt
         'Content-Type': 'application/json',
         ...options.headers
     }
+});
+
+/**
+ * Search Session history.
+ *
+ * Searches the Session's history rows for a literal query under a fixed fence, in history
+ * order. Start with no `after*` parameters; keep query, options and `through` while following
+ * `nextAfter`, including pages without hits.
+ */
+export const search = <ThrowOnError extends boolean = false>(options: Options<SearchData, ThrowOnError>) => (options.client ?? client).get<SearchResponses, SearchErrors, ThrowOnError>({
+    responseValidator: async (data) => await zSearchResponse.parseAsync(data),
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/servers/{server}/sessions/{sessionId}/search',
+    ...options
 });
 
 /**

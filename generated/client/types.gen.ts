@@ -511,6 +511,69 @@ export type ContextCompactionResponse = {
 };
 
 /**
+ * The request's messages of one role.
+ */
+export type ContextGroup = {
+    role: 'system' | 'user' | 'assistant' | 'tool';
+    messages: number;
+    characters: number;
+    /**
+     * An estimate (`estimator`), not a tokenizer count.
+     */
+    estimatedTokens: number;
+};
+
+/**
+ * The latest Main request the Session prepared.
+ */
+export type ContextRequest = {
+    /**
+     * The Session's request sequence: pin it with `through`.
+     */
+    sequence: number;
+    turnId: Uuid;
+    model: string;
+    /**
+     * The Turn's phase now: `running` includes a request still streaming; `cancelled`/`failed` an interrupted one.
+     */
+    turnPhase: TurnPhase | null;
+    preparedAt: number;
+    groups: Array<ContextGroup>;
+    tools: Array<ContextTool>;
+    estimator: string;
+    estimatedInputTokens: number;
+    /**
+     * Input tokens the provider reported for this request; null until (unless) it reports them.
+     */
+    reportedInputTokens: number | null;
+    /**
+     * The model's context window; null when unknown.
+     */
+    contextUnits: number | null;
+};
+
+export type ContextResponse = {
+    sessionId: Uuid;
+    /**
+     * The request sequence this answer is pinned to (0 when the Session prepared none).
+     */
+    through: number;
+    /**
+     * Null when the Session has prepared no Main request (copied history counts for none).
+     */
+    request: ContextRequest | null;
+};
+
+/**
+ * One tool schema the request offered.
+ */
+export type ContextTool = {
+    name: string;
+    characters: number;
+    estimatedTokens: number;
+};
+
+/**
  * How much of a model's context window the latest model request used, in the model's own units.
  */
 export type ContextUse = {
@@ -627,6 +690,80 @@ export type DeviceLoginPrompt = {
     verificationUrl: string;
     userCode: string;
 };
+
+/**
+ * One operational failure record of the Session's own work (a fork does not inherit its source's).
+ */
+export type Diagnostic = {
+    /**
+     * The Session's diagnostic sequence: the diagnostic revision this record brought.
+     */
+    sequence: number;
+    kind: DiagnosticKind;
+    turnId?: Uuid;
+    /**
+     * The Turn revision of the settlement event that recorded it.
+     */
+    eventRevision?: number;
+    /**
+     * The model request attempt that failed (`model_step`).
+     */
+    attempt?: number;
+    cause: DiagnosticCause;
+    recordedAt: number;
+};
+
+/**
+ * A safe typed cause: codes and our own wording, never a provider's response body.
+ */
+export type DiagnosticCause = {
+    /**
+     * Stable code such as `provider_rate_limit`, `runtime_failed` or `model_context`.
+     */
+    code: string;
+    message: string;
+    /**
+     * The provider's own error code, when a provider reported one.
+     */
+    providerCode?: string;
+    /**
+     * The limit reached (`limit_reached` executions).
+     */
+    limit?: string;
+};
+
+/**
+ * What failed: a Turn's execution, one model request attempt, or automatic title generation.
+ */
+export type DiagnosticKind = 'execution' | 'model_step' | 'automatic_title';
+
+/**
+ * A bounded, newest-first page of diagnostics under one fence.
+ */
+export type DiagnosticsPage = {
+    sessionId: Uuid;
+    /**
+     * The fence (a diagnostic revision): pass it back as `through` with `nextBefore`.
+     */
+    through: number;
+    diagnostics: Array<Diagnostic>;
+    /**
+     * Pass as `beforeSequence` (same `through`) for older records; null ends the read.
+     */
+    nextBefore: number | null;
+};
+
+/**
+ * The Session's current diagnostic revision: sent on subscription and after every change.
+ */
+export type DiagnosticsRevisionEvent = {
+    type: 'diagnostics.revision';
+    revision: number;
+};
+
+export type DiagnosticsStreamEvent = {
+    type: 'diagnostics.revision';
+} & DiagnosticsRevisionEvent;
 
 /**
  * The user dismissed the questions.
@@ -772,6 +909,22 @@ export type ForkConversationEntryBoundary = {
 };
 
 /**
+ * A published fork, found by its original identity (source and caller-selected fork id).
+ */
+export type ForkReceipt = {
+    sourceSessionId: Uuid;
+    forkedSessionId: Uuid;
+    session: Session;
+};
+
+export type ForkReceiptResponse = {
+    /**
+     * Null when no fork of that identity is published now; that proves nothing happened no more than it authorizes another fork.
+     */
+    receipt: ForkReceipt | null;
+};
+
+/**
  * Selects what a fork copies; an absent body forks the whole settled history.
  */
 export type ForkSessionRequest = {
@@ -819,6 +972,191 @@ export type GitPluginSource = {
  */
 export type HealthResponse = {
     status: 'ok';
+};
+
+/**
+ * The stream is caught up through `through`; repeated at least every 15 s while idle.
+ */
+export type HistoryCursorEvent = {
+    type: 'history.cursor';
+    through: number;
+};
+
+/**
+ * A row field that source reads and search hits name.
+ */
+export type HistoryField = 'body' | 'thinking' | 'toolInput';
+
+/**
+ * The Session's pending interactions, sent at start and whenever they change.
+ */
+export type HistoryInteractionsEvent = {
+    type: 'history.interactions';
+    interactions: Array<Interaction>;
+};
+
+/**
+ * A bounded page of history rows under one fence.
+ */
+export type HistoryPage = {
+    sessionId: Uuid;
+    /**
+     * The fence of this read: pass it back as `through` with `nextAfter`.
+     */
+    through: number;
+    rows: Array<HistoryRow>;
+    /**
+     * Pass as `afterSourceSequence` and `afterItemIndex` (same `through`) for the next page; null ends the read.
+     */
+    nextAfter: HistoryPosition | null;
+};
+
+/**
+ * Where a history row stands: the history event that published it, then its ordinal in it.
+ */
+export type HistoryPosition = {
+    sourceSequence: number;
+    itemIndex: number;
+};
+
+/**
+ * One queued or running Turn.
+ */
+export type HistoryQueueEntry = {
+    turnId: Uuid;
+    sequence: number;
+    phase: 'pending' | 'running';
+    acceptedAt: number;
+};
+
+/**
+ * The Session's queue of unsettled Turns, oldest first, sent at start and whenever it changes.
+ */
+export type HistoryQueueEvent = {
+    type: 'history.queue';
+    queue: Array<HistoryQueueEntry>;
+};
+
+/**
+ * One published history row. Fields never change once published.
+ */
+export type HistoryRow = {
+    position: HistoryPosition;
+    role: HistoryRowRole;
+    kind: HistoryRowKind;
+    turnId?: Uuid;
+    entryId?: Uuid;
+    /**
+     * The Turn part the row was published from.
+     */
+    partId?: Uuid;
+    /**
+     * Text, a prompt, an entry, steering input, or a tool call's result (possibly empty).
+     */
+    body: HistoryText;
+    /**
+     * Reasoning text (`reasoning` rows).
+     */
+    thinking?: HistoryText;
+    /**
+     * A tool call's input as JSON (`tool` rows).
+     */
+    toolInput?: HistoryText;
+    tool?: HistoryToolCall;
+    createdAt: number;
+};
+
+/**
+ * What a row holds: a Turn's prompt, a conversation entry, steering input, model text, a refusal, reasoning or a tool call.
+ */
+export type HistoryRowKind = 'prompt' | 'entry' | 'steering' | 'text' | 'refusal' | 'reasoning' | 'tool';
+
+/**
+ * Who a row speaks for.
+ */
+export type HistoryRowRole = 'user' | 'assistant' | 'tool';
+
+/**
+ * Rows published after the stream's position.
+ */
+export type HistoryRowsEvent = {
+    type: 'history.rows';
+    rows: Array<HistoryRow>;
+    /**
+     * The position of the last row: the resume position.
+     */
+    nextAfter: HistoryPosition;
+    /**
+     * The latest history event these rows are complete through.
+     */
+    through: number;
+};
+
+/**
+ * A chunk of one row field's original text.
+ */
+export type HistorySourceChunk = {
+    sessionId: Uuid;
+    through: number;
+    position: HistoryPosition;
+    field: HistoryField;
+    /**
+     * The whole field's length in UTF-8 bytes.
+     */
+    byteLength: number;
+    /**
+     * Where `text` starts, in UTF-8 bytes (the request's `afterByte`).
+     */
+    byteOffset: number;
+    /**
+     * At most 64 KiB of UTF-8, ending at a character boundary.
+     */
+    text: string;
+    /**
+     * Pass as `afterByte` for the rest; null when `text` reaches the end.
+     */
+    nextByte: number | null;
+};
+
+export type HistoryStreamEvent = ({
+    type: 'history.rows';
+} & HistoryRowsEvent) | ({
+    type: 'history.queue';
+} & HistoryQueueEvent) | ({
+    type: 'history.interactions';
+} & HistoryInteractionsEvent) | ({
+    type: 'history.cursor';
+} & HistoryCursorEvent);
+
+/**
+ * The first bytes of one row field; read the rest with readHistorySource.
+ */
+export type HistoryText = {
+    /**
+     * The field's text, cut at a UTF-8 character boundary to at most 16 KiB.
+     */
+    text: string;
+    /**
+     * The whole field's length in UTF-8 bytes.
+     */
+    byteLength: number;
+    /**
+     * True when `text` is the whole field.
+     */
+    complete: boolean;
+};
+
+/**
+ * The tool call a `tool` row records.
+ */
+export type HistoryToolCall = {
+    toolId: string;
+    toolCallId: string;
+    state: ToolCallState;
+    /**
+     * A call a CodeMode script made: hidden from pages unless a page is anchored on it.
+     */
+    internal: boolean;
 };
 
 /**
@@ -879,6 +1217,42 @@ export type InstructionSource = ({
 } & SkillInstructionSource) | ({
     kind: 'plugin';
 } & PluginInstructionSource);
+
+/**
+ * A request of a Turn of the Session, as originally recorded.
+ */
+export type Interaction = {
+    kind: InteractionKind;
+    state: InteractionState;
+    requestId: Uuid;
+    turnId: Uuid;
+    toolId: string;
+    toolCallId: string;
+    /**
+     * The permission request (`permission`).
+     */
+    permission?: PermissionRequest;
+    /**
+     * The question batch (`question`).
+     */
+    question?: QuestionRequest;
+    requestedAt: number;
+    resolvedAt?: number;
+};
+
+/**
+ * A permission request or a question batch a running Turn waits for.
+ */
+export type InteractionKind = 'permission' | 'question';
+
+export type InteractionResponse = {
+    interaction: Interaction;
+};
+
+/**
+ * Whether the interaction still waits for an answer.
+ */
+export type InteractionState = 'pending' | 'resolved';
 
 /**
  * The server failed unexpectedly.
@@ -1571,6 +1945,14 @@ export type PendingDescendantQuestion = {
      * The agent the descendant Session runs.
      */
     agent?: string;
+};
+
+export type PendingInteractionsResponse = {
+    sessionId: Uuid;
+    /**
+     * Oldest first.
+     */
+    interactions: Array<Interaction>;
 };
 
 /**
@@ -2316,6 +2698,46 @@ export type ResolvedToolApproval = {
 };
 
 /**
+ * Dismisses a question batch.
+ */
+export type RespondDismiss = {
+    kind: 'dismiss';
+};
+
+/**
+ * Answers a permission request.
+ */
+export type RespondPermission = {
+    kind: 'permission';
+    reply: PermissionReply;
+    message?: string;
+};
+
+/**
+ * Answers a question batch: one answer per question, in order.
+ */
+export type RespondQuestion = {
+    kind: 'question';
+    answers: Array<Array<string>>;
+};
+
+/**
+ * The answer to one interaction.
+ */
+export type RespondRequest = ({
+    kind: 'permission';
+} & RespondPermission) | ({
+    kind: 'question';
+} & RespondQuestion) | ({
+    kind: 'dismiss';
+} & RespondDismiss);
+
+export type RespondResponse = {
+    interaction: Interaction;
+    turn: Turn;
+};
+
+/**
  * Safe registration metadata of one loaded runtime plugin.
  */
 export type RuntimePlugin = {
@@ -2427,6 +2849,55 @@ export type SavedPermissionsResponse = {
 };
 
 /**
+ * Where a search continues: inside `field` of the row at `position`, from `byteOffset` on.
+ */
+export type SearchCursor = {
+    position: HistoryPosition;
+    field: HistoryField;
+    /**
+     * Bytes of the field before this offset are already searched (exclusive of read content).
+     */
+    byteOffset: number;
+};
+
+/**
+ * One literal match, in the exact original field.
+ */
+export type SearchHit = {
+    position: HistoryPosition;
+    field: HistoryField;
+    /**
+     * The match's start in the field's UTF-8 bytes.
+     */
+    byteOffset: number;
+    /**
+     * The match's length in UTF-8 bytes.
+     */
+    byteLength: number;
+    role: HistoryRowRole;
+    kind: HistoryRowKind;
+    turnId?: Uuid;
+    entryId?: Uuid;
+    /**
+     * Up to 80 characters either side of the match, from the same field.
+     */
+    preview: string;
+};
+
+/**
+ * A bounded page of a Session search; a page can hold no hits and still continue.
+ */
+export type SearchPage = {
+    sessionId: Uuid;
+    through: number;
+    hits: Array<SearchHit>;
+    /**
+     * Pass as the `after*` parameters (same query, options and `through`); null ends the scan.
+     */
+    nextAfter: SearchCursor | null;
+};
+
+/**
  * The cursor advanced past stamped rows that produced no event; resume after `serverCursor`.
  */
 export type ServerActivityEvent = {
@@ -2451,6 +2922,53 @@ export type ServerCursorEvent = {
 
 export type ServerDeletedResponse = {
     deleted: DeletedServer;
+};
+
+/**
+ * Where a server search continues.
+ */
+export type ServerSearchCursor = {
+    sessionId: Uuid;
+    position: HistoryPosition;
+    field: HistoryField;
+    byteOffset: number;
+};
+
+/**
+ * One match of a server search.
+ */
+export type ServerSearchHit = {
+    sessionId: Uuid;
+    position: HistoryPosition;
+    field: HistoryField;
+    /**
+     * The match's start in the field's UTF-8 bytes.
+     */
+    byteOffset: number;
+    /**
+     * The match's length in UTF-8 bytes.
+     */
+    byteLength: number;
+    role: HistoryRowRole;
+    kind: HistoryRowKind;
+    turnId?: Uuid;
+    entryId?: Uuid;
+    /**
+     * Up to 80 characters either side of the match, from the same field.
+     */
+    preview: string;
+};
+
+/**
+ * A bounded page of a server-wide search, newest rows first.
+ */
+export type ServerSearchPage = {
+    /**
+     * The server's history fence (rows published later are not seen): pass it back as `through`.
+     */
+    through: number;
+    hits: Array<ServerSearchHit>;
+    nextAfter: ServerSearchCursor | null;
 };
 
 /**
@@ -5789,6 +6307,77 @@ export type WatchServerResponses = {
 
 export type WatchServerResponse = WatchServerResponses[keyof WatchServerResponses];
 
+export type SearchServerData = {
+    body?: never;
+    path: {
+        server: string;
+    };
+    query: {
+        /**
+         * The literal text to find (no patterns); 1 to 1,024 characters.
+         */
+        query: string;
+        /**
+         * `true`: exact code points; `false`: Unicode simple case folding, without normalization.
+         */
+        caseSensitive: 'true' | 'false';
+        /**
+         * `true`: no Unicode word character (letter, mark, decimal digit, connector punctuation, join control) may touch the match.
+         */
+        wholeWord: 'true' | 'false';
+        limit?: string;
+        through?: string;
+        afterSourceSequence?: string;
+        afterItemIndex?: string;
+        afterField?: string;
+        afterByte?: string;
+        afterSessionId?: string;
+    };
+    url: '/v1/servers/{server}/search';
+};
+
+export type SearchServerErrors = {
+    /**
+     * The server could not understand the request due to invalid syntax.
+     */
+    400: ValidationErrorEncoded;
+    /**
+     * Access is unauthorized.
+     */
+    401: UnauthorizedErrorEncoded;
+    /**
+     * Access is forbidden.
+     */
+    403: ForbiddenErrorEncoded;
+    /**
+     * The server cannot find the requested resource.
+     */
+    404: NotFoundErrorEncoded;
+    /**
+     * The request conflicts with the current state of the server.
+     */
+    409: ConflictErrors;
+    /**
+     * Server error
+     */
+    500: InternalServerErrorEncoded;
+    /**
+     * Service unavailable.
+     */
+    503: UnavailableErrorEncoded;
+};
+
+export type SearchServerError = SearchServerErrors[keyof SearchServerErrors];
+
+export type SearchServerResponses = {
+    /**
+     * A successful JSON response with an explicit status.
+     */
+    200: ServerSearchPage;
+};
+
+export type SearchServerResponse = SearchServerResponses[keyof SearchServerResponses];
+
 export type ListSessionsData = {
     body?: never;
     path: {
@@ -6478,6 +7067,60 @@ export type ReplaceSessionConfigurationResponses = {
 
 export type ReplaceSessionConfigurationResponse = ReplaceSessionConfigurationResponses[keyof ReplaceSessionConfigurationResponses];
 
+export type ContextData = {
+    body?: never;
+    path: {
+        server: string;
+        sessionId: string;
+    };
+    query?: {
+        through?: string;
+    };
+    url: '/v1/servers/{server}/sessions/{sessionId}/context';
+};
+
+export type ContextErrors = {
+    /**
+     * The server could not understand the request due to invalid syntax.
+     */
+    400: ValidationErrorEncoded;
+    /**
+     * Access is unauthorized.
+     */
+    401: UnauthorizedErrorEncoded;
+    /**
+     * Access is forbidden.
+     */
+    403: ForbiddenErrorEncoded;
+    /**
+     * The server cannot find the requested resource.
+     */
+    404: NotFoundErrorEncoded;
+    /**
+     * The request conflicts with the current state of the server.
+     */
+    409: ConflictErrors;
+    /**
+     * Server error
+     */
+    500: InternalServerErrorEncoded;
+    /**
+     * Service unavailable.
+     */
+    503: UnavailableErrorEncoded;
+};
+
+export type ContextError = ContextErrors[keyof ContextErrors];
+
+export type ContextResponses = {
+    /**
+     * A successful JSON response with an explicit status.
+     */
+    200: ContextResponse;
+};
+
+export type ContextResponse2 = ContextResponses[keyof ContextResponses];
+
 export type AppendConversationData = {
     body: AppendConversationRequest;
     headers: {
@@ -6585,6 +7228,114 @@ export type SetSessionDefaultModelResponses = {
 
 export type SetSessionDefaultModelResponse = SetSessionDefaultModelResponses[keyof SetSessionDefaultModelResponses];
 
+export type DiagnosticsData = {
+    body?: never;
+    path: {
+        server: string;
+        sessionId: string;
+    };
+    query?: {
+        limit?: string;
+        through?: string;
+        beforeSequence?: string;
+    };
+    url: '/v1/servers/{server}/sessions/{sessionId}/diagnostics';
+};
+
+export type DiagnosticsErrors = {
+    /**
+     * The server could not understand the request due to invalid syntax.
+     */
+    400: ValidationErrorEncoded;
+    /**
+     * Access is unauthorized.
+     */
+    401: UnauthorizedErrorEncoded;
+    /**
+     * Access is forbidden.
+     */
+    403: ForbiddenErrorEncoded;
+    /**
+     * The server cannot find the requested resource.
+     */
+    404: NotFoundErrorEncoded;
+    /**
+     * The request conflicts with the current state of the server.
+     */
+    409: ConflictErrors;
+    /**
+     * Server error
+     */
+    500: InternalServerErrorEncoded;
+    /**
+     * Service unavailable.
+     */
+    503: UnavailableErrorEncoded;
+};
+
+export type DiagnosticsError = DiagnosticsErrors[keyof DiagnosticsErrors];
+
+export type DiagnosticsResponses = {
+    /**
+     * A successful JSON response with an explicit status.
+     */
+    200: DiagnosticsPage;
+};
+
+export type DiagnosticsResponse = DiagnosticsResponses[keyof DiagnosticsResponses];
+
+export type WatchDiagnosticsData = {
+    body?: never;
+    path: {
+        server: string;
+        sessionId: string;
+    };
+    query?: never;
+    url: '/v1/servers/{server}/sessions/{sessionId}/diagnostics/events';
+};
+
+export type WatchDiagnosticsErrors = {
+    /**
+     * The server could not understand the request due to invalid syntax.
+     */
+    400: ValidationErrorEncoded;
+    /**
+     * Access is unauthorized.
+     */
+    401: UnauthorizedErrorEncoded;
+    /**
+     * Access is forbidden.
+     */
+    403: ForbiddenErrorEncoded;
+    /**
+     * The server cannot find the requested resource.
+     */
+    404: NotFoundErrorEncoded;
+    /**
+     * The request conflicts with the current state of the server.
+     */
+    409: ConflictErrors;
+    /**
+     * Server error
+     */
+    500: InternalServerErrorEncoded;
+    /**
+     * Service unavailable.
+     */
+    503: UnavailableErrorEncoded;
+};
+
+export type WatchDiagnosticsError = WatchDiagnosticsErrors[keyof WatchDiagnosticsErrors];
+
+export type WatchDiagnosticsResponses = {
+    /**
+     * A `text/event-stream` response whose messages carry `T` as JSON `data`.
+     */
+    200: DiagnosticsStreamEvent;
+};
+
+export type WatchDiagnosticsResponse = WatchDiagnosticsResponses[keyof WatchDiagnosticsResponses];
+
 export type WatchSessionData = {
     body?: never;
     headers?: {
@@ -6642,6 +7393,59 @@ export type WatchSessionResponses = {
 
 export type WatchSessionResponse = WatchSessionResponses[keyof WatchSessionResponses];
 
+export type ForkReceiptData = {
+    body?: never;
+    path: {
+        server: string;
+        sessionId: string;
+        forkedSessionId: string;
+    };
+    query?: never;
+    url: '/v1/servers/{server}/sessions/{sessionId}/forks/{forkedSessionId}';
+};
+
+export type ForkReceiptErrors = {
+    /**
+     * The server could not understand the request due to invalid syntax.
+     */
+    400: ValidationErrorEncoded;
+    /**
+     * Access is unauthorized.
+     */
+    401: UnauthorizedErrorEncoded;
+    /**
+     * Access is forbidden.
+     */
+    403: ForbiddenErrorEncoded;
+    /**
+     * The server cannot find the requested resource.
+     */
+    404: NotFoundErrorEncoded;
+    /**
+     * The request conflicts with the current state of the server.
+     */
+    409: ConflictErrors;
+    /**
+     * Server error
+     */
+    500: InternalServerErrorEncoded;
+    /**
+     * Service unavailable.
+     */
+    503: UnavailableErrorEncoded;
+};
+
+export type ForkReceiptError = ForkReceiptErrors[keyof ForkReceiptErrors];
+
+export type ForkReceiptResponses = {
+    /**
+     * A successful JSON response with an explicit status.
+     */
+    200: ForkReceiptResponse;
+};
+
+export type ForkReceiptResponse2 = ForkReceiptResponses[keyof ForkReceiptResponses];
+
 export type ForkSessionData = {
     body?: ForkSessionRequest | null;
     path: {
@@ -6694,6 +7498,341 @@ export type ForkSessionResponses = {
 };
 
 export type ForkSessionResponse = ForkSessionResponses[keyof ForkSessionResponses];
+
+export type HistoryData = {
+    body?: never;
+    path: {
+        server: string;
+        sessionId: string;
+    };
+    query?: {
+        limit?: string;
+        through?: string;
+        afterSourceSequence?: string;
+        afterItemIndex?: string;
+        rowSourceSequence?: string;
+        rowItemIndex?: string;
+        rowField?: string;
+        eventSequence?: string;
+    };
+    url: '/v1/servers/{server}/sessions/{sessionId}/history';
+};
+
+export type HistoryErrors = {
+    /**
+     * The server could not understand the request due to invalid syntax.
+     */
+    400: ValidationErrorEncoded;
+    /**
+     * Access is unauthorized.
+     */
+    401: UnauthorizedErrorEncoded;
+    /**
+     * Access is forbidden.
+     */
+    403: ForbiddenErrorEncoded;
+    /**
+     * The server cannot find the requested resource.
+     */
+    404: NotFoundErrorEncoded;
+    /**
+     * The request conflicts with the current state of the server.
+     */
+    409: ConflictErrors;
+    /**
+     * Server error
+     */
+    500: InternalServerErrorEncoded;
+    /**
+     * Service unavailable.
+     */
+    503: UnavailableErrorEncoded;
+};
+
+export type HistoryError = HistoryErrors[keyof HistoryErrors];
+
+export type HistoryResponses = {
+    /**
+     * A successful JSON response with an explicit status.
+     */
+    200: HistoryPage;
+};
+
+export type HistoryResponse = HistoryResponses[keyof HistoryResponses];
+
+export type WatchHistoryData = {
+    body?: never;
+    headers?: {
+        'last-event-id'?: string;
+    };
+    path: {
+        server: string;
+        sessionId: string;
+    };
+    query?: {
+        afterSourceSequence?: string;
+        afterItemIndex?: string;
+    };
+    url: '/v1/servers/{server}/sessions/{sessionId}/history/events';
+};
+
+export type WatchHistoryErrors = {
+    /**
+     * The server could not understand the request due to invalid syntax.
+     */
+    400: ValidationErrorEncoded;
+    /**
+     * Access is unauthorized.
+     */
+    401: UnauthorizedErrorEncoded;
+    /**
+     * Access is forbidden.
+     */
+    403: ForbiddenErrorEncoded;
+    /**
+     * The server cannot find the requested resource.
+     */
+    404: NotFoundErrorEncoded;
+    /**
+     * The request conflicts with the current state of the server.
+     */
+    409: ConflictErrors;
+    /**
+     * Server error
+     */
+    500: InternalServerErrorEncoded;
+    /**
+     * Service unavailable.
+     */
+    503: UnavailableErrorEncoded;
+};
+
+export type WatchHistoryError = WatchHistoryErrors[keyof WatchHistoryErrors];
+
+export type WatchHistoryResponses = {
+    /**
+     * A `text/event-stream` response whose messages carry `T` as JSON `data`.
+     */
+    200: HistoryStreamEvent;
+};
+
+export type WatchHistoryResponse = WatchHistoryResponses[keyof WatchHistoryResponses];
+
+export type ReadHistorySourceData = {
+    body?: never;
+    path: {
+        server: string;
+        sessionId: string;
+    };
+    query: {
+        sourceSequence: string;
+        itemIndex: string;
+        field: string;
+        through?: string;
+        afterByte?: string;
+    };
+    url: '/v1/servers/{server}/sessions/{sessionId}/history/source';
+};
+
+export type ReadHistorySourceErrors = {
+    /**
+     * The server could not understand the request due to invalid syntax.
+     */
+    400: ValidationErrorEncoded;
+    /**
+     * Access is unauthorized.
+     */
+    401: UnauthorizedErrorEncoded;
+    /**
+     * Access is forbidden.
+     */
+    403: ForbiddenErrorEncoded;
+    /**
+     * The server cannot find the requested resource.
+     */
+    404: NotFoundErrorEncoded;
+    /**
+     * The request conflicts with the current state of the server.
+     */
+    409: ConflictErrors;
+    /**
+     * Server error
+     */
+    500: InternalServerErrorEncoded;
+    /**
+     * Service unavailable.
+     */
+    503: UnavailableErrorEncoded;
+};
+
+export type ReadHistorySourceError = ReadHistorySourceErrors[keyof ReadHistorySourceErrors];
+
+export type ReadHistorySourceResponses = {
+    /**
+     * A successful JSON response with an explicit status.
+     */
+    200: HistorySourceChunk;
+};
+
+export type ReadHistorySourceResponse = ReadHistorySourceResponses[keyof ReadHistorySourceResponses];
+
+export type PendingInteractionsData = {
+    body?: never;
+    path: {
+        server: string;
+        sessionId: string;
+    };
+    query?: never;
+    url: '/v1/servers/{server}/sessions/{sessionId}/interactions';
+};
+
+export type PendingInteractionsErrors = {
+    /**
+     * The server could not understand the request due to invalid syntax.
+     */
+    400: ValidationErrorEncoded;
+    /**
+     * Access is unauthorized.
+     */
+    401: UnauthorizedErrorEncoded;
+    /**
+     * Access is forbidden.
+     */
+    403: ForbiddenErrorEncoded;
+    /**
+     * The server cannot find the requested resource.
+     */
+    404: NotFoundErrorEncoded;
+    /**
+     * The request conflicts with the current state of the server.
+     */
+    409: ConflictErrors;
+    /**
+     * Server error
+     */
+    500: InternalServerErrorEncoded;
+    /**
+     * Service unavailable.
+     */
+    503: UnavailableErrorEncoded;
+};
+
+export type PendingInteractionsError = PendingInteractionsErrors[keyof PendingInteractionsErrors];
+
+export type PendingInteractionsResponses = {
+    /**
+     * A successful JSON response with an explicit status.
+     */
+    200: PendingInteractionsResponse;
+};
+
+export type PendingInteractionsResponse2 = PendingInteractionsResponses[keyof PendingInteractionsResponses];
+
+export type InteractionData = {
+    body?: never;
+    path: {
+        server: string;
+        sessionId: string;
+        requestId: string;
+    };
+    query?: never;
+    url: '/v1/servers/{server}/sessions/{sessionId}/interactions/{requestId}';
+};
+
+export type InteractionErrors = {
+    /**
+     * The server could not understand the request due to invalid syntax.
+     */
+    400: ValidationErrorEncoded;
+    /**
+     * Access is unauthorized.
+     */
+    401: UnauthorizedErrorEncoded;
+    /**
+     * Access is forbidden.
+     */
+    403: ForbiddenErrorEncoded;
+    /**
+     * The server cannot find the requested resource.
+     */
+    404: NotFoundErrorEncoded;
+    /**
+     * The request conflicts with the current state of the server.
+     */
+    409: ConflictErrors;
+    /**
+     * Server error
+     */
+    500: InternalServerErrorEncoded;
+    /**
+     * Service unavailable.
+     */
+    503: UnavailableErrorEncoded;
+};
+
+export type InteractionError = InteractionErrors[keyof InteractionErrors];
+
+export type InteractionResponses = {
+    /**
+     * A successful JSON response with an explicit status.
+     */
+    200: InteractionResponse;
+};
+
+export type InteractionResponse2 = InteractionResponses[keyof InteractionResponses];
+
+export type RespondData = {
+    body: RespondRequest;
+    path: {
+        server: string;
+        sessionId: string;
+        requestId: string;
+    };
+    query?: never;
+    url: '/v1/servers/{server}/sessions/{sessionId}/interactions/{requestId}/respond';
+};
+
+export type RespondErrors = {
+    /**
+     * The server could not understand the request due to invalid syntax.
+     */
+    400: ValidationErrorEncoded;
+    /**
+     * Access is unauthorized.
+     */
+    401: UnauthorizedErrorEncoded;
+    /**
+     * Access is forbidden.
+     */
+    403: ForbiddenErrorEncoded;
+    /**
+     * The server cannot find the requested resource.
+     */
+    404: NotFoundErrorEncoded;
+    /**
+     * The request conflicts with the current state of the server.
+     */
+    409: ConflictErrors;
+    /**
+     * Server error
+     */
+    500: InternalServerErrorEncoded;
+    /**
+     * Service unavailable.
+     */
+    503: UnavailableErrorEncoded;
+};
+
+export type RespondError = RespondErrors[keyof RespondErrors];
+
+export type RespondResponses = {
+    /**
+     * A successful JSON response with an explicit status.
+     */
+    200: RespondResponse;
+};
+
+export type RespondResponse2 = RespondResponses[keyof RespondResponses];
 
 export type ListPluginJournalData = {
     body?: never;
@@ -7965,6 +9104,77 @@ export type ReplyQuestionResponses = {
 };
 
 export type ReplyQuestionResponse = ReplyQuestionResponses[keyof ReplyQuestionResponses];
+
+export type SearchData = {
+    body?: never;
+    path: {
+        server: string;
+        sessionId: string;
+    };
+    query: {
+        /**
+         * The literal text to find (no patterns); 1 to 1,024 characters.
+         */
+        query: string;
+        /**
+         * `true`: exact code points; `false`: Unicode simple case folding, without normalization.
+         */
+        caseSensitive: 'true' | 'false';
+        /**
+         * `true`: no Unicode word character (letter, mark, decimal digit, connector punctuation, join control) may touch the match.
+         */
+        wholeWord: 'true' | 'false';
+        limit?: string;
+        through?: string;
+        afterSourceSequence?: string;
+        afterItemIndex?: string;
+        afterField?: string;
+        afterByte?: string;
+    };
+    url: '/v1/servers/{server}/sessions/{sessionId}/search';
+};
+
+export type SearchErrors = {
+    /**
+     * The server could not understand the request due to invalid syntax.
+     */
+    400: ValidationErrorEncoded;
+    /**
+     * Access is unauthorized.
+     */
+    401: UnauthorizedErrorEncoded;
+    /**
+     * Access is forbidden.
+     */
+    403: ForbiddenErrorEncoded;
+    /**
+     * The server cannot find the requested resource.
+     */
+    404: NotFoundErrorEncoded;
+    /**
+     * The request conflicts with the current state of the server.
+     */
+    409: ConflictErrors;
+    /**
+     * Server error
+     */
+    500: InternalServerErrorEncoded;
+    /**
+     * Service unavailable.
+     */
+    503: UnavailableErrorEncoded;
+};
+
+export type SearchError = SearchErrors[keyof SearchErrors];
+
+export type SearchResponses = {
+    /**
+     * A successful JSON response with an explicit status.
+     */
+    200: SearchPage;
+};
+
+export type SearchResponse = SearchResponses[keyof SearchResponses];
 
 export type SessionSkillsData = {
     body?: never;

@@ -221,6 +221,30 @@ export const zContentReferencePart = z.lazy(() => z.object({
 }));
 
 /**
+ * The request's messages of one role.
+ */
+export const zContextGroup = z.lazy(() => z.object({
+    role: z.enum([
+        'system',
+        'user',
+        'assistant',
+        'tool'
+    ]),
+    messages: z.int(),
+    characters: z.int(),
+    estimatedTokens: z.int()
+}));
+
+/**
+ * One tool schema the request offered.
+ */
+export const zContextTool = z.lazy(() => z.object({
+    name: z.string(),
+    characters: z.int(),
+    estimatedTokens: z.int()
+}));
+
+/**
  * How much of a model's context window the latest model request used, in the model's own units.
  */
 export const zContextUse = z.lazy(() => z.object({
@@ -278,6 +302,37 @@ export const zDeviceLoginPrompt = z.lazy(() => z.object({
     verificationUrl: z.string(),
     userCode: z.string()
 }));
+
+/**
+ * A safe typed cause: codes and our own wording, never a provider's response body.
+ */
+export const zDiagnosticCause = z.lazy(() => z.object({
+    code: z.string().max(128),
+    message: z.string().max(4096),
+    providerCode: z.string().max(128).optional(),
+    limit: z.string().optional()
+}));
+
+/**
+ * What failed: a Turn's execution, one model request attempt, or automatic title generation.
+ */
+export const zDiagnosticKind = z.enum([
+    'execution',
+    'model_step',
+    'automatic_title'
+]);
+
+/**
+ * The Session's current diagnostic revision: sent on subscription and after every change.
+ */
+export const zDiagnosticsRevisionEvent = z.lazy(() => z.object({
+    type: z.enum(['diagnostics.revision']),
+    revision: z.int()
+}));
+
+export const zDiagnosticsStreamEvent = z.lazy(() => z.object({
+    type: z.literal('diagnostics.revision')
+}).and(zDiagnosticsRevisionEvent));
 
 /**
  * A usage number as encoded on the wire: a JSON number, or a string for the non-finite values.
@@ -396,6 +451,62 @@ export const zHealthResponse = z.lazy(() => z.object({
 }));
 
 /**
+ * The stream is caught up through `through`; repeated at least every 15 s while idle.
+ */
+export const zHistoryCursorEvent = z.lazy(() => z.object({
+    type: z.enum(['history.cursor']),
+    through: z.int()
+}));
+
+/**
+ * A row field that source reads and search hits name.
+ */
+export const zHistoryField = z.enum([
+    'body',
+    'thinking',
+    'toolInput'
+]);
+
+/**
+ * Where a history row stands: the history event that published it, then its ordinal in it.
+ */
+export const zHistoryPosition = z.lazy(() => z.object({
+    sourceSequence: z.int().gte(1),
+    itemIndex: z.int().gte(0)
+}));
+
+/**
+ * What a row holds: a Turn's prompt, a conversation entry, steering input, model text, a refusal, reasoning or a tool call.
+ */
+export const zHistoryRowKind = z.enum([
+    'prompt',
+    'entry',
+    'steering',
+    'text',
+    'refusal',
+    'reasoning',
+    'tool'
+]);
+
+/**
+ * Who a row speaks for.
+ */
+export const zHistoryRowRole = z.enum([
+    'user',
+    'assistant',
+    'tool'
+]);
+
+/**
+ * The first bytes of one row field; read the rest with readHistorySource.
+ */
+export const zHistoryText = z.lazy(() => z.object({
+    text: z.string(),
+    byteLength: z.int(),
+    complete: z.boolean()
+}));
+
+/**
  * Image media types accepted in prompts and tool results.
  */
 export const zImageMimeType = z.enum([
@@ -427,6 +538,16 @@ export const zInstructionRole = z.enum([
     'developer',
     'user'
 ]);
+
+/**
+ * A permission request or a question batch a running Turn waits for.
+ */
+export const zInteractionKind = z.enum(['permission', 'question']);
+
+/**
+ * Whether the interaction still waits for an answer.
+ */
+export const zInteractionState = z.enum(['pending', 'resolved']);
 
 /**
  * The server failed unexpectedly.
@@ -1370,6 +1491,45 @@ export const zResolvedSessionPlugin = z.lazy(() => z.object({
 }));
 
 /**
+ * Dismisses a question batch.
+ */
+export const zRespondDismiss = z.lazy(() => z.object({
+    kind: z.enum(['dismiss'])
+}));
+
+/**
+ * Answers a permission request.
+ */
+export const zRespondPermission = z.lazy(() => z.object({
+    kind: z.enum(['permission']),
+    reply: zPermissionReply,
+    message: z.string().max(4096).optional()
+}));
+
+/**
+ * Answers a question batch: one answer per question, in order.
+ */
+export const zRespondQuestion = z.lazy(() => z.object({
+    kind: z.enum(['question']),
+    answers: z.array(z.array(z.string())).min(1)
+}));
+
+/**
+ * The answer to one interaction.
+ */
+export const zRespondRequest = z.lazy(() => z.union([
+    z.object({
+        kind: z.literal('permission')
+    }).and(zRespondPermission),
+    z.object({
+        kind: z.literal('question')
+    }).and(zRespondQuestion),
+    z.object({
+        kind: z.literal('dismiss')
+    }).and(zRespondDismiss)
+]));
+
+/**
  * Whether a runtime plugin generation activated.
  */
 export const zRuntimePluginStatus = z.enum(['active', 'failed']);
@@ -1497,6 +1657,15 @@ export const zPolicySafetyReserve = z.lazy(() => z.object({
  */
 export const zPolicyContext = z.lazy(() => z.object({
     safetyReserve: zPolicySafetyReserve
+}));
+
+/**
+ * Where a search continues: inside `field` of the row at `position`, from `byteOffset` on.
+ */
+export const zSearchCursor = z.lazy(() => z.object({
+    position: zHistoryPosition,
+    field: zHistoryField,
+    byteOffset: z.int()
 }));
 
 /**
@@ -1916,6 +2085,16 @@ export const zToolCallState = z.enum([
     'failed',
     'denied'
 ]);
+
+/**
+ * The tool call a `tool` row records.
+ */
+export const zHistoryToolCall = z.lazy(() => z.object({
+    toolId: z.string(),
+    toolCallId: z.string(),
+    state: zToolCallState,
+    internal: z.boolean()
+}));
 
 /**
  * The raw result and logs of a CodeMode execution.
@@ -2634,6 +2813,29 @@ export const zContextCompactionReceiptResponse = z.lazy(() => z.object({
 }));
 
 /**
+ * The latest Main request the Session prepared.
+ */
+export const zContextRequest = z.lazy(() => z.object({
+    sequence: z.int().gte(1),
+    turnId: zUuid,
+    model: z.string(),
+    turnPhase: zTurnPhase.nullable(),
+    preparedAt: z.int(),
+    groups: z.array(zContextGroup),
+    tools: z.array(zContextTool),
+    estimator: z.string(),
+    estimatedInputTokens: z.int(),
+    reportedInputTokens: z.int().nullable(),
+    contextUnits: z.int().nullable()
+}));
+
+export const zContextResponse = z.lazy(() => z.object({
+    sessionId: zUuid,
+    through: z.int(),
+    request: zContextRequest.nullable()
+}));
+
+/**
  * The conversation entry a Turn's prompt was recorded as, at its history revision.
  */
 export const zConversationEntryPosition = z.lazy(() => z.object({
@@ -2648,6 +2850,29 @@ export const zDeletedServer = z.lazy(() => z.object({
 
 export const zDeletedSession = z.lazy(() => z.object({
     sessionId: zUuid
+}));
+
+/**
+ * One operational failure record of the Session's own work (a fork does not inherit its source's).
+ */
+export const zDiagnostic = z.lazy(() => z.object({
+    sequence: z.int().gte(1),
+    kind: zDiagnosticKind,
+    turnId: zUuid.optional(),
+    eventRevision: z.int().optional(),
+    attempt: z.int().gte(1).optional(),
+    cause: zDiagnosticCause,
+    recordedAt: z.int()
+}));
+
+/**
+ * A bounded, newest-first page of diagnostics under one fence.
+ */
+export const zDiagnosticsPage = z.lazy(() => z.object({
+    sessionId: zUuid,
+    through: z.int(),
+    diagnostics: z.array(zDiagnostic),
+    nextBefore: z.int().nullable()
 }));
 
 /**
@@ -2687,6 +2912,75 @@ export const zForkBoundary = z.lazy(() => z.union([
         kind: z.literal('conversationEntry')
     }).and(zForkConversationEntryBoundary)
 ]));
+
+/**
+ * One queued or running Turn.
+ */
+export const zHistoryQueueEntry = z.lazy(() => z.object({
+    turnId: zUuid,
+    sequence: z.int().gte(1),
+    phase: z.enum(['pending', 'running']),
+    acceptedAt: z.int()
+}));
+
+/**
+ * The Session's queue of unsettled Turns, oldest first, sent at start and whenever it changes.
+ */
+export const zHistoryQueueEvent = z.lazy(() => z.object({
+    type: z.enum(['history.queue']),
+    queue: z.array(zHistoryQueueEntry)
+}));
+
+/**
+ * One published history row. Fields never change once published.
+ */
+export const zHistoryRow = z.lazy(() => z.object({
+    position: zHistoryPosition,
+    role: zHistoryRowRole,
+    kind: zHistoryRowKind,
+    turnId: zUuid.optional(),
+    entryId: zUuid.optional(),
+    partId: zUuid.optional(),
+    body: zHistoryText,
+    thinking: zHistoryText.optional(),
+    toolInput: zHistoryText.optional(),
+    tool: zHistoryToolCall.optional(),
+    createdAt: z.int()
+}));
+
+/**
+ * A bounded page of history rows under one fence.
+ */
+export const zHistoryPage = z.lazy(() => z.object({
+    sessionId: zUuid,
+    through: z.int(),
+    rows: z.array(zHistoryRow),
+    nextAfter: zHistoryPosition.nullable()
+}));
+
+/**
+ * Rows published after the stream's position.
+ */
+export const zHistoryRowsEvent = z.lazy(() => z.object({
+    type: z.enum(['history.rows']),
+    rows: z.array(zHistoryRow),
+    nextAfter: zHistoryPosition,
+    through: z.int()
+}));
+
+/**
+ * A chunk of one row field's original text.
+ */
+export const zHistorySourceChunk = z.lazy(() => z.object({
+    sessionId: zUuid,
+    through: z.int(),
+    position: zHistoryPosition,
+    field: zHistoryField,
+    byteLength: z.int(),
+    byteOffset: z.int(),
+    text: z.string(),
+    nextByte: z.int().nullable()
+}));
 
 /**
  * What part of the Session history an actor may observe.
@@ -2905,6 +3199,49 @@ export const zDismissedToolQuestion = z.lazy(() => z.object({
 }));
 
 /**
+ * A request of a Turn of the Session, as originally recorded.
+ */
+export const zInteraction = z.lazy(() => z.object({
+    kind: zInteractionKind,
+    state: zInteractionState,
+    requestId: zUuid,
+    turnId: zUuid,
+    toolId: z.string(),
+    toolCallId: z.string(),
+    permission: zPermissionRequest.optional(),
+    question: zQuestionRequest.optional(),
+    requestedAt: z.int(),
+    resolvedAt: z.int().optional()
+}));
+
+/**
+ * The Session's pending interactions, sent at start and whenever they change.
+ */
+export const zHistoryInteractionsEvent = z.lazy(() => z.object({
+    type: z.enum(['history.interactions']),
+    interactions: z.array(zInteraction)
+}));
+
+export const zHistoryStreamEvent = z.lazy(() => z.union([
+    z.object({
+        type: z.literal('history.rows')
+    }).and(zHistoryRowsEvent),
+    z.object({
+        type: z.literal('history.queue')
+    }).and(zHistoryQueueEvent),
+    z.object({
+        type: z.literal('history.interactions')
+    }).and(zHistoryInteractionsEvent),
+    z.object({
+        type: z.literal('history.cursor')
+    }).and(zHistoryCursorEvent)
+]));
+
+export const zInteractionResponse = z.lazy(() => z.object({
+    interaction: zInteraction
+}));
+
+/**
  * A question request pending in a descendant sub-agent Session.
  */
 export const zPendingDescendantQuestion = z.lazy(() => z.object({
@@ -2918,6 +3255,11 @@ export const zPendingDescendantQuestion = z.lazy(() => z.object({
  */
 export const zDescendantQuestionsResponse = z.lazy(() => z.object({
     questions: z.array(zPendingDescendantQuestion)
+}));
+
+export const zPendingInteractionsResponse = z.lazy(() => z.object({
+    sessionId: zUuid,
+    interactions: z.array(zInteraction)
 }));
 
 /**
@@ -3016,8 +3358,68 @@ export const zSavedPermissionsResponse = z.lazy(() => z.object({
     permissions: z.array(zSavedPermission)
 }));
 
+/**
+ * One literal match, in the exact original field.
+ */
+export const zSearchHit = z.lazy(() => z.object({
+    position: zHistoryPosition,
+    field: zHistoryField,
+    byteOffset: z.int(),
+    byteLength: z.int(),
+    role: zHistoryRowRole,
+    kind: zHistoryRowKind,
+    turnId: zUuid.optional(),
+    entryId: zUuid.optional(),
+    preview: z.string()
+}));
+
+/**
+ * A bounded page of a Session search; a page can hold no hits and still continue.
+ */
+export const zSearchPage = z.lazy(() => z.object({
+    sessionId: zUuid,
+    through: z.int(),
+    hits: z.array(zSearchHit),
+    nextAfter: zSearchCursor.nullable()
+}));
+
 export const zServerDeletedResponse = z.lazy(() => z.object({
     deleted: zDeletedServer
+}));
+
+/**
+ * Where a server search continues.
+ */
+export const zServerSearchCursor = z.lazy(() => z.object({
+    sessionId: zUuid,
+    position: zHistoryPosition,
+    field: zHistoryField,
+    byteOffset: z.int()
+}));
+
+/**
+ * One match of a server search.
+ */
+export const zServerSearchHit = z.lazy(() => z.object({
+    sessionId: zUuid,
+    position: zHistoryPosition,
+    field: zHistoryField,
+    byteOffset: z.int(),
+    byteLength: z.int(),
+    role: zHistoryRowRole,
+    kind: zHistoryRowKind,
+    turnId: zUuid.optional(),
+    entryId: zUuid.optional(),
+    preview: z.string()
+}));
+
+/**
+ * A bounded page of a server-wide search, newest rows first.
+ */
+export const zServerSearchPage = z.lazy(() => z.object({
+    through: z.int(),
+    hits: z.array(zServerSearchHit),
+    nextAfter: zServerSearchCursor.nullable()
 }));
 
 /**
@@ -3386,6 +3788,19 @@ export const zSession = z.lazy(() => z.object({
     updatedAt: z.int(),
     nextSequence: z.int().gte(1),
     contextUse: zContextUse.optional()
+}));
+
+/**
+ * A published fork, found by its original identity (source and caller-selected fork id).
+ */
+export const zForkReceipt = z.lazy(() => z.object({
+    sourceSessionId: zUuid,
+    forkedSessionId: zUuid,
+    session: zSession
+}));
+
+export const zForkReceiptResponse = z.lazy(() => z.object({
+    receipt: zForkReceipt.nullable()
 }));
 
 /**
@@ -3959,6 +4374,11 @@ export const zQuestionReplyResponse = z.lazy(() => z.object({
     turn: zTurn
 }));
 
+export const zRespondResponse = z.lazy(() => z.object({
+    interaction: zInteraction,
+    turn: zTurn
+}));
+
 /**
  * `session.turn.snapshot` with the server cursor.
  */
@@ -4469,6 +4889,28 @@ export const zWatchServerQuery = z.lazy(() => z.object({
  */
 export const zWatchServerResponse = zServerStreamEvent;
 
+export const zSearchServerPath = z.lazy(() => z.object({
+    server: z.string()
+}));
+
+export const zSearchServerQuery = z.lazy(() => z.object({
+    query: z.string(),
+    caseSensitive: z.enum(['true', 'false']),
+    wholeWord: z.enum(['true', 'false']),
+    limit: z.string().optional(),
+    through: z.string().optional(),
+    afterSourceSequence: z.string().optional(),
+    afterItemIndex: z.string().optional(),
+    afterField: z.string().optional(),
+    afterByte: z.string().optional(),
+    afterSessionId: z.uuid().optional()
+}));
+
+/**
+ * A successful JSON response with an explicit status.
+ */
+export const zSearchServerResponse = zServerSearchPage;
+
 export const zListSessionsPath = z.lazy(() => z.object({
     server: z.string()
 }));
@@ -4627,6 +5069,20 @@ export const zReplaceSessionConfigurationPath = z.lazy(() => z.object({
  */
 export const zReplaceSessionConfigurationResponse = zSessionConfigurationResponse;
 
+export const zContextPath = z.lazy(() => z.object({
+    server: z.string(),
+    sessionId: z.uuid()
+}));
+
+export const zContextQuery = z.lazy(() => z.object({
+    through: z.string().optional()
+}));
+
+/**
+ * A successful JSON response with an explicit status.
+ */
+export const zContextResponse2 = zContextResponse;
+
 export const zAppendConversationBody = zAppendConversationRequest;
 
 export const zAppendConversationHeaders = z.lazy(() => z.object({
@@ -4655,6 +5111,32 @@ export const zSetSessionDefaultModelPath = z.lazy(() => z.object({
  */
 export const zSetSessionDefaultModelResponse = zSessionResponse;
 
+export const zDiagnosticsPath = z.lazy(() => z.object({
+    server: z.string(),
+    sessionId: z.uuid()
+}));
+
+export const zDiagnosticsQuery = z.lazy(() => z.object({
+    limit: z.string().optional(),
+    through: z.string().optional(),
+    beforeSequence: z.string().optional()
+}));
+
+/**
+ * A successful JSON response with an explicit status.
+ */
+export const zDiagnosticsResponse = zDiagnosticsPage;
+
+export const zWatchDiagnosticsPath = z.lazy(() => z.object({
+    server: z.string(),
+    sessionId: z.uuid()
+}));
+
+/**
+ * A `text/event-stream` response whose messages carry `T` as JSON `data`.
+ */
+export const zWatchDiagnosticsResponse = zDiagnosticsStreamEvent;
+
 export const zWatchSessionHeaders = z.lazy(() => z.object({
     'last-event-id': z.string().optional()
 }));
@@ -4673,6 +5155,17 @@ export const zWatchSessionQuery = z.lazy(() => z.object({
  */
 export const zWatchSessionResponse = zSessionStreamEvent;
 
+export const zForkReceiptPath = z.lazy(() => z.object({
+    server: z.string(),
+    sessionId: z.uuid(),
+    forkedSessionId: z.uuid()
+}));
+
+/**
+ * A successful JSON response with an explicit status.
+ */
+export const zForkReceiptResponse2 = zForkReceiptResponse;
+
 export const zForkSessionBody = z.lazy(() => zForkSessionRequest.nullable());
 
 export const zForkSessionPath = z.lazy(() => z.object({
@@ -4685,6 +5178,98 @@ export const zForkSessionPath = z.lazy(() => z.object({
  * A successful JSON response with an explicit status.
  */
 export const zForkSessionResponse = zSessionResponse;
+
+export const zHistoryPath = z.lazy(() => z.object({
+    server: z.string(),
+    sessionId: z.uuid()
+}));
+
+export const zHistoryQuery = z.lazy(() => z.object({
+    limit: z.string().optional(),
+    through: z.string().optional(),
+    afterSourceSequence: z.string().optional(),
+    afterItemIndex: z.string().optional(),
+    rowSourceSequence: z.string().optional(),
+    rowItemIndex: z.string().optional(),
+    rowField: z.string().optional(),
+    eventSequence: z.string().optional()
+}));
+
+/**
+ * A successful JSON response with an explicit status.
+ */
+export const zHistoryResponse = zHistoryPage;
+
+export const zWatchHistoryHeaders = z.lazy(() => z.object({
+    'last-event-id': z.string().optional()
+}));
+
+export const zWatchHistoryPath = z.lazy(() => z.object({
+    server: z.string(),
+    sessionId: z.uuid()
+}));
+
+export const zWatchHistoryQuery = z.lazy(() => z.object({
+    afterSourceSequence: z.string().optional(),
+    afterItemIndex: z.string().optional()
+}));
+
+/**
+ * A `text/event-stream` response whose messages carry `T` as JSON `data`.
+ */
+export const zWatchHistoryResponse = zHistoryStreamEvent;
+
+export const zReadHistorySourcePath = z.lazy(() => z.object({
+    server: z.string(),
+    sessionId: z.uuid()
+}));
+
+export const zReadHistorySourceQuery = z.lazy(() => z.object({
+    sourceSequence: z.string(),
+    itemIndex: z.string(),
+    field: z.string(),
+    through: z.string().optional(),
+    afterByte: z.string().optional()
+}));
+
+/**
+ * A successful JSON response with an explicit status.
+ */
+export const zReadHistorySourceResponse = zHistorySourceChunk;
+
+export const zPendingInteractionsPath = z.lazy(() => z.object({
+    server: z.string(),
+    sessionId: z.uuid()
+}));
+
+/**
+ * A successful JSON response with an explicit status.
+ */
+export const zPendingInteractionsResponse2 = zPendingInteractionsResponse;
+
+export const zInteractionPath = z.lazy(() => z.object({
+    server: z.string(),
+    sessionId: z.uuid(),
+    requestId: z.uuid()
+}));
+
+/**
+ * A successful JSON response with an explicit status.
+ */
+export const zInteractionResponse2 = zInteractionResponse;
+
+export const zRespondBody = zRespondRequest;
+
+export const zRespondPath = z.lazy(() => z.object({
+    server: z.string(),
+    sessionId: z.uuid(),
+    requestId: z.uuid()
+}));
+
+/**
+ * A successful JSON response with an explicit status.
+ */
+export const zRespondResponse2 = zRespondResponse;
 
 export const zListPluginJournalPath = z.lazy(() => z.object({
     server: z.string(),
@@ -4978,6 +5563,28 @@ export const zReplyQuestionPath = z.lazy(() => z.object({
  * A successful JSON response with an explicit status.
  */
 export const zReplyQuestionResponse = zQuestionReplyResponse;
+
+export const zSearchPath = z.lazy(() => z.object({
+    server: z.string(),
+    sessionId: z.uuid()
+}));
+
+export const zSearchQuery = z.lazy(() => z.object({
+    query: z.string(),
+    caseSensitive: z.enum(['true', 'false']),
+    wholeWord: z.enum(['true', 'false']),
+    limit: z.string().optional(),
+    through: z.string().optional(),
+    afterSourceSequence: z.string().optional(),
+    afterItemIndex: z.string().optional(),
+    afterField: z.string().optional(),
+    afterByte: z.string().optional()
+}));
+
+/**
+ * A successful JSON response with an explicit status.
+ */
+export const zSearchResponse = zSearchPage;
 
 export const zSessionSkillsPath = z.lazy(() => z.object({
     server: z.string(),

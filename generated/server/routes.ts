@@ -37,11 +37,14 @@ export type OperationId =
   | "capabilities"
   | "completeMcpCredentialCallback"
   | "connectProviderKey"
+  | "context"
   | "createSession"
   | "deleteProviderConnection"
   | "deleteServer"
   | "deleteSession"
+  | "diagnostics"
   | "forgetMcpCredential"
+  | "forkReceipt"
   | "forkSession"
   | "getContextCompaction"
   | "getMcpCatalog"
@@ -52,6 +55,8 @@ export type OperationId =
   | "getSessionConfiguration"
   | "getTurn"
   | "health"
+  | "history"
+  | "interaction"
   | "listDescendantPendingApprovals"
   | "listDescendantPendingQuestions"
   | "listPluginJournal"
@@ -63,9 +68,11 @@ export type OperationId =
   | "logs"
   | "modelEvents"
   | "models"
+  | "pendingInteractions"
   | "plugins"
   | "promoteSessionBackground"
   | "providers"
+  | "readHistorySource"
   | "readMcpResource"
   | "refreshProviderModels"
   | "refreshSessionPlugin"
@@ -77,6 +84,9 @@ export type OperationId =
   | "replaceSessionConfiguration"
   | "replyPermission"
   | "replyQuestion"
+  | "respond"
+  | "search"
+  | "searchServer"
   | "sessionAgents"
   | "sessionModelEvents"
   | "sessionModels"
@@ -91,6 +101,8 @@ export type OperationId =
   | "submitMcpPrompt"
   | "submitPrompt"
   | "updateProviderConnection"
+  | "watchDiagnostics"
+  | "watchHistory"
   | "watchServer"
   | "watchSession"
   | "watchTurn";
@@ -232,6 +244,21 @@ export const routes: readonly RouteDefinition[] = [
     schemas: { path: Z.zConnectProviderKeyPath, query: undefined, headers: undefined, body: Z.zConnectProviderKeyBody },
   },
   {
+    operationId: "context",
+    method: "GET",
+    path: "/v1/servers/{server}/sessions/{sessionId}/context",
+    pathParams: ["server","sessionId"],
+    query: [{"name":"through","kind":"string","required":false}],
+    headers: [],
+    hasBody: false,
+    bodyRequired: false,
+    authenticated: true,
+    successStatus: 200,
+    stream: false,
+    statuses: [200,400,401,403,404,409,500,503],
+    schemas: { path: Z.zContextPath, query: Z.zContextQuery, headers: undefined, body: undefined },
+  },
+  {
     operationId: "createSession",
     method: "PUT",
     path: "/v1/servers/{server}/sessions/{sessionId}",
@@ -292,6 +319,21 @@ export const routes: readonly RouteDefinition[] = [
     schemas: { path: Z.zDeleteSessionPath, query: undefined, headers: undefined, body: Z.zDeleteSessionBody },
   },
   {
+    operationId: "diagnostics",
+    method: "GET",
+    path: "/v1/servers/{server}/sessions/{sessionId}/diagnostics",
+    pathParams: ["server","sessionId"],
+    query: [{"name":"limit","kind":"string","required":false},{"name":"through","kind":"string","required":false},{"name":"beforeSequence","kind":"string","required":false}],
+    headers: [],
+    hasBody: false,
+    bodyRequired: false,
+    authenticated: true,
+    successStatus: 200,
+    stream: false,
+    statuses: [200,400,401,403,404,409,500,503],
+    schemas: { path: Z.zDiagnosticsPath, query: Z.zDiagnosticsQuery, headers: undefined, body: undefined },
+  },
+  {
     operationId: "forgetMcpCredential",
     method: "POST",
     path: "/v1/servers/{server}/sessions/{sessionId}/mcp-credentials/{serverName}/forget",
@@ -305,6 +347,21 @@ export const routes: readonly RouteDefinition[] = [
     stream: false,
     statuses: [200,400,401,403,404,409,500,503],
     schemas: { path: Z.zForgetMcpCredentialPath, query: undefined, headers: undefined, body: Z.zForgetMcpCredentialBody },
+  },
+  {
+    operationId: "forkReceipt",
+    method: "GET",
+    path: "/v1/servers/{server}/sessions/{sessionId}/forks/{forkedSessionId}",
+    pathParams: ["server","sessionId","forkedSessionId"],
+    query: [],
+    headers: [],
+    hasBody: false,
+    bodyRequired: false,
+    authenticated: true,
+    successStatus: 200,
+    stream: false,
+    statuses: [200,400,401,403,404,409,500,503],
+    schemas: { path: Z.zForkReceiptPath, query: undefined, headers: undefined, body: undefined },
   },
   {
     operationId: "forkSession",
@@ -455,6 +512,36 @@ export const routes: readonly RouteDefinition[] = [
     stream: false,
     statuses: [200,400,403,500,503],
     schemas: { path: undefined, query: undefined, headers: undefined, body: undefined },
+  },
+  {
+    operationId: "history",
+    method: "GET",
+    path: "/v1/servers/{server}/sessions/{sessionId}/history",
+    pathParams: ["server","sessionId"],
+    query: [{"name":"limit","kind":"string","required":false},{"name":"through","kind":"string","required":false},{"name":"afterSourceSequence","kind":"string","required":false},{"name":"afterItemIndex","kind":"string","required":false},{"name":"rowSourceSequence","kind":"string","required":false},{"name":"rowItemIndex","kind":"string","required":false},{"name":"rowField","kind":"string","required":false},{"name":"eventSequence","kind":"string","required":false}],
+    headers: [],
+    hasBody: false,
+    bodyRequired: false,
+    authenticated: true,
+    successStatus: 200,
+    stream: false,
+    statuses: [200,400,401,403,404,409,500,503],
+    schemas: { path: Z.zHistoryPath, query: Z.zHistoryQuery, headers: undefined, body: undefined },
+  },
+  {
+    operationId: "interaction",
+    method: "GET",
+    path: "/v1/servers/{server}/sessions/{sessionId}/interactions/{requestId}",
+    pathParams: ["server","sessionId","requestId"],
+    query: [],
+    headers: [],
+    hasBody: false,
+    bodyRequired: false,
+    authenticated: true,
+    successStatus: 200,
+    stream: false,
+    statuses: [200,400,401,403,404,409,500,503],
+    schemas: { path: Z.zInteractionPath, query: undefined, headers: undefined, body: undefined },
   },
   {
     operationId: "listDescendantPendingApprovals",
@@ -622,6 +709,21 @@ export const routes: readonly RouteDefinition[] = [
     schemas: { path: undefined, query: undefined, headers: undefined, body: undefined },
   },
   {
+    operationId: "pendingInteractions",
+    method: "GET",
+    path: "/v1/servers/{server}/sessions/{sessionId}/interactions",
+    pathParams: ["server","sessionId"],
+    query: [],
+    headers: [],
+    hasBody: false,
+    bodyRequired: false,
+    authenticated: true,
+    successStatus: 200,
+    stream: false,
+    statuses: [200,400,401,403,404,409,500,503],
+    schemas: { path: Z.zPendingInteractionsPath, query: undefined, headers: undefined, body: undefined },
+  },
+  {
     operationId: "plugins",
     method: "GET",
     path: "/v1/runtime/plugins",
@@ -665,6 +767,21 @@ export const routes: readonly RouteDefinition[] = [
     stream: false,
     statuses: [200,400,401,403,404,409,500,503],
     schemas: { path: undefined, query: undefined, headers: undefined, body: undefined },
+  },
+  {
+    operationId: "readHistorySource",
+    method: "GET",
+    path: "/v1/servers/{server}/sessions/{sessionId}/history/source",
+    pathParams: ["server","sessionId"],
+    query: [{"name":"sourceSequence","kind":"string","required":true},{"name":"itemIndex","kind":"string","required":true},{"name":"field","kind":"string","required":true},{"name":"through","kind":"string","required":false},{"name":"afterByte","kind":"string","required":false}],
+    headers: [],
+    hasBody: false,
+    bodyRequired: false,
+    authenticated: true,
+    successStatus: 200,
+    stream: false,
+    statuses: [200,400,401,403,404,409,500,503],
+    schemas: { path: Z.zReadHistorySourcePath, query: Z.zReadHistorySourceQuery, headers: undefined, body: undefined },
   },
   {
     operationId: "readMcpResource",
@@ -830,6 +947,51 @@ export const routes: readonly RouteDefinition[] = [
     stream: false,
     statuses: [200,400,401,403,404,409,500,503],
     schemas: { path: Z.zReplyQuestionPath, query: undefined, headers: undefined, body: Z.zReplyQuestionBody },
+  },
+  {
+    operationId: "respond",
+    method: "POST",
+    path: "/v1/servers/{server}/sessions/{sessionId}/interactions/{requestId}/respond",
+    pathParams: ["server","sessionId","requestId"],
+    query: [],
+    headers: [],
+    hasBody: true,
+    bodyRequired: true,
+    authenticated: true,
+    successStatus: 200,
+    stream: false,
+    statuses: [200,400,401,403,404,409,500,503],
+    schemas: { path: Z.zRespondPath, query: undefined, headers: undefined, body: Z.zRespondBody },
+  },
+  {
+    operationId: "search",
+    method: "GET",
+    path: "/v1/servers/{server}/sessions/{sessionId}/search",
+    pathParams: ["server","sessionId"],
+    query: [{"name":"query","kind":"string","required":true},{"name":"caseSensitive","kind":"string","required":true},{"name":"wholeWord","kind":"string","required":true},{"name":"limit","kind":"string","required":false},{"name":"through","kind":"string","required":false},{"name":"afterSourceSequence","kind":"string","required":false},{"name":"afterItemIndex","kind":"string","required":false},{"name":"afterField","kind":"string","required":false},{"name":"afterByte","kind":"string","required":false}],
+    headers: [],
+    hasBody: false,
+    bodyRequired: false,
+    authenticated: true,
+    successStatus: 200,
+    stream: false,
+    statuses: [200,400,401,403,404,409,500,503],
+    schemas: { path: Z.zSearchPath, query: Z.zSearchQuery, headers: undefined, body: undefined },
+  },
+  {
+    operationId: "searchServer",
+    method: "GET",
+    path: "/v1/servers/{server}/search",
+    pathParams: ["server"],
+    query: [{"name":"query","kind":"string","required":true},{"name":"caseSensitive","kind":"string","required":true},{"name":"wholeWord","kind":"string","required":true},{"name":"limit","kind":"string","required":false},{"name":"through","kind":"string","required":false},{"name":"afterSourceSequence","kind":"string","required":false},{"name":"afterItemIndex","kind":"string","required":false},{"name":"afterField","kind":"string","required":false},{"name":"afterByte","kind":"string","required":false},{"name":"afterSessionId","kind":"string","required":false}],
+    headers: [],
+    hasBody: false,
+    bodyRequired: false,
+    authenticated: true,
+    successStatus: 200,
+    stream: false,
+    statuses: [200,400,401,403,404,409,500,503],
+    schemas: { path: Z.zSearchServerPath, query: Z.zSearchServerQuery, headers: undefined, body: undefined },
   },
   {
     operationId: "sessionAgents",
@@ -1042,6 +1204,36 @@ export const routes: readonly RouteDefinition[] = [
     schemas: { path: Z.zUpdateProviderConnectionPath, query: undefined, headers: undefined, body: Z.zUpdateProviderConnectionBody },
   },
   {
+    operationId: "watchDiagnostics",
+    method: "GET",
+    path: "/v1/servers/{server}/sessions/{sessionId}/diagnostics/events",
+    pathParams: ["server","sessionId"],
+    query: [],
+    headers: [],
+    hasBody: false,
+    bodyRequired: false,
+    authenticated: true,
+    successStatus: 200,
+    stream: true,
+    statuses: [200,400,401,403,404,409,500,503],
+    schemas: { path: Z.zWatchDiagnosticsPath, query: undefined, headers: undefined, body: undefined },
+  },
+  {
+    operationId: "watchHistory",
+    method: "GET",
+    path: "/v1/servers/{server}/sessions/{sessionId}/history/events",
+    pathParams: ["server","sessionId"],
+    query: [{"name":"afterSourceSequence","kind":"string","required":false},{"name":"afterItemIndex","kind":"string","required":false}],
+    headers: [{"name":"last-event-id","required":false}],
+    hasBody: false,
+    bodyRequired: false,
+    authenticated: true,
+    successStatus: 200,
+    stream: true,
+    statuses: [200,400,401,403,404,409,500,503],
+    schemas: { path: Z.zWatchHistoryPath, query: Z.zWatchHistoryQuery, headers: Z.zWatchHistoryHeaders, body: undefined },
+  },
+  {
     operationId: "watchServer",
     method: "GET",
     path: "/v1/servers/{server}/events",
@@ -1119,11 +1311,14 @@ export interface Handlers<Context> {
   capabilities(input: Input<T.CapabilitiesData>, context: Context): Promise<JsonResult<T.CapabilitiesResponses, T.CapabilitiesErrors>>;
   completeMcpCredentialCallback(input: Input<T.CompleteMcpCredentialCallbackData>, context: Context): Promise<JsonResult<T.CompleteMcpCredentialCallbackResponses, T.CompleteMcpCredentialCallbackErrors>>;
   connectProviderKey(input: Input<T.ConnectProviderKeyData>, context: Context): Promise<JsonResult<T.ConnectProviderKeyResponses, T.ConnectProviderKeyErrors>>;
+  context(input: Input<T.ContextData>, context: Context): Promise<JsonResult<T.ContextResponses, T.ContextErrors>>;
   createSession(input: Input<T.CreateSessionData>, context: Context): Promise<JsonResult<T.CreateSessionResponses, T.CreateSessionErrors>>;
   deleteProviderConnection(input: Input<T.DeleteProviderConnectionData>, context: Context): Promise<JsonResult<T.DeleteProviderConnectionResponses, T.DeleteProviderConnectionErrors>>;
   deleteServer(input: Input<T.DeleteServerData>, context: Context): Promise<JsonResult<T.DeleteServerResponses, T.DeleteServerErrors>>;
   deleteSession(input: Input<T.DeleteSessionData>, context: Context): Promise<JsonResult<T.DeleteSessionResponses, T.DeleteSessionErrors>>;
+  diagnostics(input: Input<T.DiagnosticsData>, context: Context): Promise<JsonResult<T.DiagnosticsResponses, T.DiagnosticsErrors>>;
   forgetMcpCredential(input: Input<T.ForgetMcpCredentialData>, context: Context): Promise<JsonResult<T.ForgetMcpCredentialResponses, T.ForgetMcpCredentialErrors>>;
+  forkReceipt(input: Input<T.ForkReceiptData>, context: Context): Promise<JsonResult<T.ForkReceiptResponses, T.ForkReceiptErrors>>;
   forkSession(input: Input<T.ForkSessionData>, context: Context): Promise<JsonResult<T.ForkSessionResponses, T.ForkSessionErrors>>;
   getContextCompaction(input: Input<T.GetContextCompactionData>, context: Context): Promise<JsonResult<T.GetContextCompactionResponses, T.GetContextCompactionErrors>>;
   getMcpCatalog(input: Input<T.GetMcpCatalogData>, context: Context): Promise<JsonResult<T.GetMcpCatalogResponses, T.GetMcpCatalogErrors>>;
@@ -1134,6 +1329,8 @@ export interface Handlers<Context> {
   getSessionConfiguration(input: Input<T.GetSessionConfigurationData>, context: Context): Promise<JsonResult<T.GetSessionConfigurationResponses, T.GetSessionConfigurationErrors>>;
   getTurn(input: Input<T.GetTurnData>, context: Context): Promise<JsonResult<T.GetTurnResponses, T.GetTurnErrors>>;
   health(input: Input<T.HealthData>, context: Context): Promise<JsonResult<T.HealthResponses, T.HealthErrors>>;
+  history(input: Input<T.HistoryData>, context: Context): Promise<JsonResult<T.HistoryResponses, T.HistoryErrors>>;
+  interaction(input: Input<T.InteractionData>, context: Context): Promise<JsonResult<T.InteractionResponses, T.InteractionErrors>>;
   listDescendantPendingApprovals(input: Input<T.ListDescendantPendingApprovalsData>, context: Context): Promise<JsonResult<T.ListDescendantPendingApprovalsResponses, T.ListDescendantPendingApprovalsErrors>>;
   listDescendantPendingQuestions(input: Input<T.ListDescendantPendingQuestionsData>, context: Context): Promise<JsonResult<T.ListDescendantPendingQuestionsResponses, T.ListDescendantPendingQuestionsErrors>>;
   listPluginJournal(input: Input<T.ListPluginJournalData>, context: Context): Promise<JsonResult<T.ListPluginJournalResponses, T.ListPluginJournalErrors>>;
@@ -1145,9 +1342,11 @@ export interface Handlers<Context> {
   logs(input: Input<T.LogsData>, context: Context): Promise<JsonResult<T.LogsResponses, T.LogsErrors>>;
   modelEvents(input: Input<T.ModelEventsData>, context: Context): Promise<StreamResult<T.ModelEventsResponses, T.ModelEventsErrors>>;
   models(input: Input<T.ModelsData>, context: Context): Promise<JsonResult<T.ModelsResponses, T.ModelsErrors>>;
+  pendingInteractions(input: Input<T.PendingInteractionsData>, context: Context): Promise<JsonResult<T.PendingInteractionsResponses, T.PendingInteractionsErrors>>;
   plugins(input: Input<T.PluginsData>, context: Context): Promise<JsonResult<T.PluginsResponses, T.PluginsErrors>>;
   promoteSessionBackground(input: Input<T.PromoteSessionBackgroundData>, context: Context): Promise<JsonResult<T.PromoteSessionBackgroundResponses, T.PromoteSessionBackgroundErrors>>;
   providers(input: Input<T.ProvidersData>, context: Context): Promise<JsonResult<T.ProvidersResponses, T.ProvidersErrors>>;
+  readHistorySource(input: Input<T.ReadHistorySourceData>, context: Context): Promise<JsonResult<T.ReadHistorySourceResponses, T.ReadHistorySourceErrors>>;
   readMcpResource(input: Input<T.ReadMcpResourceData>, context: Context): Promise<JsonResult<T.ReadMcpResourceResponses, T.ReadMcpResourceErrors>>;
   refreshProviderModels(input: Input<T.RefreshProviderModelsData>, context: Context): Promise<JsonResult<T.RefreshProviderModelsResponses, T.RefreshProviderModelsErrors>>;
   refreshSessionPlugin(input: Input<T.RefreshSessionPluginData>, context: Context): Promise<JsonResult<T.RefreshSessionPluginResponses, T.RefreshSessionPluginErrors>>;
@@ -1159,6 +1358,9 @@ export interface Handlers<Context> {
   replaceSessionConfiguration(input: Input<T.ReplaceSessionConfigurationData>, context: Context): Promise<JsonResult<T.ReplaceSessionConfigurationResponses, T.ReplaceSessionConfigurationErrors>>;
   replyPermission(input: Input<T.ReplyPermissionData>, context: Context): Promise<JsonResult<T.ReplyPermissionResponses, T.ReplyPermissionErrors>>;
   replyQuestion(input: Input<T.ReplyQuestionData>, context: Context): Promise<JsonResult<T.ReplyQuestionResponses, T.ReplyQuestionErrors>>;
+  respond(input: Input<T.RespondData>, context: Context): Promise<JsonResult<T.RespondResponses, T.RespondErrors>>;
+  search(input: Input<T.SearchData>, context: Context): Promise<JsonResult<T.SearchResponses, T.SearchErrors>>;
+  searchServer(input: Input<T.SearchServerData>, context: Context): Promise<JsonResult<T.SearchServerResponses, T.SearchServerErrors>>;
   sessionAgents(input: Input<T.SessionAgentsData>, context: Context): Promise<JsonResult<T.SessionAgentsResponses, T.SessionAgentsErrors>>;
   sessionModelEvents(input: Input<T.SessionModelEventsData>, context: Context): Promise<StreamResult<T.SessionModelEventsResponses, T.SessionModelEventsErrors>>;
   sessionModels(input: Input<T.SessionModelsData>, context: Context): Promise<JsonResult<T.SessionModelsResponses, T.SessionModelsErrors>>;
@@ -1173,6 +1375,8 @@ export interface Handlers<Context> {
   submitMcpPrompt(input: Input<T.SubmitMcpPromptData>, context: Context): Promise<JsonResult<T.SubmitMcpPromptResponses, T.SubmitMcpPromptErrors>>;
   submitPrompt(input: Input<T.SubmitPromptData>, context: Context): Promise<JsonResult<T.SubmitPromptResponses, T.SubmitPromptErrors>>;
   updateProviderConnection(input: Input<T.UpdateProviderConnectionData>, context: Context): Promise<JsonResult<T.UpdateProviderConnectionResponses, T.UpdateProviderConnectionErrors>>;
+  watchDiagnostics(input: Input<T.WatchDiagnosticsData>, context: Context): Promise<StreamResult<T.WatchDiagnosticsResponses, T.WatchDiagnosticsErrors>>;
+  watchHistory(input: Input<T.WatchHistoryData>, context: Context): Promise<StreamResult<T.WatchHistoryResponses, T.WatchHistoryErrors>>;
   watchServer(input: Input<T.WatchServerData>, context: Context): Promise<StreamResult<T.WatchServerResponses, T.WatchServerErrors>>;
   watchSession(input: Input<T.WatchSessionData>, context: Context): Promise<StreamResult<T.WatchSessionResponses, T.WatchSessionErrors>>;
   watchTurn(input: Input<T.WatchTurnData>, context: Context): Promise<StreamResult<T.WatchTurnResponses, T.WatchTurnErrors>>;

@@ -27,6 +27,7 @@ import { LoginManager, authFileLocation } from "../providers/index.js";
 import { CORE_TOOL_IDS } from "../tools/ids.js";
 import type { McpServer } from "../config/types.js";
 import { createHistoryServices, historyHandlers } from "./history-handlers.js";
+import { createWorkspaceHistoryServices, workspaceHistoryHandlers } from "./workspace-history-handlers.js";
 import { loadHostCatalogs, type HostCatalogs } from "./catalogs.js";
 import { mcpHandlers } from "./mcp-handlers.js";
 import { prepareHostMcp, type HostMcp } from "./mcp-host.js";
@@ -305,6 +306,7 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
     ...turnHandlers({ turns, interactions, streams }),
     ...depthHandlers({ sessions, catalogs, subagents, serverRoot: options.serverRoot }),
     ...historyHandlers(createHistoryServices(storage, hub, config, gateway, runner)),
+    ...workspaceHistoryHandlers(createWorkspaceHistoryServices(storage, hub, interactions, options.streamTiming)),
     ...mcpHandlers({ mcp: () => mcp.get(), sessions, turns }),
     ...pluginHandlers({ services: () => plugins.get(), models }),
     ...modelHandlers({ catalog: models, sessions }),

@@ -8,6 +8,7 @@ import { isStorageHandle, type StorageHandle, type StorageTransaction } from "./
 import type { SqlExecutor } from "./engine.js";
 import { mapBusy } from "./errors.js";
 import { SESSION_SELECT, TURN_SELECT, eventFromRow, jsonValue, placeholders, sessionFromRow, turnColumn, turnFromRow } from "./rows.js";
+import { entryRows, publishRows, publishSettledTurn } from "./history-rows.js";
 import { insertSession } from "./sessions.js";
 import type { ConversationEntryRow, SessionInsert, SessionRow, TurnRow } from "./schema.js";
 
@@ -56,7 +57,9 @@ export function appendConversationEntry(context: Context, target: { readonly ser
       `INSERT INTO conversation_entry (${ENTRY_SELECT}) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING ${ENTRY_SELECT}`,
       [entry.id, target.sessionId, taken.revision, jsonValue(entry.content), jsonValue(entry.attribution), entry.acceptedAt, entry.requestHash],
     );
-    return entryFromRow(raw!);
+    const appended = entryFromRow(raw!);
+    await publishRows(tx, target.sessionId, entryRows(appended));
+    return appended;
   });
 }
 
@@ -201,6 +204,7 @@ export function insertFork(context: Context, copy: ForkCopy): Promise<SessionRow
           entry.acceptedAt,
           entry.requestHash,
         ]);
+        await publishRows(tx, sessionId, entryRows({ ...entry, id: copy.idOf(entry.id) }));
         continue;
       }
       const source = turnFromRow((await tx.sql.get(`SELECT ${TURN_SELECT} FROM turn WHERE id = ?`, [item.sourceId]))!);
@@ -245,6 +249,7 @@ export function insertFork(context: Context, copy: ForkCopy): Promise<SessionRow
         [sessionId, turnId, activity, server],
       );
       tx.events.push(...events.map(eventFromRow));
+      if (row.phase === "completed" || row.phase === "cancelled" || row.phase === "failed") await publishSettledTurn(tx, turnId);
     }
     const raw = await tx.sql.get(`UPDATE session SET next_sequence = ?, history_revision = ? WHERE id = ? RETURNING ${SESSION_SELECT}`, [sequence + 1, revision, sessionId]);
     return sessionFromRow(raw!);

@@ -379,6 +379,75 @@ export const sessionPlugin = sqliteTable("session_plugin", {
   updatedAt: integer("updated_at").notNull(),
 });
 
+/**
+ * Published history rows (`history-rows.ts`): immutable, positioned (`source_sequence`,
+ * `item_index`). The FTS5 index `history_fts` over them (migration 20261204100000) is a virtual
+ * table drizzle does not describe.
+ */
+export const historyRow = sqliteTable(
+  "history_row",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    sessionId: text("session_id")
+      .notNull()
+      .references(() => session.id, { onDelete: "cascade" }),
+    sourceSequence: integer("source_sequence").notNull(),
+    itemIndex: integer("item_index").notNull(),
+    role: text("role").notNull(),
+    kind: text("kind").notNull(),
+    turnId: text("turn_id"),
+    entryId: text("entry_id"),
+    partId: text("part_id"),
+    hidden: integer("hidden", { mode: "boolean" }).notNull().default(false),
+    body: text("body").notNull(),
+    thinking: text("thinking"),
+    toolInput: text("tool_input"),
+    tool: text("tool"),
+    createdAt: integer("created_at").notNull(),
+  },
+  (table) => [uniqueIndex("history_row_position_idx").on(table.sessionId, table.sourceSequence, table.itemIndex)],
+);
+
+/** A Session's operational failure records (`diagnostics.ts`), numbered per Session by `sequence`. */
+export const sessionDiagnostic = sqliteTable(
+  "session_diagnostic",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    sessionId: text("session_id")
+      .notNull()
+      .references(() => session.id, { onDelete: "cascade" }),
+    sequence: integer("sequence").notNull(),
+    kind: text("kind").notNull(),
+    turnId: text("turn_id"),
+    eventRevision: integer("event_revision"),
+    attempt: integer("attempt"),
+    code: text("code").notNull(),
+    message: text("message").notNull(),
+    providerCode: text("provider_code"),
+    limitName: text("limit_name"),
+    recordedAt: integer("recorded_at").notNull(),
+  },
+  (table) => [uniqueIndex("session_diagnostic_sequence_idx").on(table.sessionId, table.sequence)],
+);
+
+/** The Main requests a Session prepared (`diagnostics.ts`), numbered per Session by `sequence`. */
+export const sessionContext = sqliteTable(
+  "session_context",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    sessionId: text("session_id")
+      .notNull()
+      .references(() => session.id, { onDelete: "cascade" }),
+    sequence: integer("sequence").notNull(),
+    turnId: text("turn_id").notNull(),
+    model: text("model").notNull(),
+    report: text("report").notNull(),
+    reportedInputTokens: integer("reported_input_tokens"),
+    preparedAt: integer("prepared_at").notNull(),
+  },
+  (table) => [uniqueIndex("session_context_sequence_idx").on(table.sessionId, table.sequence)],
+);
+
 export const schema = {
   serverActivity,
   session,
@@ -393,6 +462,9 @@ export const schema = {
   pluginJournal,
   sessionPluginRevision,
   sessionPlugin,
+  historyRow,
+  sessionDiagnostic,
+  sessionContext,
 };
 export type StorageSchema = typeof schema;
 

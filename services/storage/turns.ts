@@ -8,6 +8,7 @@
  * Functions take the handle (they run their own transaction) or a running transaction (they
  * join it). Reads live in turn-reads.ts.
  */
+import { publishSettledTurn } from "./history-rows.js";
 import { isStorageHandle, type Durability, type StorageHandle, type StorageTransaction } from "./database.js";
 import type { SqlValue } from "./engine.js";
 import { SESSION_SELECT, TURN_SELECT, eventFromRow, jsonValue, placeholders, sessionFromRow, steerFromRow, turnColumn, turnFromRow } from "./rows.js";
@@ -99,6 +100,8 @@ export interface TurnChange {
   readonly expectNoWaitingSteers?: boolean;
   /** `relaxed` for re-derivable progress (see `Durability`); joined transactions keep the outer one's. */
   readonly durability?: Durability;
+  /** Further writes that ride this change's transaction once it applied (records such as a prepared request). */
+  readonly within?: (tx: StorageTransaction) => Promise<void>;
 }
 
 /**
@@ -154,6 +157,9 @@ export function changeTurn(context: StorageContext, turnId: string, change: Turn
         { revision: turn.revision - n + 1, activityCursor: turn.activityCursor - n + 1, serverCursor: turn.serverCursor - n + 1 },
         change.events,
       );
+      // A settlement publishes the Turn's history rows in the same transaction (history-rows.ts).
+      if (change.events.some((event) => event.type === "turn.finished")) await publishSettledTurn(tx, turnId, { diagnostics: true });
+      if (change.within) await change.within(tx);
       return { turn, events };
     },
     change.durability,

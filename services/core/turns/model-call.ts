@@ -7,6 +7,7 @@ import type { CompactionOutcome, ContextUse, ReasoningEffort } from "../../../ge
 import { AssistantMessageBuilder, isProviderFailure, type AssistantMessage, type ModelMessage, type ModelStreamEvent, type ModelTool } from "../../providers/index.js";
 import { compactInTurn, withCurrentHistory } from "../compaction/automatic.js";
 import { addUsage } from "../compaction/summarize.js";
+import { RunRecords, contextReport } from "../diagnostics/record.js";
 import type { RunningTurn } from "./running.js";
 import { StopSignal, fault, finite, limitReached } from "./stop.js";
 
@@ -30,6 +31,9 @@ export interface ModelRequest {
 /** One model request with the policy's retries. */
 export async function callModel(t: RunningTurn, original: ModelRequest): Promise<ModelAnswer> {
   const { request, estimated } = await fitContext(t, original);
+  // The prepared Main request and each failed attempt are recorded for `context` and `diagnostics`.
+  const records = new RunRecords(t.deps.storage, t.deps.now);
+  const prepared = records.prepared(t.recorder, t.row.sessionId, t.row.id, t.row.model, contextReport(request, t.deps.gateway.limits(t.row.model)?.context));
   const provider = t.policy.provider;
   const maxAttempts = finite(provider.maxAttempts);
   const attemptTimeout = finite(provider.attemptTimeoutMs);
@@ -63,7 +67,10 @@ export async function callModel(t: RunningTurn, original: ModelRequest): Promise
         ...(timeoutMs !== undefined ? { timeoutMs } : {}),
       })) {
         if (attemptController.signal.aborted) break;
-        if (event.type === "usage") reported = true;
+        if (event.type === "usage") {
+          reported = true;
+          prepared.usage(event.promptTokens);
+        }
         output = applyEvent(t, event, builder, toolCalls) || output;
       }
       if (attemptController.signal.aborted) throw attemptController.signal.reason;
@@ -76,6 +83,14 @@ export async function callModel(t: RunningTurn, original: ModelRequest): Promise
       t.recorder.closeContent();
       await t.recorder.flush().catch(() => {});
       t.checkStopped();
+      const attemptFailure = isProviderFailure(error) ? error : undefined;
+      if (attemptFailure || timedOut) {
+        await records.modelStepFailed(t.row.sessionId, t.row.id, attempt, {
+          code: timedOut ? "provider_attempt_timeout" : `provider_${attemptFailure!.kind}`,
+          message: timedOut ? "A model request attempt timed out" : attemptFailure!.message,
+          providerCode: attemptFailure?.providerCode,
+        });
+      }
       const exhausted = maxAttempts !== undefined && attempt >= maxAttempts;
       const elapsedOver = elapsedLimit !== undefined && t.deps.now() - started >= elapsedLimit;
       if (timedOut) {

@@ -4,7 +4,9 @@
 // their open part, announced at once as live deltas and committed at most every `flushMs`.
 import { randomUUID } from "node:crypto";
 import type { TurnPart } from "../../../generated/client/types.gen.js";
-import { turns as store, type NewTurnEvent, type StorageHandle, type TurnPatch } from "../../storage/index.js";
+import { turns as store, type NewTurnEvent, type StorageHandle, type StorageTransaction, type TurnPatch } from "../../storage/index.js";
+
+type Within = (tx: StorageTransaction) => Promise<void>;
 import type { ActivityHub } from "../events/hub.js";
 
 export type ContentKind = "text" | "reasoning" | "refusal";
@@ -37,6 +39,8 @@ export class TurnRecorder {
   private readonly dirty = new Set<number>();
   /** Events and row fields that ride the next commit (e.g. usage reported at the end of a stream). */
   private staged: { events: NewTurnEvent[]; patch: TurnPatch } = { events: [], patch: {} };
+  /** Writes that ride the next commit's transaction (`stageWrite`). */
+  private riders: Within[] = [];
   private writes: Promise<void> = Promise.resolve();
   private flushTimer: NodeJS.Timeout | undefined;
   private open: { kind: ContentKind; ordinal: number } | undefined;
@@ -81,6 +85,11 @@ export class TurnRecorder {
     return this.parts[ordinal]!;
   }
 
+  /** Adds a write (a record of the Turn's work) to the next commit's transaction. */
+  stageWrite(write: Within): void {
+    this.riders.push(write);
+  }
+
   /** Adds events and row fields to the next commit instead of committing them on their own. */
   stage(events: readonly NewTurnEvent[], patch: TurnPatch): void {
     this.staged = { events: [...this.staged.events, ...events], patch: { ...this.staged.patch, ...patch } };
@@ -91,18 +100,28 @@ export class TurnRecorder {
    * `events`. Streamed content swept into another change is announced by a snapshot, as a flush
    * would: observers without live deltas (the server stream) see it only that way.
    */
-  sweep(events: readonly NewTurnEvent[] = [], patch: TurnPatch = {}): { parts: { ordinal: number; data: TurnPart }[]; events: NewTurnEvent[]; patch: TurnPatch } {
+  sweep(events: readonly NewTurnEvent[] = [], patch: TurnPatch = {}): { parts: { ordinal: number; data: TurnPart }[]; events: NewTurnEvent[]; patch: TurnPatch; within?: Within } {
     const parts = [...this.dirty].sort((a, b) => a - b).map((ordinal) => ({ ordinal, data: this.parts[ordinal]! }));
     this.dirty.clear();
     const all = [...this.staged.events, ...events];
     const merged = { ...this.staged.patch, ...patch };
     this.staged = { events: [], patch: {} };
     if (parts.some(({ data }) => isContent(data)) && !all.some((event) => event.type === "turn.snapshot")) all.unshift({ type: "turn.snapshot", data: null });
-    return { parts, events: all, patch: merged };
+    const riders = this.riders.splice(0);
+    if (riders.length === 0) return { parts, events: all, patch: merged };
+    return {
+      parts,
+      events: all,
+      patch: merged,
+      within: async (tx) => {
+        for (const rider of riders) await rider(tx);
+      },
+    };
   }
 
   /** Puts back what a change that did not apply had swept (its guard refused it). */
-  unsweep(swept: { parts: readonly { ordinal: number }[]; events: readonly NewTurnEvent[]; patch: TurnPatch }): void {
+  unsweep(swept: { parts: readonly { ordinal: number }[]; events: readonly NewTurnEvent[]; patch: TurnPatch; within?: Within | undefined }): void {
+    if (swept.within) this.riders.unshift(swept.within);
     for (const { ordinal } of swept.parts) this.dirty.add(ordinal);
     this.staged = { events: swept.events.filter((event) => event.type !== "turn.snapshot"), patch: swept.patch };
   }
@@ -121,6 +140,7 @@ export class TurnRecorder {
         events,
         expectOwner: this.options.owner,
         expectPhases: ["running"],
+        ...(swept.within ? { within: swept.within } : {}),
         // Progress is re-derivable: it survives a process crash; a power loss at worst settles
         // the Turn as process_lost. Claims and settlements stay fully synced.
         durability: "relaxed",

@@ -48,6 +48,7 @@ export async function complete(t: RunningTurn, text: string): Promise<boolean> {
     patch: swept.patch,
     parts: swept.parts,
     events: swept.events,
+    ...(swept.within ? { within: swept.within } : {}),
     expectOwner: t.deps.instance,
     expectPhases: ["running"],
     expectNoWaitingSteers: true,
@@ -60,7 +61,7 @@ export async function complete(t: RunningTurn, text: string): Promise<boolean> {
   const row = await store.getTurnById(t.deps.storage, t.id);
   if (row?.phase !== "running" || row.ownerInstance !== t.deps.instance) throw new StopSignal({ kind: "lost" });
   const { phase: _phase, outcome: _outcome, completedAt: _completedAt, steeringGate: _gate, messages: _messages, ...kept } = swept.patch;
-  t.recorder.unsweep({ parts: swept.parts, events: swept.events.filter((event) => event.type !== "turn.finished"), patch: kept });
+  t.recorder.unsweep({ parts: swept.parts, events: swept.events.filter((event) => event.type !== "turn.finished"), patch: kept, within: swept.within });
   return false;
 }
 
@@ -124,6 +125,7 @@ export async function settleStopped(t: RunningTurn, error: unknown): Promise<voi
       patch: swept.patch,
       parts: swept.parts,
       events: swept.events,
+      ...(swept.within ? { within: swept.within } : {}),
       expectOwner: t.deps.instance,
       expectPhases: ["running"],
     });

@@ -1,0 +1,119 @@
+// What the Turn runner records for `diagnostics` and `context`: each failed model request attempt
+// (a model-step failure, with the safe wording the provider room gives it — never a provider
+// body) and each prepared Main request, grouped by message role and tool schema with the same
+// estimate the context check uses (UTF-16 characters / 4). A prepared request rides the Turn's
+// next durable change (streamed content, a tool call or the settlement), so it costs one
+// statement and no transaction; a failed attempt commits on its own (a failure never fails the
+// Turn further: its storage error is dropped).
+import type { ModelMessage, ModelTool } from "../../providers/index.js";
+import { diagnostics as store, type StorageHandle, type StorageTransaction } from "../../storage/index.js";
+
+/** The estimator `fitContext` uses, named as the model_context limit names it. */
+export const ESTIMATOR = "utf16-chars/4";
+const estimate = (characters: number): number => Math.ceil(characters / 4);
+
+export interface ContextGroupRecord {
+  readonly role: "system" | "user" | "assistant" | "tool";
+  readonly messages: number;
+  readonly characters: number;
+  readonly estimatedTokens: number;
+}
+
+export interface ContextToolRecord {
+  readonly name: string;
+  readonly characters: number;
+  readonly estimatedTokens: number;
+}
+
+export interface ContextReportRecord {
+  readonly groups: readonly ContextGroupRecord[];
+  readonly tools: readonly ContextToolRecord[];
+  readonly estimatedInputTokens: number;
+  readonly contextUnits: number | null;
+}
+
+/** Groups one request by role (system first, then user, assistant, tool) and tool schema. */
+export function contextReport(request: { readonly system: string | undefined; readonly messages: readonly ModelMessage[]; readonly tools: readonly ModelTool[] }, contextUnits: number | undefined): ContextReportRecord {
+  const groups = new Map<ContextGroupRecord["role"], { messages: number; characters: number }>();
+  const add = (role: ContextGroupRecord["role"], characters: number): void => {
+    const group = groups.get(role) ?? { messages: 0, characters: 0 };
+    group.messages += 1;
+    group.characters += characters;
+    groups.set(role, group);
+  };
+  if (request.system !== undefined) add("system", request.system.length);
+  for (const message of request.messages) add(message.role, JSON.stringify(message).length);
+  const order: ContextGroupRecord["role"][] = ["system", "user", "assistant", "tool"];
+  const tools = request.tools.map((tool) => {
+    const characters = JSON.stringify(tool).length;
+    return { name: tool.name, characters, estimatedTokens: estimate(characters) };
+  });
+  // The same total `fitContext` checks against the window.
+  const total = JSON.stringify(request.messages).length + (request.system?.length ?? 0) + JSON.stringify(request.tools).length;
+  return {
+    groups: order.filter((role) => groups.has(role)).map((role) => ({ role, ...groups.get(role)!, estimatedTokens: estimate(groups.get(role)!.characters) })),
+    tools,
+    estimatedInputTokens: estimate(total),
+    contextUnits: contextUnits ?? null,
+  };
+}
+
+/** Where a Turn's records go: the rider of its next durable change (no transaction of their own). */
+export interface RecordSink {
+  stageWrite(write: (tx: StorageTransaction) => Promise<void>): void;
+}
+
+/** One prepared request's record: inserted by the Turn's next change, its usage set when reported. */
+export class PreparedRequest {
+  private sequence: number | undefined;
+  private started = false;
+  private reported: number | null = null;
+
+  constructor(
+    private readonly sink: RecordSink,
+    private readonly record: { readonly sessionId: string; readonly turnId: string; readonly model: string; readonly report: ContextReportRecord; readonly preparedAt: number },
+  ) {
+    sink.stageWrite(async (tx) => {
+      this.started = true;
+      this.sequence = await store.insertContext(tx, { ...record, reportedInputTokens: this.reported });
+    });
+  }
+
+  /** The provider reported the request's input tokens. */
+  usage(inputTokens: number): void {
+    if (!Number.isFinite(inputTokens)) return;
+    this.reported = inputTokens;
+    // Once inserted (or being inserted by an earlier change), the update rides a later change.
+    if (this.started) this.sink.stageWrite(async (tx) => void (this.sequence !== undefined && (await store.setContextUsage(tx, this.record.sessionId, this.sequence, inputTokens))));
+  }
+}
+
+export class RunRecords {
+  constructor(
+    private readonly storage: StorageHandle,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Records a prepared Main request with the Turn's next change. */
+  prepared(sink: RecordSink, sessionId: string, turnId: string, model: string, report: ContextReportRecord): PreparedRequest {
+    return new PreparedRequest(sink, { sessionId, turnId, model, report, preparedAt: this.now() });
+  }
+
+  /** A failed attempt: rare, so it commits on its own (the Turn may end before another change). */
+  async modelStepFailed(sessionId: string, turnId: string, attempt: number, failure: { code: string; message: string; providerCode: string | undefined }): Promise<void> {
+    await store
+      .insertDiagnostic(this.storage, {
+        sessionId,
+        kind: "model_step",
+        turnId,
+        eventRevision: null,
+        attempt,
+        code: failure.code,
+        message: failure.message,
+        providerCode: failure.providerCode ?? null,
+        limitName: null,
+        recordedAt: this.now(),
+      })
+      .catch(() => {});
+  }
+}
