@@ -35,6 +35,7 @@ export type OperationId =
   | "cancelProviderLogin"
   | "cancelTurn"
   | "capabilities"
+  | "closeTerminal"
   | "completeMcpCredentialCallback"
   | "connectProviderKey"
   | "createSession"
@@ -50,6 +51,7 @@ export type OperationId =
   | "getProviderLogin"
   | "getSession"
   | "getSessionConfiguration"
+  | "getTerminal"
   | "getTurn"
   | "health"
   | "listDescendantPendingApprovals"
@@ -60,13 +62,17 @@ export type OperationId =
   | "listSessionCompactions"
   | "listSessions"
   | "listSessionTurns"
+  | "listTerminals"
   | "logs"
   | "modelEvents"
   | "models"
+  | "openTerminal"
   | "plugins"
   | "promoteSessionBackground"
   | "providers"
   | "readMcpResource"
+  | "readTerminalDisplay"
+  | "readTerminalOutput"
   | "refreshProviderModels"
   | "refreshSessionPlugin"
   | "rejectQuestion"
@@ -77,6 +83,7 @@ export type OperationId =
   | "replaceSessionConfiguration"
   | "replyPermission"
   | "replyQuestion"
+  | "resizeTerminal"
   | "sessionAgents"
   | "sessionModelEvents"
   | "sessionModels"
@@ -93,7 +100,9 @@ export type OperationId =
   | "updateProviderConnection"
   | "watchServer"
   | "watchSession"
-  | "watchTurn";
+  | "watchTerminalOutput"
+  | "watchTurn"
+  | "writeTerminalInput";
 
 export const routes: readonly RouteDefinition[] = [
   {
@@ -200,6 +209,21 @@ export const routes: readonly RouteDefinition[] = [
     stream: false,
     statuses: [200,400,403,500,503],
     schemas: { path: undefined, query: undefined, headers: undefined, body: undefined },
+  },
+  {
+    operationId: "closeTerminal",
+    method: "POST",
+    path: "/v1/servers/{server}/sessions/{sessionId}/terminals/{terminalId}/close",
+    pathParams: ["server","sessionId","terminalId"],
+    query: [],
+    headers: [],
+    hasBody: true,
+    bodyRequired: true,
+    authenticated: true,
+    successStatus: 200,
+    stream: false,
+    statuses: [200,400,401,403,404,409,500,503],
+    schemas: { path: Z.zCloseTerminalPath, query: undefined, headers: undefined, body: Z.zCloseTerminalBody },
   },
   {
     operationId: "completeMcpCredentialCallback",
@@ -427,6 +451,21 @@ export const routes: readonly RouteDefinition[] = [
     schemas: { path: Z.zGetSessionConfigurationPath, query: undefined, headers: undefined, body: undefined },
   },
   {
+    operationId: "getTerminal",
+    method: "GET",
+    path: "/v1/servers/{server}/sessions/{sessionId}/terminals/{terminalId}",
+    pathParams: ["server","sessionId","terminalId"],
+    query: [],
+    headers: [],
+    hasBody: false,
+    bodyRequired: false,
+    authenticated: true,
+    successStatus: 200,
+    stream: false,
+    statuses: [200,400,401,403,404,409,500,503],
+    schemas: { path: Z.zGetTerminalPath, query: undefined, headers: undefined, body: undefined },
+  },
+  {
     operationId: "getTurn",
     method: "GET",
     path: "/v1/servers/{server}/sessions/{sessionId}/turns/{turnId}",
@@ -577,6 +616,21 @@ export const routes: readonly RouteDefinition[] = [
     schemas: { path: Z.zListSessionTurnsPath, query: Z.zListSessionTurnsQuery, headers: undefined, body: undefined },
   },
   {
+    operationId: "listTerminals",
+    method: "GET",
+    path: "/v1/servers/{server}/sessions/{sessionId}/terminals",
+    pathParams: ["server","sessionId"],
+    query: [],
+    headers: [],
+    hasBody: false,
+    bodyRequired: false,
+    authenticated: true,
+    successStatus: 200,
+    stream: false,
+    statuses: [200,400,401,403,404,409,500,503],
+    schemas: { path: Z.zListTerminalsPath, query: undefined, headers: undefined, body: undefined },
+  },
+  {
     operationId: "logs",
     method: "GET",
     path: "/v1/logs",
@@ -620,6 +674,21 @@ export const routes: readonly RouteDefinition[] = [
     stream: false,
     statuses: [200,400,401,403,404,409,500,503],
     schemas: { path: undefined, query: undefined, headers: undefined, body: undefined },
+  },
+  {
+    operationId: "openTerminal",
+    method: "PUT",
+    path: "/v1/servers/{server}/sessions/{sessionId}/terminals/{terminalId}",
+    pathParams: ["server","sessionId","terminalId"],
+    query: [],
+    headers: [],
+    hasBody: true,
+    bodyRequired: true,
+    authenticated: true,
+    successStatus: 200,
+    stream: false,
+    statuses: [200,400,401,403,404,409,500,503],
+    schemas: { path: Z.zOpenTerminalPath, query: undefined, headers: undefined, body: Z.zOpenTerminalBody },
   },
   {
     operationId: "plugins",
@@ -680,6 +749,36 @@ export const routes: readonly RouteDefinition[] = [
     stream: false,
     statuses: [200,400,401,403,404,409,500,503],
     schemas: { path: Z.zReadMcpResourcePath, query: undefined, headers: undefined, body: Z.zReadMcpResourceBody },
+  },
+  {
+    operationId: "readTerminalDisplay",
+    method: "GET",
+    path: "/v1/servers/{server}/sessions/{sessionId}/terminals/{terminalId}/display",
+    pathParams: ["server","sessionId","terminalId"],
+    query: [],
+    headers: [],
+    hasBody: false,
+    bodyRequired: false,
+    authenticated: true,
+    successStatus: 200,
+    stream: true,
+    statuses: [200,400,401,403,404,409,500,503],
+    schemas: { path: Z.zReadTerminalDisplayPath, query: undefined, headers: undefined, body: undefined },
+  },
+  {
+    operationId: "readTerminalOutput",
+    method: "GET",
+    path: "/v1/servers/{server}/sessions/{sessionId}/terminals/{terminalId}/output",
+    pathParams: ["server","sessionId","terminalId"],
+    query: [{"name":"after","kind":"string","required":false}],
+    headers: [],
+    hasBody: false,
+    bodyRequired: false,
+    authenticated: true,
+    successStatus: 200,
+    stream: false,
+    statuses: [200,400,401,403,404,409,500,503],
+    schemas: { path: Z.zReadTerminalOutputPath, query: Z.zReadTerminalOutputQuery, headers: undefined, body: undefined },
   },
   {
     operationId: "refreshProviderModels",
@@ -830,6 +929,21 @@ export const routes: readonly RouteDefinition[] = [
     stream: false,
     statuses: [200,400,401,403,404,409,500,503],
     schemas: { path: Z.zReplyQuestionPath, query: undefined, headers: undefined, body: Z.zReplyQuestionBody },
+  },
+  {
+    operationId: "resizeTerminal",
+    method: "POST",
+    path: "/v1/servers/{server}/sessions/{sessionId}/terminals/{terminalId}/resize",
+    pathParams: ["server","sessionId","terminalId"],
+    query: [],
+    headers: [],
+    hasBody: true,
+    bodyRequired: true,
+    authenticated: true,
+    successStatus: 200,
+    stream: false,
+    statuses: [200,400,401,403,404,409,500,503],
+    schemas: { path: Z.zResizeTerminalPath, query: undefined, headers: undefined, body: Z.zResizeTerminalBody },
   },
   {
     operationId: "sessionAgents",
@@ -1072,6 +1186,21 @@ export const routes: readonly RouteDefinition[] = [
     schemas: { path: Z.zWatchSessionPath, query: Z.zWatchSessionQuery, headers: Z.zWatchSessionHeaders, body: undefined },
   },
   {
+    operationId: "watchTerminalOutput",
+    method: "GET",
+    path: "/v1/servers/{server}/sessions/{sessionId}/terminals/{terminalId}/output/events",
+    pathParams: ["server","sessionId","terminalId"],
+    query: [{"name":"after","kind":"string","required":false}],
+    headers: [{"name":"last-event-id","required":false}],
+    hasBody: false,
+    bodyRequired: false,
+    authenticated: true,
+    successStatus: 200,
+    stream: true,
+    statuses: [200,400,401,403,404,409,500,503],
+    schemas: { path: Z.zWatchTerminalOutputPath, query: Z.zWatchTerminalOutputQuery, headers: Z.zWatchTerminalOutputHeaders, body: undefined },
+  },
+  {
     operationId: "watchTurn",
     method: "GET",
     path: "/v1/servers/{server}/sessions/{sessionId}/turns/{turnId}/events",
@@ -1085,6 +1214,21 @@ export const routes: readonly RouteDefinition[] = [
     stream: true,
     statuses: [200,400,401,403,404,409,500,503],
     schemas: { path: Z.zWatchTurnPath, query: Z.zWatchTurnQuery, headers: Z.zWatchTurnHeaders, body: undefined },
+  },
+  {
+    operationId: "writeTerminalInput",
+    method: "POST",
+    path: "/v1/servers/{server}/sessions/{sessionId}/terminals/{terminalId}/input",
+    pathParams: ["server","sessionId","terminalId"],
+    query: [],
+    headers: [],
+    hasBody: true,
+    bodyRequired: true,
+    authenticated: true,
+    successStatus: 200,
+    stream: false,
+    statuses: [200,400,401,403,404,409,500,503],
+    schemas: { path: Z.zWriteTerminalInputPath, query: undefined, headers: undefined, body: Z.zWriteTerminalInputBody },
   },
 ];
 
@@ -1117,6 +1261,7 @@ export interface Handlers<Context> {
   cancelProviderLogin(input: Input<T.CancelProviderLoginData>, context: Context): Promise<JsonResult<T.CancelProviderLoginResponses, T.CancelProviderLoginErrors>>;
   cancelTurn(input: Input<T.CancelTurnData>, context: Context): Promise<JsonResult<T.CancelTurnResponses, T.CancelTurnErrors>>;
   capabilities(input: Input<T.CapabilitiesData>, context: Context): Promise<JsonResult<T.CapabilitiesResponses, T.CapabilitiesErrors>>;
+  closeTerminal(input: Input<T.CloseTerminalData>, context: Context): Promise<JsonResult<T.CloseTerminalResponses, T.CloseTerminalErrors>>;
   completeMcpCredentialCallback(input: Input<T.CompleteMcpCredentialCallbackData>, context: Context): Promise<JsonResult<T.CompleteMcpCredentialCallbackResponses, T.CompleteMcpCredentialCallbackErrors>>;
   connectProviderKey(input: Input<T.ConnectProviderKeyData>, context: Context): Promise<JsonResult<T.ConnectProviderKeyResponses, T.ConnectProviderKeyErrors>>;
   createSession(input: Input<T.CreateSessionData>, context: Context): Promise<JsonResult<T.CreateSessionResponses, T.CreateSessionErrors>>;
@@ -1132,6 +1277,7 @@ export interface Handlers<Context> {
   getProviderLogin(input: Input<T.GetProviderLoginData>, context: Context): Promise<JsonResult<T.GetProviderLoginResponses, T.GetProviderLoginErrors>>;
   getSession(input: Input<T.GetSessionData>, context: Context): Promise<JsonResult<T.GetSessionResponses, T.GetSessionErrors>>;
   getSessionConfiguration(input: Input<T.GetSessionConfigurationData>, context: Context): Promise<JsonResult<T.GetSessionConfigurationResponses, T.GetSessionConfigurationErrors>>;
+  getTerminal(input: Input<T.GetTerminalData>, context: Context): Promise<JsonResult<T.GetTerminalResponses, T.GetTerminalErrors>>;
   getTurn(input: Input<T.GetTurnData>, context: Context): Promise<JsonResult<T.GetTurnResponses, T.GetTurnErrors>>;
   health(input: Input<T.HealthData>, context: Context): Promise<JsonResult<T.HealthResponses, T.HealthErrors>>;
   listDescendantPendingApprovals(input: Input<T.ListDescendantPendingApprovalsData>, context: Context): Promise<JsonResult<T.ListDescendantPendingApprovalsResponses, T.ListDescendantPendingApprovalsErrors>>;
@@ -1142,13 +1288,17 @@ export interface Handlers<Context> {
   listSessionCompactions(input: Input<T.ListSessionCompactionsData>, context: Context): Promise<JsonResult<T.ListSessionCompactionsResponses, T.ListSessionCompactionsErrors>>;
   listSessions(input: Input<T.ListSessionsData>, context: Context): Promise<JsonResult<T.ListSessionsResponses, T.ListSessionsErrors>>;
   listSessionTurns(input: Input<T.ListSessionTurnsData>, context: Context): Promise<JsonResult<T.ListSessionTurnsResponses, T.ListSessionTurnsErrors>>;
+  listTerminals(input: Input<T.ListTerminalsData>, context: Context): Promise<JsonResult<T.ListTerminalsResponses, T.ListTerminalsErrors>>;
   logs(input: Input<T.LogsData>, context: Context): Promise<JsonResult<T.LogsResponses, T.LogsErrors>>;
   modelEvents(input: Input<T.ModelEventsData>, context: Context): Promise<StreamResult<T.ModelEventsResponses, T.ModelEventsErrors>>;
   models(input: Input<T.ModelsData>, context: Context): Promise<JsonResult<T.ModelsResponses, T.ModelsErrors>>;
+  openTerminal(input: Input<T.OpenTerminalData>, context: Context): Promise<JsonResult<T.OpenTerminalResponses, T.OpenTerminalErrors>>;
   plugins(input: Input<T.PluginsData>, context: Context): Promise<JsonResult<T.PluginsResponses, T.PluginsErrors>>;
   promoteSessionBackground(input: Input<T.PromoteSessionBackgroundData>, context: Context): Promise<JsonResult<T.PromoteSessionBackgroundResponses, T.PromoteSessionBackgroundErrors>>;
   providers(input: Input<T.ProvidersData>, context: Context): Promise<JsonResult<T.ProvidersResponses, T.ProvidersErrors>>;
   readMcpResource(input: Input<T.ReadMcpResourceData>, context: Context): Promise<JsonResult<T.ReadMcpResourceResponses, T.ReadMcpResourceErrors>>;
+  readTerminalDisplay(input: Input<T.ReadTerminalDisplayData>, context: Context): Promise<StreamResult<T.ReadTerminalDisplayResponses, T.ReadTerminalDisplayErrors>>;
+  readTerminalOutput(input: Input<T.ReadTerminalOutputData>, context: Context): Promise<JsonResult<T.ReadTerminalOutputResponses, T.ReadTerminalOutputErrors>>;
   refreshProviderModels(input: Input<T.RefreshProviderModelsData>, context: Context): Promise<JsonResult<T.RefreshProviderModelsResponses, T.RefreshProviderModelsErrors>>;
   refreshSessionPlugin(input: Input<T.RefreshSessionPluginData>, context: Context): Promise<JsonResult<T.RefreshSessionPluginResponses, T.RefreshSessionPluginErrors>>;
   rejectQuestion(input: Input<T.RejectQuestionData>, context: Context): Promise<JsonResult<T.RejectQuestionResponses, T.RejectQuestionErrors>>;
@@ -1159,6 +1309,7 @@ export interface Handlers<Context> {
   replaceSessionConfiguration(input: Input<T.ReplaceSessionConfigurationData>, context: Context): Promise<JsonResult<T.ReplaceSessionConfigurationResponses, T.ReplaceSessionConfigurationErrors>>;
   replyPermission(input: Input<T.ReplyPermissionData>, context: Context): Promise<JsonResult<T.ReplyPermissionResponses, T.ReplyPermissionErrors>>;
   replyQuestion(input: Input<T.ReplyQuestionData>, context: Context): Promise<JsonResult<T.ReplyQuestionResponses, T.ReplyQuestionErrors>>;
+  resizeTerminal(input: Input<T.ResizeTerminalData>, context: Context): Promise<JsonResult<T.ResizeTerminalResponses, T.ResizeTerminalErrors>>;
   sessionAgents(input: Input<T.SessionAgentsData>, context: Context): Promise<JsonResult<T.SessionAgentsResponses, T.SessionAgentsErrors>>;
   sessionModelEvents(input: Input<T.SessionModelEventsData>, context: Context): Promise<StreamResult<T.SessionModelEventsResponses, T.SessionModelEventsErrors>>;
   sessionModels(input: Input<T.SessionModelsData>, context: Context): Promise<JsonResult<T.SessionModelsResponses, T.SessionModelsErrors>>;
@@ -1175,5 +1326,7 @@ export interface Handlers<Context> {
   updateProviderConnection(input: Input<T.UpdateProviderConnectionData>, context: Context): Promise<JsonResult<T.UpdateProviderConnectionResponses, T.UpdateProviderConnectionErrors>>;
   watchServer(input: Input<T.WatchServerData>, context: Context): Promise<StreamResult<T.WatchServerResponses, T.WatchServerErrors>>;
   watchSession(input: Input<T.WatchSessionData>, context: Context): Promise<StreamResult<T.WatchSessionResponses, T.WatchSessionErrors>>;
+  watchTerminalOutput(input: Input<T.WatchTerminalOutputData>, context: Context): Promise<StreamResult<T.WatchTerminalOutputResponses, T.WatchTerminalOutputErrors>>;
   watchTurn(input: Input<T.WatchTurnData>, context: Context): Promise<StreamResult<T.WatchTurnResponses, T.WatchTurnErrors>>;
+  writeTerminalInput(input: Input<T.WriteTerminalInputData>, context: Context): Promise<JsonResult<T.WriteTerminalInputResponses, T.WriteTerminalInputErrors>>;
 }

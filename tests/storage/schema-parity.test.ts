@@ -49,6 +49,7 @@ describe("schema.ts mirrors the migrations", () => {
       "session",
       "session_plugin",
       "session_plugin_revision",
+      "terminal",
       "turn",
       "turn_event",
       "turn_part",
