@@ -1,6 +1,7 @@
-// The one path from a command to the server: the embedded in-process Fetch handler (the
-// composition root services/host/harness.ts, loaded only then) or --remote over HTTP, both
-// through the generated client.
+// The one path from a command to the server, always through the generated client: the shared
+// local daemon by default (services/daemon/client.ts finds or starts it; nothing of services/host
+// loads in this process), `--embedded` in-process (the composition root services/host/harness.ts,
+// loaded only then), or `--remote` over HTTP.
 import { createZeClient, type ZeClient } from "../clients/index.js";
 import type { ConnectionValues } from "./spec.js";
 
@@ -10,9 +11,11 @@ export interface Connection {
   readonly server: string;
   /** True when the client runs on the same machine as the server (embedded or daemon). */
   readonly local: boolean;
+  /** True when atomically() really is one transaction (embedded only). */
+  readonly atomic: boolean;
   /**
    * Runs `fn` (calls through `client`) as one unit of work: embedded, every write it makes
-   * commits together or not at all (the harness's atomically()); with --remote it just runs `fn`.
+   * commits together or not at all (the harness's atomically()); otherwise it just runs `fn`.
    */
   atomically<T>(fn: () => Promise<T>): Promise<T>;
   close(): Promise<void>;
@@ -23,11 +26,30 @@ export interface ConnectOptions {
   readonly runTurns?: boolean;
 }
 
+/** A line while the daemon starts, only on a terminal (stderr stays clean for scripts). */
+function startingProgress(state: "starting" | "done"): void {
+  if (!process.stderr.isTTY) return;
+  process.stderr.write(state === "starting" ? "Starting the local Ze Harness daemon…" : "\r\x1b[2K");
+}
+
 export async function connect(flags: ConnectionValues, options: ConnectOptions = {}): Promise<Connection> {
   const server = flags.server ?? "local";
   if (flags.remote !== undefined) {
     const client = createZeClient({ baseUrl: flags.remote.replace(/\/+$/, ""), token: flags.token });
-    return { client, server, local: false, atomically: (fn) => fn(), close: async () => {} };
+    return { client, server, local: false, atomic: false, atomically: (fn) => fn(), close: async () => {} };
+  }
+  if (flags.embedded !== true) {
+    const { connectDaemon } = await import("../services/daemon/client.js");
+    const daemon = await connectDaemon({
+      env: process.env,
+      cwd: process.cwd(),
+      database: flags.database,
+      config: flags.config,
+      notice: (line) => void process.stderr.write(`${line}\n`),
+      progress: startingProgress,
+    });
+    const client = createZeClient({ baseUrl: daemon.url, token: daemon.token, fetch: daemon.fetch });
+    return { client, server, local: true, atomic: false, atomically: (fn) => fn(), close: async () => {} };
   }
   const { createHarness } = await import("../services/host/harness.js");
   const harness = await createHarness({
@@ -40,5 +62,5 @@ export async function connect(flags: ConnectionValues, options: ConnectOptions =
     runnerScope: "owned",
   });
   const client = createZeClient({ baseUrl: "http://localhost", fetch: harness.fetch });
-  return { client, server, local: true, atomically: (fn) => harness.atomically(fn), close: () => harness.close() };
+  return { client, server, local: true, atomic: true, atomically: (fn) => harness.atomically(fn), close: () => harness.close() };
 }

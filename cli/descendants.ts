@@ -7,15 +7,18 @@ import { sdk, unwrap, watchServer, type PermissionRequest, type QuestionRequest,
 import type { Connection } from "./base.js";
 import type { Interactions } from "./turn-io.js";
 
+/** Where the requests go: `run` and `chat` ask on the terminal (Interactions), `acp` asks the ACP client. */
+export type DescendantRequestSink = Pick<Interactions, "permissionRequest" | "questionRequest">;
+
 export class DescendantRequests {
   /** Spawned descendants of the root, with the agent each runs. */
   private readonly descendants = new Map<string, string | undefined>();
   private readonly controller = new AbortController();
 
   constructor(
-    private readonly connection: Connection,
+    private readonly connection: Pick<Connection, "client" | "server">,
     private readonly root: string,
-    private readonly interactions: Interactions,
+    private readonly interactions: DescendantRequestSink,
   ) {}
 
   /** Starts following the server stream (until `stop`). */

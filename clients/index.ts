@@ -16,3 +16,24 @@ export type {
 } from "./watch.js";
 export { HarnessClient, createClient, textPrompt } from "./harness-client.js";
 export type { CreateClientOptions } from "./harness-client.js";
+export {
+  getRuntimeModels,
+  getSessionModels,
+  runtimeModelsRevision,
+  sessionModelsRevision,
+  watchRuntimeModels,
+  watchSessionModels,
+} from "./models.js";
+export type { SessionModelsRef, SessionModelsTarget, WatchModelsOptions } from "./models.js";
+export {
+  listProviders,
+  getProvider,
+  connectProviderKey,
+  updateProviderConnection,
+  deleteProviderConnection,
+  startProviderLogin,
+  getProviderLogin,
+  waitProviderLogin,
+  cancelProviderLogin,
+} from "./providers.js";
+export type { WaitProviderLoginOptions } from "./providers.js";

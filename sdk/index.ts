@@ -144,3 +144,16 @@ export function defaultAuthFilePath(env: Env = process.env): string {
 export function resolveProjectIdentity(directory: string): string {
   return resolveProjectId(directory);
 }
+
+// The local daemon's well-known names (its files live in `daemonDirectory()`).
+export { DaemonError } from "../services/daemon/client.js";
+export {
+  FIRST_PORT as DAEMON_BASE_PORT,
+  REGISTRATION_FILE as DAEMON_FILE_NAME,
+  LOG_FILE as DAEMON_LOG_FILE_NAME,
+  TOKEN_FILE as DAEMON_TOKEN_FILE_NAME,
+  daemonDirectory,
+} from "../services/daemon/paths.js";
+import { FIRST_PORT, PORT_SCAN } from "../services/daemon/paths.js";
+/** The last port the daemon scans. */
+export const DAEMON_MAX_PORT = FIRST_PORT + PORT_SCAN - 1;

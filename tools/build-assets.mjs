@@ -1,6 +1,7 @@
 // Build-time assets (not committed; written into dist/ after tsc and tools/bundle.mjs):
 //  - dist/reference.html: the API reference page, Redoc with its scripts inlined (no CDN at run time);
-//  - dist/cli/root-help.txt: oclif's own root help, so `ze-harness --help` answers without loading oclif.
+//  - dist/cli/root-help.txt: oclif's own root help, so `ze-harness --help` answers without loading oclif;
+//  - dist/dashboard.json: the dashboard page and its inline script's hash (tools/dashboard-asset.mjs).
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { Ajv2020 } from "ajv/dist/2020.js";
@@ -9,6 +10,7 @@ import addFormats from "ajv-formats";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
+import { buildDashboard } from "./dashboard-asset.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 mkdirSync(join(root, "dist", "cli"), { recursive: true });
@@ -34,6 +36,9 @@ for (const dir of [join(root, "dist", "services", "config"), join(root, "dist", 
   writeFileSync(join(dir, "config.validator.cjs"), validatorSource);
 }
 
+const dashboard = await buildDashboard();
+writeFileSync(join(root, "dist", "dashboard.json"), JSON.stringify({ html: dashboard.html, scriptHash: dashboard.scriptHash }));
+
 // oclif finds the package from this file (bin/ has its own package.json marking it CommonJS).
 const manifestPath = join(root, "package.json");
 const help = execFileSync(
@@ -42,4 +47,4 @@ const help = execFileSync(
   { cwd: root, encoding: "utf8", env: { ...process.env, COLUMNS: "100" } },
 );
 writeFileSync(join(root, "dist", "cli", "root-help.txt"), help);
-console.log("assets: dist/reference.html, dist/cli/root-help.txt, config.validator.cjs in dist/services/config/ and dist/bundle/");
+console.log("assets: dist/reference.html, dist/cli/root-help.txt, dist/dashboard.json, config.validator.cjs in dist/services/config/ and dist/bundle/");

@@ -5,6 +5,7 @@ import { sessionIdFlag } from "../args.js";
 import { errorLine } from "../errors.js";
 import { arg, defineCommand, flag } from "../spec.js";
 import { DescendantRequests } from "../descendants.js";
+import { withProviderHint } from "../provider-hint.js";
 import { buildPrompt, Interactions, outcomeLine, report, TextPrinter } from "../turn-io.js";
 
 export default defineCommand({
@@ -47,16 +48,21 @@ export default defineCommand({
         }),
       );
     let sessionId = flags.session;
-    if (sessionId === undefined) {
-      sessionId = randomUUID();
-      const body = {
-        ...(connection.local ? { workdir: process.cwd() } : { clientWorkdir: process.cwd() }),
-        ...(flags.model !== undefined ? { defaultModel: flags.model } : {}),
-        ...(flags["system-prompt"] !== undefined ? { systemPrompt: flags["system-prompt"] } : {}),
-      };
-      await createAndSubmit(connection, { sessionId, body }, submit);
-    } else {
-      await submit(sessionId);
+    try {
+      if (sessionId === undefined) {
+        sessionId = randomUUID();
+        const body = {
+          ...(connection.local ? { workdir: process.cwd() } : { clientWorkdir: process.cwd() }),
+          ...(flags.model !== undefined ? { defaultModel: flags.model } : {}),
+          ...(flags["system-prompt"] !== undefined ? { systemPrompt: flags["system-prompt"] } : {}),
+        };
+        await createAndSubmit(connection, { sessionId, body }, submit);
+      } else {
+        await submit(sessionId);
+      }
+    } catch (error) {
+      // No provider connected: one line that says how to connect one.
+      throw await withProviderHint(connection.client, error);
     }
     return followTurn(connection, { sessionId, turnId, json: flags.json === true, printJson });
   },
@@ -64,7 +70,8 @@ export default defineCommand({
 
 /**
  * A new Session and its first prompt as one unit: embedded, one transaction (a refused prompt
- * leaves no Session behind); with --remote, a Session whose prompt was refused is deleted again.
+ * leaves no Session behind); through the daemon or --remote, a Session whose prompt was refused
+ * is deleted again.
  */
 async function createAndSubmit(
   connection: Connection,
@@ -78,7 +85,7 @@ async function createAndSubmit(
     try {
       await submit(session.sessionId);
     } catch (error) {
-      if (!connection.local) {
+      if (!connection.atomic) {
         await unwrap(sdk.deleteSession({ client, path, body: { reason: "its first prompt was not admitted" } })).catch((cleanup: unknown) => report(errorLine(cleanup)));
       }
       throw error;

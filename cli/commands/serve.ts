@@ -1,6 +1,49 @@
 import { usageError } from "../errors.js";
 import { defineCommand, flag } from "../spec.js";
 
+/** Resolves on the first SIGINT or SIGTERM (installed before anything is opened). */
+function stopSignal(): Promise<void> {
+  return new Promise<void>((resolvePromise) => {
+    const stop = (): void => {
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      resolvePromise();
+    };
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
+  });
+}
+
+/** `serve --register`: the shared local daemon (services/host/daemon.ts). */
+async function serveRegistered(flags: { readonly database?: string | undefined; readonly config?: string | undefined; readonly root?: string | undefined }): Promise<number> {
+  const stopRequested = stopSignal();
+  const { startDaemon, DaemonRegistrationLost } = await import("../../services/host/daemon.js");
+  let daemon: Awaited<ReturnType<typeof startDaemon>>;
+  try {
+    daemon = await startDaemon({
+      database: flags.database,
+      configPath: flags.config,
+      serverRoot: flags.root ?? process.cwd(),
+      env: process.env,
+      onUnexpectedError: (error, operationId) => {
+        const detail = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+        process.stderr.write(`${new Date().toISOString()} level=ERROR event=request.failed operation=${operationId ?? "-"} error=${JSON.stringify(detail)}\n`);
+      },
+    });
+  } catch (error) {
+    // A racing spawner that lost the registration closes quietly: the winner serves.
+    if (error instanceof DaemonRegistrationLost) {
+      process.stderr.write(`${error.message}\n`);
+      return 0;
+    }
+    throw error;
+  }
+  process.stdout.write(`${daemon.registration.url}\n`);
+  await Promise.race([stopRequested.then(() => daemon.shutdown("signal")), daemon.closed]);
+  await daemon.closed;
+  return 0;
+}
+
 export default defineCommand({
   summary: "Run a Ze Harness server in the foreground.",
   description:
@@ -14,8 +57,13 @@ export default defineCommand({
     token: flag.string({ description: "Bearer token every API call must present (or ZE_HARNESS_TOKEN).", env: "ZE_HARNESS_TOKEN" }),
     root: flag.string({ description: "Server root: Session workdirs resolve inside it. Defaults to the current directory." }),
     "allowed-host": flag.string({ description: "Extra Host header name to accept (repeatable), for access through a proxy or a non-loopback address.", multiple: true }),
+    register: flag.boolean({
+      description:
+        "Run as the shared local daemon (what local commands start in the background): binds 127.0.0.1 on the first free port from 4096, demands the daemon-token secret, registers in server.json and logs to daemon.log. --port, --hostname, --token and --allowed-host do not apply.",
+    }),
   },
   async run({ flags }) {
+    if (flags.register) return serveRegistered(flags);
     const { checkServerOptions, startServer, ServerOptionsError } = await import("../../services/host/server.js");
     const serverRoot = flags.root ?? process.cwd();
     try {
@@ -43,6 +91,8 @@ export default defineCommand({
       env: process.env,
       token: flags.token,
       ...(flags["allowed-host"] ? { allowedHosts: flags["allowed-host"] } : {}),
+      // A foreground server writes its connection lines to its own stderr.
+      logConnections: true,
       // The client sees only a generic 500; the operator sees what went wrong (never request bodies).
       onUnexpectedError: (error, operationId) => {
         const detail = error instanceof Error ? `${error.name}: ${error.message}` : String(error);

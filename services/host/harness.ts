@@ -1,6 +1,6 @@
 // createHarness: options → one Fetch handler over real storage and services.
 import { readFileSync, existsSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import type { Handlers } from "../../generated/server/routes.js";
 import { describeConfigError, globalConfigFile, loadConfig, stateDirectory, type Config, type Env } from "../config/index.js";
 import { ActivityHub } from "../core/events/hub.js";
@@ -15,20 +15,30 @@ import { openDatabase, type SessionRow, type StorageHandle } from "../storage/in
 import { sessionHandlers, turnHandlers } from "./handlers.js";
 import { depthHandlers } from "./depth-handlers.js";
 import type { Subagents } from "../core/subagents/host.js";
-import { createModelGateway, ProviderSetupFailed } from "./models.js";
+import { createModelGateway, ProviderSetupFailed, setupFailed } from "./models.js";
+import { CatalogSetupError, HostModelCatalog } from "./model-catalog.js";
+import { modelHandlers } from "./model-handlers.js";
+import type { ProviderGateway } from "./models.js";
 import type { ModelGateway } from "../core/turns/gateway.js";
 import type { HookPipeline } from "../plugins/hooks.js";
 import { unavailableHandlers } from "./unavailable.js";
+import { providerHandlers } from "./provider-handlers.js";
+import { LoginManager, authFileLocation } from "../providers/index.js";
 import { CORE_TOOL_IDS } from "../tools/ids.js";
 import type { McpServer } from "../config/types.js";
 import { createHistoryServices, historyHandlers } from "./history-handlers.js";
 import { loadHostCatalogs, type HostCatalogs } from "./catalogs.js";
 import { mcpHandlers } from "./mcp-handlers.js";
 import { prepareHostMcp, type HostMcp } from "./mcp-host.js";
+import { combineOffers, SessionMcpHosts, type SessionMcp } from "./session-mcp.js";
 import { pluginHandlers } from "./plugin-routes.js";
 import { prepareHostPlugins, type HostPlugins } from "./plugin-host.js";
 import { HarnessStartupError } from "./errors.js";
 import { packageRoot, release } from "./version.js";
+import { AUTH_FILE_VARIABLE } from "../providers/index.js";
+import { dashboardAsset } from "./dashboard.js";
+import type { DaemonLog } from "../daemon/log.js";
+import { withDaemonLog } from "../daemon/handlers.js";
 
 /** The one server name a local host serves. */
 export const LOCAL_SERVER = "local";
@@ -75,6 +85,10 @@ export interface HarnessOptions {
   readonly leaseMs?: number;
   /** The hook pipeline Turns run through (an embedding host's own hooks); empty by default. */
   readonly hooks?: HookPipeline;
+  /** A server's background catalog work: discovery at startup, the cached catalog refreshed at startup and hourly. */
+  readonly backgroundModels?: boolean;
+  /** Only the shared daemon (`serve --register`) passes its log: it serves `GET /v1/logs` and logs `turn.submitted`. */
+  readonly daemonLog?: DaemonLog;
 }
 
 export interface Harness {
@@ -83,6 +97,8 @@ export interface Harness {
   readonly storage: StorageHandle;
   /** The Turn runner, when this harness runs Turns. */
   readonly runner: TurnRunner | undefined;
+  /** MCP servers attached to one Session alone, held in memory (an embedding surface's, such as the ACP client's); present when this harness runs Turns. */
+  readonly sessionMcp: SessionMcp | undefined;
   /**
    * Runs `fn` — calls made through this harness's own Fetch handler — as one unit of work: every
    * write they make commits together or not at all (an embedded `run` creating a Session and
@@ -115,7 +131,9 @@ async function createRunner(
   subagents: Subagents,
   mcp: HostMcp,
   plugins: HostPlugins,
+  models: HostModelCatalog,
   options: HarnessOptions,
+  sessionMcp: SessionMcpHosts,
 ): Promise<TurnRunner> {
   const [{ TurnRunner: Runner }, { builtinTools, coreTools, executeTool, ToolRegistry }, { HookPipeline }] = await Promise.all([
     import("../core/turns/runner.js"),
@@ -126,6 +144,18 @@ async function createRunner(
   const hostHooks = options.hooks ?? new HookPipeline();
   const registry = new ToolRegistry(base);
   const unleased = { tools: registry, hooks: hostHooks, get agents() { return catalogs.agents; }, release: () => {} };
+  // The Session row says whether it has an overlay: a plain Turn costs no plugin statement.
+  const leasePlugins = async (session: SessionRow) => {
+    if (!plugins.loaded() && !session.pluginOverlay) return unleased;
+    const [services, { createToolRegistry }] = await Promise.all([plugins.get(), import("../plugins/generation.js")]);
+    const lease = await services.sessions.lease(session.id);
+    return {
+      tools: createToolRegistry(base, lease.host, lease.session),
+      hooks: HookPipeline.combine(hostHooks, lease.hooks),
+      agents: lease.session?.agentCatalog ?? lease.host.agentCatalog ?? catalogs.agents,
+      release: () => lease.release(),
+    };
+  };
   return new Runner({
     storage,
     hub,
@@ -136,25 +166,23 @@ async function createRunner(
       get agents() {
         return catalogs.agents;
       },
-      // Each Turn leases the current host generation and its Session's overlay.
+      // Each Turn leases the current model catalog, host generation and its Session's overlay.
       lease: async (session: SessionRow) => {
-        // The Session row says whether it has an overlay: a plain Turn costs no plugin statement.
-        if (!plugins.loaded() && !session.pluginOverlay) return unleased;
-        const [services, { createToolRegistry }] = await Promise.all([plugins.get(), import("../plugins/generation.js")]);
-        const lease = await services.sessions.lease(session.id);
-        return {
-          tools: createToolRegistry(base, lease.host, lease.session),
-          hooks: HookPipeline.combine(hostHooks, lease.hooks),
-          agents: lease.session?.agentCatalog ?? lease.host.agentCatalog ?? catalogs.agents,
-          release: () => lease.release(),
-        };
+        const unpin = await models.pin(session.id);
+        try {
+          const extensions = await leasePlugins(session);
+          return { ...extensions, release: () => (extensions.release(), unpin()) };
+        } catch (error) {
+          unpin();
+          throw error;
+        }
       },
       skills: (workdir) => catalogs.skills(workdir),
       subagents,
       codemode: config.codemode?.enabled !== false,
-      mcp: () => {
+      mcp: (sessionId: string) => {
         const host = mcp.loaded();
-        return host ? { tools: host.toolEntries(), instructions: host.instructions() } : undefined;
+        return combineOffers(host ? { tools: host.toolEntries(), instructions: host.instructions() } : undefined, sessionMcp.offer(sessionId));
       },
     },
     serverRoot: options.serverRoot,
@@ -164,7 +192,10 @@ async function createRunner(
   });
 }
 
-export async function createHarness(options: HarnessOptions): Promise<Harness> {
+export async function createHarness(input: HarnessOptions): Promise<Harness> {
+  // The auth file override travels in the host's environment object, which every room reads.
+  const options: HarnessOptions =
+    input.authFilePath !== undefined ? { ...input, env: { ...input.env, [AUTH_FILE_VARIABLE]: resolve(input.authFilePath) } } : input;
   const loaded = loadConfig({
     cwd: options.serverRoot,
     env: options.env,
@@ -188,11 +219,14 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
   }
 
   let gateway: ModelGateway;
+  let models: HostModelCatalog;
   try {
-    gateway = options.gateway ?? createModelGateway(loaded.value.config, options.env, loaded.value.layers, options.authFilePath);
+    models = await HostModelCatalog.create({ config: loaded.value.config, env: options.env, warn: options.onWarning });
+    gateway = options.gateway ?? createModelGateway(loaded.value.config, options.env, loaded.value.layers, models);
   } catch (error) {
     await storage.close();
-    if (error instanceof ProviderSetupFailed) throw new HarnessStartupError(error.tag, error.message);
+    const failed = error instanceof CatalogSetupError ? setupFailed(error.error, loaded.value.layers) : error;
+    if (failed instanceof ProviderSetupFailed) throw new HarnessStartupError(failed.tag, failed.message);
     throw error;
   }
   const config = loaded.value.config;
@@ -241,7 +275,8 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
   // The runner, its loop and the tools load only in hosts that run Turns (not one-shot metadata commands).
   // Like the runner, sub-agents load only in hosts that run Turns.
   const subagents = options.runTurns === false ? undefined : new (await import("../core/subagents/host.js")).Subagents({ storage, hub, agents: () => catalogs.agents });
-  const runner = subagents ? await createRunner(storage, hub, gateway, config, catalogs, subagents, mcp, plugins, options) : undefined;
+  const sessionMcp = subagents ? new SessionMcpHosts({ env: options.env, onWarning: options.onWarning }) : undefined;
+  const runner = subagents && sessionMcp ? await createRunner(storage, hub, gateway, config, catalogs, subagents, mcp, plugins, models, options, sessionMcp) : undefined;
   const sessions = new SessionService({
     storage,
     serverRoot: options.serverRoot,
@@ -262,15 +297,20 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
   subagents?.attach({ sessions, turns });
   const interactions = new InteractionService({ storage, hub });
   const streams = new EventStreams(storage, hub, options.streamTiming);
-  const handlers: Handlers<RequestContext> = {
+  // Host-held provider logins (polling and token exchange run here; see services/providers/login).
+  const logins = new LoginManager({ location: () => authFileLocation(options.env), env: options.env });
+  const composed: Handlers<RequestContext> = {
     ...unavailableHandlers<RequestContext>(),
     ...sessionHandlers({ sessions, release: release() }),
     ...turnHandlers({ turns, interactions, streams }),
     ...depthHandlers({ sessions, catalogs, subagents, serverRoot: options.serverRoot }),
     ...historyHandlers(createHistoryServices(storage, hub, config, gateway, runner)),
     ...mcpHandlers({ mcp: () => mcp.get(), sessions, turns }),
-    ...pluginHandlers({ services: () => plugins.get() }),
+    ...pluginHandlers({ services: () => plugins.get(), models }),
+    ...modelHandlers({ catalog: models, sessions }),
+    ...providerHandlers({ providers: () => ("providers" in gateway ? (gateway as ProviderGateway).providers : undefined), env: options.env, logins }),
   };
+  const handlers = options.daemonLog ? withDaemonLog(composed, options.daemonLog) : composed;
   const guard: GuardOptions = {
     ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}),
     ...(options.allowedOrigins ? { allowedOrigins: options.allowedOrigins } : {}),
@@ -285,17 +325,23 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
     servers: (name) => name === LOCAL_SERVER,
     openapi: loadDocument(join("generated", "openapi.json")),
     referencePage: reference,
+    dashboard: { server: LOCAL_SERVER, asset: dashboardAsset() },
     onUnexpectedError: (error, route) => options.onUnexpectedError?.(error, route?.operationId),
   });
   await runner?.start();
+  if (options.backgroundModels === true) models.startBackground();
   return {
     fetch,
     config,
     storage,
     runner,
+    sessionMcp,
     atomically: (fn) => storage.transaction(() => fn()),
     close: async () => {
+      logins.close();
       await runner?.stop();
+      models.close();
+      await sessionMcp?.close();
       await mcp.close();
       await plugins.close();
       await storage.close();

@@ -25,6 +25,8 @@ export interface ListenOptions {
   readonly hostname: string;
   /** The `Ze-Harness-Version` value of answers written outside the handler; default: this build's. */
   readonly version?: string;
+  /** Sees every accepted connection (the daemon's and serve's client.connect / client.disconnect lines). */
+  readonly onConnection?: (socket: Socket) => void;
 }
 
 export interface Listener {
@@ -77,6 +79,7 @@ export async function listen(fetch: (request: Request) => Promise<Response>, opt
     },
   });
   const server: Server = createServer({ maxHeaderSize: NODE_MAX_HEADER_BYTES }, listener);
+  if (options.onConnection) server.on("connection", options.onConnection);
 
   // The parser reports every further chunk of a refused request again; answer once.
   const refused = new WeakSet<Socket>();

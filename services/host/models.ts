@@ -4,14 +4,10 @@
 import { configInvalid, describeConfigError, fileSettingKey, type Config, type ConfigLayer, type Env } from "../config/index.js";
 import { unavailable } from "../contract/failure.js";
 import type { ModelCall, ModelGateway, ModelLimits } from "../core/turns/gateway.js";
+import { createModelCredentials } from "./model-credentials.js";
 import {
-  ProviderFailure,
-  authFileLocation,
   describeProviderError,
-  loadCredentialSources,
-  openModel,
   resolveProviders,
-  streamModel,
   type ModelStreamEvent,
   type ProviderSet,
   type ProviderSetupError,
@@ -30,54 +26,57 @@ export interface ProviderGateway extends ModelGateway {
   readonly providers: ProviderSet;
 }
 
+/** Where the gateway's providers come from when they can change at run time (model-catalog.ts). */
+export interface ProviderSource {
+  /** The current providers, or the generation `sessionId`'s running Turn leased. */
+  providers(sessionId?: string): ProviderSet;
+  /** Before a Turn names a model: discovery has run, and a model the catalog lacks was looked for. */
+  ensure(model: string): Promise<void>;
+}
+
 /**
  * An empty `providers` map is named like a config error (`file: /providers: message`): it is
  * exactly what the last layer that set `providers` wrote. Other setup errors keep their pointer
  * only — a provider entry can be merged from several files, so no one file is certain.
  */
-function setupFailed(error: ProviderSetupError, layers: readonly ConfigLayer[]): ProviderSetupFailed {
+export function setupFailed(error: ProviderSetupError, layers: readonly ConfigLayer[]): ProviderSetupFailed {
   const file = error._tag === "ProvidersEmpty" ? fileSettingKey(layers, "providers") : undefined;
   const message = file !== undefined ? describeConfigError(configInvalid(file, error.path, error.message)) : describeProviderError(error);
   return new ProviderSetupFailed(error._tag, message);
 }
 
 /** `layers`: the loaded config files (`LoadedConfig.layers`), so a setup error can name its file. */
-/** `authFilePath`: the provider `auth.json` when it is not the state directory's. */
-export function createModelGateway(config: Config, env: Env, layers: readonly ConfigLayer[] = [], authFilePath?: string): ProviderGateway {
-  const resolved = resolveProviders(config.providers as Parameters<typeof resolveProviders>[0]);
-  if (!resolved.ok) throw setupFailed(resolved.error, layers);
-  const providers = resolved.value;
+export function createModelGateway(config: Config, env: Env, layers: readonly ConfigLayer[] = [], source?: ProviderSource): ProviderGateway {
+  let fixed: ProviderSet | undefined;
+  if (source === undefined) {
+    const resolved = resolveProviders(config.providers as Parameters<typeof resolveProviders>[0]);
+    if (!resolved.ok) throw setupFailed(resolved.error, layers);
+    fixed = resolved.value;
+  }
+  const current = (sessionId?: string): ProviderSet => fixed ?? source!.providers(sessionId);
 
-  const location = authFileLocation(env, authFilePath);
-  const open = async (model: string) => openModel(providers, model, await loadCredentialSources(env, location));
+  const credentials = createModelCredentials(current, env);
 
   return {
-    providers,
+    get providers() {
+      return current();
+    },
+    async prepare(model: string): Promise<void> {
+      await source?.ensure(model);
+    },
     async check(model: string): Promise<void> {
-      const opened = await open(model);
+      const opened = await credentials.open(model);
       if (!opened.ok) throw unavailable(`Model ${model} is unavailable: ${opened.message}`, "model_unavailable");
     },
-    limits(model: string): ModelLimits | undefined {
-      const limits = providers.model(model)?.limits;
+    limits(model: string, sessionId?: string): ModelLimits | undefined {
+      const limits = current(sessionId).model(model)?.limits;
       if (!limits) return undefined;
       return {
         ...(limits.contextUnits > 0 ? { context: limits.contextUnits } : {}),
         ...(limits.outputUnits > 0 ? { output: limits.outputUnits } : {}),
       };
     },
-    async *stream(call: ModelCall): AsyncGenerator<ModelStreamEvent> {
-      const opened = await open(call.model);
-      if (!opened.ok) throw new ProviderFailure({ kind: "auth", beforeOutput: true, retryable: false, message: `Model ${call.model} is unavailable: ${opened.message}` });
-      yield* streamModel({
-        model: opened.model,
-        ...(opened.credential !== undefined ? { credential: opened.credential } : {}),
-        ...(call.system !== undefined ? { system: call.system } : {}),
-        messages: call.messages,
-        tools: call.tools,
-        ...(call.reasoningEffort !== undefined ? { reasoningEffort: call.reasoningEffort } : {}),
-        signal: call.signal,
-        ...(call.timeoutMs !== undefined ? { timeoutMs: call.timeoutMs } : {}),
-      });
-    },
+    // Credentials per request: refresh of stored logins, the Codex route, one 401 retry (model-credentials.ts).
+    stream: (call: ModelCall): AsyncGenerator<ModelStreamEvent> => credentials.stream(call),
   };
 }

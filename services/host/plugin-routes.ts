@@ -12,10 +12,21 @@ type PluginOperations = Pick<
   "plugins" | "reload" | "sessionPlugins" | "addSessionPlugin" | "removeSessionPlugin" | "reloadSessionPlugin" | "refreshSessionPlugin"
 >;
 
-export function pluginHandlers({ services }: { readonly services: () => Promise<PluginHandlerServices> }): PluginOperations {
+export function pluginHandlers({
+  services,
+  models,
+}: {
+  readonly services: () => Promise<PluginHandlerServices>;
+  /** The model catalog, re-resolved (catalog data read again, discovery repeated) beside the plugin reload. */
+  readonly models?: { reload(): Promise<string | undefined> };
+}): PluginOperations {
   return {
     plugins: async () => ({ status: 200, body: { plugins: (await services()).runtime.plugins() } }),
-    reload: async () => ({ status: 200, body: await (await services()).runtime.reload() }),
+    reload: async () => {
+      const result = await (await services()).runtime.reload();
+      await models?.reload();
+      return { status: 200, body: result };
+    },
     sessionPlugins: async ({ path }) => ({ status: 200, body: { status: await (await services()).sessions.status(path.server, path.sessionId) } }),
     addSessionPlugin: async ({ path, body }) => ({ status: 200, body: { status: await (await services()).sessions.add(path.server, path.sessionId, body) } }),
     removeSessionPlugin: async ({ path }) => ({ status: 200, body: { status: await (await services()).sessions.remove(path.server, path.sessionId) } }),

@@ -5,6 +5,7 @@ import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import { LOOPBACK_HOSTS } from "../http/guard.js";
 import { createHarness, type HarnessOptions } from "./harness.js";
+import { connectionLogger, stderrLogger } from "../daemon/log.js";
 import { isLoopbackAddress, listen } from "./listen.js";
 
 export interface ServerOptions extends Omit<HarnessOptions, "allowedHosts" | "runnerScope"> {
@@ -12,6 +13,8 @@ export interface ServerOptions extends Omit<HarnessOptions, "allowedHosts" | "ru
   readonly hostname: string;
   /** Extra Host header names to accept besides the loopback names and a non-loopback `hostname`. */
   readonly allowedHosts?: readonly string[];
+  /** Logs client.connect / client.disconnect lines (logfmt) to stderr, as a foreground `serve` does. */
+  readonly logConnections?: boolean;
 }
 
 export interface RunningServer {
@@ -42,10 +45,10 @@ export function checkServerOptions(options: Pick<ServerOptions, "hostname" | "to
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   checkServerOptions(options);
   const allowedHosts = [...LOOPBACK_HOSTS, ...(isLoopbackAddress(options.hostname) ? [] : [options.hostname]), ...(options.allowedHosts ?? [])];
-  const harness = await createHarness({ ...options, serverRoot: resolve(options.serverRoot), allowedHosts, runnerScope: "unowned" });
+  const harness = await createHarness({ ...options, serverRoot: resolve(options.serverRoot), allowedHosts, runnerScope: "unowned", backgroundModels: true });
   let listener: Awaited<ReturnType<typeof listen>>;
   try {
-    listener = await listen(harness.fetch, { port: options.port, hostname: options.hostname });
+    listener = await listen(harness.fetch, { port: options.port, hostname: options.hostname, ...(options.logConnections ? { onConnection: connectionLogger(stderrLogger("server")) } : {}) });
   } catch (error) {
     await harness.close();
     throw error;

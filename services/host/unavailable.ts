@@ -8,7 +8,6 @@ const CAPABILITY_BY_OPERATION: Partial<Record<OperationId, string>> = {
 };
 
 const CAPABILITY_BY_PREFIX: readonly [RegExp, string][] = [
-  [/Model|^models$|^modelEvents$|Provider|^providers$/, "the model catalog and provider management"],
 ];
 
 export function capabilityOf(operationId: OperationId): string {

@@ -3,6 +3,7 @@
 // in-process client.
 import { routes, type Handlers, type RouteDefinition, type SseMessage } from "../../generated/server/routes.js";
 import { Failure, isFailure, type EncodedError } from "../contract/failure.js";
+import { dashboardResponse, isDashboardRequest, type DashboardOptions } from "./dashboard.js";
 import { checkHost, checkOrigin, checkToken, type GuardOptions } from "./guard.js";
 import { checkRequestSize, readInput, MAX_REQUEST_BODY_BYTES } from "./request.js";
 import { Router } from "./router.js";
@@ -32,6 +33,8 @@ export interface FetchHandlerOptions {
   readonly openapi: () => string;
   /** The API reference page served at GET /reference. */
   readonly referencePage?: () => string;
+  /** The dashboard served at GET /dashboard (public: the page asks for a token on 401). */
+  readonly dashboard?: DashboardOptions;
   readonly maxBodyBytes?: number;
   /** Called with unexpected errors (never with typed failures); must not throw. */
   readonly onUnexpectedError?: (error: unknown, route: RouteDefinition | undefined) => void;
@@ -97,6 +100,9 @@ export function createFetchHandler(options: FetchHandlerOptions): FetchHandler {
     }
     if (method === "GET" && url.pathname === "/reference" && options.referencePage) {
       return finish(request, new Response(options.referencePage(), { headers: { "content-type": "text/html; charset=utf-8" } }));
+    }
+    if (options.dashboard && isDashboardRequest(method, url)) {
+      return finish(request, dashboardResponse(options.dashboard));
     }
 
     const lookup = router.lookup(method, url.pathname);

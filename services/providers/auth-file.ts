@@ -7,26 +7,51 @@
 import { randomUUID } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
 import { chmod, mkdir, open, rename, unlink } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { dirname, isAbsolute, join } from "node:path";
 import { stateDirectory, type Env } from "../config/paths.js";
 
 export const AUTH_FILE_NAME = "auth.json";
 export const AUTH_CONTENT_VARIABLE = "ZE_HARNESS_AUTH_CONTENT";
+/**
+ * An absolute path replacing `<stateDirectory>/auth.json`. The embedded SDK's `authFilePath` sets
+ * it in the host's own environment object, so every reader and writer of the file agrees.
+ */
+export const AUTH_FILE_VARIABLE = "ZE_HARNESS_AUTH_FILE";
+
+/**
+ * Connection metadata Ze keeps beside opencode's fields (opencode ignores unknown fields): the
+ * connection's identity, label and times. Entries written by another tool have none; their
+ * connection is then `auth:<providerId>`, labelled with the provider ID.
+ */
+export interface ConnectionMetadata {
+  readonly connectionId?: string;
+  readonly label?: string;
+  readonly createdAt?: number;
+  readonly updatedAt?: number;
+}
 
 /** An API key connection. */
-export interface ApiAuthEntry {
+export interface ApiAuthEntry extends ConnectionMetadata {
   readonly type: "api";
   readonly key: string;
 }
 
 /** An OAuth login (`expires` in epoch milliseconds). */
-export interface OAuthAuthEntry {
+export interface OAuthAuthEntry extends ConnectionMetadata {
   readonly type: "oauth";
   readonly access: string;
   readonly refresh: string;
   readonly expires: number;
   readonly accountId?: string;
   readonly enterpriseUrl?: string;
+  /** The token endpoint recorded with the login: refreshes go there (refresh_token grant). */
+  readonly tokenEndpoint?: string;
+  /** The OAuth client the login used (sent with a refresh). */
+  readonly clientId?: string;
+  /** The login method that created it (`device`, `chatgpt`). */
+  readonly login?: string;
+  /** The provider rejected the refresh token: no more refreshes until the next login. */
+  readonly refreshRejected?: boolean;
 }
 
 /** A well-known-endpoint login: a key plus the token it exchanged for. */
@@ -78,8 +103,13 @@ export interface AuthFileLocation {
   readonly content?: string;
 }
 
-/** `<stateDirectory>/auth.json`, honouring `ZE_HARNESS_AUTH_CONTENT`. */
-export function authFileLocation(env: Env, path: string = join(stateDirectory(env), AUTH_FILE_NAME)): AuthFileLocation {
+function defaultAuthPath(env: Env): string {
+  const override = env[AUTH_FILE_VARIABLE];
+  return override !== undefined && isAbsolute(override) ? override : join(stateDirectory(env), AUTH_FILE_NAME);
+}
+
+/** `<stateDirectory>/auth.json` (or `ZE_HARNESS_AUTH_FILE`), honouring `ZE_HARNESS_AUTH_CONTENT`. */
+export function authFileLocation(env: Env, path: string = defaultAuthPath(env)): AuthFileLocation {
   const content = env[AUTH_CONTENT_VARIABLE];
   return content !== undefined && content !== "" ? { path, content } : { path };
 }
@@ -88,10 +118,21 @@ type Json = Record<string, unknown>;
 const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value);
 const nonEmpty = (value: unknown): value is string => typeof value === "string" && value.length > 0;
 
+const finite = (value: unknown): value is number => typeof value === "number" && Number.isFinite(value);
+
+function metadataOf(value: Json): ConnectionMetadata {
+  return {
+    ...(nonEmpty(value["connectionId"]) && value["connectionId"].length <= 128 ? { connectionId: value["connectionId"] } : {}),
+    ...(typeof value["label"] === "string" && value["label"].length <= 256 ? { label: value["label"] } : {}),
+    ...(finite(value["createdAt"]) ? { createdAt: value["createdAt"] } : {}),
+    ...(finite(value["updatedAt"]) ? { updatedAt: value["updatedAt"] } : {}),
+  };
+}
+
 /** One entry in opencode's shape, or undefined when it is not one (such an entry is ignored, and kept on rewrite). */
 export function parseAuthEntry(value: unknown): AuthEntry | undefined {
   if (!isObject(value)) return undefined;
-  if (value["type"] === "api" && nonEmpty(value["key"])) return { type: "api", key: value["key"] };
+  if (value["type"] === "api" && nonEmpty(value["key"])) return { type: "api", key: value["key"], ...metadataOf(value) };
   if (value["type"] === "wellknown" && nonEmpty(value["key"]) && nonEmpty(value["token"])) {
     return { type: "wellknown", key: value["key"], token: value["token"] };
   }
@@ -109,6 +150,11 @@ export function parseAuthEntry(value: unknown): AuthEntry | undefined {
       expires: value["expires"],
       ...(nonEmpty(value["accountId"]) ? { accountId: value["accountId"] } : {}),
       ...(nonEmpty(value["enterpriseUrl"]) ? { enterpriseUrl: value["enterpriseUrl"] } : {}),
+      ...(nonEmpty(value["tokenEndpoint"]) ? { tokenEndpoint: value["tokenEndpoint"] } : {}),
+      ...(nonEmpty(value["clientId"]) ? { clientId: value["clientId"] } : {}),
+      ...(nonEmpty(value["login"]) ? { login: value["login"] } : {}),
+      ...(value["refreshRejected"] === true ? { refreshRejected: true } : {}),
+      ...metadataOf(value),
     };
   }
   return undefined;
@@ -214,7 +260,59 @@ export async function writeAuthFileAtomic(path: string, data: Readonly<Record<st
   }
 }
 
-async function update(location: AuthFileLocation, change: (raw: Json) => void): AuthResultPromise<void> {
+/** Writes to one file from this process run one at a time (concurrent connection writes are serialized). */
+const writeQueues = new Map<string, Promise<unknown>>();
+
+function serialized<T>(path: string, task: () => Promise<T>): Promise<T> {
+  const previous = writeQueues.get(path) ?? Promise.resolve();
+  const next = previous.then(task, task);
+  const settled = next.then(
+    () => undefined,
+    () => undefined,
+  );
+  writeQueues.set(path, settled);
+  void settled.then(() => {
+    if (writeQueues.get(path) === settled) writeQueues.delete(path);
+  });
+  return next;
+}
+
+function update(location: AuthFileLocation, change: (raw: Json) => void): AuthResultPromise<void> {
+  return serialized(location.path, () => updateNow(location, change));
+}
+
+/**
+ * Reads one provider's entry and replaces it with what `change` returns (`undefined` removes it,
+ * `"keep"` writes nothing), in one serialized step. Resolves with what `change` saw.
+ */
+export function updateAuthEntry(
+  location: AuthFileLocation,
+  providerId: string,
+  change: (current: AuthEntry | undefined) => AuthEntry | undefined | "keep",
+): AuthResultPromise<AuthEntry | undefined> {
+  return serialized(location.path, async (): AuthResultPromise<AuthEntry | undefined> => {
+    if (location.content !== undefined) return readOnly(location);
+    const read = await readRaw(location);
+    if (!read.ok) return read;
+    const current = Object.hasOwn(read.value.raw, providerId) ? parseAuthEntry(read.value.raw[providerId]) : undefined;
+    const next = change(current);
+    if (next === "keep") return { ok: true, value: current };
+    const raw = { ...read.value.raw };
+    if (next === undefined) delete raw[providerId];
+    else raw[providerId] = next;
+    const written = await writeAuthFileAtomic(location.path, raw);
+    return written.ok ? { ok: true, value: current } : written;
+  });
+}
+
+function readOnly(location: AuthFileLocation): AuthResult<never> {
+  return {
+    ok: false,
+    error: { _tag: "AuthFileReadOnly", file: location.path, message: `${AUTH_CONTENT_VARIABLE} supplies the stored connections; they cannot be changed` },
+  };
+}
+
+async function updateNow(location: AuthFileLocation, change: (raw: Json) => void): AuthResultPromise<void> {
   if (location.content !== undefined) {
     return {
       ok: false,

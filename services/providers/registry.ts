@@ -22,7 +22,7 @@ import type {
 import type { ProviderEntry } from "../config/types.js";
 import { validateBaseURL, validateRoute, joinEndpoint } from "./base-url.js";
 import { bundledCatalog, parseModelRef } from "./catalog.js";
-import { checkDefinition, checkOptions, type ModelDefinition, type ProviderDefinition } from "./definition.js";
+import { checkDefinition, checkOptions, type LoginDefinition, type ModelDefinition, type ProviderDefinition } from "./definition.js";
 import { providerInvalid, providersEmpty, type ProviderResult } from "./errors.js";
 import {
   IMAGE_MIME_TYPES,
@@ -33,6 +33,7 @@ import {
   type NormalizedCatalog,
 } from "./models-dev.js";
 import { DEFAULT_ROUTES, defaultAuthentication, type Authentication, type ModelProtocol } from "./protocol.js";
+import { discoveredRecord, type DiscoveredModel } from "./discovered.js";
 import { Secret } from "./secret.js";
 
 /** The providers enabled when the config has no `providers` map. */
@@ -84,8 +85,13 @@ export interface ResolvedProvider {
   readonly environment: readonly string[];
   /** `options.apiKey`, redacted in JSON and logs. */
   readonly configuredKey?: Secret;
-  /** `definition.discovery` (performed by the discovery step, not here). */
+  /**
+   * Whether the discovery step (`discovery.ts`) lists `GET <baseURL>/models`: `definition.discovery`,
+   * else true for a provider the catalog does not know that declares no `models` map.
+   */
   readonly discovery: boolean;
+  /** How the provider signs in on the host: `definition.login`, else the built-in preset's (`openai`: the ChatGPT login). */
+  readonly login?: LoginDefinition;
   /** Sorted by model ID. */
   readonly models: readonly ResolvedModel[];
 }
@@ -104,6 +110,8 @@ export const requiresCredential = (provider: ResolvedProvider): boolean => provi
 export interface ResolveProvidersOptions {
   /** Defaults to the bundled catalog. */
   readonly catalog?: NormalizedCatalog;
+  /** Models each provider's discovery found, by provider ID: added to its catalog models; `definition.models` still wins. */
+  readonly discovered?: Readonly<Record<string, readonly DiscoveredModel[]>>;
 }
 
 const UNKNOWN_MODEL: Omit<CatalogModelRecord, "id" | "displayName" | "protocol"> = {
@@ -146,6 +154,8 @@ interface Composition {
   readonly authentication: Authentication | undefined;
   readonly headers: Readonly<Record<string, string>>;
   readonly timeoutMs: number | undefined;
+  readonly catalog: NormalizedCatalog;
+  readonly discovered: readonly DiscoveredModel[] | undefined;
 }
 
 function composeModels(c: Composition): ProviderResult<ResolvedModel[]> {
@@ -153,6 +163,11 @@ function composeModels(c: Composition): ProviderResult<ResolvedModel[]> {
   for (const [modelId, record] of Object.entries(c.start?.models ?? {})) {
     // A provider-level protocol override applies to every catalog model of the provider.
     records.set(modelId, { record: c.definition.protocol !== undefined ? { ...record, protocol: c.definition.protocol } : record });
+  }
+  // Discovery adds models (it never replaces a catalog model); configured overrides still win below.
+  for (const model of c.discovered ?? []) {
+    if (records.has(model.id)) continue;
+    records.set(model.id, { record: discoveredRecord(model, { start: c.start, catalog: c.catalog, protocol: c.protocol }) });
   }
   for (const [modelId, override] of Object.entries(c.definition.models ?? {})) {
     const record = records.get(modelId)?.record ?? { ...UNKNOWN_MODEL, id: modelId, displayName: modelId, protocol: c.protocol };
@@ -201,6 +216,7 @@ function compileEntry(
   entry: ProviderEntry,
   entries: Readonly<Record<string, ProviderEntry>>,
   catalog: NormalizedCatalog,
+  discovered?: readonly DiscoveredModel[],
 ): ProviderResult<ResolvedProvider> {
   if (!isValidProviderId(id)) {
     return { ok: false, error: providerInvalid(id, "", "a provider ID is lowercase letters and digits joined by `.`, `_` or `-` (at most 128 characters)") };
@@ -284,6 +300,8 @@ function compileEntry(
     authentication: definition.authentication,
     headers,
     timeoutMs,
+    catalog,
+    discovered,
   };
   const models = composeModels(composition);
   if (!models.ok) return models;
@@ -306,10 +324,20 @@ function compileEntry(
       ...(timeoutMs !== undefined ? { timeoutMs } : {}),
       environment: [...(definition.credentials?.environment ?? start?.environment ?? [])],
       ...(options.value.apiKey !== undefined ? { configuredKey: new Secret(options.value.apiKey) } : {}),
-      discovery: definition.discovery ?? false,
+      discovery: definition.discovery ?? (start === undefined && definition.models === undefined),
+      ...loginOf(definition, config.base ?? id),
       models: models.value,
     },
   };
+}
+
+/** Built-in presets' logins, by catalog provider ID. */
+const PRESET_LOGINS: Readonly<Record<string, LoginDefinition>> = { openai: { module: "codex" } };
+
+function loginOf(definition: ProviderDefinition, catalogId: string): { login?: LoginDefinition } {
+  if (definition.login !== undefined) return { login: definition.login };
+  const preset = Object.hasOwn(PRESET_LOGINS, catalogId) ? PRESET_LOGINS[catalogId] : undefined;
+  return preset !== undefined ? { login: preset } : {};
 }
 
 /** Compiles the `providers` map (or the defaults when it is absent). */
@@ -327,7 +355,7 @@ export function resolveProviders(
   }
   const compiled: ResolvedProvider[] = [];
   for (const id of Object.keys(entries).sort()) {
-    const result = compileEntry(id, entries[id]!, entries, catalog);
+    const result = compileEntry(id, entries[id]!, entries, catalog, options.discovered?.[id]);
     if (!result.ok) return result;
     compiled.push(result.value);
   }

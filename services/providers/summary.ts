@@ -11,6 +11,7 @@ import type {
   SafeProviderSummary,
 } from "../../generated/client/types.gen.js";
 import { resolveCredential, storedConnection, type CredentialOrigin, type CredentialResolution, type CredentialSources } from "./credentials.js";
+import { loginMethodsOf } from "./login/methods.js";
 import { requiresCredential, type ProviderSet, type ResolvedProvider } from "./registry.js";
 
 /** The contract's credential source: a configured `options.apiKey` is host-supplied, like the environment. */
@@ -28,6 +29,7 @@ function availabilityOf(credential: CredentialResolution): CatalogAvailability {
 export function providerSummary(provider: ResolvedProvider, sources: CredentialSources): SafeProviderSummary {
   const credential = resolveCredential(provider, sources);
   const connection = storedConnection(provider, sources);
+  const logins = loginMethodsOf(provider);
   const source: ProviderCredentialSource = provider.via !== undefined ? "via" : credential.ok ? SOURCES[credential.origin] : "none";
   return {
     id: provider.id,
@@ -36,8 +38,8 @@ export function providerSummary(provider: ResolvedProvider, sources: CredentialS
     source,
     ...(provider.via !== undefined ? { via: provider.via } : {}),
     ...(connection !== undefined ? { connection } : {}),
-    methods: requiresCredential(provider) ? ["api_key"] : [],
-    logins: [],
+    methods: [...(requiresCredential(provider) && provider.via === undefined ? (["api_key"] as const) : []), ...(logins.length > 0 ? (["oauth"] as const) : [])],
+    logins,
   };
 }
 

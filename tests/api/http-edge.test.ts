@@ -13,6 +13,8 @@ import * as handlerModule from "../../services/host/handlers.js";
 import * as historyHandlerModule from "../../services/host/history-handlers.js";
 import * as mcpHandlerModule from "../../services/host/mcp-handlers.js";
 import * as pluginRouteModule from "../../services/host/plugin-routes.js";
+import * as modelHandlerModule from "../../services/host/model-handlers.js";
+import * as providerHandlerModule from "../../services/host/provider-handlers.js";
 import { ok } from "../support/calls.js";
 import { exampleHttpRequest, exampleRequest } from "../support/examples.js";
 import { harnessPerTest, repoRoot, startHarness, type TestHarness } from "../support/harness.js";
@@ -45,10 +47,11 @@ describe("headers on every response", () => {
     ["a validation error", () => request(`${sessionsPath}/not-a-uuid`), 400],
     ["a not-found error", () => request("/v1/nowhere"), 404],
     ["a forbidden error", () => request("/v1/health", { headers: { host: "evil.example" } }), 403],
-    ["an unavailable operation", () => request("/v1/runtime/models"), 503],
+    ["an unavailable operation", () => request("/v1/logs"), 503],
     ["a preflight", () => request("/v1/health", { method: "OPTIONS", headers: { origin: base } }), 204],
     ["the OpenAPI document", () => request("/openapi.json"), 200],
     ["the reference page", () => request("/reference"), 200],
+    ["the dashboard", () => request("/dashboard"), 200],
   ])("%s carries Ze-Harness-Version and exposes it", async (_, send, status) => {
     const response = await send();
     expect(response.status).toBe(status);
@@ -296,7 +299,7 @@ describe("request bodies", () => {
 // the factories only close over their services, so building them with none is safe. Every
 // other route of the contract must answer 503 UnavailableError naming what is missing.
 const implemented = new Set(
-  [handlerModule, historyHandlerModule, depthHandlerModule, mcpHandlerModule, pluginRouteModule]
+  [handlerModule, historyHandlerModule, depthHandlerModule, mcpHandlerModule, pluginRouteModule, modelHandlerModule, providerHandlerModule]
     .flatMap((module) => Object.entries(module))
     .filter(([name, value]) => name.endsWith("Handlers") && typeof value === "function")
     .flatMap(([, factory]) => Object.keys((factory as (services: unknown) => object)({}))),
@@ -338,7 +341,7 @@ describe("operations not implemented yet", () => {
     ["logs", /daemon log/],
     ["getMcpCatalog", /MCP/],
     ["sessionPlugins", /plugin/],
-    ["models", /model catalog/],
+    ["providers", /provider/],
     ["listSessionCompactions", /compaction/],
     ["forkSession", /fork|conversation/],
   ])("the 503 of %s names its capability (%s)", async (operationId, capability) => {

@@ -96,7 +96,12 @@ describe("ze-harness serve", () => {
     // Make it do real work first, so the database is open and in use.
     await ok(sdk.createSession({ client: networkClient(started.url).client, path: { server, sessionId: randomUUID() }, body: {} }));
     const { code, ms } = await stopTimed(started, signal);
-    expect({ code, stderr: started.stderr() }).toEqual({ code: 0, stderr: "" });
+    expect(code).toBe(0);
+    // A foreground serve writes only its connection lines (logfmt) to stderr.
+    const lines = started.stderr().split("\n").filter((line) => line !== "");
+    const connection = /^timestamp=\S+ level=INFO run=[0-9a-f]+ service=server event=client\.(connect|disconnect) connectionId=\S+ remoteAddr=127\.0\.0\.1 remotePort=\d+( durationMs=\d+)?$/;
+    expect(lines.filter((line) => !connection.test(line))).toEqual([]);
+    expect(lines.some((line) => line.includes("event=client.connect"))).toBe(true);
     expect(ms).toBeLessThan(5_000);
   });
 

@@ -6,7 +6,7 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { Session } from "../../clients/index.js";
-import { assertBuilt, runCli, succeeded, type CliOptions, type CliResult } from "../support/cli.js";
+import { assertBuilt, embedded, runCli, succeeded, type CliOptions, type CliResult } from "../support/cli.js";
 import { startServe, tempHome, type ServeProcess, type TempHome } from "../support/harness.js";
 
 // Every test spawns node processes; leave room on a loaded two-core machine.
@@ -40,7 +40,8 @@ function closedPort(): Promise<number> {
   });
 }
 
-const cli = (args: readonly string[]): Promise<CliResult> => runCli(args, options);
+// Embedded unless a case chooses its connection (embedded() adds --embedded first otherwise).
+const cli = (args: readonly string[]): Promise<CliResult> => runCli(embedded(args), options);
 
 /** A usage error: exit 2, nothing on stdout, exactly one `error: …` line. */
 function expectUsageError(result: CliResult, message?: string): void {
@@ -150,7 +151,7 @@ describe("exit", () => {
     const env = { ...home.env, NODE_OPTIONS: `--require ${keepAlive}` };
     const listed = await runCli(["session", "list", "--embedded", "--database", ":memory:"], { env, cwd: home.root });
     expect(listed).toMatchObject({ code: 0, stderr: "", stdout: "[]\n" });
-    const failed = await runCli(["session", "show", "550e8400-e29b-41d4-a716-446655440000", "--database", ":memory:"], { env, cwd: home.root });
+    const failed = await runCli(["session", "show", "550e8400-e29b-41d4-a716-446655440000", "--embedded", "--database", ":memory:"], { env, cwd: home.root });
     expect(failed).toMatchObject({ code: 1, stdout: "" });
     expect(failed.stderr).toMatch(/^error: NotFoundError: /);
   });

@@ -93,7 +93,7 @@ describe("session --help", () => {
 describe("every command's --help", () => {
   // The files were written by oclif's command table before the CLI took its fast path; oclif
   // still prints every help text (cli/oclif.ts), so a change here is a change to the help.
-  const topics = ["session", "session:config", "session:conversation", "permission", "permission:saved", "question", "turn", "compaction", "mcp", "plugins"];
+  const topics = ["session", "session:config", "session:conversation", "permission", "permission:saved", "question", "turn", "compaction", "mcp", "plugins", "provider", "runtime", "service"];
 
   it.each([...Object.keys(commands), ...topics])("%s --help is unchanged", async (id) => {
     const result = await runCli([...id.split(":"), "--help"], options);
@@ -136,7 +136,7 @@ describe("completions", () => {
     ].join("\n");
     const result = await runProcess("bash", ["-c", probe], options);
     expect(result.stderr).toBe("");
-    expect(result.stdout.split("\n")).toEqual(["serve session", "create", "replace show", "--model", ""]);
+    expect(result.stdout.split("\n")).toEqual(["serve service session", "create", "replace show", "--model", ""]);
   });
 
   it("zsh and fish scripts have their shell's headers", async () => {

@@ -48,7 +48,7 @@ describe("--remote", () => {
     const listed = await succeeded<Session[]>(remote(["session", "list"]));
     expect(listed.map((entry) => entry.id)).toContain(session.id);
     // Nothing was written to the local default database.
-    expect(await succeeded<Session[]>(runCli(["session", "list", "--all"], options))).toEqual([]);
+    expect(await succeeded<Session[]>(runCli(["--embedded", "session", "list", "--all"], options))).toEqual([]);
   });
 
   it("the cwd is sent as a clientWorkdir hint, resolved inside the server root", async () => {

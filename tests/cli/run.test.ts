@@ -43,14 +43,14 @@ describe("run (embedded)", () => {
   it("prints the streamed answer and exits 0", async () => {
     const before = model.requests.length;
     script("Say hello", { events: [{ type: "text", text: "Hello from the model." }] });
-    const result = await runCli(["run", "Say hello"], options);
+    const result = await runCli(["--embedded", "run", "Say hello"], options);
     expect(result).toMatchObject({ code: 0, stderr: "", stdout: "Hello from the model.\n" });
     expect(JSON.stringify(lastUserContent(before))).toContain("Say hello");
   });
 
   it("writes the text as it arrives, before the Turn finishes", async () => {
     script("Stream please", { events: [{ type: "text", text: "First part." }, { type: "delay", ms: 3000 }, { type: "text", text: " Second part." }] });
-    const cli = startCli(["run", "Stream please"], options);
+    const cli = startCli(["--embedded", "run", "Stream please"], options);
     await cli.waitFor(/First part\./);
     expect(cli.stdout()).not.toContain("Second part.");
     cli.end();
@@ -65,7 +65,7 @@ describe("run (embedded)", () => {
       { events: [{ type: "text", text: "Writing it." }, { type: "tool_call", name: "write", arguments: { filePath: "notes.txt", content: "written by the model\n" } }] },
       { events: [{ type: "text", text: "Done." }] },
     );
-    const result = await runCli(["run", "Write notes.txt"], { ...options, cwd });
+    const result = await runCli(["--embedded", "run", "Write notes.txt"], { ...options, cwd });
     expect(result).toMatchObject({ code: 0, stderr: "" });
     expect(result.stdout).toBe("Writing it.\nDone.\n");
     expect(readFileSync(join(cwd, "notes.txt"), "utf8")).toBe("written by the model\n");
@@ -73,7 +73,7 @@ describe("run (embedded)", () => {
 
   it("a failed Turn exits 1 with one stderr line naming the outcome and the fault", async () => {
     script("This will fail", { error: { status: 400 } });
-    const result = await runCli(["run", "This will fail"], options);
+    const result = await runCli(["--embedded", "run", "This will fail"], options);
     expect(result.code).toBe(1);
     expect(result.stdout).toBe("");
     expect(result.stderr).toMatch(/^error: Turn failed: provider_bad_request: [^\n]*HTTP 400[^\n]*\n$/);
@@ -82,7 +82,7 @@ describe("run (embedded)", () => {
   it("--json prints the final Turn (phase completed) instead of streaming; --system-prompt and --model reach the model", async () => {
     const before = model.requests.length;
     script("Reply as JSON please", { events: [{ type: "text", text: "As JSON." }] });
-    const result = await runCli(["run", "--json", "--system-prompt", "Answer briefly.", "--model", TEST_MODEL, "Reply as JSON please"], options);
+    const result = await runCli(["--embedded", "run", "--json", "--system-prompt", "Answer briefly.", "--model", TEST_MODEL, "Reply as JSON please"], options);
     expect(result).toMatchObject({ code: 0, stderr: "" });
     const turn = jsonOf<Turn>(result);
     expect(turn).toMatchObject({ phase: "completed", model: TEST_MODEL, outcome: { kind: "completed", text: "As JSON." } });
@@ -92,10 +92,10 @@ describe("run (embedded)", () => {
 
   it("--session continues an existing Session: the model sees the earlier exchange", async () => {
     script("First question", { events: [{ type: "text", text: "The first answer." }] });
-    const first = jsonOf<Turn>(await runCli(["run", "--json", "First question"], options));
+    const first = jsonOf<Turn>(await runCli(["--embedded", "run", "--json", "First question"], options));
     script("Second question", { events: [{ type: "text", text: "The second answer." }] });
     const before = model.requests.length;
-    const second = await runCli(["run", "--session", first.sessionId, "--json", "Second question"], options);
+    const second = await runCli(["--embedded", "run", "--session", first.sessionId, "--json", "Second question"], options);
     expect(second).toMatchObject({ code: 0, stderr: "" });
     expect(jsonOf<Turn>(second)).toMatchObject({ sessionId: first.sessionId, sequence: 2 });
     const transcript = JSON.stringify(messagesOf(before));
@@ -111,6 +111,7 @@ describe("run (embedded)", () => {
     script("Describe these", { events: [{ type: "text", text: "Nice pictures." }] });
     const result = await runCli(
       [
+        "--embedded",
         "run",
         "Describe these",
         "--image-file",
@@ -136,21 +137,21 @@ describe("run (embedded)", () => {
 
   it("an image file of another type, or a malformed --image-base64, is a usage error (exit 2)", async () => {
     writeFileSync(join(home.root, "notes.txt"), "not an image");
-    const wrongType = await runCli(["run", "Look", "--image-file", "notes.txt"], options);
+    const wrongType = await runCli(["--embedded", "run", "Look", "--image-file", "notes.txt"], options);
     expect(wrongType).toMatchObject({ code: 2, stdout: "" });
     expect(wrongType.stderr).toMatch(/^error: notes\.txt is not a JPEG, PNG, GIF or WebP image\n$/);
-    const malformed = await runCli(["run", "Look", "--image-base64", "image/tiff:AAAA"], options);
+    const malformed = await runCli(["--embedded", "run", "Look", "--image-base64", "image/tiff:AAAA"], options);
     expect(malformed).toMatchObject({ code: 2, stdout: "" });
     expect(malformed.stderr).toMatch(/^error: --image-base64 takes MIME:BASE64/);
     // A file too big to travel in one request body is named, with the limit, before anything is sent.
     const big = join(home.root, "big.png");
     writeFileSync(big, Buffer.concat([PNG, Buffer.alloc(900 * 1024)]));
     const before = model.requests.length;
-    const tooBig = await runCli(["run", "Look", "--image-file", "big.png"], options);
+    const tooBig = await runCli(["--embedded", "run", "Look", "--image-file", "big.png"], options);
     expect(tooBig).toMatchObject({ code: 2, stdout: "" });
     expect(tooBig.stderr).toMatch(/^error: image file big\.png is \d+ bytes \(\d+ as base64\); a request body carries at most 1048576 bytes, so an image file must stay under about \d+ KiB\n$/);
     expect(model.requests.length).toBe(before);
-    const missing = await runCli(["run", "Look", "--image-file", "missing.png"], options);
+    const missing = await runCli(["--embedded", "run", "Look", "--image-file", "missing.png"], options);
     expect(missing).toMatchObject({ code: 1, stdout: "" });
     expect(missing.stderr).toMatch(/^error: cannot read image file missing\.png: ENOENT\n$/);
   });
@@ -159,7 +160,7 @@ describe("run (embedded)", () => {
     const outside = join(home.dir, "outside.txt");
     writeFileSync(outside, "secret\n");
     script("Read the outside file", { events: [{ type: "tool_call", name: "read", arguments: { filePath: outside } }] });
-    const result = await runCli(["run", "--json", "Read the outside file"], options);
+    const result = await runCli(["--embedded", "run", "--json", "Read the outside file"], options);
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/^permission rejected \(no interactive terminal\): external_directory \S+\nerror: Turn failed: tool_denied: [^\n]+\n$/);
     const turn = jsonOf<Turn>(result);
@@ -184,7 +185,7 @@ describe("run (embedded)", () => {
       },
       { events: [{ type: "text", text: "No answer, fine." }] },
     );
-    const result = await runCli(["run", "Ask me a question"], options);
+    const result = await runCli(["--embedded", "run", "Ask me a question"], options);
     expect(result).toMatchObject({ code: 0, stdout: "No answer, fine.\n" });
     expect(result.stderr).toBe("question rejected (no interactive terminal): Colour\n");
   });
@@ -192,7 +193,7 @@ describe("run (embedded)", () => {
   it("Ctrl-C cancels the Turn and exits 130", async () => {
     script("Take your time", { hang: true });
     const before = model.requests.length;
-    const cli = startCli(["run", "--json", "Take your time"], options);
+    const cli = startCli(["--embedded", "run", "--json", "Take your time"], options);
     await model.waitForRequest(before + 1);
     cli.child.kill("SIGINT");
     const result = await cli.exited;
@@ -206,7 +207,7 @@ describe("run (embedded)", () => {
     for (const sharedOutput of [false, true]) {
       const marker = `Half an answer ${sharedOutput ? "shared" : "separate"}`;
       script(marker, { events: [{ type: "text", text: `${marker}, and` }, { type: "delay", ms: 60_000 }, { type: "text", text: " never the rest." }] });
-      const cli = startCli(["run", marker], { ...options, sharedOutput });
+      const cli = startCli(["--embedded", "run", marker], { ...options, sharedOutput });
       await cli.waitFor(/, and/);
       cli.child.kill("SIGINT");
       const result = await cli.exited;
@@ -221,11 +222,11 @@ describe("run (embedded)", () => {
   });
 
   it("a prompt that is not admitted leaves no Session behind (create and submit are one transaction)", async () => {
-    const before = jsonOf<{ id: string }[]>(await runCli(["session", "list", "--all"], options));
-    const result = await runCli(["run", "--model", "nope/unknown-model", "Leave nothing behind"], options);
+    const before = jsonOf<{ id: string }[]>(await runCli(["--embedded", "session", "list", "--all"], options));
+    const result = await runCli(["--embedded", "run", "--model", "nope/unknown-model", "Leave nothing behind"], options);
     expect(result).toMatchObject({ code: 1, stdout: "" });
     expect(result.stderr).toMatch(/^error: UnavailableError: [^\n]*nope\/unknown-model[^\n]*\n$/);
-    expect(jsonOf<{ id: string }[]>(await runCli(["session", "list", "--all"], options))).toEqual(before);
+    expect(jsonOf<{ id: string }[]>(await runCli(["--embedded", "session", "list", "--all"], options))).toEqual(before);
   });
 });
 
@@ -265,7 +266,7 @@ describe("run on a terminal", () => {
     writeFileSync(outside, "terminal secret\n");
     script("Read it on the terminal", { events: [{ type: "tool_call", name: "read", arguments: { filePath: outside } }] }, { events: [{ type: "text", text: "It says terminal secret." }] });
     const before = model.requests.length;
-    const result = await inTerminal(["run", "Read it on the terminal"], [[/Allow external_directory \S+\? \[o\]nce\/\[a\]lways\/\[r\]eject /, "o"]]);
+    const result = await inTerminal(["--embedded", "run", "Read it on the terminal"], [[/Allow external_directory \S+\? \[o\]nce\/\[a\]lways\/\[r\]eject /, "o"]]);
     expect(result.code).toBe(0);
     expect(result.output).toContain("It says terminal secret.");
     // The tool ran: its output went back to the model.
@@ -286,7 +287,7 @@ describe("run on a terminal", () => {
       { events: [{ type: "text", text: "Blue, then." }] },
     );
     const before = model.requests.length;
-    const result = await inTerminal(["run", "Ask me on the terminal"], [[/Answer \(a number, or your own answer; empty to dismiss\): /, "2"]]);
+    const result = await inTerminal(["--embedded", "run", "Ask me on the terminal"], [[/Answer \(a number, or your own answer; empty to dismiss\): /, "2"]]);
     expect(result.code).toBe(0);
     expect(result.output).toMatch(/Colour: Which colour\?\r\n  1\) Red — warm\r\n  2\) Blue — cool/);
     expect(result.output).toContain("Blue, then.");
@@ -359,7 +360,7 @@ describe("run beside other hosts on one database", () => {
     try {
       for (let index = 0; index < 10; index++) script(`parallel-${index}-`, { events: [{ type: "text", text: `answer ${index}` }] });
       const before = model.requests.length;
-      const results = await Promise.all(Array.from({ length: 10 }, (_, index) => runCli(["run", "--database", database(), `parallel-${index}-`], options)));
+      const results = await Promise.all(Array.from({ length: 10 }, (_, index) => runCli(["--embedded", "run", "--database", database(), `parallel-${index}-`], options)));
       results.forEach((result, index) => expect(result).toMatchObject({ code: 0, stderr: "", stdout: `answer ${index}\n` }));
       const prompts = model.requests.slice(before).map((request) => JSON.stringify(request.body));
       for (let index = 0; index < 10; index++) expect(prompts.filter((body) => body.includes(`parallel-${index}-`))).toHaveLength(1);
@@ -390,9 +391,9 @@ describe("run beside other hosts on one database", () => {
     const queued = [await submit("serve-second-"), await submit("serve-third-")];
     expect(await first.stop("SIGTERM")).toBe(0);
 
-    const embedded = await runCli(["run", "--database", database(), "embedded-one-"], options);
+    const embedded = await runCli(["--embedded", "run", "--database", database(), "embedded-one-"], options);
     expect(embedded).toMatchObject({ code: 0, stdout: "embedded ran\n" });
-    const listed = jsonOf<{ turns: { turn: Turn }[] }>(await runCli(["turn", "list", sessionId, "--database", database()], options));
+    const listed = jsonOf<{ turns: { turn: Turn }[] }>(await runCli(["--embedded", "turn", "list", sessionId, "--database", database()], options));
     expect(listed.turns.map(({ turn }) => turn.phase)).toEqual(["failed", "pending", "pending"]);
 
     const second = await startServe(["--database", database()], home.env, home.root);

@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { Session, SessionConfiguration } from "../../clients/index.js";
-import { assertBuilt, jsonOf, runCli, type CliOptions, type CliResult } from "../support/cli.js";
+import { assertBuilt, jsonOf, embedded, runCli, type CliOptions, type CliResult } from "../support/cli.js";
 import { gitRepository } from "../support/git.js";
 import { tempHome, type TempHome } from "../support/harness.js";
 
@@ -22,7 +22,8 @@ beforeAll(() => {
 });
 afterAll(() => home.cleanup());
 
-const cli = (args: readonly string[], overrides: Partial<CliOptions> = {}): Promise<CliResult> => runCli(args, { ...options, ...overrides });
+// Every command here runs embedded (embedded() adds --embedded unless a case chooses its connection).
+const cli = (args: readonly string[], overrides: Partial<CliOptions> = {}): Promise<CliResult> => runCli(embedded(args), { ...options, ...overrides });
 
 /** Runs a command that must succeed and returns its JSON. */
 async function ok<T>(args: readonly string[], overrides: Partial<CliOptions> = {}): Promise<T> {

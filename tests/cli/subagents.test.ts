@@ -68,7 +68,7 @@ describe("run --agent plan with an explore sub-agent", () => {
   it("asks the sub-agent's permission on the parent's terminal and finishes with the delegated answer", async () => {
     script("Plan-on-terminal", delegate("Explore-on-terminal"), say("The plan: use 42."));
     script("Explore-on-terminal", { events: [{ type: "tool_call", name: "read", arguments: { filePath: outside } }] }, say("The notes say 42."));
-    const result = await inTerminal(["run", "--agent", "plan", "Plan-on-terminal"], [[/Allow \[sub-agent explore\] external_directory \S+\? \[o\]nce\/\[a\]lways\/\[r\]eject /, "o"]]);
+    const result = await inTerminal(["--embedded", "run", "--agent", "plan", "Plan-on-terminal"], [[/Allow \[sub-agent explore\] external_directory \S+\? \[o\]nce\/\[a\]lways\/\[r\]eject /, "o"]]);
     expect(result.output).toContain("The plan: use 42.");
     expect(result.code).toBe(0);
     // The explore child read the file: its content reached the child's next model request.
@@ -79,29 +79,29 @@ describe("run --agent plan with an explore sub-agent", () => {
   it("without a terminal rejects the sub-agent's request, names it on stderr, and the parent still answers", async () => {
     script("Plan-no-terminal", delegate("Explore-no-terminal"), say("The sub-agent could not read it."));
     script("Explore-no-terminal", { events: [{ type: "tool_call", name: "read", arguments: { filePath: outside } }] });
-    const result = await runCli(["run", "--agent", "plan", "--json", "Plan-no-terminal"], options);
+    const result = await runCli(["--embedded", "run", "--agent", "plan", "--json", "Plan-no-terminal"], options);
     expect(result.stderr).toMatch(/permission rejected \(no interactive terminal\): \[sub-agent explore\] external_directory \S+/);
     expect(result.code).toBe(0);
     const turn = jsonOf<Turn>(result);
     expect(turn.request.agent).toBe("plan");
     expect(turn.outcome).toMatchObject({ kind: "completed", text: "The sub-agent could not read it." });
-    const children = jsonOf<Session[]>(await runCli(["session", "children", turn.sessionId], options));
+    const children = jsonOf<Session[]>(await runCli(["--embedded", "session", "children", turn.sessionId], options));
     expect(children.map((child) => [child.agent, child.spawnedFrom?.parentSessionId])).toEqual([["explore", turn.sessionId]]);
   });
 
   it("refuses an unknown agent before anything runs", async () => {
-    const result = await runCli(["run", "--agent", "nobody", "never sent"], options);
+    const result = await runCli(["--embedded", "run", "--agent", "nobody", "never sent"], options);
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/^error: ValidationError: [^\n]*\/agent: unknown agent "nobody"/);
   });
 
   it("session create --agent pins the Session's agent", async () => {
-    const created = jsonOf<Session>(await runCli(["session", "create", "--agent", "plan"], options));
+    const created = jsonOf<Session>(await runCli(["--embedded", "session", "create", "--agent", "plan"], options));
     expect(created.agent).toBe("plan");
     script("Pinned-plan", say("planned"));
-    const turn = jsonOf<Turn>(await runCli(["run", "--session", created.id, "--json", "Pinned-plan"], options));
+    const turn = jsonOf<Turn>(await runCli(["--embedded", "run", "--session", created.id, "--json", "Pinned-plan"], options));
     expect(turn.request.agent).toBe("plan");
-    const refused = await runCli(["session", "create", "--agent", "explore"], options);
+    const refused = await runCli(["--embedded", "session", "create", "--agent", "explore"], options);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/runs only as a sub-agent/);
   });

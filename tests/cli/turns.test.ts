@@ -65,11 +65,11 @@ const userTexts = (index: number): string[] =>
 
 describe("chat", () => {
   it("queues each piped line as a Turn and prints the answers in order; EOF waits for them", async () => {
-    const session = jsonOf<Session>(await runCli(["session", "create"], options));
+    const session = jsonOf<Session>(await runCli(["--embedded", "session", "create"], options));
     const before = model.requests.length;
     script("First question", { events: [{ type: "text", text: "Answer one." }] });
     script("Second question", { events: [{ type: "text", text: "Answer two." }] });
-    const result = await runCli(["chat", session.id], { ...options, input: "First question\n\n   \nSecond question\n" });
+    const result = await runCli(["--embedded", "chat", session.id], { ...options, input: "First question\n\n   \nSecond question\n" });
     expect(result).toMatchObject({ code: 0, stderr: "", stdout: "Answer one.\nAnswer two.\n" });
     expect(model.requests.length - before).toBe(2);
     expect(userTexts(before).at(-1)).toContain("First question");
@@ -77,14 +77,14 @@ describe("chat", () => {
   });
 
   it("/steer reaches the model while the running Turn is held by a delay", async () => {
-    const session = jsonOf<Session>(await runCli(["session", "create"], options));
+    const session = jsonOf<Session>(await runCli(["--embedded", "session", "create"], options));
     const before = model.requests.length;
     script(
       "Start a long task",
       { events: [{ type: "text", text: "Working on it." }, { type: "delay", ms: 2500 }, { type: "text", text: " Still working." }] },
       { events: [{ type: "text", text: "Bananas included." }] },
     );
-    const cli = startCli(["chat", session.id], options);
+    const cli = startCli(["--embedded", "chat", session.id], options);
     cli.write("Start a long task\n");
     await cli.waitFor(/Working on it\./);
     cli.write("/steer Also mention bananas\n");
@@ -97,24 +97,24 @@ describe("chat", () => {
   });
 
   it("/steer without a running Turn is an error line; the chat goes on", async () => {
-    const session = jsonOf<Session>(await runCli(["session", "create"], options));
+    const session = jsonOf<Session>(await runCli(["--embedded", "session", "create"], options));
     script("Hello after a refused steer", { events: [{ type: "text", text: "Still here." }] });
-    const result = await runCli(["chat", session.id], { ...options, input: "/steer nobody listens\nHello after a refused steer\n" });
+    const result = await runCli(["--embedded", "chat", session.id], { ...options, input: "/steer nobody listens\nHello after a refused steer\n" });
     expect(result).toMatchObject({ code: 0, stdout: "Still here.\n", stderr: "error: no running Turn to steer\n" });
   });
 
   it("a failed Turn is reported on stderr and makes the exit code 1", async () => {
-    const session = jsonOf<Session>(await runCli(["session", "create"], options));
+    const session = jsonOf<Session>(await runCli(["--embedded", "session", "create"], options));
     script("Fail first", { error: { status: 400 } });
     script("Then answer", { events: [{ type: "text", text: "Recovered." }] });
-    const result = await runCli(["chat", session.id], { ...options, input: "Fail first\nThen answer\n" });
+    const result = await runCli(["--embedded", "chat", session.id], { ...options, input: "Fail first\nThen answer\n" });
     expect(result.code).toBe(1);
     expect(result.stdout).toBe("Recovered.\n");
     expect(result.stderr).toMatch(/^error: Turn failed: provider_bad_request: [^\n]+\n$/);
   });
 
   it("an unknown Session fails at once (exit 1) without reading input", async () => {
-    const result = await runCli(["chat", randomUUID()], { ...options, input: "Hello\n" });
+    const result = await runCli(["--embedded", "chat", randomUUID()], { ...options, input: "Hello\n" });
     expect(result).toMatchObject({ code: 1, stdout: "" });
     expect(result.stderr).toMatch(/^error: NotFoundError: [^\n]+\n$/);
   });
@@ -335,9 +335,9 @@ describe("turn", () => {
 
   it("turn commands also work embedded (against the local database)", async () => {
     script("Local turn", { events: [{ type: "text", text: "Local." }] });
-    const turn = jsonOf<Turn>(await runCli(["run", "--json", "Local turn"], options));
-    expect(await succeeded<Turn>(runCli(["turn", "show", turn.sessionId, turn.id], options))).toEqual(turn);
-    const page = await succeeded<SessionTurnsResponse>(runCli(["turn", "list", turn.sessionId], options));
+    const turn = jsonOf<Turn>(await runCli(["--embedded", "run", "--json", "Local turn"], options));
+    expect(await succeeded<Turn>(runCli(["--embedded", "turn", "show", turn.sessionId, turn.id], options))).toEqual(turn);
+    const page = await succeeded<SessionTurnsResponse>(runCli(["--embedded", "turn", "list", turn.sessionId], options));
     expect(page.turns.map((entry) => entry.turn.id)).toEqual([turn.id]);
   });
 });

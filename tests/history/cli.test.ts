@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { AppendConversationReceipt, Compaction, ContextCompactionReceipt, Session, SessionCompactionsResponse, SessionTurnsResponse } from "../../clients/index.js";
 import { startTestModel, type TestModel } from "../../tools/test-model/index.js";
-import { assertBuilt, jsonOf, runCli, succeeded, type CliOptions } from "../support/cli.js";
+import { assertBuilt, jsonOf, embedded, runCli, succeeded, type CliOptions } from "../support/cli.js";
 import { tempHome, type TempHome } from "../support/harness.js";
 import { TEST_MODEL, testProviderConfig, writeGlobalConfig } from "../support/model.js";
 import { seen } from "../turns/helpers.js";
@@ -31,7 +31,8 @@ afterAll(async () => {
   home?.cleanup();
 });
 
-const cli = (args: readonly string[], input?: string) => runCli(args, { ...options, ...(input !== undefined ? { input } : {}) });
+// Every command here runs embedded.
+const cli = (args: readonly string[], input?: string) => runCli(embedded(args), { ...options, ...(input !== undefined ? { input } : {}) });
 
 describe("session conversation append", () => {
   it("appends TEXT or stdin as entries the next Turn sees, replays by --entry, and refuses conflicts and empty text", async () => {

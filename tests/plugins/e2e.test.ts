@@ -61,7 +61,7 @@ afterAll(async () => {
 describe("a plugin from the project config", () => {
   it("offers its tool, its hook approves the ask, and the result reaches the model", async () => {
     script("Double 21", { events: [{ type: "tool_call", name: "double", arguments: { value: 21 } }] }, { events: [{ type: "text", text: "It is 42." }] });
-    const result = await runCli(["run", "--json", "Double 21"], options);
+    const result = await runCli(["--embedded", "run", "--json", "Double 21"], options);
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     const turn = jsonOf<Turn>(result);
@@ -73,7 +73,7 @@ describe("a plugin from the project config", () => {
   });
 
   it("plugins list reports the active plugin and the failed one with a safe message", async () => {
-    const listed = jsonOf<{ plugins: { source: string; status: string; error?: string; registrations: string[] }[] }>(await runCli(["plugins", "list"], options)).plugins;
+    const listed = jsonOf<{ plugins: { source: string; status: string; error?: string; registrations: string[] }[] }>(await runCli(["--embedded", "plugins", "list"], options)).plugins;
     const active = listed.find((entry) => entry.source.endsWith("plugin.mjs"));
     const broken = listed.find((entry) => entry.source.endsWith("broken.mjs"));
     expect(active).toMatchObject({ status: "active", registrations: expect.arrayContaining(["tool:double", "hook:tool.execute.before"]) });

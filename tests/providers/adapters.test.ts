@@ -3,7 +3,7 @@
 // protocol's wire format, and the three authentication forms.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { assembleAssistantMessage, type ModelMessage, type ModelTool } from "../../services/providers/index.js";
-import { startTestModel, type TestModel } from "../../tools/test-model/index.js";
+import { credentialHash, startTestModel, type TestModel } from "../../tools/test-model/index.js";
 import { KEY, PROTOCOLS, collect, request, testModel, textOf, userText } from "./helpers.js";
 
 let server: TestModel;
@@ -328,11 +328,12 @@ describe.each(PROTOCOLS)("%s adapter", (protocol) => {
       await collect(request(testModel(server, protocol)));
       const headers = lastRequest().headers;
       if (protocol === "messages") {
-        expect(headers["x-api-key"]).toBe(KEY);
+        expect(headers["x-api-key"]).toBe(credentialHash(KEY));
+        expect(lastRequest().credentialSha256).toBe(credentialHash(KEY));
         expect(headers["authorization"]).toBeUndefined();
         expect(headers["anthropic-version"]).toBeDefined();
       } else {
-        expect(headers["authorization"]).toBe(`Bearer ${KEY}`);
+        expect(headers["authorization"]).toBe(`Bearer ${credentialHash(KEY)}`);
         expect(headers["x-api-key"]).toBeUndefined();
       }
       // Only protocol headers pass through from the SDK.
@@ -344,7 +345,7 @@ describe.each(PROTOCOLS)("%s adapter", (protocol) => {
       server.enqueue({ events: [{ type: "text", text: "ok" }] });
       await collect(request(testModel(server, protocol, { authentication: { kind: "bearer" } })));
       const headers = lastRequest().headers;
-      expect(headers["authorization"]).toBe(`Bearer ${KEY}`);
+      expect(headers["authorization"]).toBe(`Bearer ${credentialHash(KEY)}`);
       expect(headers["x-api-key"]).toBeUndefined();
     });
 
@@ -352,7 +353,7 @@ describe.each(PROTOCOLS)("%s adapter", (protocol) => {
       server.enqueue({ events: [{ type: "text", text: "ok" }] });
       await collect(request(testModel(server, protocol, { authentication: { kind: "header", name: "api-key", prefix: "Key " } })));
       const headers = lastRequest().headers;
-      expect(headers["api-key"]).toBe(`Key ${KEY}`);
+      expect(headers["api-key"]).toBe(credentialHash(`Key ${KEY}`));
       expect(headers["authorization"]).toBeUndefined();
       expect(headers["x-api-key"]).toBeUndefined();
     });

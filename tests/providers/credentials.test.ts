@@ -146,7 +146,11 @@ describe("credential resolution", () => {
     const result = resolveCredential(set.provider("openai")!, src);
     expect(result).toMatchObject({ ok: false, reason: "missing_credentials" });
     expect(!result.ok && result.message).toContain("OPENAI_API_KEY");
-    expect(!result.ok && result.message).toContain(`add a "openai" entry to auth.json`);
+    expect(!result.ok && result.message).toContain("`ze-harness provider connect openai`");
+    expect(!result.ok && result.message).toContain("`ze-harness provider login openai`");
+    // A provider without a login is not told to log in.
+    const router = resolveCredential(resolved({ openrouter: true }).provider("openrouter")!, await sources({}));
+    expect(!router.ok && router.message).not.toContain("provider login");
     const opened = openModel(set, "openai/gpt-4.1", src);
     expect(opened).toMatchObject({ ok: false, reason: "missing_credentials" });
     expect(openModel(set, "openai/no-such-model", src)).toMatchObject({ ok: false, reason: "unknown_model" });
@@ -201,7 +205,8 @@ describe("safe summaries and catalog snapshots", () => {
     const src = await loadCredentialSources({ ...env, OPENROUTER_API_KEY: ENV_KEY });
     const summaries = providerSummaries(set, src);
     const byId = Object.fromEntries(summaries.map((summary) => [summary.id, summary]));
-    expect(byId["openai"]).toMatchObject({ availability: { status: "available" }, source: "environment", methods: ["api_key"], logins: [] });
+    expect(byId["openai"]).toMatchObject({ availability: { status: "available" }, source: "environment", methods: ["api_key", "oauth"], logins: [{ id: "chatgpt", label: "ChatGPT account" }] });
+    expect(byId["anthropic"]).toMatchObject({ methods: ["api_key"], logins: [] });
     expect(byId["anthropic"]).toMatchObject({
       availability: { status: "available" },
       source: "stored",

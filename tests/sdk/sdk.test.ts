@@ -5,6 +5,11 @@ import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
+  DAEMON_BASE_PORT,
+  DAEMON_FILE_NAME,
+  DAEMON_LOG_FILE_NAME,
+  DAEMON_MAX_PORT,
+  daemonDirectory,
   EmbeddedHarnessError,
   ServerListenError,
   authFileDataRoot,
@@ -18,6 +23,7 @@ import {
 } from "../../sdk/index.js";
 import { createZeClient } from "../../clients/index.js";
 import { startTestModel, type TestModel } from "../../tools/test-model/index.js";
+import { credentialHash } from "../../tools/test-model/server.js";
 import { assertBuilt, runProcess } from "../support/cli.js";
 import { repoRoot, tempHome, type TempHome } from "../support/harness.js";
 import { TEST_MODEL, testProviderConfig, writeGlobalConfig } from "../support/model.js";
@@ -105,7 +111,12 @@ describe("createEmbeddedHarness", () => {
     const before = model.requests.length;
     const { turn } = await runTurn(harness, "With a key");
     expect(turn.outcome).toMatchObject({ kind: "completed", text: "Keyed." });
-    expect(model.requests[before]!.headers["authorization"]).toBe("Bearer sk-from-custom-auth-file");
+    expect(model.requests[before]!.headers["authorization"]).toBe(`Bearer ${credentialHash("sk-from-custom-auth-file")}`);
+  });
+
+  it("names the daemon's files and ports", () => {
+    expect([DAEMON_BASE_PORT, DAEMON_MAX_PORT, DAEMON_FILE_NAME, DAEMON_LOG_FILE_NAME]).toEqual([4096, 4295, "server.json", "daemon.log"]);
+    expect(daemonDirectory({ XDG_DATA_HOME: "/data" })).toBe("/data/ze-harness");
   });
 
   it("resolves the default auth file under the data root", () => {

@@ -40,6 +40,16 @@ export function runProcess(command: string, args: readonly string[], options: Cl
   });
 }
 
+/**
+ * `args` run in-process (`--embedded` first) unless they choose a connection themselves
+ * (`--embedded`, `--remote`): without either flag a command uses (and starts) the shared local
+ * daemon, which only the daemon suites (tests/daemon/) start, and stop.
+ */
+export function embedded(args: readonly string[]): string[] {
+  const chosen = args.some((arg) => arg === "--embedded" || arg === "--remote" || arg.startsWith("--remote="));
+  return chosen ? [...args] : ["--embedded", ...args];
+}
+
 /** `node bin/ze-harness.js ...args`. */
 export function runCli(args: readonly string[], options: CliOptions): Promise<CliResult> {
   return runProcess(process.execPath, [binPath, ...args], options);
@@ -75,13 +85,14 @@ function newestMtime(directory: string): number {
 /**
  * The CLI suites test dist/, not the sources: fail early with the fix when dist/ is missing or
  * older than the CLI and client sources (`npm test` builds first; plain `npx vitest` does not).
- * services/ is left out on purpose: other work edits it constantly in a shared checkout.
+ * The rest of services/ is left out on purpose: other work edits it constantly in a shared checkout.
  */
 export function assertBuilt(): void {
   const marker = join(repoRoot, "dist", "cli", "root-help.txt"); // written last by `npm run build`
   if (!existsSync(marker)) throw new Error("dist/ is missing: run `npm run build` before the CLI tests");
   const built = statSync(marker).mtimeMs;
-  const sources = ["cli", "clients"].map((folder) => newestMtime(join(repoRoot, folder)));
+  // services/daemon is the daemon client every local command bundles.
+  const sources = ["cli", "clients", join("services", "daemon")].map((folder) => newestMtime(join(repoRoot, folder)));
   if (Math.max(...sources) > built) throw new Error("dist/ is older than the sources: run `npm run build` before the CLI tests");
 }
 

@@ -30,6 +30,11 @@ export function tempHome(prefix = "ze-test-"): TempHome {
     HOME: join(dir, "home"),
     XDG_CONFIG_HOME: join(dir, "config"),
     XDG_DATA_HOME: join(dir, "data"),
+    XDG_CACHE_HOME: join(dir, "cache"),
+    // Tests never reach the internet: no background catalog refresh, and an explicit one goes to a
+    // closed loopback port (a test that refreshes points ZE_HARNESS_MODELS_URL at its own server).
+    ZE_HARNESS_DISABLE_MODELS_FETCH: "1",
+    ZE_HARNESS_MODELS_URL: "http://127.0.0.1:9/api.json",
     PATH: process.env["PATH"] ?? "",
   };
   return { dir, root, env, cleanup: () => rmSync(dir, { recursive: true, force: true }) };

@@ -2,6 +2,7 @@
 import type { ChatCompletionChunk } from "openai/resources/chat/completions";
 import { describe, expect, it } from "vitest";
 import type { ScriptedTurn } from "../../tools/test-model/index.js";
+import { credentialHash } from "../../tools/test-model/index.js";
 import { useTestModel } from "./helpers.js";
 
 const fixture = useTestModel();
@@ -208,7 +209,9 @@ describe("chat completions, recording", () => {
     const request = await model.waitForRequest(1);
     expect(request.protocol).toBe("chat");
     expect(request.path).toBe("/v1/chat/completions");
-    expect(request.headers["authorization"]).toBe("Bearer test-key");
+    expect(request.headers["authorization"]).toBe(`Bearer ${credentialHash("test-key")}`);
+    expect(request.credentialSha256).toBe(credentialHash("test-key"));
+    expect(JSON.stringify(model.requests)).not.toContain("test-key");
     expect(request.headers["content-type"]).toContain("application/json");
     expect(request.body.messages).toEqual([
       { role: "system", content: "be brief" },

@@ -3,6 +3,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import type { RawMessageStreamEvent } from "@anthropic-ai/sdk/resources/messages";
 import { describe, expect, it } from "vitest";
 import type { ScriptedTurn } from "../../tools/test-model/index.js";
+import { credentialHash } from "../../tools/test-model/index.js";
 import { useTestModel } from "./helpers.js";
 
 const fixture = useTestModel();
@@ -122,7 +123,7 @@ describe("messages, recording and headers", () => {
     expect(request.path).toBe("/v1/messages");
     expect(request.headers["anthropic-version"]).toMatch(/^\d{4}-\d{2}-\d{2}$/);
     // @anthropic-ai/sdk 1.x sends `apiKey` as a bearer token, not as x-api-key.
-    expect(request.headers["authorization"]).toBe("Bearer test-key");
+    expect(request.headers["authorization"]).toBe(`Bearer ${credentialHash("test-key")}`);
     expect(request.body).toMatchObject({ model: "claude-test", max_tokens: 1024, system: "be brief", tools, messages: params.messages });
   });
 
@@ -132,7 +133,7 @@ describe("messages, recording and headers", () => {
     const client = new Anthropic({ baseURL: model.anthropicBaseURL, apiKey: null, defaultHeaders: { "x-api-key": "sk-ant-test" }, maxRetries: 0 });
     const message = await client.messages.create(params);
     expect(message.content).toEqual([{ type: "text", text: "ok", citations: null }]);
-    expect(model.requests[0]!.headers["x-api-key"]).toBe("sk-ant-test");
+    expect(model.requests[0]!.headers["x-api-key"]).toBe(credentialHash("sk-ant-test"));
     expect(model.requests[0]!.headers["anthropic-version"]).toBeDefined();
   });
 });

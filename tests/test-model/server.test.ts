@@ -291,3 +291,21 @@ describe("the CLI", () => {
     }
   });
 });
+
+describe("the model list (GET …/models)", () => {
+  it("is a 404 until set, then the OpenAI list (what the openai SDK reads), then a scripted error; every request is recorded", async () => {
+    const { model, openai } = fixture;
+    const unset = await fetch(`${model.openaiBaseURL}/models`);
+    expect(unset.status).toBe(404);
+    model.setModelList([{ id: "m-1", owned_by: "openai", context_length: 4096 }, { id: "m-2" }]);
+    const page = await openai.models.list();
+    expect(page.data.map((entry) => entry.id)).toEqual(["m-1", "m-2"]);
+    expect(page.data[0]).toMatchObject({ owned_by: "openai", context_length: 4096 });
+    model.setModelList({ status: 401 });
+    expect((await fetch(`${model.url}/api/v1/models`, { headers: { authorization: "Bearer k" } })).status).toBe(401);
+    expect(model.modelListRequests.map((request) => request.path)).toEqual(["/v1/models", "/v1/models", "/api/v1/models"]);
+    expect(model.modelListRequests[2]!.headers["authorization"]).toBe("Bearer k");
+    // A model list is not a model request.
+    expect(model.requests).toEqual([]);
+  });
+});

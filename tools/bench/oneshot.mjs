@@ -20,7 +20,7 @@ const ANSWER = "Hello! This is the scripted answer from the bench model.";
 const RUN_TIMEOUT_MS = 30_000;
 const floorPath = join(repoRoot, "tools", "bench", "floor.mjs");
 /** Starts the test model as a process serving `count` copies of the plain answer. */
-async function startModelProcess(dir, count) {
+export async function startModelProcess(dir, count) {
   const script = join(dir, "script.json");
   writeFileSync(script, JSON.stringify(Array.from({ length: count }, () => ({ events: [{ type: "text", text: ANSWER }] }))));
   const child = spawn(process.execPath, ["--import", "tsx", join(repoRoot, "tools", "test-model", "main.ts"), "--port", "0", "--script", script], {

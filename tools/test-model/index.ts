@@ -1,6 +1,6 @@
 // The scripted model server every harness test talks to through the real openai and
 // @anthropic-ai/sdk clients. See README.md for the base-URL conventions.
-export { startTestModel, type TestModel, type TestModelOptions } from "./server.js";
+export { credentialHash, startTestModel, type TestModel, type TestModelOptions } from "./server.js";
 export type {
   ModelEvent,
   Protocol,

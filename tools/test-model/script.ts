@@ -49,8 +49,13 @@ export type Protocol = "chat" | "responses" | "messages";
 export interface RecordedRequest {
   protocol: Protocol;
   path: string;
-  /** Lower-case names; repeated headers joined with ", ". */
+  /**
+   * Lower-case names; repeated headers joined with ", ". Credential headers (`authorization`,
+   * `x-api-key`, `api-key`) hold `sha256:<hex>` of the value instead (`Bearer sha256:<hex>`).
+   */
   headers: Record<string, string>;
+  /** `sha256:<hex>` of the credential the request carried (bearer token or key), never the credential. */
+  credentialSha256?: string;
   /** The parsed JSON body (the raw text if it was not JSON). */
   body: any;
   receivedAt: number;

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 // The HTTP side of the test model: routing, recording, the script queue, and writing a
 // scripted response as a stream, a JSON body, an error, a hang or a cut connection.
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
@@ -55,6 +56,13 @@ export interface TestModel {
   readonly requests: readonly RecordedRequest[];
   /** Resolves with the count-th request (1-based) as soon as it arrives. */
   waitForRequest(count: number): Promise<RecordedRequest>;
+  /**
+   * What `GET …/models` answers: the entries of an OpenAI model list (`{ object: "list", data }`,
+   * each `{ id, owned_by?, context_length?, max_model_len?, … }`), or an HTTP error. Unset: 404.
+   */
+  setModelList(list: readonly Record<string, unknown>[] | { readonly status: number; readonly body?: unknown }): void;
+  /** Every `GET …/models` so far (path and lower-cased headers), in arrival order. */
+  readonly modelListRequests: readonly { readonly path: string; readonly headers: Readonly<Record<string, string>> }[];
   close(): Promise<void>;
 }
 
@@ -109,13 +117,30 @@ function defaultErrorType(protocol: Protocol, status: number): string {
   return status >= 500 ? "server_error" : "invalid_request_error";
 }
 
-function headersOf(request: IncomingMessage): Record<string, string> {
+/** Headers that carry a credential: recorded only as a SHA-256 hash, never the value. */
+const CREDENTIAL_HEADERS = new Set(["authorization", "x-api-key", "api-key"]);
+
+/** `sha256:<hex>` of a credential value (what the recording holds in its place). */
+export const credentialHash = (value: string): string => `sha256:${createHash("sha256").update(value, "utf8").digest("hex")}`;
+
+function headersOf(request: IncomingMessage): { headers: Record<string, string>; credentialSha256?: string } {
   const headers: Record<string, string> = {};
+  let credentialSha256: string | undefined;
   for (const [name, value] of Object.entries(request.headers)) {
     if (value === undefined) continue;
-    headers[name.toLowerCase()] = Array.isArray(value) ? value.join(", ") : value;
+    const key = name.toLowerCase();
+    const text = Array.isArray(value) ? value.join(", ") : value;
+    if (!CREDENTIAL_HEADERS.has(key)) {
+      headers[key] = text;
+      continue;
+    }
+    // `Bearer TOKEN` keeps its scheme: `Bearer sha256:…`; other credential headers hash whole.
+    const scheme = key === "authorization" ? /^(\S+) (.+)$/.exec(text) : null;
+    const secret = scheme ? scheme[2]! : text;
+    headers[key] = scheme ? `${scheme[1]} ${credentialHash(secret)}` : credentialHash(secret);
+    if (key !== "api-key" || credentialSha256 === undefined) credentialSha256 = credentialHash(secret);
   }
-  return headers;
+  return credentialSha256 !== undefined ? { headers, credentialSha256 } : { headers };
 }
 
 async function readBody(request: IncomingMessage): Promise<string> {
@@ -165,6 +190,20 @@ export async function startTestModel(options: TestModelOptions = {}): Promise<Te
   let waiters: Waiter[] = [];
   let replyFn: ((request: RecordedRequest) => ScriptedResponse | Promise<ScriptedResponse>) | null = null;
   let closed = false;
+  let modelList: readonly Record<string, unknown>[] | { readonly status: number; readonly body?: unknown } | undefined;
+  const modelListRequests: { path: string; headers: Record<string, string> }[] = [];
+
+  function serveModelList(path: string, request: IncomingMessage, response: ServerResponse): void {
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(request.headers)) if (typeof value === "string") headers[name] = value;
+    modelListRequests.push({ path, headers });
+    if (modelList === undefined) return sendJson(response, 404, openaiErrorBody(`test-model: no model list is set (setModelList)`, "not_found"));
+    if (!Array.isArray(modelList)) {
+      const failure = modelList as { readonly status: number; readonly body?: unknown };
+      return sendJson(response, failure.status, failure.body ?? openaiErrorBody(`test-model: scripted error ${failure.status}`, "test_model_error"));
+    }
+    sendJson(response, 200, { object: "list", data: modelList });
+  }
 
   function enqueue(...responses: ScriptedResponse[]): void {
     for (const [index, response] of responses.entries()) {
@@ -265,7 +304,7 @@ export async function startTestModel(options: TestModelOptions = {}): Promise<Te
     } catch {
       parsed = false;
     }
-    const recorded: RecordedRequest = { protocol, path, headers: headersOf(request), body, receivedAt: Date.now() };
+    const recorded: RecordedRequest = { protocol, path, ...headersOf(request), body, receivedAt: Date.now() };
     const count = record(recorded);
     const requestId = `req_test_${String(count).padStart(6, "0")}`;
     // x-request-id is what openai reads, request-id what @anthropic-ai/sdk reads.
@@ -316,6 +355,8 @@ export async function startTestModel(options: TestModelOptions = {}): Promise<Te
     const protocol = request.method === "POST" ? protocolOf(path) : null;
     const work = path.startsWith(CONTROL_PREFIX)
       ? handleControl(path, request, response)
+      : request.method === "GET" && /(^|\/)models$/.test(path)
+        ? Promise.resolve(serveModelList(path, request, response))
       : protocol
         ? handleModelRequest(protocol, path, request, response)
         : Promise.resolve(
@@ -350,6 +391,12 @@ export async function startTestModel(options: TestModelOptions = {}): Promise<Te
     },
     get requests(): readonly RecordedRequest[] {
       return requests;
+    },
+    setModelList(list) {
+      modelList = list;
+    },
+    get modelListRequests() {
+      return modelListRequests;
     },
     waitForRequest(count: number): Promise<RecordedRequest> {
       if (!Number.isInteger(count) || count < 1) return Promise.reject(new RangeError("waitForRequest(count): count is 1-based"));

@@ -33,7 +33,7 @@ export default defineCommand({
   async run({ args, flags, connect, printJson }) {
     const { CALLBACK_PORT_VARIABLE, listenForCallbacks } = await import("../../../services/mcp/callback.js");
     if (flags["mcp-callback-port"] !== undefined) {
-      if (flags.remote !== undefined) throw usageError("--mcp-callback-port sets an embedded host's callback address; a remote server decides its own");
+      if (flags.embedded !== true) throw usageError("--mcp-callback-port sets an embedded host's callback address (pass --embedded); the local daemon and a remote server decide their own");
       // The embedded host reads its callback port from the environment it is given.
       process.env[CALLBACK_PORT_VARIABLE] = String(flags["mcp-callback-port"]);
     }

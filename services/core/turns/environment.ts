@@ -33,8 +33,8 @@ export interface TurnEnvironment {
   readonly subagents?: SubagentHost | undefined;
   /** Whether CodeMode's `execute` is offered (config `codemode.enabled`, default true). */
   readonly codemode?: boolean | undefined;
-  /** The MCP servers' tools (`<server>_<tool>`) and handshake instructions right now; absent when none are loaded. */
-  readonly mcp?: (() => McpOffer | undefined) | undefined;
+  /** The MCP servers' tools (`<server>_<tool>`) and handshake instructions right now for a Turn of `sessionId` (the host's, plus any attached to that Session alone); absent when none are loaded. */
+  readonly mcp?: ((sessionId: string) => McpOffer | undefined) | undefined;
 }
 
 /** What the connected MCP servers offer a starting Turn. */

@@ -15,6 +15,8 @@ export interface ModelCall {
   readonly signal: AbortSignal;
   /** The attempt's deadline in milliseconds. */
   readonly timeoutMs?: number;
+  /** The Session whose Turn makes the call (the host serves it from the catalog that Turn leased). */
+  readonly sessionId?: string;
 }
 
 export interface ModelLimits {
@@ -27,5 +29,6 @@ export interface ModelLimits {
 export interface ModelGateway extends ModelAvailability {
   /** Streams one attempt; throws a ProviderFailure (or an abort) on failure. */
   stream(call: ModelCall): AsyncIterable<ModelStreamEvent>;
-  limits(model: string): ModelLimits | undefined;
+  /** `sessionId`: the Session whose Turn asks (the catalog that Turn leased). */
+  limits(model: string, sessionId?: string): ModelLimits | undefined;
 }

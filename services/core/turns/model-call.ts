@@ -54,6 +54,7 @@ export async function callModel(t: RunningTurn, original: ModelRequest): Promise
     try {
       for await (const event of t.deps.gateway.stream({
         model: t.row.model,
+        sessionId: t.sessionId,
         ...(request.system !== undefined ? { system: request.system } : {}),
         messages: request.messages,
         tools: request.tools,
@@ -136,7 +137,7 @@ type AttemptUsage = Pick<Extract<ModelStreamEvent, { type: "usage" }>, "promptTo
 function recordUsage(t: RunningTurn, event: AttemptUsage, context = true): void {
   const attempt = addUsage(undefined, event);
   t.usage = addUsage(t.usage, event);
-  const window = context ? t.deps.gateway.limits(t.row.model)?.context : undefined;
+  const window = context ? t.deps.gateway.limits(t.row.model, t.sessionId)?.context : undefined;
   const contextUse = window !== undefined ? { model: t.row.model, usedUnits: event.promptTokens + event.completionTokens, contextUnits: window } : undefined;
   // Usage arrives as a stream ends: it rides the change that follows instead of one of its own.
   t.recorder.stage([{ type: "turn.usage", data: { usage: attempt, ...(contextUse ? { contextUse } : {}) } }], { usage: t.usage, ...(contextUse ? { contextUse } : {}) });
@@ -179,7 +180,7 @@ function measure(t: RunningTurn, context: number, output: number | undefined, re
  */
 async function fitContext(t: RunningTurn, original: ModelRequest): Promise<{ request: ModelRequest; estimated: ContextUse | undefined }> {
   let request: ModelRequest = { ...original, messages: withCurrentHistory(t, original.messages) };
-  const limits = t.deps.gateway.limits(t.row.model);
+  const limits = t.deps.gateway.limits(t.row.model, t.sessionId);
   if (limits?.context === undefined) return { request, estimated: undefined };
   const transcript = original.messages.slice(t.history.length);
   let compaction: CompactionOutcome | undefined;

@@ -184,6 +184,11 @@ export class TurnRunner {
     if (this.options.scope === "owned" && !this.stopped) this.adopted.add(sessionId);
   }
 
+  /** The Turns running in this host right now (on a server, what a graceful stop would end). */
+  running(): { readonly sessionId: string; readonly turnId: string }[] {
+    return [...this.executions.entries()].map(([turnId, { execution }]) => ({ sessionId: execution.sessionId, turnId }));
+  }
+
   /** Asks the local execution of `turnId` to stop as cancelled (no-op when it runs elsewhere). */
   interrupt(turnId: string, reason?: string): void {
     this.executions.get(turnId)?.execution.cancel(reason);

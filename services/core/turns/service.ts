@@ -30,6 +30,20 @@ import { checkHistorySelection } from "../history/visibility.js";
 /** Decides whether a model can serve Turns; throws a typed Failure when it cannot. */
 export interface ModelAvailability {
   check(model: string): void | Promise<void>;
+  /**
+   * Work that may reach the network (discovering a provider's models for a model the catalog
+   * lacks), done before the admission transaction so it never holds the write lock.
+   */
+  prepare?(model: string): Promise<void>;
+}
+
+/** The agent a prompt would run with, or undefined when the choice is invalid (admission reports it). */
+function tryAgent<T>(choose: () => T): T | undefined {
+  try {
+    return choose();
+  } catch {
+    return undefined;
+  }
 }
 
 export interface TurnServiceOptions {
@@ -138,6 +152,13 @@ export class TurnService {
     const hash = requestHash(request);
     const { delivery: _delivery, turnId, authorId, providerOptions, ...prompt } = request;
     try {
+      if (this.models.prepare) {
+        // The same model choice the admission makes below, from a read outside its transaction.
+        const row = await getSession(this.storage, server, sessionId);
+        const agent = row && this.catalogs ? tryAgent(() => chooseTurnAgent(this.catalogs!.agents, row, request.agent)) : undefined;
+        const model = request.model ?? agent?.definition?.model ?? row?.defaultModel ?? this.config.model;
+        if (model !== undefined) await this.models.prepare(model);
+      }
       const now = this.now();
       // One transaction: the Session row is read (and locked) by the admission itself, which
       // validates against it, writes the row, its events, the Session's first title and — when

@@ -116,7 +116,7 @@ export async function setUpTurn(t: RunningTurn): Promise<TurnSetup> {
     selectedSkills,
     skills: offered.has("skill") ? skillCapability(skills) : undefined,
     offer() {
-      const mcp = t.deps.environment.mcp?.();
+      const mcp = t.deps.environment.mcp?.(t.row.sessionId);
       if (!mcp || (mcp.tools.length === 0 && mcp.instructions.length === 0)) return fixed;
       const all = new Map(offered);
       for (const { tool } of mcp.tools) {

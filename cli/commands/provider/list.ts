@@ -1,0 +1,10 @@
+import { sdk, type RuntimeProvidersResponse } from "../../../clients/index.js";
+import { jsonCommand } from "../../json-command.js";
+
+export default jsonCommand<{}, {}, undefined, RuntimeProvidersResponse>({
+  summary: "Print every provider's availability, credential source, connection and logins as JSON (never a credential).",
+  description:
+    "Prints `{ providers: [{ id, displayName, availability, source, via?, connection?, methods, logins }] }`: `source` is stored (auth.json), environment (a variable or a configured options.apiKey), via, or none; `connection` is the stored connection's metadata; `logins` are the methods `provider login` accepts.",
+  examples: ["<%= config.bin %> provider list"],
+  call: ({ client }) => sdk.providers({ client }),
+});

@@ -1,0 +1,28 @@
+import { defineCommand, flag } from "../../spec.js";
+import { daemonFlags, nameEndingTurns } from "./shared.js";
+
+export default defineCommand({
+  summary: "Restart the local daemon, picking up configuration, plugin, MCP server and Skill changes.",
+  description:
+    "Stops the running daemon (naming the running Turns it ends on stderr) and starts a new one with the same database, config and directory, or with the --database / --config given. --if-idle restarts only a daemon without running Turns. Prints the new daemon's status as JSON.",
+  examples: ["<%= config.bin %> service restart", "<%= config.bin %> service restart --if-idle", "<%= config.bin %> service restart --database other.db"],
+  flags: { ...daemonFlags, "if-idle": flag.boolean({ description: "Leave a daemon with running Turns as it is." }) },
+  async run({ flags, printJson }) {
+    const { connectDaemon, daemonStatus, stopDaemon } = await import("../../../services/daemon/client.js");
+    const before = await daemonStatus(process.env);
+    if (before.running && flags["if-idle"] && before.runningTurns.length > 0) {
+      process.stderr.write(`the local daemon has ${before.runningTurns.length} running Turn${before.runningTurns.length === 1 ? "" : "s"}; not restarting (--if-idle)\n`);
+      printJson({ restarted: false, ...before });
+      return;
+    }
+    if (before.running) await stopDaemon({ env: process.env, reason: "service restart", beforeStop: (turns) => nameEndingTurns(turns, "restarting") });
+    const daemon = await connectDaemon({
+      env: process.env,
+      cwd: before.running ? before.serverRoot : process.cwd(),
+      database: flags.database ?? (before.running ? before.database : undefined),
+      config: flags.config ?? (before.running ? (before.config ?? undefined) : undefined),
+      notice: (line) => void process.stderr.write(`${line}\n`),
+    });
+    printJson({ restarted: true, running: true, ...daemon.status });
+  },
+});

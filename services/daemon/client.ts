@@ -1,0 +1,311 @@
+// The daemon's client side, the one module of this room a surface loads (cli/base.ts, the
+// `service` commands): find the registered daemon and check it is healthy (its pid alive, its
+// status answering with its id behind the token), or spawn `serve --register` detached (stdio
+// to daemon.log, never the caller's) and wait for its registration; stop it gracefully
+// (`POST /_daemon/shutdown`, then SIGTERM, then SIGKILL after 15 s). Stale registrations (a dead
+// pid, nothing answering, another server at its URL) are removed; an older daemon is handed off
+// to this release when it is idle. Imports only node: built-ins and the light files beside it —
+// never services/host — so a warm-daemon command stays cheap.
+import { spawn } from "node:child_process";
+import { closeSync, openSync, readSync, statSync } from "node:fs";
+import { configIdentity, databaseIdentity, namesDatabase } from "./identity.js";
+import { controlClient, ControlError } from "./control-client.js";
+import { daemonFiles, type DaemonFiles, type Env } from "./paths.js";
+import { ensureDirectory, processAlive, readRegistration, readToken, removeStaleRegistration, type Registration } from "./registration.js";
+import { binaryPath, daemonRelease } from "./release.js";
+import { httpFetch } from "./transport.js";
+
+export { httpFetch } from "./transport.js";
+import type { DaemonStatus, RunningTurn } from "./router.js";
+
+export type { DaemonStatus, RunningTurn } from "./router.js";
+
+/** A daemon problem, printed by the CLI as `error: <_tag>: <message>`. */
+export class DaemonError extends Error {
+  constructor(
+    readonly _tag: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = _tag;
+  }
+}
+
+export interface DaemonRequest {
+  readonly env: Env;
+  /** The directory a spawned daemon starts in (its server root) and relative --config resolves from. */
+  readonly cwd: string;
+  readonly database?: string | undefined;
+  readonly config?: string | undefined;
+  /** Lines for the user (a started or updated daemon); the CLI writes them to stderr. */
+  readonly notice?: (line: string) => void;
+  /** Shown while a daemon starts (the CLI passes one only when stderr is a terminal). */
+  readonly progress?: (state: "starting" | "done") => void;
+}
+
+export interface DaemonEndpoint {
+  readonly url: string;
+  /** The transport to use for it (node:http: cheaper than the global fetch for a one-shot command). */
+  readonly fetch: (request: Request) => Promise<Response>;
+  readonly token: string;
+  readonly status: DaemonStatus;
+  /** This call spawned it. */
+  readonly spawned: boolean;
+}
+
+const STATUS_TIMEOUT_MS = 3_000;
+const START_TIMEOUT_MS = 60_000;
+const POLL_MS = 25;
+export const STOP_GRACE_MS = 15_000;
+
+const sleep = (ms: number): Promise<void> => new Promise((resolvePromise) => setTimeout(resolvePromise, ms));
+
+type Probe = { readonly healthy: true; readonly token: string; readonly status: DaemonStatus } | { readonly healthy: false; readonly reason: string };
+
+/** Whether `registration` is a live daemon answering as itself. */
+async function probe(files: DaemonFiles, registration: Registration): Promise<Probe> {
+  if (!processAlive(registration.pid)) return { healthy: false, reason: `its process ${registration.pid} is gone` };
+  const token = readToken(files.token);
+  if (token === undefined) return { healthy: false, reason: "the daemon token is missing" };
+  let failure = "";
+  // A live process gets a second, longer chance: a busy machine must not make a healthy daemon look stale.
+  for (const timeoutMs of [STATUS_TIMEOUT_MS, 2 * STATUS_TIMEOUT_MS]) {
+    try {
+      const status = await controlClient(registration.url, token, { timeoutMs, fetch: httpFetch }).query("status");
+      if (status.id !== registration.id) return { healthy: false, reason: `another server answers at ${registration.url}` };
+      return { healthy: true, token, status };
+    } catch (error) {
+      failure = error instanceof Error ? error.message : String(error);
+      if (!(error instanceof ControlError) || error.status !== 0 || !processAlive(registration.pid)) break;
+    }
+  }
+  return { healthy: false, reason: failure };
+}
+
+/** -1, 0 or 1 as release `a` is older than, equal to or newer than `b` (numeric dot parts). */
+export function compareReleases(a: string, b: string): number {
+  const parts = (value: string) => value.split(/[.+-]/).map((part) => Number.parseInt(part, 10));
+  const [left, right] = [parts(a), parts(b)];
+  for (let index = 0; index < Math.max(left.length, right.length); index++) {
+    const [x, y] = [left[index] ?? 0, right[index] ?? 0];
+    if (Number.isNaN(x) || Number.isNaN(y)) return a === b ? 0 : a < b ? -1 : 1;
+    if (x !== y) return x < y ? -1 : 1;
+  }
+  return 0;
+}
+
+/** First start wins: a command naming another database or config than the daemon's is refused. */
+function checkCompatible(request: DaemonRequest, status: DaemonStatus): void {
+  if (namesDatabase(request.database, request.env)) {
+    const wanted = databaseIdentity(request.database, request.env);
+    if (wanted !== status.database) {
+      throw new DaemonError(
+        "DaemonMismatch",
+        `the local daemon already runs with database ${status.database}, not ${wanted}: run \`ze-harness service restart\` with that --database to switch the daemon, or pass --embedded to run this command in-process`,
+      );
+    }
+  }
+  const config = configIdentity(request.config, request.cwd);
+  if (config !== null && config !== status.config) {
+    throw new DaemonError(
+      "DaemonMismatch",
+      `the local daemon already runs with ${status.config === null ? "no --config" : `config ${status.config}`}, not ${config}: run \`ze-harness service restart\` with that --config to switch the daemon, or pass --embedded to run this command in-process`,
+    );
+  }
+}
+
+function logSize(file: string): number {
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0;
+  }
+}
+
+/** What the daemon wrote to its log since `offset`: its own error line when it failed. */
+function daemonError(file: string, offset: number): DaemonError {
+  let text = "";
+  try {
+    const size = logSize(file);
+    const length = Math.min(Math.max(size - offset, 0), 64 * 1024);
+    const buffer = Buffer.alloc(length);
+    const fd = openSync(file, "r");
+    try {
+      readSync(fd, buffer, 0, length, size - length);
+    } finally {
+      closeSync(fd);
+    }
+    text = buffer.toString("utf8");
+  } catch {
+    // No log: the message below says so.
+  }
+  const line = text.split("\n").reverse().find((candidate) => candidate.startsWith("error: "));
+  const tagged = line === undefined ? undefined : /^error: ([A-Za-z]\w*): (.*)$/.exec(line);
+  if (tagged) return new DaemonError(tagged[1]!, tagged[2]!);
+  return new DaemonError("DaemonStartFailed", `the local daemon did not start${line ? `: ${line.slice("error: ".length)}` : ` (see ${file})`}`);
+}
+
+interface SpawnOptions {
+  readonly env: Env;
+  readonly cwd: string;
+  readonly database?: string | undefined;
+  readonly config?: string | null | undefined;
+}
+
+/** Spawns `serve --register` detached, its stdio on daemon.log; resolves once a live daemon is registered. */
+async function spawnDaemon(files: DaemonFiles, options: SpawnOptions): Promise<void> {
+  ensureDirectory(files.directory);
+  const offset = logSize(files.log);
+  const fd = openSync(files.log, "a", 0o600);
+  // The database travels in the environment, never in argv (a server URL may carry credentials).
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(options.env)) if (value !== undefined) env[key] = value;
+  if (options.database !== undefined) env["ZE_HARNESS_DB"] = options.database;
+  const args = [binaryPath(), "serve", "--register", ...(options.config ? ["--config", options.config] : [])];
+  let exited = false;
+  try {
+    const child = spawn(process.execPath, args, { cwd: options.cwd, env, detached: true, stdio: ["ignore", fd, fd] });
+    child.once("exit", () => (exited = true));
+    child.once("error", () => (exited = true));
+    child.unref();
+  } finally {
+    closeSync(fd);
+  }
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  for (;;) {
+    const registration = readRegistration(files.registration);
+    if (registration !== undefined && processAlive(registration.pid)) {
+      // Ours, or a racing spawner's that won: either way one live daemon is registered.
+      if ((await probe(files, registration)).healthy) return;
+    }
+    if (exited) {
+      // A spawner that lost the race exits once the winner is registered: look once more.
+      const winner = readRegistration(files.registration);
+      if (winner !== undefined && (await probe(files, winner)).healthy) return;
+      throw daemonError(files.log, offset);
+    }
+    if (Date.now() > deadline) throw new DaemonError("DaemonStartFailed", `the local daemon did not register within ${START_TIMEOUT_MS / 1000} s (see ${files.log})`);
+    await sleep(POLL_MS);
+  }
+}
+
+/** The healthy registered daemon, or undefined (a stale registration is removed). */
+async function registered(files: DaemonFiles): Promise<{ registration: Registration; token: string; status: DaemonStatus } | undefined> {
+  const registration = readRegistration(files.registration);
+  if (registration === undefined) return undefined;
+  const probed = await probe(files, registration);
+  if (probed.healthy) return { registration, token: probed.token, status: probed.status };
+  removeStaleRegistration(files.registration, registration);
+  return undefined;
+}
+
+/** The shared daemon for a local command: the registered one, or a new one spawned for it. */
+export async function connectDaemon(request: DaemonRequest): Promise<DaemonEndpoint> {
+  const files = daemonFiles(request.env);
+  let spawned = false;
+  for (let attempt = 0; attempt < 4; attempt++) {
+    const found = await registered(files);
+    if (found) {
+      const { status, token } = found;
+      if (!spawned && (await handOff(files, request, status))) continue;
+      checkCompatible(request, status);
+      if (spawned) request.progress?.("done");
+      return { url: status.url, fetch: httpFetch, token, status, spawned };
+    }
+    if (!spawned) request.progress?.("starting");
+    spawned = true;
+    await spawnDaemon(files, { env: request.env, cwd: request.cwd, database: request.database, config: configIdentity(request.config, request.cwd) });
+  }
+  throw new DaemonError("DaemonStartFailed", "the local daemon kept disappearing while starting");
+}
+
+/**
+ * An idle daemon of an older release restarts onto this one (`Local daemon updated from <old> to
+ * <new>.`) with its own database and config; a busy or newer one is left as it is. True when it did.
+ */
+async function handOff(files: DaemonFiles, request: DaemonRequest, status: DaemonStatus): Promise<boolean> {
+  const mine = daemonRelease();
+  if (request.env["ZE_HARNESS_DISABLE_AUTOUPDATE"] === "1" || compareReleases(status.version, mine) >= 0 || status.runningTurns.length > 0) return false;
+  await stopDaemon({ env: request.env, reason: "update" });
+  await spawnDaemon(files, { env: request.env, cwd: status.serverRoot, database: status.database, config: status.config });
+  request.notice?.(`Local daemon updated from ${status.version} to ${mine}.`);
+  return true;
+}
+
+export type ServiceStatus = ({ readonly running: true } & DaemonStatus) | { readonly running: false };
+
+export async function daemonStatus(env: Env): Promise<ServiceStatus> {
+  const found = await registered(daemonFiles(env));
+  return found ? { running: true, ...found.status } : { running: false };
+}
+
+export interface StopResult {
+  /** A daemon was running. */
+  readonly stopped: boolean;
+  readonly pid?: number;
+  /** The Turns that were running (and ended with host_shutdown). */
+  readonly endedTurns: readonly RunningTurn[];
+  /** How it ended: the shutdown request, SIGTERM, or SIGKILL after the grace period. */
+  readonly via?: "shutdown" | "SIGTERM" | "SIGKILL";
+}
+
+async function exitedWithin(pid: number, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (processAlive(pid)) {
+    if (Date.now() > deadline) return false;
+    await sleep(POLL_MS);
+  }
+  return true;
+}
+
+const signal = (pid: number, name: NodeJS.Signals): void => {
+  if (pid === process.pid) return; // a registration naming this very process is not a daemon to end
+  try {
+    process.kill(pid, name);
+  } catch {
+    // Already gone.
+  }
+};
+
+/**
+ * Stops the registered daemon: `beforeStop` sees the running Turns it will end first; then the
+ * shutdown request (202), else SIGTERM; a still-running, still-registered daemon is killed
+ * after the grace period. Resolves once its process is gone and its registration reaped.
+ */
+export async function stopDaemon(options: {
+  readonly env: Env;
+  readonly reason?: string;
+  readonly beforeStop?: (turns: readonly RunningTurn[]) => void;
+  readonly graceMs?: number;
+}): Promise<StopResult> {
+  const files = daemonFiles(options.env);
+  const registration = readRegistration(files.registration);
+  if (registration === undefined || !processAlive(registration.pid)) {
+    if (registration) removeStaleRegistration(files.registration, registration);
+    return { stopped: false, endedTurns: [] };
+  }
+  const probed = await probe(files, registration);
+  const ending = probed.healthy ? probed.status.runningTurns : [];
+  options.beforeStop?.(ending);
+  let via: StopResult["via"] = "shutdown";
+  if (probed.healthy) {
+    try {
+      await controlClient(registration.url, probed.token, { fetch: httpFetch }).mutate("shutdown", { reason: options.reason ?? "service stop" });
+    } catch (error) {
+      if (!(error instanceof ControlError)) throw error;
+      via = "SIGTERM";
+    }
+  } else via = "SIGTERM";
+  if (via === "SIGTERM") signal(registration.pid, "SIGTERM");
+  if (!(await exitedWithin(registration.pid, options.graceMs ?? STOP_GRACE_MS))) {
+    const current = readRegistration(files.registration);
+    if (current?.id === registration.id && current.pid === registration.pid) {
+      signal(registration.pid, "SIGKILL");
+      via = "SIGKILL";
+      await exitedWithin(registration.pid, 5_000);
+    }
+  }
+  // Reaped after the process is gone (a daemon removes its own on a clean exit).
+  removeStaleRegistration(files.registration, registration);
+  return { stopped: true, pid: registration.pid, endedTurns: ending, via };
+}

@@ -1,0 +1,117 @@
+// The per-request credential step of the ModelGateway: resolve the model's credential from
+// config, auth.json and the environment (re-read per request); refresh a stored OAuth login
+// first when it is within two minutes of expiry; route a ChatGPT (`codex`) login to the Codex
+// Responses deployment; and, when the provider rejects a stored login's token with HTTP 401
+// before any output, force one refresh and retry the request once.
+import type { Env } from "../config/index.js";
+import type { ModelCall } from "../core/turns/gateway.js";
+import {
+  CODEX_METHOD_ID,
+  CredentialRefresher,
+  ProviderFailure,
+  authFileLocation,
+  codexEndpoint,
+  loadCredentialSources,
+  openModel,
+  resolveCredential,
+  storedEntry,
+  streamModel,
+  type ModelStreamEvent,
+  type OAuthAuthEntry,
+  type ProviderSet,
+  type ResolvedModel,
+  refreshDue,
+  refreshable,
+  type Secret,
+} from "../providers/index.js";
+
+export type OpenedCall =
+  | {
+      readonly ok: true;
+      readonly model: ResolvedModel;
+      readonly credential?: Secret;
+      /** The stored OAuth login the credential came from (a 401 may refresh it). */
+      readonly login?: OAuthAuthEntry;
+    }
+  | { readonly ok: false; readonly message: string };
+
+export interface ModelCredentials {
+  /** `sessionId`: the Session whose Turn asks (the catalog that Turn leased). */
+  open(ref: string, sessionId?: string): Promise<OpenedCall>;
+  /** One attempt through the adapters, with the 401 refresh-and-retry of stored logins. */
+  stream(call: ModelCall): AsyncGenerator<ModelStreamEvent>;
+}
+
+/** A ChatGPT login's requests go to the Codex Responses deployment, with its account header. */
+function codexModel(model: ResolvedModel, login: OAuthAuthEntry, env: Env): ResolvedModel {
+  return {
+    ...model,
+    protocol: "responses",
+    endpoint: codexEndpoint(env),
+    authentication: { kind: "bearer" },
+    headers: { ...model.headers, originator: "ze-harness", ...(login.accountId !== undefined ? { "chatgpt-account-id": login.accountId } : {}) },
+  };
+}
+
+export function createModelCredentials(providers: (sessionId?: string) => ProviderSet, env: Env, refresher = new CredentialRefresher(() => authFileLocation(env))): ModelCredentials {
+  async function open(ref: string, sessionId?: string): Promise<OpenedCall> {
+    const set = providers(sessionId);
+    let sources = await loadCredentialSources(env);
+    const target = set.model(ref);
+    const provider = target !== undefined ? set.provider(target.providerId) : undefined;
+    if (provider !== undefined && provider.configuredKey === undefined) {
+      const entry = storedEntry(provider, sources);
+      if (entry?.type === "oauth" && refreshable(entry) && refreshDue(entry, Date.now())) {
+        // Detached from the Turn: a cancelled request still completes the refresh and its write.
+        await refresher.refresh(provider.id);
+        sources = await loadCredentialSources(env);
+      }
+    }
+    const opened = openModel(set, ref, sources);
+    if (!opened.ok) return { ok: false, message: opened.message };
+    const resolution = provider !== undefined ? resolveCredential(provider, sources) : undefined;
+    const entry = provider !== undefined ? storedEntry(provider, sources) : undefined;
+    const login = resolution?.ok === true && resolution.origin === "stored" && entry?.type === "oauth" ? entry : undefined;
+    const model = login?.login === CODEX_METHOD_ID ? codexModel(opened.model, login, env) : opened.model;
+    return { ok: true, model, ...(opened.credential !== undefined ? { credential: opened.credential } : {}), ...(login !== undefined ? { login } : {}) };
+  }
+
+  const unavailableFailure = (model: string, message: string): ProviderFailure =>
+    new ProviderFailure({ kind: "auth", beforeOutput: true, retryable: false, message: `Model ${model} is unavailable: ${message}` });
+
+  const requestOf = (call: ModelCall, opened: Extract<OpenedCall, { ok: true }>) => ({
+    model: opened.model,
+    ...(opened.credential !== undefined ? { credential: opened.credential } : {}),
+    ...(call.system !== undefined ? { system: call.system } : {}),
+    messages: call.messages,
+    tools: call.tools,
+    ...(call.reasoningEffort !== undefined ? { reasoningEffort: call.reasoningEffort } : {}),
+    signal: call.signal,
+    ...(call.timeoutMs !== undefined ? { timeoutMs: call.timeoutMs } : {}),
+  });
+
+  return {
+    open,
+    async *stream(call: ModelCall): AsyncGenerator<ModelStreamEvent> {
+      const opened = await open(call.model, call.sessionId);
+      if (!opened.ok) throw unavailableFailure(call.model, opened.message);
+      let started = false;
+      try {
+        for await (const event of streamModel(requestOf(call, opened))) {
+          started = true;
+          yield event;
+        }
+        return;
+      } catch (error) {
+        const rejected = error instanceof ProviderFailure && error.status === 401 && !started;
+        if (!rejected || opened.login === undefined || opened.credential === undefined || call.signal.aborted) throw error;
+      }
+      // The provider rejected the stored login's token: one forced refresh (unless another request
+      // already rotated it), then one retry with whatever storage now holds.
+      await refresher.refresh(opened.model.providerId, { force: true, rejectedAccess: opened.credential.reveal() });
+      const again = await open(call.model, call.sessionId);
+      if (!again.ok) throw unavailableFailure(call.model, again.message);
+      yield* streamModel(requestOf(call, again));
+    },
+  };
+}

@@ -1,0 +1,97 @@
+// The local daemon from the client's side: wall time and the CLI process's peak RSS of
+// warm-daemon `run "hello"` beside `run --embedded "hello"` (the scripted test model, a warm
+// state directory), `session list` on a warm daemon beside `--embedded`, and the cold first
+// command (a fresh XDG home: the daemon is spawned, its database created, then the command
+// answered), against `node -e 0`. Peak RSS is the client's only: the daemon is detached (not a
+// waited-for child of the command), so /usr/bin/time does not count it. Every daemon it starts
+// is stopped with `service stop`.
+import { binPath, formatTable, hasGnuTime, median, mib, ms, peakRssKiB, percentile, tempHome, timeRun, writeTestModelConfig } from "./lib.mjs";
+import { startModelProcess } from "./oneshot.mjs";
+
+export const name = "daemon";
+export const description = 'warm-daemon `run "hello"` and `session list` vs --embedded, and the cold first command (daemon spawn included)';
+
+const RUN_TIMEOUT_MS = 30_000;
+
+/** @param {{ runs: number, budgetMs: number, log: (line: string) => void }} context */
+export async function run({ runs, budgetMs, log }) {
+  const warm = tempHome("ze-bench-daemon-");
+  const rssRuns = 3;
+  const coldHomes = [];
+  const model = await startModelProcess(warm.dir, 2 * (runs + rssRuns + 2));
+  const baseURL = `${model.url}/v1`;
+  const stop = (home) => timeRun(process.execPath, [binPath, "service", "stop"], { env: home.env, cwd: home.root, timeoutMs: RUN_TIMEOUT_MS });
+  try {
+    writeTestModelConfig(warm, baseURL);
+    const warmOptions = { env: warm.env, cwd: warm.root };
+    const cold = () => {
+      const home = tempHome("ze-bench-daemon-cold-");
+      coldHomes.push(home);
+      writeTestModelConfig(home, baseURL);
+      return { env: home.env, cwd: home.root };
+    };
+    const cases = [
+      { label: "node -e 0 (baseline)", args: ["-e", "0"], options: () => warmOptions, target: "" },
+      { label: 'run --embedded "hello" (warm state)', args: [binPath, "run", "--embedded", "hello"], options: () => warmOptions, answers: true, target: "" },
+      { label: 'run "hello", warm daemon', args: [binPath, "run", "hello"], options: () => warmOptions, answers: true, target: "≤ 0.25 s, ≤ 70 MiB", limits: { ms: 250, kib: 70 * 1024 } },
+      { label: "session list --embedded", args: [binPath, "session", "list", "--embedded"], options: () => warmOptions, target: "" },
+      { label: "session list, warm daemon", args: [binPath, "session", "list"], options: () => warmOptions, target: "≤ 0.2 s", limits: { ms: 200 } },
+      { label: "session list, cold (spawns the daemon)", args: [binPath, "session", "list"], options: cold, target: "≤ 1 s", limits: { ms: 1000 }, cold: true },
+    ];
+    const once = async (entry, extra = {}) => {
+      const options = entry.options();
+      const result = await timeRun(process.execPath, entry.args, { ...options, timeoutMs: RUN_TIMEOUT_MS, ...extra });
+      if (entry.cold) await stop(options);
+      return result;
+    };
+    // Warm-up (and check): the first local command starts the warm home's daemon.
+    for (const entry of cases) {
+      const result = await once(entry, { keepStdout: true });
+      if (result.code !== 0 || (entry.answers && !result.stdout.includes("scripted answer"))) {
+        throw new Error(`${entry.label}: ${result.timedOut ? "timed out" : `exited ${result.code}`} — ${(result.stderr.trim() || result.stdout.trim()).split("\n").slice(-3).join(" | ") || "no output"}`);
+      }
+    }
+    const samples = cases.map(() => []);
+    const started = Date.now();
+    let completed = 0;
+    for (let round = 0; round < runs; round++) {
+      for (const [index, entry] of cases.entries()) {
+        const result = await once(entry);
+        if (result.code === 0) samples[index].push(result.ms);
+      }
+      completed += 1;
+      if (Date.now() - started > budgetMs) break;
+    }
+    if (completed < runs) log(`(time budget reached: ${completed} of ${runs} rounds)`);
+    const rss = [];
+    for (const entry of cases) {
+      const peaks = [];
+      for (let index = 0; index < rssRuns && hasGnuTime; index++) {
+        const options = entry.options();
+        peaks.push(await peakRssKiB(process.execPath, entry.args, options));
+        if (entry.cold) await stop(options);
+      }
+      rss.push(peaks.length > 0 && peaks.every((peak) => peak !== undefined) ? Math.max(...peaks) : undefined);
+    }
+    const medians = samples.map((values) => (values.length > 0 ? median(values) : undefined));
+    const ratio = (value, base) => (value === undefined || base === undefined ? "n/a" : `${(value / base).toFixed(2)}x`);
+    const rows = cases.map((entry, index) => [
+      entry.label,
+      samples[index].length,
+      medians[index] === undefined ? "n/a" : ms(medians[index]),
+      samples[index].length === 0 ? "n/a" : ms(percentile(samples[index], 99)),
+      ratio(medians[index], medians[0]),
+      mib(rss[index]),
+      entry.limits === undefined || medians[index] === undefined
+        ? entry.target
+        : `${entry.target} (${medians[index] <= entry.limits.ms && (entry.limits.kib === undefined || (rss[index] ?? 0) <= entry.limits.kib) ? "met" : "missed"})`,
+    ]);
+    log(`${completed} interleaved runs per case, wall time from spawn to exit; client peak RSS is the max of ${hasGnuTime ? rssRuns : 0} runs under /usr/bin/time -v.`);
+    log(formatTable(["command", "n", "median", "p99", "vs node -e 0", "client peak RSS", "target"], rows));
+  } finally {
+    await stop({ env: warm.env, cwd: warm.root });
+    await model.stop();
+    for (const home of coldHomes) home.cleanup();
+    warm.cleanup();
+  }
+}
