@@ -5,6 +5,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import type { OpenTerminalRequest, Terminal, TerminalOutputEvent, TerminalSize } from "../../generated/client/types.gen.js";
 import { conflict, notFound, unavailable, validationFailure } from "../contract/failure.js";
+import { absoluteWorkdir } from "../contract/paths.js";
 import { getSession, terminals as store, type StorageHandle, type StoredTerminal } from "../storage/index.js";
 import type { TerminalDisplay } from "../workspace/terminals/display.js";
 import type { LiveTerminal } from "../workspace/terminals/live.js";
@@ -25,8 +26,11 @@ export class TerminalHost {
   readonly #live = new Map<string, { readonly sessionId: string; readonly terminal: LiveTerminal; readonly stored: Promise<void> }>();
   #workspace: Promise<Workspace> | undefined;
 
-  constructor(storage: StorageHandle) {
+  readonly #serverRoot: string;
+
+  constructor(storage: StorageHandle, serverRoot: string) {
     this.#storage = storage;
+    this.#serverRoot = serverRoot;
   }
 
   // node-pty and the emulator load only when a terminal is first opened.
@@ -110,15 +114,18 @@ export class TerminalHost {
     }
     let terminal: LiveTerminal;
     try {
-      terminal = workspace.LiveTerminal.open({ command, cwd: session.workdir, size, ...(request.env ? { env: request.env } : {}) });
+      terminal = workspace.LiveTerminal.open({ command, cwd: absoluteWorkdir(this.#serverRoot, session.workdir), size, ...(request.env ? { env: request.env } : {}) });
     } catch (error) {
       await store.settleTerminal(this.#storage, terminalId, { exitCode: null, signal: null, exitedAt: Date.now(), display: null });
       throw validationFailure(`Invalid request: command: cannot start ${JSON.stringify(command[0])}: ${(error as Error).message}`);
     }
-    const stored = terminal.settled.then(
-      (display) => this.#settle(terminalId, terminal, display),
-      () => this.#settle(terminalId, terminal, undefined),
-    );
+    const stored = terminal.settled
+      .then(
+        (display) => this.#settle(terminalId, terminal, display),
+        () => this.#settle(terminalId, terminal, undefined),
+      )
+      // A settle that cannot be stored (the Session was deleted meanwhile) leaves the row as it is.
+      .catch(() => {});
     this.#live.set(terminalId, { sessionId, terminal, stored });
     return this.#view(inserted);
   }
@@ -218,11 +225,8 @@ export class TerminalHost {
   /** Ends the terminals of deleted Sessions (their rows go with the Session). */
   closeSessions(sessionIds: readonly string[]): void {
     const ids = new Set(sessionIds);
-    for (const [terminalId, live] of this.#live) {
-      if (!ids.has(live.sessionId)) continue;
-      this.#live.delete(terminalId);
-      void live.terminal.close("SIGHUP");
-    }
+    // The entries stay until host shutdown, which waits for their settling writes.
+    for (const live of this.#live.values()) if (ids.has(live.sessionId)) void live.terminal.close("SIGHUP");
   }
 
   /** Host shutdown: ends every PTY and stores each exit and display. */

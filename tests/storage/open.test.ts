@@ -69,6 +69,7 @@ describe("openDatabase", () => {
         "session",
         "session_plugin",
         "session_plugin_revision",
+        "terminal",
         "turn",
         "turn_event",
         "turn_part",

@@ -41,6 +41,25 @@ export interface TerminalExit {
 
 const SIGNAL_NAMES: Readonly<Record<number, string>> = { 1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 6: "SIGABRT", 9: "SIGKILL", 13: "SIGPIPE", 15: "SIGTERM" };
 
+// Why a wrapper: when a PTY's session leader exits, Linux hangs the terminal up and discards
+// output the master has not read yet, so the last few KiB of a program's output could be lost.
+// The program therefore runs under a small /bin/sh wrapper that, after it exits, prints an exit
+// marker (an OSC sequence no program emits) and waits for one line: output is ordered, so once the
+// marker arrives every byte before it has, and only then is the wrapper released. The marker is
+// never part of the output. `trap :` installs handlers (reset on exec, unlike ignored signals) so
+// a Ctrl-C reaches the program but not the waiting wrapper.
+const MARKER_PREFIX = Buffer.from("\u001b]5150;ze-exit;");
+const MARKER_END = 0x07;
+const WRAPPER = 'trap : INT QUIT TSTP; "$@"; s=$?; printf \'\\033]5150;ze-exit;%s\\007\' "$s"; read _; exit "$s"';
+
+/** The longest suffix of `bytes` that starts the marker (held back until the next read decides). */
+function partialMarker(bytes: Buffer): number {
+  for (let length = Math.min(bytes.length, MARKER_PREFIX.length - 1); length > 0; length -= 1) {
+    if (bytes.subarray(bytes.length - length).equals(MARKER_PREFIX.subarray(0, length))) return length;
+  }
+  return 0;
+}
+
 interface Emulator extends EmulatorView {
   write(data: Uint8Array | string, callback?: () => void): void;
   resize(cols: number, rows: number): void;
@@ -64,18 +83,34 @@ export class LiveTerminal {
     this.#emulator = emulator;
     this.initialSize = size;
     this.#size = size;
+    let resolveExit: (exit: TerminalExit) => void = () => {};
+    this.exited = new Promise((resolve) => (resolveExit = resolve));
+    const finish = (exit: TerminalExit): void => {
+      if (this.output.closed) return;
+      this.output.appendClosed(exit);
+      resolveExit(exit);
+    };
+    let carry = Buffer.alloc(0);
     pty.onData((data) => {
-      const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : Buffer.from(data);
-      this.output.appendData(bytes);
-      this.#feed(bytes);
+      if (this.output.closed) return;
+      const bytes = Buffer.concat([carry, typeof data === "string" ? Buffer.from(data, "utf8") : Buffer.from(data)]);
+      const at = bytes.indexOf(MARKER_PREFIX);
+      const end = at === -1 ? -1 : bytes.indexOf(MARKER_END, at + MARKER_PREFIX.length);
+      if (at !== -1 && end !== -1) {
+        this.#take(bytes.subarray(0, at));
+        carry = Buffer.alloc(0);
+        const status = Number(bytes.subarray(at + MARKER_PREFIX.length, end).toString("latin1"));
+        finish(status > 128 && SIGNAL_NAMES[status - 128] ? { signal: SIGNAL_NAMES[status - 128]! } : { exitCode: status });
+        // Every byte is in: release the wrapper.
+        this.#pty.write("\n");
+        return;
+      }
+      const hold = at !== -1 ? bytes.length - at : partialMarker(bytes);
+      this.#take(bytes.subarray(0, bytes.length - hold));
+      carry = Buffer.from(bytes.subarray(bytes.length - hold));
     });
-    this.exited = new Promise((resolve) => {
-      pty.onExit(({ exitCode, signal }) => {
-        const exit: TerminalExit = signal ? { signal: SIGNAL_NAMES[signal] ?? `SIG${signal}` } : { exitCode };
-        this.output.appendClosed(exit);
-        resolve(exit);
-      });
-    });
+    // The wrapper was killed (or could not report): its own exit, with whatever arrived.
+    pty.onExit(({ exitCode, signal }) => finish(signal ? { signal: SIGNAL_NAMES[signal] ?? `SIG${signal}` } : { exitCode }));
     this.settled = this.exited.then(async () => {
       await this.#parsed;
       const display = readDisplay(this.#emulator);
@@ -84,12 +119,17 @@ export class LiveTerminal {
     });
   }
 
+  #take(bytes: Buffer): void {
+    if (bytes.byteLength === 0) return;
+    this.output.appendData(bytes);
+    this.#feed(bytes);
+  }
+
   static open(options: LiveTerminalOptions): LiveTerminal {
     // Both load only when a terminal opens (node-pty is a native addon; xterm is CommonJS).
     const pty = require("node-pty") as typeof import("node-pty");
     const { Terminal } = require("@xterm/headless") as { Terminal: new (options: Record<string, unknown>) => Emulator };
-    const [file, ...args] = options.command;
-    const process = pty.spawn(file!, args, {
+    const process = pty.spawn("/bin/sh", ["-c", WRAPPER, "ze-terminal", ...options.command], {
       name: "xterm-256color",
       cols: options.size.cols,
       rows: options.size.rows,
@@ -127,11 +167,12 @@ export class LiveTerminal {
     this.#parsed = this.#parsed.then(() => this.#emulator.resize(size.cols, size.rows));
   }
 
-  /** Sends `signal` (default SIGHUP) and resolves with the exit. */
+  /** Sends `signal` (default SIGHUP) to the terminal's process group and resolves with the exit. */
   close(signal: NodeJS.Signals = "SIGHUP"): Promise<TerminalExit> {
     if (!this.output.closed) {
       try {
-        this.#pty.kill(signal);
+        // The wrapper leads the PTY's session and process group; the program runs in that group.
+        globalThis.process.kill(-this.#pty.pid, signal);
       } catch {
         // Already gone: the exit event follows.
       }
