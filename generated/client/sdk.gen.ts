@@ -2,8 +2,8 @@
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { AddSessionPluginData, AddSessionPluginErrors, AddSessionPluginResponses, AppendConversationData, AppendConversationErrors, AppendConversationResponses, CancelContextCompactionData, CancelContextCompactionErrors, CancelContextCompactionResponses, CancelMcpCredentialData, CancelMcpCredentialErrors, CancelMcpCredentialResponses, CancelProviderLoginData, CancelProviderLoginErrors, CancelProviderLoginResponses, CancelTurnData, CancelTurnErrors, CancelTurnResponses, CapabilitiesData, CapabilitiesErrors, CapabilitiesResponses, CompleteMcpCredentialCallbackData, CompleteMcpCredentialCallbackErrors, CompleteMcpCredentialCallbackResponses, ConnectProviderKeyData, ConnectProviderKeyErrors, ConnectProviderKeyResponses, ContextData, ContextErrors, ContextResponses, CreateSessionData, CreateSessionErrors, CreateSessionResponses, DeleteProviderConnectionData, DeleteProviderConnectionErrors, DeleteProviderConnectionResponses, DeleteServerData, DeleteServerErrors, DeleteServerResponses, DeleteSessionData, DeleteSessionErrors, DeleteSessionResponses, DiagnosticsData, DiagnosticsErrors, DiagnosticsResponses, ForgetMcpCredentialData, ForgetMcpCredentialErrors, ForgetMcpCredentialResponses, ForkReceiptData, ForkReceiptErrors, ForkReceiptResponses, ForkSessionData, ForkSessionErrors, ForkSessionResponses, GetContextCompactionData, GetContextCompactionErrors, GetContextCompactionResponses, GetMcpCatalogData, GetMcpCatalogErrors, GetMcpCatalogResponses, GetMcpCredentialData, GetMcpCredentialErrors, GetMcpCredentialResponses, GetProviderData, GetProviderErrors, GetProviderLoginData, GetProviderLoginErrors, GetProviderLoginResponses, GetProviderResponses, GetSessionConfigurationData, GetSessionConfigurationErrors, GetSessionConfigurationResponses, GetSessionData, GetSessionErrors, GetSessionResponses, GetTurnData, GetTurnErrors, GetTurnResponses, HealthData, HealthErrors, HealthResponses, HistoryData, HistoryErrors, HistoryResponses, InteractionData, InteractionErrors, InteractionResponses, ListDescendantPendingApprovalsData, ListDescendantPendingApprovalsErrors, ListDescendantPendingApprovalsResponses, ListDescendantPendingQuestionsData, ListDescendantPendingQuestionsErrors, ListDescendantPendingQuestionsResponses, ListPluginJournalData, ListPluginJournalErrors, ListPluginJournalResponses, ListSavedPermissionsData, ListSavedPermissionsErrors, ListSavedPermissionsResponses, ListSessionChildrenData, ListSessionChildrenErrors, ListSessionChildrenResponses, ListSessionCompactionsData, ListSessionCompactionsErrors, ListSessionCompactionsResponses, ListSessionsData, ListSessionsErrors, ListSessionsResponses, ListSessionTurnsData, ListSessionTurnsErrors, ListSessionTurnsResponses, LogsData, LogsErrors, LogsResponses, ModelEventsData, ModelEventsErrors, ModelEventsResponse, ModelEventsResponses, ModelsData, ModelsErrors, ModelsResponses, PendingInteractionsData, PendingInteractionsErrors, PendingInteractionsResponses, PluginsData, PluginsErrors, PluginsResponses, PromoteSessionBackgroundData, PromoteSessionBackgroundErrors, PromoteSessionBackgroundResponses, ProvidersData, ProvidersErrors, ProvidersResponses, ReadHistorySourceData, ReadHistorySourceErrors, ReadHistorySourceResponses, ReadMcpResourceData, ReadMcpResourceErrors, ReadMcpResourceResponses, RefreshProviderModelsData, RefreshProviderModelsErrors, RefreshProviderModelsResponses, RefreshSessionPluginData, RefreshSessionPluginErrors, RefreshSessionPluginResponses, RejectQuestionData, RejectQuestionErrors, RejectQuestionResponses, ReloadData, ReloadErrors, ReloadResponses, ReloadSessionPluginData, ReloadSessionPluginErrors, ReloadSessionPluginResponses, RemoveSavedPermissionData, RemoveSavedPermissionErrors, RemoveSavedPermissionResponses, RemoveSessionPluginData, RemoveSessionPluginErrors, RemoveSessionPluginResponses, ReplaceSessionConfigurationData, ReplaceSessionConfigurationErrors, ReplaceSessionConfigurationResponses, ReplyPermissionData, ReplyPermissionErrors, ReplyPermissionResponses, ReplyQuestionData, ReplyQuestionErrors, ReplyQuestionResponses, RespondData, RespondErrors, RespondResponses, SearchData, SearchErrors, SearchResponses, SearchServerData, SearchServerErrors, SearchServerResponses, SessionAgentsData, SessionAgentsErrors, SessionAgentsResponses, SessionModelEventsData, SessionModelEventsErrors, SessionModelEventsResponse, SessionModelEventsResponses, SessionModelsData, SessionModelsErrors, SessionModelsResponses, SessionPluginsData, SessionPluginsErrors, SessionPluginsResponses, SessionSkillsData, SessionSkillsErrors, SessionSkillsResponses, SetSessionDefaultModelData, SetSessionDefaultModelErrors, SetSessionDefaultModelResponses, SetSessionTitleData, SetSessionTitleErrors, SetSessionTitleResponses, SkillsData, SkillsErrors, SkillsResponses, StartMcpCredentialData, StartMcpCredentialErrors, StartMcpCredentialResponses, StartProviderLoginData, StartProviderLoginErrors, StartProviderLoginResponses, SubmitContextCompactionData, SubmitContextCompactionErrors, SubmitContextCompactionResponses, SubmitMcpPromptData, SubmitMcpPromptErrors, SubmitMcpPromptResponses, SubmitPromptData, SubmitPromptErrors, SubmitPromptResponses, UpdateProviderConnectionData, UpdateProviderConnectionErrors, UpdateProviderConnectionResponses, WatchDiagnosticsData, WatchDiagnosticsErrors, WatchDiagnosticsResponse, WatchDiagnosticsResponses, WatchHistoryData, WatchHistoryErrors, WatchHistoryResponse, WatchHistoryResponses, WatchServerData, WatchServerErrors, WatchServerResponse, WatchServerResponses, WatchSessionData, WatchSessionErrors, WatchSessionResponse, WatchSessionResponses, WatchTurnData, WatchTurnErrors, WatchTurnResponse, WatchTurnResponses } from './types.gen.js';
-import { zAddSessionPluginResponse, zAppendConversationResponse, zCancelContextCompactionResponse, zCancelMcpCredentialResponse, zCancelProviderLoginResponse, zCancelTurnResponse, zCapabilitiesResponse2, zCompleteMcpCredentialCallbackResponse, zConnectProviderKeyResponse, zContextResponse2, zCreateSessionResponse, zDeleteProviderConnectionResponse2, zDeleteServerResponse, zDeleteSessionResponse, zDiagnosticsResponse, zForgetMcpCredentialResponse, zForkReceiptResponse2, zForkSessionResponse, zGetContextCompactionResponse, zGetMcpCatalogResponse, zGetMcpCredentialResponse, zGetProviderLoginResponse, zGetProviderResponse, zGetSessionConfigurationResponse, zGetSessionResponse, zGetTurnResponse, zHealthResponse2, zHistoryResponse, zInteractionResponse2, zListDescendantPendingApprovalsResponse, zListDescendantPendingQuestionsResponse, zListPluginJournalResponse, zListSavedPermissionsResponse, zListSessionChildrenResponse, zListSessionCompactionsResponse, zListSessionsResponse, zListSessionTurnsResponse, zLogsResponse, zModelEventsResponse, zModelsResponse, zPendingInteractionsResponse2, zPluginsResponse, zPromoteSessionBackgroundResponse, zProvidersResponse, zReadHistorySourceResponse, zReadMcpResourceResponse, zRefreshProviderModelsResponse2, zRefreshSessionPluginResponse, zRejectQuestionResponse, zReloadResponse, zReloadSessionPluginResponse, zRemoveSavedPermissionResponse, zRemoveSessionPluginResponse, zReplaceSessionConfigurationResponse, zReplyPermissionResponse, zReplyQuestionResponse, zRespondResponse2, zSearchResponse, zSearchServerResponse, zSessionAgentsResponse2, zSessionModelEventsResponse, zSessionModelsResponse, zSessionPluginsResponse2, zSessionSkillsResponse2, zSetSessionDefaultModelResponse, zSetSessionTitleResponse, zSkillsResponse, zStartMcpCredentialResponse, zStartProviderLoginResponse, zSubmitContextCompactionResponse, zSubmitMcpPromptResponse, zSubmitPromptResponse, zUpdateProviderConnectionResponse, zWatchDiagnosticsResponse, zWatchHistoryResponse, zWatchServerResponse, zWatchSessionResponse, zWatchTurnResponse } from './zod.gen.js';
+import type { AddSessionPluginData, AddSessionPluginErrors, AddSessionPluginResponses, AppendConversationData, AppendConversationErrors, AppendConversationResponses, CancelContextCompactionData, CancelContextCompactionErrors, CancelContextCompactionResponses, CancelMcpCredentialData, CancelMcpCredentialErrors, CancelMcpCredentialResponses, CancelProviderLoginData, CancelProviderLoginErrors, CancelProviderLoginResponses, CancelTurnData, CancelTurnErrors, CancelTurnResponses, CapabilitiesData, CapabilitiesErrors, CapabilitiesResponses, CloseTerminalData, CloseTerminalErrors, CloseTerminalResponses, CompleteMcpCredentialCallbackData, CompleteMcpCredentialCallbackErrors, CompleteMcpCredentialCallbackResponses, ConnectProviderKeyData, ConnectProviderKeyErrors, ConnectProviderKeyResponses, ContextData, ContextErrors, ContextResponses, CreateSessionData, CreateSessionErrors, CreateSessionResponses, DeleteProviderConnectionData, DeleteProviderConnectionErrors, DeleteProviderConnectionResponses, DeleteServerData, DeleteServerErrors, DeleteServerResponses, DeleteSessionData, DeleteSessionErrors, DeleteSessionResponses, DiagnosticsData, DiagnosticsErrors, DiagnosticsResponses, ForgetMcpCredentialData, ForgetMcpCredentialErrors, ForgetMcpCredentialResponses, ForkReceiptData, ForkReceiptErrors, ForkReceiptResponses, ForkSessionData, ForkSessionErrors, ForkSessionResponses, GetContextCompactionData, GetContextCompactionErrors, GetContextCompactionResponses, GetMcpCatalogData, GetMcpCatalogErrors, GetMcpCatalogResponses, GetMcpCredentialData, GetMcpCredentialErrors, GetMcpCredentialResponses, GetProviderData, GetProviderErrors, GetProviderLoginData, GetProviderLoginErrors, GetProviderLoginResponses, GetProviderResponses, GetSessionConfigurationData, GetSessionConfigurationErrors, GetSessionConfigurationResponses, GetSessionData, GetSessionErrors, GetSessionResponses, GetTerminalData, GetTerminalErrors, GetTerminalResponses, GetTurnData, GetTurnErrors, GetTurnResponses, HealthData, HealthErrors, HealthResponses, HistoryData, HistoryErrors, HistoryResponses, InteractionData, InteractionErrors, InteractionResponses, ListDescendantPendingApprovalsData, ListDescendantPendingApprovalsErrors, ListDescendantPendingApprovalsResponses, ListDescendantPendingQuestionsData, ListDescendantPendingQuestionsErrors, ListDescendantPendingQuestionsResponses, ListPluginJournalData, ListPluginJournalErrors, ListPluginJournalResponses, ListSavedPermissionsData, ListSavedPermissionsErrors, ListSavedPermissionsResponses, ListSessionChildrenData, ListSessionChildrenErrors, ListSessionChildrenResponses, ListSessionCompactionsData, ListSessionCompactionsErrors, ListSessionCompactionsResponses, ListSessionsData, ListSessionsErrors, ListSessionsResponses, ListSessionTurnsData, ListSessionTurnsErrors, ListSessionTurnsResponses, ListTerminalsData, ListTerminalsErrors, ListTerminalsResponses, LogsData, LogsErrors, LogsResponses, ModelEventsData, ModelEventsErrors, ModelEventsResponse, ModelEventsResponses, ModelsData, ModelsErrors, ModelsResponses, OpenTerminalData, OpenTerminalErrors, OpenTerminalResponses, PendingInteractionsData, PendingInteractionsErrors, PendingInteractionsResponses, PluginsData, PluginsErrors, PluginsResponses, PromoteSessionBackgroundData, PromoteSessionBackgroundErrors, PromoteSessionBackgroundResponses, ProvidersData, ProvidersErrors, ProvidersResponses, ReadHistorySourceData, ReadHistorySourceErrors, ReadHistorySourceResponses, ReadMcpResourceData, ReadMcpResourceErrors, ReadMcpResourceResponses, ReadTerminalDisplayData, ReadTerminalDisplayErrors, ReadTerminalDisplayResponse, ReadTerminalDisplayResponses, ReadTerminalOutputData, ReadTerminalOutputErrors, ReadTerminalOutputResponses, RefreshProviderModelsData, RefreshProviderModelsErrors, RefreshProviderModelsResponses, RefreshSessionPluginData, RefreshSessionPluginErrors, RefreshSessionPluginResponses, RejectQuestionData, RejectQuestionErrors, RejectQuestionResponses, ReloadData, ReloadErrors, ReloadResponses, ReloadSessionPluginData, ReloadSessionPluginErrors, ReloadSessionPluginResponses, RemoveSavedPermissionData, RemoveSavedPermissionErrors, RemoveSavedPermissionResponses, RemoveSessionPluginData, RemoveSessionPluginErrors, RemoveSessionPluginResponses, ReplaceSessionConfigurationData, ReplaceSessionConfigurationErrors, ReplaceSessionConfigurationResponses, ReplyPermissionData, ReplyPermissionErrors, ReplyPermissionResponses, ReplyQuestionData, ReplyQuestionErrors, ReplyQuestionResponses, ResizeTerminalData, ResizeTerminalErrors, ResizeTerminalResponses, RespondData, RespondErrors, RespondResponses, SearchData, SearchErrors, SearchResponses, SearchServerData, SearchServerErrors, SearchServerResponses, SessionAgentsData, SessionAgentsErrors, SessionAgentsResponses, SessionModelEventsData, SessionModelEventsErrors, SessionModelEventsResponse, SessionModelEventsResponses, SessionModelsData, SessionModelsErrors, SessionModelsResponses, SessionPluginsData, SessionPluginsErrors, SessionPluginsResponses, SessionSkillsData, SessionSkillsErrors, SessionSkillsResponses, SetSessionDefaultModelData, SetSessionDefaultModelErrors, SetSessionDefaultModelResponses, SetSessionTitleData, SetSessionTitleErrors, SetSessionTitleResponses, SkillsData, SkillsErrors, SkillsResponses, StartMcpCredentialData, StartMcpCredentialErrors, StartMcpCredentialResponses, StartProviderLoginData, StartProviderLoginErrors, StartProviderLoginResponses, SubmitContextCompactionData, SubmitContextCompactionErrors, SubmitContextCompactionResponses, SubmitMcpPromptData, SubmitMcpPromptErrors, SubmitMcpPromptResponses, SubmitPromptData, SubmitPromptErrors, SubmitPromptResponses, UpdateProviderConnectionData, UpdateProviderConnectionErrors, UpdateProviderConnectionResponses, WatchDiagnosticsData, WatchDiagnosticsErrors, WatchDiagnosticsResponse, WatchDiagnosticsResponses, WatchHistoryData, WatchHistoryErrors, WatchHistoryResponse, WatchHistoryResponses, WatchServerData, WatchServerErrors, WatchServerResponse, WatchServerResponses, WatchSessionData, WatchSessionErrors, WatchSessionResponse, WatchSessionResponses, WatchTerminalOutputData, WatchTerminalOutputErrors, WatchTerminalOutputResponse, WatchTerminalOutputResponses, WatchTurnData, WatchTurnErrors, WatchTurnResponse, WatchTurnResponses, WriteTerminalInputData, WriteTerminalInputErrors, WriteTerminalInputResponses } from './types.gen.js';
+import { zAddSessionPluginResponse, zAppendConversationResponse, zCancelContextCompactionResponse, zCancelMcpCredentialResponse, zCancelProviderLoginResponse, zCancelTurnResponse, zCapabilitiesResponse2, zCloseTerminalResponse, zCompleteMcpCredentialCallbackResponse, zConnectProviderKeyResponse, zContextResponse2, zCreateSessionResponse, zDeleteProviderConnectionResponse2, zDeleteServerResponse, zDeleteSessionResponse, zDiagnosticsResponse, zForgetMcpCredentialResponse, zForkReceiptResponse2, zForkSessionResponse, zGetContextCompactionResponse, zGetMcpCatalogResponse, zGetMcpCredentialResponse, zGetProviderLoginResponse, zGetProviderResponse, zGetSessionConfigurationResponse, zGetSessionResponse, zGetTerminalResponse, zGetTurnResponse, zHealthResponse2, zHistoryResponse, zInteractionResponse2, zListDescendantPendingApprovalsResponse, zListDescendantPendingQuestionsResponse, zListPluginJournalResponse, zListSavedPermissionsResponse, zListSessionChildrenResponse, zListSessionCompactionsResponse, zListSessionsResponse, zListSessionTurnsResponse, zListTerminalsResponse, zLogsResponse, zModelEventsResponse, zModelsResponse, zOpenTerminalResponse, zPendingInteractionsResponse2, zPluginsResponse, zPromoteSessionBackgroundResponse, zProvidersResponse, zReadHistorySourceResponse, zReadMcpResourceResponse, zReadTerminalDisplayResponse, zReadTerminalOutputResponse, zRefreshProviderModelsResponse2, zRefreshSessionPluginResponse, zRejectQuestionResponse, zReloadResponse, zReloadSessionPluginResponse, zRemoveSavedPermissionResponse, zRemoveSessionPluginResponse, zReplaceSessionConfigurationResponse, zReplyPermissionResponse, zReplyQuestionResponse, zResizeTerminalResponse, zRespondResponse2, zSearchResponse, zSearchServerResponse, zSessionAgentsResponse2, zSessionModelEventsResponse, zSessionModelsResponse, zSessionPluginsResponse2, zSessionSkillsResponse2, zSetSessionDefaultModelResponse, zSetSessionTitleResponse, zSkillsResponse, zStartMcpCredentialResponse, zStartProviderLoginResponse, zSubmitContextCompactionResponse, zSubmitMcpPromptResponse, zSubmitPromptResponse, zUpdateProviderConnectionResponse, zWatchDiagnosticsResponse, zWatchHistoryResponse, zWatchServerResponse, zWatchSessionResponse, zWatchTerminalOutputResponse, zWatchTurnResponse, zWriteTerminalInputResponse } from './zod.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -1016,6 +1016,128 @@ export const sessionSkills = <ThrowOnError extends boolean = false>(options: Opt
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/skills',
     ...options
+});
+
+/**
+ * List terminals.
+ *
+ * Lists the Session's terminals, oldest first.
+ */
+export const listTerminals = <ThrowOnError extends boolean = false>(options: Options<ListTerminalsData, ThrowOnError>) => (options.client ?? client).get<ListTerminalsResponses, ListTerminalsErrors, ThrowOnError>({
+    responseValidator: async (data) => await zListTerminalsResponse.parseAsync(data),
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/servers/{server}/sessions/{sessionId}/terminals',
+    ...options
+});
+
+/**
+ * Get a terminal.
+ */
+export const getTerminal = <ThrowOnError extends boolean = false>(options: Options<GetTerminalData, ThrowOnError>) => (options.client ?? client).get<GetTerminalResponses, GetTerminalErrors, ThrowOnError>({
+    responseValidator: async (data) => await zGetTerminalResponse.parseAsync(data),
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/servers/{server}/sessions/{sessionId}/terminals/{terminalId}',
+    ...options
+});
+
+/**
+ * Open a terminal.
+ *
+ * Opens a PTY in the Session's workdir.
+ */
+export const openTerminal = <ThrowOnError extends boolean = false>(options: Options<OpenTerminalData, ThrowOnError>) => (options.client ?? client).put<OpenTerminalResponses, OpenTerminalErrors, ThrowOnError>({
+    responseValidator: async (data) => await zOpenTerminalResponse.parseAsync(data),
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/servers/{server}/sessions/{sessionId}/terminals/{terminalId}',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Close a terminal.
+ *
+ * Ends the PTY's process; resolves once its byte source closed and the display settled.
+ */
+export const closeTerminal = <ThrowOnError extends boolean = false>(options: Options<CloseTerminalData, ThrowOnError>) => (options.client ?? client).post<CloseTerminalResponses, CloseTerminalErrors, ThrowOnError>({
+    responseValidator: async (data) => await zCloseTerminalResponse.parseAsync(data),
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/servers/{server}/sessions/{sessionId}/terminals/{terminalId}/close',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Read a terminal's display.
+ *
+ * Streams the settled PTY's durable display: begin, row batches, end. 409 while it runs.
+ */
+export const readTerminalDisplay = <ThrowOnError extends boolean = false>(options: Options<ReadTerminalDisplayData, ThrowOnError, ReadTerminalDisplayResponse>) => (options.client ?? client).sse.get<ReadTerminalDisplayResponses, ReadTerminalDisplayErrors, ThrowOnError>({
+    responseValidator: async (data) => await zReadTerminalDisplayResponse.parseAsync(data),
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/servers/{server}/sessions/{sessionId}/terminals/{terminalId}/display',
+    ...options
+});
+
+/**
+ * Write terminal input.
+ *
+ * Writes input to a running PTY.
+ */
+export const writeTerminalInput = <ThrowOnError extends boolean = false>(options: Options<WriteTerminalInputData, ThrowOnError>) => (options.client ?? client).post<WriteTerminalInputResponses, WriteTerminalInputErrors, ThrowOnError>({
+    responseValidator: async (data) => await zWriteTerminalInputResponse.parseAsync(data),
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/servers/{server}/sessions/{sessionId}/terminals/{terminalId}/input',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Read terminal output.
+ *
+ * A page of output items after `after` (default 0), at most 16 items.
+ */
+export const readTerminalOutput = <ThrowOnError extends boolean = false>(options: Options<ReadTerminalOutputData, ThrowOnError>) => (options.client ?? client).get<ReadTerminalOutputResponses, ReadTerminalOutputErrors, ThrowOnError>({
+    responseValidator: async (data) => await zReadTerminalOutputResponse.parseAsync(data),
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/servers/{server}/sessions/{sessionId}/terminals/{terminalId}/output',
+    ...options
+});
+
+/**
+ * Watch terminal output.
+ *
+ * Streams `terminal.ready`, then every output item after `after` (default 0), live, through `terminal.closed`.
+ */
+export const watchTerminalOutput = <ThrowOnError extends boolean = false>(options: Options<WatchTerminalOutputData, ThrowOnError, WatchTerminalOutputResponse>) => (options.client ?? client).sse.get<WatchTerminalOutputResponses, WatchTerminalOutputErrors, ThrowOnError>({
+    responseValidator: async (data) => await zWatchTerminalOutputResponse.parseAsync(data),
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/servers/{server}/sessions/{sessionId}/terminals/{terminalId}/output/events',
+    ...options
+});
+
+/**
+ * Resize a terminal.
+ *
+ * Resizes a running PTY; the resize becomes an output record.
+ */
+export const resizeTerminal = <ThrowOnError extends boolean = false>(options: Options<ResizeTerminalData, ThrowOnError>) => (options.client ?? client).post<ResizeTerminalResponses, ResizeTerminalErrors, ThrowOnError>({
+    responseValidator: async (data) => await zResizeTerminalResponse.parseAsync(data),
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/servers/{server}/sessions/{sessionId}/terminals/{terminalId}/resize',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
 });
 
 /**

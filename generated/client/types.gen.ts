@@ -266,6 +266,13 @@ export type ChronologyChange = {
 export type ChronologyChangeKind = 'activated' | 'updated' | 'removed';
 
 /**
+ * Ends the PTY's process (default `SIGHUP`, as closing a terminal window does).
+ */
+export type CloseTerminalRequest = {
+    signal?: 'SIGHUP' | 'SIGTERM' | 'SIGKILL' | 'SIGINT';
+};
+
+/**
  * The CodeMode binding a nested call went through.
  */
 export type CodeModeBinding = {
@@ -1904,7 +1911,27 @@ export type NotFoundErrorEncoded = {
 /**
  * The kind of resource that was not found.
  */
-export type NotFoundResource = 'session' | 'turn' | 'tool_call' | 'mcp_server' | 'mcp_prompt' | 'mcp_resource' | 'context_compaction' | 'permission_request' | 'question_request' | 'saved_permission' | 'endpoint' | 'provider_login' | 'provider' | 'connection';
+export type NotFoundResource = 'session' | 'turn' | 'tool_call' | 'mcp_server' | 'mcp_prompt' | 'mcp_resource' | 'context_compaction' | 'permission_request' | 'question_request' | 'saved_permission' | 'endpoint' | 'provider_login' | 'provider' | 'connection' | 'terminal';
+
+/**
+ * Opens a PTY; replaying the same `terminalId` with the same body returns the same terminal.
+ */
+export type OpenTerminalRequest = {
+    /**
+     * The program and arguments; default: `$SHELL` (else `/bin/sh`) as a login-less interactive shell.
+     */
+    command?: Array<string>;
+    /**
+     * Default 80 × 24.
+     */
+    size?: TerminalSize;
+    /**
+     * Extra environment variables for the process.
+     */
+    env?: {
+        [key: string]: string;
+    };
+};
 
 /**
  * An automatic compaction started when a Turn's model request overflowed the context window.
@@ -4487,6 +4514,273 @@ export type SubmitPromptRequest = ({
 } & QueuePromptRequest) | ({
     delivery: 'steer';
 } & SteerPromptRequest);
+
+/**
+ * A terminal opened in a Session's workdir.
+ */
+export type Terminal = {
+    terminalId: Uuid;
+    sessionId: Uuid;
+    /**
+     * The program and its arguments.
+     */
+    command: Array<string>;
+    /**
+     * The size the PTY started with: where a fresh parser resets to.
+     */
+    initialSize: TerminalSize;
+    /**
+     * The current size.
+     */
+    size: TerminalSize;
+    status: TerminalStatus;
+    /**
+     * The exit code, once exited normally.
+     */
+    exitCode?: number;
+    /**
+     * The signal that ended the process, when one did.
+     */
+    signal?: string;
+    /**
+     * Epoch milliseconds.
+     */
+    createdAt: number;
+    exitedAt?: number;
+    /**
+     * Whether this host still holds the complete output (false after a host restart).
+     */
+    outputAvailable: boolean;
+    /**
+     * Whether a settled display can be read (`readTerminalDisplay`).
+     */
+    displayAvailable: boolean;
+};
+
+/**
+ * One physical cell: its text (empty for the right half of a wide character), width and style.
+ */
+export type TerminalCell = {
+    text: string;
+    width: number;
+    /**
+     * Index into the display's `styles`.
+     */
+    style: number;
+};
+
+/**
+ * A cell style. Colors: `default`, a palette index `0`–`255`, or `#rrggbb`.
+ */
+export type TerminalCellStyle = {
+    foreground: string;
+    background: string;
+    bold: boolean;
+    dim: boolean;
+    italic: boolean;
+    underline: boolean;
+    inverse: boolean;
+    invisible: boolean;
+    strikethrough: boolean;
+};
+
+/**
+ * The byte source closed: no record follows.
+ */
+export type TerminalClosedEvent = {
+    type: 'terminal.closed';
+    sequence: number;
+    exitCode?: number;
+    signal?: string;
+};
+
+/**
+ * The cursor of a display (0-based, relative to the visible viewport).
+ */
+export type TerminalCursor = {
+    x: number;
+    y: number;
+    visible: boolean;
+};
+
+/**
+ * Original PTY bytes of one or more adjacent records; `sequence` is the last record's.
+ */
+export type TerminalDataEvent = {
+    type: 'terminal.data';
+    sequence: number;
+    dataBase64: string;
+};
+
+/**
+ * The first display event: geometry, cursor, palette, styles and input modes.
+ */
+export type TerminalDisplayBeginEvent = {
+    type: 'terminal.display.begin';
+    terminalId: Uuid;
+    /**
+     * The display's durable revision.
+     */
+    revision: number;
+    size: TerminalSize;
+    cursor: TerminalCursor;
+    /**
+     * The 16 ANSI colors as `#rrggbb`.
+     */
+    palette: Array<string>;
+    styles: Array<TerminalCellStyle>;
+    modes: TerminalInputModes;
+    /**
+     * How many rows follow.
+     */
+    rowCount: number;
+    /**
+     * Older history rows were left out to keep within the retention limits.
+     */
+    truncated: boolean;
+};
+
+/**
+ * The display is complete: replace the visible display only now.
+ */
+export type TerminalDisplayEndEvent = {
+    type: 'terminal.display.end';
+    revision: number;
+    rowCount: number;
+};
+
+/**
+ * One event of `readTerminalDisplay`: a begin, row batches, and one end.
+ */
+export type TerminalDisplayEvent = ({
+    type: 'terminal.display.begin';
+} & TerminalDisplayBeginEvent) | ({
+    type: 'terminal.display.rows';
+} & TerminalDisplayRowsEvent) | ({
+    type: 'terminal.display.end';
+} & TerminalDisplayEndEvent);
+
+/**
+ * One physical row. `index`: 0-based from the oldest retained history row.
+ */
+export type TerminalDisplayRow = {
+    index: number;
+    /**
+     * The row continues on the next one (a soft wrap).
+     */
+    wrapped: boolean;
+    /**
+     * `viewport` rows are the visible screen; `history` rows scrolled off it; `alternate`: the last alternate screen.
+     */
+    area: 'history' | 'viewport' | 'alternate';
+    cells: Array<TerminalCell>;
+};
+
+/**
+ * A batch of ordered rows.
+ */
+export type TerminalDisplayRowsEvent = {
+    type: 'terminal.display.rows';
+    rows: Array<TerminalDisplayRow>;
+};
+
+/**
+ * The input modes the program had set when the PTY settled.
+ */
+export type TerminalInputModes = {
+    applicationCursorKeys: boolean;
+    applicationKeypad: boolean;
+    bracketedPaste: boolean;
+    mouseTracking: 'none' | 'x10' | 'vt200' | 'drag' | 'any';
+    alternateScreen: boolean;
+};
+
+/**
+ * Input for the PTY: exactly one of `text` (UTF-8) or `dataBase64` (raw bytes), at most 64 KiB.
+ */
+export type TerminalInputRequest = {
+    text?: string;
+    dataBase64?: string;
+};
+
+export type TerminalListResponse = {
+    terminals: Array<Terminal>;
+};
+
+/**
+ * One output item of a page or stream, told apart by `type`.
+ */
+export type TerminalOutputEvent = ({
+    type: 'terminal.data';
+} & TerminalDataEvent) | ({
+    type: 'terminal.resize';
+} & TerminalResizeEvent) | ({
+    type: 'terminal.closed';
+} & TerminalClosedEvent);
+
+/**
+ * A page of output after a sequence.
+ */
+export type TerminalOutputPage = {
+    initialSize: TerminalSize;
+    events: Array<TerminalOutputEvent>;
+    /**
+     * The sequence to pass as `after` for the next page: the last item's, or `after` itself when empty.
+     */
+    next: number;
+    /**
+     * True when the page reached the end of the records and the byte source is closed.
+     */
+    complete: boolean;
+};
+
+/**
+ * The first event of an output stream: the terminal and where a fresh parser resets to.
+ */
+export type TerminalOutputReadyEvent = {
+    type: 'terminal.ready';
+    sequence: number;
+    terminal: Terminal;
+};
+
+/**
+ * The PTY was resized.
+ */
+export type TerminalResizeEvent = {
+    type: 'terminal.resize';
+    sequence: number;
+    size: TerminalSize;
+};
+
+export type TerminalResponse = {
+    terminal: Terminal;
+};
+
+/**
+ * A terminal's geometry: 2–1,024 columns, 1–1,024 rows, at most 65,536 visible cells.
+ */
+export type TerminalSize = {
+    cols: number;
+    rows: number;
+};
+
+/**
+ * Whether the PTY still runs. `exited`: its byte source closed (the process ended or was closed).
+ */
+export type TerminalStatus = 'running' | 'exited';
+
+/**
+ * One event of `watchTerminalOutput`.
+ */
+export type TerminalStreamEvent = ({
+    type: 'terminal.ready';
+} & TerminalOutputReadyEvent) | ({
+    type: 'terminal.data';
+} & TerminalDataEvent) | ({
+    type: 'terminal.resize';
+} & TerminalResizeEvent) | ({
+    type: 'terminal.closed';
+} & TerminalClosedEvent);
 
 /**
  * An instruction given as text with a role.
@@ -9227,6 +9521,489 @@ export type SessionSkillsResponses = {
 };
 
 export type SessionSkillsResponse2 = SessionSkillsResponses[keyof SessionSkillsResponses];
+
+export type ListTerminalsData = {
+    body?: never;
+    path: {
+        server: string;
+        sessionId: string;
+    };
+    query?: never;
+    url: '/v1/servers/{server}/sessions/{sessionId}/terminals';
+};
+
+export type ListTerminalsErrors = {
+    /**
+     * The server could not understand the request due to invalid syntax.
+     */
+    400: ValidationErrorEncoded;
+    /**
+     * Access is unauthorized.
+     */
+    401: UnauthorizedErrorEncoded;
+    /**
+     * Access is forbidden.
+     */
+    403: ForbiddenErrorEncoded;
+    /**
+     * The server cannot find the requested resource.
+     */
+    404: NotFoundErrorEncoded;
+    /**
+     * The request conflicts with the current state of the server.
+     */
+    409: ConflictErrors;
+    /**
+     * Server error
+     */
+    500: InternalServerErrorEncoded;
+    /**
+     * Service unavailable.
+     */
+    503: UnavailableErrorEncoded;
+};
+
+export type ListTerminalsError = ListTerminalsErrors[keyof ListTerminalsErrors];
+
+export type ListTerminalsResponses = {
+    /**
+     * A successful JSON response with an explicit status.
+     */
+    200: TerminalListResponse;
+};
+
+export type ListTerminalsResponse = ListTerminalsResponses[keyof ListTerminalsResponses];
+
+export type GetTerminalData = {
+    body?: never;
+    path: {
+        server: string;
+        sessionId: string;
+        terminalId: string;
+    };
+    query?: never;
+    url: '/v1/servers/{server}/sessions/{sessionId}/terminals/{terminalId}';
+};
+
+export type GetTerminalErrors = {
+    /**
+     * The server could not understand the request due to invalid syntax.
+     */
+    400: ValidationErrorEncoded;
+    /**
+     * Access is unauthorized.
+     */
+    401: UnauthorizedErrorEncoded;
+    /**
+     * Access is forbidden.
+     */
+    403: ForbiddenErrorEncoded;
+    /**
+     * The server cannot find the requested resource.
+     */
+    404: NotFoundErrorEncoded;
+    /**
+     * The request conflicts with the current state of the server.
+     */
+    409: ConflictErrors;
+    /**
+     * Server error
+     */
+    500: InternalServerErrorEncoded;
+    /**
+     * Service unavailable.
+     */
+    503: UnavailableErrorEncoded;
+};
+
+export type GetTerminalError = GetTerminalErrors[keyof GetTerminalErrors];
+
+export type GetTerminalResponses = {
+    /**
+     * A successful JSON response with an explicit status.
+     */
+    200: TerminalResponse;
+};
+
+export type GetTerminalResponse = GetTerminalResponses[keyof GetTerminalResponses];
+
+export type OpenTerminalData = {
+    body: OpenTerminalRequest;
+    path: {
+        server: string;
+        sessionId: string;
+        terminalId: string;
+    };
+    query?: never;
+    url: '/v1/servers/{server}/sessions/{sessionId}/terminals/{terminalId}';
+};
+
+export type OpenTerminalErrors = {
+    /**
+     * The server could not understand the request due to invalid syntax.
+     */
+    400: ValidationErrorEncoded;
+    /**
+     * Access is unauthorized.
+     */
+    401: UnauthorizedErrorEncoded;
+    /**
+     * Access is forbidden.
+     */
+    403: ForbiddenErrorEncoded;
+    /**
+     * The server cannot find the requested resource.
+     */
+    404: NotFoundErrorEncoded;
+    /**
+     * The request conflicts with the current state of the server.
+     */
+    409: ConflictErrors;
+    /**
+     * Server error
+     */
+    500: InternalServerErrorEncoded;
+    /**
+     * Service unavailable.
+     */
+    503: UnavailableErrorEncoded;
+};
+
+export type OpenTerminalError = OpenTerminalErrors[keyof OpenTerminalErrors];
+
+export type OpenTerminalResponses = {
+    /**
+     * A successful JSON response with an explicit status.
+     */
+    200: TerminalResponse;
+};
+
+export type OpenTerminalResponse = OpenTerminalResponses[keyof OpenTerminalResponses];
+
+export type CloseTerminalData = {
+    body: CloseTerminalRequest;
+    path: {
+        server: string;
+        sessionId: string;
+        terminalId: string;
+    };
+    query?: never;
+    url: '/v1/servers/{server}/sessions/{sessionId}/terminals/{terminalId}/close';
+};
+
+export type CloseTerminalErrors = {
+    /**
+     * The server could not understand the request due to invalid syntax.
+     */
+    400: ValidationErrorEncoded;
+    /**
+     * Access is unauthorized.
+     */
+    401: UnauthorizedErrorEncoded;
+    /**
+     * Access is forbidden.
+     */
+    403: ForbiddenErrorEncoded;
+    /**
+     * The server cannot find the requested resource.
+     */
+    404: NotFoundErrorEncoded;
+    /**
+     * The request conflicts with the current state of the server.
+     */
+    409: ConflictErrors;
+    /**
+     * Server error
+     */
+    500: InternalServerErrorEncoded;
+    /**
+     * Service unavailable.
+     */
+    503: UnavailableErrorEncoded;
+};
+
+export type CloseTerminalError = CloseTerminalErrors[keyof CloseTerminalErrors];
+
+export type CloseTerminalResponses = {
+    /**
+     * A successful JSON response with an explicit status.
+     */
+    200: TerminalResponse;
+};
+
+export type CloseTerminalResponse = CloseTerminalResponses[keyof CloseTerminalResponses];
+
+export type ReadTerminalDisplayData = {
+    body?: never;
+    path: {
+        server: string;
+        sessionId: string;
+        terminalId: string;
+    };
+    query?: never;
+    url: '/v1/servers/{server}/sessions/{sessionId}/terminals/{terminalId}/display';
+};
+
+export type ReadTerminalDisplayErrors = {
+    /**
+     * The server could not understand the request due to invalid syntax.
+     */
+    400: ValidationErrorEncoded;
+    /**
+     * Access is unauthorized.
+     */
+    401: UnauthorizedErrorEncoded;
+    /**
+     * Access is forbidden.
+     */
+    403: ForbiddenErrorEncoded;
+    /**
+     * The server cannot find the requested resource.
+     */
+    404: NotFoundErrorEncoded;
+    /**
+     * The request conflicts with the current state of the server.
+     */
+    409: ConflictErrors;
+    /**
+     * Server error
+     */
+    500: InternalServerErrorEncoded;
+    /**
+     * Service unavailable.
+     */
+    503: UnavailableErrorEncoded;
+};
+
+export type ReadTerminalDisplayError = ReadTerminalDisplayErrors[keyof ReadTerminalDisplayErrors];
+
+export type ReadTerminalDisplayResponses = {
+    /**
+     * A `text/event-stream` response whose messages carry `T` as JSON `data`.
+     */
+    200: TerminalDisplayEvent;
+};
+
+export type ReadTerminalDisplayResponse = ReadTerminalDisplayResponses[keyof ReadTerminalDisplayResponses];
+
+export type WriteTerminalInputData = {
+    body: TerminalInputRequest;
+    path: {
+        server: string;
+        sessionId: string;
+        terminalId: string;
+    };
+    query?: never;
+    url: '/v1/servers/{server}/sessions/{sessionId}/terminals/{terminalId}/input';
+};
+
+export type WriteTerminalInputErrors = {
+    /**
+     * The server could not understand the request due to invalid syntax.
+     */
+    400: ValidationErrorEncoded;
+    /**
+     * Access is unauthorized.
+     */
+    401: UnauthorizedErrorEncoded;
+    /**
+     * Access is forbidden.
+     */
+    403: ForbiddenErrorEncoded;
+    /**
+     * The server cannot find the requested resource.
+     */
+    404: NotFoundErrorEncoded;
+    /**
+     * The request conflicts with the current state of the server.
+     */
+    409: ConflictErrors;
+    /**
+     * Server error
+     */
+    500: InternalServerErrorEncoded;
+    /**
+     * Service unavailable.
+     */
+    503: UnavailableErrorEncoded;
+};
+
+export type WriteTerminalInputError = WriteTerminalInputErrors[keyof WriteTerminalInputErrors];
+
+export type WriteTerminalInputResponses = {
+    /**
+     * A successful JSON response with an explicit status.
+     */
+    200: TerminalResponse;
+};
+
+export type WriteTerminalInputResponse = WriteTerminalInputResponses[keyof WriteTerminalInputResponses];
+
+export type ReadTerminalOutputData = {
+    body?: never;
+    path: {
+        server: string;
+        sessionId: string;
+        terminalId: string;
+    };
+    query?: {
+        after?: string;
+    };
+    url: '/v1/servers/{server}/sessions/{sessionId}/terminals/{terminalId}/output';
+};
+
+export type ReadTerminalOutputErrors = {
+    /**
+     * The server could not understand the request due to invalid syntax.
+     */
+    400: ValidationErrorEncoded;
+    /**
+     * Access is unauthorized.
+     */
+    401: UnauthorizedErrorEncoded;
+    /**
+     * Access is forbidden.
+     */
+    403: ForbiddenErrorEncoded;
+    /**
+     * The server cannot find the requested resource.
+     */
+    404: NotFoundErrorEncoded;
+    /**
+     * The request conflicts with the current state of the server.
+     */
+    409: ConflictErrors;
+    /**
+     * Server error
+     */
+    500: InternalServerErrorEncoded;
+    /**
+     * Service unavailable.
+     */
+    503: UnavailableErrorEncoded;
+};
+
+export type ReadTerminalOutputError = ReadTerminalOutputErrors[keyof ReadTerminalOutputErrors];
+
+export type ReadTerminalOutputResponses = {
+    /**
+     * A successful JSON response with an explicit status.
+     */
+    200: TerminalOutputPage;
+};
+
+export type ReadTerminalOutputResponse = ReadTerminalOutputResponses[keyof ReadTerminalOutputResponses];
+
+export type WatchTerminalOutputData = {
+    body?: never;
+    headers?: {
+        'last-event-id'?: string;
+    };
+    path: {
+        server: string;
+        sessionId: string;
+        terminalId: string;
+    };
+    query?: {
+        after?: string;
+    };
+    url: '/v1/servers/{server}/sessions/{sessionId}/terminals/{terminalId}/output/events';
+};
+
+export type WatchTerminalOutputErrors = {
+    /**
+     * The server could not understand the request due to invalid syntax.
+     */
+    400: ValidationErrorEncoded;
+    /**
+     * Access is unauthorized.
+     */
+    401: UnauthorizedErrorEncoded;
+    /**
+     * Access is forbidden.
+     */
+    403: ForbiddenErrorEncoded;
+    /**
+     * The server cannot find the requested resource.
+     */
+    404: NotFoundErrorEncoded;
+    /**
+     * The request conflicts with the current state of the server.
+     */
+    409: ConflictErrors;
+    /**
+     * Server error
+     */
+    500: InternalServerErrorEncoded;
+    /**
+     * Service unavailable.
+     */
+    503: UnavailableErrorEncoded;
+};
+
+export type WatchTerminalOutputError = WatchTerminalOutputErrors[keyof WatchTerminalOutputErrors];
+
+export type WatchTerminalOutputResponses = {
+    /**
+     * A `text/event-stream` response whose messages carry `T` as JSON `data`.
+     */
+    200: TerminalStreamEvent;
+};
+
+export type WatchTerminalOutputResponse = WatchTerminalOutputResponses[keyof WatchTerminalOutputResponses];
+
+export type ResizeTerminalData = {
+    body: TerminalSize;
+    path: {
+        server: string;
+        sessionId: string;
+        terminalId: string;
+    };
+    query?: never;
+    url: '/v1/servers/{server}/sessions/{sessionId}/terminals/{terminalId}/resize';
+};
+
+export type ResizeTerminalErrors = {
+    /**
+     * The server could not understand the request due to invalid syntax.
+     */
+    400: ValidationErrorEncoded;
+    /**
+     * Access is unauthorized.
+     */
+    401: UnauthorizedErrorEncoded;
+    /**
+     * Access is forbidden.
+     */
+    403: ForbiddenErrorEncoded;
+    /**
+     * The server cannot find the requested resource.
+     */
+    404: NotFoundErrorEncoded;
+    /**
+     * The request conflicts with the current state of the server.
+     */
+    409: ConflictErrors;
+    /**
+     * Server error
+     */
+    500: InternalServerErrorEncoded;
+    /**
+     * Service unavailable.
+     */
+    503: UnavailableErrorEncoded;
+};
+
+export type ResizeTerminalError = ResizeTerminalErrors[keyof ResizeTerminalErrors];
+
+export type ResizeTerminalResponses = {
+    /**
+     * A successful JSON response with an explicit status.
+     */
+    200: TerminalResponse;
+};
+
+export type ResizeTerminalResponse = ResizeTerminalResponses[keyof ResizeTerminalResponses];
 
 export type SetSessionTitleData = {
     body: SetSessionTitleRequest;

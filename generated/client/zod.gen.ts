@@ -153,6 +153,18 @@ export const zChronologyChangeKind = z.enum([
 ]);
 
 /**
+ * Ends the PTY's process (default `SIGHUP`, as closing a terminal window does).
+ */
+export const zCloseTerminalRequest = z.lazy(() => z.object({
+    signal: z.enum([
+        'SIGHUP',
+        'SIGTERM',
+        'SIGKILL',
+        'SIGINT'
+    ]).optional()
+}));
+
+/**
  * The CodeMode binding a nested call went through.
  */
 export const zCodeModeBinding = z.lazy(() => z.object({
@@ -1136,7 +1148,8 @@ export const zNotFoundResource = z.enum([
     'endpoint',
     'provider_login',
     'provider',
-    'connection'
+    'connection',
+    'terminal'
 ]);
 
 /**
@@ -1999,6 +2012,170 @@ export const zSteeringBatchesLimit = z.lazy(() => z.object({
  * Whether the running Turn still accepts steering input.
  */
 export const zSteeringGate = z.enum(['open', 'closed']);
+
+/**
+ * One physical cell: its text (empty for the right half of a wide character), width and style.
+ */
+export const zTerminalCell = z.lazy(() => z.object({
+    text: z.string(),
+    width: z.int().gte(0).lte(2),
+    style: z.int()
+}));
+
+/**
+ * A cell style. Colors: `default`, a palette index `0`–`255`, or `#rrggbb`.
+ */
+export const zTerminalCellStyle = z.lazy(() => z.object({
+    foreground: z.string(),
+    background: z.string(),
+    bold: z.boolean(),
+    dim: z.boolean(),
+    italic: z.boolean(),
+    underline: z.boolean(),
+    inverse: z.boolean(),
+    invisible: z.boolean(),
+    strikethrough: z.boolean()
+}));
+
+/**
+ * The byte source closed: no record follows.
+ */
+export const zTerminalClosedEvent = z.lazy(() => z.object({
+    type: z.enum(['terminal.closed']),
+    sequence: z.int(),
+    exitCode: z.int().optional(),
+    signal: z.string().max(32).optional()
+}));
+
+/**
+ * The cursor of a display (0-based, relative to the visible viewport).
+ */
+export const zTerminalCursor = z.lazy(() => z.object({
+    x: z.int(),
+    y: z.int(),
+    visible: z.boolean()
+}));
+
+/**
+ * Original PTY bytes of one or more adjacent records; `sequence` is the last record's.
+ */
+export const zTerminalDataEvent = z.lazy(() => z.object({
+    type: z.enum(['terminal.data']),
+    sequence: z.int(),
+    dataBase64: z.string()
+}));
+
+/**
+ * The display is complete: replace the visible display only now.
+ */
+export const zTerminalDisplayEndEvent = z.lazy(() => z.object({
+    type: z.enum(['terminal.display.end']),
+    revision: z.int(),
+    rowCount: z.int()
+}));
+
+/**
+ * One physical row. `index`: 0-based from the oldest retained history row.
+ */
+export const zTerminalDisplayRow = z.lazy(() => z.object({
+    index: z.int(),
+    wrapped: z.boolean(),
+    area: z.enum([
+        'history',
+        'viewport',
+        'alternate'
+    ]),
+    cells: z.array(zTerminalCell)
+}));
+
+/**
+ * A batch of ordered rows.
+ */
+export const zTerminalDisplayRowsEvent = z.lazy(() => z.object({
+    type: z.enum(['terminal.display.rows']),
+    rows: z.array(zTerminalDisplayRow)
+}));
+
+/**
+ * The input modes the program had set when the PTY settled.
+ */
+export const zTerminalInputModes = z.lazy(() => z.object({
+    applicationCursorKeys: z.boolean(),
+    applicationKeypad: z.boolean(),
+    bracketedPaste: z.boolean(),
+    mouseTracking: z.enum([
+        'none',
+        'x10',
+        'vt200',
+        'drag',
+        'any'
+    ]),
+    alternateScreen: z.boolean()
+}));
+
+/**
+ * Input for the PTY: exactly one of `text` (UTF-8) or `dataBase64` (raw bytes), at most 64 KiB.
+ */
+export const zTerminalInputRequest = z.lazy(() => z.object({
+    text: z.string().max(65536).optional(),
+    dataBase64: z.string().max(87384).optional()
+}));
+
+/**
+ * A terminal's geometry: 2–1,024 columns, 1–1,024 rows, at most 65,536 visible cells.
+ */
+export const zTerminalSize = z.lazy(() => z.object({
+    cols: z.int().gte(2).lte(1024),
+    rows: z.int().gte(1).lte(1024)
+}));
+
+/**
+ * Opens a PTY; replaying the same `terminalId` with the same body returns the same terminal.
+ */
+export const zOpenTerminalRequest = z.lazy(() => z.object({
+    command: z.array(z.string()).min(1).max(256).optional(),
+    size: zTerminalSize.optional(),
+    env: z.record(z.string(), z.string()).optional()
+}));
+
+/**
+ * The PTY was resized.
+ */
+export const zTerminalResizeEvent = z.lazy(() => z.object({
+    type: z.enum(['terminal.resize']),
+    sequence: z.int(),
+    size: zTerminalSize
+}));
+
+/**
+ * One output item of a page or stream, told apart by `type`.
+ */
+export const zTerminalOutputEvent = z.lazy(() => z.union([
+    z.object({
+        type: z.literal('terminal.data')
+    }).and(zTerminalDataEvent),
+    z.object({
+        type: z.literal('terminal.resize')
+    }).and(zTerminalResizeEvent),
+    z.object({
+        type: z.literal('terminal.closed')
+    }).and(zTerminalClosedEvent)
+]));
+
+/**
+ * A page of output after a sequence.
+ */
+export const zTerminalOutputPage = z.lazy(() => z.object({
+    initialSize: zTerminalSize,
+    events: z.array(zTerminalOutputEvent),
+    next: z.int(),
+    complete: z.boolean()
+}));
+
+/**
+ * Whether the PTY still runs. `exited`: its byte source closed (the process ended or was closed).
+ */
+export const zTerminalStatus = z.enum(['running', 'exited']);
 
 /**
  * An instruction given as text with a role.
@@ -3945,6 +4122,90 @@ export const zSubmitPromptRequest = z.lazy(() => z.union([
 ]));
 
 /**
+ * A terminal opened in a Session's workdir.
+ */
+export const zTerminal = z.lazy(() => z.object({
+    terminalId: zUuid,
+    sessionId: zUuid,
+    command: z.array(z.string()).min(1),
+    initialSize: zTerminalSize,
+    size: zTerminalSize,
+    status: zTerminalStatus,
+    exitCode: z.int().optional(),
+    signal: z.string().max(32).optional(),
+    createdAt: z.int(),
+    exitedAt: z.int().optional(),
+    outputAvailable: z.boolean(),
+    displayAvailable: z.boolean()
+}));
+
+/**
+ * The first display event: geometry, cursor, palette, styles and input modes.
+ */
+export const zTerminalDisplayBeginEvent = z.lazy(() => z.object({
+    type: z.enum(['terminal.display.begin']),
+    terminalId: zUuid,
+    revision: z.int(),
+    size: zTerminalSize,
+    cursor: zTerminalCursor,
+    palette: z.array(z.string()),
+    styles: z.array(zTerminalCellStyle),
+    modes: zTerminalInputModes,
+    rowCount: z.int(),
+    truncated: z.boolean()
+}));
+
+/**
+ * One event of `readTerminalDisplay`: a begin, row batches, and one end.
+ */
+export const zTerminalDisplayEvent = z.lazy(() => z.union([
+    z.object({
+        type: z.literal('terminal.display.begin')
+    }).and(zTerminalDisplayBeginEvent),
+    z.object({
+        type: z.literal('terminal.display.rows')
+    }).and(zTerminalDisplayRowsEvent),
+    z.object({
+        type: z.literal('terminal.display.end')
+    }).and(zTerminalDisplayEndEvent)
+]));
+
+export const zTerminalListResponse = z.lazy(() => z.object({
+    terminals: z.array(zTerminal)
+}));
+
+/**
+ * The first event of an output stream: the terminal and where a fresh parser resets to.
+ */
+export const zTerminalOutputReadyEvent = z.lazy(() => z.object({
+    type: z.enum(['terminal.ready']),
+    sequence: z.int(),
+    terminal: zTerminal
+}));
+
+export const zTerminalResponse = z.lazy(() => z.object({
+    terminal: zTerminal
+}));
+
+/**
+ * One event of `watchTerminalOutput`.
+ */
+export const zTerminalStreamEvent = z.lazy(() => z.union([
+    z.object({
+        type: z.literal('terminal.ready')
+    }).and(zTerminalOutputReadyEvent),
+    z.object({
+        type: z.literal('terminal.data')
+    }).and(zTerminalDataEvent),
+    z.object({
+        type: z.literal('terminal.resize')
+    }).and(zTerminalResizeEvent),
+    z.object({
+        type: z.literal('terminal.closed')
+    }).and(zTerminalClosedEvent)
+]));
+
+/**
  * Visible model text.
  */
 export const zTextTurnPart = z.lazy(() => z.object({
@@ -5595,6 +5856,124 @@ export const zSessionSkillsPath = z.lazy(() => z.object({
  * A successful JSON response with an explicit status.
  */
 export const zSessionSkillsResponse2 = zSessionSkillsResponse;
+
+export const zListTerminalsPath = z.lazy(() => z.object({
+    server: z.string(),
+    sessionId: z.uuid()
+}));
+
+/**
+ * A successful JSON response with an explicit status.
+ */
+export const zListTerminalsResponse = zTerminalListResponse;
+
+export const zGetTerminalPath = z.lazy(() => z.object({
+    server: z.string(),
+    sessionId: z.uuid(),
+    terminalId: z.uuid()
+}));
+
+/**
+ * A successful JSON response with an explicit status.
+ */
+export const zGetTerminalResponse = zTerminalResponse;
+
+export const zOpenTerminalBody = zOpenTerminalRequest;
+
+export const zOpenTerminalPath = z.lazy(() => z.object({
+    server: z.string(),
+    sessionId: z.uuid(),
+    terminalId: z.uuid()
+}));
+
+/**
+ * A successful JSON response with an explicit status.
+ */
+export const zOpenTerminalResponse = zTerminalResponse;
+
+export const zCloseTerminalBody = zCloseTerminalRequest;
+
+export const zCloseTerminalPath = z.lazy(() => z.object({
+    server: z.string(),
+    sessionId: z.uuid(),
+    terminalId: z.uuid()
+}));
+
+/**
+ * A successful JSON response with an explicit status.
+ */
+export const zCloseTerminalResponse = zTerminalResponse;
+
+export const zReadTerminalDisplayPath = z.lazy(() => z.object({
+    server: z.string(),
+    sessionId: z.uuid(),
+    terminalId: z.uuid()
+}));
+
+/**
+ * A `text/event-stream` response whose messages carry `T` as JSON `data`.
+ */
+export const zReadTerminalDisplayResponse = zTerminalDisplayEvent;
+
+export const zWriteTerminalInputBody = zTerminalInputRequest;
+
+export const zWriteTerminalInputPath = z.lazy(() => z.object({
+    server: z.string(),
+    sessionId: z.uuid(),
+    terminalId: z.uuid()
+}));
+
+/**
+ * A successful JSON response with an explicit status.
+ */
+export const zWriteTerminalInputResponse = zTerminalResponse;
+
+export const zReadTerminalOutputPath = z.lazy(() => z.object({
+    server: z.string(),
+    sessionId: z.uuid(),
+    terminalId: z.uuid()
+}));
+
+export const zReadTerminalOutputQuery = z.lazy(() => z.object({
+    after: z.string().optional()
+}));
+
+/**
+ * A successful JSON response with an explicit status.
+ */
+export const zReadTerminalOutputResponse = zTerminalOutputPage;
+
+export const zWatchTerminalOutputHeaders = z.lazy(() => z.object({
+    'last-event-id': z.string().optional()
+}));
+
+export const zWatchTerminalOutputPath = z.lazy(() => z.object({
+    server: z.string(),
+    sessionId: z.uuid(),
+    terminalId: z.uuid()
+}));
+
+export const zWatchTerminalOutputQuery = z.lazy(() => z.object({
+    after: z.string().optional()
+}));
+
+/**
+ * A `text/event-stream` response whose messages carry `T` as JSON `data`.
+ */
+export const zWatchTerminalOutputResponse = zTerminalStreamEvent;
+
+export const zResizeTerminalBody = zTerminalSize;
+
+export const zResizeTerminalPath = z.lazy(() => z.object({
+    server: z.string(),
+    sessionId: z.uuid(),
+    terminalId: z.uuid()
+}));
+
+/**
+ * A successful JSON response with an explicit status.
+ */
+export const zResizeTerminalResponse = zTerminalResponse;
 
 export const zSetSessionTitleBody = zSetSessionTitleRequest;
 

@@ -35,6 +35,7 @@ export type OperationId =
   | "cancelProviderLogin"
   | "cancelTurn"
   | "capabilities"
+  | "closeTerminal"
   | "completeMcpCredentialCallback"
   | "connectProviderKey"
   | "context"
@@ -53,6 +54,7 @@ export type OperationId =
   | "getProviderLogin"
   | "getSession"
   | "getSessionConfiguration"
+  | "getTerminal"
   | "getTurn"
   | "health"
   | "history"
@@ -65,15 +67,19 @@ export type OperationId =
   | "listSessionCompactions"
   | "listSessions"
   | "listSessionTurns"
+  | "listTerminals"
   | "logs"
   | "modelEvents"
   | "models"
+  | "openTerminal"
   | "pendingInteractions"
   | "plugins"
   | "promoteSessionBackground"
   | "providers"
   | "readHistorySource"
   | "readMcpResource"
+  | "readTerminalDisplay"
+  | "readTerminalOutput"
   | "refreshProviderModels"
   | "refreshSessionPlugin"
   | "rejectQuestion"
@@ -84,6 +90,7 @@ export type OperationId =
   | "replaceSessionConfiguration"
   | "replyPermission"
   | "replyQuestion"
+  | "resizeTerminal"
   | "respond"
   | "search"
   | "searchServer"
@@ -105,7 +112,9 @@ export type OperationId =
   | "watchHistory"
   | "watchServer"
   | "watchSession"
-  | "watchTurn";
+  | "watchTerminalOutput"
+  | "watchTurn"
+  | "writeTerminalInput";
 
 export const routes: readonly RouteDefinition[] = [
   {
@@ -212,6 +221,21 @@ export const routes: readonly RouteDefinition[] = [
     stream: false,
     statuses: [200,400,403,500,503],
     schemas: { path: undefined, query: undefined, headers: undefined, body: undefined },
+  },
+  {
+    operationId: "closeTerminal",
+    method: "POST",
+    path: "/v1/servers/{server}/sessions/{sessionId}/terminals/{terminalId}/close",
+    pathParams: ["server","sessionId","terminalId"],
+    query: [],
+    headers: [],
+    hasBody: true,
+    bodyRequired: true,
+    authenticated: true,
+    successStatus: 200,
+    stream: false,
+    statuses: [200,400,401,403,404,409,500,503],
+    schemas: { path: Z.zCloseTerminalPath, query: undefined, headers: undefined, body: Z.zCloseTerminalBody },
   },
   {
     operationId: "completeMcpCredentialCallback",
@@ -484,6 +508,21 @@ export const routes: readonly RouteDefinition[] = [
     schemas: { path: Z.zGetSessionConfigurationPath, query: undefined, headers: undefined, body: undefined },
   },
   {
+    operationId: "getTerminal",
+    method: "GET",
+    path: "/v1/servers/{server}/sessions/{sessionId}/terminals/{terminalId}",
+    pathParams: ["server","sessionId","terminalId"],
+    query: [],
+    headers: [],
+    hasBody: false,
+    bodyRequired: false,
+    authenticated: true,
+    successStatus: 200,
+    stream: false,
+    statuses: [200,400,401,403,404,409,500,503],
+    schemas: { path: Z.zGetTerminalPath, query: undefined, headers: undefined, body: undefined },
+  },
+  {
     operationId: "getTurn",
     method: "GET",
     path: "/v1/servers/{server}/sessions/{sessionId}/turns/{turnId}",
@@ -664,6 +703,21 @@ export const routes: readonly RouteDefinition[] = [
     schemas: { path: Z.zListSessionTurnsPath, query: Z.zListSessionTurnsQuery, headers: undefined, body: undefined },
   },
   {
+    operationId: "listTerminals",
+    method: "GET",
+    path: "/v1/servers/{server}/sessions/{sessionId}/terminals",
+    pathParams: ["server","sessionId"],
+    query: [],
+    headers: [],
+    hasBody: false,
+    bodyRequired: false,
+    authenticated: true,
+    successStatus: 200,
+    stream: false,
+    statuses: [200,400,401,403,404,409,500,503],
+    schemas: { path: Z.zListTerminalsPath, query: undefined, headers: undefined, body: undefined },
+  },
+  {
     operationId: "logs",
     method: "GET",
     path: "/v1/logs",
@@ -707,6 +761,21 @@ export const routes: readonly RouteDefinition[] = [
     stream: false,
     statuses: [200,400,401,403,404,409,500,503],
     schemas: { path: undefined, query: undefined, headers: undefined, body: undefined },
+  },
+  {
+    operationId: "openTerminal",
+    method: "PUT",
+    path: "/v1/servers/{server}/sessions/{sessionId}/terminals/{terminalId}",
+    pathParams: ["server","sessionId","terminalId"],
+    query: [],
+    headers: [],
+    hasBody: true,
+    bodyRequired: true,
+    authenticated: true,
+    successStatus: 200,
+    stream: false,
+    statuses: [200,400,401,403,404,409,500,503],
+    schemas: { path: Z.zOpenTerminalPath, query: undefined, headers: undefined, body: Z.zOpenTerminalBody },
   },
   {
     operationId: "pendingInteractions",
@@ -797,6 +866,36 @@ export const routes: readonly RouteDefinition[] = [
     stream: false,
     statuses: [200,400,401,403,404,409,500,503],
     schemas: { path: Z.zReadMcpResourcePath, query: undefined, headers: undefined, body: Z.zReadMcpResourceBody },
+  },
+  {
+    operationId: "readTerminalDisplay",
+    method: "GET",
+    path: "/v1/servers/{server}/sessions/{sessionId}/terminals/{terminalId}/display",
+    pathParams: ["server","sessionId","terminalId"],
+    query: [],
+    headers: [],
+    hasBody: false,
+    bodyRequired: false,
+    authenticated: true,
+    successStatus: 200,
+    stream: true,
+    statuses: [200,400,401,403,404,409,500,503],
+    schemas: { path: Z.zReadTerminalDisplayPath, query: undefined, headers: undefined, body: undefined },
+  },
+  {
+    operationId: "readTerminalOutput",
+    method: "GET",
+    path: "/v1/servers/{server}/sessions/{sessionId}/terminals/{terminalId}/output",
+    pathParams: ["server","sessionId","terminalId"],
+    query: [{"name":"after","kind":"string","required":false}],
+    headers: [],
+    hasBody: false,
+    bodyRequired: false,
+    authenticated: true,
+    successStatus: 200,
+    stream: false,
+    statuses: [200,400,401,403,404,409,500,503],
+    schemas: { path: Z.zReadTerminalOutputPath, query: Z.zReadTerminalOutputQuery, headers: undefined, body: undefined },
   },
   {
     operationId: "refreshProviderModels",
@@ -947,6 +1046,21 @@ export const routes: readonly RouteDefinition[] = [
     stream: false,
     statuses: [200,400,401,403,404,409,500,503],
     schemas: { path: Z.zReplyQuestionPath, query: undefined, headers: undefined, body: Z.zReplyQuestionBody },
+  },
+  {
+    operationId: "resizeTerminal",
+    method: "POST",
+    path: "/v1/servers/{server}/sessions/{sessionId}/terminals/{terminalId}/resize",
+    pathParams: ["server","sessionId","terminalId"],
+    query: [],
+    headers: [],
+    hasBody: true,
+    bodyRequired: true,
+    authenticated: true,
+    successStatus: 200,
+    stream: false,
+    statuses: [200,400,401,403,404,409,500,503],
+    schemas: { path: Z.zResizeTerminalPath, query: undefined, headers: undefined, body: Z.zResizeTerminalBody },
   },
   {
     operationId: "respond",
@@ -1264,6 +1378,21 @@ export const routes: readonly RouteDefinition[] = [
     schemas: { path: Z.zWatchSessionPath, query: Z.zWatchSessionQuery, headers: Z.zWatchSessionHeaders, body: undefined },
   },
   {
+    operationId: "watchTerminalOutput",
+    method: "GET",
+    path: "/v1/servers/{server}/sessions/{sessionId}/terminals/{terminalId}/output/events",
+    pathParams: ["server","sessionId","terminalId"],
+    query: [{"name":"after","kind":"string","required":false}],
+    headers: [{"name":"last-event-id","required":false}],
+    hasBody: false,
+    bodyRequired: false,
+    authenticated: true,
+    successStatus: 200,
+    stream: true,
+    statuses: [200,400,401,403,404,409,500,503],
+    schemas: { path: Z.zWatchTerminalOutputPath, query: Z.zWatchTerminalOutputQuery, headers: Z.zWatchTerminalOutputHeaders, body: undefined },
+  },
+  {
     operationId: "watchTurn",
     method: "GET",
     path: "/v1/servers/{server}/sessions/{sessionId}/turns/{turnId}/events",
@@ -1277,6 +1406,21 @@ export const routes: readonly RouteDefinition[] = [
     stream: true,
     statuses: [200,400,401,403,404,409,500,503],
     schemas: { path: Z.zWatchTurnPath, query: Z.zWatchTurnQuery, headers: Z.zWatchTurnHeaders, body: undefined },
+  },
+  {
+    operationId: "writeTerminalInput",
+    method: "POST",
+    path: "/v1/servers/{server}/sessions/{sessionId}/terminals/{terminalId}/input",
+    pathParams: ["server","sessionId","terminalId"],
+    query: [],
+    headers: [],
+    hasBody: true,
+    bodyRequired: true,
+    authenticated: true,
+    successStatus: 200,
+    stream: false,
+    statuses: [200,400,401,403,404,409,500,503],
+    schemas: { path: Z.zWriteTerminalInputPath, query: undefined, headers: undefined, body: Z.zWriteTerminalInputBody },
   },
 ];
 
@@ -1309,6 +1453,7 @@ export interface Handlers<Context> {
   cancelProviderLogin(input: Input<T.CancelProviderLoginData>, context: Context): Promise<JsonResult<T.CancelProviderLoginResponses, T.CancelProviderLoginErrors>>;
   cancelTurn(input: Input<T.CancelTurnData>, context: Context): Promise<JsonResult<T.CancelTurnResponses, T.CancelTurnErrors>>;
   capabilities(input: Input<T.CapabilitiesData>, context: Context): Promise<JsonResult<T.CapabilitiesResponses, T.CapabilitiesErrors>>;
+  closeTerminal(input: Input<T.CloseTerminalData>, context: Context): Promise<JsonResult<T.CloseTerminalResponses, T.CloseTerminalErrors>>;
   completeMcpCredentialCallback(input: Input<T.CompleteMcpCredentialCallbackData>, context: Context): Promise<JsonResult<T.CompleteMcpCredentialCallbackResponses, T.CompleteMcpCredentialCallbackErrors>>;
   connectProviderKey(input: Input<T.ConnectProviderKeyData>, context: Context): Promise<JsonResult<T.ConnectProviderKeyResponses, T.ConnectProviderKeyErrors>>;
   context(input: Input<T.ContextData>, context: Context): Promise<JsonResult<T.ContextResponses, T.ContextErrors>>;
@@ -1327,6 +1472,7 @@ export interface Handlers<Context> {
   getProviderLogin(input: Input<T.GetProviderLoginData>, context: Context): Promise<JsonResult<T.GetProviderLoginResponses, T.GetProviderLoginErrors>>;
   getSession(input: Input<T.GetSessionData>, context: Context): Promise<JsonResult<T.GetSessionResponses, T.GetSessionErrors>>;
   getSessionConfiguration(input: Input<T.GetSessionConfigurationData>, context: Context): Promise<JsonResult<T.GetSessionConfigurationResponses, T.GetSessionConfigurationErrors>>;
+  getTerminal(input: Input<T.GetTerminalData>, context: Context): Promise<JsonResult<T.GetTerminalResponses, T.GetTerminalErrors>>;
   getTurn(input: Input<T.GetTurnData>, context: Context): Promise<JsonResult<T.GetTurnResponses, T.GetTurnErrors>>;
   health(input: Input<T.HealthData>, context: Context): Promise<JsonResult<T.HealthResponses, T.HealthErrors>>;
   history(input: Input<T.HistoryData>, context: Context): Promise<JsonResult<T.HistoryResponses, T.HistoryErrors>>;
@@ -1339,15 +1485,19 @@ export interface Handlers<Context> {
   listSessionCompactions(input: Input<T.ListSessionCompactionsData>, context: Context): Promise<JsonResult<T.ListSessionCompactionsResponses, T.ListSessionCompactionsErrors>>;
   listSessions(input: Input<T.ListSessionsData>, context: Context): Promise<JsonResult<T.ListSessionsResponses, T.ListSessionsErrors>>;
   listSessionTurns(input: Input<T.ListSessionTurnsData>, context: Context): Promise<JsonResult<T.ListSessionTurnsResponses, T.ListSessionTurnsErrors>>;
+  listTerminals(input: Input<T.ListTerminalsData>, context: Context): Promise<JsonResult<T.ListTerminalsResponses, T.ListTerminalsErrors>>;
   logs(input: Input<T.LogsData>, context: Context): Promise<JsonResult<T.LogsResponses, T.LogsErrors>>;
   modelEvents(input: Input<T.ModelEventsData>, context: Context): Promise<StreamResult<T.ModelEventsResponses, T.ModelEventsErrors>>;
   models(input: Input<T.ModelsData>, context: Context): Promise<JsonResult<T.ModelsResponses, T.ModelsErrors>>;
+  openTerminal(input: Input<T.OpenTerminalData>, context: Context): Promise<JsonResult<T.OpenTerminalResponses, T.OpenTerminalErrors>>;
   pendingInteractions(input: Input<T.PendingInteractionsData>, context: Context): Promise<JsonResult<T.PendingInteractionsResponses, T.PendingInteractionsErrors>>;
   plugins(input: Input<T.PluginsData>, context: Context): Promise<JsonResult<T.PluginsResponses, T.PluginsErrors>>;
   promoteSessionBackground(input: Input<T.PromoteSessionBackgroundData>, context: Context): Promise<JsonResult<T.PromoteSessionBackgroundResponses, T.PromoteSessionBackgroundErrors>>;
   providers(input: Input<T.ProvidersData>, context: Context): Promise<JsonResult<T.ProvidersResponses, T.ProvidersErrors>>;
   readHistorySource(input: Input<T.ReadHistorySourceData>, context: Context): Promise<JsonResult<T.ReadHistorySourceResponses, T.ReadHistorySourceErrors>>;
   readMcpResource(input: Input<T.ReadMcpResourceData>, context: Context): Promise<JsonResult<T.ReadMcpResourceResponses, T.ReadMcpResourceErrors>>;
+  readTerminalDisplay(input: Input<T.ReadTerminalDisplayData>, context: Context): Promise<StreamResult<T.ReadTerminalDisplayResponses, T.ReadTerminalDisplayErrors>>;
+  readTerminalOutput(input: Input<T.ReadTerminalOutputData>, context: Context): Promise<JsonResult<T.ReadTerminalOutputResponses, T.ReadTerminalOutputErrors>>;
   refreshProviderModels(input: Input<T.RefreshProviderModelsData>, context: Context): Promise<JsonResult<T.RefreshProviderModelsResponses, T.RefreshProviderModelsErrors>>;
   refreshSessionPlugin(input: Input<T.RefreshSessionPluginData>, context: Context): Promise<JsonResult<T.RefreshSessionPluginResponses, T.RefreshSessionPluginErrors>>;
   rejectQuestion(input: Input<T.RejectQuestionData>, context: Context): Promise<JsonResult<T.RejectQuestionResponses, T.RejectQuestionErrors>>;
@@ -1358,6 +1508,7 @@ export interface Handlers<Context> {
   replaceSessionConfiguration(input: Input<T.ReplaceSessionConfigurationData>, context: Context): Promise<JsonResult<T.ReplaceSessionConfigurationResponses, T.ReplaceSessionConfigurationErrors>>;
   replyPermission(input: Input<T.ReplyPermissionData>, context: Context): Promise<JsonResult<T.ReplyPermissionResponses, T.ReplyPermissionErrors>>;
   replyQuestion(input: Input<T.ReplyQuestionData>, context: Context): Promise<JsonResult<T.ReplyQuestionResponses, T.ReplyQuestionErrors>>;
+  resizeTerminal(input: Input<T.ResizeTerminalData>, context: Context): Promise<JsonResult<T.ResizeTerminalResponses, T.ResizeTerminalErrors>>;
   respond(input: Input<T.RespondData>, context: Context): Promise<JsonResult<T.RespondResponses, T.RespondErrors>>;
   search(input: Input<T.SearchData>, context: Context): Promise<JsonResult<T.SearchResponses, T.SearchErrors>>;
   searchServer(input: Input<T.SearchServerData>, context: Context): Promise<JsonResult<T.SearchServerResponses, T.SearchServerErrors>>;
@@ -1379,5 +1530,7 @@ export interface Handlers<Context> {
   watchHistory(input: Input<T.WatchHistoryData>, context: Context): Promise<StreamResult<T.WatchHistoryResponses, T.WatchHistoryErrors>>;
   watchServer(input: Input<T.WatchServerData>, context: Context): Promise<StreamResult<T.WatchServerResponses, T.WatchServerErrors>>;
   watchSession(input: Input<T.WatchSessionData>, context: Context): Promise<StreamResult<T.WatchSessionResponses, T.WatchSessionErrors>>;
+  watchTerminalOutput(input: Input<T.WatchTerminalOutputData>, context: Context): Promise<StreamResult<T.WatchTerminalOutputResponses, T.WatchTerminalOutputErrors>>;
   watchTurn(input: Input<T.WatchTurnData>, context: Context): Promise<StreamResult<T.WatchTurnResponses, T.WatchTurnErrors>>;
+  writeTerminalInput(input: Input<T.WriteTerminalInputData>, context: Context): Promise<JsonResult<T.WriteTerminalInputResponses, T.WriteTerminalInputErrors>>;
 }

@@ -38,6 +38,8 @@ import { HarnessStartupError } from "./errors.js";
 import { packageRoot, release } from "./version.js";
 import { AUTH_FILE_VARIABLE } from "../providers/index.js";
 import { dashboardAsset } from "./dashboard.js";
+import { TerminalHost } from "./terminals.js";
+import { terminalHandlers } from "./terminal-handlers.js";
 import type { DaemonLog } from "../daemon/log.js";
 import { withDaemonLog } from "../daemon/handlers.js";
 
@@ -278,12 +280,17 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
   const subagents = options.runTurns === false ? undefined : new (await import("../core/subagents/host.js")).Subagents({ storage, hub, agents: () => catalogs.agents });
   const sessionMcp = subagents ? new SessionMcpHosts({ env: options.env, onWarning: options.onWarning }) : undefined;
   const runner = subagents && sessionMcp ? await createRunner(storage, hub, gateway, config, catalogs, subagents, mcp, plugins, models, options, sessionMcp) : undefined;
+  // PTYs clients open in Session workdirs (node-pty and the emulator load on the first one).
+  const terminals = new TerminalHost(storage, options.serverRoot);
   const sessions = new SessionService({
     storage,
     serverRoot: options.serverRoot,
     hub,
     agents: () => catalogs.agents,
-    ...(runner ? { onDeleted: (ids: readonly string[]) => runner.abandonSessions(ids) } : {}),
+    onDeleted: (ids: readonly string[]) => {
+      runner?.abandonSessions(ids);
+      terminals.closeSessions(ids);
+    },
   });
   const turns = new TurnService({
     storage,
@@ -311,6 +318,7 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
     ...pluginHandlers({ services: () => plugins.get(), models }),
     ...modelHandlers({ catalog: models, sessions }),
     ...providerHandlers({ providers: () => ("providers" in gateway ? (gateway as ProviderGateway).providers : undefined), env: options.env, logins }),
+    ...terminalHandlers(terminals),
   };
   const handlers = options.daemonLog ? withDaemonLog(composed, options.daemonLog) : composed;
   const guard: GuardOptions = {
@@ -340,6 +348,7 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
     sessionMcp,
     atomically: (fn) => storage.transaction(() => fn()),
     close: async () => {
+      await terminals.stop();
       logins.close();
       await runner?.stop();
       models.close();

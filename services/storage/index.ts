@@ -71,3 +71,5 @@ export { codePointBefore, foldCase, foldCodePoint, isWordCodePoint, utf8Length }
 export { SIMPLE_CASE_FOLDING, UNICODE_VERSION } from "./casefold-data.js";
 export * as diagnostics from "./diagnostics.js";
 export type { ContextRecord, DiagnosticKind, DiagnosticRecord, NewDiagnostic } from "./diagnostics.js";
+export * as terminals from "./terminals.js";
+export type { StoredTerminal, NewTerminal } from "./terminals.js";

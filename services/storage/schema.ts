@@ -448,6 +448,34 @@ export const sessionContext = sqliteTable(
   (table) => [uniqueIndex("session_context_sequence_idx").on(table.sessionId, table.sequence)],
 );
 
+/** A PTY opened in a Session's workdir (see migration 20261205100000). `display`: the settled display, JSON. */
+export const terminal = sqliteTable(
+  "terminal",
+  {
+    id: text("id").primaryKey(),
+    sessionId: text("session_id")
+      .notNull()
+      .references(() => session.id, { onDelete: "cascade" }),
+    command: text("command", { mode: "json" }).$type<string[]>().notNull(),
+    requestHash: text("request_hash").notNull(),
+    initialCols: integer("initial_cols").notNull(),
+    initialRows: integer("initial_rows").notNull(),
+    cols: integer("cols").notNull(),
+    rows: integer("rows").notNull(),
+    status: text("status").$type<"running" | "exited">().notNull(),
+    exitCode: integer("exit_code"),
+    signal: text("signal"),
+    createdAt: integer("created_at").notNull(),
+    exitedAt: integer("exited_at"),
+    ownerPid: integer("owner_pid").notNull(),
+    ownerInstance: text("owner_instance").notNull(),
+    display: text("display"),
+  },
+  (table) => [index("terminal_session_idx").on(table.sessionId, table.createdAt)],
+);
+
+export type TerminalRow = typeof terminal.$inferSelect;
+
 export const schema = {
   serverActivity,
   session,
@@ -465,6 +493,8 @@ export const schema = {
   historyRow,
   sessionDiagnostic,
   sessionContext,
+
+  terminal,
 };
 export type StorageSchema = typeof schema;
 

@@ -77,6 +77,7 @@ describe("openDatabase", () => {
         "session_diagnostic",
         "session_plugin",
         "session_plugin_revision",
+        "terminal",
         "turn",
         "turn_event",
         "turn_part",
@@ -93,6 +94,7 @@ describe("openDatabase", () => {
         { id: serverMigrations[6]!.id, ordinal: 7, breaking: 0, compatible_floor: serverMigrations[0]!.id },
         { id: serverMigrations[7]!.id, ordinal: 8, breaking: 0, compatible_floor: serverMigrations[0]!.id },
         { id: serverMigrations[8]!.id, ordinal: 9, breaking: 0, compatible_floor: serverMigrations[0]!.id },
+        { id: serverMigrations[9]!.id, ordinal: 10, breaking: 0, compatible_floor: serverMigrations[0]!.id },
       ]);
       const recorded = await rows(handle.client, "SELECT type, name FROM harness_schema_object ORDER BY type, name");
       expect(recorded.map((r) => `${String(r["type"])}:${String(r["name"])}`)).toEqual([
@@ -111,6 +113,7 @@ describe("openDatabase", () => {
         "index:session_server_created_at_idx",
         "index:session_server_project_idx",
         "index:session_spawned_from_idx",
+        "index:terminal_session_idx",
         "index:turn_event_server_idx",
         "index:turn_event_session_idx",
         "index:turn_event_turn_idx",
@@ -135,6 +138,7 @@ describe("openDatabase", () => {
         "table:session_diagnostic",
         "table:session_plugin",
         "table:session_plugin_revision",
+        "table:terminal",
         "table:turn",
         "table:turn_event",
         "table:turn_part",

@@ -52,6 +52,7 @@ describe("schema.ts mirrors the migrations", () => {
       "session_diagnostic",
       "session_plugin",
       "session_plugin_revision",
+      "terminal",
       "turn",
       "turn_event",
       "turn_part",

@@ -1,0 +1,256 @@
+// The host's terminals: PTYs clients open in a Session's workdir. The row (storage) is the
+// identity and last known state; the live PTY, its complete output and its emulator are this
+// host's memory (services/workspace/terminals). When the byte source closes, the settled display
+// is stored with the row, so it outlives the host; output does not (503 after a restart).
+import { createHash, randomUUID } from "node:crypto";
+import type { OpenTerminalRequest, Terminal, TerminalOutputEvent, TerminalSize } from "../../generated/client/types.gen.js";
+import { conflict, notFound, unavailable, validationFailure } from "../contract/failure.js";
+import { absoluteWorkdir } from "../contract/paths.js";
+import { getSession, terminals as store, type StorageHandle, type StoredTerminal } from "../storage/index.js";
+import type { TerminalDisplay } from "../workspace/terminals/display.js";
+import type { LiveTerminal } from "../workspace/terminals/live.js";
+
+export const DEFAULT_TERMINAL_SIZE: TerminalSize = { cols: 80, rows: 24 };
+/** Items per output page: 16 × 64 KiB stays within the 1 MiB body bound. */
+export const OUTPUT_PAGE_ITEMS = 16;
+const MAX_INPUT_BYTES = 64 * 1024;
+/** How long a PTY may take to exit after SIGHUP at host shutdown before it gets SIGKILL. */
+const STOP_GRACE_MS = 2_000;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+type Workspace = typeof import("../workspace/terminals/live.js") & typeof import("../workspace/terminals/display.js");
+
+export class TerminalHost {
+  readonly #storage: StorageHandle;
+  readonly #instance = randomUUID();
+  readonly #live = new Map<string, { readonly sessionId: string; readonly terminal: LiveTerminal; readonly stored: Promise<void> }>();
+  #workspace: Promise<Workspace> | undefined;
+
+  readonly #serverRoot: string;
+
+  constructor(storage: StorageHandle, serverRoot: string) {
+    this.#storage = storage;
+    this.#serverRoot = serverRoot;
+  }
+
+  // node-pty and the emulator load only when a terminal is first opened.
+  #load(): Promise<Workspace> {
+    return (this.#workspace ??= Promise.all([import("../workspace/terminals/live.js"), import("../workspace/terminals/display.js")]).then(([live, display]) => ({ ...live, ...display })));
+  }
+
+  async #session(server: string, sessionId: string) {
+    const session = await getSession(this.#storage, server, sessionId);
+    if (!session) throw notFound("session", `Session ${sessionId} not found`);
+    return session;
+  }
+
+  async #row(server: string, sessionId: string, terminalId: string): Promise<StoredTerminal> {
+    await this.#session(server, sessionId);
+    const row = await store.getTerminal(this.#storage, sessionId, terminalId);
+    if (!row) throw notFound("terminal", `Terminal ${terminalId} not found`);
+    return this.#reconcile(row);
+  }
+
+  /** A row still `running` whose host is gone settles now (exit unknown, no display). */
+  async #reconcile(row: StoredTerminal): Promise<StoredTerminal> {
+    if (row.status !== "running" || row.ownerInstance === this.#instance || processAlive(row.ownerPid)) return row;
+    await store.settleTerminal(this.#storage, row.id, { exitCode: null, signal: null, exitedAt: Date.now(), display: null });
+    return (await store.getTerminal(this.#storage, row.sessionId, row.id)) ?? row;
+  }
+
+  #view(row: StoredTerminal): Terminal {
+    const live = this.#live.get(row.id);
+    const size = live ? live.terminal.size : { cols: row.cols, rows: row.rows };
+    return {
+      terminalId: row.id,
+      sessionId: row.sessionId,
+      command: row.command,
+      initialSize: { cols: row.initialCols, rows: row.initialRows },
+      size,
+      status: row.status,
+      ...(row.exitCode !== null ? { exitCode: row.exitCode } : {}),
+      ...(row.signal !== null ? { signal: row.signal } : {}),
+      createdAt: row.createdAt,
+      ...(row.exitedAt !== null ? { exitedAt: row.exitedAt } : {}),
+      outputAvailable: live !== undefined,
+      displayAvailable: row.hasDisplay,
+    };
+  }
+
+  async open(server: string, sessionId: string, terminalId: string, request: OpenTerminalRequest): Promise<Terminal> {
+    const workspace = await this.#load();
+    const size = request.size ?? DEFAULT_TERMINAL_SIZE;
+    const geometry = workspace.validGeometry(size);
+    if (geometry) throw validationFailure(`Invalid request: size: ${geometry}`);
+    if (request.command?.some((part) => part.length === 0 || part.includes("\0"))) throw validationFailure("Invalid request: command: every part must be a non-empty string without NUL");
+    for (const [name, value] of Object.entries(request.env ?? {})) {
+      if (!ENV_NAME.test(name) || value.includes("\0")) throw validationFailure(`Invalid request: env: ${JSON.stringify(name)} is not a valid variable`);
+    }
+    const session = await this.#session(server, sessionId);
+    const command = request.command ?? workspace.defaultCommand();
+    const requestHash = createHash("sha256").update(JSON.stringify({ command: request.command ?? null, size, env: request.env ?? {} })).digest("hex");
+    const existing = await store.findTerminal(this.#storage, terminalId);
+    if (existing) {
+      if (existing.sessionId !== sessionId || existing.requestHash !== requestHash) throw conflict(`Terminal ${terminalId} already exists with a different request`);
+      return this.#view(await this.#reconcile(existing));
+    }
+    const inserted = await store.insertTerminal(this.#storage, {
+      id: terminalId,
+      sessionId,
+      command,
+      requestHash,
+      initialCols: size.cols,
+      initialRows: size.rows,
+      cols: size.cols,
+      rows: size.rows,
+      createdAt: Date.now(),
+      ownerPid: process.pid,
+      ownerInstance: this.#instance,
+    });
+    if (!inserted) {
+      const raced = await store.findTerminal(this.#storage, terminalId);
+      if (raced && raced.sessionId === sessionId && raced.requestHash === requestHash) return this.#view(raced);
+      throw conflict(`Terminal ${terminalId} already exists with a different request`);
+    }
+    let terminal: LiveTerminal;
+    try {
+      terminal = workspace.LiveTerminal.open({ command, cwd: absoluteWorkdir(this.#serverRoot, session.workdir), size, ...(request.env ? { env: request.env } : {}) });
+    } catch (error) {
+      await store.settleTerminal(this.#storage, terminalId, { exitCode: null, signal: null, exitedAt: Date.now(), display: null });
+      throw validationFailure(`Invalid request: command: cannot start ${JSON.stringify(command[0])}: ${(error as Error).message}`);
+    }
+    const stored = terminal.settled
+      .then(
+        (display) => this.#settle(terminalId, terminal, display),
+        () => this.#settle(terminalId, terminal, undefined),
+      )
+      // A settle that cannot be stored (the Session was deleted meanwhile) leaves the row as it is.
+      .catch(() => {});
+    this.#live.set(terminalId, { sessionId, terminal, stored });
+    return this.#view(inserted);
+  }
+
+  async #settle(terminalId: string, terminal: LiveTerminal, display: TerminalDisplay | undefined): Promise<void> {
+    const exit = await terminal.exited;
+    await store.settleTerminal(this.#storage, terminalId, {
+      exitCode: exit.exitCode ?? null,
+      signal: exit.signal ?? null,
+      exitedAt: Date.now(),
+      display: display ? JSON.stringify(display) : null,
+    });
+  }
+
+  async list(server: string, sessionId: string): Promise<Terminal[]> {
+    await this.#session(server, sessionId);
+    const rows = await store.listTerminals(this.#storage, sessionId);
+    return Promise.all(rows.map(async (row) => this.#view(await this.#reconcile(row))));
+  }
+
+  async get(server: string, sessionId: string, terminalId: string): Promise<Terminal> {
+    return this.#view(await this.#row(server, sessionId, terminalId));
+  }
+
+  /** The live PTY of a running terminal, or the reason there is none. */
+  async #running(server: string, sessionId: string, terminalId: string): Promise<{ row: StoredTerminal; terminal: LiveTerminal }> {
+    const row = await this.#row(server, sessionId, terminalId);
+    const live = this.#live.get(terminalId);
+    if (row.status === "exited" || live?.terminal.output.closed) throw conflict(`Terminal ${terminalId} has exited`);
+    if (!live) throw unavailable(`Terminal ${terminalId} runs in another host process`);
+    return { row, terminal: live.terminal };
+  }
+
+  async write(server: string, sessionId: string, terminalId: string, input: { text?: string; dataBase64?: string }): Promise<Terminal> {
+    if ((input.text === undefined) === (input.dataBase64 === undefined)) throw validationFailure("Invalid request: exactly one of text or dataBase64 is required");
+    let bytes: Buffer;
+    if (input.text !== undefined) bytes = Buffer.from(input.text, "utf8");
+    else {
+      if (!/^[A-Za-z0-9+/]*={0,2}$/.test(input.dataBase64!) || input.dataBase64!.length % 4 !== 0) throw validationFailure("Invalid request: dataBase64 is not Base64");
+      bytes = Buffer.from(input.dataBase64!, "base64");
+    }
+    if (bytes.byteLength > MAX_INPUT_BYTES) throw validationFailure(`Invalid request: input exceeds ${MAX_INPUT_BYTES} bytes`);
+    const { row, terminal } = await this.#running(server, sessionId, terminalId);
+    terminal.write(bytes);
+    return this.#view(row);
+  }
+
+  async resize(server: string, sessionId: string, terminalId: string, size: TerminalSize): Promise<Terminal> {
+    const geometry = (await this.#load()).validGeometry(size);
+    if (geometry) throw validationFailure(`Invalid request: ${geometry}`);
+    const { row, terminal } = await this.#running(server, sessionId, terminalId);
+    terminal.resize(size);
+    await store.resizeTerminal(this.#storage, terminalId, size.cols, size.rows);
+    return this.#view({ ...row, cols: size.cols, rows: size.rows });
+  }
+
+  /** Ends the process and resolves once the exit and the display are stored. */
+  async close(server: string, sessionId: string, terminalId: string, signal: NodeJS.Signals = "SIGHUP"): Promise<Terminal> {
+    const row = await this.#row(server, sessionId, terminalId);
+    const live = this.#live.get(terminalId);
+    if (live) {
+      await live.terminal.close(signal);
+      await live.stored;
+    } else if (row.status === "running") throw unavailable(`Terminal ${terminalId} runs in another host process`);
+    return this.get(server, sessionId, terminalId);
+  }
+
+  /** The output log of a terminal this host holds. */
+  async output(server: string, sessionId: string, terminalId: string) {
+    const row = await this.#row(server, sessionId, terminalId);
+    const live = this.#live.get(terminalId);
+    if (!live) throw unavailable(`The output of terminal ${terminalId} is not retained by this host (it ran in another host process or before a restart); its display may still be read`);
+    return { terminal: this.#view(row), log: live.terminal.output };
+  }
+
+  async page(server: string, sessionId: string, terminalId: string, after: number): Promise<{ initialSize: TerminalSize; events: TerminalOutputEvent[]; next: number; complete: boolean }> {
+    const { terminal, log } = await this.output(server, sessionId, terminalId);
+    const events = log.itemsAfter(after, OUTPUT_PAGE_ITEMS);
+    const next = events.at(-1)?.sequence ?? Math.min(after, log.last);
+    return { initialSize: terminal.initialSize, events, next, complete: log.closed && next >= log.last };
+  }
+
+  /** The stored display of a settled terminal. */
+  async display(server: string, sessionId: string, terminalId: string): Promise<TerminalDisplay> {
+    const row = await this.#row(server, sessionId, terminalId);
+    if (row.status === "running") {
+      const live = this.#live.get(terminalId);
+      // The byte source closed but the display is being stored: wait for it.
+      if (live?.terminal.output.closed) await live.stored;
+      else throw conflict(`Terminal ${terminalId} is still running: its display is read once it settles`);
+    }
+    const text = await store.readTerminalDisplay(this.#storage, terminalId);
+    if (text === undefined) throw unavailable(`Terminal ${terminalId} has no retained display (its host stopped before it settled)`);
+    return JSON.parse(text) as TerminalDisplay;
+  }
+
+  /** Ends the terminals of deleted Sessions (their rows go with the Session). */
+  closeSessions(sessionIds: readonly string[]): void {
+    const ids = new Set(sessionIds);
+    // The entries stay until host shutdown, which waits for their settling writes.
+    for (const live of this.#live.values()) if (ids.has(live.sessionId)) void live.terminal.close("SIGHUP");
+  }
+
+  /** Host shutdown: ends every PTY and stores each exit and display. */
+  async stop(): Promise<void> {
+    const all = [...this.#live.values()];
+    await Promise.all(
+      all.map(async (live) => {
+        // A program that ignores SIGHUP gets SIGKILL after a grace period.
+        let timer: NodeJS.Timeout | undefined;
+        const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, STOP_GRACE_MS)));
+        await Promise.race([live.terminal.close("SIGHUP"), grace]);
+        clearTimeout(timer);
+        if (!live.terminal.output.closed) await live.terminal.close("SIGKILL");
+        await live.stored.catch(() => {});
+      }),
+    );
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
