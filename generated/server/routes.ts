@@ -51,9 +51,12 @@ export type OperationId =
   | "getSession"
   | "getSessionConfiguration"
   | "getTurn"
+  | "gitDiff"
+  | "gitStatus"
   | "health"
   | "listDescendantPendingApprovals"
   | "listDescendantPendingQuestions"
+  | "listFiles"
   | "listPluginJournal"
   | "listSavedPermissions"
   | "listSessionChildren"
@@ -66,7 +69,9 @@ export type OperationId =
   | "plugins"
   | "promoteSessionBackground"
   | "providers"
+  | "readFile"
   | "readMcpResource"
+  | "readPatch"
   | "refreshProviderModels"
   | "refreshSessionPlugin"
   | "rejectQuestion"
@@ -77,6 +82,7 @@ export type OperationId =
   | "replaceSessionConfiguration"
   | "replyPermission"
   | "replyQuestion"
+  | "rewindTurn"
   | "sessionAgents"
   | "sessionModelEvents"
   | "sessionModels"
@@ -85,12 +91,14 @@ export type OperationId =
   | "setSessionDefaultModel"
   | "setSessionTitle"
   | "skills"
+  | "snapshotPatch"
   | "startMcpCredential"
   | "startProviderLogin"
   | "submitContextCompaction"
   | "submitMcpPrompt"
   | "submitPrompt"
   | "updateProviderConnection"
+  | "watchFiles"
   | "watchServer"
   | "watchSession"
   | "watchTurn";
@@ -442,6 +450,36 @@ export const routes: readonly RouteDefinition[] = [
     schemas: { path: Z.zGetTurnPath, query: undefined, headers: undefined, body: undefined },
   },
   {
+    operationId: "gitDiff",
+    method: "GET",
+    path: "/v1/servers/{server}/sessions/{sessionId}/git/diff",
+    pathParams: ["server","sessionId"],
+    query: [{"name":"area","kind":"string","required":true},{"name":"path","kind":"string","required":true}],
+    headers: [],
+    hasBody: false,
+    bodyRequired: false,
+    authenticated: true,
+    successStatus: 200,
+    stream: false,
+    statuses: [200,400,401,403,404,409,422,500,503],
+    schemas: { path: Z.zGitDiffPath, query: Z.zGitDiffQuery, headers: undefined, body: undefined },
+  },
+  {
+    operationId: "gitStatus",
+    method: "GET",
+    path: "/v1/servers/{server}/sessions/{sessionId}/git/status",
+    pathParams: ["server","sessionId"],
+    query: [],
+    headers: [],
+    hasBody: false,
+    bodyRequired: false,
+    authenticated: true,
+    successStatus: 200,
+    stream: false,
+    statuses: [200,400,401,403,404,409,422,500,503],
+    schemas: { path: Z.zGitStatusPath, query: undefined, headers: undefined, body: undefined },
+  },
+  {
     operationId: "health",
     method: "GET",
     path: "/v1/health",
@@ -485,6 +523,21 @@ export const routes: readonly RouteDefinition[] = [
     stream: false,
     statuses: [200,400,401,403,404,409,500,503],
     schemas: { path: Z.zListDescendantPendingQuestionsPath, query: undefined, headers: undefined, body: undefined },
+  },
+  {
+    operationId: "listFiles",
+    method: "GET",
+    path: "/v1/servers/{server}/sessions/{sessionId}/files",
+    pathParams: ["server","sessionId"],
+    query: [{"name":"path","kind":"string","required":false},{"name":"cursor","kind":"string","required":false}],
+    headers: [],
+    hasBody: false,
+    bodyRequired: false,
+    authenticated: true,
+    successStatus: 200,
+    stream: false,
+    statuses: [200,400,401,403,404,409,422,500,503],
+    schemas: { path: Z.zListFilesPath, query: Z.zListFilesQuery, headers: undefined, body: undefined },
   },
   {
     operationId: "listPluginJournal",
@@ -667,6 +720,21 @@ export const routes: readonly RouteDefinition[] = [
     schemas: { path: undefined, query: undefined, headers: undefined, body: undefined },
   },
   {
+    operationId: "readFile",
+    method: "GET",
+    path: "/v1/servers/{server}/sessions/{sessionId}/files/content",
+    pathParams: ["server","sessionId"],
+    query: [{"name":"path","kind":"string","required":true},{"name":"expectedVersion","kind":"string","required":false}],
+    headers: [],
+    hasBody: false,
+    bodyRequired: false,
+    authenticated: true,
+    successStatus: 200,
+    stream: true,
+    statuses: [200,400,401,403,404,409,500,503],
+    schemas: { path: Z.zReadFilePath, query: Z.zReadFileQuery, headers: undefined, body: undefined },
+  },
+  {
     operationId: "readMcpResource",
     method: "POST",
     path: "/v1/servers/{server}/sessions/{sessionId}/mcp/{serverName}/resources/read",
@@ -680,6 +748,21 @@ export const routes: readonly RouteDefinition[] = [
     stream: false,
     statuses: [200,400,401,403,404,409,500,503],
     schemas: { path: Z.zReadMcpResourcePath, query: undefined, headers: undefined, body: Z.zReadMcpResourceBody },
+  },
+  {
+    operationId: "readPatch",
+    method: "GET",
+    path: "/v1/servers/{server}/sessions/{sessionId}/turns/{turnId}/patch",
+    pathParams: ["server","sessionId","turnId"],
+    query: [{"name":"offset","kind":"string","required":false},{"name":"limit","kind":"string","required":false}],
+    headers: [],
+    hasBody: false,
+    bodyRequired: false,
+    authenticated: true,
+    successStatus: 200,
+    stream: false,
+    statuses: [200,400,401,403,404,409,500,503],
+    schemas: { path: Z.zReadPatchPath, query: Z.zReadPatchQuery, headers: undefined, body: undefined },
   },
   {
     operationId: "refreshProviderModels",
@@ -832,6 +915,21 @@ export const routes: readonly RouteDefinition[] = [
     schemas: { path: Z.zReplyQuestionPath, query: undefined, headers: undefined, body: Z.zReplyQuestionBody },
   },
   {
+    operationId: "rewindTurn",
+    method: "POST",
+    path: "/v1/servers/{server}/sessions/{sessionId}/turns/{turnId}/rewind",
+    pathParams: ["server","sessionId","turnId"],
+    query: [],
+    headers: [],
+    hasBody: true,
+    bodyRequired: false,
+    authenticated: true,
+    successStatus: 200,
+    stream: false,
+    statuses: [200,400,401,403,404,409,500,503],
+    schemas: { path: Z.zRewindTurnPath, query: undefined, headers: undefined, body: Z.zRewindTurnBody },
+  },
+  {
     operationId: "sessionAgents",
     method: "GET",
     path: "/v1/servers/{server}/sessions/{sessionId}/agents",
@@ -952,6 +1050,21 @@ export const routes: readonly RouteDefinition[] = [
     schemas: { path: undefined, query: undefined, headers: undefined, body: undefined },
   },
   {
+    operationId: "snapshotPatch",
+    method: "POST",
+    path: "/v1/servers/{server}/sessions/{sessionId}/turns/{turnId}/patch",
+    pathParams: ["server","sessionId","turnId"],
+    query: [],
+    headers: [],
+    hasBody: false,
+    bodyRequired: false,
+    authenticated: true,
+    successStatus: 200,
+    stream: false,
+    statuses: [200,400,401,403,404,409,500,503],
+    schemas: { path: Z.zSnapshotPatchPath, query: undefined, headers: undefined, body: undefined },
+  },
+  {
     operationId: "startMcpCredential",
     method: "POST",
     path: "/v1/servers/{server}/sessions/{sessionId}/mcp-credentials/{serverName}/authorize",
@@ -1040,6 +1153,21 @@ export const routes: readonly RouteDefinition[] = [
     stream: false,
     statuses: [200,400,401,403,404,409,500,503],
     schemas: { path: Z.zUpdateProviderConnectionPath, query: undefined, headers: undefined, body: Z.zUpdateProviderConnectionBody },
+  },
+  {
+    operationId: "watchFiles",
+    method: "GET",
+    path: "/v1/servers/{server}/sessions/{sessionId}/files/events",
+    pathParams: ["server","sessionId"],
+    query: [{"name":"path","kind":"string","required":false}],
+    headers: [],
+    hasBody: false,
+    bodyRequired: false,
+    authenticated: true,
+    successStatus: 200,
+    stream: true,
+    statuses: [200,400,401,403,404,409,500,503],
+    schemas: { path: Z.zWatchFilesPath, query: Z.zWatchFilesQuery, headers: undefined, body: undefined },
   },
   {
     operationId: "watchServer",
@@ -1133,9 +1261,12 @@ export interface Handlers<Context> {
   getSession(input: Input<T.GetSessionData>, context: Context): Promise<JsonResult<T.GetSessionResponses, T.GetSessionErrors>>;
   getSessionConfiguration(input: Input<T.GetSessionConfigurationData>, context: Context): Promise<JsonResult<T.GetSessionConfigurationResponses, T.GetSessionConfigurationErrors>>;
   getTurn(input: Input<T.GetTurnData>, context: Context): Promise<JsonResult<T.GetTurnResponses, T.GetTurnErrors>>;
+  gitDiff(input: Input<T.GitDiffData>, context: Context): Promise<JsonResult<T.GitDiffResponses, T.GitDiffErrors>>;
+  gitStatus(input: Input<T.GitStatusData>, context: Context): Promise<JsonResult<T.GitStatusResponses, T.GitStatusErrors>>;
   health(input: Input<T.HealthData>, context: Context): Promise<JsonResult<T.HealthResponses, T.HealthErrors>>;
   listDescendantPendingApprovals(input: Input<T.ListDescendantPendingApprovalsData>, context: Context): Promise<JsonResult<T.ListDescendantPendingApprovalsResponses, T.ListDescendantPendingApprovalsErrors>>;
   listDescendantPendingQuestions(input: Input<T.ListDescendantPendingQuestionsData>, context: Context): Promise<JsonResult<T.ListDescendantPendingQuestionsResponses, T.ListDescendantPendingQuestionsErrors>>;
+  listFiles(input: Input<T.ListFilesData>, context: Context): Promise<JsonResult<T.ListFilesResponses, T.ListFilesErrors>>;
   listPluginJournal(input: Input<T.ListPluginJournalData>, context: Context): Promise<JsonResult<T.ListPluginJournalResponses, T.ListPluginJournalErrors>>;
   listSavedPermissions(input: Input<T.ListSavedPermissionsData>, context: Context): Promise<JsonResult<T.ListSavedPermissionsResponses, T.ListSavedPermissionsErrors>>;
   listSessionChildren(input: Input<T.ListSessionChildrenData>, context: Context): Promise<JsonResult<T.ListSessionChildrenResponses, T.ListSessionChildrenErrors>>;
@@ -1148,7 +1279,9 @@ export interface Handlers<Context> {
   plugins(input: Input<T.PluginsData>, context: Context): Promise<JsonResult<T.PluginsResponses, T.PluginsErrors>>;
   promoteSessionBackground(input: Input<T.PromoteSessionBackgroundData>, context: Context): Promise<JsonResult<T.PromoteSessionBackgroundResponses, T.PromoteSessionBackgroundErrors>>;
   providers(input: Input<T.ProvidersData>, context: Context): Promise<JsonResult<T.ProvidersResponses, T.ProvidersErrors>>;
+  readFile(input: Input<T.ReadFileData>, context: Context): Promise<StreamResult<T.ReadFileResponses, T.ReadFileErrors>>;
   readMcpResource(input: Input<T.ReadMcpResourceData>, context: Context): Promise<JsonResult<T.ReadMcpResourceResponses, T.ReadMcpResourceErrors>>;
+  readPatch(input: Input<T.ReadPatchData>, context: Context): Promise<JsonResult<T.ReadPatchResponses, T.ReadPatchErrors>>;
   refreshProviderModels(input: Input<T.RefreshProviderModelsData>, context: Context): Promise<JsonResult<T.RefreshProviderModelsResponses, T.RefreshProviderModelsErrors>>;
   refreshSessionPlugin(input: Input<T.RefreshSessionPluginData>, context: Context): Promise<JsonResult<T.RefreshSessionPluginResponses, T.RefreshSessionPluginErrors>>;
   rejectQuestion(input: Input<T.RejectQuestionData>, context: Context): Promise<JsonResult<T.RejectQuestionResponses, T.RejectQuestionErrors>>;
@@ -1159,6 +1292,7 @@ export interface Handlers<Context> {
   replaceSessionConfiguration(input: Input<T.ReplaceSessionConfigurationData>, context: Context): Promise<JsonResult<T.ReplaceSessionConfigurationResponses, T.ReplaceSessionConfigurationErrors>>;
   replyPermission(input: Input<T.ReplyPermissionData>, context: Context): Promise<JsonResult<T.ReplyPermissionResponses, T.ReplyPermissionErrors>>;
   replyQuestion(input: Input<T.ReplyQuestionData>, context: Context): Promise<JsonResult<T.ReplyQuestionResponses, T.ReplyQuestionErrors>>;
+  rewindTurn(input: Input<T.RewindTurnData>, context: Context): Promise<JsonResult<T.RewindTurnResponses, T.RewindTurnErrors>>;
   sessionAgents(input: Input<T.SessionAgentsData>, context: Context): Promise<JsonResult<T.SessionAgentsResponses, T.SessionAgentsErrors>>;
   sessionModelEvents(input: Input<T.SessionModelEventsData>, context: Context): Promise<StreamResult<T.SessionModelEventsResponses, T.SessionModelEventsErrors>>;
   sessionModels(input: Input<T.SessionModelsData>, context: Context): Promise<JsonResult<T.SessionModelsResponses, T.SessionModelsErrors>>;
@@ -1167,12 +1301,14 @@ export interface Handlers<Context> {
   setSessionDefaultModel(input: Input<T.SetSessionDefaultModelData>, context: Context): Promise<JsonResult<T.SetSessionDefaultModelResponses, T.SetSessionDefaultModelErrors>>;
   setSessionTitle(input: Input<T.SetSessionTitleData>, context: Context): Promise<JsonResult<T.SetSessionTitleResponses, T.SetSessionTitleErrors>>;
   skills(input: Input<T.SkillsData>, context: Context): Promise<JsonResult<T.SkillsResponses, T.SkillsErrors>>;
+  snapshotPatch(input: Input<T.SnapshotPatchData>, context: Context): Promise<JsonResult<T.SnapshotPatchResponses, T.SnapshotPatchErrors>>;
   startMcpCredential(input: Input<T.StartMcpCredentialData>, context: Context): Promise<JsonResult<T.StartMcpCredentialResponses, T.StartMcpCredentialErrors>>;
   startProviderLogin(input: Input<T.StartProviderLoginData>, context: Context): Promise<JsonResult<T.StartProviderLoginResponses, T.StartProviderLoginErrors>>;
   submitContextCompaction(input: Input<T.SubmitContextCompactionData>, context: Context): Promise<JsonResult<T.SubmitContextCompactionResponses, T.SubmitContextCompactionErrors>>;
   submitMcpPrompt(input: Input<T.SubmitMcpPromptData>, context: Context): Promise<JsonResult<T.SubmitMcpPromptResponses, T.SubmitMcpPromptErrors>>;
   submitPrompt(input: Input<T.SubmitPromptData>, context: Context): Promise<JsonResult<T.SubmitPromptResponses, T.SubmitPromptErrors>>;
   updateProviderConnection(input: Input<T.UpdateProviderConnectionData>, context: Context): Promise<JsonResult<T.UpdateProviderConnectionResponses, T.UpdateProviderConnectionErrors>>;
+  watchFiles(input: Input<T.WatchFilesData>, context: Context): Promise<StreamResult<T.WatchFilesResponses, T.WatchFilesErrors>>;
   watchServer(input: Input<T.WatchServerData>, context: Context): Promise<StreamResult<T.WatchServerResponses, T.WatchServerErrors>>;
   watchSession(input: Input<T.WatchSessionData>, context: Context): Promise<StreamResult<T.WatchSessionResponses, T.WatchSessionErrors>>;
   watchTurn(input: Input<T.WatchTurnData>, context: Context): Promise<StreamResult<T.WatchTurnResponses, T.WatchTurnErrors>>;
