@@ -14,3 +14,5 @@ export type {
   ServerWatchLifecycle,
   WatchServerOptions,
 } from "./watch.js";
+export { watchWorkspaceFiles, readWorkspaceFile } from "./workspace.js";
+export type { WatchWorkspaceFilesOptions, WorkspaceFilesLifecycle, WorkspaceFilesEnded, ReadWorkspaceFileOptions, WorkspaceFileRead } from "./workspace.js";

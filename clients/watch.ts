@@ -49,7 +49,7 @@ type StreamCall = (options: {
   sseMaxRetryAttempts: number;
 }) => Promise<{ stream: AsyncGenerator<unknown, unknown, unknown> }>;
 
-interface Follow<E> {
+export interface Follow<E> {
   /** Opens one connection after the watch's current cursor. */
   readonly open: (cursor: number | undefined) => StreamCall;
   readonly cursor: () => number | undefined;
@@ -66,7 +66,7 @@ function transportError(message: string): ZeClientError {
 }
 
 /** Resolves true when the watch ended by its `onEvent`, false when `signal` aborted it. */
-async function follow<E>(client: ZeClient, options: WatchOptions, spec: Follow<E>): Promise<boolean> {
+export async function follow<E>(client: ZeClient, options: WatchOptions, spec: Follow<E>): Promise<boolean> {
   const signal = options.signal;
   const idleMs = options.idleTimeoutMs ?? 3 * HEARTBEAT_MS;
   const maxAttempts = options.maxAttempts ?? 10;

@@ -26,6 +26,7 @@ import { loadHostCatalogs, type HostCatalogs } from "./catalogs.js";
 import { mcpHandlers } from "./mcp-handlers.js";
 import { prepareHostMcp, type HostMcp } from "./mcp-host.js";
 import { pluginHandlers } from "./plugin-routes.js";
+import { workspaceFilesHandlers } from "./workspace-files-handlers.js";
 import { prepareHostPlugins, type HostPlugins } from "./plugin-host.js";
 import { HarnessStartupError } from "./errors.js";
 import { packageRoot, release } from "./version.js";
@@ -257,6 +258,7 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
     ...historyHandlers(createHistoryServices(storage, hub, config, gateway, runner)),
     ...mcpHandlers({ mcp: () => mcp.get(), sessions, turns }),
     ...pluginHandlers({ services: () => plugins.get() }),
+    ...workspaceFilesHandlers({ sessions, serverRoot: options.serverRoot, serverRules: config.permissions }),
   };
   const guard: GuardOptions = {
     ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}),

@@ -13,6 +13,7 @@ import * as handlerModule from "../../services/host/handlers.js";
 import * as historyHandlerModule from "../../services/host/history-handlers.js";
 import * as mcpHandlerModule from "../../services/host/mcp-handlers.js";
 import * as pluginRouteModule from "../../services/host/plugin-routes.js";
+import * as workspaceFilesHandlerModule from "../../services/host/workspace-files-handlers.js";
 import { ok } from "../support/calls.js";
 import { exampleHttpRequest, exampleRequest } from "../support/examples.js";
 import { harnessPerTest, repoRoot, startHarness, type TestHarness } from "../support/harness.js";
@@ -296,7 +297,7 @@ describe("request bodies", () => {
 // the factories only close over their services, so building them with none is safe. Every
 // other route of the contract must answer 503 UnavailableError naming what is missing.
 const implemented = new Set(
-  [handlerModule, historyHandlerModule, depthHandlerModule, mcpHandlerModule, pluginRouteModule]
+  [handlerModule, historyHandlerModule, depthHandlerModule, mcpHandlerModule, pluginRouteModule, workspaceFilesHandlerModule]
     .flatMap((module) => Object.entries(module))
     .filter(([name, value]) => name.endsWith("Handlers") && typeof value === "function")
     .flatMap(([, factory]) => Object.keys((factory as (services: unknown) => object)({}))),
@@ -304,11 +305,11 @@ const implemented = new Set(
 const unimplemented = routes.filter((route) => !implemented.has(route.operationId));
 
 describe("operations not implemented yet", () => {
-  it("the contract has 66 operations and the Session set is a strict subset of them", () => {
-    expect(routes).toHaveLength(66);
+  it("the contract has 74 operations and the Session set is a strict subset of them", () => {
+    expect(routes).toHaveLength(74);
     for (const operationId of implemented) expect(routes.map((route) => route.operationId)).toContain(operationId);
     expect(unimplemented.length).toBeGreaterThan(0);
-    expect(unimplemented.length + implemented.size).toBe(66);
+    expect(unimplemented.length + implemented.size).toBe(74);
   });
 
   it.each(unimplemented.map((route): [string, RouteDefinition] => [route.operationId, route]))(
@@ -363,15 +364,15 @@ describe("operations not implemented yet", () => {
 });
 
 describe("documents", () => {
-  it("GET /openapi.json returns the committed document with 66 operations", async () => {
+  it("GET /openapi.json returns the committed document with 74 operations", async () => {
     const response = await request("/openapi.json");
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toMatch(/^application\/json/);
     const served = await response.json();
     expect(served).toEqual(committedOpenapi);
     const operationIds = Object.values(served.paths as typeof committedOpenapi.paths).flatMap((item) => Object.values(item).map((op) => op.operationId));
-    expect(operationIds).toHaveLength(66);
-    expect(new Set(operationIds).size).toBe(66);
+    expect(operationIds).toHaveLength(74);
+    expect(new Set(operationIds).size).toBe(74);
   });
 
   it("GET /reference returns an HTML page", async () => {
