@@ -27,6 +27,7 @@ import { mcpHandlers } from "./mcp-handlers.js";
 import { prepareHostMcp, type HostMcp } from "./mcp-host.js";
 import { pluginHandlers } from "./plugin-routes.js";
 import { workspaceFilesHandlers } from "./workspace-files-handlers.js";
+import { RewindService } from "../core/rewind/service.js";
 import { prepareHostPlugins, type HostPlugins } from "./plugin-host.js";
 import { HarnessStartupError } from "./errors.js";
 import { packageRoot, release } from "./version.js";
@@ -111,6 +112,7 @@ async function createRunner(
   mcp: HostMcp,
   plugins: HostPlugins,
   options: HarnessOptions,
+  rewind: RewindService,
 ): Promise<TurnRunner> {
   const [{ TurnRunner: Runner }, { builtinTools, coreTools, executeTool, ToolRegistry }, { HookPipeline }] = await Promise.all([
     import("../core/turns/runner.js"),
@@ -153,6 +155,7 @@ async function createRunner(
       },
     },
     serverRoot: options.serverRoot,
+    workspace: rewind.observer,
     scope: options.runnerScope ?? "unowned",
     ...(config.contentFlushMillis !== undefined ? { flushMs: config.contentFlushMillis } : {}),
     ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
@@ -229,7 +232,8 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
   // The runner, its loop and the tools load only in hosts that run Turns (not one-shot metadata commands).
   // Like the runner, sub-agents load only in hosts that run Turns.
   const subagents = options.runTurns === false ? undefined : new (await import("../core/subagents/host.js")).Subagents({ storage, hub, agents: () => catalogs.agents });
-  const runner = subagents ? await createRunner(storage, hub, gateway, config, catalogs, subagents, mcp, plugins, options) : undefined;
+  const rewind = new RewindService({ storage, onError: (error) => options.onUnexpectedError?.(error, "turnPatch") });
+  const runner = subagents ? await createRunner(storage, hub, gateway, config, catalogs, subagents, mcp, plugins, options, rewind) : undefined;
   const sessions = new SessionService({
     storage,
     serverRoot: options.serverRoot,
@@ -258,7 +262,7 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
     ...historyHandlers(createHistoryServices(storage, hub, config, gateway, runner)),
     ...mcpHandlers({ mcp: () => mcp.get(), sessions, turns }),
     ...pluginHandlers({ services: () => plugins.get() }),
-    ...workspaceFilesHandlers({ sessions, serverRoot: options.serverRoot, serverRules: config.permissions }),
+    ...workspaceFilesHandlers({ sessions, serverRoot: options.serverRoot, serverRules: config.permissions, rewind }),
   };
   const guard: GuardOptions = {
     ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}),

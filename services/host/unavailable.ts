@@ -9,7 +9,6 @@ const CAPABILITY_BY_OPERATION: Partial<Record<OperationId, string>> = {
 
 const CAPABILITY_BY_PREFIX: readonly [RegExp, string][] = [
   [/Model|^models$|^modelEvents$|Provider|^providers$/, "the model catalog and provider management"],
-  [/Patch$|^rewindTurn$/, "Turn patches and rewind"],
 ];
 
 export function capabilityOf(operationId: OperationId): string {

@@ -14,6 +14,7 @@ import type { RequestContext } from "../http/handler.js";
 import { isWorkspaceUnsupported } from "../workspace/git/unsupported.js";
 import { decodeRequestPath, resolveDirectory } from "../workspace/files/resolve.js";
 import type { WatchTiming } from "../workspace/files/watch.js";
+import { RewindConflict, type RewindService } from "../core/rewind/service.js";
 
 export interface WorkspaceFilesServices {
   readonly sessions: SessionService;
@@ -21,9 +22,10 @@ export interface WorkspaceFilesServices {
   /** The server's configured permission rules (a `read` deny there refuses a file read). */
   readonly serverRules?: readonly PermissionRule[] | undefined;
   readonly watchTiming?: WatchTiming | undefined;
+  readonly rewind: RewindService;
 }
 
-type WorkspaceOperations = Pick<Handlers<RequestContext>, "gitStatus" | "gitDiff" | "listFiles" | "readFile" | "watchFiles">;
+type WorkspaceOperations = Pick<Handlers<RequestContext>, "gitStatus" | "gitDiff" | "listFiles" | "readFile" | "watchFiles" | "snapshotPatch" | "readPatch" | "rewindTurn">;
 
 /** Runs `fn`; a refused feature becomes the declared 422. */
 async function unsupportedAs422<T>(fn: () => Promise<T>): Promise<T | { status: 422; body: import("../../generated/client/types.gen.js").WorkspaceUnsupportedErrorEncoded }> {
@@ -44,7 +46,7 @@ async function* sequenced<T extends { type: string }>(items: AsyncIterable<T> | 
   }
 }
 
-export function workspaceFilesHandlers({ sessions, serverRoot, serverRules, watchTiming }: WorkspaceFilesServices): WorkspaceOperations {
+export function workspaceFilesHandlers({ sessions, serverRoot, serverRules, watchTiming, rewind }: WorkspaceFilesServices): WorkspaceOperations {
   const workdirOf = async (server: string, sessionId: string) => {
     const session = await sessions.get(server, sessionId);
     return { session, workdir: absoluteWorkdir(serverRoot, session.workdir) };
@@ -84,6 +86,23 @@ export function workspaceFilesHandlers({ sessions, serverRoot, serverRules, watc
       const directory = await resolveDirectory(workdir, query?.path);
       const { watchDirectory } = await import("../workspace/files/watch.js");
       return { status: 200, stream: sequenced(watchDirectory(directory, context.signal, watchTiming)) };
+    },
+    snapshotPatch: async ({ path }) => {
+      const { workdir } = await workdirOf(path.server, path.sessionId);
+      return { status: 200, body: { patch: await rewind.snapshotPatch(path.sessionId, path.turnId, workdir) } };
+    },
+    readPatch: async ({ path, query }) => {
+      await workdirOf(path.server, path.sessionId);
+      return { status: 200, body: await rewind.readPatch(path.sessionId, path.turnId, query ?? {}) };
+    },
+    rewindTurn: async ({ path, body }) => {
+      const { workdir } = await workdirOf(path.server, path.sessionId);
+      try {
+        return { status: 200, body: { rewind: await rewind.rewind(path.sessionId, path.turnId, workdir, body?.filesOnly === true) } };
+      } catch (error) {
+        if (error instanceof RewindConflict) return { status: 409, body: error.body };
+        throw error;
+      }
     },
   };
 }

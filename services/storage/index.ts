@@ -65,3 +65,5 @@ export * as compactions from "./compactions.js";
 export type { CompactionPatch, NewCompaction } from "./compactions.js";
 export * as journal from "./journal.js";
 export type { NewJournalEntry } from "./journal.js";
+export * as workspace from "./workspace.js";
+export type { ManifestEntry, StoredManifest, StoredPatchFile, TurnPatchRow, NewRewind } from "./workspace.js";

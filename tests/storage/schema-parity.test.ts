@@ -49,10 +49,14 @@ describe("schema.ts mirrors the migrations", () => {
       "session",
       "session_plugin",
       "session_plugin_revision",
+      "session_rewind",
       "turn",
       "turn_event",
       "turn_part",
+      "turn_patch",
       "turn_steer",
+      "workspace_blob",
+      "workspace_manifest",
     ]);
 
     const fromSchema = createClient({ url: ":memory:" });

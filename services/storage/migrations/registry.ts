@@ -5,6 +5,7 @@ import { migration as historyRevisions } from "./20261201120000-history-revision
 import { migration as compactionsAndJournal } from "./20261202100000-compactions-and-journal.js";
 import { migration as sessionPlugins } from "./20261203100000-session-plugins.js";
 import { migration as sessionPluginFlag } from "./20261203110000-session-plugin-flag.js";
+import { migration as workspacePatches } from "./20261204120000-workspace-patches.js";
 import type { MigrationRegistry } from "./types.js";
 
 export type { Migration, MigrationRegistry, MigrationTransaction } from "./types.js";
@@ -13,4 +14,4 @@ export type { Migration, MigrationRegistry, MigrationTransaction } from "./types
  * The server database's migrations, in order. To change the schema add
  * `<YYYYMMDDHHMMSS>-<name>.ts` next to this file and append it here (and update `../schema.ts`).
  */
-export const serverMigrations: MigrationRegistry = [sessionsFoundation, turns, turnStampsAndRunners, historyRevisions, compactionsAndJournal, sessionPlugins, sessionPluginFlag];
+export const serverMigrations: MigrationRegistry = [sessionsFoundation, turns, turnStampsAndRunners, historyRevisions, compactionsAndJournal, sessionPlugins, sessionPluginFlag, workspacePatches];
