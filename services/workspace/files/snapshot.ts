@@ -66,17 +66,20 @@ export async function scanWorkdir(workdir: string, options: ScanOptions): Promis
     if (options.signal?.aborted) throw options.signal.reason;
     const directory = relative.length === 0 ? root : Buffer.concat([root, Buffer.from("/"), relative]);
     const names = (await fsp.readdir(directory, { encoding: "buffer" })).sort(compareBytes);
-    for (const name of names) {
+    const kept = names.filter((name) => {
       const text = name.toString("latin1");
-      if (SKIPPED_ANYWHERE.has(text) || (relative.length === 0 && PRIVATE_ROOT_NAMES.includes(text))) continue;
+      return !(SKIPPED_ANYWHERE.has(text) || (relative.length === 0 && PRIVATE_ROOT_NAMES.includes(text)));
+    });
+    // One directory's stats at once: a warm scan is all stats.
+    const stats = await Promise.all(
+      kept.map((name) => fsp.lstat(Buffer.concat([directory, Buffer.from("/"), name]), { bigint: true }).catch(() => undefined)),
+    );
+    for (let index = 0; index < kept.length; index++) {
+      const name = kept[index]!;
+      const stat = stats[index];
+      if (!stat) continue; // removed while scanning
       const path = relative.length === 0 ? Buffer.from(name) : Buffer.concat([relative, Buffer.from("/"), name]);
       const absolute = Buffer.concat([root, Buffer.from("/"), path]);
-      let stat;
-      try {
-        stat = await fsp.lstat(absolute, { bigint: true });
-      } catch {
-        continue; // removed while scanning
-      }
       if (stat.isDirectory()) {
         await visit(path);
         continue;

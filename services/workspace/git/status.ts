@@ -12,11 +12,20 @@ import { headCommit, walkRepository, type Side } from "./walk.js";
 const isFileLike = (side: Side | undefined): boolean => side !== undefined && (side.type === "regular" || side.type === "symlink");
 
 /** How `after` differs from `before` (both file-like), or undefined when they are the same. */
-async function change(before: Side, after: Side, filemode: boolean): Promise<GitChangeKind | undefined> {
+async function change(before: Side, after: Side, filemode: boolean, indexToWorkdir = false): Promise<GitChangeKind | undefined> {
   if (before.type !== after.type) return "typeChanged";
   if (filemode && before.mode !== after.mode) return "modified";
+  // Index ↔ worktree: a file whose stat matches its index entry is unchanged (git's own stat
+  // check), which saves the per-file index lookup isomorphic-git's oid() makes.
+  if (indexToWorkdir && (await sameStat(before, after))) return undefined;
   const [a, b] = await Promise.all([before.entry.oid(), after.entry.oid()]);
   return a === b ? undefined : "modified";
+}
+
+async function sameStat(index: Side, workdir: Side): Promise<boolean> {
+  const [a, b] = await Promise.all([index.entry.stat(), workdir.entry.stat()]);
+  if (!a || !b) return false;
+  return a.size === b.size && a.mtimeSeconds === b.mtimeSeconds && a.mtimeNanoseconds === b.mtimeNanoseconds && a.ctimeSeconds === b.ctimeSeconds && a.ino === b.ino && a.size !== 0;
 }
 
 async function readBranch(repo: Repository): Promise<string | undefined> {
@@ -57,7 +66,7 @@ export async function gitStatus(workdir: string, signal?: AbortSignal): Promise<
     if (inStage) {
       if (!inWorkdir) worktree.push({ path, change: record.workdir !== undefined && record.workdir.type === "special" ? "typeChanged" : "deleted" });
       else {
-        const kind = await change(record.stage!, record.workdir!, filemode);
+        const kind = await change(record.stage!, record.workdir!, filemode, true);
         if (kind) worktree.push({ path, change: kind });
       }
     } else if (inWorkdir) untracked.push({ path });
