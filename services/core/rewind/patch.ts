@@ -5,7 +5,7 @@
 import { Buffer } from "node:buffer";
 import { compareBytes } from "../../workspace/files/path.js";
 import type { SnapshotEntry } from "../../workspace/files/snapshot.js";
-import { asText, textPatch } from "../../workspace/git/diff.js";
+import { asText, textPatch } from "../../workspace/git/patch-text.js";
 import type { StoredPatchFile } from "../../storage/index.js";
 
 export interface ComputedPatch {

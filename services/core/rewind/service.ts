@@ -19,7 +19,6 @@ import { compareBytes, underDirectory } from "../../workspace/files/path.js";
 import { lstatOrUndefined, walkDirectories } from "../../workspace/files/resolve.js";
 import { scanWorkdir, sha256Hex, type SnapshotEntry } from "../../workspace/files/snapshot.js";
 import { createHash } from "node:crypto";
-import { computePatch } from "./patch.js";
 
 export const MAX_PATCH_PAGE_BYTES = 256 * 1024;
 
@@ -115,6 +114,8 @@ export class RewindService {
     const before = await store.readManifest(this.storage, row.sessionId);
     if (!before || before.turnId !== row.id) return undefined;
     const after = await this.scan(row.sessionId, workdir, before.files);
+    // Loaded on first capture: `diff` stays off the start path.
+    const { computePatch } = await import("./patch.js");
     const computed = await computePatch(before.files, after, (sha) => store.getBlob(this.storage, sha));
     const bytes = Buffer.from(computed.patch, "utf8");
     const patch = await store.insertTurnPatch(this.storage, {

@@ -10,9 +10,9 @@ import { createHash } from "node:crypto";
 import { promises as fsp } from "node:fs";
 import { compareBytes, PRIVATE_ROOT_NAMES } from "./path.js";
 
-export const MAX_SNAPSHOT_FILE_BYTES = 8 * 1024 * 1024;
+export const MAX_SNAPSHOT_FILE_BYTES = 4 * 1024 * 1024;
 export const MAX_SNAPSHOT_FILES = 50_000;
-export const MAX_SNAPSHOT_NEW_BYTES = 512 * 1024 * 1024;
+export const MAX_SNAPSHOT_NEW_BYTES = 256 * 1024 * 1024;
 const BATCH_BYTES = 8 * 1024 * 1024;
 
 /** [pathBase64, sha256, mode, size, mtimeMs, ino] — the storage room's ManifestEntry. */

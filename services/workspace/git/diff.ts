@@ -3,10 +3,10 @@
 // read in full; the result is `text` (a complete git-style unified patch made with `diff`),
 // `binary` (either side not UTF-8 text, or holding NUL), `unchanged`, or `unsupported` (a
 // symlink, a type change, a non-regular file). No repository → null.
-import { formatPatch, structuredPatch, type StructuredPatch } from "diff";
 import type { GitDiffArea, GitFileDiff } from "../../../generated/client/types.gen.js";
 import { conflict, validationFailure } from "../../contract/failure.js";
 import { decodeWorkspacePath, utf8OrUndefined } from "../files/path.js";
+import { asText, textPatch } from "./patch-text.js";
 import git from "isomorphic-git";
 import { readOnlyGitFs } from "./fs.js";
 import { checkRepositoryFeatures, locateRepository, type Repository } from "./repository.js";
@@ -15,35 +15,6 @@ import { walkRepository, type Side } from "./walk.js";
 import { WorkspaceUnsupported } from "./unsupported.js";
 
 const AREAS: readonly GitDiffArea[] = ["staged", "worktree", "untracked"];
-
-/** Text is strict UTF-8 without NUL (git's own heuristic looks for NUL). */
-export function asText(bytes: Uint8Array): string | undefined {
-  if (bytes.includes(0)) return undefined;
-  return utf8OrUndefined(bytes);
-}
-
-/** A complete git-style patch of one file (`a/`/`b/` names, creation and deletion headers, mode changes). */
-export function textPatch(path: string, before: { text: string; mode: string } | undefined, after: { text: string; mode: string } | undefined): string {
-  const patch: StructuredPatch = structuredPatch(before ? `a/${path}` : "/dev/null", after ? `b/${path}` : "/dev/null", before?.text ?? "", after?.text ?? "", undefined, undefined, { context: 3 });
-  patch.isGit = true;
-  if (!before) {
-    patch.isCreate = true;
-    patch.oldFileName = `a/${path}`;
-    patch.newMode = after!.mode;
-  } else if (!after) {
-    patch.isDelete = true;
-    patch.newFileName = `b/${path}`;
-    patch.oldMode = before.mode;
-  } else if (before.mode !== after.mode) {
-    patch.oldMode = before.mode;
-    patch.newMode = after.mode;
-  }
-  // formatPatch names /dev/null sides in the ---/+++ lines only when told to.
-  let text = formatPatch(patch);
-  if (!before) text = text.replace(`\n--- a/${path}\n`, "\n--- /dev/null\n");
-  if (!after) text = text.replace(`\n+++ b/${path}\n`, "\n+++ /dev/null\n");
-  return text;
-}
 
 /** A side's bytes: the index walker has no content, so its blob is read by oid. */
 async function content(repo: Repository, side: Side, signal?: AbortSignal): Promise<Uint8Array> {
