@@ -69,10 +69,14 @@ describe("openDatabase", () => {
         "session",
         "session_plugin",
         "session_plugin_revision",
+        "session_rewind",
         "turn",
         "turn_event",
         "turn_part",
+        "turn_patch",
         "turn_steer",
+        "workspace_blob",
+        "workspace_manifest",
       ]);
       const ledger = await rows(handle.client, "SELECT id, ordinal, breaking, compatible_floor FROM harness_migration");
       expect(ledger).toEqual([
@@ -83,6 +87,7 @@ describe("openDatabase", () => {
         { id: serverMigrations[4]!.id, ordinal: 5, breaking: 0, compatible_floor: serverMigrations[0]!.id },
         { id: serverMigrations[5]!.id, ordinal: 6, breaking: 0, compatible_floor: serverMigrations[0]!.id },
         { id: serverMigrations[6]!.id, ordinal: 7, breaking: 0, compatible_floor: serverMigrations[0]!.id },
+        { id: serverMigrations[7]!.id, ordinal: 8, breaking: 0, compatible_floor: serverMigrations[0]!.id },
       ]);
       const recorded = await rows(handle.client, "SELECT type, name FROM harness_schema_object ORDER BY type, name");
       expect(recorded.map((r) => `${String(r["type"])}:${String(r["name"])}`)).toEqual([
@@ -101,6 +106,7 @@ describe("openDatabase", () => {
         "index:turn_event_server_idx",
         "index:turn_event_session_idx",
         "index:turn_event_turn_idx",
+        "index:turn_patch_session_idx",
         "index:turn_phase_idx",
         "index:turn_session_history_idx",
         "index:turn_session_sequence_idx",
@@ -114,10 +120,14 @@ describe("openDatabase", () => {
         "table:session",
         "table:session_plugin",
         "table:session_plugin_revision",
+        "table:session_rewind",
         "table:turn",
         "table:turn_event",
         "table:turn_part",
+        "table:turn_patch",
         "table:turn_steer",
+        "table:workspace_blob",
+        "table:workspace_manifest",
         "trigger:session_plugin_overlay_cleared",
         "trigger:session_plugin_overlay_set",
         "trigger:turn_context_use",
