@@ -65,6 +65,13 @@ describe("git over the API", () => {
     }
     expect(await failure(sdk.gitDiff({ client: client(), path: path(), query: { area: "sideways" as "worktree", path: b64("a") } }))).toMatchObject({ status: 400 });
     expect(await failure(sdk.gitStatus({ client: client(), path: { server, sessionId: randomUUID() } }))).toMatchObject({ status: 404, body: { resource: "session" } });
+    // A symlink out of the workdir is a leaf: nothing behind it is read.
+    writeFileSync(join(t.home.dir, "secret.txt"), "secret\n");
+    symlinkSync(t.home.dir, join(workdir, "out"));
+    expect(await ok(sdk.gitDiff({ client: client(), path: path(), query: { area: "untracked", path: b64("out/secret.txt") } }))).toMatchObject({ diff: { kind: "unchanged" } });
+    expect(await ok(sdk.gitDiff({ client: client(), path: path(), query: { area: "untracked", path: b64("out") } }))).toMatchObject({ diff: { kind: "unsupported", reason: "symlink" } });
+    const status = (await ok(sdk.gitStatus({ client: client(), path: path() }))).status!;
+    expect(status.untracked.map((entry) => unb64(entry.path.bytesBase64))).toEqual(["out"]);
   });
 });
 

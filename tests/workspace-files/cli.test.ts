@@ -1,10 +1,10 @@
 // `git status|diff` and `files list|read` through the built binary, against a real `serve`
 // (--remote) and embedded, over a repository made with isomorphic-git in a temp directory.
 import { randomUUID } from "node:crypto";
-import { mkdirSync, symlinkSync } from "node:fs";
+import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { sdk, unwrap, type ZeClient } from "../../clients/index.js";
+import { sdk, unwrap, watchWorkspaceFiles, type ZeClient } from "../../clients/index.js";
 import { assertBuilt, runCli, succeeded, type CliOptions, type CliResult } from "../support/cli.js";
 import { networkClient, startServe, tempHome, type ServeProcess, type TempHome } from "../support/harness.js";
 import { b64, initRepo, unb64 } from "./repos.js";
@@ -71,6 +71,34 @@ describe("git commands", () => {
     expect(absolute.stderr).toMatch(/^error: ValidationError: .*absolute/m);
     const area = await remote(["git", "diff", sessionId, "a", "--area", "sideways"]);
     expect(area.code).toBe(2);
+  });
+});
+
+describe("watchWorkspaceFiles over HTTP", () => {
+  it("is ready, reports a change, and stops when aborted", async () => {
+    const controller = new AbortController();
+    const seen: string[] = [];
+    let readyResolve!: () => void;
+    let changedResolve!: () => void;
+    const ready = new Promise<void>((resolve) => (readyResolve = resolve));
+    const changed = new Promise<void>((resolve) => (changedResolve = resolve));
+    const done = watchWorkspaceFiles(api, {
+      server: "local",
+      sessionId,
+      path: { bytesBase64: b64("docs") },
+      signal: controller.signal,
+      onEvent: (event) => {
+        seen.push(event.type);
+        if (event.type === "files.ready") readyResolve();
+        if (event.type === "files.changed") changedResolve();
+      },
+    });
+    await ready;
+    writeFileSync(join(home.root, "repo", "docs", "page.md"), "# page\n");
+    await changed;
+    controller.abort();
+    expect(await done).toBeUndefined();
+    expect(seen[0]).toBe("files.ready");
   });
 });
 
