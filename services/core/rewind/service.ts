@@ -79,9 +79,26 @@ export class RewindService {
     this.now = options.now ?? Date.now;
   }
 
+  /**
+   * One chain per Session: a Turn's capture, the next Turn's recording (claimed as soon as the
+   * previous one settled, while its capture may still scan), snapshots and rewinds take turns.
+   */
+  private readonly chains = new Map<string, Promise<unknown>>();
+
+  private serial<T>(sessionId: string, fn: () => Promise<T>): Promise<T> {
+    const previous = this.chains.get(sessionId) ?? Promise.resolve();
+    const next = previous.then(fn, fn);
+    const settled = next.catch(() => undefined);
+    this.chains.set(sessionId, settled);
+    void settled.then(() => {
+      if (this.chains.get(sessionId) === settled) this.chains.delete(sessionId);
+    });
+    return next;
+  }
+
   readonly observer: TurnWorkspaceObserver = {
-    before: (row, workdir) => this.guard(() => this.recordBefore(row, workdir)),
-    after: (row, workdir) => this.guard(async () => void (await this.capture(row, workdir))),
+    before: (row, workdir) => this.serial(row.sessionId, () => this.guard(() => this.recordBefore(row, workdir))),
+    after: (row, workdir) => this.serial(row.sessionId, () => this.guard(async () => void (await this.capture(row, workdir)))),
     hiddenTurns: (sessionId) => store.hiddenTurnIds(this.storage, sessionId),
   };
 
@@ -102,7 +119,16 @@ export class RewindService {
 
   /** Records the workdir as the state before `row` (what a rewind of it restores). */
   async recordBefore(row: Pick<TurnRow, "id" | "sessionId">, workdir: string): Promise<void> {
-    const previous = await store.readManifest(this.storage, row.sessionId);
+    let previous = await store.readManifest(this.storage, row.sessionId);
+    // The previous Turn settled but its capture has not run yet (this Turn was claimed first):
+    // the workdir now is what it left, so capture it first.
+    if (previous?.turnId && previous.turnId !== row.id) {
+      const earlier = await turnStore.getTurnById(this.storage, previous.turnId);
+      if (earlier && SETTLED.has(earlier.phase)) {
+        await this.capture(earlier, workdir);
+        previous = await store.readManifest(this.storage, row.sessionId);
+      }
+    }
     const files = await this.scan(row.sessionId, workdir, previous?.files);
     await store.writeManifest(this.storage, row.sessionId, row.id, files, this.now());
   }
@@ -140,7 +166,8 @@ export class RewindService {
 
   /** The Turn's recorded patch, captured now when it was not at settle; refused while it runs. */
   async snapshotPatch(sessionId: string, turnId: string, workdir: string): Promise<TurnPatch> {
-    return toWire(await this.patchOf(await this.turnOf(sessionId, turnId), workdir));
+    const row = await this.turnOf(sessionId, turnId);
+    return toWire(await this.serial(sessionId, () => this.patchOf(row, workdir)));
   }
 
   private async patchOf(row: TurnRow, workdir: string): Promise<TurnPatchRow> {
@@ -170,7 +197,11 @@ export class RewindService {
     return { patch: toWire(patch), offset, text: bytes.subarray(offset, end).toString("utf8"), ...(end < bytes.length ? { nextOffset: end } : {}) };
   }
 
-  async rewind(sessionId: string, turnId: string, workdir: string, filesOnly: boolean): Promise<TurnRewind> {
+  rewind(sessionId: string, turnId: string, workdir: string, filesOnly: boolean): Promise<TurnRewind> {
+    return this.serial(sessionId, () => this.rewindNow(sessionId, turnId, workdir, filesOnly));
+  }
+
+  private async rewindNow(sessionId: string, turnId: string, workdir: string, filesOnly: boolean): Promise<TurnRewind> {
     const target = await this.turnOf(sessionId, turnId);
     const range = await store.turnsFrom(this.storage, sessionId, target.sequence);
     const unsettled = range.filter((turn) => !SETTLED.has(turn.phase));
