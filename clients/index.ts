@@ -39,3 +39,5 @@ export {
 export type { WaitProviderLoginOptions } from "./providers.js";
 export { watchHistory, watchDiagnostics } from "./history-watch.js";
 export type { WatchHistoryOptions, WatchDiagnosticsOptions } from "./history-watch.js";
+export { watchWorkspaceFiles, readWorkspaceFile } from "./workspace.js";
+export type { WatchWorkspaceFilesOptions, WorkspaceFilesLifecycle, WorkspaceFilesEnded, ReadWorkspaceFileOptions, WorkspaceFileRead } from "./workspace.js";

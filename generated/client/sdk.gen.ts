@@ -2,8 +2,8 @@
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { AddSessionPluginData, AddSessionPluginErrors, AddSessionPluginResponses, AppendConversationData, AppendConversationErrors, AppendConversationResponses, CancelContextCompactionData, CancelContextCompactionErrors, CancelContextCompactionResponses, CancelMcpCredentialData, CancelMcpCredentialErrors, CancelMcpCredentialResponses, CancelProviderLoginData, CancelProviderLoginErrors, CancelProviderLoginResponses, CancelTurnData, CancelTurnErrors, CancelTurnResponses, CapabilitiesData, CapabilitiesErrors, CapabilitiesResponses, CloseTerminalData, CloseTerminalErrors, CloseTerminalResponses, CompleteMcpCredentialCallbackData, CompleteMcpCredentialCallbackErrors, CompleteMcpCredentialCallbackResponses, ConnectProviderKeyData, ConnectProviderKeyErrors, ConnectProviderKeyResponses, ContextData, ContextErrors, ContextResponses, CreateSessionData, CreateSessionErrors, CreateSessionResponses, DeleteProviderConnectionData, DeleteProviderConnectionErrors, DeleteProviderConnectionResponses, DeleteServerData, DeleteServerErrors, DeleteServerResponses, DeleteSessionData, DeleteSessionErrors, DeleteSessionResponses, DiagnosticsData, DiagnosticsErrors, DiagnosticsResponses, ForgetMcpCredentialData, ForgetMcpCredentialErrors, ForgetMcpCredentialResponses, ForkReceiptData, ForkReceiptErrors, ForkReceiptResponses, ForkSessionData, ForkSessionErrors, ForkSessionResponses, GetContextCompactionData, GetContextCompactionErrors, GetContextCompactionResponses, GetMcpCatalogData, GetMcpCatalogErrors, GetMcpCatalogResponses, GetMcpCredentialData, GetMcpCredentialErrors, GetMcpCredentialResponses, GetProviderData, GetProviderErrors, GetProviderLoginData, GetProviderLoginErrors, GetProviderLoginResponses, GetProviderResponses, GetSessionConfigurationData, GetSessionConfigurationErrors, GetSessionConfigurationResponses, GetSessionData, GetSessionErrors, GetSessionResponses, GetTerminalData, GetTerminalErrors, GetTerminalResponses, GetTurnData, GetTurnErrors, GetTurnResponses, HealthData, HealthErrors, HealthResponses, HistoryData, HistoryErrors, HistoryResponses, InteractionData, InteractionErrors, InteractionResponses, ListDescendantPendingApprovalsData, ListDescendantPendingApprovalsErrors, ListDescendantPendingApprovalsResponses, ListDescendantPendingQuestionsData, ListDescendantPendingQuestionsErrors, ListDescendantPendingQuestionsResponses, ListPluginJournalData, ListPluginJournalErrors, ListPluginJournalResponses, ListSavedPermissionsData, ListSavedPermissionsErrors, ListSavedPermissionsResponses, ListSessionChildrenData, ListSessionChildrenErrors, ListSessionChildrenResponses, ListSessionCompactionsData, ListSessionCompactionsErrors, ListSessionCompactionsResponses, ListSessionsData, ListSessionsErrors, ListSessionsResponses, ListSessionTurnsData, ListSessionTurnsErrors, ListSessionTurnsResponses, ListTerminalsData, ListTerminalsErrors, ListTerminalsResponses, LogsData, LogsErrors, LogsResponses, ModelEventsData, ModelEventsErrors, ModelEventsResponse, ModelEventsResponses, ModelsData, ModelsErrors, ModelsResponses, OpenTerminalData, OpenTerminalErrors, OpenTerminalResponses, PendingInteractionsData, PendingInteractionsErrors, PendingInteractionsResponses, PluginsData, PluginsErrors, PluginsResponses, PromoteSessionBackgroundData, PromoteSessionBackgroundErrors, PromoteSessionBackgroundResponses, ProvidersData, ProvidersErrors, ProvidersResponses, ReadHistorySourceData, ReadHistorySourceErrors, ReadHistorySourceResponses, ReadMcpResourceData, ReadMcpResourceErrors, ReadMcpResourceResponses, ReadTerminalDisplayData, ReadTerminalDisplayErrors, ReadTerminalDisplayResponse, ReadTerminalDisplayResponses, ReadTerminalOutputData, ReadTerminalOutputErrors, ReadTerminalOutputResponses, RefreshProviderModelsData, RefreshProviderModelsErrors, RefreshProviderModelsResponses, RefreshSessionPluginData, RefreshSessionPluginErrors, RefreshSessionPluginResponses, RejectQuestionData, RejectQuestionErrors, RejectQuestionResponses, ReloadData, ReloadErrors, ReloadResponses, ReloadSessionPluginData, ReloadSessionPluginErrors, ReloadSessionPluginResponses, RemoveSavedPermissionData, RemoveSavedPermissionErrors, RemoveSavedPermissionResponses, RemoveSessionPluginData, RemoveSessionPluginErrors, RemoveSessionPluginResponses, ReplaceSessionConfigurationData, ReplaceSessionConfigurationErrors, ReplaceSessionConfigurationResponses, ReplyPermissionData, ReplyPermissionErrors, ReplyPermissionResponses, ReplyQuestionData, ReplyQuestionErrors, ReplyQuestionResponses, ResizeTerminalData, ResizeTerminalErrors, ResizeTerminalResponses, RespondData, RespondErrors, RespondResponses, SearchData, SearchErrors, SearchResponses, SearchServerData, SearchServerErrors, SearchServerResponses, SessionAgentsData, SessionAgentsErrors, SessionAgentsResponses, SessionModelEventsData, SessionModelEventsErrors, SessionModelEventsResponse, SessionModelEventsResponses, SessionModelsData, SessionModelsErrors, SessionModelsResponses, SessionPluginsData, SessionPluginsErrors, SessionPluginsResponses, SessionSkillsData, SessionSkillsErrors, SessionSkillsResponses, SetSessionDefaultModelData, SetSessionDefaultModelErrors, SetSessionDefaultModelResponses, SetSessionTitleData, SetSessionTitleErrors, SetSessionTitleResponses, SkillsData, SkillsErrors, SkillsResponses, StartMcpCredentialData, StartMcpCredentialErrors, StartMcpCredentialResponses, StartProviderLoginData, StartProviderLoginErrors, StartProviderLoginResponses, SubmitContextCompactionData, SubmitContextCompactionErrors, SubmitContextCompactionResponses, SubmitMcpPromptData, SubmitMcpPromptErrors, SubmitMcpPromptResponses, SubmitPromptData, SubmitPromptErrors, SubmitPromptResponses, UpdateProviderConnectionData, UpdateProviderConnectionErrors, UpdateProviderConnectionResponses, WatchDiagnosticsData, WatchDiagnosticsErrors, WatchDiagnosticsResponse, WatchDiagnosticsResponses, WatchHistoryData, WatchHistoryErrors, WatchHistoryResponse, WatchHistoryResponses, WatchServerData, WatchServerErrors, WatchServerResponse, WatchServerResponses, WatchSessionData, WatchSessionErrors, WatchSessionResponse, WatchSessionResponses, WatchTerminalOutputData, WatchTerminalOutputErrors, WatchTerminalOutputResponse, WatchTerminalOutputResponses, WatchTurnData, WatchTurnErrors, WatchTurnResponse, WatchTurnResponses, WriteTerminalInputData, WriteTerminalInputErrors, WriteTerminalInputResponses } from './types.gen.js';
-import { zAddSessionPluginResponse, zAppendConversationResponse, zCancelContextCompactionResponse, zCancelMcpCredentialResponse, zCancelProviderLoginResponse, zCancelTurnResponse, zCapabilitiesResponse2, zCloseTerminalResponse, zCompleteMcpCredentialCallbackResponse, zConnectProviderKeyResponse, zContextResponse2, zCreateSessionResponse, zDeleteProviderConnectionResponse2, zDeleteServerResponse, zDeleteSessionResponse, zDiagnosticsResponse, zForgetMcpCredentialResponse, zForkReceiptResponse2, zForkSessionResponse, zGetContextCompactionResponse, zGetMcpCatalogResponse, zGetMcpCredentialResponse, zGetProviderLoginResponse, zGetProviderResponse, zGetSessionConfigurationResponse, zGetSessionResponse, zGetTerminalResponse, zGetTurnResponse, zHealthResponse2, zHistoryResponse, zInteractionResponse2, zListDescendantPendingApprovalsResponse, zListDescendantPendingQuestionsResponse, zListPluginJournalResponse, zListSavedPermissionsResponse, zListSessionChildrenResponse, zListSessionCompactionsResponse, zListSessionsResponse, zListSessionTurnsResponse, zListTerminalsResponse, zLogsResponse, zModelEventsResponse, zModelsResponse, zOpenTerminalResponse, zPendingInteractionsResponse2, zPluginsResponse, zPromoteSessionBackgroundResponse, zProvidersResponse, zReadHistorySourceResponse, zReadMcpResourceResponse, zReadTerminalDisplayResponse, zReadTerminalOutputResponse, zRefreshProviderModelsResponse2, zRefreshSessionPluginResponse, zRejectQuestionResponse, zReloadResponse, zReloadSessionPluginResponse, zRemoveSavedPermissionResponse, zRemoveSessionPluginResponse, zReplaceSessionConfigurationResponse, zReplyPermissionResponse, zReplyQuestionResponse, zResizeTerminalResponse, zRespondResponse2, zSearchResponse, zSearchServerResponse, zSessionAgentsResponse2, zSessionModelEventsResponse, zSessionModelsResponse, zSessionPluginsResponse2, zSessionSkillsResponse2, zSetSessionDefaultModelResponse, zSetSessionTitleResponse, zSkillsResponse, zStartMcpCredentialResponse, zStartProviderLoginResponse, zSubmitContextCompactionResponse, zSubmitMcpPromptResponse, zSubmitPromptResponse, zUpdateProviderConnectionResponse, zWatchDiagnosticsResponse, zWatchHistoryResponse, zWatchServerResponse, zWatchSessionResponse, zWatchTerminalOutputResponse, zWatchTurnResponse, zWriteTerminalInputResponse } from './zod.gen.js';
+import type { AddSessionPluginData, AddSessionPluginErrors, AddSessionPluginResponses, AppendConversationData, AppendConversationErrors, AppendConversationResponses, CancelContextCompactionData, CancelContextCompactionErrors, CancelContextCompactionResponses, CancelMcpCredentialData, CancelMcpCredentialErrors, CancelMcpCredentialResponses, CancelProviderLoginData, CancelProviderLoginErrors, CancelProviderLoginResponses, CancelTurnData, CancelTurnErrors, CancelTurnResponses, CapabilitiesData, CapabilitiesErrors, CapabilitiesResponses, CloseTerminalData, CloseTerminalErrors, CloseTerminalResponses, CompleteMcpCredentialCallbackData, CompleteMcpCredentialCallbackErrors, CompleteMcpCredentialCallbackResponses, ConnectProviderKeyData, ConnectProviderKeyErrors, ConnectProviderKeyResponses, ContextData, ContextErrors, ContextResponses, CreateSessionData, CreateSessionErrors, CreateSessionResponses, DeleteProviderConnectionData, DeleteProviderConnectionErrors, DeleteProviderConnectionResponses, DeleteServerData, DeleteServerErrors, DeleteServerResponses, DeleteSessionData, DeleteSessionErrors, DeleteSessionResponses, DiagnosticsData, DiagnosticsErrors, DiagnosticsResponses, ForgetMcpCredentialData, ForgetMcpCredentialErrors, ForgetMcpCredentialResponses, ForkReceiptData, ForkReceiptErrors, ForkReceiptResponses, ForkSessionData, ForkSessionErrors, ForkSessionResponses, GetContextCompactionData, GetContextCompactionErrors, GetContextCompactionResponses, GetMcpCatalogData, GetMcpCatalogErrors, GetMcpCatalogResponses, GetMcpCredentialData, GetMcpCredentialErrors, GetMcpCredentialResponses, GetProviderData, GetProviderErrors, GetProviderLoginData, GetProviderLoginErrors, GetProviderLoginResponses, GetProviderResponses, GetSessionConfigurationData, GetSessionConfigurationErrors, GetSessionConfigurationResponses, GetSessionData, GetSessionErrors, GetSessionResponses, GetTerminalData, GetTerminalErrors, GetTerminalResponses, GetTurnData, GetTurnErrors, GetTurnResponses, GitDiffData, GitDiffErrors, GitDiffResponses, GitStatusData, GitStatusErrors, GitStatusResponses, HealthData, HealthErrors, HealthResponses, HistoryData, HistoryErrors, HistoryResponses, InteractionData, InteractionErrors, InteractionResponses, ListDescendantPendingApprovalsData, ListDescendantPendingApprovalsErrors, ListDescendantPendingApprovalsResponses, ListDescendantPendingQuestionsData, ListDescendantPendingQuestionsErrors, ListDescendantPendingQuestionsResponses, ListFilesData, ListFilesErrors, ListFilesResponses, ListPluginJournalData, ListPluginJournalErrors, ListPluginJournalResponses, ListSavedPermissionsData, ListSavedPermissionsErrors, ListSavedPermissionsResponses, ListSessionChildrenData, ListSessionChildrenErrors, ListSessionChildrenResponses, ListSessionCompactionsData, ListSessionCompactionsErrors, ListSessionCompactionsResponses, ListSessionsData, ListSessionsErrors, ListSessionsResponses, ListSessionTurnsData, ListSessionTurnsErrors, ListSessionTurnsResponses, ListTerminalsData, ListTerminalsErrors, ListTerminalsResponses, LogsData, LogsErrors, LogsResponses, ModelEventsData, ModelEventsErrors, ModelEventsResponse, ModelEventsResponses, ModelsData, ModelsErrors, ModelsResponses, OpenTerminalData, OpenTerminalErrors, OpenTerminalResponses, PendingInteractionsData, PendingInteractionsErrors, PendingInteractionsResponses, PluginsData, PluginsErrors, PluginsResponses, PromoteSessionBackgroundData, PromoteSessionBackgroundErrors, PromoteSessionBackgroundResponses, ProvidersData, ProvidersErrors, ProvidersResponses, ReadFileData, ReadFileErrors, ReadFileResponse, ReadFileResponses, ReadHistorySourceData, ReadHistorySourceErrors, ReadHistorySourceResponses, ReadMcpResourceData, ReadMcpResourceErrors, ReadMcpResourceResponses, ReadPatchData, ReadPatchErrors, ReadPatchResponses, ReadTerminalDisplayData, ReadTerminalDisplayErrors, ReadTerminalDisplayResponse, ReadTerminalDisplayResponses, ReadTerminalOutputData, ReadTerminalOutputErrors, ReadTerminalOutputResponses, RefreshProviderModelsData, RefreshProviderModelsErrors, RefreshProviderModelsResponses, RefreshSessionPluginData, RefreshSessionPluginErrors, RefreshSessionPluginResponses, RejectQuestionData, RejectQuestionErrors, RejectQuestionResponses, ReloadData, ReloadErrors, ReloadResponses, ReloadSessionPluginData, ReloadSessionPluginErrors, ReloadSessionPluginResponses, RemoveSavedPermissionData, RemoveSavedPermissionErrors, RemoveSavedPermissionResponses, RemoveSessionPluginData, RemoveSessionPluginErrors, RemoveSessionPluginResponses, ReplaceSessionConfigurationData, ReplaceSessionConfigurationErrors, ReplaceSessionConfigurationResponses, ReplyPermissionData, ReplyPermissionErrors, ReplyPermissionResponses, ReplyQuestionData, ReplyQuestionErrors, ReplyQuestionResponses, ResizeTerminalData, ResizeTerminalErrors, ResizeTerminalResponses, RespondData, RespondErrors, RespondResponses, RewindTurnData, RewindTurnErrors, RewindTurnResponses, SearchData, SearchErrors, SearchResponses, SearchServerData, SearchServerErrors, SearchServerResponses, SessionAgentsData, SessionAgentsErrors, SessionAgentsResponses, SessionModelEventsData, SessionModelEventsErrors, SessionModelEventsResponse, SessionModelEventsResponses, SessionModelsData, SessionModelsErrors, SessionModelsResponses, SessionPluginsData, SessionPluginsErrors, SessionPluginsResponses, SessionSkillsData, SessionSkillsErrors, SessionSkillsResponses, SetSessionDefaultModelData, SetSessionDefaultModelErrors, SetSessionDefaultModelResponses, SetSessionTitleData, SetSessionTitleErrors, SetSessionTitleResponses, SkillsData, SkillsErrors, SkillsResponses, SnapshotPatchData, SnapshotPatchErrors, SnapshotPatchResponses, StartMcpCredentialData, StartMcpCredentialErrors, StartMcpCredentialResponses, StartProviderLoginData, StartProviderLoginErrors, StartProviderLoginResponses, SubmitContextCompactionData, SubmitContextCompactionErrors, SubmitContextCompactionResponses, SubmitMcpPromptData, SubmitMcpPromptErrors, SubmitMcpPromptResponses, SubmitPromptData, SubmitPromptErrors, SubmitPromptResponses, UpdateProviderConnectionData, UpdateProviderConnectionErrors, UpdateProviderConnectionResponses, WatchDiagnosticsData, WatchDiagnosticsErrors, WatchDiagnosticsResponse, WatchDiagnosticsResponses, WatchFilesData, WatchFilesErrors, WatchFilesResponse, WatchFilesResponses, WatchHistoryData, WatchHistoryErrors, WatchHistoryResponse, WatchHistoryResponses, WatchServerData, WatchServerErrors, WatchServerResponse, WatchServerResponses, WatchSessionData, WatchSessionErrors, WatchSessionResponse, WatchSessionResponses, WatchTerminalOutputData, WatchTerminalOutputErrors, WatchTerminalOutputResponse, WatchTerminalOutputResponses, WatchTurnData, WatchTurnErrors, WatchTurnResponse, WatchTurnResponses, WriteTerminalInputData, WriteTerminalInputErrors, WriteTerminalInputResponses } from './types.gen.js';
+import { zAddSessionPluginResponse, zAppendConversationResponse, zCancelContextCompactionResponse, zCancelMcpCredentialResponse, zCancelProviderLoginResponse, zCancelTurnResponse, zCapabilitiesResponse2, zCloseTerminalResponse, zCompleteMcpCredentialCallbackResponse, zConnectProviderKeyResponse, zContextResponse2, zCreateSessionResponse, zDeleteProviderConnectionResponse2, zDeleteServerResponse, zDeleteSessionResponse, zDiagnosticsResponse, zForgetMcpCredentialResponse, zForkReceiptResponse2, zForkSessionResponse, zGetContextCompactionResponse, zGetMcpCatalogResponse, zGetMcpCredentialResponse, zGetProviderLoginResponse, zGetProviderResponse, zGetSessionConfigurationResponse, zGetSessionResponse, zGetTerminalResponse, zGetTurnResponse, zGitDiffResponse2, zGitStatusResponse2, zHealthResponse2, zHistoryResponse, zInteractionResponse2, zListDescendantPendingApprovalsResponse, zListDescendantPendingQuestionsResponse, zListFilesResponse, zListPluginJournalResponse, zListSavedPermissionsResponse, zListSessionChildrenResponse, zListSessionCompactionsResponse, zListSessionsResponse, zListSessionTurnsResponse, zListTerminalsResponse, zLogsResponse, zModelEventsResponse, zModelsResponse, zOpenTerminalResponse, zPendingInteractionsResponse2, zPluginsResponse, zPromoteSessionBackgroundResponse, zProvidersResponse, zReadFileResponse, zReadHistorySourceResponse, zReadMcpResourceResponse, zReadPatchResponse, zReadTerminalDisplayResponse, zReadTerminalOutputResponse, zRefreshProviderModelsResponse2, zRefreshSessionPluginResponse, zRejectQuestionResponse, zReloadResponse, zReloadSessionPluginResponse, zRemoveSavedPermissionResponse, zRemoveSessionPluginResponse, zReplaceSessionConfigurationResponse, zReplyPermissionResponse, zReplyQuestionResponse, zResizeTerminalResponse, zRespondResponse2, zRewindTurnResponse, zSearchResponse, zSearchServerResponse, zSessionAgentsResponse2, zSessionModelEventsResponse, zSessionModelsResponse, zSessionPluginsResponse2, zSessionSkillsResponse2, zSetSessionDefaultModelResponse, zSetSessionTitleResponse, zSkillsResponse, zSnapshotPatchResponse, zStartMcpCredentialResponse, zStartProviderLoginResponse, zSubmitContextCompactionResponse, zSubmitMcpPromptResponse, zSubmitPromptResponse, zUpdateProviderConnectionResponse, zWatchDiagnosticsResponse, zWatchFilesResponse, zWatchHistoryResponse, zWatchServerResponse, zWatchSessionResponse, zWatchTerminalOutputResponse, zWatchTurnResponse, zWriteTerminalInputResponse } from './zod.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -544,6 +544,44 @@ export const watchSession = <ThrowOnError extends boolean = false>(options: Opti
 });
 
 /**
+ * List workspace files.
+ *
+ * One page of a workdir directory's direct children (`.git` and private state left out).
+ */
+export const listFiles = <ThrowOnError extends boolean = false>(options: Options<ListFilesData, ThrowOnError>) => (options.client ?? client).get<ListFilesResponses, ListFilesErrors, ThrowOnError>({
+    responseValidator: async (data) => await zListFilesResponse.parseAsync(data),
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/servers/{server}/sessions/{sessionId}/files',
+    ...options
+});
+
+/**
+ * Read a workspace file.
+ *
+ * Reads one regular file: `file.begin`, chunks of at most 32 KiB, `file.end` with version, size
+ * and SHA-256 — or `file.absent`, `file.changed`, `file.binary`, `file.unsupported` — then closes.
+ */
+export const readFile = <ThrowOnError extends boolean = false>(options: Options<ReadFileData, ThrowOnError, ReadFileResponse>) => (options.client ?? client).sse.get<ReadFileResponses, ReadFileErrors, ThrowOnError>({
+    responseValidator: async (data) => await zReadFileResponse.parseAsync(data),
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/servers/{server}/sessions/{sessionId}/files/content',
+    ...options
+});
+
+/**
+ * Watch workspace files.
+ *
+ * Watches a directory: `files.ready` after the initial scan, then `files.changed` whenever it
+ * needs rereading (coalesced). Deleting or replacing it ends the watch with `files.unavailable`.
+ */
+export const watchFiles = <ThrowOnError extends boolean = false>(options: Options<WatchFilesData, ThrowOnError, WatchFilesResponse>) => (options.client ?? client).sse.get<WatchFilesResponses, WatchFilesErrors, ThrowOnError>({
+    responseValidator: async (data) => await zWatchFilesResponse.parseAsync(data),
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/servers/{server}/sessions/{sessionId}/files/events',
+    ...options
+});
+
+/**
  * Get a fork receipt.
  *
  * Locates the fork `forkedSessionId` of this Session by its original identity, also after the
@@ -571,6 +609,32 @@ export const forkSession = <ThrowOnError extends boolean = false>(options: Optio
         'Content-Type': 'application/json',
         ...options.headers
     }
+});
+
+/**
+ * Read a git diff.
+ *
+ * One file's complete diff: HEAD ↔ index (`staged`), index ↔ working file (`worktree`) or empty ↔ untracked file.
+ */
+export const gitDiff = <ThrowOnError extends boolean = false>(options: Options<GitDiffData, ThrowOnError>) => (options.client ?? client).get<GitDiffResponses, GitDiffErrors, ThrowOnError>({
+    responseValidator: async (data) => await zGitDiffResponse2.parseAsync(data),
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/servers/{server}/sessions/{sessionId}/git/diff',
+    ...options
+});
+
+/**
+ * Read git status.
+ *
+ * A fresh, read-only status of the Session's repository (the workdir must be its root): staged,
+ * worktree and untracked entries in full. Git is never run; configured commands never execute.
+ * Null outside a repository; an unborn repository has a null head.
+ */
+export const gitStatus = <ThrowOnError extends boolean = false>(options: Options<GitStatusData, ThrowOnError>) => (options.client ?? client).get<GitStatusResponses, GitStatusErrors, ThrowOnError>({
+    responseValidator: async (data) => await zGitStatusResponse2.parseAsync(data),
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/servers/{server}/sessions/{sessionId}/git/status',
+    ...options
 });
 
 /**
@@ -1210,4 +1274,47 @@ export const watchTurn = <ThrowOnError extends boolean = false>(options: Options
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/turns/{turnId}/events',
     ...options
+});
+
+/**
+ * Read a Turn patch.
+ *
+ * Pages through a Turn's recorded patch text (at most 256 KiB per page).
+ */
+export const readPatch = <ThrowOnError extends boolean = false>(options: Options<ReadPatchData, ThrowOnError>) => (options.client ?? client).get<ReadPatchResponses, ReadPatchErrors, ThrowOnError>({
+    responseValidator: async (data) => await zReadPatchResponse.parseAsync(data),
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/servers/{server}/sessions/{sessionId}/turns/{turnId}/patch',
+    ...options
+});
+
+/**
+ * Snapshot a Turn patch.
+ *
+ * Returns the immutable patch of a settled Turn's workdir changes, capturing it first when it
+ * was not recorded when the Turn settled (then relative to the workdir state recorded before it).
+ */
+export const snapshotPatch = <ThrowOnError extends boolean = false>(options: Options<SnapshotPatchData, ThrowOnError>) => (options.client ?? client).post<SnapshotPatchResponses, SnapshotPatchErrors, ThrowOnError>({
+    responseValidator: async (data) => await zSnapshotPatchResponse.parseAsync(data),
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/servers/{server}/sessions/{sessionId}/turns/{turnId}/patch',
+    ...options
+});
+
+/**
+ * Rewind a Turn.
+ *
+ * Restores the workdir files this Turn and every later Turn changed to their state before it,
+ * and (unless `filesOnly`) hides those Turns from later work. Refused with the files named when
+ * any of them changed outside the harness since.
+ */
+export const rewindTurn = <ThrowOnError extends boolean = false>(options: Options<RewindTurnData, ThrowOnError>) => (options.client ?? client).post<RewindTurnResponses, RewindTurnErrors, ThrowOnError>({
+    responseValidator: async (data) => await zRewindTurnResponse.parseAsync(data),
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/servers/{server}/sessions/{sessionId}/turns/{turnId}/rewind',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
 });

@@ -849,11 +849,199 @@ export type Fault = {
 };
 
 /**
+ * Nothing exists at the path.
+ */
+export type FileAbsentEvent = {
+    type: 'file.absent';
+    /**
+     * Counter of this subscription (the SSE `id:`).
+     */
+    sequence: number;
+};
+
+/**
+ * The delivery starts: what the content is and which version it belongs to.
+ */
+export type FileBeginEvent = {
+    type: 'file.begin';
+    /**
+     * Counter of this subscription (the SSE `id:`).
+     */
+    sequence: number;
+    content: 'text' | 'image';
+    /**
+     * `text/plain; charset=utf-8`, or the image type (`image/png`, `image/jpeg`, `image/gif`, `image/webp`).
+     */
+    mimeType: string;
+    version: string;
+    size: number;
+};
+
+/**
+ * A regular file whose content is neither UTF-8 text nor a supported image.
+ */
+export type FileBinaryEvent = {
+    type: 'file.binary';
+    /**
+     * Counter of this subscription (the SSE `id:`).
+     */
+    sequence: number;
+    version: string;
+    size: number;
+};
+
+/**
+ * The file is not the `expectedVersion` any more.
+ */
+export type FileChangedEvent = {
+    type: 'file.changed';
+    /**
+     * Counter of this subscription (the SSE `id:`).
+     */
+    sequence: number;
+    version: string;
+};
+
+/**
+ * Original bytes at `offset`, at most 32 KiB; text chunks end at UTF-8 boundaries.
+ */
+export type FileChunkEvent = {
+    type: 'file.chunk';
+    /**
+     * Counter of this subscription (the SSE `id:`).
+     */
+    sequence: number;
+    offset: number;
+    bytesBase64: string;
+};
+
+/**
+ * The delivery is complete: check the offsets, size and SHA-256 before accepting.
+ */
+export type FileEndEvent = {
+    type: 'file.end';
+    /**
+     * Counter of this subscription (the SSE `id:`).
+     */
+    sequence: number;
+    version: string;
+    size: number;
+    /**
+     * SHA-256 (hex) of the complete content.
+     */
+    sha256: string;
+};
+
+/**
  * A local file.
  */
 export type FilePluginSource = {
     _tag: 'File';
     uri: string;
+};
+
+/**
+ * One item of a file read (`readFile`). A delivery without `file.end` is incomplete.
+ */
+export type FileReadEvent = ({
+    type: 'file.begin';
+} & FileBeginEvent) | ({
+    type: 'file.chunk';
+} & FileChunkEvent) | ({
+    type: 'file.end';
+} & FileEndEvent) | ({
+    type: 'file.absent';
+} & FileAbsentEvent) | ({
+    type: 'file.changed';
+} & FileChangedEvent) | ({
+    type: 'file.binary';
+} & FileBinaryEvent) | ({
+    type: 'file.unsupported';
+} & FileUnsupportedEvent);
+
+/**
+ * Not a regular file (a directory, symlink or special file), or larger than the host reads.
+ */
+export type FileUnsupportedEvent = {
+    type: 'file.unsupported';
+    /**
+     * Counter of this subscription (the SSE `id:`).
+     */
+    sequence: number;
+    kind: 'directory' | 'symlink' | 'special' | 'too_large';
+};
+
+/**
+ * The directory changed: discard the cursor and reread from the first page.
+ */
+export type FilesChangedEvent = {
+    type: 'files.changed';
+    /**
+     * Counter of this subscription (the SSE `id:`).
+     */
+    sequence: number;
+};
+
+/**
+ * Observing the directory failed; the stream ends.
+ */
+export type FilesErrorEvent = {
+    type: 'files.error';
+    /**
+     * Counter of this subscription (the SSE `id:`).
+     */
+    sequence: number;
+    message: string;
+};
+
+/**
+ * Sent at least every 15 s while nothing changed.
+ */
+export type FilesHeartbeatEvent = {
+    type: 'files.heartbeat';
+    /**
+     * Counter of this subscription (the SSE `id:`).
+     */
+    sequence: number;
+};
+
+/**
+ * The initial scan is done: read the first page now.
+ */
+export type FilesReadyEvent = {
+    type: 'files.ready';
+    /**
+     * Counter of this subscription (the SSE `id:`).
+     */
+    sequence: number;
+    directoryIdentity: string;
+};
+
+/**
+ * One event of a directory watch (`watchFiles`).
+ */
+export type FilesStreamEvent = ({
+    type: 'files.ready';
+} & FilesReadyEvent) | ({
+    type: 'files.changed';
+} & FilesChangedEvent) | ({
+    type: 'files.heartbeat';
+} & FilesHeartbeatEvent) | ({
+    type: 'files.unavailable';
+} & FilesUnavailableEvent) | ({
+    type: 'files.error';
+} & FilesErrorEvent);
+
+/**
+ * The watched directory was deleted or replaced; the stream ends.
+ */
+export type FilesUnavailableEvent = {
+    type: 'files.unavailable';
+    /**
+     * Counter of this subscription (the SSE `id:`).
+     */
+    sequence: number;
+    reason: 'deleted' | 'replaced';
 };
 
 /**
@@ -966,12 +1154,172 @@ export type ForkedFrom = {
 };
 
 /**
+ * A change of a file whose content is not UTF-8 text.
+ */
+export type GitBinaryDiff = {
+    kind: 'binary';
+    path: WorkspacePath;
+    area: GitDiffArea;
+    /**
+     * The old side's mode (octal, e.g. `100644`); absent when the path did not exist there.
+     */
+    oldMode?: string;
+    /**
+     * The new side's mode; absent when the path does not exist there.
+     */
+    newMode?: string;
+    oldSize?: number;
+    newSize?: number;
+};
+
+/**
+ * How an entry differs between the two sides of its area.
+ */
+export type GitChangeKind = 'added' | 'modified' | 'deleted' | 'typeChanged';
+
+/**
+ * Which comparison a diff makes: HEAD ↔ index, index ↔ working file, or empty ↔ untracked file.
+ */
+export type GitDiffArea = 'staged' | 'worktree' | 'untracked';
+
+export type GitDiffResponse = {
+    /**
+     * Null when the workdir is not in a repository.
+     */
+    diff: GitFileDiff | null;
+};
+
+/**
+ * One file's diff in one area.
+ */
+export type GitFileDiff = ({
+    kind: 'text';
+} & GitTextDiff) | ({
+    kind: 'binary';
+} & GitBinaryDiff) | ({
+    kind: 'unchanged';
+} & GitUnchangedDiff) | ({
+    kind: 'unsupported';
+} & GitUnsupportedDiff);
+
+/**
+ * The commit HEAD resolves to.
+ */
+export type GitHead = {
+    /**
+     * The commit id (40 hex digits).
+     */
+    oid: string;
+};
+
+/**
  * A Git repository, optionally at a ref.
  */
 export type GitPluginSource = {
     _tag: 'Git';
     url: string;
     ref?: string;
+};
+
+/**
+ * A fresh status of the Session's repository: every staged, worktree and untracked entry.
+ */
+export type GitStatus = {
+    /**
+     * The commit HEAD names; null in an unborn repository.
+     */
+    head: GitHead | null;
+    /**
+     * The branch HEAD points at (also when unborn); absent when HEAD is detached.
+     */
+    branch?: string;
+    /**
+     * HEAD ↔ index, sorted by path bytes. A path can be both staged and in `worktree`.
+     */
+    staged: Array<GitStatusEntry>;
+    /**
+     * Index ↔ working file, sorted by path bytes.
+     */
+    worktree: Array<GitStatusEntry>;
+    /**
+     * Not in the index, sorted by path bytes.
+     */
+    untracked: Array<GitUntrackedEntry>;
+};
+
+/**
+ * A staged (HEAD ↔ index) or worktree (index ↔ working file) change.
+ */
+export type GitStatusEntry = {
+    path: WorkspacePath;
+    change: GitChangeKind;
+};
+
+export type GitStatusResponse = {
+    /**
+     * Null when the workdir is not in a repository.
+     */
+    status: GitStatus | null;
+};
+
+/**
+ * A text change, with its complete unified patch (git's `diff --git` format).
+ */
+export type GitTextDiff = {
+    kind: 'text';
+    path: WorkspacePath;
+    area: GitDiffArea;
+    /**
+     * The old side's mode (octal, e.g. `100644`); absent when the path did not exist there.
+     */
+    oldMode?: string;
+    /**
+     * The new side's mode; absent when the path does not exist there.
+     */
+    newMode?: string;
+    patch: string;
+};
+
+/**
+ * Both sides are the same.
+ */
+export type GitUnchangedDiff = {
+    kind: 'unchanged';
+    path: WorkspacePath;
+    area: GitDiffArea;
+    /**
+     * The old side's mode (octal, e.g. `100644`); absent when the path did not exist there.
+     */
+    oldMode?: string;
+    /**
+     * The new side's mode; absent when the path does not exist there.
+     */
+    newMode?: string;
+};
+
+/**
+ * A change this host does not render (a symlink, a type change, a non-regular file).
+ */
+export type GitUnsupportedDiff = {
+    kind: 'unsupported';
+    path: WorkspacePath;
+    area: GitDiffArea;
+    /**
+     * The old side's mode (octal, e.g. `100644`); absent when the path did not exist there.
+     */
+    oldMode?: string;
+    /**
+     * The new side's mode; absent when the path does not exist there.
+     */
+    newMode?: string;
+    reason: string;
+};
+
+/**
+ * A file in the worktree that the index does not track (ignored files are left out).
+ */
+export type GitUntrackedEntry = {
+    path: WorkspacePath;
 };
 
 /**
@@ -2762,6 +3110,25 @@ export type RespondRequest = ({
 export type RespondResponse = {
     interaction: Interaction;
     turn: Turn;
+};
+
+/**
+ * Files changed outside the harness since the rewound Turns wrote them; nothing was restored.
+ */
+export type RewindConflictErrorEncoded = {
+    _tag: 'RewindConflictError';
+    message: string;
+    files: Array<WorkspacePath>;
+};
+
+/**
+ * Rewind a Turn: restore the workdir files it and every later Turn changed.
+ */
+export type RewindTurnRequest = {
+    /**
+     * Restore files only; leave the conversation as it is.
+     */
+    filesOnly?: boolean;
 };
 
 /**
@@ -5157,6 +5524,74 @@ export type TurnPart = ({
 } & SteeringTurnPart);
 
 /**
+ * The immutable record of a completed Turn's workdir changes.
+ */
+export type TurnPatch = {
+    sessionId: Uuid;
+    turnId: Uuid;
+    capturedAt: number;
+    /**
+     * Every changed file, sorted by path bytes.
+     */
+    files: Array<TurnPatchFile>;
+    /**
+     * Size in bytes of the complete patch text `readPatch` pages through.
+     */
+    size: number;
+    /**
+     * SHA-256 (hex) of the complete patch text.
+     */
+    sha256: string;
+};
+
+/**
+ * How a Turn changed one file.
+ */
+export type TurnPatchChange = 'added' | 'modified' | 'deleted';
+
+/**
+ * One file a Turn changed, with the content digests of both sides.
+ */
+export type TurnPatchFile = {
+    path: WorkspacePath;
+    change: TurnPatchChange;
+    /**
+     * `text` when both sides are UTF-8 text (its hunks are in the patch), else `binary`.
+     */
+    content: 'text' | 'binary';
+    /**
+     * SHA-256 (hex) of the file before the Turn; absent when it did not exist.
+     */
+    beforeSha256?: string;
+    /**
+     * SHA-256 (hex) of the file after the Turn; absent when the Turn deleted it.
+     */
+    afterSha256?: string;
+    beforeSize?: number;
+    afterSize?: number;
+};
+
+/**
+ * One page of a Turn's patch text; pages end at UTF-8 boundaries.
+ */
+export type TurnPatchPage = {
+    patch: TurnPatch;
+    /**
+     * Byte offset of `text` in the complete patch.
+     */
+    offset: number;
+    text: string;
+    /**
+     * Pass as `offset` for the next page; absent on the last page.
+     */
+    nextOffset?: number;
+};
+
+export type TurnPatchResponse = {
+    patch: TurnPatch;
+};
+
+/**
  * Lifecycle phase of a Turn or a context compaction.
  */
 export type TurnPhase = 'pending' | 'running' | 'completed' | 'cancelled' | 'failed';
@@ -5332,6 +5767,31 @@ export type TurnRequest = {
  */
 export type TurnResponse = {
     turn: Turn;
+};
+
+/**
+ * What a rewind restored.
+ */
+export type TurnRewind = {
+    sessionId: Uuid;
+    turnId: Uuid;
+    /**
+     * The rewound Turns: this one and every later settled Turn, oldest first.
+     */
+    turnIds: Array<Uuid>;
+    /**
+     * The files put back to their state before the Turn, sorted by path bytes.
+     */
+    restored: Array<WorkspacePath>;
+    /**
+     * The Turns later work no longer sees; absent with `filesOnly`.
+     */
+    visibility?: HistoryVisibility;
+    rewoundAt: number;
+};
+
+export type TurnRewindResponse = {
+    rewind: TurnRewind;
 };
 
 /**
@@ -5659,6 +6119,56 @@ export type ValidationErrorEncoded = {
     message: string;
 };
 
+export type WorkspaceEntry = {
+    /**
+     * The entry's complete workdir-relative path.
+     */
+    path: WorkspacePath;
+    kind: WorkspaceEntryKind;
+    /**
+     * Size in bytes of a file or symlink.
+     */
+    size?: number;
+    /**
+     * Last modification, milliseconds since the epoch.
+     */
+    modifiedAt: number;
+};
+
+/**
+ * What a directory entry is. Symlinks are leaves: never followed.
+ */
+export type WorkspaceEntryKind = 'file' | 'directory' | 'symlink' | 'other';
+
+/**
+ * One page of a directory's direct children, sorted by name bytes.
+ */
+export type WorkspaceListPage = {
+    /**
+     * The listed directory (null: the workdir).
+     */
+    path: WorkspacePath | null;
+    /**
+     * The directory's physical identity; compare with `files.ready` of a watch.
+     */
+    directoryIdentity: string;
+    /**
+     * At most 128 entries, with a soft 512 KiB target.
+     */
+    entries: Array<WorkspaceEntry>;
+    /**
+     * Pass as `cursor` for the next page; absent on the last page.
+     */
+    next?: string;
+};
+
+/**
+ * A path relative to the Session workdir, as its exact pathname bytes (no `.`/`..` segments, no leading `/`).
+ */
+export type WorkspacePath = {
+    bytesBase64: string;
+};
+
 /**
  * Loads Skills from a workspace directory.
  */
@@ -5667,6 +6177,20 @@ export type WorkspaceSkillSource = {
     id: string;
     directory: string;
 };
+
+/**
+ * The workspace or repository uses a feature this host refuses to interpret; nothing ran.
+ */
+export type WorkspaceUnsupportedErrorEncoded = {
+    _tag: 'WorkspaceUnsupportedError';
+    message: string;
+    feature: WorkspaceUnsupportedFeature;
+};
+
+/**
+ * A workspace or repository feature this host does not support.
+ */
+export type WorkspaceUnsupportedFeature = 'external_filter' | 'text_conversion' | 'sparse_checkout' | 'submodule' | 'not_repository_root' | 'linked_worktree' | 'repository_format' | 'filename_encoding';
 
 export type CapabilitiesData = {
     body?: never;
@@ -7687,6 +8211,177 @@ export type WatchSessionResponses = {
 
 export type WatchSessionResponse = WatchSessionResponses[keyof WatchSessionResponses];
 
+export type ListFilesData = {
+    body?: never;
+    path: {
+        server: string;
+        sessionId: string;
+    };
+    query?: {
+        /**
+         * The directory's `WorkspacePath` as `bytesBase64`; absent: the workdir.
+         */
+        path?: string;
+        cursor?: string;
+    };
+    url: '/v1/servers/{server}/sessions/{sessionId}/files';
+};
+
+export type ListFilesErrors = {
+    /**
+     * The server could not understand the request due to invalid syntax.
+     */
+    400: ValidationErrorEncoded;
+    /**
+     * Access is unauthorized.
+     */
+    401: UnauthorizedErrorEncoded;
+    /**
+     * Access is forbidden.
+     */
+    403: ForbiddenErrorEncoded;
+    /**
+     * The server cannot find the requested resource.
+     */
+    404: NotFoundErrorEncoded;
+    /**
+     * The request conflicts with the current state of the server.
+     */
+    409: ConflictErrors;
+    /**
+     * Client error
+     */
+    422: WorkspaceUnsupportedErrorEncoded;
+    /**
+     * Server error
+     */
+    500: InternalServerErrorEncoded;
+    /**
+     * Service unavailable.
+     */
+    503: UnavailableErrorEncoded;
+};
+
+export type ListFilesError = ListFilesErrors[keyof ListFilesErrors];
+
+export type ListFilesResponses = {
+    /**
+     * A successful JSON response with an explicit status.
+     */
+    200: WorkspaceListPage;
+};
+
+export type ListFilesResponse = ListFilesResponses[keyof ListFilesResponses];
+
+export type ReadFileData = {
+    body?: never;
+    path: {
+        server: string;
+        sessionId: string;
+    };
+    query: {
+        path: string;
+        expectedVersion?: string;
+    };
+    url: '/v1/servers/{server}/sessions/{sessionId}/files/content';
+};
+
+export type ReadFileErrors = {
+    /**
+     * The server could not understand the request due to invalid syntax.
+     */
+    400: ValidationErrorEncoded;
+    /**
+     * Access is unauthorized.
+     */
+    401: UnauthorizedErrorEncoded;
+    /**
+     * Access is forbidden.
+     */
+    403: ForbiddenErrorEncoded;
+    /**
+     * The server cannot find the requested resource.
+     */
+    404: NotFoundErrorEncoded;
+    /**
+     * The request conflicts with the current state of the server.
+     */
+    409: ConflictErrors;
+    /**
+     * Server error
+     */
+    500: InternalServerErrorEncoded;
+    /**
+     * Service unavailable.
+     */
+    503: UnavailableErrorEncoded;
+};
+
+export type ReadFileError = ReadFileErrors[keyof ReadFileErrors];
+
+export type ReadFileResponses = {
+    /**
+     * A `text/event-stream` response whose messages carry `T` as JSON `data`.
+     */
+    200: FileReadEvent;
+};
+
+export type ReadFileResponse = ReadFileResponses[keyof ReadFileResponses];
+
+export type WatchFilesData = {
+    body?: never;
+    path: {
+        server: string;
+        sessionId: string;
+    };
+    query?: {
+        path?: string;
+    };
+    url: '/v1/servers/{server}/sessions/{sessionId}/files/events';
+};
+
+export type WatchFilesErrors = {
+    /**
+     * The server could not understand the request due to invalid syntax.
+     */
+    400: ValidationErrorEncoded;
+    /**
+     * Access is unauthorized.
+     */
+    401: UnauthorizedErrorEncoded;
+    /**
+     * Access is forbidden.
+     */
+    403: ForbiddenErrorEncoded;
+    /**
+     * The server cannot find the requested resource.
+     */
+    404: NotFoundErrorEncoded;
+    /**
+     * The request conflicts with the current state of the server.
+     */
+    409: ConflictErrors;
+    /**
+     * Server error
+     */
+    500: InternalServerErrorEncoded;
+    /**
+     * Service unavailable.
+     */
+    503: UnavailableErrorEncoded;
+};
+
+export type WatchFilesError = WatchFilesErrors[keyof WatchFilesErrors];
+
+export type WatchFilesResponses = {
+    /**
+     * A `text/event-stream` response whose messages carry `T` as JSON `data`.
+     */
+    200: FilesStreamEvent;
+};
+
+export type WatchFilesResponse = WatchFilesResponses[keyof WatchFilesResponses];
+
 export type ForkReceiptData = {
     body?: never;
     path: {
@@ -7792,6 +8487,124 @@ export type ForkSessionResponses = {
 };
 
 export type ForkSessionResponse = ForkSessionResponses[keyof ForkSessionResponses];
+
+export type GitDiffData = {
+    body?: never;
+    path: {
+        server: string;
+        sessionId: string;
+    };
+    query: {
+        area: GitDiffArea;
+        /**
+         * The `bytesBase64` of the file's `WorkspacePath`.
+         */
+        path: string;
+    };
+    url: '/v1/servers/{server}/sessions/{sessionId}/git/diff';
+};
+
+export type GitDiffErrors = {
+    /**
+     * The server could not understand the request due to invalid syntax.
+     */
+    400: ValidationErrorEncoded;
+    /**
+     * Access is unauthorized.
+     */
+    401: UnauthorizedErrorEncoded;
+    /**
+     * Access is forbidden.
+     */
+    403: ForbiddenErrorEncoded;
+    /**
+     * The server cannot find the requested resource.
+     */
+    404: NotFoundErrorEncoded;
+    /**
+     * The request conflicts with the current state of the server.
+     */
+    409: ConflictErrors;
+    /**
+     * Client error
+     */
+    422: WorkspaceUnsupportedErrorEncoded;
+    /**
+     * Server error
+     */
+    500: InternalServerErrorEncoded;
+    /**
+     * Service unavailable.
+     */
+    503: UnavailableErrorEncoded;
+};
+
+export type GitDiffError = GitDiffErrors[keyof GitDiffErrors];
+
+export type GitDiffResponses = {
+    /**
+     * A successful JSON response with an explicit status.
+     */
+    200: GitDiffResponse;
+};
+
+export type GitDiffResponse2 = GitDiffResponses[keyof GitDiffResponses];
+
+export type GitStatusData = {
+    body?: never;
+    path: {
+        server: string;
+        sessionId: string;
+    };
+    query?: never;
+    url: '/v1/servers/{server}/sessions/{sessionId}/git/status';
+};
+
+export type GitStatusErrors = {
+    /**
+     * The server could not understand the request due to invalid syntax.
+     */
+    400: ValidationErrorEncoded;
+    /**
+     * Access is unauthorized.
+     */
+    401: UnauthorizedErrorEncoded;
+    /**
+     * Access is forbidden.
+     */
+    403: ForbiddenErrorEncoded;
+    /**
+     * The server cannot find the requested resource.
+     */
+    404: NotFoundErrorEncoded;
+    /**
+     * The request conflicts with the current state of the server.
+     */
+    409: ConflictErrors;
+    /**
+     * Client error
+     */
+    422: WorkspaceUnsupportedErrorEncoded;
+    /**
+     * Server error
+     */
+    500: InternalServerErrorEncoded;
+    /**
+     * Service unavailable.
+     */
+    503: UnavailableErrorEncoded;
+};
+
+export type GitStatusError = GitStatusErrors[keyof GitStatusErrors];
+
+export type GitStatusResponses = {
+    /**
+     * A successful JSON response with an explicit status.
+     */
+    200: GitStatusResponse;
+};
+
+export type GitStatusResponse2 = GitStatusResponses[keyof GitStatusResponses];
 
 export type HistoryData = {
     body?: never;
@@ -10277,3 +11090,165 @@ export type WatchTurnResponses = {
 };
 
 export type WatchTurnResponse = WatchTurnResponses[keyof WatchTurnResponses];
+
+export type ReadPatchData = {
+    body?: never;
+    path: {
+        server: string;
+        sessionId: string;
+        turnId: string;
+    };
+    query?: {
+        offset?: string;
+        limit?: string;
+    };
+    url: '/v1/servers/{server}/sessions/{sessionId}/turns/{turnId}/patch';
+};
+
+export type ReadPatchErrors = {
+    /**
+     * The server could not understand the request due to invalid syntax.
+     */
+    400: ValidationErrorEncoded;
+    /**
+     * Access is unauthorized.
+     */
+    401: UnauthorizedErrorEncoded;
+    /**
+     * Access is forbidden.
+     */
+    403: ForbiddenErrorEncoded;
+    /**
+     * The server cannot find the requested resource.
+     */
+    404: NotFoundErrorEncoded;
+    /**
+     * The request conflicts with the current state of the server.
+     */
+    409: ConflictErrors;
+    /**
+     * Server error
+     */
+    500: InternalServerErrorEncoded;
+    /**
+     * Service unavailable.
+     */
+    503: UnavailableErrorEncoded;
+};
+
+export type ReadPatchError = ReadPatchErrors[keyof ReadPatchErrors];
+
+export type ReadPatchResponses = {
+    /**
+     * A successful JSON response with an explicit status.
+     */
+    200: TurnPatchPage;
+};
+
+export type ReadPatchResponse = ReadPatchResponses[keyof ReadPatchResponses];
+
+export type SnapshotPatchData = {
+    body?: never;
+    path: {
+        server: string;
+        sessionId: string;
+        turnId: string;
+    };
+    query?: never;
+    url: '/v1/servers/{server}/sessions/{sessionId}/turns/{turnId}/patch';
+};
+
+export type SnapshotPatchErrors = {
+    /**
+     * The server could not understand the request due to invalid syntax.
+     */
+    400: ValidationErrorEncoded;
+    /**
+     * Access is unauthorized.
+     */
+    401: UnauthorizedErrorEncoded;
+    /**
+     * Access is forbidden.
+     */
+    403: ForbiddenErrorEncoded;
+    /**
+     * The server cannot find the requested resource.
+     */
+    404: NotFoundErrorEncoded;
+    /**
+     * The request conflicts with the current state of the server.
+     */
+    409: ConflictErrors;
+    /**
+     * Server error
+     */
+    500: InternalServerErrorEncoded;
+    /**
+     * Service unavailable.
+     */
+    503: UnavailableErrorEncoded;
+};
+
+export type SnapshotPatchError = SnapshotPatchErrors[keyof SnapshotPatchErrors];
+
+export type SnapshotPatchResponses = {
+    /**
+     * A successful JSON response with an explicit status.
+     */
+    200: TurnPatchResponse;
+};
+
+export type SnapshotPatchResponse = SnapshotPatchResponses[keyof SnapshotPatchResponses];
+
+export type RewindTurnData = {
+    body?: RewindTurnRequest | null;
+    path: {
+        server: string;
+        sessionId: string;
+        turnId: string;
+    };
+    query?: never;
+    url: '/v1/servers/{server}/sessions/{sessionId}/turns/{turnId}/rewind';
+};
+
+export type RewindTurnErrors = {
+    /**
+     * The server could not understand the request due to invalid syntax.
+     */
+    400: ValidationErrorEncoded;
+    /**
+     * Access is unauthorized.
+     */
+    401: UnauthorizedErrorEncoded;
+    /**
+     * Access is forbidden.
+     */
+    403: ForbiddenErrorEncoded;
+    /**
+     * The server cannot find the requested resource.
+     */
+    404: NotFoundErrorEncoded;
+    /**
+     * The request conflicts with the current state of the server.
+     */
+    409: RewindConflictErrorEncoded | ConflictErrors;
+    /**
+     * Server error
+     */
+    500: InternalServerErrorEncoded;
+    /**
+     * Service unavailable.
+     */
+    503: UnavailableErrorEncoded;
+};
+
+export type RewindTurnError = RewindTurnErrors[keyof RewindTurnErrors];
+
+export type RewindTurnResponses = {
+    /**
+     * A successful JSON response with an explicit status.
+     */
+    200: TurnRewindResponse;
+};
+
+export type RewindTurnResponse = RewindTurnResponses[keyof RewindTurnResponses];

@@ -397,12 +397,177 @@ export const zFault = z.lazy(() => z.object({
 }));
 
 /**
+ * Nothing exists at the path.
+ */
+export const zFileAbsentEvent = z.lazy(() => z.object({
+    type: z.enum(['file.absent']),
+    sequence: z.int()
+}));
+
+/**
+ * The delivery starts: what the content is and which version it belongs to.
+ */
+export const zFileBeginEvent = z.lazy(() => z.object({
+    type: z.enum(['file.begin']),
+    sequence: z.int(),
+    content: z.enum(['text', 'image']),
+    mimeType: z.string().max(128),
+    version: z.string().max(256),
+    size: z.int()
+}));
+
+/**
+ * A regular file whose content is neither UTF-8 text nor a supported image.
+ */
+export const zFileBinaryEvent = z.lazy(() => z.object({
+    type: z.enum(['file.binary']),
+    sequence: z.int(),
+    version: z.string().max(256),
+    size: z.int()
+}));
+
+/**
+ * The file is not the `expectedVersion` any more.
+ */
+export const zFileChangedEvent = z.lazy(() => z.object({
+    type: z.enum(['file.changed']),
+    sequence: z.int(),
+    version: z.string().max(256)
+}));
+
+/**
+ * Original bytes at `offset`, at most 32 KiB; text chunks end at UTF-8 boundaries.
+ */
+export const zFileChunkEvent = z.lazy(() => z.object({
+    type: z.enum(['file.chunk']),
+    sequence: z.int(),
+    offset: z.int(),
+    bytesBase64: z.string().max(43692)
+}));
+
+/**
+ * The delivery is complete: check the offsets, size and SHA-256 before accepting.
+ */
+export const zFileEndEvent = z.lazy(() => z.object({
+    type: z.enum(['file.end']),
+    sequence: z.int(),
+    version: z.string().max(256),
+    size: z.int(),
+    sha256: z.string().max(64)
+}));
+
+/**
  * A local file.
  */
 export const zFilePluginSource = z.lazy(() => z.object({
     _tag: z.enum(['File']),
     uri: z.string()
 }));
+
+/**
+ * Not a regular file (a directory, symlink or special file), or larger than the host reads.
+ */
+export const zFileUnsupportedEvent = z.lazy(() => z.object({
+    type: z.enum(['file.unsupported']),
+    sequence: z.int(),
+    kind: z.enum([
+        'directory',
+        'symlink',
+        'special',
+        'too_large'
+    ])
+}));
+
+/**
+ * One item of a file read (`readFile`). A delivery without `file.end` is incomplete.
+ */
+export const zFileReadEvent = z.lazy(() => z.union([
+    z.object({
+        type: z.literal('file.begin')
+    }).and(zFileBeginEvent),
+    z.object({
+        type: z.literal('file.chunk')
+    }).and(zFileChunkEvent),
+    z.object({
+        type: z.literal('file.end')
+    }).and(zFileEndEvent),
+    z.object({
+        type: z.literal('file.absent')
+    }).and(zFileAbsentEvent),
+    z.object({
+        type: z.literal('file.changed')
+    }).and(zFileChangedEvent),
+    z.object({
+        type: z.literal('file.binary')
+    }).and(zFileBinaryEvent),
+    z.object({
+        type: z.literal('file.unsupported')
+    }).and(zFileUnsupportedEvent)
+]));
+
+/**
+ * The directory changed: discard the cursor and reread from the first page.
+ */
+export const zFilesChangedEvent = z.lazy(() => z.object({
+    type: z.enum(['files.changed']),
+    sequence: z.int()
+}));
+
+/**
+ * Observing the directory failed; the stream ends.
+ */
+export const zFilesErrorEvent = z.lazy(() => z.object({
+    type: z.enum(['files.error']),
+    sequence: z.int(),
+    message: z.string().max(4096)
+}));
+
+/**
+ * Sent at least every 15 s while nothing changed.
+ */
+export const zFilesHeartbeatEvent = z.lazy(() => z.object({
+    type: z.enum(['files.heartbeat']),
+    sequence: z.int()
+}));
+
+/**
+ * The initial scan is done: read the first page now.
+ */
+export const zFilesReadyEvent = z.lazy(() => z.object({
+    type: z.enum(['files.ready']),
+    sequence: z.int(),
+    directoryIdentity: z.string().max(128)
+}));
+
+/**
+ * The watched directory was deleted or replaced; the stream ends.
+ */
+export const zFilesUnavailableEvent = z.lazy(() => z.object({
+    type: z.enum(['files.unavailable']),
+    sequence: z.int(),
+    reason: z.enum(['deleted', 'replaced'])
+}));
+
+/**
+ * One event of a directory watch (`watchFiles`).
+ */
+export const zFilesStreamEvent = z.lazy(() => z.union([
+    z.object({
+        type: z.literal('files.ready')
+    }).and(zFilesReadyEvent),
+    z.object({
+        type: z.literal('files.changed')
+    }).and(zFilesChangedEvent),
+    z.object({
+        type: z.literal('files.heartbeat')
+    }).and(zFilesHeartbeatEvent),
+    z.object({
+        type: z.literal('files.unavailable')
+    }).and(zFilesUnavailableEvent),
+    z.object({
+        type: z.literal('files.error')
+    }).and(zFilesErrorEvent)
+]));
 
 /**
  * A positive finite limit.
@@ -444,6 +609,32 @@ export const zFixedPolicyPacing = z.lazy(() => z.object({
 export const zForbiddenErrorEncoded = z.lazy(() => z.object({
     _tag: z.enum(['ForbiddenError']),
     message: z.string()
+}));
+
+/**
+ * How an entry differs between the two sides of its area.
+ */
+export const zGitChangeKind = z.enum([
+    'added',
+    'modified',
+    'deleted',
+    'typeChanged'
+]);
+
+/**
+ * Which comparison a diff makes: HEAD ↔ index, index ↔ working file, or empty ↔ untracked file.
+ */
+export const zGitDiffArea = z.enum([
+    'staged',
+    'worktree',
+    'untracked'
+]);
+
+/**
+ * The commit HEAD resolves to.
+ */
+export const zGitHead = z.lazy(() => z.object({
+    oid: z.string().max(64)
 }));
 
 /**
@@ -1543,6 +1734,13 @@ export const zRespondRequest = z.lazy(() => z.union([
 ]));
 
 /**
+ * Rewind a Turn: restore the workdir files it and every later Turn changed.
+ */
+export const zRewindTurnRequest = z.lazy(() => z.object({
+    filesOnly: z.boolean().optional()
+}));
+
+/**
  * Whether a runtime plugin generation activated.
  */
 export const zRuntimePluginStatus = z.enum(['active', 'failed']);
@@ -2371,6 +2569,15 @@ export const zConflictErrors = z.lazy(() => z.union([
         _tag: z.literal('TurnNotSteerableError')
     }).and(zTurnNotSteerableErrorEncoded)
 ]));
+
+/**
+ * How a Turn changed one file.
+ */
+export const zTurnPatchChange = z.enum([
+    'added',
+    'modified',
+    'deleted'
+]);
 
 /**
  * Lifecycle phase of a Turn or a context compaction.
@@ -4932,6 +5139,204 @@ export const zValidationErrorEncoded = z.lazy(() => z.object({
 }));
 
 /**
+ * What a directory entry is. Symlinks are leaves: never followed.
+ */
+export const zWorkspaceEntryKind = z.enum([
+    'file',
+    'directory',
+    'symlink',
+    'other'
+]);
+
+/**
+ * A path relative to the Session workdir, as its exact pathname bytes (no `.`/`..` segments, no leading `/`).
+ */
+export const zWorkspacePath = z.lazy(() => z.object({
+    bytesBase64: z.string().max(16384)
+}));
+
+/**
+ * A change of a file whose content is not UTF-8 text.
+ */
+export const zGitBinaryDiff = z.lazy(() => z.object({
+    kind: z.enum(['binary']),
+    path: zWorkspacePath,
+    area: zGitDiffArea,
+    oldMode: z.string().max(8).optional(),
+    newMode: z.string().max(8).optional(),
+    oldSize: z.int().optional(),
+    newSize: z.int().optional()
+}));
+
+/**
+ * A staged (HEAD ↔ index) or worktree (index ↔ working file) change.
+ */
+export const zGitStatusEntry = z.lazy(() => z.object({
+    path: zWorkspacePath,
+    change: zGitChangeKind
+}));
+
+/**
+ * A text change, with its complete unified patch (git's `diff --git` format).
+ */
+export const zGitTextDiff = z.lazy(() => z.object({
+    kind: z.enum(['text']),
+    path: zWorkspacePath,
+    area: zGitDiffArea,
+    oldMode: z.string().max(8).optional(),
+    newMode: z.string().max(8).optional(),
+    patch: z.string()
+}));
+
+/**
+ * Both sides are the same.
+ */
+export const zGitUnchangedDiff = z.lazy(() => z.object({
+    kind: z.enum(['unchanged']),
+    path: zWorkspacePath,
+    area: zGitDiffArea,
+    oldMode: z.string().max(8).optional(),
+    newMode: z.string().max(8).optional()
+}));
+
+/**
+ * A change this host does not render (a symlink, a type change, a non-regular file).
+ */
+export const zGitUnsupportedDiff = z.lazy(() => z.object({
+    kind: z.enum(['unsupported']),
+    path: zWorkspacePath,
+    area: zGitDiffArea,
+    oldMode: z.string().max(8).optional(),
+    newMode: z.string().max(8).optional(),
+    reason: z.string().max(1024)
+}));
+
+/**
+ * One file's diff in one area.
+ */
+export const zGitFileDiff = z.lazy(() => z.union([
+    z.object({
+        kind: z.literal('text')
+    }).and(zGitTextDiff),
+    z.object({
+        kind: z.literal('binary')
+    }).and(zGitBinaryDiff),
+    z.object({
+        kind: z.literal('unchanged')
+    }).and(zGitUnchangedDiff),
+    z.object({
+        kind: z.literal('unsupported')
+    }).and(zGitUnsupportedDiff)
+]));
+
+export const zGitDiffResponse = z.lazy(() => z.object({
+    diff: zGitFileDiff.nullable()
+}));
+
+/**
+ * A file in the worktree that the index does not track (ignored files are left out).
+ */
+export const zGitUntrackedEntry = z.lazy(() => z.object({
+    path: zWorkspacePath
+}));
+
+/**
+ * A fresh status of the Session's repository: every staged, worktree and untracked entry.
+ */
+export const zGitStatus = z.lazy(() => z.object({
+    head: zGitHead.nullable(),
+    branch: z.string().max(1024).optional(),
+    staged: z.array(zGitStatusEntry),
+    worktree: z.array(zGitStatusEntry),
+    untracked: z.array(zGitUntrackedEntry)
+}));
+
+export const zGitStatusResponse = z.lazy(() => z.object({
+    status: zGitStatus.nullable()
+}));
+
+/**
+ * Files changed outside the harness since the rewound Turns wrote them; nothing was restored.
+ */
+export const zRewindConflictErrorEncoded = z.lazy(() => z.object({
+    _tag: z.enum(['RewindConflictError']),
+    message: z.string(),
+    files: z.array(zWorkspacePath)
+}));
+
+/**
+ * One file a Turn changed, with the content digests of both sides.
+ */
+export const zTurnPatchFile = z.lazy(() => z.object({
+    path: zWorkspacePath,
+    change: zTurnPatchChange,
+    content: z.enum(['text', 'binary']),
+    beforeSha256: z.string().max(64).optional(),
+    afterSha256: z.string().max(64).optional(),
+    beforeSize: z.int().optional(),
+    afterSize: z.int().optional()
+}));
+
+/**
+ * The immutable record of a completed Turn's workdir changes.
+ */
+export const zTurnPatch = z.lazy(() => z.object({
+    sessionId: zUuid,
+    turnId: zUuid,
+    capturedAt: z.int(),
+    files: z.array(zTurnPatchFile),
+    size: z.int(),
+    sha256: z.string().max(64)
+}));
+
+/**
+ * One page of a Turn's patch text; pages end at UTF-8 boundaries.
+ */
+export const zTurnPatchPage = z.lazy(() => z.object({
+    patch: zTurnPatch,
+    offset: z.int(),
+    text: z.string(),
+    nextOffset: z.int().optional()
+}));
+
+export const zTurnPatchResponse = z.lazy(() => z.object({
+    patch: zTurnPatch
+}));
+
+/**
+ * What a rewind restored.
+ */
+export const zTurnRewind = z.lazy(() => z.object({
+    sessionId: zUuid,
+    turnId: zUuid,
+    turnIds: z.array(zUuid),
+    restored: z.array(zWorkspacePath),
+    visibility: zHistoryVisibility.optional(),
+    rewoundAt: z.int()
+}));
+
+export const zTurnRewindResponse = z.lazy(() => z.object({
+    rewind: zTurnRewind
+}));
+
+export const zWorkspaceEntry = z.lazy(() => z.object({
+    path: zWorkspacePath,
+    kind: zWorkspaceEntryKind,
+    size: z.int().optional(),
+    modifiedAt: z.int()
+}));
+
+/**
+ * One page of a directory's direct children, sorted by name bytes.
+ */
+export const zWorkspaceListPage = z.lazy(() => z.object({
+    path: zWorkspacePath.nullable(),
+    directoryIdentity: z.string().max(128),
+    entries: z.array(zWorkspaceEntry),
+    next: z.string().max(16384).optional()
+}));
+
+/**
  * Loads Skills from a workspace directory.
  */
 export const zWorkspaceSkillSource = z.lazy(() => z.object({
@@ -4982,6 +5387,29 @@ export const zAddSessionPluginRequest = z.lazy(() => z.object({
     options: z.unknown(),
     mcpServers: z.array(zPluginMcpServerDefinition),
     skills: z.array(zPluginSkillEntry)
+}));
+
+/**
+ * A workspace or repository feature this host does not support.
+ */
+export const zWorkspaceUnsupportedFeature = z.enum([
+    'external_filter',
+    'text_conversion',
+    'sparse_checkout',
+    'submodule',
+    'not_repository_root',
+    'linked_worktree',
+    'repository_format',
+    'filename_encoding'
+]);
+
+/**
+ * The workspace or repository uses a feature this host refuses to interpret; nothing ran.
+ */
+export const zWorkspaceUnsupportedErrorEncoded = z.lazy(() => z.object({
+    _tag: z.enum(['WorkspaceUnsupportedError']),
+    message: z.string(),
+    feature: zWorkspaceUnsupportedFeature
 }));
 
 /**
@@ -5416,6 +5844,50 @@ export const zWatchSessionQuery = z.lazy(() => z.object({
  */
 export const zWatchSessionResponse = zSessionStreamEvent;
 
+export const zListFilesPath = z.lazy(() => z.object({
+    server: z.string(),
+    sessionId: z.uuid()
+}));
+
+export const zListFilesQuery = z.lazy(() => z.object({
+    path: z.string().optional(),
+    cursor: z.string().optional()
+}));
+
+/**
+ * A successful JSON response with an explicit status.
+ */
+export const zListFilesResponse = zWorkspaceListPage;
+
+export const zReadFilePath = z.lazy(() => z.object({
+    server: z.string(),
+    sessionId: z.uuid()
+}));
+
+export const zReadFileQuery = z.lazy(() => z.object({
+    path: z.string(),
+    expectedVersion: z.string().optional()
+}));
+
+/**
+ * A `text/event-stream` response whose messages carry `T` as JSON `data`.
+ */
+export const zReadFileResponse = zFileReadEvent;
+
+export const zWatchFilesPath = z.lazy(() => z.object({
+    server: z.string(),
+    sessionId: z.uuid()
+}));
+
+export const zWatchFilesQuery = z.lazy(() => z.object({
+    path: z.string().optional()
+}));
+
+/**
+ * A `text/event-stream` response whose messages carry `T` as JSON `data`.
+ */
+export const zWatchFilesResponse = zFilesStreamEvent;
+
 export const zForkReceiptPath = z.lazy(() => z.object({
     server: z.string(),
     sessionId: z.uuid(),
@@ -5439,6 +5911,31 @@ export const zForkSessionPath = z.lazy(() => z.object({
  * A successful JSON response with an explicit status.
  */
 export const zForkSessionResponse = zSessionResponse;
+
+export const zGitDiffPath = z.lazy(() => z.object({
+    server: z.string(),
+    sessionId: z.uuid()
+}));
+
+export const zGitDiffQuery = z.lazy(() => z.object({
+    area: zGitDiffArea,
+    path: z.string()
+}));
+
+/**
+ * A successful JSON response with an explicit status.
+ */
+export const zGitDiffResponse2 = zGitDiffResponse;
+
+export const zGitStatusPath = z.lazy(() => z.object({
+    server: z.string(),
+    sessionId: z.uuid()
+}));
+
+/**
+ * A successful JSON response with an explicit status.
+ */
+export const zGitStatusResponse2 = zGitStatusResponse;
 
 export const zHistoryPath = z.lazy(() => z.object({
     server: z.string(),
@@ -6046,3 +6543,43 @@ export const zWatchTurnQuery = z.lazy(() => z.object({
  * A `text/event-stream` response whose messages carry `T` as JSON `data`.
  */
 export const zWatchTurnResponse = zTurnStreamEvent;
+
+export const zReadPatchPath = z.lazy(() => z.object({
+    server: z.string(),
+    sessionId: z.uuid(),
+    turnId: z.uuid()
+}));
+
+export const zReadPatchQuery = z.lazy(() => z.object({
+    offset: z.string().optional(),
+    limit: z.string().optional()
+}));
+
+/**
+ * A successful JSON response with an explicit status.
+ */
+export const zReadPatchResponse = zTurnPatchPage;
+
+export const zSnapshotPatchPath = z.lazy(() => z.object({
+    server: z.string(),
+    sessionId: z.uuid(),
+    turnId: z.uuid()
+}));
+
+/**
+ * A successful JSON response with an explicit status.
+ */
+export const zSnapshotPatchResponse = zTurnPatchResponse;
+
+export const zRewindTurnBody = z.lazy(() => zRewindTurnRequest.nullable());
+
+export const zRewindTurnPath = z.lazy(() => z.object({
+    server: z.string(),
+    sessionId: z.uuid(),
+    turnId: z.uuid()
+}));
+
+/**
+ * A successful JSON response with an explicit status.
+ */
+export const zRewindTurnResponse = zTurnRewindResponse;

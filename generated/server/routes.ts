@@ -56,11 +56,14 @@ export type OperationId =
   | "getSessionConfiguration"
   | "getTerminal"
   | "getTurn"
+  | "gitDiff"
+  | "gitStatus"
   | "health"
   | "history"
   | "interaction"
   | "listDescendantPendingApprovals"
   | "listDescendantPendingQuestions"
+  | "listFiles"
   | "listPluginJournal"
   | "listSavedPermissions"
   | "listSessionChildren"
@@ -76,8 +79,10 @@ export type OperationId =
   | "plugins"
   | "promoteSessionBackground"
   | "providers"
+  | "readFile"
   | "readHistorySource"
   | "readMcpResource"
+  | "readPatch"
   | "readTerminalDisplay"
   | "readTerminalOutput"
   | "refreshProviderModels"
@@ -92,6 +97,7 @@ export type OperationId =
   | "replyQuestion"
   | "resizeTerminal"
   | "respond"
+  | "rewindTurn"
   | "search"
   | "searchServer"
   | "sessionAgents"
@@ -102,6 +108,7 @@ export type OperationId =
   | "setSessionDefaultModel"
   | "setSessionTitle"
   | "skills"
+  | "snapshotPatch"
   | "startMcpCredential"
   | "startProviderLogin"
   | "submitContextCompaction"
@@ -109,6 +116,7 @@ export type OperationId =
   | "submitPrompt"
   | "updateProviderConnection"
   | "watchDiagnostics"
+  | "watchFiles"
   | "watchHistory"
   | "watchServer"
   | "watchSession"
@@ -538,6 +546,36 @@ export const routes: readonly RouteDefinition[] = [
     schemas: { path: Z.zGetTurnPath, query: undefined, headers: undefined, body: undefined },
   },
   {
+    operationId: "gitDiff",
+    method: "GET",
+    path: "/v1/servers/{server}/sessions/{sessionId}/git/diff",
+    pathParams: ["server","sessionId"],
+    query: [{"name":"area","kind":"string","required":true},{"name":"path","kind":"string","required":true}],
+    headers: [],
+    hasBody: false,
+    bodyRequired: false,
+    authenticated: true,
+    successStatus: 200,
+    stream: false,
+    statuses: [200,400,401,403,404,409,422,500,503],
+    schemas: { path: Z.zGitDiffPath, query: Z.zGitDiffQuery, headers: undefined, body: undefined },
+  },
+  {
+    operationId: "gitStatus",
+    method: "GET",
+    path: "/v1/servers/{server}/sessions/{sessionId}/git/status",
+    pathParams: ["server","sessionId"],
+    query: [],
+    headers: [],
+    hasBody: false,
+    bodyRequired: false,
+    authenticated: true,
+    successStatus: 200,
+    stream: false,
+    statuses: [200,400,401,403,404,409,422,500,503],
+    schemas: { path: Z.zGitStatusPath, query: undefined, headers: undefined, body: undefined },
+  },
+  {
     operationId: "health",
     method: "GET",
     path: "/v1/health",
@@ -611,6 +649,21 @@ export const routes: readonly RouteDefinition[] = [
     stream: false,
     statuses: [200,400,401,403,404,409,500,503],
     schemas: { path: Z.zListDescendantPendingQuestionsPath, query: undefined, headers: undefined, body: undefined },
+  },
+  {
+    operationId: "listFiles",
+    method: "GET",
+    path: "/v1/servers/{server}/sessions/{sessionId}/files",
+    pathParams: ["server","sessionId"],
+    query: [{"name":"path","kind":"string","required":false},{"name":"cursor","kind":"string","required":false}],
+    headers: [],
+    hasBody: false,
+    bodyRequired: false,
+    authenticated: true,
+    successStatus: 200,
+    stream: false,
+    statuses: [200,400,401,403,404,409,422,500,503],
+    schemas: { path: Z.zListFilesPath, query: Z.zListFilesQuery, headers: undefined, body: undefined },
   },
   {
     operationId: "listPluginJournal",
@@ -838,6 +891,21 @@ export const routes: readonly RouteDefinition[] = [
     schemas: { path: undefined, query: undefined, headers: undefined, body: undefined },
   },
   {
+    operationId: "readFile",
+    method: "GET",
+    path: "/v1/servers/{server}/sessions/{sessionId}/files/content",
+    pathParams: ["server","sessionId"],
+    query: [{"name":"path","kind":"string","required":true},{"name":"expectedVersion","kind":"string","required":false}],
+    headers: [],
+    hasBody: false,
+    bodyRequired: false,
+    authenticated: true,
+    successStatus: 200,
+    stream: true,
+    statuses: [200,400,401,403,404,409,500,503],
+    schemas: { path: Z.zReadFilePath, query: Z.zReadFileQuery, headers: undefined, body: undefined },
+  },
+  {
     operationId: "readHistorySource",
     method: "GET",
     path: "/v1/servers/{server}/sessions/{sessionId}/history/source",
@@ -866,6 +934,21 @@ export const routes: readonly RouteDefinition[] = [
     stream: false,
     statuses: [200,400,401,403,404,409,500,503],
     schemas: { path: Z.zReadMcpResourcePath, query: undefined, headers: undefined, body: Z.zReadMcpResourceBody },
+  },
+  {
+    operationId: "readPatch",
+    method: "GET",
+    path: "/v1/servers/{server}/sessions/{sessionId}/turns/{turnId}/patch",
+    pathParams: ["server","sessionId","turnId"],
+    query: [{"name":"offset","kind":"string","required":false},{"name":"limit","kind":"string","required":false}],
+    headers: [],
+    hasBody: false,
+    bodyRequired: false,
+    authenticated: true,
+    successStatus: 200,
+    stream: false,
+    statuses: [200,400,401,403,404,409,500,503],
+    schemas: { path: Z.zReadPatchPath, query: Z.zReadPatchQuery, headers: undefined, body: undefined },
   },
   {
     operationId: "readTerminalDisplay",
@@ -1078,6 +1161,21 @@ export const routes: readonly RouteDefinition[] = [
     schemas: { path: Z.zRespondPath, query: undefined, headers: undefined, body: Z.zRespondBody },
   },
   {
+    operationId: "rewindTurn",
+    method: "POST",
+    path: "/v1/servers/{server}/sessions/{sessionId}/turns/{turnId}/rewind",
+    pathParams: ["server","sessionId","turnId"],
+    query: [],
+    headers: [],
+    hasBody: true,
+    bodyRequired: false,
+    authenticated: true,
+    successStatus: 200,
+    stream: false,
+    statuses: [200,400,401,403,404,409,500,503],
+    schemas: { path: Z.zRewindTurnPath, query: undefined, headers: undefined, body: Z.zRewindTurnBody },
+  },
+  {
     operationId: "search",
     method: "GET",
     path: "/v1/servers/{server}/sessions/{sessionId}/search",
@@ -1228,6 +1326,21 @@ export const routes: readonly RouteDefinition[] = [
     schemas: { path: undefined, query: undefined, headers: undefined, body: undefined },
   },
   {
+    operationId: "snapshotPatch",
+    method: "POST",
+    path: "/v1/servers/{server}/sessions/{sessionId}/turns/{turnId}/patch",
+    pathParams: ["server","sessionId","turnId"],
+    query: [],
+    headers: [],
+    hasBody: false,
+    bodyRequired: false,
+    authenticated: true,
+    successStatus: 200,
+    stream: false,
+    statuses: [200,400,401,403,404,409,500,503],
+    schemas: { path: Z.zSnapshotPatchPath, query: undefined, headers: undefined, body: undefined },
+  },
+  {
     operationId: "startMcpCredential",
     method: "POST",
     path: "/v1/servers/{server}/sessions/{sessionId}/mcp-credentials/{serverName}/authorize",
@@ -1331,6 +1444,21 @@ export const routes: readonly RouteDefinition[] = [
     stream: true,
     statuses: [200,400,401,403,404,409,500,503],
     schemas: { path: Z.zWatchDiagnosticsPath, query: undefined, headers: undefined, body: undefined },
+  },
+  {
+    operationId: "watchFiles",
+    method: "GET",
+    path: "/v1/servers/{server}/sessions/{sessionId}/files/events",
+    pathParams: ["server","sessionId"],
+    query: [{"name":"path","kind":"string","required":false}],
+    headers: [],
+    hasBody: false,
+    bodyRequired: false,
+    authenticated: true,
+    successStatus: 200,
+    stream: true,
+    statuses: [200,400,401,403,404,409,500,503],
+    schemas: { path: Z.zWatchFilesPath, query: Z.zWatchFilesQuery, headers: undefined, body: undefined },
   },
   {
     operationId: "watchHistory",
@@ -1474,11 +1602,14 @@ export interface Handlers<Context> {
   getSessionConfiguration(input: Input<T.GetSessionConfigurationData>, context: Context): Promise<JsonResult<T.GetSessionConfigurationResponses, T.GetSessionConfigurationErrors>>;
   getTerminal(input: Input<T.GetTerminalData>, context: Context): Promise<JsonResult<T.GetTerminalResponses, T.GetTerminalErrors>>;
   getTurn(input: Input<T.GetTurnData>, context: Context): Promise<JsonResult<T.GetTurnResponses, T.GetTurnErrors>>;
+  gitDiff(input: Input<T.GitDiffData>, context: Context): Promise<JsonResult<T.GitDiffResponses, T.GitDiffErrors>>;
+  gitStatus(input: Input<T.GitStatusData>, context: Context): Promise<JsonResult<T.GitStatusResponses, T.GitStatusErrors>>;
   health(input: Input<T.HealthData>, context: Context): Promise<JsonResult<T.HealthResponses, T.HealthErrors>>;
   history(input: Input<T.HistoryData>, context: Context): Promise<JsonResult<T.HistoryResponses, T.HistoryErrors>>;
   interaction(input: Input<T.InteractionData>, context: Context): Promise<JsonResult<T.InteractionResponses, T.InteractionErrors>>;
   listDescendantPendingApprovals(input: Input<T.ListDescendantPendingApprovalsData>, context: Context): Promise<JsonResult<T.ListDescendantPendingApprovalsResponses, T.ListDescendantPendingApprovalsErrors>>;
   listDescendantPendingQuestions(input: Input<T.ListDescendantPendingQuestionsData>, context: Context): Promise<JsonResult<T.ListDescendantPendingQuestionsResponses, T.ListDescendantPendingQuestionsErrors>>;
+  listFiles(input: Input<T.ListFilesData>, context: Context): Promise<JsonResult<T.ListFilesResponses, T.ListFilesErrors>>;
   listPluginJournal(input: Input<T.ListPluginJournalData>, context: Context): Promise<JsonResult<T.ListPluginJournalResponses, T.ListPluginJournalErrors>>;
   listSavedPermissions(input: Input<T.ListSavedPermissionsData>, context: Context): Promise<JsonResult<T.ListSavedPermissionsResponses, T.ListSavedPermissionsErrors>>;
   listSessionChildren(input: Input<T.ListSessionChildrenData>, context: Context): Promise<JsonResult<T.ListSessionChildrenResponses, T.ListSessionChildrenErrors>>;
@@ -1494,8 +1625,10 @@ export interface Handlers<Context> {
   plugins(input: Input<T.PluginsData>, context: Context): Promise<JsonResult<T.PluginsResponses, T.PluginsErrors>>;
   promoteSessionBackground(input: Input<T.PromoteSessionBackgroundData>, context: Context): Promise<JsonResult<T.PromoteSessionBackgroundResponses, T.PromoteSessionBackgroundErrors>>;
   providers(input: Input<T.ProvidersData>, context: Context): Promise<JsonResult<T.ProvidersResponses, T.ProvidersErrors>>;
+  readFile(input: Input<T.ReadFileData>, context: Context): Promise<StreamResult<T.ReadFileResponses, T.ReadFileErrors>>;
   readHistorySource(input: Input<T.ReadHistorySourceData>, context: Context): Promise<JsonResult<T.ReadHistorySourceResponses, T.ReadHistorySourceErrors>>;
   readMcpResource(input: Input<T.ReadMcpResourceData>, context: Context): Promise<JsonResult<T.ReadMcpResourceResponses, T.ReadMcpResourceErrors>>;
+  readPatch(input: Input<T.ReadPatchData>, context: Context): Promise<JsonResult<T.ReadPatchResponses, T.ReadPatchErrors>>;
   readTerminalDisplay(input: Input<T.ReadTerminalDisplayData>, context: Context): Promise<StreamResult<T.ReadTerminalDisplayResponses, T.ReadTerminalDisplayErrors>>;
   readTerminalOutput(input: Input<T.ReadTerminalOutputData>, context: Context): Promise<JsonResult<T.ReadTerminalOutputResponses, T.ReadTerminalOutputErrors>>;
   refreshProviderModels(input: Input<T.RefreshProviderModelsData>, context: Context): Promise<JsonResult<T.RefreshProviderModelsResponses, T.RefreshProviderModelsErrors>>;
@@ -1510,6 +1643,7 @@ export interface Handlers<Context> {
   replyQuestion(input: Input<T.ReplyQuestionData>, context: Context): Promise<JsonResult<T.ReplyQuestionResponses, T.ReplyQuestionErrors>>;
   resizeTerminal(input: Input<T.ResizeTerminalData>, context: Context): Promise<JsonResult<T.ResizeTerminalResponses, T.ResizeTerminalErrors>>;
   respond(input: Input<T.RespondData>, context: Context): Promise<JsonResult<T.RespondResponses, T.RespondErrors>>;
+  rewindTurn(input: Input<T.RewindTurnData>, context: Context): Promise<JsonResult<T.RewindTurnResponses, T.RewindTurnErrors>>;
   search(input: Input<T.SearchData>, context: Context): Promise<JsonResult<T.SearchResponses, T.SearchErrors>>;
   searchServer(input: Input<T.SearchServerData>, context: Context): Promise<JsonResult<T.SearchServerResponses, T.SearchServerErrors>>;
   sessionAgents(input: Input<T.SessionAgentsData>, context: Context): Promise<JsonResult<T.SessionAgentsResponses, T.SessionAgentsErrors>>;
@@ -1520,6 +1654,7 @@ export interface Handlers<Context> {
   setSessionDefaultModel(input: Input<T.SetSessionDefaultModelData>, context: Context): Promise<JsonResult<T.SetSessionDefaultModelResponses, T.SetSessionDefaultModelErrors>>;
   setSessionTitle(input: Input<T.SetSessionTitleData>, context: Context): Promise<JsonResult<T.SetSessionTitleResponses, T.SetSessionTitleErrors>>;
   skills(input: Input<T.SkillsData>, context: Context): Promise<JsonResult<T.SkillsResponses, T.SkillsErrors>>;
+  snapshotPatch(input: Input<T.SnapshotPatchData>, context: Context): Promise<JsonResult<T.SnapshotPatchResponses, T.SnapshotPatchErrors>>;
   startMcpCredential(input: Input<T.StartMcpCredentialData>, context: Context): Promise<JsonResult<T.StartMcpCredentialResponses, T.StartMcpCredentialErrors>>;
   startProviderLogin(input: Input<T.StartProviderLoginData>, context: Context): Promise<JsonResult<T.StartProviderLoginResponses, T.StartProviderLoginErrors>>;
   submitContextCompaction(input: Input<T.SubmitContextCompactionData>, context: Context): Promise<JsonResult<T.SubmitContextCompactionResponses, T.SubmitContextCompactionErrors>>;
@@ -1527,6 +1662,7 @@ export interface Handlers<Context> {
   submitPrompt(input: Input<T.SubmitPromptData>, context: Context): Promise<JsonResult<T.SubmitPromptResponses, T.SubmitPromptErrors>>;
   updateProviderConnection(input: Input<T.UpdateProviderConnectionData>, context: Context): Promise<JsonResult<T.UpdateProviderConnectionResponses, T.UpdateProviderConnectionErrors>>;
   watchDiagnostics(input: Input<T.WatchDiagnosticsData>, context: Context): Promise<StreamResult<T.WatchDiagnosticsResponses, T.WatchDiagnosticsErrors>>;
+  watchFiles(input: Input<T.WatchFilesData>, context: Context): Promise<StreamResult<T.WatchFilesResponses, T.WatchFilesErrors>>;
   watchHistory(input: Input<T.WatchHistoryData>, context: Context): Promise<StreamResult<T.WatchHistoryResponses, T.WatchHistoryErrors>>;
   watchServer(input: Input<T.WatchServerData>, context: Context): Promise<StreamResult<T.WatchServerResponses, T.WatchServerErrors>>;
   watchSession(input: Input<T.WatchSessionData>, context: Context): Promise<StreamResult<T.WatchSessionResponses, T.WatchSessionErrors>>;

@@ -33,6 +33,8 @@ import { mcpHandlers } from "./mcp-handlers.js";
 import { prepareHostMcp, type HostMcp } from "./mcp-host.js";
 import { combineOffers, SessionMcpHosts, type SessionMcp } from "./session-mcp.js";
 import { pluginHandlers } from "./plugin-routes.js";
+import { workspaceFilesHandlers } from "./workspace-files-handlers.js";
+import { RewindService } from "../core/rewind/service.js";
 import { prepareHostPlugins, type HostPlugins } from "./plugin-host.js";
 import { HarnessStartupError } from "./errors.js";
 import { packageRoot, release } from "./version.js";
@@ -137,6 +139,7 @@ async function createRunner(
   models: HostModelCatalog,
   options: HarnessOptions,
   sessionMcp: SessionMcpHosts,
+  rewind: RewindService,
 ): Promise<TurnRunner> {
   const [{ TurnRunner: Runner }, { builtinTools, coreTools, executeTool, ToolRegistry }, { HookPipeline }] = await Promise.all([
     import("../core/turns/runner.js"),
@@ -189,6 +192,7 @@ async function createRunner(
       },
     },
     serverRoot: options.serverRoot,
+    workspace: rewind.observer,
     scope: options.runnerScope ?? "unowned",
     ...(config.contentFlushMillis !== undefined ? { flushMs: config.contentFlushMillis } : {}),
     ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
@@ -278,8 +282,9 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
   // The runner, its loop and the tools load only in hosts that run Turns (not one-shot metadata commands).
   // Like the runner, sub-agents load only in hosts that run Turns.
   const subagents = options.runTurns === false ? undefined : new (await import("../core/subagents/host.js")).Subagents({ storage, hub, agents: () => catalogs.agents });
+  const rewind = new RewindService({ storage, onError: (error) => options.onUnexpectedError?.(error, "turnPatch") });
   const sessionMcp = subagents ? new SessionMcpHosts({ env: options.env, onWarning: options.onWarning }) : undefined;
-  const runner = subagents && sessionMcp ? await createRunner(storage, hub, gateway, config, catalogs, subagents, mcp, plugins, models, options, sessionMcp) : undefined;
+  const runner = subagents && sessionMcp ? await createRunner(storage, hub, gateway, config, catalogs, subagents, mcp, plugins, models, options, sessionMcp, rewind) : undefined;
   // PTYs clients open in Session workdirs (node-pty and the emulator load on the first one).
   const terminals = new TerminalHost(storage, options.serverRoot);
   const sessions = new SessionService({
@@ -319,6 +324,7 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
     ...modelHandlers({ catalog: models, sessions }),
     ...providerHandlers({ providers: () => ("providers" in gateway ? (gateway as ProviderGateway).providers : undefined), env: options.env, logins }),
     ...terminalHandlers(terminals),
+    ...workspaceFilesHandlers({ sessions, serverRoot: options.serverRoot, serverRules: config.permissions, rewind }),
   };
   const handlers = options.daemonLog ? withDaemonLog(composed, options.daemonLog) : composed;
   const guard: GuardOptions = {

@@ -73,3 +73,5 @@ export * as diagnostics from "./diagnostics.js";
 export type { ContextRecord, DiagnosticKind, DiagnosticRecord, NewDiagnostic } from "./diagnostics.js";
 export * as terminals from "./terminals.js";
 export type { StoredTerminal, NewTerminal } from "./terminals.js";
+export * as workspace from "./workspace.js";
+export type { ManifestEntry, StoredManifest, StoredPatchFile, TurnPatchRow, NewRewind } from "./workspace.js";

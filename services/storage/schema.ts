@@ -5,6 +5,7 @@
  */
 import { sql } from "drizzle-orm";
 import {
+  blob,
   check,
   index,
   integer,
@@ -476,6 +477,63 @@ export const terminal = sqliteTable(
 
 export type TerminalRow = typeof terminal.$inferSelect;
 
+
+/** Content-addressed file contents of recorded workdir states (services/core/rewind). */
+export const workspaceBlob = sqliteTable("workspace_blob", {
+  sha256: text("sha256").primaryKey().notNull(),
+  size: integer("size").notNull(),
+  bytes: blob("bytes", { mode: "buffer" }).notNull(),
+});
+
+/** A Session's last recorded workdir state: `files` is JSON ([pathBase64, sha256, mode, size, mtimeMs, ino][]). */
+export const workspaceManifest = sqliteTable("workspace_manifest", {
+  sessionId: text("session_id")
+    .primaryKey()
+    .notNull()
+    .references(() => session.id, { onDelete: "cascade" }),
+  turnId: text("turn_id"),
+  files: text("files").notNull(),
+  recordedAt: integer("recorded_at").notNull(),
+});
+
+/** The immutable record of one settled Turn's workdir changes and its complete patch text. */
+export const turnPatch = sqliteTable(
+  "turn_patch",
+  {
+    turnId: text("turn_id")
+      .primaryKey()
+      .notNull()
+      .references(() => turn.id, { onDelete: "cascade" }),
+    sessionId: text("session_id")
+      .notNull()
+      .references(() => session.id, { onDelete: "cascade" }),
+    turnSequence: integer("turn_sequence").notNull(),
+    files: text("files").notNull(),
+    patch: text("patch").notNull(),
+    size: integer("size").notNull(),
+    sha256: text("sha256").notNull(),
+    capturedAt: integer("captured_at").notNull(),
+    rewoundAt: integer("rewound_at"),
+  },
+  (table) => [index("turn_patch_session_idx").on(table.sessionId, table.turnSequence)],
+);
+
+/** Recorded rewinds: the Turns they took back (JSON ids), which later work no longer sees unless `files_only`. */
+export const sessionRewind = sqliteTable(
+  "session_rewind",
+  {
+    sessionId: text("session_id")
+      .notNull()
+      .references(() => session.id, { onDelete: "cascade" }),
+    turnId: text("turn_id").notNull(),
+    turnIds: text("turn_ids").notNull(),
+    restored: text("restored").notNull(),
+    filesOnly: integer("files_only").notNull(),
+    rewoundAt: integer("rewound_at").notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.sessionId, table.rewoundAt, table.turnId] })],
+);
+
 export const schema = {
   serverActivity,
   session,
@@ -493,8 +551,11 @@ export const schema = {
   historyRow,
   sessionDiagnostic,
   sessionContext,
-
   terminal,
+  workspaceBlob,
+  workspaceManifest,
+  turnPatch,
+  sessionRewind,
 };
 export type StorageSchema = typeof schema;
 

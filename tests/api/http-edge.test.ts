@@ -17,6 +17,7 @@ import * as pluginRouteModule from "../../services/host/plugin-routes.js";
 import * as modelHandlerModule from "../../services/host/model-handlers.js";
 import * as providerHandlerModule from "../../services/host/provider-handlers.js";
 import * as terminalHandlerModule from "../../services/host/terminal-handlers.js";
+import * as workspaceFilesHandlerModule from "../../services/host/workspace-files-handlers.js";
 import { ok } from "../support/calls.js";
 import { exampleHttpRequest, exampleRequest } from "../support/examples.js";
 import { harnessPerTest, repoRoot, startHarness, type TestHarness } from "../support/harness.js";
@@ -301,7 +302,7 @@ describe("request bodies", () => {
 // the factories only close over their services, so building them with none is safe. Every
 // other route of the contract must answer 503 UnavailableError naming what is missing.
 const implemented = new Set(
-  [handlerModule, historyHandlerModule, workspaceHistoryHandlerModule, depthHandlerModule, mcpHandlerModule, pluginRouteModule, modelHandlerModule, providerHandlerModule, terminalHandlerModule]
+  [handlerModule, historyHandlerModule, workspaceHistoryHandlerModule, depthHandlerModule, mcpHandlerModule, pluginRouteModule, modelHandlerModule, providerHandlerModule, terminalHandlerModule, workspaceFilesHandlerModule]
     .flatMap((module) => Object.entries(module))
     .filter(([name, value]) => name.endsWith("Handlers") && typeof value === "function")
     .flatMap(([, factory]) => Object.keys((factory as (services: unknown) => object)({}))),
@@ -309,11 +310,11 @@ const implemented = new Set(
 const unimplemented = routes.filter((route) => !implemented.has(route.operationId));
 
 describe("operations not implemented yet", () => {
-  it("the contract has 87 operations and the Session set is a strict subset of them", () => {
-    expect(routes).toHaveLength(87);
+  it("the contract has 95 operations and the Session set is a strict subset of them", () => {
+    expect(routes).toHaveLength(95);
     for (const operationId of implemented) expect(routes.map((route) => route.operationId)).toContain(operationId);
     expect(unimplemented.length).toBeGreaterThan(0);
-    expect(unimplemented.length + implemented.size).toBe(87);
+    expect(unimplemented.length + implemented.size).toBe(95);
   });
 
   it.each(unimplemented.map((route): [string, RouteDefinition] => [route.operationId, route]))(
@@ -368,15 +369,15 @@ describe("operations not implemented yet", () => {
 });
 
 describe("documents", () => {
-  it("GET /openapi.json returns the committed document with 87 operations", async () => {
+  it("GET /openapi.json returns the committed document with 95 operations", async () => {
     const response = await request("/openapi.json");
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toMatch(/^application\/json/);
     const served = await response.json();
     expect(served).toEqual(committedOpenapi);
     const operationIds = Object.values(served.paths as typeof committedOpenapi.paths).flatMap((item) => Object.values(item).map((op) => op.operationId));
-    expect(operationIds).toHaveLength(87);
-    expect(new Set(operationIds).size).toBe(87);
+    expect(operationIds).toHaveLength(95);
+    expect(new Set(operationIds).size).toBe(95);
   });
 
   it("GET /reference returns an HTML page", async () => {

@@ -93,7 +93,7 @@ describe("session --help", () => {
 describe("every command's --help", () => {
   // The files were written by oclif's command table before the CLI took its fast path; oclif
   // still prints every help text (cli/oclif.ts), so a change here is a change to the help.
-  const topics = ["session", "session:config", "session:conversation", "permission", "permission:saved", "question", "turn", "compaction", "mcp", "plugins", "provider", "runtime", "service", "terminal"];
+  const topics = ["session", "session:config", "session:conversation", "permission", "permission:saved", "question", "turn", "compaction", "mcp", "plugins", "provider", "runtime", "service", "terminal", "git", "files"];
 
   it.each([...Object.keys(commands), ...topics])("%s --help is unchanged", async (id) => {
     const result = await runCli([...id.split(":"), "--help"], options);

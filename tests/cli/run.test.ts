@@ -386,8 +386,10 @@ describe("run beside other hosts on one database", () => {
       await unwrap(sdk.submitPrompt({ client: api.client, path: { server: "local", sessionId }, headers: { "x-ze-harness-client-id": "t" }, body: { delivery: "queue", turnId, prompt: [{ type: "text", text }] } }));
       return turnId;
     };
+    // Wait for the first Turn's own model request (its hang), so the stop finds it running.
+    const requestsBefore = model.requests.length;
     await submit("serve-first-");
-    await model.waitForRequest(model.requests.length);
+    await model.waitForRequest(requestsBefore + 1);
     const queued = [await submit("serve-second-"), await submit("serve-third-")];
     expect(await first.stop("SIGTERM")).toBe(0);
 

@@ -77,11 +77,15 @@ describe("openDatabase", () => {
         "session_diagnostic",
         "session_plugin",
         "session_plugin_revision",
+        "session_rewind",
         "terminal",
         "turn",
         "turn_event",
         "turn_part",
+        "turn_patch",
         "turn_steer",
+        "workspace_blob",
+        "workspace_manifest",
       ]);
       const ledger = await rows(handle.client, "SELECT id, ordinal, breaking, compatible_floor FROM harness_migration");
       expect(ledger).toEqual([
@@ -95,6 +99,7 @@ describe("openDatabase", () => {
         { id: serverMigrations[7]!.id, ordinal: 8, breaking: 0, compatible_floor: serverMigrations[0]!.id },
         { id: serverMigrations[8]!.id, ordinal: 9, breaking: 0, compatible_floor: serverMigrations[0]!.id },
         { id: serverMigrations[9]!.id, ordinal: 10, breaking: 0, compatible_floor: serverMigrations[0]!.id },
+        { id: serverMigrations[10]!.id, ordinal: 11, breaking: 0, compatible_floor: serverMigrations[0]!.id },
       ]);
       const recorded = await rows(handle.client, "SELECT type, name FROM harness_schema_object ORDER BY type, name");
       expect(recorded.map((r) => `${String(r["type"])}:${String(r["name"])}`)).toEqual([
@@ -117,6 +122,7 @@ describe("openDatabase", () => {
         "index:turn_event_server_idx",
         "index:turn_event_session_idx",
         "index:turn_event_turn_idx",
+        "index:turn_patch_session_idx",
         "index:turn_phase_idx",
         "index:turn_session_history_idx",
         "index:turn_session_sequence_idx",
@@ -138,11 +144,15 @@ describe("openDatabase", () => {
         "table:session_diagnostic",
         "table:session_plugin",
         "table:session_plugin_revision",
+        "table:session_rewind",
         "table:terminal",
         "table:turn",
         "table:turn_event",
         "table:turn_part",
+        "table:turn_patch",
         "table:turn_steer",
+        "table:workspace_blob",
+        "table:workspace_manifest",
         "trigger:history_row_unindexed",
         "trigger:session_plugin_overlay_cleared",
         "trigger:session_plugin_overlay_set",

@@ -52,11 +52,15 @@ describe("schema.ts mirrors the migrations", () => {
       "session_diagnostic",
       "session_plugin",
       "session_plugin_revision",
+      "session_rewind",
       "terminal",
       "turn",
       "turn_event",
       "turn_part",
+      "turn_patch",
       "turn_steer",
+      "workspace_blob",
+      "workspace_manifest",
     ]);
 
     const fromSchema = createClient({ url: ":memory:" });

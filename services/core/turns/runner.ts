@@ -22,6 +22,7 @@ import type { TurnEnvironment } from "./environment.js";
 import type { ModelGateway } from "./gateway.js";
 import { TurnExecution } from "./loop.js";
 import { closeToolPart } from "./settle.js";
+import type { TurnWorkspaceObserver } from "../rewind/service.js";
 
 /** Which Sessions a runner runs: those it operates on (embedded), or those no other live host holds (a server). */
 export type RunnerScope = "owned" | "unowned";
@@ -46,6 +47,8 @@ export interface TurnRunnerOptions {
   readonly processId?: number;
   readonly now?: () => number;
   readonly artifactsDirectory?: (workdir: string) => string;
+  /** Records each Turn's workdir before and after it runs (Turn patches and rewind, services/core/rewind). */
+  readonly workspace?: TurnWorkspaceObserver;
 }
 
 export const DEFAULT_LEASE_MS = 30_000;
@@ -319,7 +322,11 @@ export class TurnRunner {
       history,
       parts,
     );
-    const done = execution.run().finally(() => {
+    // The workdir is recorded before the Turn's first tool can write and after its last settled.
+    const observer = this.options.workspace;
+    const workdir = absoluteWorkdir(this.options.serverRoot, session.workdir);
+    const run = observer ? observer.before(row, workdir).then(() => execution.run()).finally(() => observer.after(row, workdir)) : execution.run();
+    const done = run.finally(() => {
       this.executions.delete(row.id);
       this.admitted.delete(row.id);
       if (!this.stopped && this.workHint) void this.track(this.schedule());
@@ -328,8 +335,13 @@ export class TurnRunner {
   }
 
   /** The Turn's model-visible history (see services/core/history), from the cache plus what it lacks. */
-  private history(row: TurnRow): Promise<ModelMessage[]> {
-    return this.histories.messages(this.options.storage, turnHistoryTarget(row));
+  private async history(row: TurnRow): Promise<ModelMessage[]> {
+    const target = turnHistoryTarget(row);
+    // Turns a rewind took back are hidden from every later Turn.
+    const hidden = await this.options.workspace?.hiddenTurns(row.sessionId);
+    if (!hidden?.length) return this.histories.messages(this.options.storage, target);
+    const excluded = [...new Set([...(target.visibility?.excludedTurnIds ?? []), ...hidden])];
+    return this.histories.messages(this.options.storage, { ...target, visibility: { ...target.visibility, excludedTurnIds: excluded } });
   }
 
   /** Sessions with pending Turns or manual compactions (each once, oldest work first). */

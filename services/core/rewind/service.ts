@@ -1,0 +1,325 @@
+// Turn patches and rewind. Each Turn's workdir changes are recorded by comparing the workdir
+// before and after it runs (`observer`, called by the Turn runner): a scan of the whole workdir
+// (services/workspace/files/snapshot.ts) names every file by its content digest and keeps new
+// contents in a content-addressed store, so changes made by tools and by shell commands alike
+// are captured, and the state before the Turn can be put back. The Session's last recorded
+// state is durable (`workspace_manifest`), so a Turn lost to a crash is captured on demand.
+//
+// `rewind` restores every file the Turn and the later Turns changed to its state before the
+// Turn — refused, naming the files, when any of them is not what the last of those Turns left
+// (changed outside the harness since) — and, unless `filesOnly`, hides those Turns from later
+// work (their ids join every later Turn's `excludedTurnIds`).
+import { Buffer } from "node:buffer";
+import { randomBytes } from "node:crypto";
+import { promises as fsp } from "node:fs";
+import type { TurnPatch, TurnPatchPage, TurnRewind } from "../../../generated/client/types.gen.js";
+import { conflict, Failure, notFound, validationFailure } from "../../contract/failure.js";
+import { turns as turnStore, workspace as store, type StorageHandle, type StoredPatchFile, type TurnPatchRow, type TurnRow } from "../../storage/index.js";
+import { compareBytes, underDirectory } from "../../workspace/files/path.js";
+import { lstatOrUndefined, walkDirectories } from "../../workspace/files/resolve.js";
+import { scanWorkdir, sha256Hex, type SnapshotEntry } from "../../workspace/files/snapshot.js";
+import { createHash } from "node:crypto";
+
+export const MAX_PATCH_PAGE_BYTES = 256 * 1024;
+
+/** What the runner calls around each Turn it runs. */
+export interface TurnWorkspaceObserver {
+  before(row: TurnRow, workdir: string): Promise<void>;
+  after(row: TurnRow, workdir: string): Promise<void>;
+  /** Turns rewinds took out of the Session's conversation. */
+  hiddenTurns(sessionId: string): Promise<readonly string[]>;
+}
+
+export interface RewindServiceOptions {
+  readonly storage: StorageHandle;
+  readonly now?: () => number;
+  /** Capture failures (a workdir too large to record): logged by the host; the Turn is unaffected. */
+  readonly onError?: (error: unknown) => void;
+}
+
+/** A conflict naming files: the contract's 409 `RewindConflictError`. */
+export class RewindConflict extends Error {
+  constructor(
+    message: string,
+    readonly files: readonly string[],
+  ) {
+    super(message);
+    this.name = "RewindConflictError";
+  }
+  get body() {
+    return { _tag: "RewindConflictError" as const, message: this.message, files: this.files.map((bytesBase64) => ({ bytesBase64 })) };
+  }
+}
+
+const SETTLED = new Set(["completed", "cancelled", "failed"]);
+
+function toWire(row: TurnPatchRow): TurnPatch {
+  return {
+    sessionId: row.sessionId,
+    turnId: row.turnId,
+    capturedAt: row.capturedAt,
+    files: row.files.map((file) => ({
+      path: { bytesBase64: file.path },
+      change: file.change,
+      content: file.content,
+      ...(file.beforeSha256 !== undefined ? { beforeSha256: file.beforeSha256, beforeSize: file.beforeSize! } : {}),
+      ...(file.afterSha256 !== undefined ? { afterSha256: file.afterSha256, afterSize: file.afterSize! } : {}),
+    })),
+    size: row.size,
+    sha256: row.sha256,
+  };
+}
+
+export class RewindService {
+  private readonly storage: StorageHandle;
+  private readonly now: () => number;
+
+  constructor(private readonly options: RewindServiceOptions) {
+    this.storage = options.storage;
+    this.now = options.now ?? Date.now;
+  }
+
+  /**
+   * One chain per Session: a Turn's capture, the next Turn's recording (claimed as soon as the
+   * previous one settled, while its capture may still scan), snapshots and rewinds take turns.
+   */
+  private readonly chains = new Map<string, Promise<unknown>>();
+
+  private serial<T>(sessionId: string, fn: () => Promise<T>): Promise<T> {
+    const previous = this.chains.get(sessionId) ?? Promise.resolve();
+    const next = previous.then(fn, fn);
+    const settled = next.catch(() => undefined);
+    this.chains.set(sessionId, settled);
+    void settled.then(() => {
+      if (this.chains.get(sessionId) === settled) this.chains.delete(sessionId);
+    });
+    return next;
+  }
+
+  readonly observer: TurnWorkspaceObserver = {
+    before: (row, workdir) => this.serial(row.sessionId, () => this.guard(() => this.recordBefore(row, workdir))),
+    after: (row, workdir) => this.serial(row.sessionId, () => this.guard(async () => void (await this.capture(row, workdir)))),
+    hiddenTurns: (sessionId) => store.hiddenTurnIds(this.storage, sessionId),
+  };
+
+  private async guard(fn: () => Promise<void>): Promise<void> {
+    try {
+      await fn();
+    } catch (error) {
+      this.options.onError?.(error);
+    }
+  }
+
+  private async scan(sessionId: string, workdir: string, previous: readonly SnapshotEntry[] | undefined): Promise<SnapshotEntry[]> {
+    return scanWorkdir(workdir, {
+      previous: new Map((previous ?? []).map((entry) => [entry[0], entry])),
+      store: (blobs) => store.putBlobs(this.storage, blobs),
+    });
+  }
+
+  /** Records the workdir as the state before `row` (what a rewind of it restores). */
+  async recordBefore(row: Pick<TurnRow, "id" | "sessionId">, workdir: string): Promise<void> {
+    let previous = await store.readManifest(this.storage, row.sessionId);
+    // The previous Turn settled but its capture has not run yet (this Turn was claimed first):
+    // the workdir now is what it left, so capture it first.
+    if (previous?.turnId && previous.turnId !== row.id) {
+      const earlier = await turnStore.getTurnById(this.storage, previous.turnId);
+      if (earlier && SETTLED.has(earlier.phase)) {
+        await this.capture(earlier, workdir);
+        previous = await store.readManifest(this.storage, row.sessionId);
+      }
+    }
+    const files = await this.scan(row.sessionId, workdir, previous?.files);
+    await store.writeManifest(this.storage, row.sessionId, row.id, files, this.now());
+  }
+
+  /** Captures `row`'s patch against the state recorded before it; undefined when none was. */
+  async capture(row: Pick<TurnRow, "id" | "sessionId" | "sequence">, workdir: string): Promise<TurnPatchRow | undefined> {
+    const existing = await store.getTurnPatch(this.storage, row.id);
+    if (existing) return existing;
+    const before = await store.readManifest(this.storage, row.sessionId);
+    if (!before || before.turnId !== row.id) return undefined;
+    const after = await this.scan(row.sessionId, workdir, before.files);
+    // Loaded on first capture: `diff` stays off the start path.
+    const { computePatch } = await import("./patch.js");
+    const computed = await computePatch(before.files, after, (sha) => store.getBlob(this.storage, sha));
+    const bytes = Buffer.from(computed.patch, "utf8");
+    const patch = await store.insertTurnPatch(this.storage, {
+      turnId: row.id,
+      sessionId: row.sessionId,
+      turnSequence: row.sequence,
+      files: computed.files,
+      patch: computed.patch,
+      size: bytes.length,
+      sha256: sha256Hex(bytes),
+      capturedAt: this.now(),
+    });
+    await store.writeManifest(this.storage, row.sessionId, null, after, this.now());
+    return patch;
+  }
+
+  private async turnOf(sessionId: string, turnId: string): Promise<TurnRow> {
+    const row = await turnStore.getTurnById(this.storage, turnId);
+    if (!row || row.sessionId !== sessionId) throw notFound("turn", `Turn ${turnId} does not exist in this Session`);
+    return row;
+  }
+
+  /** The Turn's recorded patch, captured now when it was not at settle; refused while it runs. */
+  async snapshotPatch(sessionId: string, turnId: string, workdir: string): Promise<TurnPatch> {
+    const row = await this.turnOf(sessionId, turnId);
+    return toWire(await this.serial(sessionId, () => this.patchOf(row, workdir)));
+  }
+
+  private async patchOf(row: TurnRow, workdir: string): Promise<TurnPatchRow> {
+    if (!SETTLED.has(row.phase)) throw conflict(`Turn ${row.id} has not settled: its patch is captured once it has`);
+    const existing = (await store.getTurnPatch(this.storage, row.id)) ?? (await this.capture(row, workdir));
+    if (existing) return existing;
+    if (row.startedAt === null) {
+      // It never ran: it changed nothing.
+      const empty = Buffer.alloc(0);
+      return store.insertTurnPatch(this.storage, { turnId: row.id, sessionId: row.sessionId, turnSequence: row.sequence, files: [], patch: "", size: 0, sha256: sha256Hex(empty), capturedAt: this.now() });
+    }
+    throw conflict(`No workdir state was recorded before Turn ${row.id} ran, so its changes are unknown`);
+  }
+
+  async readPatch(sessionId: string, turnId: string, query: { offset?: string | undefined; limit?: string | undefined }): Promise<TurnPatchPage> {
+    const row = await this.turnOf(sessionId, turnId);
+    const patch = await store.getTurnPatch(this.storage, row.id);
+    if (!patch) throw new Failure({ _tag: "NotFoundError", message: `Turn ${turnId} has no recorded patch (snapshotPatch captures one)` });
+    const offset = parseCount(query.offset, "offset", 0);
+    const limit = Math.min(parseCount(query.limit, "limit", MAX_PATCH_PAGE_BYTES), MAX_PATCH_PAGE_BYTES);
+    if (limit < 4) throw validationFailure("limit must be at least 4 bytes");
+    const bytes = Buffer.from(patch.patch, "utf8");
+    if (offset > bytes.length) throw validationFailure(`offset is past the end of the patch (${bytes.length} bytes)`);
+    if (offset < bytes.length && (bytes[offset]! & 0xc0) === 0x80) throw validationFailure("offset is inside a UTF-8 sequence: pass a nextOffset this host returned");
+    let end = Math.min(offset + limit, bytes.length);
+    while (end < bytes.length && end > offset && (bytes[end]! & 0xc0) === 0x80) end--;
+    return { patch: toWire(patch), offset, text: bytes.subarray(offset, end).toString("utf8"), ...(end < bytes.length ? { nextOffset: end } : {}) };
+  }
+
+  rewind(sessionId: string, turnId: string, workdir: string, filesOnly: boolean): Promise<TurnRewind> {
+    return this.serial(sessionId, () => this.rewindNow(sessionId, turnId, workdir, filesOnly));
+  }
+
+  private async rewindNow(sessionId: string, turnId: string, workdir: string, filesOnly: boolean): Promise<TurnRewind> {
+    const target = await this.turnOf(sessionId, turnId);
+    const range = await store.turnsFrom(this.storage, sessionId, target.sequence);
+    const unsettled = range.filter((turn) => !SETTLED.has(turn.phase));
+    if (unsettled.length > 0) throw conflict(`Turn ${unsettled[0]!.id} has not settled: a rewind needs this Turn and every later one settled`);
+    const patches: TurnPatchRow[] = [];
+    for (const turn of range) {
+      const patch = await this.patchOf(turn.id === target.id ? target : (await turnStore.getTurnById(this.storage, turn.id))!, workdir);
+      if (patch.rewoundAt !== null) {
+        if (turn.id === target.id) throw conflict(`Turn ${turnId} was already rewound`);
+        continue;
+      }
+      patches.push(patch);
+    }
+    // Per path: the state before the first rewound Turn that touched it, and what the last one left.
+    const first = new Map<string, StoredPatchFile>();
+    const last = new Map<string, StoredPatchFile>();
+    for (const patch of patches) {
+      for (const file of patch.files) {
+        if (!first.has(file.path)) first.set(file.path, file);
+        last.set(file.path, file);
+      }
+    }
+    const paths = [...first.keys()].sort((a, b) => compareBytes(Buffer.from(a, "base64"), Buffer.from(b, "base64")));
+    const changed: string[] = [];
+    for (const path of paths) {
+      const expected = last.get(path)!;
+      const current = await currentDigest(workdir, Buffer.from(path, "base64"));
+      if (current === "unsafe" || current !== (expected.afterSha256 ?? null)) changed.push(path);
+    }
+    if (changed.length > 0) {
+      const names = changed.map((path) => Buffer.from(path, "base64").toString("utf8"));
+      throw new RewindConflict(`These files changed outside the harness since the rewound Turns: ${names.join(", ")}`.slice(0, 4096), changed);
+    }
+    const missing: string[] = [];
+    const contents = new Map<string, Buffer>();
+    for (const path of paths) {
+      const sha = first.get(path)!.beforeSha256;
+      if (sha === undefined) continue;
+      const bytes = await store.getBlob(this.storage, sha);
+      if (!bytes) missing.push(path);
+      else contents.set(path, bytes);
+    }
+    if (missing.length > 0) throw new RewindConflict("The earlier content of these files was not recorded", missing);
+    for (const path of paths) {
+      const before = first.get(path)!;
+      await restore(workdir, Buffer.from(path, "base64"), before.beforeSha256 === undefined ? undefined : { bytes: contents.get(path)!, mode: before.beforeMode ?? 0o100644 });
+    }
+    const rewoundAt = this.now();
+    const turnIds = patches.map((patch) => patch.turnId);
+    await store.recordRewind(this.storage, { sessionId, turnId, turnIds, restored: paths, filesOnly, rewoundAt });
+    // The restored workdir is the baseline of the next Turn.
+    const previous = await store.readManifest(this.storage, sessionId);
+    await store.writeManifest(this.storage, sessionId, null, await this.scan(sessionId, workdir, previous?.files), rewoundAt);
+    const hidden = filesOnly ? undefined : await store.hiddenTurnIds(this.storage, sessionId);
+    return {
+      sessionId,
+      turnId,
+      turnIds,
+      restored: paths.map((bytesBase64) => ({ bytesBase64 })),
+      ...(hidden ? { visibility: { excludedTurnIds: hidden } } : {}),
+      rewoundAt,
+    };
+  }
+}
+
+function parseCount(value: string | undefined, field: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!/^\d{1,15}$/.test(value)) throw validationFailure(`${field} must be a non-negative integer`);
+  return Number(value);
+}
+
+function segmentsOf(path: Buffer): Buffer[] {
+  const segments: Buffer[] = [];
+  let start = 0;
+  for (let i = 0; i <= path.length; i++) {
+    if (i === path.length || path[i] === 0x2f) {
+      segments.push(path.subarray(start, i));
+      start = i + 1;
+    }
+  }
+  return segments;
+}
+
+/** The digest of what is at `path` now (null: nothing), or "unsafe" when a parent is not a plain directory. */
+async function currentDigest(workdir: string, path: Buffer): Promise<string | null | "unsafe"> {
+  try {
+    const parents = await walkDirectories(workdir, segmentsOf(path).slice(0, -1));
+    if (!parents) return null;
+  } catch {
+    return "unsafe";
+  }
+  const absolute = underDirectory(workdir, path);
+  const stat = await lstatOrUndefined(absolute);
+  if (!stat) return null;
+  if (stat.isSymbolicLink()) return sha256Hex(await fsp.readlink(absolute, { encoding: "buffer" }));
+  if (!stat.isFile()) return "unsafe";
+  return createHash("sha256").update(await fsp.readFile(absolute)).digest("hex");
+}
+
+/** Puts one file back (written beside it, then renamed over it), or removes it. */
+async function restore(workdir: string, path: Buffer, content: { bytes: Buffer; mode: number } | undefined): Promise<void> {
+  const absolute = underDirectory(workdir, path);
+  if (!content) {
+    await fsp.rm(absolute, { force: true });
+    return;
+  }
+  const segments = segmentsOf(path);
+  let relative = Buffer.alloc(0) as Buffer;
+  for (const segment of segments.slice(0, -1)) {
+    relative = relative.length === 0 ? Buffer.from(segment) : Buffer.concat([relative, Buffer.from("/"), segment]);
+    await fsp.mkdir(underDirectory(workdir, relative)).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== "EEXIST") throw error;
+    });
+  }
+  // Parents are plain directories (checked before anything was restored, created above).
+  const temporary = Buffer.concat([absolute, Buffer.from(`.ze-rewind-${randomBytes(6).toString("hex")}`)]);
+  if (content.mode === 0o120000) await fsp.symlink(content.bytes, temporary);
+  else await fsp.writeFile(temporary, content.bytes, { mode: content.mode & 0o777 });
+  if (content.mode !== 0o120000) await fsp.chmod(temporary, content.mode & 0o777);
+  await fsp.rename(temporary, absolute);
+}

@@ -1,0 +1,106 @@
+// readFile: one current regular file as a finite stream of items — `file.begin`, Base64
+// chunks of at most 32 KiB of original bytes (text chunks end at UTF-8 boundaries), and
+// `file.end` with version, size and SHA-256 — or one explicit `file.absent`, `file.changed`
+// (not the `expectedVersion`), `file.binary` or `file.unsupported` item. The directories on
+// the way are walked without following symlinks; the file is opened with O_NOFOLLOW and its
+// handle's identity must match what was walked, before and after the read, and so must the
+// parent's. Every chunk comes from one complete buffer, so a replaced path never mixes
+// versions. The version binds the bytes, the file and parent identities and the path.
+import { Buffer } from "node:buffer";
+import { createHash } from "node:crypto";
+import { constants, promises as fsp } from "node:fs";
+import type { FileReadEvent } from "../../../generated/client/types.gen.js";
+import { validationFailure } from "../../contract/failure.js";
+import { underDirectory, utf8OrUndefined, type DecodedPath } from "./path.js";
+import { identityOf, identityText, lstatOrUndefined, sameIdentity, walkDirectories, type Identity } from "./resolve.js";
+
+export const MAX_CHUNK_BYTES = 32 * 1024;
+/** Larger files are `file.unsupported` (`too_large`): the read buffers the whole file. */
+export const MAX_READ_FILE_BYTES = 32 * 1024 * 1024;
+
+type Item = FileReadEvent extends infer E ? (E extends { sequence: number } ? Omit<E, "sequence"> : never) : never;
+
+/** The image types a preview shows, told by their bytes. */
+export function sniffImage(bytes: Uint8Array): string | undefined {
+  const starts = (...signature: number[]) => signature.every((byte, index) => bytes[index] === byte);
+  if (starts(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a)) return "image/png";
+  if (starts(0xff, 0xd8, 0xff)) return "image/jpeg";
+  if (starts(0x47, 0x49, 0x46, 0x38) && (bytes[4] === 0x37 || bytes[4] === 0x39) && bytes[5] === 0x61) return "image/gif";
+  if (starts(0x52, 0x49, 0x46, 0x46) && bytes[8] === 0x57 && bytes[9] === 0x45 && bytes[10] === 0x42 && bytes[11] === 0x50) return "image/webp";
+  return undefined;
+}
+
+/** Chunk ends: at most MAX_CHUNK_BYTES each; for text, never inside a UTF-8 sequence. */
+export function chunkEnds(bytes: Uint8Array, text: boolean, max = MAX_CHUNK_BYTES): number[] {
+  const ends: number[] = [];
+  let start = 0;
+  while (start < bytes.length) {
+    let end = Math.min(start + max, bytes.length);
+    if (text) while (end < bytes.length && end > start && (bytes[end]! & 0xc0) === 0x80) end--;
+    ends.push(end);
+    start = end;
+  }
+  return ends;
+}
+
+function versionOf(content: Uint8Array, file: Identity, parent: Identity, path: Uint8Array): string {
+  const hash = createHash("sha256");
+  hash.update(createHash("sha256").update(content).digest());
+  hash.update(`${identityText(file)}/${identityText(parent)}/`);
+  hash.update(path);
+  return `v1-${hash.digest("base64url")}`;
+}
+
+/** Captures the file and returns the items to publish, in order. */
+export async function captureFile(workdir: string, path: DecodedPath, expectedVersion: string | undefined): Promise<Item[]> {
+  if (expectedVersion !== undefined && (expectedVersion.length === 0 || expectedVersion.length > 256)) throw validationFailure("expectedVersion must be a version this host returned");
+  const parents = await walkDirectories(workdir, path.segments.slice(0, -1));
+  if (!parents) return [{ type: "file.absent" }];
+  const absolute = underDirectory(workdir, path.bytes);
+  const before = await lstatOrUndefined(absolute);
+  if (!before) return [{ type: "file.absent" }];
+  if (before.isSymbolicLink()) return [{ type: "file.unsupported", kind: "symlink" }];
+  if (before.isDirectory()) return [{ type: "file.unsupported", kind: "directory" }];
+  if (!before.isFile()) return [{ type: "file.unsupported", kind: "special" }];
+  if (before.size > BigInt(MAX_READ_FILE_BYTES)) return [{ type: "file.unsupported", kind: "too_large" }];
+  let handle: fsp.FileHandle;
+  try {
+    handle = await fsp.open(absolute, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return [{ type: "file.absent" }];
+    if (code === "ELOOP") return [{ type: "file.unsupported", kind: "symlink" }];
+    throw error;
+  }
+  let content: Buffer;
+  let fileIdentity: Identity;
+  try {
+    const opened = await handle.stat({ bigint: true });
+    fileIdentity = identityOf(opened);
+    if (!opened.isFile()) return [{ type: "file.unsupported", kind: "special" }];
+    if (!sameIdentity(fileIdentity, identityOf(before))) return [{ type: "file.absent" }];
+    if (opened.size > BigInt(MAX_READ_FILE_BYTES)) return [{ type: "file.unsupported", kind: "too_large" }];
+    content = await handle.readFile();
+  } finally {
+    await handle.close();
+  }
+  // The parent and the path must still be what was walked and opened.
+  const parentAfter = await lstatOrUndefined(parents.absolute);
+  const after = await lstatOrUndefined(absolute);
+  if (!parentAfter || !sameIdentity(identityOf(parentAfter), parents.identity) || !after || !sameIdentity(identityOf(after), fileIdentity)) {
+    return [{ type: "file.absent" }];
+  }
+  const version = versionOf(content, fileIdentity, parents.identity, path.bytes);
+  if (expectedVersion !== undefined && expectedVersion !== version) return [{ type: "file.changed", version }];
+  const isText = !content.includes(0) && utf8OrUndefined(content) !== undefined;
+  const image = isText ? undefined : sniffImage(content);
+  if (!isText && !image) return [{ type: "file.binary", version, size: content.length }];
+  const items: Item[] = [{ type: "file.begin", content: isText ? "text" : "image", mimeType: isText ? "text/plain; charset=utf-8" : image!, version, size: content.length }];
+  let offset = 0;
+  for (const end of chunkEnds(content, isText)) {
+    items.push({ type: "file.chunk", offset, bytesBase64: content.subarray(offset, end).toString("base64") });
+    offset = end;
+  }
+  items.push({ type: "file.end", version, size: content.length, sha256: createHash("sha256").update(content).digest("hex") });
+  return items;
+}
