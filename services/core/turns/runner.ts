@@ -302,8 +302,11 @@ export class TurnRunner {
     // A Turn claimed at its admission has no parts yet.
     const history = await this.history(row);
     const parts = fresh ? [] : (await store.listParts(this.options.storage, [row.id])).map((part) => part.data as TurnPart);
+    const workdir = absoluteWorkdir(this.options.serverRoot, session.workdir);
+    const workspaceRecorded = this.options.workspace?.before(row, workdir);
     const execution = new TurnExecution(
       {
+        ...(workspaceRecorded ? { workspaceRecorded } : {}),
         storage: this.options.storage,
         hub: this.options.hub,
         gateway: this.options.gateway,
@@ -322,10 +325,10 @@ export class TurnRunner {
       history,
       parts,
     );
-    // The workdir is recorded before the Turn's first tool can write and after its last settled.
+    // The workdir is recorded before the Turn's first tool can run (the scan overlaps the first
+    // model request; tool calls await it through `workspaceRecorded`) and after its last settled.
     const observer = this.options.workspace;
-    const workdir = absoluteWorkdir(this.options.serverRoot, session.workdir);
-    const run = observer ? observer.before(row, workdir).then(() => execution.run()).finally(() => observer.after(row, workdir)) : execution.run();
+    const run = observer ? execution.run().finally(() => observer.after(row, workdir)) : execution.run();
     const done = run.finally(() => {
       this.executions.delete(row.id);
       this.admitted.delete(row.id);

@@ -30,6 +30,11 @@ export interface TurnDeps {
   readonly artifactsDirectory: (workdir: string) => string;
   /** Interval of the idle re-read while waiting on a reply. */
   readonly pollMs: number;
+  /**
+   * Resolves once the workdir's state before this Turn is recorded (Turn patches and rewind):
+   * recorded while the first model request runs, and awaited before any tool can write.
+   */
+  readonly workspaceRecorded?: Promise<void>;
 }
 
 /** The model-visible form of prompt content (a content reference is named, not resolved). */

@@ -196,6 +196,8 @@ async function execute(t: RunningTurn, approved: ApprovedCall, offered: Readonly
     ...(t.skills ? { skills: t.skills } : {}),
     ...(tool.id === "execute" ? { codemode: codemodeCapability(t, call.id, offered) } : {}),
   };
+  // No tool touches the workdir before its state before the Turn is recorded.
+  await t.deps.workspaceRecorded;
   let output: ToolOutput;
   try {
     output = await tool.execute(approved.input, context);
