@@ -42,6 +42,7 @@ const loaders = {
   "turn:cancel": () => import("./commands/turn/cancel.js"),
   "turn:list": () => import("./commands/turn/list.js"),
   "turn:show": () => import("./commands/turn/show.js"),
+  tui: () => import("./commands/tui.js"),
 } satisfies Record<string, () => Promise<{ default: CommandSpec<any, any> }>>;
 
 export type CommandId = keyof typeof loaders;

@@ -1,0 +1,104 @@
+// The TUI's root: subscribes to the controller (and through it the Session feed), renders the
+// opening screen or the conversation, and sends every key to keys.ts.
+import { Box, Static, Text, useApp, useInput } from "ink";
+import { useEffect, useSyncExternalStore } from "react";
+import type { Turn } from "../clients/index.js";
+import { Composer } from "./components/composer.js";
+import { Header } from "./components/header.js";
+import { PermissionPrompt } from "./components/permission.js";
+import { Picker } from "./components/picker.js";
+import { QuestionPrompt } from "./components/question.js";
+import { StatusRow, type StatusRowProps } from "./components/status-row.js";
+import { Suggestions } from "./components/suggestions.js";
+import { TurnView } from "./components/turn-view.js";
+import { SPINNER } from "./format.js";
+import type { Controller } from "./state/controller.js";
+import { handleKey } from "./state/keys.js";
+import { nextModel } from "./state/slash.js";
+
+export function App({ controller }: { readonly controller: Controller }) {
+  const state = useSyncExternalStore(controller.subscribe, controller.getSnapshot);
+  const { exit } = useApp();
+  useInput((input, key) => handleKey(controller, input, key));
+  useEffect(() => {
+    if (state.exited) exit();
+  }, [state.exited, exit]);
+
+  const view = controller.view;
+  const spinner = SPINNER[state.frame] ?? SPINNER[0]!;
+  const pending = controller.pending();
+  const turns = view?.turns ?? [];
+  const running = turns.some((turn) => turn.outcome === undefined);
+  const status: StatusRowProps["state"] = view?.reconnecting
+    ? "reconnecting"
+    : pending?.kind === "approval"
+      ? "approval"
+      : pending?.kind === "question"
+        ? "question"
+        : running
+          ? "working"
+          : "idle";
+  // Settled Turns before the first unsettled one are printed once (Static); the rest, and the
+  // latest Turn always (its details still toggle), re-render.
+  const firstUnsettled = turns.findIndex((turn) => turn.outcome === undefined);
+  const split = Math.max(0, Math.min(firstUnsettled < 0 ? turns.length : firstUnsettled, turns.length - 1));
+  const settled: Turn[] = turns.slice(0, split);
+  const live = turns.slice(split);
+  const menu = controller.suggestionList();
+  const overlay = state.overlay;
+  const queued = turns.filter((turn) => turn.phase === "pending").length;
+  const props = { clientId: controller.backend.api.clientId, expanded: state.expanded, spinner };
+
+  return (
+    <Box flexDirection="column">
+      {state.screen === "conversation" ? (
+        // Keyed by Session: switching Sessions prints the new history.
+        <Static key={view?.session?.id ?? "none"} items={settled}>
+          {(turn) => <TurnView key={turn.id} turn={turn} {...props} />}
+        </Static>
+      ) : null}
+      {state.screen === "opening" ? (
+        <Box flexDirection="column" marginBottom={1}>
+          <Text bold color="cyan">
+            Ze Harness
+          </Text>
+          <Text dimColor>Type a prompt and press Enter to start a Session · / for commands · Ctrl+X O open a Session by ID</Text>
+        </Box>
+      ) : null}
+      {live.map((turn) => (
+        <TurnView key={turn.id} turn={turn} {...props} />
+      ))}
+      <Header
+        session={view?.session}
+        model={nextModel(controller)}
+        effort={state.next.effort}
+        agent={state.next.agent ?? view?.session?.agent ?? state.defaultAgent}
+        depth={state.parents.length}
+      />
+      {pending?.kind === "approval" && pending.permission ? <PermissionPrompt request={pending.permission} selected={state.permissionChoice} /> : null}
+      {pending?.kind === "question" && pending.question && state.question ? (
+        <QuestionPrompt request={pending.question} index={state.question.index} selected={state.question.selected} />
+      ) : null}
+      {view?.reconnecting ? <Text color="red">Reconnecting: {view.reconnecting}</Text> : null}
+      {state.notice ? <Text color={state.notice.kind === "error" ? "red" : "gray"}>{state.notice.text}</Text> : null}
+      {state.next.skills.length > 0 ? <Text dimColor>Skills for the next Turn: {state.next.skills.join(", ")}</Text> : null}
+      {overlay?.kind === "picker" ? (
+        <Picker
+          title={overlay.spec.title}
+          query={overlay.query}
+          items={controller.visibleItems(overlay)}
+          selected={overlay.selected}
+          hint={overlay.spec.hint}
+          loading={overlay.loading}
+          error={overlay.error}
+        />
+      ) : null}
+      {overlay?.kind === "open" ? <Composer text={overlay.text} placeholder="Session ID (a UUID) · Enter open · Esc close" label="Open a Session" /> : null}
+      {overlay === undefined ? (
+        <Composer text={state.draft} placeholder={state.screen === "opening" ? "Ask anything…" : running ? "Follow up on the running Turn…" : "Send a prompt…"} />
+      ) : null}
+      {overlay === undefined && menu.length > 0 ? <Suggestions items={menu} selected={Math.min(state.suggestionIndex, menu.length - 1)} /> : null}
+      <StatusRow state={status} spinner={spinner} leader={state.leader} queued={queued} />
+    </Box>
+  );
+}

@@ -1,0 +1,69 @@
+// One Turn: the prompt (with its author), its parts in order, and under a settled Turn the
+// model and elapsed execution time (queue wait excluded) or how it ended.
+import { Box, Text } from "ink";
+import type { Turn } from "../../clients/index.js";
+import { duration, executionMs, promptText, shortId } from "../format.js";
+import { ReasoningRow } from "./reasoning-row.js";
+import { ToolRow } from "./tool-row.js";
+
+export interface TurnViewProps {
+  readonly turn: Turn;
+  readonly clientId: string;
+  readonly expanded: ReadonlySet<string>;
+  readonly spinner: string;
+}
+
+export function author(attribution: Turn["attribution"], clientId: string): string {
+  if (!attribution || attribution.clientId === clientId) return "you";
+  return attribution.authorId !== undefined ? shortId(attribution.authorId) : shortId(attribution.clientId.replace(/^.*\//, ""));
+}
+
+function Footer({ turn }: { readonly turn: Turn }) {
+  const outcome = turn.outcome;
+  if (!outcome) return turn.phase === "pending" ? <Text dimColor>queued</Text> : null;
+  const took = executionMs(turn);
+  const detail = `${turn.model}${took !== undefined ? ` · ${duration(took)}` : ""}`;
+  switch (outcome.kind) {
+    case "completed":
+      return <Text dimColor>{detail}</Text>;
+    case "cancelled":
+      return <Text color="yellow">cancelled{outcome.reason ? `: ${outcome.reason}` : ""} · {detail}</Text>;
+    case "failed":
+      return <Text color="red">failed: {outcome.fault.code}: {outcome.fault.message}</Text>;
+    case "limit_reached":
+      return <Text color="red">stopped at a limit: {outcome.limit.name}: {outcome.diagnostic.message}</Text>;
+  }
+}
+
+export function TurnView({ turn, clientId, expanded, spinner }: TurnViewProps) {
+  const running = turn.outcome === undefined;
+  return (
+    <Box flexDirection="column" marginBottom={1}>
+      <Text>
+        <Text color="cyan" bold>
+          › {author(turn.attribution, clientId)}
+        </Text>{" "}
+        {promptText(turn)}
+      </Text>
+      {turn.parts.map((part) => {
+        switch (part.type) {
+          case "text":
+            return part.text === "" ? null : <Text key={part.id}>{part.text}</Text>;
+          case "refusal":
+            return <Text key={part.id} color="red">{part.text}</Text>;
+          case "reasoning":
+            return <ReasoningRow key={part.id} part={part} expanded={expanded.has(part.id)} running={running} />;
+          case "tool":
+            return <ToolRow key={part.id} part={part} expanded={expanded.has(part.id)} spinner={spinner} />;
+          case "steering":
+            return (
+              <Text key={part.id} color="cyan">
+                ↳ {part.steers.map((steer) => steer.prompt.map((item) => (item.type === "text" ? item.text : "[image]")).join(" ")).join(" · ")}
+              </Text>
+            );
+        }
+      })}
+      <Footer turn={turn} />
+    </Box>
+  );
+}

@@ -1,0 +1,32 @@
+// Starts the TUI on the terminal: a controller over the given client, the first screen
+// (opening, a resumed Session, or a new Session), and Ink until the user quits.
+import { render } from "ink";
+import type { ZeClient } from "../clients/index.js";
+import { App } from "./app.js";
+import { Backend, type Where } from "./state/backend.js";
+import { Controller } from "./state/controller.js";
+import { Preferences } from "./state/preferences.js";
+
+export interface TuiOptions {
+  readonly client: ZeClient;
+  readonly server: string;
+  readonly where: Where;
+  /** Resume this Session instead of the opening screen. */
+  readonly sessionId?: string | undefined;
+  readonly onboarding?: boolean;
+}
+
+export function createController(options: TuiOptions, preferences = new Preferences()): Controller {
+  return new Controller({ backend: new Backend(options.client, options.server, options.where), preferences });
+}
+
+/** Runs the TUI until the user quits; resolves with the exit code. */
+export async function runTui(options: TuiOptions): Promise<number> {
+  const controller = createController(options);
+  if (options.sessionId !== undefined) await controller.openSession(options.sessionId);
+  if (options.onboarding) controller.info("Connect provider: this server offers no provider connection yet (configure a provider in ze-harness.config.json or export its API key)");
+  const instance = render(<App controller={controller} />, { exitOnCtrlC: false, patchConsole: false });
+  await instance.waitUntilExit();
+  controller.close();
+  return 0;
+}
