@@ -38,6 +38,8 @@ export interface Tui {
   submit(text: string): Promise<void>;
   /** Resolves once a frame matches `pattern` (rejects after `ms` of waiting with the last frame). */
   waitFor(pattern: RegExp, ms?: number): Promise<string>;
+  /** Resolves once `condition` holds for the controller's state (checked on every change). */
+  until(condition: () => boolean): Promise<void>;
   unmount(): void;
 }
 
@@ -89,6 +91,16 @@ export async function renderTui(h: ModelHarness, options: TuiOptions = {}): Prom
         };
         waiters.add(check);
         check();
+      }),
+    until: (condition) =>
+      new Promise<void>((resolve) => {
+        if (condition()) return resolve();
+        const stop = controller.subscribe(() => {
+          if (condition()) {
+            stop();
+            resolve();
+          }
+        });
       }),
     unmount: () => {
       controller.close();

@@ -22,6 +22,8 @@ export interface PickerSpec {
   readonly multi?: { readonly toggle: (item: PickerItem) => void; readonly done: () => void };
   /** Filter text given with the command (`/models gpt`). */
   readonly query?: string;
+  /** A query shaped like this is offered as an item of its own (a typed `PROVIDER/MODEL`). */
+  readonly freeform?: RegExp;
 }
 
 export type Overlay =
@@ -301,7 +303,10 @@ export class Controller {
   visibleItems(overlay: Extract<Overlay, { kind: "picker" }>): readonly PickerItem[] {
     const query = overlay.query.toLowerCase();
     if (query === "") return overlay.items;
-    return overlay.items.filter((item) => `${item.label} ${item.detail ?? ""} ${item.id}`.toLowerCase().includes(query));
+    const matching = overlay.items.filter((item) => `${item.label} ${item.detail ?? ""} ${item.id}`.toLowerCase().includes(query));
+    const typed = overlay.query.trim();
+    if (overlay.spec.freeform?.test(typed) && !matching.some((item) => item.id === typed)) return [...matching, { id: typed, label: typed, detail: "(typed)" }];
+    return matching;
   }
 
   closeOverlay(): void {

@@ -3,6 +3,7 @@
 // the composer. Esc closes the overlay, hides the suggestion menu, cancels the active Turn, or
 // returns to the parent Session from a sub-agent — in that order.
 import type { Key } from "ink";
+import { parseCommand } from "../commands.js";
 import { PERMISSION_CHOICES } from "../components/permission.js";
 import type { Controller, Overlay } from "./controller.js";
 import { agentPicker, compact, cycleAgent, cycleEffort, forkPicker, modelPicker, openFirstSubagent, openSibling, sessionPicker, skillPicker, subagentPicker } from "./slash.js";
@@ -164,6 +165,8 @@ export function handleKey(controller: Controller, input: string, key: Key): void
     if (key.downArrow || (key.ctrl && input === "n")) return controller.update({ suggestionIndex: Math.min(menu.length - 1, selected + 1) });
     if (key.tab) return controller.update({ draft: `/${menu[selected]!.name}${menu[selected]!.args ? " " : ""}`, suggestionIndex: 0 });
     if (key.return && !key.meta) {
+      // A command typed out in full (`/q`, `/exit`) runs as typed.
+      if (parseCommand(state.draft) !== undefined) return void controller.submit(state.draft);
       const command = menu[selected]!;
       if (command.args.startsWith("[") || command.args === "") return void controller.submit(`/${command.name}`);
       return controller.update({ draft: `/${command.name} `, suggestionIndex: 0 });

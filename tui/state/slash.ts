@@ -79,10 +79,21 @@ export function modelPicker(controller: Controller, query = ""): PickerSpec {
     title: "Models",
     hint: "↑/↓ move · Enter select · Tab favorite · Ctrl+R refresh · Esc close",
     query,
+    freeform: /^[^/\s]+\/\S+$/,
     load: async () => {
       const { favorites, recent } = controller.preferences.get();
       const rank = (ref: string): number => (favorites.includes(ref) ? 0 : recent.includes(ref) ? 1 : 2);
-      const models = (await catalogModels(controller)).filter((model) => model.availability.status === "available" || rank(model.ref) < 2);
+      let catalog: CatalogModel[];
+      try {
+        catalog = await catalogModels(controller);
+      } catch (error) {
+        // Without the server's catalog: favorites, recent models and the models this Session used.
+        controller.info(`${error instanceof Error ? error.message : String(error)} — pick a remembered model or type PROVIDER/MODEL`);
+        const used = (controller.view?.turns ?? []).map((turn) => turn.model);
+        const refs = [...new Set([...favorites, ...recent, ...used])];
+        return refs.map((ref) => ({ id: ref, label: `${favorites.includes(ref) ? "★ " : ""}${ref}`, detail: favorites.includes(ref) ? "favorite" : "recent" }));
+      }
+      const models = catalog.filter((model) => model.availability.status === "available" || rank(model.ref) < 2);
       return models
         .sort((a, b) => rank(a.ref) - rank(b.ref) || (rank(a.ref) === 1 ? recent.indexOf(a.ref) - recent.indexOf(b.ref) : a.ref.localeCompare(b.ref)))
         .map((model) => ({ id: model.ref, label: `${favorites.includes(model.ref) ? "★ " : ""}${model.ref}`, detail: model.displayName }));
@@ -132,7 +143,8 @@ export function effortPicker(controller: Controller, model: string | undefined, 
 }
 
 async function effortCommand(controller: Controller, argument: string): Promise<void> {
-  if (controller.catalog === undefined) await catalogModels(controller);
+  // The catalog only narrows the levels offered; without it every level is.
+  if (controller.catalog === undefined) await catalogModels(controller).catch(() => undefined);
   const model = nextModel(controller);
   const efforts = effortsOf(controller, model);
   if (argument === "") return controller.openPicker(effortPicker(controller, model, efforts.length > 0 ? efforts : EFFORTS));
