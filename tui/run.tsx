@@ -22,11 +22,19 @@ export function createController(options: TuiOptions, preferences = new Preferen
 
 /** Runs the TUI until the user quits; resolves with the exit code. */
 export async function runTui(options: TuiOptions): Promise<number> {
+  // Raw mode first: keys typed while the TUI starts keep their meaning (a cooked terminal
+  // would turn Enter into a line feed and hold the line back).
+  if (process.stdin.isTTY) process.stdin.setRawMode(true);
   const controller = createController(options);
-  if (options.sessionId !== undefined) await controller.openSession(options.sessionId);
-  if (options.onboarding) controller.info("Connect provider: this server offers no provider connection yet (configure a provider in ze-harness.config.json or export its API key)");
-  const instance = render(<App controller={controller} />, { exitOnCtrlC: false, patchConsole: false });
-  await instance.waitUntilExit();
-  controller.close();
+  try {
+    if (options.sessionId !== undefined) await controller.openSession(options.sessionId);
+    if (options.onboarding) controller.info("Connect provider: this server offers no provider connection yet (configure a provider in ze-harness.config.json or export its API key)");
+    const instance = render(<App controller={controller} />, { exitOnCtrlC: false, patchConsole: false });
+    await instance.waitUntilExit();
+  } finally {
+    controller.close();
+    // The shell gets its terminal back as it was, also after a failure.
+    if (process.stdin.isTTY) process.stdin.setRawMode(false);
+  }
   return 0;
 }

@@ -11,8 +11,8 @@ export interface PtyCli {
   /** Everything written so far (raw, with escape sequences). */
   raw(): string;
   write(data: string): void;
-  /** Resolves once the screen matches `pattern`; rejects when the process exits first. */
-  waitFor(pattern: RegExp): Promise<void>;
+  /** Resolves once the screen matches `pattern`; rejects when the process exits first, or after `ms` (with the screen). */
+  waitFor(pattern: RegExp, ms?: number): Promise<void>;
   readonly exited: Promise<{ exitCode: number; signal?: number | undefined }>;
   kill(): void;
 }
@@ -60,13 +60,19 @@ export function startPty(args: readonly string[], options: PtyOptions): PtyCli {
     screen,
     raw: () => raw,
     write: (data) => pty.write(data),
-    waitFor: (pattern) =>
+    waitFor: (pattern, ms = 12_000) =>
       new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          waiters.delete(check);
+          reject(new Error(`the screen did not match ${pattern} in ${ms} ms:\n${screen()}`));
+        }, ms);
         const check = (): void => {
           if (pattern.test(screen())) {
+            clearTimeout(timer);
             waiters.delete(check);
             resolve();
           } else if (done) {
+            clearTimeout(timer);
             waiters.delete(check);
             reject(new Error(`exited before the screen matched ${pattern}:\n${screen()}`));
           }

@@ -145,6 +145,11 @@ export function handleKey(controller: Controller, input: string, key: Key): void
     handleKey(controller, input.slice(0, -1), { ...key, return: false });
     return handleKey(controller, "\r", { ...key, return: true });
   }
+  // Ctrl+X and its second key in one chunk (a fast typist, a test's write).
+  if (input.length > 1 && input.startsWith("\u0018")) {
+    handleKey(controller, "x", { ...key, ctrl: true });
+    return handleKey(controller, input.slice(1), { ...key, ctrl: false });
+  }
   const state = controller.state;
   if (state.exited) return;
   if (state.leader) return leader(controller, input, key);
