@@ -37,8 +37,11 @@ export default defineCommand({
     const sessionId = (args as { sessionId?: string | undefined }).sessionId;
     if (sessionId !== undefined && flags.resume !== undefined && sessionId !== flags.resume) throw usageError("give the Session either as SESSION_ID or with --resume, not both");
     if (!process.stdin.isTTY || !process.stdout.isTTY) throw usageError("the TUI needs a terminal on stdin and stdout (use `run` or `chat` in scripts)");
+    // Ink, React and the TUI load while the connection opens (the embedded host starts).
+    const loading = import("../../tui/run.js");
+    loading.catch(() => undefined);
     const connection = await connect({ runTurns: true });
-    const { runTui } = await import("../../tui/run.js");
+    const { runTui } = await loading;
     return runTui({
       client: connection.client,
       server: connection.server,

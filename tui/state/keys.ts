@@ -145,6 +145,11 @@ export function handleKey(controller: Controller, input: string, key: Key): void
     handleKey(controller, input.slice(0, -1), { ...key, return: false });
     return handleKey(controller, "\r", { ...key, return: true });
   }
+  // Several backspaces in one chunk (a held key, a test's write).
+  if (input.length > 1 && /^[\u007f\b]+$/.test(input)) {
+    for (let count = 0; count < input.length; count++) handleKey(controller, "", { ...key, backspace: true });
+    return;
+  }
   // Ctrl+X and its second key in one chunk (a fast typist, a test's write).
   if (input.length > 1 && input.startsWith("\u0018")) {
     handleKey(controller, "x", { ...key, ctrl: true });
