@@ -93,6 +93,9 @@ export function App({ controller }: { readonly controller: Controller }) {
           error={overlay.error}
         />
       ) : null}
+      {overlay?.kind === "secret" ? (
+        <Composer text={"•".repeat(overlay.text.length)} placeholder="API key (hidden) · Enter connect · Esc cancel" label={`API key for ${overlay.providerId}`} />
+      ) : null}
       {overlay?.kind === "open" ? <Composer text={overlay.text} placeholder="Session ID (a UUID) · Enter open · Esc close" label="Open a Session" /> : null}
       {overlay === undefined ? (
         <Composer text={state.draft} placeholder={state.screen === "opening" ? "Ask anything…" : running ? "Follow up on the running Turn…" : "Send a prompt…"} />

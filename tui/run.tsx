@@ -5,6 +5,7 @@ import type { ZeClient } from "../clients/index.js";
 import { App } from "./app.js";
 import { Backend, type Where } from "./state/backend.js";
 import { Controller } from "./state/controller.js";
+import { providerPicker } from "./state/onboarding.js";
 import { Preferences } from "./state/preferences.js";
 
 export interface TuiOptions {
@@ -28,7 +29,7 @@ export async function runTui(options: TuiOptions): Promise<number> {
   const controller = createController(options);
   try {
     if (options.sessionId !== undefined) await controller.openSession(options.sessionId);
-    if (options.onboarding) controller.info("Connect provider: this server offers no provider connection yet (configure a provider in ze-harness.config.json or export its API key)");
+    if (options.onboarding) controller.openPicker(providerPicker(controller));
     const instance = render(<App controller={controller} />, { exitOnCtrlC: false, patchConsole: false });
     await instance.waitUntilExit();
   } finally {

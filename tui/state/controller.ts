@@ -28,7 +28,9 @@ export interface PickerSpec {
 
 export type Overlay =
   | { readonly kind: "picker"; readonly spec: PickerSpec; readonly query: string; readonly selected: number; readonly items: readonly PickerItem[]; readonly loading: boolean; readonly error?: string | undefined }
-  | { readonly kind: "open"; readonly text: string };
+  | { readonly kind: "open"; readonly text: string }
+  /** The masked API-key field of Connect provider. */
+  | { readonly kind: "secret"; readonly providerId: string; readonly text: string };
 
 export interface Pending {
   readonly kind: "approval" | "question";

@@ -6,6 +6,7 @@ import type { Key } from "ink";
 import { parseCommand } from "../commands.js";
 import { PERMISSION_CHOICES } from "../components/permission.js";
 import type { Controller, Overlay } from "./controller.js";
+import { connectKey, providerPicker } from "./onboarding.js";
 import { agentPicker, compact, cycleAgent, cycleEffort, forkPicker, modelPicker, openFirstSubagent, openSibling, sessionPicker, skillPicker, subagentPicker } from "./slash.js";
 
 type Action = () => void | Promise<void>;
@@ -50,7 +51,7 @@ function leader(controller: Controller, input: string, key: Key): void {
     case "t":
       return controller.toggleLatestDetails();
     case "p":
-      return controller.info("Connect provider: this server offers no provider connection yet (configure a provider in ze-harness.config.json or export its API key)");
+      return controller.openPicker(providerPicker(controller));
     case "q":
       return controller.quit();
     default:
@@ -94,6 +95,17 @@ function openById(controller: Controller, overlay: Extract<Overlay, { kind: "ope
   }
   if (key.backspace || key.delete) return controller.update({ overlay: { ...overlay, text: overlay.text.slice(0, -1) } });
   if (printable(input, key)) controller.update({ overlay: { ...overlay, text: overlay.text + input } });
+}
+
+function secret(controller: Controller, overlay: Extract<Overlay, { kind: "secret" }>, input: string, key: Key): void {
+  if (key.escape) return controller.closeOverlay();
+  if (key.return) {
+    const apiKey = overlay.text.trim();
+    controller.closeOverlay(); // the key leaves the UI state before the request
+    return run(controller, () => connectKey(controller, overlay.providerId, apiKey));
+  }
+  if (key.backspace || key.delete) return controller.update({ overlay: { ...overlay, text: overlay.text.slice(0, -1) } });
+  if (printable(input, key)) controller.update({ overlay: { ...overlay, text: overlay.text + input.trim() } });
 }
 
 const printable = (input: string, key: Key): boolean => input !== "" && !key.ctrl && !(key.meta && input.length === 1) && !/[\u0000-\u0008\u000b-\u001f\u007f]/.test(input);
@@ -165,6 +177,7 @@ export function handleKey(controller: Controller, input: string, key: Key): void
   const overlay = state.overlay;
   if (overlay?.kind === "picker") return picker(controller, overlay, input, key);
   if (overlay?.kind === "open") return openById(controller, overlay, input, key);
+  if (overlay?.kind === "secret") return secret(controller, overlay, input, key);
   if (interaction(controller, input, key)) return;
 
   const menu = controller.suggestionList();
