@@ -75,7 +75,7 @@ export function App({ controller }: { readonly controller: Controller }) {
         agent={state.next.agent ?? view?.session?.agent ?? state.defaultAgent}
         depth={state.parents.length}
       />
-      {pending?.kind === "approval" && pending.permission ? <PermissionPrompt request={pending.permission} selected={state.permissionChoice} /> : null}
+      {pending?.kind === "approval" && pending.permission ? <PermissionPrompt request={pending.permission} selected={state.permissionChoice} agent={pending.agent} /> : null}
       {pending?.kind === "question" && pending.question && state.question ? (
         <QuestionPrompt request={pending.question} index={state.question.index} selected={state.question.selected} />
       ) : null}

@@ -1,6 +1,8 @@
 // Sub-agent navigation (/subagents and Ctrl+X G open a child, /back and Esc return), Ctrl+X C
 // compaction, and the reconnect rule: a long outage shows `Reconnecting` with its error until
 // the stream catches up.
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createZeClient, sdk, unwrap } from "../../clients/index.js";
 import { App } from "../../tui/app.js";
@@ -41,6 +43,20 @@ describe("sub-agents", () => {
     await tui.waitFor(/sub-agent general/);
     await tui.press(KEY.escape);
     await tui.until(() => tui.controller.sessionId === parent);
+  });
+
+  it("a sub-agent's permission request appears inline in the parent's view and is answered there", async () => {
+    const h = harness();
+    const outside = join(h.home.dir, "outside");
+    mkdirSync(outside, { recursive: true });
+    writeFileSync(join(outside, "note.txt"), "outside");
+    const child = `@call read {"filePath":"${join(outside, "note.txt")}"}\n@then The child read the note.`;
+    const tui = await open();
+    await tui.submit(`@call task {"description":"Read the note","subagent_type":"general","prompt":${JSON.stringify(child)}}\n@then The parent saw the child finish.`);
+    const asked = await tui.waitFor(/Permission \(sub-agent general\): external_directory/);
+    expect(asked).toContain("Approval required");
+    await tui.press(KEY.enter);
+    await tui.waitFor(/The parent saw the child finish\.[\s\S]*test\/scripted · \d/);
   });
 
   it("/back in a top-level Session says it is not a sub-agent", async () => {

@@ -10,6 +10,7 @@ import type { Backend } from "./backend.js";
 import { SessionFeed, type FeedOptions, type FeedView } from "./feed.js";
 import type { Preferences } from "./preferences.js";
 import { runSlashCommand } from "./slash.js";
+import { DescendantRequests } from "./descendants.js";
 
 export interface PickerSpec {
   readonly title: string;
@@ -34,7 +35,10 @@ export type Overlay =
 
 export interface Pending {
   readonly kind: "approval" | "question";
-  readonly turn: Turn;
+  /** The viewed Session's Turn that waits; absent for a sub-agent's request. */
+  readonly turn?: Turn;
+  /** The sub-agent's agent, for a descendant's request. */
+  readonly agent?: string | undefined;
   readonly permission?: PermissionRequest;
   readonly question?: QuestionRequest;
 }
@@ -97,6 +101,7 @@ const initial: UiState = {
 export class Controller {
   state: UiState = initial;
   feed: SessionFeed | undefined;
+  private descendants: DescendantRequests | undefined;
   /** The last model catalog read (pickers, effort levels, the header's default). */
   catalog: CatalogSnapshot | undefined;
   private unsubscribeFeed: (() => void) | undefined;
@@ -150,6 +155,9 @@ export class Controller {
     this.feed?.close();
     this.feed = feed;
     this.unsubscribeFeed = feed.subscribe(() => this.onFeed());
+    this.descendants?.stop();
+    this.descendants = new DescendantRequests(this.backend.api, this.backend.server, sessionId, () => this.onFeed());
+    this.descendants.start();
     const parents = how.parents ?? (how.asChild && previous !== undefined ? [...this.state.parents, previous] : []);
     this.update({ screen: "conversation", parents, question: undefined, permissionChoice: 0, expanded: new Set(), agents: [] });
     this.onFeed();
@@ -204,6 +212,9 @@ export class Controller {
         if (part.question?.state === "pending") return { kind: "question", turn, question: part.question.request };
       }
     }
+    const descendant = this.descendants?.first();
+    if (descendant?.kind === "approval") return { kind: "approval", permission: descendant.request, agent: descendant.agent };
+    if (descendant?.kind === "question") return { kind: "question", question: descendant.request, agent: descendant.agent };
     return undefined;
   }
 
@@ -348,5 +359,6 @@ export class Controller {
     this.spinner = undefined;
     this.unsubscribeFeed?.();
     this.feed?.close();
+    this.descendants?.stop();
   }
 }
