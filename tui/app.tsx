@@ -47,7 +47,7 @@ export function App({ controller }: { readonly controller: Controller }) {
   const menu = controller.suggestionList();
   const overlay = state.overlay;
   const queued = turns.filter((turn) => turn.phase === "pending").length;
-  const props = { clientId: controller.backend.api.clientId, expanded: state.expanded, spinner };
+  const props = { clientId: controller.backend.api.clientId, expanded: state.expanded, spinner, childSummary: (id: string) => controller.children?.get(id) };
 
   return (
     <Box flexDirection="column">

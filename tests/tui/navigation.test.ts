@@ -59,6 +59,16 @@ describe("sub-agents", () => {
     await tui.waitFor(/The parent saw the child finish\.[\s\S]*test\/scripted · \d/);
   });
 
+  it("a task row shows its sub-agent's summary: tool-call count and duration once it settled", async () => {
+    const h = harness();
+    writeFileSync(join(h.home.root, "notes.txt"), "notes");
+    const child = '@call read {"filePath":"notes.txt"}\n@then The child read the notes.';
+    const tui = await open();
+    await tui.submit(`@call task {"description":"Read notes","subagent_type":"general","prompt":${JSON.stringify(child)}}\n@then Parent finished.`);
+    await tui.waitFor(/✓ task Read notes · 1 tool call · \d[\d.]*m?s/);
+    await tui.waitFor(/Parent finished\.[\s\S]*test\/scripted · \d/);
+  });
+
   it("/back in a top-level Session says it is not a sub-agent", async () => {
     const tui = await open();
     await tui.submit("@say Top level.");

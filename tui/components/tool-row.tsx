@@ -7,9 +7,18 @@ import { duration, firstLine, toolOutput, toolSummary } from "../format.js";
 const COLLAPSED_LINES = 3;
 const EXPANDED_LINES = 200;
 
-export function ToolRow({ part, expanded, spinner }: { readonly part: ToolTurnPart; readonly expanded: boolean; readonly spinner: string }) {
+export interface ToolRowProps {
+  readonly part: ToolTurnPart;
+  readonly expanded: boolean;
+  readonly spinner: string;
+  /** A task row's sub-agent summary (latest tool, or count and duration). */
+  readonly subagent?: string | undefined;
+}
+
+export function ToolRow({ part, expanded, spinner, subagent }: ToolRowProps) {
   const summary = toolSummary(part);
-  const title = `${part.toolId}${summary ? ` ${summary}` : ""}`;
+  const background = part.toolId === "task" && /moved to the background/.test(toolOutput(part)) ? " (background)" : "";
+  const title = `${part.toolId}${summary ? ` ${summary}` : ""}${subagent ? ` · ${subagent}` : ""}${background}`;
   if (part.state === "requested") {
     const waiting = part.approval.state === "pending" ? " · waiting for approval" : part.question?.state === "pending" ? " · waiting for an answer" : "";
     const preview = part.activity?.preview ?? part.activity?.message;

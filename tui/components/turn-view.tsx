@@ -11,6 +11,8 @@ export interface TurnViewProps {
   readonly clientId: string;
   readonly expanded: ReadonlySet<string>;
   readonly spinner: string;
+  /** A sub-agent's one-line summary by child Session id. */
+  readonly childSummary?: (childSessionId: string) => string | undefined;
 }
 
 export function author(attribution: Turn["attribution"], clientId: string): string {
@@ -35,7 +37,7 @@ function Footer({ turn }: { readonly turn: Turn }) {
   }
 }
 
-export function TurnView({ turn, clientId, expanded, spinner }: TurnViewProps) {
+export function TurnView({ turn, clientId, expanded, spinner, childSummary }: TurnViewProps) {
   const running = turn.outcome === undefined;
   return (
     <Box flexDirection="column" marginBottom={1}>
@@ -54,7 +56,15 @@ export function TurnView({ turn, clientId, expanded, spinner }: TurnViewProps) {
           case "reasoning":
             return <ReasoningRow key={part.id} part={part} expanded={expanded.has(part.id)} running={running} />;
           case "tool":
-            return <ToolRow key={part.id} part={part} expanded={expanded.has(part.id)} spinner={spinner} />;
+            return (
+              <ToolRow
+                key={part.id}
+                part={part}
+                expanded={expanded.has(part.id)}
+                spinner={spinner}
+                subagent={part.activity?.childSessionId !== undefined ? childSummary?.(part.activity.childSessionId) : undefined}
+              />
+            );
           case "steering":
             return (
               <Text key={part.id} color="cyan">

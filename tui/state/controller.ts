@@ -11,6 +11,7 @@ import { SessionFeed, type FeedOptions, type FeedView } from "./feed.js";
 import type { Preferences } from "./preferences.js";
 import { runSlashCommand } from "./slash.js";
 import { DescendantRequests } from "./descendants.js";
+import { ChildSummaries } from "./children.js";
 
 export interface PickerSpec {
   readonly title: string;
@@ -102,6 +103,8 @@ export class Controller {
   state: UiState = initial;
   feed: SessionFeed | undefined;
   private descendants: DescendantRequests | undefined;
+  /** Summaries of the sub-agents behind the viewed Session's task rows. */
+  children: ChildSummaries | undefined;
   /** The last model catalog read (pickers, effort levels, the header's default). */
   catalog: CatalogSnapshot | undefined;
   private unsubscribeFeed: (() => void) | undefined;
@@ -158,6 +161,8 @@ export class Controller {
     this.descendants?.stop();
     this.descendants = new DescendantRequests(this.backend.api, this.backend.server, sessionId, () => this.onFeed());
     this.descendants.start();
+    this.children?.close();
+    this.children = new ChildSummaries(this.backend.api, this.backend.server, () => this.update({}));
     const parents = how.parents ?? (how.asChild && previous !== undefined ? [...this.state.parents, previous] : []);
     this.update({ screen: "conversation", parents, question: undefined, permissionChoice: 0, expanded: new Set(), agents: [] });
     this.onFeed();
@@ -184,6 +189,9 @@ export class Controller {
 
   private onFeed(): void {
     const view = this.view;
+    for (const turn of view?.turns ?? []) {
+      for (const part of turn.parts) if (part.type === "tool" && part.activity?.childSessionId !== undefined) this.children?.track(part.activity.childSessionId);
+    }
     const running = view?.turns.some((turn) => turn.outcome === undefined) ?? false;
     if (running && !this.spinner) {
       this.spinner = setInterval(() => {
@@ -360,5 +368,6 @@ export class Controller {
     this.unsubscribeFeed?.();
     this.feed?.close();
     this.descendants?.stop();
+    this.children?.close();
   }
 }
