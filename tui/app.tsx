@@ -62,7 +62,9 @@ export function App({ controller }: { readonly controller: Controller }) {
           <Text bold color="cyan">
             Ze Harness
           </Text>
-          <Text dimColor>Type a prompt and press Enter to start a Session · / for commands · Ctrl+X O open a Session by ID</Text>
+          {state.tipsHidden ? null : (
+            <Text dimColor>Type a prompt and press Enter to start a Session · / for commands · Ctrl+X O open a Session by ID · Ctrl+Alt+O hides tips</Text>
+          )}
         </Box>
       ) : null}
       {live.map((turn) => (
@@ -101,7 +103,7 @@ export function App({ controller }: { readonly controller: Controller }) {
         <Composer text={state.draft} placeholder={state.screen === "opening" ? "Ask anything…" : running ? "Follow up on the running Turn…" : "Send a prompt…"} />
       ) : null}
       {overlay === undefined && menu.length > 0 ? <Suggestions items={menu} selected={Math.min(state.suggestionIndex, menu.length - 1)} /> : null}
-      <StatusRow state={status} spinner={spinner} leader={state.leader} queued={queued} />
+      <StatusRow state={status} spinner={spinner} leader={state.leader || state.shortcutsPinned} queued={queued} />
     </Box>
   );
 }

@@ -231,3 +231,33 @@ describe("models, effort and agents", () => {
     await tui.waitFor(/test\/scripted · (?!plan)\w+/);
   });
 });
+
+describe("tips and the shortcut panel", () => {
+  it("Ctrl+Alt+O hides the first-run tips, and the next launch remembers it", async () => {
+    const h = harness();
+    const first = await open();
+    expect(first.frame()).toContain("Ctrl+Alt+O hides tips");
+    await first.press("\u001b\u000f");
+    await first.waitFor(/first-run tips hidden/);
+    expect(first.frame()).not.toContain("Ctrl+Alt+O hides tips");
+    first.unmount();
+    const preferences = JSON.parse(readFileSync(join(h.home.env["XDG_DATA_HOME"]!, "ze-harness", "model-preferences.json"), "utf8"));
+    expect(preferences.hideTips).toBe(true);
+    const second = await open();
+    await second.waitFor(/Ask anything/);
+    expect(second.frame()).not.toContain("Ctrl+Alt+O hides tips");
+  });
+
+  it("Ctrl+X shows the shortcut panel while the leader is pending; Ctrl+Alt+K pins it", async () => {
+    const tui = await open();
+    await tui.press(KEY.ctrlX);
+    await tui.waitFor(/Ctrl\+X then: M model/);
+    await tui.press(KEY.escape);
+    await tui.waitFor(/Enter send/);
+    await tui.press("\u001b\u000b");
+    await tui.waitFor(/Ctrl\+X then: M model/);
+    await tui.press("h", "i");
+    const frame = await tui.waitFor(/│ hi/);
+    expect(frame).toMatch(/Ctrl\+X then: M model/);
+  });
+});

@@ -57,6 +57,10 @@ export interface UiState {
   readonly suggestionIndex: number;
   readonly suggestionsHidden: boolean;
   readonly leader: boolean;
+  /** The shortcut panel stays open (Ctrl+Alt+K). */
+  readonly shortcutsPinned: boolean;
+  /** First-run tips hidden (model-preferences.json `hideTips`). */
+  readonly tipsHidden: boolean;
   readonly overlay: Overlay | undefined;
   readonly notice: { readonly text: string; readonly kind: "error" | "info" } | undefined;
   readonly expanded: ReadonlySet<string>;
@@ -85,6 +89,8 @@ const initial: UiState = {
   suggestionIndex: 0,
   suggestionsHidden: false,
   leader: false,
+  shortcutsPinned: false,
+  tipsHidden: false,
   overlay: undefined,
   notice: undefined,
   expanded: new Set(),
@@ -116,6 +122,7 @@ export class Controller {
   constructor(private readonly options: ControllerOptions) {
     this.backend = options.backend;
     this.preferences = options.preferences;
+    this.state = { ...initial, tipsHidden: options.preferences.get().hideTips };
   }
 
   subscribe = (listener: () => void): (() => void) => {
@@ -355,6 +362,13 @@ export class Controller {
         return;
       }
     }
+  }
+
+  toggleTips(): void {
+    const tipsHidden = !this.state.tipsHidden;
+    this.preferences.setHideTips(tipsHidden);
+    this.update({ tipsHidden });
+    this.info(tipsHidden ? "first-run tips hidden on future launches (Ctrl+Alt+O shows them again)" : "first-run tips shown again");
   }
 
   quit(): void {

@@ -157,6 +157,11 @@ export function handleKey(controller: Controller, input: string, key: Key): void
     handleKey(controller, input.slice(0, -1), { ...key, return: false });
     return handleKey(controller, "\r", { ...key, return: true });
   }
+  // Ctrl+Alt+letter arrives as ESC + the control character, which Ink passes on raw.
+  const code = input.length === 1 ? input.charCodeAt(0) : 0;
+  if (code >= 1 && code <= 26 && !key.ctrl && code !== 8 && code !== 9 && code !== 10 && code !== 13) {
+    return handleKey(controller, String.fromCharCode(code + 96), { ...key, ctrl: true, meta: true });
+  }
   // Several backspaces in one chunk (a held key, a test's write).
   if (input.length > 1 && /^[\u007f\b]+$/.test(input)) {
     for (let count = 0; count < input.length; count++) handleKey(controller, "", { ...key, backspace: true });
@@ -172,8 +177,11 @@ export function handleKey(controller: Controller, input: string, key: Key): void
   if (state.leader) return leader(controller, input, key);
   if (key.ctrl && input === "x") return controller.update({ leader: true });
   if (key.ctrl && (input === "c" || input === "d")) return controller.quit();
-  if (key.ctrl && input === "o" && state.screen === "opening") return controller.update({ overlay: { kind: "open", text: "" } });
   if (key.ctrl && key.meta && input === "p") return leader(controller, "p", key);
+  // Ctrl+Alt+O hides (or shows again) the first-run tips on future launches; Ctrl+Alt+K pins the shortcut panel.
+  if (key.ctrl && key.meta && input === "o") return controller.toggleTips();
+  if (key.ctrl && key.meta && input === "k") return controller.update({ shortcutsPinned: !state.shortcutsPinned });
+  if (key.ctrl && input === "o" && state.screen === "opening") return controller.update({ overlay: { kind: "open", text: "" } });
   const overlay = state.overlay;
   if (overlay?.kind === "picker") return picker(controller, overlay, input, key);
   if (overlay?.kind === "open") return openById(controller, overlay, input, key);
