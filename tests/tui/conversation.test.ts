@@ -26,6 +26,27 @@ describe("the opening screen", () => {
     expect(session.systemPrompt).toMatch(/Ze/);
   });
 
+  it("without a client directory (--no-workdir) the Session uses the server root", async () => {
+    const h = harness();
+    const tui = await open({ directory: undefined, noDirectory: true });
+    await tui.submit("@say Rooted.");
+    await tui.waitFor(/Rooted\.[\s\S]*test\/scripted · \d/);
+    const { session } = await unwrap(sdk.getSession({ client: h.api.client, path: { server: "local", sessionId: tui.controller.sessionId! } }));
+    expect(session.workdir).toBe("."); // the server root, stored relative to itself
+  });
+
+  it("a client directory that cannot be used falls back to the server root and says so", async () => {
+    const h = harness();
+    const missing = join(h.home.dir, "does-not-exist");
+    const tui = await open({ directory: missing });
+    await tui.submit("@say Fell back.");
+    await tui.waitFor(/Fell back\.[\s\S]*test\/scripted · \d/);
+    expect(tui.frame()).toContain("cannot be used");
+    expect(tui.frame()).toContain("this Session uses the server root");
+    const { session } = await unwrap(sdk.getSession({ client: h.api.client, path: { server: "local", sessionId: tui.controller.sessionId! } }));
+    expect(session.workdir).toBe("."); // the server root, stored relative to itself
+  });
+
   it("streams the answer: text appears before the Turn settles", async () => {
     const h = harness();
     h.model.enqueue({ events: [{ type: "text", text: "first half" }, { type: "delay", ms: 400 }, { type: "text", text: " second half" }] });

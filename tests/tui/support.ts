@@ -45,12 +45,14 @@ export interface Tui {
 
 export interface TuiOptions {
   readonly sessionId?: string;
-  readonly directory?: string;
+  readonly directory?: string | undefined;
+  /** No client directory at all (`--no-workdir`). */
+  readonly noDirectory?: boolean;
 }
 
 export async function renderTui(h: ModelHarness, options: TuiOptions = {}): Promise<Tui> {
   const controller = createController(
-    { client: h.api, server: "local", where: { directory: options.directory ?? h.home.root, local: true } },
+    { client: h.api, server: "local", where: { directory: options.noDirectory ? undefined : (options.directory ?? h.home.root), local: true } },
     new Preferences(`${h.home.env["XDG_DATA_HOME"]}/ze-harness`),
   );
   if (options.sessionId !== undefined) await controller.openSession(options.sessionId);
