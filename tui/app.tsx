@@ -1,11 +1,12 @@
 // The TUI's root: subscribes to the controller (and through it the Session feed), renders the
 // opening screen or the conversation, and sends every key to keys.ts.
-import { Box, Static, Text, useApp, useInput } from "ink";
+import { Box, Static, Text, useApp, useInput, useStdout } from "ink";
 import { useEffect, useSyncExternalStore } from "react";
-import type { Turn } from "../clients/index.js";
 import { Composer } from "./components/composer.js";
 import { Header } from "./components/header.js";
 import { PermissionPrompt } from "./components/permission.js";
+import { ReasoningRow } from "./components/reasoning-row.js";
+import { ToolRow } from "./components/tool-row.js";
 import { Picker } from "./components/picker.js";
 import { QuestionPrompt } from "./components/question.js";
 import { StatusRow, type StatusRowProps } from "./components/status-row.js";
@@ -19,6 +20,7 @@ import { nextModel } from "./state/slash.js";
 export function App({ controller }: { readonly controller: Controller }) {
   const state = useSyncExternalStore(controller.subscribe, controller.getSnapshot);
   const { exit } = useApp();
+  const { stdout } = useStdout();
   useInput((input, key) => handleKey(controller, input, key));
   useEffect(() => {
     if (state.exited) exit();
@@ -38,12 +40,11 @@ export function App({ controller }: { readonly controller: Controller }) {
         : running
           ? "working"
           : "idle";
-  // Settled Turns before the first unsettled one are printed once (Static); the rest, and the
-  // latest Turn always (its details still toggle), re-render.
-  const firstUnsettled = turns.findIndex((turn) => turn.outcome === undefined);
-  const split = Math.max(0, Math.min(firstUnsettled < 0 ? turns.length : firstUnsettled, turns.length - 1));
-  const settled: Turn[] = turns.slice(0, split);
-  const live = turns.slice(split);
+  // Settled Turns are printed once to the scrollback (Static); only the running ones re-render,
+  // cut to the screen's height so a frame never outgrows the terminal.
+  const printedIds = new Set(state.printed.map((entry) => entry.key));
+  const live = turns.filter((turn) => !printedIds.has(turn.id));
+  const maxLines = Math.max(5, (stdout.rows || 40) - 14);
   const menu = controller.suggestionList();
   const overlay = state.overlay;
   const queued = turns.filter((turn) => turn.phase === "pending").length;
@@ -53,8 +54,16 @@ export function App({ controller }: { readonly controller: Controller }) {
     <Box flexDirection="column">
       {state.screen === "conversation" ? (
         // Keyed by Session: switching Sessions prints the new history.
-        <Static key={view?.session?.id ?? "none"} items={settled}>
-          {(turn) => <TurnView key={turn.id} turn={turn} {...props} />}
+        <Static key={view?.session?.id ?? "none"} items={[...state.printed]}>
+          {(entry) =>
+            "turn" in entry ? (
+              <TurnView key={entry.key} turn={entry.turn} {...props} />
+            ) : entry.part.type === "tool" ? (
+              <ToolRow key={entry.key} part={entry.part} expanded spinner="" />
+            ) : (
+              <ReasoningRow key={entry.key} part={entry.part} expanded running={false} />
+            )
+          }
         </Static>
       ) : null}
       {state.screen === "opening" ? (
@@ -68,7 +77,7 @@ export function App({ controller }: { readonly controller: Controller }) {
         </Box>
       ) : null}
       {live.map((turn) => (
-        <TurnView key={turn.id} turn={turn} {...props} />
+        <TurnView key={turn.id} turn={turn} {...props} maxLines={maxLines} width={stdout.columns || 80} />
       ))}
       <Header
         session={view?.session}

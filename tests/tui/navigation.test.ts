@@ -27,7 +27,8 @@ describe("sub-agents", () => {
     await tui.waitFor(/Sub-agents[\s\S]*› general/);
     await tui.press(KEY.enter);
     const child = await tui.waitFor(/The child looked around\.[\s\S]*sub-agent general/);
-    expect(child).not.toContain("The parent is done.");
+    // The scrollback keeps the parent's history above; below it, the child's alone.
+    expect(child.slice(child.lastIndexOf("› subagent"))).not.toContain("The parent is done.");
     expect(tui.controller.sessionId).not.toBe(parent);
     await tui.submit("/back");
     await tui.until(() => tui.controller.sessionId === parent);

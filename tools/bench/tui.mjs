@@ -102,6 +102,7 @@ export async function run({ runs, budgetMs, log }) {
         tui.child.write("j");
         const expected = "j".repeat(count);
         latencies.push((await tui.until(from, (text) => text.includes(expected))) - t0);
+        if (process.env.ZE_BENCH_DEBUG && latencies[latencies.length - 1] > 200) log(`slow key: turn ${turn} key ${count}: ${latencies[latencies.length - 1].toFixed(0)} ms`);
       }
       for (let count = 0; count < keysPerTurn; count++) tui.child.write("\u007f");
       const cleared = tui.mark();

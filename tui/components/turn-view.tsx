@@ -13,6 +13,21 @@ export interface TurnViewProps {
   readonly spinner: string;
   /** A sub-agent's one-line summary by child Session id. */
   readonly childSummary?: (childSessionId: string) => string | undefined;
+  /** While the Turn runs: show at most this many (wrapped) lines of each text part, the latest. */
+  readonly maxLines?: number;
+  readonly width?: number;
+}
+
+/** The last `maxLines` screen lines of `text` at `width` columns, with a note of what is cut. */
+function tail(text: string, maxLines: number | undefined, width: number): string {
+  if (maxLines === undefined) return text;
+  const rows: string[] = [];
+  for (const line of text.split("\n")) {
+    if (line.length <= width) rows.push(line);
+    else for (let start = 0; start < line.length; start += width) rows.push(line.slice(start, start + width));
+  }
+  if (rows.length <= maxLines) return text;
+  return `… ${rows.length - maxLines} earlier lines (all of it prints when the Turn settles)\n${rows.slice(-maxLines).join("\n")}`;
 }
 
 export function author(attribution: Turn["attribution"], clientId: string): string {
@@ -37,8 +52,9 @@ function Footer({ turn }: { readonly turn: Turn }) {
   }
 }
 
-export function TurnView({ turn, clientId, expanded, spinner, childSummary }: TurnViewProps) {
+export function TurnView({ turn, clientId, expanded, spinner, childSummary, maxLines, width = 80 }: TurnViewProps) {
   const running = turn.outcome === undefined;
+  const cut = running ? maxLines : undefined;
   return (
     <Box flexDirection="column" marginBottom={1}>
       <Text>
@@ -50,7 +66,7 @@ export function TurnView({ turn, clientId, expanded, spinner, childSummary }: Tu
       {turn.parts.map((part) => {
         switch (part.type) {
           case "text":
-            return part.text === "" ? null : <Text key={part.id}>{part.text}</Text>;
+            return part.text === "" ? null : <Text key={part.id}>{tail(part.text, cut, width)}</Text>;
           case "refusal":
             return <Text key={part.id} color="red">{part.text}</Text>;
           case "reasoning":

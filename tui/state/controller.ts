@@ -2,7 +2,7 @@
 // Turn's model/agent/effort/Skills, the Session being viewed (and its parents while viewing
 // a sub-agent), and every key press. Components only render its snapshot; tests drive it
 // through the same keys a terminal sends. Pickers live in pickers.ts, keys in keys.ts.
-import type { CatalogSnapshot, PermissionRequest, QuestionRequest, ReasoningEffort, Turn } from "../../clients/index.js";
+import type { CatalogSnapshot, ReasoningTurnPart, ToolTurnPart, PermissionRequest, QuestionRequest, ReasoningEffort, Turn } from "../../clients/index.js";
 import { parseCommand, suggestions, type SlashCommand } from "../commands.js";
 import type { PickerItem } from "../components/picker.js";
 import { SPINNER } from "../format.js";
@@ -44,6 +44,9 @@ export interface Pending {
   readonly question?: QuestionRequest;
 }
 
+/** A settled Turn, or the full details of one of its parts asked for with Ctrl+X T. */
+export type Printed = { readonly key: string; readonly turn: Turn } | { readonly key: string; readonly part: ToolTurnPart | ReasoningTurnPart };
+
 export interface NextTurnChoice {
   readonly model?: string | undefined;
   readonly effort?: ReasoningEffort | undefined;
@@ -72,6 +75,8 @@ export interface UiState {
   readonly frame: number;
   readonly exited: boolean;
   readonly agents: readonly string[];
+  /** What is printed to the scrollback once (Ink's Static), append-only per Session view. */
+  readonly printed: readonly Printed[];
   /** The host's default agent for this Session (when it names none). */
   readonly defaultAgent: string | undefined;
   readonly version: number;
@@ -101,6 +106,7 @@ const initial: UiState = {
   frame: 0,
   exited: false,
   agents: [],
+  printed: [],
   defaultAgent: undefined,
   version: 0,
 };
@@ -171,7 +177,7 @@ export class Controller {
     this.children?.close();
     this.children = new ChildSummaries(this.backend.api, this.backend.server, () => this.update({}));
     const parents = how.parents ?? (how.asChild && previous !== undefined ? [...this.state.parents, previous] : []);
-    this.update({ screen: "conversation", parents, question: undefined, permissionChoice: 0, expanded: new Set(), agents: [] });
+    this.update({ screen: "conversation", parents, question: undefined, permissionChoice: 0, expanded: new Set(), agents: [], printed: [] });
     this.onFeed();
     void this.loadAgents(sessionId);
   }
@@ -196,6 +202,13 @@ export class Controller {
 
   private onFeed(): void {
     const view = this.view;
+    const printed = this.state.printed;
+    const fresh: Printed[] = [];
+    for (const turn of view?.turns ?? []) {
+      if (turn.outcome === undefined) break;
+      if (!printed.some((entry) => entry.key === turn.id)) fresh.push({ key: turn.id, turn });
+    }
+    if (fresh.length > 0) this.update({ printed: [...printed, ...fresh] });
     for (const turn of view?.turns ?? []) {
       for (const part of turn.parts) if (part.type === "tool" && part.activity?.childSessionId !== undefined) this.children?.track(part.activity.childSessionId);
     }
@@ -346,22 +359,6 @@ export class Controller {
   suggestionList(): SlashCommand[] {
     if (this.state.suggestionsHidden) return [];
     return suggestions(this.state.draft, this.state.screen === "opening");
-  }
-
-  toggleLatestDetails(): void {
-    const turns = this.view?.turns ?? [];
-    for (let index = turns.length - 1; index >= 0; index--) {
-      const parts = turns[index]!.parts;
-      for (let position = parts.length - 1; position >= 0; position--) {
-        const part = parts[position]!;
-        if (part.type !== "tool" && part.type !== "reasoning") continue;
-        const expanded = new Set(this.state.expanded);
-        if (expanded.has(part.id)) expanded.delete(part.id);
-        else expanded.add(part.id);
-        this.update({ expanded });
-        return;
-      }
-    }
   }
 
   toggleTips(): void {

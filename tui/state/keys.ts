@@ -7,7 +7,7 @@ import { parseCommand } from "../commands.js";
 import { PERMISSION_CHOICES } from "../components/permission.js";
 import type { Controller, Overlay } from "./controller.js";
 import { connectKey, providerPicker } from "./onboarding.js";
-import { agentPicker, compact, cycleAgent, cycleEffort, forkPicker, modelPicker, openFirstSubagent, openSibling, sessionPicker, skillPicker, subagentPicker } from "./slash.js";
+import { agentPicker, compact, cycleAgent, cycleEffort, forkPicker, modelPicker, openFirstSubagent, openSibling, sessionPicker, skillPicker, subagentPicker, toggleLatestDetails } from "./slash.js";
 
 type Action = () => void | Promise<void>;
 
@@ -49,7 +49,7 @@ function leader(controller: Controller, input: string, key: Key): void {
     case "c":
       return run(controller, () => compact(controller));
     case "t":
-      return controller.toggleLatestDetails();
+      return toggleLatestDetails(controller);
     case "p":
       return controller.openPicker(providerPicker(controller));
     case "q":
