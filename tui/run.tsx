@@ -30,7 +30,7 @@ export async function runTui(options: TuiOptions): Promise<number> {
   try {
     if (options.sessionId !== undefined) await controller.openSession(options.sessionId);
     if (options.onboarding) controller.openPicker(providerPicker(controller));
-    const instance = render(<App controller={controller} />, { exitOnCtrlC: false, patchConsole: false });
+    const instance = render(<App controller={controller} />, { exitOnCtrlC: false, patchConsole: false, incrementalRendering: true });
     await instance.waitUntilExit();
   } finally {
     controller.close();
