@@ -17,12 +17,13 @@ export function Header({ session, model, effort, agent, depth }: HeaderProps) {
   const context = contextLine(session?.contextUse);
   return (
     <Box borderStyle="round" borderColor="gray" paddingX={1} justifyContent="space-between">
-      <Text>
+      <Text wrap="truncate-end">
         <Text bold>ze</Text>
         {session ? <Text dimColor> {shortId(session.id)}</Text> : null}
         {depth > 0 ? <Text color="magenta"> sub-agent{session?.agent ? ` ${session.agent}` : ""}</Text> : null}
         {session?.title ? <Text> {session.title}</Text> : null}
       </Text>
+      <Text> </Text>
       <Text>
         <Text color="green">{model ?? "default model"}</Text>
         {effort ? <Text color="green"> ({effort})</Text> : null}
