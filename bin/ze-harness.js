@@ -12,8 +12,12 @@ const argv = process.argv.slice(2);
 if (argv.length === 1 && argv[0] === "--version") {
   const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
   process.stdout.write(`ze-harness/${manifest.version} ${process.platform}-${process.arch} node-${process.version}\n`);
-} else if ((argv.length === 0 || (argv.length === 1 && argv[0] === "--help")) && process.env.OCLIF_COLUMNS === undefined) {
-  // The same text oclif prints when stdout is not a terminal (80 columns).
+} else if (
+  ((argv.length === 0 && !(process.stdin.isTTY && process.stdout.isTTY)) || (argv.length === 1 && argv[0] === "--help")) &&
+  process.env.OCLIF_COLUMNS === undefined
+) {
+  // The same text oclif prints when stdout is not a terminal (80 columns). A bare `ze-harness`
+  // on a terminal opens the TUI instead (cli/main.ts).
   process.stdout.write(readFileSync(join(root, "dist", "cli", "root-help.txt"), "utf8"));
 } else {
   const { pathToFileURL } = require("node:url");

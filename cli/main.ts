@@ -56,8 +56,22 @@ function usage(message: string): Promise<never> {
   return exitWhenFlushed(exitCode);
 }
 
+/** The flags that open the TUI without naming `tui` (`ze-harness -s ID`, `ze-harness --onboarding`). */
+const TUI_FLAGS = new Set(["-s", "--resume", "--workdir", "--no-workdir", "--onboarding"]);
+
+const onTerminal = (): boolean => process.stdin.isTTY === true && process.stdout.isTTY === true;
+
+/** A bare `ze-harness` (connection flags at most) on a terminal, or one led by a TUI flag, opens the TUI. */
+function opensTui(words: readonly string[], rest: readonly string[]): boolean {
+  if (words.length > 0) return false;
+  const first = rest[0];
+  if (first === undefined) return onTerminal();
+  return TUI_FLAGS.has(first.split("=")[0]!);
+}
+
 export async function main(argv: readonly string[], root: string): Promise<never> {
-  const { words, globals, rest } = splitCommandLine(argv);
+  const split = splitCommandLine(argv);
+  const { words, globals, rest } = opensTui(split.words, split.rest) ? { ...split, words: ["tui"] } : split;
   const id = words.join(":");
   const helpRequested = rest.slice(0, rest.includes("--") ? rest.indexOf("--") : undefined).includes("--help");
   if (isCommandId(id)) {

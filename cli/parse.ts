@@ -45,9 +45,16 @@ export async function parseCommandLine(spec: CommandSpec, argv: readonly string[
       positional.push(token);
       continue;
     }
-    if (!token.startsWith("--")) return undefined;
-    const equals = token.indexOf("=");
-    const name = token.slice(2, equals < 0 ? undefined : equals);
+    let expanded = token;
+    if (!token.startsWith("--")) {
+      // A one-letter alias (`-s VALUE`) stands for its flag's long name.
+      const alias = /^-([A-Za-z])$/.exec(token)?.[1];
+      const long = alias === undefined ? undefined : Object.entries(flagSpecs).find(([, candidate]) => candidate.char === alias)?.[0];
+      if (long === undefined) return undefined;
+      expanded = `--${long}`;
+    }
+    const equals = expanded.indexOf("=");
+    const name = expanded.slice(2, equals < 0 ? undefined : equals);
     const flag = Object.hasOwn(flagSpecs, name) ? flagSpecs[name] : undefined;
     if (!flag || (flag.multiple && !flag.multipleNonGreedy)) return undefined;
     const previous = given.get(name);
@@ -58,7 +65,7 @@ export async function parseCommandLine(spec: CommandSpec, argv: readonly string[
       continue;
     }
     let value: string | undefined;
-    if (equals >= 0) value = token.slice(equals + 1);
+    if (equals >= 0) value = expanded.slice(equals + 1);
     else {
       value = argv[index + 1];
       index += 1;
@@ -82,9 +89,10 @@ export async function parseCommandLine(spec: CommandSpec, argv: readonly string[
       if (flags[name] !== undefined && (flag.exclusive ?? []).some((other) => flags[other] !== undefined)) return undefined;
     }
     const argSpecs = Object.entries(spec.args ?? {});
-    if (positional.length !== argSpecs.length) return undefined;
+    const required = argSpecs.filter(([, argSpec]) => argSpec.required).length;
+    if (positional.length < required || positional.length > argSpecs.length) return undefined;
     const args: Record<string, unknown> = {};
-    for (const [index, [name, argSpec]] of argSpecs.entries()) args[name] = await parseValue(argSpec, positional[index]!);
+    for (const [index, [name, argSpec]] of argSpecs.entries()) if (index < positional.length) args[name] = await parseValue(argSpec, positional[index]!);
     return { args, flags };
   } catch {
     return undefined;

@@ -6,6 +6,8 @@ import type { Connection, ConnectOptions } from "./base.js";
 
 interface FlagOptions {
   readonly description: string;
+  /** A one-letter alias (`-s`). */
+  readonly char?: string;
   readonly helpGroup?: string;
   readonly env?: string;
   readonly exclusive?: readonly string[];
@@ -28,7 +30,8 @@ export interface ArgSpec<T = unknown> {
   readonly type: "string" | "integer";
   readonly name?: string;
   readonly description: string;
-  readonly required: true;
+  /** false: the argument may be left out (then it is undefined); only the last ones may be. */
+  readonly required: boolean;
   readonly options?: readonly string[];
   readonly min?: number;
   readonly parse?: (input: string) => Promise<string>;

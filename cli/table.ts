@@ -69,6 +69,7 @@ const loaders = {
   "turn:list": () => import("./commands/turn/list.js"),
   "turn:rewind": () => import("./commands/turn/rewind.js"),
   "turn:show": () => import("./commands/turn/show.js"),
+  tui: () => import("./commands/tui.js"),
 } satisfies Record<string, () => Promise<{ default: CommandSpec<any, any> }>>;
 
 export type CommandId = keyof typeof loaders;

@@ -43,7 +43,8 @@ function nativePackages() {
   return [...found];
 }
 
-const external = ["libsql", "@libsql/*", "@neon-rs/*", "bufferutil", "utf-8-validate", "@oclif/core", "ajv", "ajv/*", "ajv-formats", ...nativePackages()];
+// react-devtools-core: Ink imports it only when DEV=true (not installed).
+const external = ["react-devtools-core", "libsql", "@libsql/*", "@neon-rs/*", "bufferutil", "utf-8-validate", "@oclif/core", "ajv", "ajv/*", "ajv-formats", ...nativePackages()];
 
 rmSync(outdir, { recursive: true, force: true });
 const result = await build({
@@ -57,6 +58,8 @@ const result = await build({
   target: "node20",
   external,
   chunkNames: "chunk-[hash]",
+  // The TUI's .tsx (React's automatic runtime; tsconfig.json says the same to tsc).
+  jsx: "automatic",
   // CommonJS packages inside the bundle call require() for Node's built-ins.
   banner: { js: 'import { createRequire as __zeCreateRequire } from "node:module"; const require = __zeCreateRequire(import.meta.url);' },
   legalComments: "none",

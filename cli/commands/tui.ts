@@ -1,0 +1,53 @@
+// `ze-harness tui [SESSION_ID]` (also a bare `ze-harness` on a terminal, and `ze-harness -s ID`):
+// the interactive TUI over the same connection every command uses. The TUI itself (Ink and
+// React) is loaded only here, as its own chunk.
+import { resolve } from "node:path";
+import { usageError } from "../errors.js";
+import { arg, defineCommand, flag } from "../spec.js";
+import { sessionIdFlag } from "../args.js";
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export default defineCommand({
+  summary: "Open the interactive TUI.",
+  description:
+    "Opens the interactive terminal UI: type a prompt and press Enter to start a Session in the current directory, or resume SESSION_ID (also -s/--resume). " +
+    "Ctrl+X is the leader key (Ctrl+X M model, A agent, S sessions, N new Session, O open by ID, Q quit); Esc cancels the running Turn; Ctrl+C quits and leaves Sessions running on the server. " +
+    "A bare `ze-harness` on a terminal opens it too. Needs a terminal on stdin and stdout.",
+  examples: ["<%= config.bin %> tui", "<%= config.bin %> tui 550e8400-e29b-41d4-a716-446655440000", "<%= config.bin %> -s 550e8400-e29b-41d4-a716-446655440000", "<%= config.bin %> tui --workdir ../other"],
+  args: {
+    sessionId: arg.string({
+      name: "SESSION_ID",
+      description: "Session to resume (a UUID).",
+      required: false,
+      parse: async (value) => {
+        if (!UUID.test(value)) throw usageError(`${JSON.stringify(value)} is not a Session id (a UUID)`);
+        return value.toLowerCase();
+      },
+    }),
+  },
+  flags: {
+    resume: { ...sessionIdFlag("Resume this Session (the same as SESSION_ID)."), char: "s" },
+    workdir: flag.string({ description: "Working directory of new Sessions (default: the current directory).", exclusive: ["no-workdir"] }),
+    "no-workdir": flag.boolean({ description: "Start new Sessions in the server root instead of the current directory.", exclusive: ["workdir"] }),
+    onboarding: flag.boolean({ description: "Open provider setup at start." }),
+  },
+  connection: true,
+  async run({ args, flags, connect }) {
+    const sessionId = (args as { sessionId?: string | undefined }).sessionId;
+    if (sessionId !== undefined && flags.resume !== undefined && sessionId !== flags.resume) throw usageError("give the Session either as SESSION_ID or with --resume, not both");
+    if (!process.stdin.isTTY || !process.stdout.isTTY) throw usageError("the TUI needs a terminal on stdin and stdout (use `run` or `chat` in scripts)");
+    // Ink, React and the TUI load while the connection opens (the embedded host starts).
+    const loading = import("../tui/run.js");
+    loading.catch(() => undefined);
+    const connection = await connect({ runTurns: true });
+    const { runTui } = await loading;
+    return runTui({
+      client: connection.client,
+      server: connection.server,
+      where: { directory: flags["no-workdir"] ? undefined : resolve(flags.workdir ?? process.cwd()), local: connection.local },
+      sessionId: sessionId ?? flags.resume,
+      onboarding: flags.onboarding === true,
+    });
+  },
+});

@@ -1,0 +1,118 @@
+// The TUI's root: subscribes to the controller (and through it the Session feed), renders the
+// opening screen or the conversation, and sends every key to keys.ts.
+import { Box, Static, Text, useApp, useInput, useStdout } from "ink";
+import { useEffect, useSyncExternalStore } from "react";
+import { Composer } from "./components/composer.js";
+import { Header } from "./components/header.js";
+import { PermissionPrompt } from "./components/permission.js";
+import { ReasoningRow } from "./components/reasoning-row.js";
+import { ToolRow } from "./components/tool-row.js";
+import { Picker } from "./components/picker.js";
+import { QuestionPrompt } from "./components/question.js";
+import { StatusRow, type StatusRowProps } from "./components/status-row.js";
+import { Suggestions } from "./components/suggestions.js";
+import { TurnView } from "./components/turn-view.js";
+import { SPINNER } from "./format.js";
+import type { Controller } from "./state/controller.js";
+import { handleKey } from "./state/keys.js";
+import { nextModel } from "./state/slash.js";
+
+export function App({ controller }: { readonly controller: Controller }) {
+  const state = useSyncExternalStore(controller.subscribe, controller.getSnapshot);
+  const { exit } = useApp();
+  const { stdout } = useStdout();
+  useInput((input, key) => handleKey(controller, input, key));
+  useEffect(() => {
+    if (state.exited) exit();
+  }, [state.exited, exit]);
+
+  const view = controller.view;
+  const spinner = SPINNER[state.frame] ?? SPINNER[0]!;
+  const pending = controller.pending();
+  const turns = view?.turns ?? [];
+  const running = turns.some((turn) => turn.outcome === undefined);
+  const status: StatusRowProps["state"] = view?.reconnecting
+    ? "reconnecting"
+    : pending?.kind === "approval"
+      ? "approval"
+      : pending?.kind === "question"
+        ? "question"
+        : running
+          ? "working"
+          : "idle";
+  // Settled Turns are printed once to the scrollback (Static); only the running ones re-render,
+  // cut to the screen's height so a frame never outgrows the terminal.
+  const printedIds = new Set(state.printed.map((entry) => entry.key));
+  const live = turns.filter((turn) => !printedIds.has(turn.id));
+  const maxLines = Math.max(5, (stdout.rows || 40) - 14);
+  const menu = controller.suggestionList();
+  const overlay = state.overlay;
+  const queued = turns.filter((turn) => turn.phase === "pending").length;
+  const props = { clientId: controller.backend.api.clientId, expanded: state.expanded, spinner, childSummary: (id: string) => controller.children?.get(id) };
+
+  return (
+    <Box flexDirection="column">
+      {state.screen === "conversation" ? (
+        // Keyed by Session: switching Sessions prints the new history.
+        <Static key={view?.session?.id ?? "none"} items={[...state.printed]}>
+          {(entry) =>
+            "turn" in entry ? (
+              <TurnView key={entry.key} turn={entry.turn} {...props} />
+            ) : entry.part.type === "tool" ? (
+              <ToolRow key={entry.key} part={entry.part} expanded spinner="" />
+            ) : (
+              <ReasoningRow key={entry.key} part={entry.part} expanded running={false} />
+            )
+          }
+        </Static>
+      ) : null}
+      {state.screen === "opening" ? (
+        <Box flexDirection="column" marginBottom={1}>
+          <Text bold color="cyan">
+            Ze Harness
+          </Text>
+          {state.tipsHidden ? null : (
+            <Text dimColor>Type a prompt and press Enter to start a Session · / for commands · Ctrl+X O open a Session by ID · Ctrl+Alt+O hides tips</Text>
+          )}
+        </Box>
+      ) : null}
+      {live.map((turn) => (
+        <TurnView key={turn.id} turn={turn} {...props} maxLines={maxLines} width={stdout.columns || 80} />
+      ))}
+      <Header
+        session={view?.session}
+        model={nextModel(controller)}
+        effort={state.next.effort}
+        agent={state.next.agent ?? view?.session?.agent ?? state.defaultAgent}
+        depth={state.parents.length}
+      />
+      {pending?.kind === "approval" && pending.permission ? <PermissionPrompt request={pending.permission} selected={state.permissionChoice} agent={pending.agent} /> : null}
+      {pending?.kind === "question" && pending.question && state.question ? (
+        <QuestionPrompt request={pending.question} index={state.question.index} selected={state.question.selected} />
+      ) : null}
+      {view?.reconnecting ? <Text color="red">Reconnecting: {view.reconnecting}</Text> : null}
+      {state.notice ? <Text color={state.notice.kind === "error" ? "red" : "gray"}>{state.notice.text}</Text> : null}
+      {state.next.skills.length > 0 ? <Text dimColor>Skills for the next Turn: {state.next.skills.join(", ")}</Text> : null}
+      {overlay?.kind === "picker" ? (
+        <Picker
+          title={overlay.spec.title}
+          query={overlay.query}
+          items={controller.visibleItems(overlay)}
+          selected={overlay.selected}
+          hint={overlay.spec.hint}
+          loading={overlay.loading}
+          error={overlay.error}
+        />
+      ) : null}
+      {overlay?.kind === "secret" ? (
+        <Composer text={"•".repeat(overlay.text.length)} placeholder="API key (hidden) · Enter connect · Esc cancel" label={`API key for ${overlay.providerId}`} />
+      ) : null}
+      {overlay?.kind === "open" ? <Composer text={overlay.text} placeholder="Session ID (a UUID) · Enter open · Esc close" label="Open a Session" /> : null}
+      {overlay === undefined ? (
+        <Composer text={state.draft} placeholder={state.screen === "opening" ? "Ask anything…" : running ? "Follow up on the running Turn…" : "Send a prompt…"} />
+      ) : null}
+      {overlay === undefined && menu.length > 0 ? <Suggestions items={menu} selected={Math.min(state.suggestionIndex, menu.length - 1)} /> : null}
+      <StatusRow state={status} spinner={spinner} leader={state.leader || state.shortcutsPinned} queued={queued} />
+    </Box>
+  );
+}

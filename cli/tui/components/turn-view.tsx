@@ -1,0 +1,95 @@
+// One Turn: the prompt (with its author), its parts in order, and under a settled Turn the
+// model and elapsed execution time (queue wait excluded) or how it ended.
+import { Box, Text } from "ink";
+import type { Turn } from "../../../clients/index.js";
+import { duration, executionMs, promptText, shortId } from "../format.js";
+import { ReasoningRow } from "./reasoning-row.js";
+import { ToolRow } from "./tool-row.js";
+
+export interface TurnViewProps {
+  readonly turn: Turn;
+  readonly clientId: string;
+  readonly expanded: ReadonlySet<string>;
+  readonly spinner: string;
+  /** A sub-agent's one-line summary by child Session id. */
+  readonly childSummary?: (childSessionId: string) => string | undefined;
+  /** While the Turn runs: show at most this many (wrapped) lines of each text part, the latest. */
+  readonly maxLines?: number;
+  readonly width?: number;
+}
+
+/** The last `maxLines` screen lines of `text` at `width` columns, with a note of what is cut. */
+function tail(text: string, maxLines: number | undefined, width: number): string {
+  if (maxLines === undefined) return text;
+  const rows: string[] = [];
+  for (const line of text.split("\n")) {
+    if (line.length <= width) rows.push(line);
+    else for (let start = 0; start < line.length; start += width) rows.push(line.slice(start, start + width));
+  }
+  if (rows.length <= maxLines) return text;
+  return `… ${rows.length - maxLines} earlier lines (all of it prints when the Turn settles)\n${rows.slice(-maxLines).join("\n")}`;
+}
+
+export function author(attribution: Turn["attribution"], clientId: string): string {
+  if (!attribution || attribution.clientId === clientId) return "you";
+  return attribution.authorId !== undefined ? shortId(attribution.authorId) : shortId(attribution.clientId.replace(/^.*\//, ""));
+}
+
+function Footer({ turn }: { readonly turn: Turn }) {
+  const outcome = turn.outcome;
+  if (!outcome) return turn.phase === "pending" ? <Text dimColor>queued</Text> : null;
+  const took = executionMs(turn);
+  const detail = `${turn.model}${took !== undefined ? ` · ${duration(took)}` : ""}`;
+  switch (outcome.kind) {
+    case "completed":
+      return <Text dimColor>{detail}</Text>;
+    case "cancelled":
+      return <Text color="yellow">cancelled{outcome.reason ? `: ${outcome.reason}` : ""} · {detail}</Text>;
+    case "failed":
+      return <Text color="red">failed: {outcome.fault.code}: {outcome.fault.message}</Text>;
+    case "limit_reached":
+      return <Text color="red">stopped at a limit: {outcome.limit.name}: {outcome.diagnostic.message}</Text>;
+  }
+}
+
+export function TurnView({ turn, clientId, expanded, spinner, childSummary, maxLines, width = 80 }: TurnViewProps) {
+  const running = turn.outcome === undefined;
+  const cut = running ? maxLines : undefined;
+  return (
+    <Box flexDirection="column" marginBottom={1}>
+      <Text>
+        <Text color="cyan" bold>
+          › {author(turn.attribution, clientId)}
+        </Text>{" "}
+        {promptText(turn)}
+      </Text>
+      {turn.parts.map((part) => {
+        switch (part.type) {
+          case "text":
+            return part.text === "" ? null : <Text key={part.id}>{tail(part.text, cut, width)}</Text>;
+          case "refusal":
+            return <Text key={part.id} color="red">{part.text}</Text>;
+          case "reasoning":
+            return <ReasoningRow key={part.id} part={part} expanded={expanded.has(part.id)} running={running} />;
+          case "tool":
+            return (
+              <ToolRow
+                key={part.id}
+                part={part}
+                expanded={expanded.has(part.id)}
+                spinner={spinner}
+                subagent={part.activity?.childSessionId !== undefined ? childSummary?.(part.activity.childSessionId) : undefined}
+              />
+            );
+          case "steering":
+            return (
+              <Text key={part.id} color="cyan">
+                ↳ {part.steers.map((steer) => steer.prompt.map((item) => (item.type === "text" ? item.text : "[image]")).join(" ")).join(" · ")}
+              </Text>
+            );
+        }
+      })}
+      <Footer turn={turn} />
+    </Box>
+  );
+}

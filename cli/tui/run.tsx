@@ -1,0 +1,41 @@
+// Starts the TUI on the terminal: a controller over the given client, the first screen
+// (opening, a resumed Session, or a new Session), and Ink until the user quits.
+import { render } from "ink";
+import type { ZeClient } from "../../clients/index.js";
+import { App } from "./app.js";
+import { Backend, type Where } from "./state/backend.js";
+import { Controller } from "./state/controller.js";
+import { providerPicker } from "./state/onboarding.js";
+import { Preferences } from "./state/preferences.js";
+
+export interface TuiOptions {
+  readonly client: ZeClient;
+  readonly server: string;
+  readonly where: Where;
+  /** Resume this Session instead of the opening screen. */
+  readonly sessionId?: string | undefined;
+  readonly onboarding?: boolean;
+}
+
+export function createController(options: TuiOptions, preferences = new Preferences()): Controller {
+  return new Controller({ backend: new Backend(options.client, options.server, options.where), preferences });
+}
+
+/** Runs the TUI until the user quits; resolves with the exit code. */
+export async function runTui(options: TuiOptions): Promise<number> {
+  // Raw mode first: keys typed while the TUI starts keep their meaning (a cooked terminal
+  // would turn Enter into a line feed and hold the line back).
+  if (process.stdin.isTTY) process.stdin.setRawMode(true);
+  const controller = createController(options);
+  try {
+    if (options.sessionId !== undefined) await controller.openSession(options.sessionId);
+    if (options.onboarding) controller.openPicker(providerPicker(controller));
+    const instance = render(<App controller={controller} />, { exitOnCtrlC: false, patchConsole: false, incrementalRendering: true });
+    await instance.waitUntilExit();
+  } finally {
+    controller.close();
+    // The shell gets its terminal back as it was, also after a failure.
+    if (process.stdin.isTTY) process.stdin.setRawMode(false);
+  }
+  return 0;
+}

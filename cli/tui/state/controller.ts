@@ -1,0 +1,384 @@
+// The TUI's state outside React: the screen, the draft, overlays, the leader key, the next
+// Turn's model/agent/effort/Skills, the Session being viewed (and its parents while viewing
+// a sub-agent), and every key press. Components only render its snapshot; tests drive it
+// through the same keys a terminal sends. Pickers live in pickers.ts, keys in keys.ts.
+import type { CatalogSnapshot, ReasoningTurnPart, ToolTurnPart, PermissionRequest, QuestionRequest, ReasoningEffort, Turn } from "../../../clients/index.js";
+import { parseCommand, suggestions, type SlashCommand } from "../commands.js";
+import type { PickerItem } from "../components/picker.js";
+import { SPINNER } from "../format.js";
+import type { Backend } from "./backend.js";
+import { SessionFeed, type FeedOptions, type FeedView } from "./feed.js";
+import type { Preferences } from "./preferences.js";
+import { runSlashCommand } from "./slash.js";
+import { DescendantRequests } from "./descendants.js";
+import { ChildSummaries } from "./children.js";
+
+export interface PickerSpec {
+  readonly title: string;
+  readonly hint: string;
+  readonly load: () => Promise<PickerItem[]>;
+  readonly choose: (item: PickerItem) => void | Promise<void>;
+  /** Tab (favorite in the model picker, details in the skill picker). */
+  readonly tab?: (item: PickerItem) => void;
+  /** Space/Enter toggles instead of choosing; Esc then applies. */
+  readonly multi?: { readonly toggle: (item: PickerItem) => void; readonly done: () => void };
+  /** Filter text given with the command (`/models gpt`). */
+  readonly query?: string;
+  /** A query shaped like this is offered as an item of its own (a typed `PROVIDER/MODEL`). */
+  readonly freeform?: RegExp;
+}
+
+export type Overlay =
+  | { readonly kind: "picker"; readonly spec: PickerSpec; readonly query: string; readonly selected: number; readonly items: readonly PickerItem[]; readonly loading: boolean; readonly error?: string | undefined }
+  | { readonly kind: "open"; readonly text: string }
+  /** The masked API-key field of Connect provider. */
+  | { readonly kind: "secret"; readonly providerId: string; readonly text: string };
+
+export interface Pending {
+  readonly kind: "approval" | "question";
+  /** The viewed Session's Turn that waits; absent for a sub-agent's request. */
+  readonly turn?: Turn;
+  /** The sub-agent's agent, for a descendant's request. */
+  readonly agent?: string | undefined;
+  readonly permission?: PermissionRequest;
+  readonly question?: QuestionRequest;
+}
+
+/** A settled Turn, or the full details of one of its parts asked for with Ctrl+X T. */
+export type Printed = { readonly key: string; readonly turn: Turn } | { readonly key: string; readonly part: ToolTurnPart | ReasoningTurnPart };
+
+export interface NextTurnChoice {
+  readonly model?: string | undefined;
+  readonly effort?: ReasoningEffort | undefined;
+  readonly agent?: string | undefined;
+  readonly skills: readonly string[];
+}
+
+export interface UiState {
+  readonly screen: "opening" | "conversation";
+  readonly draft: string;
+  readonly suggestionIndex: number;
+  readonly suggestionsHidden: boolean;
+  readonly leader: boolean;
+  /** The shortcut panel stays open (Ctrl+Alt+K). */
+  readonly shortcutsPinned: boolean;
+  /** First-run tips hidden (model-preferences.json `hideTips`). */
+  readonly tipsHidden: boolean;
+  readonly overlay: Overlay | undefined;
+  readonly notice: { readonly text: string; readonly kind: "error" | "info" } | undefined;
+  readonly expanded: ReadonlySet<string>;
+  readonly permissionChoice: number;
+  readonly question: { readonly requestId: string; readonly index: number; readonly selected: number; readonly answers: readonly string[][] } | undefined;
+  readonly next: NextTurnChoice;
+  /** Parent Session ids while viewing a sub-agent (innermost last). */
+  readonly parents: readonly string[];
+  readonly frame: number;
+  readonly exited: boolean;
+  readonly agents: readonly string[];
+  /** What is printed to the scrollback once (Ink's Static), append-only per Session view. */
+  readonly printed: readonly Printed[];
+  /** The host's default agent for this Session (when it names none). */
+  readonly defaultAgent: string | undefined;
+  readonly version: number;
+}
+
+export interface ControllerOptions {
+  readonly backend: Backend;
+  readonly preferences: Preferences;
+  readonly feedOptions?: FeedOptions;
+}
+
+const initial: UiState = {
+  screen: "opening",
+  draft: "",
+  suggestionIndex: 0,
+  suggestionsHidden: false,
+  leader: false,
+  shortcutsPinned: false,
+  tipsHidden: false,
+  overlay: undefined,
+  notice: undefined,
+  expanded: new Set(),
+  permissionChoice: 0,
+  question: undefined,
+  next: { skills: [] },
+  parents: [],
+  frame: 0,
+  exited: false,
+  agents: [],
+  printed: [],
+  defaultAgent: undefined,
+  version: 0,
+};
+
+export class Controller {
+  state: UiState = initial;
+  feed: SessionFeed | undefined;
+  private descendants: DescendantRequests | undefined;
+  /** Summaries of the sub-agents behind the viewed Session's task rows. */
+  children: ChildSummaries | undefined;
+  /** The last model catalog read (pickers, effort levels, the header's default). */
+  catalog: CatalogSnapshot | undefined;
+  private unsubscribeFeed: (() => void) | undefined;
+  private readonly listeners = new Set<() => void>();
+  private spinner: ReturnType<typeof setInterval> | undefined;
+  readonly backend: Backend;
+  readonly preferences: Preferences;
+
+  constructor(private readonly options: ControllerOptions) {
+    this.backend = options.backend;
+    this.preferences = options.preferences;
+    this.state = { ...initial, tipsHidden: options.preferences.get().hideTips };
+  }
+
+  subscribe = (listener: () => void): (() => void) => {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  };
+
+  getSnapshot = (): UiState => this.state;
+
+  update(patch: Partial<UiState>): void {
+    this.state = { ...this.state, ...patch, version: this.state.version + 1 };
+    for (const listener of [...this.listeners]) listener();
+  }
+
+  get view(): FeedView | undefined {
+    return this.feed?.getSnapshot();
+  }
+
+  get sessionId(): string | undefined {
+    return this.feed?.sessionId;
+  }
+
+  info(text: string): void {
+    this.update({ notice: { text, kind: "info" } });
+  }
+
+  error(error: unknown): void {
+    this.update({ notice: { text: error instanceof Error ? error.message : String(error), kind: "error" } });
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Sessions
+
+  /** Shows `sessionId` (history, then live). `asChild` keeps the current Session as its parent. */
+  async openSession(sessionId: string, how: { readonly asChild?: boolean; readonly parents?: readonly string[] } = {}): Promise<void> {
+    const feed = new SessionFeed(this.backend.api, this.backend.server, sessionId, this.options.feedOptions);
+    await feed.open(); // an unknown Session fails here, before anything changes
+    const previous = this.sessionId;
+    this.unsubscribeFeed?.();
+    this.feed?.close();
+    this.feed = feed;
+    this.unsubscribeFeed = feed.subscribe(() => this.onFeed());
+    this.descendants?.stop();
+    this.descendants = new DescendantRequests(this.backend.api, this.backend.server, sessionId, () => this.onFeed());
+    this.descendants.start();
+    this.children?.close();
+    this.children = new ChildSummaries(this.backend.api, this.backend.server, () => this.update({}));
+    const parents = how.parents ?? (how.asChild && previous !== undefined ? [...this.state.parents, previous] : []);
+    this.update({ screen: "conversation", parents, question: undefined, permissionChoice: 0, expanded: new Set(), agents: [], printed: [] });
+    this.onFeed();
+    void this.loadAgents(sessionId);
+  }
+
+  private async loadAgents(sessionId: string): Promise<void> {
+    try {
+      const { agents, defaultAgent } = await this.backend.agents(sessionId);
+      if (this.sessionId === sessionId) this.update({ agents: agents.filter((agent) => agent.mode !== "subagent").map((agent) => agent.id), defaultAgent });
+    } catch {
+      // Tab cycling stays off without the list
+    }
+  }
+
+  /** Starts a new Session in the client's directory and switches to it (the previous one keeps running). */
+  async newSession(prompt?: string): Promise<void> {
+    const { session, fallback } = await this.backend.createSession();
+    await this.openSession(session.id);
+    if (fallback) this.info(fallback);
+    else this.update({ notice: undefined });
+    if (prompt !== undefined && prompt.trim() !== "") await this.queue(prompt);
+  }
+
+  private onFeed(): void {
+    const view = this.view;
+    const printed = this.state.printed;
+    const fresh: Printed[] = [];
+    for (const turn of view?.turns ?? []) {
+      if (turn.outcome === undefined) break;
+      if (!printed.some((entry) => entry.key === turn.id)) fresh.push({ key: turn.id, turn });
+    }
+    if (fresh.length > 0) this.update({ printed: [...printed, ...fresh] });
+    for (const turn of view?.turns ?? []) {
+      for (const part of turn.parts) if (part.type === "tool" && part.activity?.childSessionId !== undefined) this.children?.track(part.activity.childSessionId);
+    }
+    const running = view?.turns.some((turn) => turn.outcome === undefined) ?? false;
+    if (running && !this.spinner) {
+      this.spinner = setInterval(() => {
+        // The working spinner pauses while reconnecting.
+        if (!this.view?.reconnecting) this.update({ frame: (this.state.frame + 1) % SPINNER.length });
+      }, 120);
+      this.spinner.unref?.();
+    } else if (!running && this.spinner) {
+      clearInterval(this.spinner);
+      this.spinner = undefined;
+    }
+    const pending = this.pending();
+    const question = pending?.question;
+    if (question && this.state.question?.requestId !== question.id) this.update({ question: { requestId: question.id, index: 0, selected: 0, answers: [] } });
+    else if (!question && this.state.question) this.update({ question: undefined });
+    else this.update({});
+  }
+
+  /** The first open permission request or question of the viewed Session. */
+  pending(): Pending | undefined {
+    for (const turn of this.view?.turns ?? []) {
+      if (turn.outcome !== undefined) continue;
+      for (const part of turn.parts) {
+        if (part.type !== "tool") continue;
+        if (part.approval.state === "pending") return { kind: "approval", turn, permission: part.approval.request };
+        if (part.question?.state === "pending") return { kind: "question", turn, question: part.question.request };
+      }
+    }
+    const descendant = this.descendants?.first();
+    if (descendant?.kind === "approval") return { kind: "approval", permission: descendant.request, agent: descendant.agent };
+    if (descendant?.kind === "question") return { kind: "question", question: descendant.request, agent: descendant.agent };
+    return undefined;
+  }
+
+  runningTurn(): Turn | undefined {
+    return this.view?.turns.find((turn) => turn.phase === "running") ?? this.view?.turns.find((turn) => turn.outcome === undefined);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Prompts
+
+  async queue(text: string): Promise<void> {
+    const sessionId = this.sessionId;
+    if (sessionId === undefined) return this.newSession(text);
+    const next = this.state.next;
+    const turnId = await this.backend.queue(sessionId, text, next);
+    this.feed?.follow(turnId);
+    if (next.model !== undefined) this.preferences.used(next.model);
+    // Selected Skills load into the next queued Turn and then clear.
+    if (next.skills.length > 0) this.update({ next: { ...next, skills: [] } });
+  }
+
+  async steer(text: string, fallbackToQueue: boolean): Promise<void> {
+    const running = this.runningTurn();
+    const sessionId = this.sessionId;
+    if (!running || sessionId === undefined) {
+      if (fallbackToQueue) return this.queue(text);
+      throw new Error("/steer needs a running Turn to follow up on");
+    }
+    try {
+      await this.backend.steer(sessionId, running.id, text);
+    } catch (error) {
+      const tag = (error as { name?: string }).name;
+      if (fallbackToQueue && (tag === "TurnNotSteerableError" || tag === "TurnNotActiveError")) return this.queue(text);
+      throw error;
+    }
+  }
+
+  /** Enter in the composer: a slash command, or a prompt (a follow-up while a Turn runs). */
+  async submit(text: string): Promise<void> {
+    const trimmed = text.trim();
+    if (trimmed === "") return;
+    this.update({ draft: "", suggestionIndex: 0, suggestionsHidden: false, notice: undefined });
+    try {
+      if (trimmed.startsWith("/")) {
+        const parsed = parseCommand(trimmed);
+        if (!parsed) throw new Error(`unknown command ${trimmed.split(/\s/)[0]} (type / to list the commands)`);
+        await this.runCommand(parsed.command, parsed.argument);
+        return;
+      }
+      if (this.runningTurn()) await this.steer(trimmed, true);
+      else await this.queue(trimmed);
+    } catch (error) {
+      this.error(error);
+    }
+  }
+
+  async runCommand(command: SlashCommand, argument: string): Promise<void> {
+    await runSlashCommand(this, command, argument);
+  }
+
+  /** Esc with nothing else open: cancel the running Turn. */
+  async cancelRunning(): Promise<boolean> {
+    const running = this.runningTurn();
+    if (!running || this.sessionId === undefined) return false;
+    await this.backend.cancel(this.sessionId, running.id);
+    this.info("cancelling the running Turn");
+    return true;
+  }
+
+  async back(): Promise<boolean> {
+    const parents = this.state.parents;
+    const parent = parents[parents.length - 1];
+    if (parent === undefined) return false;
+    await this.openSession(parent, { parents: parents.slice(0, -1) });
+    return true;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Overlays
+
+  openPicker(spec: PickerSpec): void {
+    const overlay: Overlay = { kind: "picker", spec, query: spec.query ?? "", selected: 0, items: [], loading: true };
+    this.update({ overlay, leader: false });
+    void this.loadPicker(spec);
+  }
+
+  async loadPicker(spec: PickerSpec): Promise<void> {
+    try {
+      const items = await spec.load();
+      const overlay = this.state.overlay;
+      if (overlay?.kind === "picker" && overlay.spec === spec) this.update({ overlay: { ...overlay, items, loading: false, error: undefined, selected: Math.min(overlay.selected, Math.max(0, items.length - 1)) } });
+    } catch (error) {
+      const overlay = this.state.overlay;
+      if (overlay?.kind === "picker" && overlay.spec === spec) this.update({ overlay: { ...overlay, loading: false, error: error instanceof Error ? error.message : String(error) } });
+    }
+  }
+
+  /** The picker's items that match its query. */
+  visibleItems(overlay: Extract<Overlay, { kind: "picker" }>): readonly PickerItem[] {
+    const query = overlay.query.toLowerCase();
+    if (query === "") return overlay.items;
+    const matching = overlay.items.filter((item) => `${item.label} ${item.detail ?? ""} ${item.id}`.toLowerCase().includes(query));
+    const typed = overlay.query.trim();
+    if (overlay.spec.freeform?.test(typed) && !matching.some((item) => item.id === typed)) return [...matching, { id: typed, label: typed, detail: "(typed)" }];
+    return matching;
+  }
+
+  closeOverlay(): void {
+    this.update({ overlay: undefined });
+  }
+
+  // -------------------------------------------------------------------------------------------
+
+  suggestionList(): SlashCommand[] {
+    if (this.state.suggestionsHidden) return [];
+    return suggestions(this.state.draft, this.state.screen === "opening");
+  }
+
+  toggleTips(): void {
+    const tipsHidden = !this.state.tipsHidden;
+    this.preferences.setHideTips(tipsHidden);
+    this.update({ tipsHidden });
+    this.info(tipsHidden ? "first-run tips hidden on future launches (Ctrl+Alt+O shows them again)" : "first-run tips shown again");
+  }
+
+  quit(): void {
+    this.close();
+    this.update({ exited: true });
+  }
+
+  close(): void {
+    clearInterval(this.spinner);
+    this.spinner = undefined;
+    this.unsubscribeFeed?.();
+    this.feed?.close();
+    this.descendants?.stop();
+    this.children?.close();
+  }
+}

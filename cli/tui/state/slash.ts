@@ -1,0 +1,297 @@
+// What each slash command and leader binding does, and the pickers they open: sessions,
+// models (then effort), agents, Skills (multi-select), forks and sub-agents.
+import type { CatalogModel, ReasoningEffort } from "../../../clients/index.js";
+import type { SlashCommand } from "../commands.js";
+import { promptText, firstLine, shortId } from "../format.js";
+import type { Controller, PickerSpec } from "./controller.js";
+
+const EFFORTS: readonly ReasoningEffort[] = ["none", "minimal", "low", "medium", "high", "xhigh", "max"];
+
+/** Commands that need a Session say so instead of acting. */
+function needSession(controller: Controller, command: string): string {
+  const sessionId = controller.sessionId;
+  if (sessionId === undefined) throw new Error(`/${command} needs a Session: send a prompt first`);
+  return sessionId;
+}
+
+export async function runSlashCommand(controller: Controller, command: SlashCommand, argument: string): Promise<void> {
+  switch (command.name) {
+    case "new":
+      return controller.newSession(argument === "" ? undefined : argument);
+    case "queue":
+      if (argument === "") throw new Error("/queue needs TEXT");
+      return controller.queue(argument);
+    case "steer":
+      if (argument === "") throw new Error("/steer needs TEXT");
+      needSession(controller, "steer");
+      return controller.steer(argument, false);
+    case "sessions":
+      return controller.openPicker(sessionPicker(controller, argument));
+    case "models":
+      return controller.openPicker(modelPicker(controller, argument));
+    case "effort":
+      return effortCommand(controller, argument);
+    case "agents":
+      needSession(controller, "agents");
+      return controller.openPicker(agentPicker(controller, argument));
+    case "skills":
+      return controller.openPicker(skillPicker(controller, argument));
+    case "fork":
+      needSession(controller, "fork");
+      return argument === "" ? controller.openPicker(forkPicker(controller)) : forkAt(controller, argument);
+    case "subagents":
+      needSession(controller, "subagents");
+      return controller.openPicker(subagentPicker(controller));
+    case "back":
+      if (!(await controller.back())) throw new Error("/back: this Session is not a sub-agent");
+      return;
+    case "exit":
+      return controller.quit();
+  }
+}
+
+export function sessionPicker(controller: Controller, query = ""): PickerSpec {
+  return {
+    title: "Sessions",
+    hint: "↑/↓ move · Enter open · Ctrl+R refresh · Esc close",
+    query,
+    load: async () =>
+      (await controller.backend.sessions()).map((session) => ({
+        id: session.id,
+        label: session.title ?? shortId(session.id),
+        detail: `${shortId(session.id)} · ${new Date(session.updatedAt).toLocaleString()}${session.id === controller.sessionId ? " · current" : ""}`,
+      })),
+    choose: async (item) => {
+      controller.closeOverlay();
+      await controller.openSession(item.id);
+    },
+  };
+}
+
+async function catalogModels(controller: Controller): Promise<CatalogModel[]> {
+  const snapshot = await controller.backend.models(controller.sessionId);
+  controller.catalog = snapshot;
+  return snapshot.models;
+}
+
+export function modelPicker(controller: Controller, query = ""): PickerSpec {
+  return {
+    title: "Models",
+    hint: "↑/↓ move · Enter select · Tab favorite · Ctrl+R refresh · Esc close",
+    query,
+    freeform: /^[^/\s]+\/\S+$/,
+    load: async () => {
+      const { favorites, recent } = controller.preferences.get();
+      const rank = (ref: string): number => (favorites.includes(ref) ? 0 : recent.includes(ref) ? 1 : 2);
+      let catalog: CatalogModel[];
+      try {
+        catalog = await catalogModels(controller);
+      } catch (error) {
+        // Without the server's catalog: favorites, recent models and the models this Session used.
+        controller.info(`${error instanceof Error ? error.message : String(error)} — pick a remembered model or type PROVIDER/MODEL`);
+        const used = (controller.view?.turns ?? []).map((turn) => turn.model);
+        const refs = [...new Set([...favorites, ...recent, ...used])];
+        return refs.map((ref) => ({ id: ref, label: `${favorites.includes(ref) ? "★ " : ""}${ref}`, detail: favorites.includes(ref) ? "favorite" : "recent" }));
+      }
+      const models = catalog.filter((model) => model.availability.status === "available" || rank(model.ref) < 2);
+      return models
+        .sort((a, b) => rank(a.ref) - rank(b.ref) || (rank(a.ref) === 1 ? recent.indexOf(a.ref) - recent.indexOf(b.ref) : a.ref.localeCompare(b.ref)))
+        .map((model) => ({ id: model.ref, label: `${favorites.includes(model.ref) ? "★ " : ""}${model.ref}`, detail: model.displayName }));
+    },
+    tab: (item) => {
+      controller.preferences.toggleFavorite(item.id);
+      const overlay = controller.state.overlay;
+      if (overlay?.kind === "picker") void controller.loadPicker(overlay.spec);
+    },
+    choose: (item) => {
+      controller.closeOverlay();
+      const remembered = controller.preferences.get().efforts[item.id];
+      controller.update({ next: { ...controller.state.next, model: item.id, effort: remembered } });
+      controller.preferences.used(item.id);
+      const efforts = effortsOf(controller, item.id);
+      if (efforts.length > 0) controller.openPicker(effortPicker(controller, item.id, efforts));
+    },
+  };
+}
+
+function effortsOf(controller: Controller, model: string | undefined): readonly ReasoningEffort[] {
+  if (model === undefined) return [];
+  return controller.catalog?.models.find((candidate) => candidate.ref === model)?.capabilities.reasoningEfforts ?? [];
+}
+
+/** The model the next Turn will use. */
+export function nextModel(controller: Controller): string | undefined {
+  const view = controller.view;
+  return controller.state.next.model ?? view?.session?.defaultModel ?? view?.turns[view.turns.length - 1]?.model ?? controller.catalog?.defaultModel;
+}
+
+function setEffort(controller: Controller, model: string | undefined, effort: ReasoningEffort | undefined): void {
+  controller.update({ next: { ...controller.state.next, effort } });
+  if (model !== undefined) controller.preferences.setEffort(model, effort);
+}
+
+export function effortPicker(controller: Controller, model: string | undefined, efforts: readonly ReasoningEffort[]): PickerSpec {
+  return {
+    title: `Reasoning effort${model ? ` for ${model}` : ""}`,
+    hint: "↑/↓ move · Enter select · Esc close",
+    load: async () => [{ id: "default", label: "default" }, ...efforts.map((effort) => ({ id: effort, label: effort }))],
+    choose: (item) => {
+      controller.closeOverlay();
+      setEffort(controller, model, item.id === "default" ? undefined : (item.id as ReasoningEffort));
+    },
+  };
+}
+
+async function effortCommand(controller: Controller, argument: string): Promise<void> {
+  // The catalog only narrows the levels offered; without it every level is.
+  if (controller.catalog === undefined) await catalogModels(controller).catch(() => undefined);
+  const model = nextModel(controller);
+  const efforts = effortsOf(controller, model);
+  if (argument === "") return controller.openPicker(effortPicker(controller, model, efforts.length > 0 ? efforts : EFFORTS));
+  if (argument === "default") return setEffort(controller, model, undefined);
+  if (!EFFORTS.includes(argument as ReasoningEffort)) throw new Error(`/effort takes one of ${EFFORTS.join(", ")} or default`);
+  setEffort(controller, model, argument as ReasoningEffort);
+}
+
+/** Ctrl+X E: the next advertised level of the selected model (after the last: default). */
+export async function cycleEffort(controller: Controller): Promise<void> {
+  if (controller.catalog === undefined) await catalogModels(controller);
+  const model = nextModel(controller);
+  const efforts = effortsOf(controller, model);
+  if (efforts.length === 0) throw new Error(`${model ?? "the model"} advertises no reasoning effort levels`);
+  const current = controller.state.next.effort;
+  const index = current === undefined ? -1 : efforts.indexOf(current);
+  setEffort(controller, model, index + 1 < efforts.length ? efforts[index + 1] : undefined);
+}
+
+export function agentPicker(controller: Controller, query = ""): PickerSpec {
+  return {
+    title: "Agents",
+    hint: "↑/↓ move · Enter select · Ctrl+R refresh · Esc close",
+    query,
+    load: async () => {
+      const { agents } = await controller.backend.agents(controller.sessionId!);
+      return agents.filter((agent) => agent.mode !== "subagent").map((agent) => ({ id: agent.id, label: agent.id, detail: agent.description }));
+    },
+    choose: (item) => {
+      controller.closeOverlay();
+      controller.update({ next: { ...controller.state.next, agent: item.id } });
+    },
+  };
+}
+
+/** Tab / Shift+Tab: the next (previous) primary agent. */
+export function cycleAgent(controller: Controller, step: 1 | -1): void {
+  const agents = controller.state.agents;
+  if (agents.length === 0) return;
+  const current = controller.state.next.agent ?? controller.view?.session?.agent;
+  const index = current === undefined ? (step === 1 ? -1 : 0) : agents.indexOf(current);
+  controller.update({ next: { ...controller.state.next, agent: agents[(index + step + agents.length) % agents.length] } });
+}
+
+export function skillPicker(controller: Controller, query = ""): PickerSpec {
+  const spec: PickerSpec = {
+    title: "Skills for the next Turn",
+    hint: "↑/↓ move · Tab details · Space/Enter toggle · Ctrl+R refresh · Esc close",
+    query,
+    load: async () => {
+      const chosen = controller.state.next.skills;
+      return (await controller.backend.skills(controller.sessionId)).map((skill) => ({ id: skill.id, label: skill.id, detail: skill.displayName, marked: chosen.includes(skill.id) }));
+    },
+    choose: () => {},
+    tab: (item) => controller.info(`${item.id}: ${item.detail ?? ""}`),
+    multi: {
+      toggle: (item) => {
+        const skills = controller.state.next.skills;
+        controller.update({ next: { ...controller.state.next, skills: skills.includes(item.id) ? skills.filter((id) => id !== item.id) : [...skills, item.id] } });
+        const overlay = controller.state.overlay;
+        if (overlay?.kind === "picker") {
+          const marked = controller.state.next.skills;
+          controller.update({ overlay: { ...overlay, items: overlay.items.map((entry) => ({ ...entry, marked: marked.includes(entry.id) })) } });
+        }
+      },
+      done: () => {
+        const skills = controller.state.next.skills;
+        if (skills.length > 0) controller.info(`Skills for the next Turn: ${skills.join(", ")}`);
+      },
+    },
+  };
+  return spec;
+}
+
+export function forkPicker(controller: Controller): PickerSpec {
+  return {
+    title: "Fork before a Turn",
+    hint: "↑/↓ move · Enter fork · Esc close",
+    load: async () =>
+      [...(controller.view?.turns ?? [])].reverse().map((turn) => ({ id: turn.id, label: `#${turn.sequence}`, detail: firstLine(promptText(turn), 60) })),
+    choose: async (item) => {
+      controller.closeOverlay();
+      await forkAt(controller, item.id);
+    },
+  };
+}
+
+async function forkAt(controller: Controller, target: string): Promise<void> {
+  const turns = controller.view?.turns ?? [];
+  const turn = /^\d+$/.test(target) ? turns.find((candidate) => candidate.sequence === Number(target)) : turns.find((candidate) => candidate.id === target.toLowerCase());
+  if (!turn) throw new Error(`/fork: no Turn ${target} in this Session`);
+  const forked = await controller.backend.fork(controller.sessionId!, turn.id);
+  await controller.openSession(forked);
+  controller.info(`forked before Turn #${turn.sequence}; its prompt is yours to resend`);
+  controller.update({ draft: promptText(turn) });
+}
+
+export function subagentPicker(controller: Controller): PickerSpec {
+  return {
+    title: "Sub-agents",
+    hint: "↑/↓ move · Enter open · Esc close",
+    load: async () =>
+      (await controller.backend.children(controller.sessionId!)).map((child) => ({ id: child.id, label: child.agent ?? "sub-agent", detail: `${child.title ?? ""} ${shortId(child.id)}`.trim() })),
+    choose: async (item) => {
+      controller.closeOverlay();
+      await controller.openSession(item.id, { asChild: true });
+    },
+  };
+}
+
+/** Ctrl+X ↓: the first sub-agent, directly. */
+export async function openFirstSubagent(controller: Controller): Promise<void> {
+  const children = await controller.backend.children(needSession(controller, "subagents"));
+  const first = children[0];
+  if (!first) throw new Error("this Session has no sub-agents");
+  await controller.openSession(first.id, { asChild: true });
+}
+
+/** Alt+← / Alt+→: the previous or next sibling of the viewed sub-agent. */
+export async function openSibling(controller: Controller, step: 1 | -1): Promise<void> {
+  const parent = controller.state.parents[controller.state.parents.length - 1];
+  if (parent === undefined) return;
+  const siblings = await controller.backend.children(parent);
+  const index = siblings.findIndex((child) => child.id === controller.sessionId);
+  const next = siblings[(index + step + siblings.length) % siblings.length];
+  if (next && next.id !== controller.sessionId) await controller.openSession(next.id, { parents: controller.state.parents });
+}
+
+/** Ctrl+X C: compact the Session context. */
+export async function compact(controller: Controller): Promise<void> {
+  await controller.backend.compact(needSession(controller, "compact"));
+  controller.info("compaction requested");
+}
+
+/** Ctrl+X T: the latest tool call (or reasoning) toggles in place while its Turn runs; of a settled Turn, its full details are printed below. */
+export function toggleLatestDetails(controller: Controller): void {
+  const turns = controller.view?.turns ?? [];
+  for (let index = turns.length - 1; index >= 0; index--) {
+    const turn = turns[index]!;
+    const part = [...turn.parts].reverse().find((candidate) => candidate.type === "tool" || candidate.type === "reasoning");
+    if (!part || (part.type !== "tool" && part.type !== "reasoning")) continue;
+    if (controller.state.printed.some((entry) => entry.key === turn.id)) {
+      return controller.update({ printed: [...controller.state.printed, { key: `${part.id}:${controller.state.printed.length}`, part }] });
+    }
+    const expanded = new Set(controller.state.expanded);
+    if (expanded.has(part.id)) expanded.delete(part.id);
+    else expanded.add(part.id);
+    return controller.update({ expanded });
+  }
+}

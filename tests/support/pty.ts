@@ -1,0 +1,88 @@
+// The built binary in a real pseudo-terminal (node-pty), its output fed to a headless xterm so
+// tests read the screen a user sees. Waits are on screen text, never on time.
+import xterm from "@xterm/headless";
+import { spawn, type IPty } from "node-pty";
+import { binPath } from "./harness.js";
+
+export interface PtyCli {
+  readonly pty: IPty;
+  /** The visible screen plus scrollback, one string per line, trailing blanks trimmed. */
+  screen(): string;
+  /** Everything written so far (raw, with escape sequences). */
+  raw(): string;
+  write(data: string): void;
+  /** Resolves once the screen matches `pattern`; rejects when the process exits first, or after `ms` (with the screen). */
+  waitFor(pattern: RegExp, ms?: number): Promise<void>;
+  readonly exited: Promise<{ exitCode: number; signal?: number | undefined }>;
+  kill(): void;
+}
+
+export interface PtyOptions {
+  readonly env: Record<string, string>;
+  readonly cwd: string;
+  readonly cols?: number;
+  readonly rows?: number;
+}
+
+export function startPty(args: readonly string[], options: PtyOptions): PtyCli {
+  const cols = options.cols ?? 120;
+  const rows = options.rows ?? 40;
+  const terminal = new xterm.Terminal({ cols, rows, scrollback: 5000, allowProposedApi: true });
+  const pty = spawn(process.execPath, [binPath, ...args], { name: "xterm-256color", cols, rows, cwd: options.cwd, env: { ...options.env, TERM: "xterm-256color" } });
+  let raw = "";
+  let done = false;
+  const waiters = new Set<() => void>();
+  const notify = (): void => {
+    for (const waiter of [...waiters]) waiter();
+  };
+  pty.onData((data) => {
+    raw += data;
+    terminal.write(data, notify);
+  });
+  const exited = new Promise<{ exitCode: number; signal?: number | undefined }>((resolve) =>
+    pty.onExit((event) => {
+      done = true;
+      // Let the terminal finish parsing what arrived before the exit.
+      terminal.write("", () => {
+        notify();
+        resolve(event);
+      });
+    }),
+  );
+  const screen = (): string => {
+    const buffer = terminal.buffer.active;
+    const lines: string[] = [];
+    for (let index = 0; index < buffer.length; index++) lines.push(buffer.getLine(index)?.translateToString(true) ?? "");
+    return lines.join("\n").replace(/\n+$/, "");
+  };
+  return {
+    pty,
+    screen,
+    raw: () => raw,
+    write: (data) => pty.write(data),
+    waitFor: (pattern, ms = 12_000) =>
+      new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          waiters.delete(check);
+          reject(new Error(`the screen did not match ${pattern} in ${ms} ms:\n${screen()}`));
+        }, ms);
+        const check = (): void => {
+          if (pattern.test(screen())) {
+            clearTimeout(timer);
+            waiters.delete(check);
+            resolve();
+          } else if (done) {
+            clearTimeout(timer);
+            waiters.delete(check);
+            reject(new Error(`exited before the screen matched ${pattern}:\n${screen()}`));
+          }
+        };
+        waiters.add(check);
+        check();
+      }),
+    exited,
+    kill: () => {
+      if (!done) pty.kill();
+    },
+  };
+}
