@@ -158,6 +158,11 @@ export class HostModelCatalog {
     return catalogSnapshot(generation.set, sources, defaultModel !== undefined ? { defaultModel } : {});
   }
 
+  /** The host's default model: the configured one when available, else the first available ref. */
+  async defaultModel(): Promise<string | undefined> {
+    return (await this.snapshot()).defaultModel;
+  }
+
   /** The runtime snapshot (after startup discovery). */
   async snapshot(): Promise<CatalogSnapshot> {
     await this.ready();

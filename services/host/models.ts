@@ -32,6 +32,8 @@ export interface ProviderSource {
   providers(sessionId?: string): ProviderSet;
   /** Before a Turn names a model: discovery has run, and a model the catalog lacks was looked for. */
   ensure(model: string): Promise<void>;
+  /** The catalog's default: the configured model when available, else the first available ref. */
+  defaultModel?(): Promise<string | undefined>;
 }
 
 /**
@@ -63,6 +65,9 @@ export function createModelGateway(config: Config, env: Env, layers: readonly Co
     },
     async prepare(model: string): Promise<void> {
       await source?.ensure(model);
+    },
+    async defaultModel(): Promise<string | undefined> {
+      return source?.defaultModel?.();
     },
     async check(model: string): Promise<void> {
       const opened = await credentials.open(model);

@@ -189,34 +189,50 @@ describe("admission without any model", () => {
     await bare.close();
   });
 
-  it("is a 400 ValidationError when neither the request, the Session nor the config names a model", async () => {
+  it("uses the host's default model (the catalog's first available) when nothing names one", async () => {
     const sessionId = await bare.createSession();
-    const refused = await failure(
-      sdk.submitPrompt({
-        client: bare.api.client,
-        path: { server, sessionId },
-        headers: { "x-ze-harness-client-id": "test" },
-        body: { delivery: "queue", turnId: randomUUID(), prompt: text("hi") },
-      }),
-    );
-    expect(refused).toMatchObject({ status: 400, body: { _tag: "ValidationError" } });
-    // The message says every way to name one: the request (the CLI's --model) and the config file.
-    expect(refused.body.message).toContain("--model PROVIDER/MODEL");
-    expect(refused.body.message).toContain(join(bare.home.env["XDG_CONFIG_HOME"]!, "ze-harness", "config.json"));
-    const page = await ok(sdk.listSessionTurns({ client: bare.api.client, path: { server, sessionId } }));
-    expect(page.turns).toEqual([]);
-    // Naming the model in the request is enough.
-    bare.model.enqueue({ events: [{ type: "text", text: "named" }] });
+    bare.model.enqueue({ events: [{ type: "text", text: "defaulted" }] });
     const turnId = randomUUID();
     await ok(
       sdk.submitPrompt({
         client: bare.api.client,
         path: { server, sessionId },
         headers: { "x-ze-harness-client-id": "test" },
-        body: { delivery: "queue", turnId, prompt: text("hi"), model: "test/scripted" },
+        body: { delivery: "queue", turnId, prompt: text("hi") },
       }),
     );
-    expect((await bare.finish(sessionId, turnId)).turn.model).toBe("test/scripted");
+    const { turn } = await bare.finish(sessionId, turnId);
+    expect(turn.model).toBe("test/scripted");
+    expect(turn.outcome).toMatchObject({ kind: "completed", text: "defaulted" });
+  });
+
+  it("is a 400 ValidationError when nothing names a model and no model is available", async () => {
+    // The only provider needs a key nobody gave: the catalog has no available model.
+    const keyless = await startModelHarness({
+      config: (model) => ({
+        model: undefined,
+        providers: { keyed: { definition: { baseURL: model.openaiBaseURL, protocol: "chat", authentication: { kind: "bearer" }, credentials: { environment: ["ZE_TEST_NO_SUCH_KEY"] }, models: { scripted: { displayName: "Scripted" } } } } },
+      }),
+    });
+    try {
+      const sessionId = await keyless.createSession();
+      const refused = await failure(
+        sdk.submitPrompt({
+          client: keyless.api.client,
+          path: { server, sessionId },
+          headers: { "x-ze-harness-client-id": "test" },
+          body: { delivery: "queue", turnId: randomUUID(), prompt: text("hi") },
+        }),
+      );
+      expect(refused).toMatchObject({ status: 400, body: { _tag: "ValidationError" } });
+      // The message says every way to name one: the request (the CLI's --model) and the config file.
+      expect(refused.body.message).toContain("--model PROVIDER/MODEL");
+      expect(refused.body.message).toContain(join(keyless.home.env["XDG_CONFIG_HOME"]!, "ze-harness", "config.json"));
+      const page = await ok(sdk.listSessionTurns({ client: keyless.api.client, path: { server, sessionId } }));
+      expect(page.turns).toEqual([]);
+    } finally {
+      await keyless.close();
+    }
   });
 });
 

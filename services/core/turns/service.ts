@@ -35,6 +35,8 @@ export interface ModelAvailability {
    * lacks), done before the admission transaction so it never holds the write lock.
    */
   prepare?(model: string): Promise<void>;
+  /** The host's default model when nothing names one: the catalog's first available model. */
+  defaultModel?(): Promise<string | undefined>;
 }
 
 /** The agent a prompt would run with, or undefined when the choice is invalid (admission reports it). */
@@ -152,12 +154,16 @@ export class TurnService {
     const hash = requestHash(request);
     const { delivery: _delivery, turnId, authorId, providerOptions, ...prompt } = request;
     try {
-      if (this.models.prepare) {
+      // Work that may read files or the network, before the admission transaction: the host's
+      // default model (when nothing else would name one) and discovery of the chosen model.
+      let hostDefault: string | undefined;
+      if (this.models.prepare || this.models.defaultModel) {
         // The same model choice the admission makes below, from a read outside its transaction.
         const row = await getSession(this.storage, server, sessionId);
         const agent = row && this.catalogs ? tryAgent(() => chooseTurnAgent(this.catalogs!.agents, row, request.agent)) : undefined;
-        const model = request.model ?? agent?.definition?.model ?? row?.defaultModel ?? this.config.model;
-        if (model !== undefined) await this.models.prepare(model);
+        let model = request.model ?? agent?.definition?.model ?? row?.defaultModel ?? this.config.model;
+        if (model === undefined) model = hostDefault = await this.models.defaultModel?.();
+        if (model !== undefined) await this.models.prepare?.(model);
       }
       const now = this.now();
       // One transaction: the Session row is read (and locked) by the admission itself, which
@@ -170,7 +176,7 @@ export class TurnService {
           const session = toSession(sessionRow);
           checkModelReference(request.model, "/model");
           const agent = this.catalogs ? chooseTurnAgent(this.catalogs.agents, sessionRow, request.agent) : undefined;
-          const model = request.model ?? agent?.definition?.model ?? session.defaultModel ?? this.config.model;
+          const model = request.model ?? agent?.definition?.model ?? session.defaultModel ?? this.config.model ?? hostDefault;
           if (model === undefined) throw noModel(this.configFiles);
           await this.models.check(model);
           const caseSensitive = this.config.permissionMatching?.caseSensitive ?? true;
