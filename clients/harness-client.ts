@@ -17,6 +17,19 @@ import type {
   Turn,
 } from "../generated/client/types.gen.js";
 import { createZeClient, unwrap, type ZeClient, type ZeClientOptions } from "./client.js";
+import { getRuntimeModels, getSessionModels, runtimeModelsRevision, sessionModelsRevision } from "./models.js";
+import {
+  cancelProviderLogin,
+  connectProviderKey,
+  deleteProviderConnection,
+  getProvider,
+  getProviderLogin,
+  listProviders,
+  startProviderLogin,
+  updateProviderConnection,
+  waitProviderLogin,
+  type WaitProviderLoginOptions,
+} from "./providers.js";
 import { watchServer, watchSession, watchTurn, type WatchServerOptions, type WatchSessionOptions, type WatchTurnOptions } from "./watch.js";
 
 export interface CreateClientOptions extends ZeClientOptions {
@@ -122,6 +135,50 @@ export class HarnessClient {
   }
   watchServer(options: Omit<WatchServerOptions, "server">) {
     return watchServer(this.api, { ...options, server: this.server } as WatchServerOptions);
+  }
+
+  // ---- Models and providers (the reference's "Model discovery and provider management") ----
+
+  getRuntimeModels() {
+    return getRuntimeModels(this.api);
+  }
+  /** A single-shot current-revision check: the present `hostRevision` (re-call to re-check). */
+  watchRuntimeModels(options: { readonly signal?: AbortSignal } = {}) {
+    return runtimeModelsRevision(this.api, options);
+  }
+  getSessionModels(sessionId: string) {
+    return getSessionModels(this.api, { server: this.server, sessionId });
+  }
+  /** A single-shot check of the revision the Session adopted. */
+  watchSessionModels(sessionId: string, options: { readonly signal?: AbortSignal } = {}) {
+    return sessionModelsRevision(this.api, { server: this.server, sessionId }, options);
+  }
+  listProviders() {
+    return listProviders(this.api);
+  }
+  getProvider(providerId: string) {
+    return getProvider(this.api, providerId);
+  }
+  connectProviderKey(providerId: string, input: { readonly apiKey: string; readonly label?: string }) {
+    return connectProviderKey(this.api, providerId, input);
+  }
+  updateProviderConnection(providerId: string, connectionId: string, input: { readonly label: string }) {
+    return updateProviderConnection(this.api, providerId, connectionId, input);
+  }
+  deleteProviderConnection(providerId: string, connectionId: string) {
+    return deleteProviderConnection(this.api, providerId, connectionId);
+  }
+  startProviderLogin(providerId: string, input: { readonly methodId?: string } = {}) {
+    return startProviderLogin(this.api, providerId, input);
+  }
+  getProviderLogin(providerId: string, loginId: string, options: { readonly waitMs?: number } = {}) {
+    return getProviderLogin(this.api, providerId, loginId, options);
+  }
+  waitProviderLogin(providerId: string, loginId: string, options: WaitProviderLoginOptions = {}) {
+    return waitProviderLogin(this.api, providerId, loginId, options);
+  }
+  cancelProviderLogin(providerId: string, loginId: string) {
+    return cancelProviderLogin(this.api, providerId, loginId);
   }
 
   // ---- Permissions and questions ----

@@ -63,6 +63,12 @@ describe("createEmbeddedHarness", () => {
     expect(session.workdir).toBeDefined();
     expect((await harness.listSessions()).map((entry) => entry.id)).toEqual([session.id]);
     expect((await harness.getTurn(session.id, turn.id)).outcome).toEqual(turn.outcome);
+    // The model catalog and providers through the same client.
+    const snapshot = await harness.getRuntimeModels();
+    expect(snapshot.defaultModel).toBe("test/scripted");
+    expect(await harness.watchRuntimeModels()).toBe(snapshot.hostRevision);
+    expect((await harness.getSessionModels(session.id)).models.map((model) => model.ref)).toContain("test/scripted");
+    expect((await harness.listProviders()).map((provider) => provider.id)).toEqual(["test"]);
     // The relative databaseFilename resolved against cwd.
     expect(readdirSync(home.root)).toContain("embedded.db");
   });
