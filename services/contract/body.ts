@@ -51,3 +51,9 @@ export function concatBytes(chunks: readonly Uint8Array[]): Uint8Array<ArrayBuff
   }
   return bytes;
 }
+
+/** A response body as UTF-8 text, or undefined when it is over `limit` bytes (the rest is not read). */
+export async function readBoundedText(response: Response, limit: number): Promise<string | undefined> {
+  const bytes = await readBounded(response.body, limit);
+  return bytes === "too_large" ? undefined : new TextDecoder().decode(bytes);
+}

@@ -1,27 +1,7 @@
-// The release this build advertises, read once from the package manifest found
-// by walking up from this file (works from sources and from dist/).
-import { existsSync, readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+// The release this build advertises and the package root (services/contract/package.ts).
+import { locatePackage } from "../contract/package.js";
 
-let cached: { root: string; release: string } | undefined;
-
-function locate(): { root: string; release: string } {
-  if (cached) return cached;
-  let current = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    const manifest = join(current, "package.json");
-    if (existsSync(manifest)) {
-      const parsed = JSON.parse(readFileSync(manifest, "utf8")) as { name?: string; version?: string };
-      if (parsed.name === "ze-harness") return (cached = { root: current, release: parsed.version ?? "0.0.0" });
-    }
-    const parent = dirname(current);
-    if (parent === current) throw new Error("ze-harness package.json not found");
-    current = parent;
-  }
-}
-
-export const release = (): string => locate().release;
+export const release = (): string => locatePackage().release;
 
 /** The package root (holds generated/openapi.json). */
-export const packageRoot = (): string => locate().root;
+export const packageRoot = (): string => locatePackage().root;

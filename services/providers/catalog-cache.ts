@@ -18,6 +18,7 @@ import { z } from "zod";
 import { homeDirectory, type Env } from "../config/paths.js";
 import { bundledCatalog } from "./catalog.js";
 import { normalizeModelsDev, type NormalizedCatalog } from "./models-dev.js";
+import { readBoundedText } from "../contract/body.js";
 
 export const MODELS_URL_VARIABLE = "ZE_HARNESS_MODELS_URL";
 export const DISABLE_MODELS_FETCH_VARIABLE = "ZE_HARNESS_DISABLE_MODELS_FETCH";
@@ -175,23 +176,6 @@ export interface CatalogRefreshOptions {
 const contentHash = (catalog: NormalizedCatalog): string =>
   createHash("sha256").update(JSON.stringify(catalog.providers)).digest("hex");
 
-async function boundedText(response: Response): Promise<string | undefined> {
-  const reader = response.body?.getReader();
-  if (!reader) return "";
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > CATALOG_BODY_LIMIT) {
-      await reader.cancel().catch(() => undefined);
-      return undefined;
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString("utf8");
-}
 
 /** One conditional refresh of the cache from `ZE_HARNESS_MODELS_URL`. Never throws. */
 export async function refreshCatalogCache(env: Env, options: CatalogRefreshOptions = {}): Promise<CatalogRefresh> {
@@ -233,7 +217,7 @@ export async function refreshCatalogCache(env: Env, options: CatalogRefreshOptio
     }
     let text: string | undefined;
     try {
-      text = await boundedText(response);
+      text = await readBoundedText(response, CATALOG_BODY_LIMIT);
     } catch {
       return failed(controller.signal.aborted ? `no answer within ${timeoutMs} ms` : "the document was cut off");
     }

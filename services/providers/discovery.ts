@@ -10,6 +10,7 @@ import type { DiscoveredModel } from "./discovered.js";
 import { isValidModelId, isValidProviderId } from "./models-dev.js";
 import { defaultAuthentication } from "./protocol.js";
 import { requiresCredential, type ResolvedProvider } from "./registry.js";
+import { readBoundedText } from "../contract/body.js";
 
 /** The most a `/models` answer may be (a listing of thousands of models stays far below it). */
 export const DISCOVERY_BODY_LIMIT = 4 * 1024 * 1024;
@@ -63,23 +64,6 @@ export function parseModelList(document: unknown): DiscoveredModel[] | undefined
   return models.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
-async function boundedText(response: Response, limit: number): Promise<string | undefined> {
-  const reader = response.body?.getReader();
-  if (!reader) return "";
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel().catch(() => undefined);
-      return undefined;
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString("utf8");
-}
 
 /** Lists one provider's models. Never throws. */
 export async function discoverProviderModels(provider: ResolvedProvider, sources: CredentialSources, options: DiscoveryOptions = {}): Promise<DiscoveryResult> {
@@ -107,7 +91,7 @@ export async function discoverProviderModels(provider: ResolvedProvider, sources
       await response.body?.cancel().catch(() => undefined);
       return { ok: false, message: `${label} failed: the provider answered HTTP ${response.status}` };
     }
-    const text = await boundedText(response, DISCOVERY_BODY_LIMIT);
+    const text = await readBoundedText(response, DISCOVERY_BODY_LIMIT);
     if (text === undefined) return { ok: false, message: `${label} failed: the answer is over ${DISCOVERY_BODY_LIMIT} bytes` };
     let document: unknown;
     try {
