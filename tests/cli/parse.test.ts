@@ -20,7 +20,7 @@ function sampleArg(name: string, spec: ArgSpec): string {
 function sampleValue(name: string, spec: FlagSpec): string {
   if (spec.options) return spec.options[0]!;
   if (spec.type === "integer") return String(spec.min ?? 0) === "0" ? "7" : String((spec.min ?? 0) + 1);
-  if (name === "session" || name === "entry" || name === "compaction" || name === "turn" || name === "resume") return UUID;
+  if (name === "session" || name === "entry" || name === "compaction" || name === "turn" || name === "resume" || name === "terminal") return UUID;
   if (name === "remote") return "http://127.0.0.1:4317";
   return `${name}-value`;
 }
