@@ -48,9 +48,17 @@ const read = <T>(context: Context, query: (sql: SqlExecutor) => Promise<T>): Pro
 
 const write = <T>(context: Context, fn: (tx: StorageTransaction) => Promise<T>): Promise<T> => (isStorageHandle(context) ? context.transaction(fn) : fn(context));
 
+/**
+ * Recordings the workdir itself can re-derive (blobs, manifests, patches) settle at commit without
+ * waiting for the WAL sync (`relaxed`): they survive a process crash, and a power loss takes the
+ * workdir's unsynced writes with them. A rewind, a user's decision, stays fully durable.
+ */
+const record = <T>(context: Context, fn: (tx: StorageTransaction) => Promise<T>): Promise<T> =>
+  isStorageHandle(context) ? context.transaction(fn, { durability: "relaxed" }) : fn(context);
+
 export function putBlobs(context: Context, blobs: readonly { readonly sha256: string; readonly bytes: Uint8Array }[]): Promise<void> {
   if (blobs.length === 0) return Promise.resolve();
-  return write(context, async (tx) => {
+  return record(context, async (tx) => {
     for (const blob of blobs) await tx.sql.run("INSERT OR IGNORE INTO workspace_blob (sha256, size, bytes) VALUES (?, ?, ?)", [blob.sha256, blob.bytes.length, blob.bytes]);
   });
 }
@@ -77,7 +85,7 @@ export async function readManifest(context: Context, sessionId: string): Promise
 }
 
 export function writeManifest(context: Context, sessionId: string, turnId: string | null, files: readonly ManifestEntry[], now: number): Promise<void> {
-  return write(context, async (tx) => {
+  return record(context, async (tx) => {
     await tx.sql.run(
       `INSERT INTO workspace_manifest (session_id, turn_id, files, recorded_at) VALUES (?, ?, ?, ?)
        ON CONFLICT (session_id) DO UPDATE SET turn_id = excluded.turn_id, files = excluded.files, recorded_at = excluded.recorded_at`,
@@ -102,7 +110,7 @@ function patchFromRow(raw: Record<string, unknown>): TurnPatchRow {
 
 /** Inserts a patch unless the Turn has one; resolves with the stored one either way. */
 export function insertTurnPatch(context: Context, patch: Omit<TurnPatchRow, "rewoundAt">): Promise<TurnPatchRow> {
-  return write(context, async (tx) => {
+  return record(context, async (tx) => {
     await tx.sql.run(
       "INSERT OR IGNORE INTO turn_patch (turn_id, session_id, turn_sequence, files, patch, size, sha256, captured_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
       [patch.turnId, patch.sessionId, patch.turnSequence, JSON.stringify(patch.files), patch.patch, patch.size, patch.sha256, patch.capturedAt],
