@@ -170,11 +170,11 @@ describe("ze-harness acp", () => {
     script(
       "Editing marker",
       {
-        events: [
-          { type: "tool_call", name: "edit", arguments: { filePath: "greeting.txt", oldString: "hello world", newString: "hello Ze" } },
-          { type: "tool_call", name: "shell", arguments: { command: "cat greeting.txt" } },
-        ],
+        events: [{ type: "tool_call", name: "edit", arguments: { filePath: "greeting.txt", oldString: "hello world", newString: "hello Ze" } }],
       },
+      // The shell call comes in the next model step: calls of one step run concurrently, and a
+      // `cat` racing the edit's write could read the file mid-write.
+      { events: [{ type: "tool_call", name: "shell", arguments: { command: "cat greeting.txt" } }] },
       { events: [{ type: "text", text: "Edited and shown." }] },
     );
     const from = agent.updates.length;
@@ -188,7 +188,7 @@ describe("ze-harness acp", () => {
     const lastOf = (id: string) => updates.filter((update) => update.sessionUpdate === "tool_call_update" && update.toolCallId === id).at(-1) as acp.ToolCallUpdate;
     expect(lastOf(edit.toolCallId).status).toBe("completed");
     expect(lastOf(shell.toolCallId).status).toBe("completed");
-    expect(JSON.stringify(lastOf(shell.toolCallId).content)).toMatch(/hello (Ze|world)/);
+    expect(JSON.stringify(lastOf(shell.toolCallId).content)).toContain("hello Ze");
   });
 
   it("asks permission with Allow once / Always allow in this session / Reject, and Allow once runs the tool", async () => {
