@@ -15,7 +15,7 @@ import { TurnView } from "./components/turn-view.js";
 import { SPINNER } from "./format.js";
 import type { Controller } from "./state/controller.js";
 import { handleKey } from "./state/keys.js";
-import { nextModel } from "./state/slash.js";
+import { hasUsableModel, nextEffort, nextModel } from "./state/models.js";
 
 export function App({ controller }: { readonly controller: Controller }) {
   const state = useSyncExternalStore(controller.subscribe, controller.getSnapshot);
@@ -82,7 +82,7 @@ export function App({ controller }: { readonly controller: Controller }) {
       <Header
         session={view?.session}
         model={nextModel(controller)}
-        effort={state.next.effort}
+        effort={nextEffort(controller)}
         agent={state.next.agent ?? view?.session?.agent ?? state.defaultAgent}
         depth={state.parents.length}
       />
@@ -90,6 +90,7 @@ export function App({ controller }: { readonly controller: Controller }) {
       {pending?.kind === "question" && pending.question && state.question ? (
         <QuestionPrompt request={pending.question} index={state.question.index} selected={state.question.selected} />
       ) : null}
+      {controller.catalog && !hasUsableModel(controller.catalog) ? <Text color="yellow">No model is usable yet · Ctrl+X P connect a provider</Text> : null}
       {view?.reconnecting ? <Text color="red">Reconnecting: {view.reconnecting}</Text> : null}
       {state.notice ? <Text color={state.notice.kind === "error" ? "red" : "gray"}>{state.notice.text}</Text> : null}
       {state.next.skills.length > 0 ? <Text dimColor>Skills for the next Turn: {state.next.skills.join(", ")}</Text> : null}

@@ -10,6 +10,7 @@ import type { Backend } from "./backend.js";
 import { SessionFeed, type FeedOptions, type FeedView } from "./feed.js";
 import type { Preferences } from "./preferences.js";
 import { runSlashCommand } from "./slash.js";
+import { loadCatalog, nextEffort } from "./models.js";
 import { DescendantRequests } from "./descendants.js";
 import { ChildSummaries } from "./children.js";
 
@@ -180,6 +181,8 @@ export class Controller {
     this.update({ screen: "conversation", parents, question: undefined, permissionChoice: 0, expanded: new Set(), agents: [], printed: [] });
     this.onFeed();
     void this.loadAgents(sessionId);
+    // The Session's catalog snapshot: its default model in the header, its models' effort levels.
+    void loadCatalog(this).catch(() => undefined);
   }
 
   private async loadAgents(sessionId: string): Promise<void> {
@@ -257,7 +260,7 @@ export class Controller {
     const sessionId = this.sessionId;
     if (sessionId === undefined) return this.newSession(text);
     const next = this.state.next;
-    const turnId = await this.backend.queue(sessionId, text, next);
+    const turnId = await this.backend.queue(sessionId, text, { ...next, effort: nextEffort(this) });
     this.feed?.follow(turnId);
     if (next.model !== undefined) this.preferences.used(next.model);
     // Selected Skills load into the next queued Turn and then clear.

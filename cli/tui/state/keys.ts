@@ -7,7 +7,8 @@ import { parseCommand } from "../commands.js";
 import { PERMISSION_CHOICES } from "../components/permission.js";
 import type { Controller, Overlay } from "./controller.js";
 import { connectKey, providerPicker } from "./onboarding.js";
-import { agentPicker, compact, cycleAgent, cycleEffort, forkPicker, modelPicker, openFirstSubagent, openSibling, sessionPicker, skillPicker, subagentPicker, toggleLatestDetails } from "./slash.js";
+import { cycleEffort, modelPicker } from "./models.js";
+import { agentPicker, compact, cycleAgent, forkPicker, openFirstSubagent, openSibling, sessionPicker, skillPicker, subagentPicker, toggleLatestDetails } from "./slash.js";
 
 type Action = () => void | Promise<void>;
 
