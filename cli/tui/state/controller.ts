@@ -14,6 +14,9 @@ import { loadCatalog, nextEffort } from "./models.js";
 import { DescendantRequests } from "./descendants.js";
 import { ChildSummaries } from "./children.js";
 
+/** The shortest time between two renders caused by the Session feed (about 30 per second). */
+const FEED_FRAME_MS = 33;
+
 export interface PickerSpec {
   readonly title: string;
   readonly hint: string;
@@ -121,6 +124,8 @@ export class Controller {
   /** The last model catalog read (pickers, effort levels, the header's default). */
   catalog: CatalogSnapshot | undefined;
   private unsubscribeFeed: (() => void) | undefined;
+  private feedTimer: ReturnType<typeof setTimeout> | undefined;
+  private lastFeed = 0;
   private readonly listeners = new Set<() => void>();
   private spinner: ReturnType<typeof setInterval> | undefined;
   readonly backend: Backend;
@@ -171,7 +176,7 @@ export class Controller {
     this.unsubscribeFeed?.();
     this.feed?.close();
     this.feed = feed;
-    this.unsubscribeFeed = feed.subscribe(() => this.onFeed());
+    this.unsubscribeFeed = feed.subscribe(() => this.scheduleFeed());
     this.descendants?.stop();
     this.descendants = new DescendantRequests(this.backend.api, this.backend.server, sessionId, () => this.onFeed());
     this.descendants.start();
@@ -203,7 +208,22 @@ export class Controller {
     if (prompt !== undefined && prompt.trim() !== "") await this.queue(prompt);
   }
 
+  /**
+   * Streamed deltas arrive far faster than a terminal can show them: feed changes re-render at
+   * most once per FEED_FRAME_MS (keys still render at once), so a streaming Turn never queues
+   * a React commit and a layout per delta ahead of the user's keystrokes.
+   */
+  private scheduleFeed(): void {
+    if (this.feedTimer !== undefined) return;
+    const wait = Math.max(0, this.lastFeed + FEED_FRAME_MS - performance.now());
+    this.feedTimer = setTimeout(() => {
+      this.feedTimer = undefined;
+      this.onFeed();
+    }, wait);
+  }
+
   private onFeed(): void {
+    this.lastFeed = performance.now();
     const view = this.view;
     const printed = this.state.printed;
     const fresh: Printed[] = [];
@@ -377,6 +397,8 @@ export class Controller {
   }
 
   close(): void {
+    clearTimeout(this.feedTimer);
+    this.feedTimer = undefined;
     clearInterval(this.spinner);
     this.spinner = undefined;
     this.unsubscribeFeed?.();
