@@ -108,6 +108,17 @@ export function App({ controller }: { readonly controller: Controller }) {
       {overlay?.kind === "secret" ? (
         <Composer text={"•".repeat(overlay.text.length)} placeholder="API key (hidden) · Enter connect · Esc cancel" label={`API key for ${overlay.providerId}`} />
       ) : null}
+      {overlay?.kind === "login" ? (
+        <Box borderStyle="round" borderColor="magenta" paddingX={1} flexDirection="column">
+          <Text color="magenta" bold>
+            Connect {overlay.providerId}
+          </Text>
+          <Text>
+            Open {overlay.url} and enter the code <Text bold>{overlay.code}</Text>
+          </Text>
+          <Text dimColor>waiting for the login to complete · Esc cancel</Text>
+        </Box>
+      ) : null}
       {overlay?.kind === "open" ? <Composer text={overlay.text} placeholder="Session ID (a UUID) · Enter open · Esc close" label="Open a Session" /> : null}
       {overlay === undefined ? (
         <Composer text={state.draft} placeholder={state.screen === "opening" ? "Ask anything…" : running ? "Follow up on the running Turn…" : "Send a prompt…"} />

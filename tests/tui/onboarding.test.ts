@@ -88,7 +88,21 @@ describe("with no provider credentials", () => {
     oauth.polls.push("approve");
     await tui.waitFor(/gate connected/);
     expect(await getProvider(h.api, "gate")).toMatchObject({ availability: { status: "available" }, source: "stored", connection: { method: "oauth", status: "ready" } });
+    expect(tui.frame()).not.toContain("WDJB-MJHT");
     await tui.press(KEY.ctrlX, "p");
     await tui.waitFor(/Gate: Device code gate · available · stored/);
+  });
+
+  it("Esc cancels a pending device login; nothing is connected", async () => {
+    const h = harness();
+    const tui = await open();
+    await tui.waitFor(/› Gate: Device code/);
+    await tui.press(KEY.enter);
+    await tui.waitFor(/Connect gate[\s\S]*enter the code WDJB-MJHT[\s\S]*Esc cancel/);
+    await tui.press(KEY.escape);
+    const frame = await tui.waitFor(/gate login cancelled/);
+    expect(frame).not.toContain("WDJB-MJHT");
+    expect(await getProvider(h.api, "gate")).toMatchObject({ availability: { status: "unavailable", reason: "missing_credentials" } });
+    expect((await getProvider(h.api, "gate")).connection).toBeUndefined();
   });
 });

@@ -51,11 +51,24 @@ async function deviceLogin(controller: Controller, providerId: string, methodId:
   const client = controller.backend.api.client;
   let login = await unwrap(sdk.startProviderLogin({ client, path: { providerId }, body: methodId !== undefined ? { methodId } : {} }));
   while (login.status === "pending") {
-    controller.info(`Open ${login.prompt.verificationUrl} and enter the code ${login.prompt.userCode} (waiting for ${providerId}…)`);
+    const current = controller.state.overlay;
+    // Shown until the login settles, unless another overlay took its place.
+    if (current === undefined || (current.kind === "login" && current.loginId === login.loginId)) {
+      controller.update({ overlay: { kind: "login", providerId, loginId: login.loginId, url: login.prompt.verificationUrl, code: login.prompt.userCode } });
+    }
     login = await unwrap(sdk.getProviderLogin({ client, path: { providerId, loginId: login.loginId }, query: { waitMs: "5000" } }));
   }
+  const overlay = controller.state.overlay;
+  if (overlay?.kind === "login" && overlay.loginId === login.loginId) controller.closeOverlay();
+  if (login.status === "failed" && login.reason === "cancelled") return controller.info(`${providerId} login cancelled`);
   if (login.status === "failed") throw new Error(`${providerId} login failed: ${login.message}`);
   await connected(controller, providerId);
+}
+
+/** Esc on a pending device login: the host stops polling and the login settles as cancelled. */
+export async function cancelLogin(controller: Controller, providerId: string, loginId: string): Promise<void> {
+  controller.closeOverlay();
+  await unwrap(sdk.cancelProviderLogin({ client: controller.backend.api.client, path: { providerId, loginId } }));
 }
 
 /** Enter in the masked API-key field. */
