@@ -46,7 +46,7 @@ export async function runTui(options: TuiOptions): Promise<number> {
   const controller = createController(options);
   try {
     await startTui(controller, options);
-    const instance = render(<App controller={controller} />, { exitOnCtrlC: false, patchConsole: false, incrementalRendering: true });
+    const instance = render(<App controller={controller} />, { exitOnCtrlC: false, patchConsole: false, incrementalRendering: true, maxFps: 120 });
     await instance.waitUntilExit();
   } finally {
     controller.close();
