@@ -32,6 +32,7 @@ export async function startTui(controller: Controller, options: { readonly sessi
   // The catalog is read while the first frame renders; the start does not wait on it.
   void loadCatalog(controller).then(
     (snapshot) => {
+      if (controller.sessionId === undefined) controller.watchCatalog();
       if (!options.onboarding && !hasUsableModel(snapshot) && controller.state.overlay === undefined) controller.openPicker(providerPicker(controller));
     },
     (error: unknown) => controller.error(error),

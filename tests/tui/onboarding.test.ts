@@ -3,7 +3,7 @@
 // device login against a local OAuth server (URL and code shown, then connected), opening
 // automatically at start when no model is usable, and `--onboarding` / Ctrl+X P on demand.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { getProvider } from "../../clients/index.js";
+import { connectProviderKey, getProvider } from "../../clients/index.js";
 import { credentialHash } from "../../tools/test-model/index.js";
 import { startOAuthServer, type OAuthServer } from "../providers/oauth-server.js";
 import { gateProvider, keyedProvider } from "../providers/provider-harness.js";
@@ -91,6 +91,18 @@ describe("with no provider credentials", () => {
     expect(tui.frame()).not.toContain("WDJB-MJHT");
     await tui.press(KEY.ctrlX, "p");
     await tui.waitFor(/Gate: Device code gate · available · stored/);
+  });
+
+  it("a provider connected from another client is picked up: the connect hint goes, the header names its model", async () => {
+    const h = harness();
+    const tui = await open();
+    await tui.waitFor(/Connect provider/);
+    await tui.press(KEY.escape);
+    await tui.waitFor(/No model is usable yet[\s\S]*Ask anything/);
+    await connectProviderKey(h.api, "keyed", { apiKey: "sk-from-elsewhere" });
+    // The TUI's catalog watch sees the new host revision and reads the catalog again.
+    await tui.waitFor(/keyed\/m · default agent/);
+    expect(tui.frame()).not.toContain("No model is usable yet");
   });
 
   it("Esc cancels a pending device login; nothing is connected", async () => {

@@ -11,7 +11,7 @@ import type { Backend } from "./backend.js";
 import { SessionFeed, type FeedOptions, type FeedView } from "./feed.js";
 import type { Preferences } from "./preferences.js";
 import { runSlashCommand } from "./slash.js";
-import { loadCatalog, nextEffort } from "./models.js";
+import { loadCatalog, nextEffort, watchCatalog } from "./models.js";
 import { DescendantRequests } from "./descendants.js";
 import { ChildSummaries } from "./children.js";
 import type { Overlay, Pending, PickerSpec, Printed, UiState } from "./ui-state.js";
@@ -60,6 +60,7 @@ export class Controller {
   catalog: CatalogSnapshot | undefined;
   private unsubscribeFeed: (() => void) | undefined;
   private feedTimer: ReturnType<typeof setTimeout> | undefined;
+  private stopCatalogWatch: (() => void) | undefined;
   private lastFeed = 0;
   private readonly listeners = new Set<() => void>();
   private spinner: ReturnType<typeof setInterval> | undefined;
@@ -116,13 +117,14 @@ export class Controller {
     this.descendants = new DescendantRequests(this.backend.api, this.backend.server, sessionId, () => this.onFeed());
     this.descendants.start();
     this.children?.close();
-    this.children = new ChildSummaries(this.backend.api, this.backend.server, () => this.update({}));
+    this.children = new ChildSummaries(this.backend.api, this.backend.server, () => this.scheduleFeed());
     const parents = how.parents ?? (how.asChild && previous !== undefined ? [...this.state.parents, previous] : []);
     this.update({ screen: "conversation", parents, question: undefined, permissionChoice: 0, expanded: new Set(), agents: [], printed: [] });
     this.onFeed();
     void this.loadAgents(sessionId);
     // The Session's catalog snapshot: its default model in the header, its models' effort levels.
     void loadCatalog(this).catch(() => undefined);
+    this.watchCatalog();
   }
 
   private async loadAgents(sessionId: string): Promise<void> {
@@ -163,13 +165,16 @@ export class Controller {
     const printed = this.state.printed;
     const fresh: Printed[] = [];
     for (const turn of view?.turns ?? []) {
+      for (const part of turn.parts) if (part.type === "tool" && part.activity?.childSessionId !== undefined) this.children?.track(part.activity.childSessionId);
+    }
+    for (const turn of view?.turns ?? []) {
       if (turn.outcome === undefined) break;
+      // A settled Turn is printed once, so it waits for its task rows' final sub-agent summaries.
+      const children = turn.parts.flatMap((part) => (part.type === "tool" && part.activity?.childSessionId !== undefined ? [part.activity.childSessionId] : []));
+      if (children.some((id) => this.children?.settled(id) === false)) break;
       if (!printed.some((entry) => entry.key === turn.id)) fresh.push({ key: turn.id, turn });
     }
     if (fresh.length > 0) this.update({ printed: [...printed, ...fresh] });
-    for (const turn of view?.turns ?? []) {
-      for (const part of turn.parts) if (part.type === "tool" && part.activity?.childSessionId !== undefined) this.children?.track(part.activity.childSessionId);
-    }
     const running = view?.turns.some((turn) => turn.outcome === undefined) ?? false;
     if (running && !this.spinner) {
       this.spinner = setInterval(() => {
@@ -331,7 +336,15 @@ export class Controller {
     this.update({ exited: true });
   }
 
+  /** Follows the catalog of the viewed Session (or the runtime's before the first Session). */
+  watchCatalog(): void {
+    this.stopCatalogWatch?.();
+    this.stopCatalogWatch = watchCatalog(this);
+  }
+
   close(): void {
+    this.stopCatalogWatch?.();
+    this.stopCatalogWatch = undefined;
     clearTimeout(this.feedTimer);
     this.feedTimer = undefined;
     clearInterval(this.spinner);

@@ -4,7 +4,7 @@
 // favorites and recent models first, a typed PROVIDER/MODEL), the effort levels a model
 // advertises (`/effort`, Ctrl+X E, the prompt after picking a model), and the header's model
 // (the picked one, else the Session's or the catalog's default).
-import type { CatalogModel, CatalogSnapshot, ReasoningEffort } from "../../../clients/index.js";
+import { watchRuntimeModels, watchSessionModels, type CatalogModel, type CatalogSnapshot, type ReasoningEffort, type WatchModelsOptions } from "../../../clients/index.js";
 import type { PickerItem } from "../components/picker.js";
 import type { Controller, PickerSpec } from "./controller.js";
 
@@ -20,6 +20,28 @@ export async function loadCatalog(controller: Controller): Promise<CatalogSnapsh
     controller.update({});
   }
   return snapshot;
+}
+
+/**
+ * Keeps the catalog current while the TUI shows it: a new host revision (a provider connected
+ * from another client, a config reload) is read again. Returns the stop function.
+ */
+export function watchCatalog(controller: Controller): () => void {
+  const abort = new AbortController();
+  const sessionId = controller.sessionId;
+  const options: WatchModelsOptions = {
+    signal: abort.signal,
+    knownRevision: controller.catalog?.hostRevision,
+    onSnapshot: (snapshot) => {
+      if (abort.signal.aborted || controller.sessionId !== sessionId) return;
+      controller.catalog = snapshot;
+      controller.update({});
+    },
+  };
+  const api = controller.backend.api;
+  const watching = sessionId === undefined ? watchRuntimeModels(api, options) : watchSessionModels(api, { sessionId, server: controller.backend.server }, options);
+  watching.catch(() => undefined); // the catalog read on demand (pickers, Ctrl+R) still works
+  return () => abort.abort();
 }
 
 /** True when the catalog has at least one model that can be used now. */
