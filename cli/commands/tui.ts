@@ -37,6 +37,9 @@ export default defineCommand({
     const sessionId = (args as { sessionId?: string | undefined }).sessionId;
     if (sessionId !== undefined && flags.resume !== undefined && sessionId !== flags.resume) throw usageError("give the Session either as SESSION_ID or with --resume, not both");
     if (!process.stdin.isTTY || !process.stdout.isTTY) throw usageError("the TUI needs a terminal on stdin and stdout (use `run` or `chat` in scripts)");
+    // React's production build unless told otherwise: the development build checks every
+    // element and commit, which a streaming Turn's renders pay for on every keystroke.
+    process.env["NODE_ENV"] ??= "production";
     // Ink, React and the TUI load while the connection opens (the embedded host starts).
     const loading = import("../tui/run.js");
     loading.catch(() => undefined);

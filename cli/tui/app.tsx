@@ -15,7 +15,7 @@ import { TurnView } from "./components/turn-view.js";
 import { SPINNER } from "./format.js";
 import type { Controller } from "./state/controller.js";
 import { handleKey } from "./state/keys.js";
-import { nextModel } from "./state/slash.js";
+import { hasUsableModel, nextEffort, nextModel } from "./state/models.js";
 
 export function App({ controller }: { readonly controller: Controller }) {
   const state = useSyncExternalStore(controller.subscribe, controller.getSnapshot);
@@ -82,7 +82,7 @@ export function App({ controller }: { readonly controller: Controller }) {
       <Header
         session={view?.session}
         model={nextModel(controller)}
-        effort={state.next.effort}
+        effort={nextEffort(controller)}
         agent={state.next.agent ?? view?.session?.agent ?? state.defaultAgent}
         depth={state.parents.length}
       />
@@ -90,6 +90,7 @@ export function App({ controller }: { readonly controller: Controller }) {
       {pending?.kind === "question" && pending.question && state.question ? (
         <QuestionPrompt request={pending.question} index={state.question.index} selected={state.question.selected} />
       ) : null}
+      {controller.catalog && !hasUsableModel(controller.catalog) ? <Text color="yellow">No model is usable yet · Ctrl+X P connect a provider</Text> : null}
       {view?.reconnecting ? <Text color="red">Reconnecting: {view.reconnecting}</Text> : null}
       {state.notice ? <Text color={state.notice.kind === "error" ? "red" : "gray"}>{state.notice.text}</Text> : null}
       {state.next.skills.length > 0 ? <Text dimColor>Skills for the next Turn: {state.next.skills.join(", ")}</Text> : null}
@@ -106,6 +107,17 @@ export function App({ controller }: { readonly controller: Controller }) {
       ) : null}
       {overlay?.kind === "secret" ? (
         <Composer text={"•".repeat(overlay.text.length)} placeholder="API key (hidden) · Enter connect · Esc cancel" label={`API key for ${overlay.providerId}`} />
+      ) : null}
+      {overlay?.kind === "login" ? (
+        <Box borderStyle="round" borderColor="magenta" paddingX={1} flexDirection="column">
+          <Text color="magenta" bold>
+            Connect {overlay.providerId}
+          </Text>
+          <Text>
+            Open {overlay.url} and enter the code <Text bold>{overlay.code}</Text>
+          </Text>
+          <Text dimColor>waiting for the login to complete · Esc cancel</Text>
+        </Box>
       ) : null}
       {overlay?.kind === "open" ? <Composer text={overlay.text} placeholder="Session ID (a UUID) · Enter open · Esc close" label="Open a Session" /> : null}
       {overlay === undefined ? (

@@ -5,6 +5,7 @@ import type { ZeClient } from "../../clients/index.js";
 import { App } from "./app.js";
 import { Backend, type Where } from "./state/backend.js";
 import { Controller } from "./state/controller.js";
+import { hasUsableModel, loadCatalog } from "./state/models.js";
 import { providerPicker } from "./state/onboarding.js";
 import { Preferences } from "./state/preferences.js";
 
@@ -21,6 +22,23 @@ export function createController(options: TuiOptions, preferences = new Preferen
   return new Controller({ backend: new Backend(options.client, options.server, options.where), preferences });
 }
 
+/**
+ * The first screen: the resumed Session (if any), the catalog, and Connect provider when asked
+ * (`--onboarding`) or when no model is usable (no provider has credentials).
+ */
+export async function startTui(controller: Controller, options: { readonly sessionId?: string | undefined; readonly onboarding?: boolean | undefined }): Promise<void> {
+  if (options.sessionId !== undefined) await controller.openSession(options.sessionId);
+  if (options.onboarding) controller.openPicker(providerPicker(controller));
+  // The catalog is read while the first frame renders; the start does not wait on it.
+  void loadCatalog(controller).then(
+    (snapshot) => {
+      if (controller.sessionId === undefined) controller.watchCatalog();
+      if (!options.onboarding && !hasUsableModel(snapshot) && controller.state.overlay === undefined) controller.openPicker(providerPicker(controller));
+    },
+    (error: unknown) => controller.error(error),
+  );
+}
+
 /** Runs the TUI until the user quits; resolves with the exit code. */
 export async function runTui(options: TuiOptions): Promise<number> {
   // Raw mode first: keys typed while the TUI starts keep their meaning (a cooked terminal
@@ -28,9 +46,8 @@ export async function runTui(options: TuiOptions): Promise<number> {
   if (process.stdin.isTTY) process.stdin.setRawMode(true);
   const controller = createController(options);
   try {
-    if (options.sessionId !== undefined) await controller.openSession(options.sessionId);
-    if (options.onboarding) controller.openPicker(providerPicker(controller));
-    const instance = render(<App controller={controller} />, { exitOnCtrlC: false, patchConsole: false, incrementalRendering: true });
+    await startTui(controller, options);
+    const instance = render(<App controller={controller} />, { exitOnCtrlC: false, patchConsole: false, incrementalRendering: true, maxFps: 120 });
     await instance.waitUntilExit();
   } finally {
     controller.close();

@@ -160,20 +160,29 @@ describe("Session commands", () => {
 });
 
 describe("models, effort and agents", () => {
-  // This build's server answers the model catalog operations with 503 (another branch adds
-  // them): the picker says so and offers remembered models and a typed PROVIDER/MODEL.
-  it("/models PROVIDER/MODEL picks the model for the next Turn; Tab favorites it; both persist in model-preferences.json", async () => {
+  // The catalog (`models`, then the Session's `sessionModels`) lists test/scripted (the
+  // configured default, no reasoning) and test/thinker (effort levels low and high).
+  it("the header names the catalog's default model; /models lists the catalog, Tab favorites, Enter then asks for the effort; all persist", async () => {
     const h = harness();
     const tui = await open();
-    await tui.submit("/models test/thinker");
-    const picker = await tui.waitFor(/Models[\s\S]*› test\/thinker \(typed\)/);
-    expect(picker).toMatch(/models is unavailable/);
+    const opening = await tui.waitFor(/test\/scripted · default agent/);
+    expect(opening).not.toContain("default model");
+    await tui.submit("/models");
+    const picker = await tui.waitFor(/Models[\s\S]*test\/thinker Thinker · effort low\/high/);
+    expect(picker).toMatch(/› test\/scripted Scripted · default/);
+    // A typed PROVIDER/MODEL the catalog does not list is offered as it is.
+    await tui.press(..."other/model");
+    await tui.waitFor(/› other\/model \(typed\)/);
+    await tui.press(KEY.escape);
+    await tui.submit("/models thinker");
+    await tui.waitFor(/Models filter: thinker[\s\S]*› test\/thinker/);
     await tui.press(KEY.tab); // favorite
-    await tui.waitFor(/★ test\/thinker/);
+    await tui.waitFor(/★ test\/thinker Thinker · favorite/);
     await tui.press(KEY.enter);
-    await tui.waitFor(/test\/thinker · default agent/);
-    await tui.submit("/effort high");
-    await tui.waitFor(/test\/thinker \(high\)/);
+    const efforts = await tui.waitFor(/Reasoning effort for test\/thinker[\s\S]*› default[\s\S]*high/);
+    expect(efforts).not.toMatch(/medium|xhigh/);
+    await tui.press(KEY.down, KEY.down, KEY.enter);
+    await tui.waitFor(/test\/thinker \(high\) · default agent/);
     await tui.submit("@say Thought hard.");
     await tui.waitFor(/Thought hard\.[\s\S]*test\/thinker · \d/);
     const [turn] = await turnsOf(tui.controller.sessionId!);
@@ -183,36 +192,73 @@ describe("models, effort and agents", () => {
     expect(preferences).toMatchObject({ favorites: ["test/thinker"], recent: ["test/thinker"], efforts: { "test/thinker": "high" } });
   });
 
-  it("a remembered model is offered again in a later run", async () => {
+  it("a remembered model is offered first in a later run, with its remembered effort", async () => {
     const first = await open();
-    await first.submit("/models test/thinker");
-    await first.waitFor(/› test\/thinker \(typed\)/);
+    await first.submit("/models thinker");
+    await first.waitFor(/› test\/thinker/);
     await first.press(KEY.enter);
-    await first.waitFor(/test\/thinker · default agent/);
+    await first.waitFor(/Reasoning effort for test\/thinker/);
+    await first.press(KEY.down, KEY.enter); // low
+    await first.waitFor(/test\/thinker \(low\) · default agent/);
     first.unmount();
     const second = await open();
     await second.submit("/models");
-    await second.waitFor(/Models[\s\S]*› test\/thinker recent/);
+    await second.waitFor(/Models[\s\S]*› test\/thinker Thinker · recent/);
+    await second.press(KEY.enter);
+    await second.waitFor(/Reasoning effort for test\/thinker/);
+    await second.press(KEY.escape);
+    await second.waitFor(/test\/thinker \(low\) · default agent/);
   });
 
-  it("/effort takes a level or default and refuses anything else; bare /effort opens the effort picker", async () => {
+  it("/effort takes an advertised level or default and refuses anything else; bare /effort opens the model's levels", async () => {
     const tui = await open();
+    await tui.waitFor(/test\/scripted · default agent/);
     await tui.submit("/effort low");
-    await tui.waitFor(/default model \(low\)/);
+    await tui.waitFor(/test\/scripted advertises no reasoning effort levels/);
+    expect(tui.frame()).not.toContain("(low)");
+    await tui.submit("/models thinker");
+    await tui.waitFor(/› test\/thinker/);
+    await tui.press(KEY.enter);
+    await tui.waitFor(/Reasoning effort for test\/thinker/);
+    await tui.press(KEY.escape);
+    await tui.submit("/effort low");
+    await tui.waitFor(/test\/thinker \(low\)/);
+    await tui.submit("/effort max");
+    await tui.waitFor(/test\/thinker advertises the effort levels low, high/);
     await tui.submit("/effort default");
-    await tui.waitFor(/default model ·/);
+    await tui.waitFor(/test\/thinker · default agent/);
     await tui.submit("/effort extreme");
     await tui.waitFor(/\/effort takes one of none, minimal, low, medium, high, xhigh, max or default/);
     await tui.submit("/effort");
-    await tui.waitFor(/Reasoning effort[\s\S]*› default/);
-    await tui.press(KEY.down, KEY.down, KEY.down, KEY.enter);
-    await tui.waitFor(/default model \(low\)/);
+    const picker = await tui.waitFor(/Reasoning effort for test\/thinker[\s\S]*› default/);
+    expect(picker).not.toMatch(/minimal|medium/);
+    await tui.press(KEY.down, KEY.down, KEY.enter);
+    await tui.waitFor(/test\/thinker \(high\)/);
   });
 
-  it("Ctrl+X E says why it cannot cycle without the model catalog", async () => {
+  it("Ctrl+X E cycles the selected model's advertised levels, then back to default; the next Turn uses the level", async () => {
     const tui = await open();
+    await tui.waitFor(/test\/scripted · default agent/);
     await tui.press(KEY.ctrlX, "e");
-    await tui.waitFor(/models is unavailable/);
+    await tui.waitFor(/test\/scripted advertises no reasoning effort levels/);
+    await tui.submit("/models thinker");
+    await tui.waitFor(/› test\/thinker/);
+    await tui.press(KEY.enter);
+    await tui.waitFor(/Reasoning effort for test\/thinker/);
+    await tui.press(KEY.escape);
+    await tui.press(KEY.ctrlX, "e");
+    await tui.waitFor(/test\/thinker \(low\)/);
+    await tui.press(KEY.ctrlX, "e");
+    await tui.waitFor(/test\/thinker \(high\)/);
+    await tui.press(KEY.ctrlX, "e");
+    await tui.waitFor(/reasoning effort for test\/thinker: default/);
+    expect(tui.frame()).toMatch(/test\/thinker · default agent/);
+    await tui.press(KEY.ctrlX, "e");
+    await tui.waitFor(/test\/thinker \(low\)/);
+    await tui.submit("@say Cycled.");
+    await tui.waitFor(/Cycled\.[\s\S]*test\/thinker · \d/);
+    const [turn] = await turnsOf(tui.controller.sessionId!);
+    expect(turn!.request.reasoningEffort).toBe("low");
   });
 
   it("/agents picks the agent for the next Turn; Tab cycles primary agents", async () => {

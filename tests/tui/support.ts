@@ -5,7 +5,7 @@ import { createElement } from "react";
 import { render } from "ink-testing-library";
 import { afterEach, beforeEach } from "vitest";
 import { App } from "../../cli/tui/app.js";
-import { createController } from "../../cli/tui/run.js";
+import { createController, startTui } from "../../cli/tui/run.js";
 import type { Controller } from "../../cli/tui/state/controller.js";
 import { Preferences } from "../../cli/tui/state/preferences.js";
 import { directiveTurn } from "../../tools/test-model/index.js";
@@ -48,6 +48,8 @@ export interface TuiOptions {
   readonly directory?: string | undefined;
   /** No client directory at all (`--no-workdir`). */
   readonly noDirectory?: boolean;
+  /** `--onboarding`: Connect provider opens at start. */
+  readonly onboarding?: boolean;
 }
 
 export async function renderTui(h: ModelHarness, options: TuiOptions = {}): Promise<Tui> {
@@ -55,7 +57,8 @@ export async function renderTui(h: ModelHarness, options: TuiOptions = {}): Prom
     { client: h.api, server: "local", where: { directory: options.noDirectory ? undefined : (options.directory ?? h.home.root), local: true } },
     new Preferences(`${h.home.env["XDG_DATA_HOME"]}/ze-harness`),
   );
-  if (options.sessionId !== undefined) await controller.openSession(options.sessionId);
+  // The same start as `ze-harness tui`: the resumed Session, the catalog, onboarding.
+  await startTui(controller, { sessionId: options.sessionId, onboarding: options.onboarding });
   const instance = render(createElement(App, { controller }));
   const waiters = new Set<() => void>();
   const write = instance.stdout.write;

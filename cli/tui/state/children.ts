@@ -21,6 +21,8 @@ export function summarize(view: FeedView): string {
 export class ChildSummaries {
   private readonly feeds = new Map<string, SessionFeed>();
   private readonly summaries = new Map<string, string>();
+  /** Children whose feed shows no running Turn (or could not be opened): their summary is final. */
+  private readonly done = new Set<string>();
 
   constructor(
     private readonly client: ZeClient,
@@ -32,18 +34,31 @@ export class ChildSummaries {
     return this.summaries.get(childSessionId);
   }
 
+  /** True once `childSessionId`'s summary is final: its task row may be printed for good. */
+  settled(childSessionId: string): boolean {
+    return this.done.has(childSessionId);
+  }
+
   track(childSessionId: string): void {
     if (this.feeds.has(childSessionId)) return;
     const feed = new SessionFeed(this.client, this.server, childSessionId);
     this.feeds.set(childSessionId, feed);
     feed.subscribe(() => {
-      const summary = summarize(feed.getSnapshot());
-      if (summary !== this.summaries.get(childSessionId)) {
+      const view = feed.getSnapshot();
+      const summary = summarize(view);
+      const settled = view.session !== undefined && view.turns.length > 0 && view.turns.every((turn) => turn.outcome !== undefined);
+      if (summary !== this.summaries.get(childSessionId) || settled !== this.done.has(childSessionId)) {
         this.summaries.set(childSessionId, summary);
+        if (settled) this.done.add(childSessionId);
+        else this.done.delete(childSessionId);
         this.changed();
       }
     });
-    feed.open().catch(() => this.feeds.delete(childSessionId));
+    feed.open().catch(() => {
+      this.feeds.delete(childSessionId);
+      this.done.add(childSessionId); // nothing more will come: the row prints as it is
+      this.changed();
+    });
   }
 
   close(): void {

@@ -1,8 +1,9 @@
 // The TUI's state outside React: the screen, the draft, overlays, the leader key, the next
 // Turn's model/agent/effort/Skills, the Session being viewed (and its parents while viewing
 // a sub-agent), and every key press. Components only render its snapshot; tests drive it
-// through the same keys a terminal sends. Pickers live in pickers.ts, keys in keys.ts.
-import type { CatalogSnapshot, ReasoningTurnPart, ToolTurnPart, PermissionRequest, QuestionRequest, ReasoningEffort, Turn } from "../../../clients/index.js";
+// through the same keys a terminal sends. Pickers live in slash.ts, models.ts and onboarding.ts,
+// keys in keys.ts, the state shapes in ui-state.ts.
+import type { CatalogSnapshot, Turn } from "../../../clients/index.js";
 import { parseCommand, suggestions, type SlashCommand } from "../commands.js";
 import type { PickerItem } from "../components/picker.js";
 import { SPINNER } from "../format.js";
@@ -10,77 +11,15 @@ import type { Backend } from "./backend.js";
 import { SessionFeed, type FeedOptions, type FeedView } from "./feed.js";
 import type { Preferences } from "./preferences.js";
 import { runSlashCommand } from "./slash.js";
+import { loadCatalog, nextEffort, watchCatalog } from "./models.js";
 import { DescendantRequests } from "./descendants.js";
 import { ChildSummaries } from "./children.js";
+import type { Overlay, Pending, PickerSpec, Printed, UiState } from "./ui-state.js";
 
-export interface PickerSpec {
-  readonly title: string;
-  readonly hint: string;
-  readonly load: () => Promise<PickerItem[]>;
-  readonly choose: (item: PickerItem) => void | Promise<void>;
-  /** Tab (favorite in the model picker, details in the skill picker). */
-  readonly tab?: (item: PickerItem) => void;
-  /** Space/Enter toggles instead of choosing; Esc then applies. */
-  readonly multi?: { readonly toggle: (item: PickerItem) => void; readonly done: () => void };
-  /** Filter text given with the command (`/models gpt`). */
-  readonly query?: string;
-  /** A query shaped like this is offered as an item of its own (a typed `PROVIDER/MODEL`). */
-  readonly freeform?: RegExp;
-}
+export type { NextTurnChoice, Overlay, Pending, PickerSpec, Printed, UiState } from "./ui-state.js";
 
-export type Overlay =
-  | { readonly kind: "picker"; readonly spec: PickerSpec; readonly query: string; readonly selected: number; readonly items: readonly PickerItem[]; readonly loading: boolean; readonly error?: string | undefined }
-  | { readonly kind: "open"; readonly text: string }
-  /** The masked API-key field of Connect provider. */
-  | { readonly kind: "secret"; readonly providerId: string; readonly text: string };
-
-export interface Pending {
-  readonly kind: "approval" | "question";
-  /** The viewed Session's Turn that waits; absent for a sub-agent's request. */
-  readonly turn?: Turn;
-  /** The sub-agent's agent, for a descendant's request. */
-  readonly agent?: string | undefined;
-  readonly permission?: PermissionRequest;
-  readonly question?: QuestionRequest;
-}
-
-/** A settled Turn, or the full details of one of its parts asked for with Ctrl+X T. */
-export type Printed = { readonly key: string; readonly turn: Turn } | { readonly key: string; readonly part: ToolTurnPart | ReasoningTurnPart };
-
-export interface NextTurnChoice {
-  readonly model?: string | undefined;
-  readonly effort?: ReasoningEffort | undefined;
-  readonly agent?: string | undefined;
-  readonly skills: readonly string[];
-}
-
-export interface UiState {
-  readonly screen: "opening" | "conversation";
-  readonly draft: string;
-  readonly suggestionIndex: number;
-  readonly suggestionsHidden: boolean;
-  readonly leader: boolean;
-  /** The shortcut panel stays open (Ctrl+Alt+K). */
-  readonly shortcutsPinned: boolean;
-  /** First-run tips hidden (model-preferences.json `hideTips`). */
-  readonly tipsHidden: boolean;
-  readonly overlay: Overlay | undefined;
-  readonly notice: { readonly text: string; readonly kind: "error" | "info" } | undefined;
-  readonly expanded: ReadonlySet<string>;
-  readonly permissionChoice: number;
-  readonly question: { readonly requestId: string; readonly index: number; readonly selected: number; readonly answers: readonly string[][] } | undefined;
-  readonly next: NextTurnChoice;
-  /** Parent Session ids while viewing a sub-agent (innermost last). */
-  readonly parents: readonly string[];
-  readonly frame: number;
-  readonly exited: boolean;
-  readonly agents: readonly string[];
-  /** What is printed to the scrollback once (Ink's Static), append-only per Session view. */
-  readonly printed: readonly Printed[];
-  /** The host's default agent for this Session (when it names none). */
-  readonly defaultAgent: string | undefined;
-  readonly version: number;
-}
+/** The shortest time between two renders caused by the Session feed (about 30 per second). */
+const FEED_FRAME_MS = 33;
 
 export interface ControllerOptions {
   readonly backend: Backend;
@@ -120,6 +59,9 @@ export class Controller {
   /** The last model catalog read (pickers, effort levels, the header's default). */
   catalog: CatalogSnapshot | undefined;
   private unsubscribeFeed: (() => void) | undefined;
+  private feedTimer: ReturnType<typeof setTimeout> | undefined;
+  private stopCatalogWatch: (() => void) | undefined;
+  private lastFeed = 0;
   private readonly listeners = new Set<() => void>();
   private spinner: ReturnType<typeof setInterval> | undefined;
   readonly backend: Backend;
@@ -170,16 +112,19 @@ export class Controller {
     this.unsubscribeFeed?.();
     this.feed?.close();
     this.feed = feed;
-    this.unsubscribeFeed = feed.subscribe(() => this.onFeed());
+    this.unsubscribeFeed = feed.subscribe(() => this.scheduleFeed());
     this.descendants?.stop();
     this.descendants = new DescendantRequests(this.backend.api, this.backend.server, sessionId, () => this.onFeed());
     this.descendants.start();
     this.children?.close();
-    this.children = new ChildSummaries(this.backend.api, this.backend.server, () => this.update({}));
+    this.children = new ChildSummaries(this.backend.api, this.backend.server, () => this.scheduleFeed());
     const parents = how.parents ?? (how.asChild && previous !== undefined ? [...this.state.parents, previous] : []);
     this.update({ screen: "conversation", parents, question: undefined, permissionChoice: 0, expanded: new Set(), agents: [], printed: [] });
     this.onFeed();
     void this.loadAgents(sessionId);
+    // The Session's catalog snapshot: its default model in the header, its models' effort levels.
+    void loadCatalog(this).catch(() => undefined);
+    this.watchCatalog();
   }
 
   private async loadAgents(sessionId: string): Promise<void> {
@@ -200,18 +145,36 @@ export class Controller {
     if (prompt !== undefined && prompt.trim() !== "") await this.queue(prompt);
   }
 
+  /**
+   * Streamed deltas arrive far faster than a terminal can show them: feed changes re-render at
+   * most once per FEED_FRAME_MS (keys still render at once), so a streaming Turn never queues
+   * a React commit and a layout per delta ahead of the user's keystrokes.
+   */
+  private scheduleFeed(): void {
+    if (this.feedTimer !== undefined) return;
+    const wait = Math.max(0, this.lastFeed + FEED_FRAME_MS - performance.now());
+    this.feedTimer = setTimeout(() => {
+      this.feedTimer = undefined;
+      this.onFeed();
+    }, wait);
+  }
+
   private onFeed(): void {
+    this.lastFeed = performance.now();
     const view = this.view;
     const printed = this.state.printed;
     const fresh: Printed[] = [];
     for (const turn of view?.turns ?? []) {
+      for (const part of turn.parts) if (part.type === "tool" && part.activity?.childSessionId !== undefined) this.children?.track(part.activity.childSessionId);
+    }
+    for (const turn of view?.turns ?? []) {
       if (turn.outcome === undefined) break;
+      // A settled Turn is printed once, so it waits for its task rows' final sub-agent summaries.
+      const children = turn.parts.flatMap((part) => (part.type === "tool" && part.activity?.childSessionId !== undefined ? [part.activity.childSessionId] : []));
+      if (children.some((id) => this.children?.settled(id) === false)) break;
       if (!printed.some((entry) => entry.key === turn.id)) fresh.push({ key: turn.id, turn });
     }
     if (fresh.length > 0) this.update({ printed: [...printed, ...fresh] });
-    for (const turn of view?.turns ?? []) {
-      for (const part of turn.parts) if (part.type === "tool" && part.activity?.childSessionId !== undefined) this.children?.track(part.activity.childSessionId);
-    }
     const running = view?.turns.some((turn) => turn.outcome === undefined) ?? false;
     if (running && !this.spinner) {
       this.spinner = setInterval(() => {
@@ -257,7 +220,7 @@ export class Controller {
     const sessionId = this.sessionId;
     if (sessionId === undefined) return this.newSession(text);
     const next = this.state.next;
-    const turnId = await this.backend.queue(sessionId, text, next);
+    const turnId = await this.backend.queue(sessionId, text, { ...next, effort: nextEffort(this) });
     this.feed?.follow(turnId);
     if (next.model !== undefined) this.preferences.used(next.model);
     // Selected Skills load into the next queued Turn and then clear.
@@ -373,7 +336,17 @@ export class Controller {
     this.update({ exited: true });
   }
 
+  /** Follows the catalog of the viewed Session (or the runtime's before the first Session). */
+  watchCatalog(): void {
+    this.stopCatalogWatch?.();
+    this.stopCatalogWatch = watchCatalog(this);
+  }
+
   close(): void {
+    this.stopCatalogWatch?.();
+    this.stopCatalogWatch = undefined;
+    clearTimeout(this.feedTimer);
+    this.feedTimer = undefined;
     clearInterval(this.spinner);
     this.spinner = undefined;
     this.unsubscribeFeed?.();

@@ -6,8 +6,9 @@ import type { Key } from "ink";
 import { parseCommand } from "../commands.js";
 import { PERMISSION_CHOICES } from "../components/permission.js";
 import type { Controller, Overlay } from "./controller.js";
-import { connectKey, providerPicker } from "./onboarding.js";
-import { agentPicker, compact, cycleAgent, cycleEffort, forkPicker, modelPicker, openFirstSubagent, openSibling, sessionPicker, skillPicker, subagentPicker, toggleLatestDetails } from "./slash.js";
+import { cancelLogin, connectKey, providerPicker } from "./onboarding.js";
+import { cycleEffort, modelPicker } from "./models.js";
+import { agentPicker, compact, cycleAgent, forkPicker, openFirstSubagent, openSibling, sessionPicker, skillPicker, subagentPicker, toggleLatestDetails } from "./slash.js";
 
 type Action = () => void | Promise<void>;
 
@@ -186,6 +187,7 @@ export function handleKey(controller: Controller, input: string, key: Key): void
   if (overlay?.kind === "picker") return picker(controller, overlay, input, key);
   if (overlay?.kind === "open") return openById(controller, overlay, input, key);
   if (overlay?.kind === "secret") return secret(controller, overlay, input, key);
+  if (overlay?.kind === "login") return key.escape ? run(controller, () => cancelLogin(controller, overlay.providerId, overlay.loginId)) : undefined;
   if (interaction(controller, input, key)) return;
 
   const menu = controller.suggestionList();

@@ -1,11 +1,9 @@
 // What each slash command and leader binding does, and the pickers they open: sessions,
-// models (then effort), agents, Skills (multi-select), forks and sub-agents.
-import type { CatalogModel, ReasoningEffort } from "../../../clients/index.js";
+// models (then effort: models.ts), agents, Skills (multi-select), forks and sub-agents.
 import type { SlashCommand } from "../commands.js";
 import { promptText, firstLine, shortId } from "../format.js";
 import type { Controller, PickerSpec } from "./controller.js";
-
-const EFFORTS: readonly ReasoningEffort[] = ["none", "minimal", "low", "medium", "high", "xhigh", "max"];
+import { effortCommand, modelPicker } from "./models.js";
 
 /** Commands that need a Session say so instead of acting. */
 function needSession(controller: Controller, command: string): string {
@@ -66,102 +64,6 @@ export function sessionPicker(controller: Controller, query = ""): PickerSpec {
       await controller.openSession(item.id);
     },
   };
-}
-
-async function catalogModels(controller: Controller): Promise<CatalogModel[]> {
-  const snapshot = await controller.backend.models(controller.sessionId);
-  controller.catalog = snapshot;
-  return snapshot.models;
-}
-
-export function modelPicker(controller: Controller, query = ""): PickerSpec {
-  return {
-    title: "Models",
-    hint: "↑/↓ move · Enter select · Tab favorite · Ctrl+R refresh · Esc close",
-    query,
-    freeform: /^[^/\s]+\/\S+$/,
-    load: async () => {
-      const { favorites, recent } = controller.preferences.get();
-      const rank = (ref: string): number => (favorites.includes(ref) ? 0 : recent.includes(ref) ? 1 : 2);
-      let catalog: CatalogModel[];
-      try {
-        catalog = await catalogModels(controller);
-      } catch (error) {
-        // Without the server's catalog: favorites, recent models and the models this Session used.
-        controller.info(`${error instanceof Error ? error.message : String(error)} — pick a remembered model or type PROVIDER/MODEL`);
-        const used = (controller.view?.turns ?? []).map((turn) => turn.model);
-        const refs = [...new Set([...favorites, ...recent, ...used])];
-        return refs.map((ref) => ({ id: ref, label: `${favorites.includes(ref) ? "★ " : ""}${ref}`, detail: favorites.includes(ref) ? "favorite" : "recent" }));
-      }
-      const models = catalog.filter((model) => model.availability.status === "available" || rank(model.ref) < 2);
-      return models
-        .sort((a, b) => rank(a.ref) - rank(b.ref) || (rank(a.ref) === 1 ? recent.indexOf(a.ref) - recent.indexOf(b.ref) : a.ref.localeCompare(b.ref)))
-        .map((model) => ({ id: model.ref, label: `${favorites.includes(model.ref) ? "★ " : ""}${model.ref}`, detail: model.displayName }));
-    },
-    tab: (item) => {
-      controller.preferences.toggleFavorite(item.id);
-      const overlay = controller.state.overlay;
-      if (overlay?.kind === "picker") void controller.loadPicker(overlay.spec);
-    },
-    choose: (item) => {
-      controller.closeOverlay();
-      const remembered = controller.preferences.get().efforts[item.id];
-      controller.update({ next: { ...controller.state.next, model: item.id, effort: remembered } });
-      controller.preferences.used(item.id);
-      const efforts = effortsOf(controller, item.id);
-      if (efforts.length > 0) controller.openPicker(effortPicker(controller, item.id, efforts));
-    },
-  };
-}
-
-function effortsOf(controller: Controller, model: string | undefined): readonly ReasoningEffort[] {
-  if (model === undefined) return [];
-  return controller.catalog?.models.find((candidate) => candidate.ref === model)?.capabilities.reasoningEfforts ?? [];
-}
-
-/** The model the next Turn will use. */
-export function nextModel(controller: Controller): string | undefined {
-  const view = controller.view;
-  return controller.state.next.model ?? view?.session?.defaultModel ?? view?.turns[view.turns.length - 1]?.model ?? controller.catalog?.defaultModel;
-}
-
-function setEffort(controller: Controller, model: string | undefined, effort: ReasoningEffort | undefined): void {
-  controller.update({ next: { ...controller.state.next, effort } });
-  if (model !== undefined) controller.preferences.setEffort(model, effort);
-}
-
-export function effortPicker(controller: Controller, model: string | undefined, efforts: readonly ReasoningEffort[]): PickerSpec {
-  return {
-    title: `Reasoning effort${model ? ` for ${model}` : ""}`,
-    hint: "↑/↓ move · Enter select · Esc close",
-    load: async () => [{ id: "default", label: "default" }, ...efforts.map((effort) => ({ id: effort, label: effort }))],
-    choose: (item) => {
-      controller.closeOverlay();
-      setEffort(controller, model, item.id === "default" ? undefined : (item.id as ReasoningEffort));
-    },
-  };
-}
-
-async function effortCommand(controller: Controller, argument: string): Promise<void> {
-  // The catalog only narrows the levels offered; without it every level is.
-  if (controller.catalog === undefined) await catalogModels(controller).catch(() => undefined);
-  const model = nextModel(controller);
-  const efforts = effortsOf(controller, model);
-  if (argument === "") return controller.openPicker(effortPicker(controller, model, efforts.length > 0 ? efforts : EFFORTS));
-  if (argument === "default") return setEffort(controller, model, undefined);
-  if (!EFFORTS.includes(argument as ReasoningEffort)) throw new Error(`/effort takes one of ${EFFORTS.join(", ")} or default`);
-  setEffort(controller, model, argument as ReasoningEffort);
-}
-
-/** Ctrl+X E: the next advertised level of the selected model (after the last: default). */
-export async function cycleEffort(controller: Controller): Promise<void> {
-  if (controller.catalog === undefined) await catalogModels(controller);
-  const model = nextModel(controller);
-  const efforts = effortsOf(controller, model);
-  if (efforts.length === 0) throw new Error(`${model ?? "the model"} advertises no reasoning effort levels`);
-  const current = controller.state.next.effort;
-  const index = current === undefined ? -1 : efforts.indexOf(current);
-  setEffort(controller, model, index + 1 < efforts.length ? efforts[index + 1] : undefined);
 }
 
 export function agentPicker(controller: Controller, query = ""): PickerSpec {

@@ -1,0 +1,75 @@
+// The shapes of the TUI's state (controller.ts holds it): overlays, pickers, open requests,
+// what is printed to the scrollback, the next Turn's choices and the whole UI snapshot.
+import type { ReasoningTurnPart, ToolTurnPart, PermissionRequest, QuestionRequest, ReasoningEffort, Turn } from "../../../clients/index.js";
+import type { PickerItem } from "../components/picker.js";
+
+export interface PickerSpec {
+  readonly title: string;
+  readonly hint: string;
+  readonly load: () => Promise<PickerItem[]>;
+  readonly choose: (item: PickerItem) => void | Promise<void>;
+  /** Tab (favorite in the model picker, details in the skill picker). */
+  readonly tab?: (item: PickerItem) => void;
+  /** Space/Enter toggles instead of choosing; Esc then applies. */
+  readonly multi?: { readonly toggle: (item: PickerItem) => void; readonly done: () => void };
+  /** Filter text given with the command (`/models gpt`). */
+  readonly query?: string;
+  /** A query shaped like this is offered as an item of its own (a typed `PROVIDER/MODEL`). */
+  readonly freeform?: RegExp;
+}
+
+export type Overlay =
+  | { readonly kind: "picker"; readonly spec: PickerSpec; readonly query: string; readonly selected: number; readonly items: readonly PickerItem[]; readonly loading: boolean; readonly error?: string | undefined }
+  | { readonly kind: "open"; readonly text: string }
+  /** The masked API-key field of Connect provider. */
+  | { readonly kind: "secret"; readonly providerId: string; readonly text: string }
+  /** A pending device login: its URL and code until it settles; Esc cancels it. */
+  | { readonly kind: "login"; readonly providerId: string; readonly loginId: string; readonly url: string; readonly code: string };
+
+export interface Pending {
+  readonly kind: "approval" | "question";
+  /** The viewed Session's Turn that waits; absent for a sub-agent's request. */
+  readonly turn?: Turn;
+  /** The sub-agent's agent, for a descendant's request. */
+  readonly agent?: string | undefined;
+  readonly permission?: PermissionRequest;
+  readonly question?: QuestionRequest;
+}
+
+/** A settled Turn, or the full details of one of its parts asked for with Ctrl+X T. */
+export type Printed = { readonly key: string; readonly turn: Turn } | { readonly key: string; readonly part: ToolTurnPart | ReasoningTurnPart };
+
+export interface NextTurnChoice {
+  readonly model?: string | undefined;
+  readonly effort?: ReasoningEffort | undefined;
+  readonly agent?: string | undefined;
+  readonly skills: readonly string[];
+}
+
+export interface UiState {
+  readonly screen: "opening" | "conversation";
+  readonly draft: string;
+  readonly suggestionIndex: number;
+  readonly suggestionsHidden: boolean;
+  readonly leader: boolean;
+  /** The shortcut panel stays open (Ctrl+Alt+K). */
+  readonly shortcutsPinned: boolean;
+  /** First-run tips hidden (model-preferences.json `hideTips`). */
+  readonly tipsHidden: boolean;
+  readonly overlay: Overlay | undefined;
+  readonly notice: { readonly text: string; readonly kind: "error" | "info" } | undefined;
+  readonly expanded: ReadonlySet<string>;
+  readonly permissionChoice: number;
+  readonly question: { readonly requestId: string; readonly index: number; readonly selected: number; readonly answers: readonly string[][] } | undefined;
+  readonly next: NextTurnChoice;
+  /** Parent Session ids while viewing a sub-agent (innermost last). */
+  readonly parents: readonly string[];
+  readonly frame: number;
+  readonly exited: boolean;
+  readonly agents: readonly string[];
+  /** What is printed to the scrollback once (Ink's Static), append-only per Session view. */
+  readonly printed: readonly Printed[];
+  /** The host's default agent for this Session (when it names none). */
+  readonly defaultAgent: string | undefined;
+  readonly version: number;
+}
