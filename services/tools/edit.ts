@@ -2,7 +2,8 @@
 // unless `replaceAll` is set (then every non-overlapping occurrence is replaced). No match,
 // several matches without `replaceAll`, and `oldString === newString` are typed failures that
 // leave the file untouched. Files above MAX_EDIT_FILE_BYTES are refused (`too_large`).
-import { readFile, writeFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
+import { writeFileAtomic } from "./atomic-write.js";
 import { fileFailure, filePermissions, statTarget } from "./paths.js";
 import { MAX_EDIT_FILE_BYTES, ToolFailure, textResult, throwIfAborted, type ToolDefinition } from "./tool.js";
 
@@ -61,7 +62,7 @@ export const editTool: ToolDefinition<EditInput> = {
     }
     const updated = input.replaceAll === true ? text.split(input.oldString).join(input.newString) : text.replace(input.oldString, () => input.newString);
     throwIfAborted(ctx.signal);
-    await writeFile(target.canonicalPath, updated, "utf8").catch((error: unknown) => {
+    await writeFileAtomic(target.canonicalPath, updated).catch((error: unknown) => {
       throw fileFailure(error, target.resource);
     });
     return textResult(`Edited ${target.resource}: replaced ${count} occurrence${count === 1 ? "" : "s"}.`);

@@ -1,7 +1,8 @@
 // `write`: creates or replaces a UTF-8 text file, creating missing parent directories.
 // Authorized as action `edit` (the reference's file-modifying action; there is no `write` action),
 // on the canonical target (a symlink is written through to its target).
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
+import { writeFileAtomic } from "./atomic-write.js";
 import { dirname } from "node:path";
 import { fileFailure, filePermissions, statTarget } from "./paths.js";
 import { ToolFailure, byteLength, textResult, throwIfAborted, type ToolDefinition } from "./tool.js";
@@ -32,7 +33,7 @@ export const writeTool: ToolDefinition<WriteInput> = {
     try {
       await mkdir(dirname(target.canonicalPath), { recursive: true });
       throwIfAborted(ctx.signal);
-      await writeFile(target.canonicalPath, input.content, "utf8");
+      await writeFileAtomic(target.canonicalPath, input.content);
     } catch (error) {
       if (error instanceof ToolFailure) throw error;
       // mkdir through an existing file reports EEXIST or ENOTDIR: a parent is not a directory.

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, symlinkSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { evaluateProjection } from "../../services/core/permissions/index.js";
@@ -20,6 +20,36 @@ async function expectFailure(promise: Promise<unknown>, code: ToolFailureCode, m
   expect((error as ToolFailure).code).toBe(code);
   if (message) expect((error as ToolFailure).message).toMatch(message);
 }
+
+describe("atomic replacement", () => {
+  it("keeps the file's mode, leaves no temporary file, and a concurrent reader sees old or new content only", async () => {
+    const before = "a".repeat(4 * 1024 * 1024);
+    const after = "b".repeat(4 * 1024 * 1024);
+    ws.write("big.sh", before);
+    chmodSync(join(ws.workdir, "big.sh"), 0o750);
+    const seen = new Set<string>();
+    let writing = true;
+    const reader = (async () => {
+      while (writing) {
+        const content = readFileSync(join(ws.workdir, "big.sh"), "utf8");
+        seen.add(content === before ? "old" : content === after ? "new" : `partial:${content.length}`);
+        await new Promise((resolvePromise) => setImmediate(resolvePromise));
+      }
+    })();
+    await call(writeTool, { filePath: "big.sh", content: after }, context(ws.workdir));
+    writing = false;
+    await reader;
+    expect([...seen].filter((kind) => kind.startsWith("partial"))).toEqual([]);
+    expect(ws.read("big.sh")).toBe(after);
+    expect(statSync(join(ws.workdir, "big.sh")).mode & 0o777).toBe(0o750);
+    ws.write("small.txt", "hello there");
+    chmodSync(join(ws.workdir, "small.txt"), 0o640);
+    await call(editTool, { filePath: "small.txt", oldString: "hello", newString: "bye" }, context(ws.workdir));
+    expect(ws.read("small.txt")).toBe("bye there");
+    expect(statSync(join(ws.workdir, "small.txt")).mode & 0o777).toBe(0o640);
+    expect(readdirSync(ws.workdir).filter((name) => name.endsWith(".ze-tmp"))).toEqual([]);
+  });
+});
 
 describe("write", () => {
   it("creates missing parent directories and the file", async () => {
