@@ -1,35 +1,15 @@
 // Session depth on a warm `serve`: the cost of one sub-agent round trip (a `task` call whose
 // child Session runs one model call) against the same Turn with a cheap tool call, and the model
 // alone. The measuring runs in depth-worker.mjs (a child with tsx, for the test model).
-import { spawn } from "node:child_process";
-import { join } from "node:path";
-import { formatTable, median, ms, percentile, repoRoot } from "./lib.mjs";
+import { formatTable, median, ms, percentile, runWorker } from "./lib.mjs";
 
 export const name = "depth";
 export const description = "Session depth on a warm `serve`: one sub-agent round trip against a plain tool Turn; Turns and listing with 1, 1,000 and 10,000 earlier Turns";
 
-function runWorker(options, timeoutMs) {
-  return new Promise((resolvePromise) => {
-    const child = spawn(process.execPath, ["--import", "tsx", join(repoRoot, "tools", "bench", "depth-worker.mjs"), JSON.stringify(options)], { cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (chunk) => (stdout += chunk));
-    child.stderr.setEncoding("utf8").on("data", (chunk) => (stderr = (stderr + chunk).slice(-4000)));
-    const timer = setTimeout(() => child.kill("SIGTERM"), timeoutMs);
-    child.once("close", (code, signal) => {
-      clearTimeout(timer);
-      try {
-        resolvePromise(JSON.parse(stdout.trim().split("\n").pop() ?? ""));
-      } catch {
-        resolvePromise({ error: `worker exited ${code ?? signal}: ${stderr.trim().split("\n").slice(-5).join(" | ")}` });
-      }
-    });
-  });
-}
 
 /** @param {{ budgetMs: number, log: (line: string) => void }} context */
 export async function run({ budgetMs, log }) {
-  const result = await runWorker({}, Math.max(120_000, budgetMs));
+  const result = await runWorker("depth-worker.mjs", {}, Math.max(120_000, budgetMs));
   if (result.error || result.subagent.length === 0) {
     log(`depth: failed — ${result.error ?? "no figures"}`);
     return;

@@ -2,38 +2,18 @@
 // `execute` start-up and per-inner-call cost, what a configured plugin and MCP server add to Turns
 // that do not use them, and the start-up a configured plugin adds. The measuring runs in
 // extensions-worker.mjs (a child with tsx, for the test model).
-import { spawn } from "node:child_process";
-import { join } from "node:path";
-import { formatTable, median, ms, percentile, repoRoot } from "./lib.mjs";
+import { formatTable, median, ms, percentile, runWorker } from "./lib.mjs";
 
 export const name = "extensions";
 export const description = "Extensions on a warm `serve`: MCP and CodeMode call overhead, and what plugins and MCP add to Turns that do not use them";
 
-function runWorker(options, timeoutMs) {
-  return new Promise((resolvePromise) => {
-    const child = spawn(process.execPath, ["--import", "tsx", join(repoRoot, "tools", "bench", "extensions-worker.mjs"), JSON.stringify(options)], { cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (chunk) => (stdout += chunk));
-    child.stderr.setEncoding("utf8").on("data", (chunk) => (stderr = (stderr + chunk).slice(-4000)));
-    const timer = setTimeout(() => child.kill("SIGTERM"), timeoutMs);
-    child.once("close", (code, signal) => {
-      clearTimeout(timer);
-      try {
-        resolvePromise(JSON.parse(stdout.trim().split("\n").pop() ?? ""));
-      } catch {
-        resolvePromise({ error: `worker exited ${code ?? signal}: ${stderr.trim().split("\n").slice(-5).join(" | ")}` });
-      }
-    });
-  });
-}
 
 const paired = (a, b) => a.map((value, index) => value - b[index]);
 const row = (label, values, target = "") => [label, values.length, ms(median(values)), ms(percentile(values, 99)), target];
 
 /** @param {{ budgetMs: number, log: (line: string) => void }} context */
 export async function run({ budgetMs, log }) {
-  const result = await runWorker({}, Math.max(180_000, budgetMs));
+  const result = await runWorker("extensions-worker.mjs", {}, Math.max(180_000, budgetMs));
   if (result.error || !result.bare || !result.extended) {
     log(`extensions: failed — ${result.error ?? "no figures"}`);
     return;

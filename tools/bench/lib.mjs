@@ -124,3 +124,36 @@ export function writeTestModelConfig(home, baseURL, extra = {}) {
   };
   writeFileSync(join(configDir, "config.json"), JSON.stringify(config));
 }
+
+/**
+ * Runs a benchmark worker (`tools/bench/<file>`, with tsx) and resolves with the JSON of its
+ * last stdout line, or `{ error }` naming the exit and the tail of its stderr. `options`, when
+ * given, is passed as one JSON argument; `timeoutMs` ends a worker that runs too long.
+ */
+export function runWorker(file, options, timeoutMs) {
+  return new Promise((resolvePromise) => {
+    const args = ["--import", "tsx", join(repoRoot, "tools", "bench", file), ...(options !== undefined ? [JSON.stringify(options)] : [])];
+    const child = spawn(process.execPath, args, { cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk) => (stdout += chunk));
+    child.stderr.setEncoding("utf8").on("data", (chunk) => (stderr = (stderr + chunk).slice(-4000)));
+    let timedOut = false;
+    const timer =
+      timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            timedOut = true;
+            child.kill("SIGTERM");
+          }, timeoutMs);
+    child.once("error", (error) => resolvePromise({ error: error.message }));
+    child.once("close", (code, signal) => {
+      clearTimeout(timer);
+      try {
+        resolvePromise(JSON.parse(stdout.trim().split("\n").pop() ?? ""));
+      } catch {
+        resolvePromise({ error: `worker exited ${code ?? signal}${timedOut ? ` (timed out after ${timeoutMs / 1000} s)` : ""}: ${stderr.trim().split("\n").slice(-5).join(" | ")}` });
+      }
+    });
+  });
+}

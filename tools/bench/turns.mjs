@@ -3,40 +3,13 @@
 // `contentFlushMillis` at its default and at 0. The measuring runs in turns-worker.mjs (a child
 // with tsx, for the TypeScript test model), which spawns the built `ze-harness serve`; this
 // module only starts it and prints its figures.
-import { spawn } from "node:child_process";
-import { join } from "node:path";
-import { formatTable, median, ms, percentile, repoRoot } from "./lib.mjs";
+import { formatTable, median, ms, percentile, runWorker } from "./lib.mjs";
 
 export const name = "turns";
 export const description = "Turns on a warm `serve`: prompt → finished answer, per-Turn overhead and SSE delta latency";
 
-const workerPath = join(repoRoot, "tools", "bench", "turns-worker.mjs");
 
 /** Runs one worker; resolves with its JSON result (or `{ error }`). */
-function runWorker(options, timeoutMs) {
-  return new Promise((resolvePromise) => {
-    const child = spawn(process.execPath, ["--import", "tsx", workerPath, JSON.stringify(options)], { cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (chunk) => (stdout += chunk));
-    child.stderr.setEncoding("utf8").on("data", (chunk) => (stderr = (stderr + chunk).slice(-4000)));
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      child.kill("SIGTERM");
-    }, timeoutMs);
-    child.once("error", (error) => resolvePromise({ error: error.message }));
-    child.once("close", (code, signal) => {
-      clearTimeout(timer);
-      const line = stdout.trim().split("\n").pop() ?? "";
-      try {
-        resolvePromise(JSON.parse(line));
-      } catch {
-        resolvePromise({ error: `worker exited ${code ?? signal}${timedOut ? ` (timed out after ${timeoutMs / 1000} s)` : ""}: ${stderr.trim().split("\n").slice(-5).join(" | ")}` });
-      }
-    });
-  });
-}
 
 const flushLabel = (flushMs) => (flushMs === null ? "default (100)" : String(flushMs));
 
@@ -46,7 +19,7 @@ export async function run({ budgetMs, log }) {
   const settings = [{}, { flushMs: 0, rssTurns: 0 }];
   const results = [];
   for (const setting of settings) {
-    results.push(await runWorker(setting, Math.max(120_000, budgetMs)));
+    results.push(await runWorker("turns-worker.mjs", setting, Math.max(120_000, budgetMs)));
   }
 
   const turnRows = [];
