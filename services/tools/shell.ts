@@ -22,6 +22,7 @@ import type { ToolArtifact } from "../../generated/client/types.gen.js";
 import { insideRoot } from "../contract/paths.js";
 import { canonicalWorkdir } from "./paths.js";
 import { externalDirectoriesOf } from "./shell-scan.js";
+import { childEnvironment } from "../workspace/environment.js";
 import {
   DEFAULT_SHELL_TIMEOUT_MS,
   MAX_SHELL_OUTPUT_BYTES,
@@ -44,20 +45,10 @@ export interface ShellInput {
   readonly description?: string;
 }
 
-const ENV_ALLOWLIST = ["PATH", "HOME", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TERM", "TMPDIR", "TZ", "USER", "LOGNAME", "SHELL"];
 /** After the shell exits, how long background holders of its pipes may keep them open. */
 const PIPE_GRACE_MS = 500;
 const MAX_MESSAGE_CHARS = 1024;
 
-function childEnvironment(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const name of ENV_ALLOWLIST) {
-    const value = process.env[name];
-    if (value !== undefined) env[name] = value;
-  }
-  env["PATH"] ??= "/usr/local/bin:/usr/bin:/bin";
-  return env;
-}
 
 /** Drops UTF-8 continuation bytes at the start of a cut buffer (at most one partial character). */
 function skipContinuation(bytes: Buffer): Buffer {

@@ -6,22 +6,13 @@ import type { IPty } from "node-pty";
 import type { TerminalSize } from "../../../generated/client/types.gen.js";
 import { readDisplay, scrollbackRows, type EmulatorView, type TerminalDisplay } from "./display.js";
 import { OutputLog } from "./records.js";
+import { childEnvironment } from "../environment.js";
 
 const require = createRequire(import.meta.url);
 
-/** The host environment a terminal inherits: never provider keys or other secrets of the host. */
-const ENV_ALLOWLIST = ["PATH", "HOME", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TMPDIR", "TZ", "USER", "LOGNAME", "SHELL"];
-
+/** What a terminal's program sees: the allowlisted host environment, a 256-color terminal type, then the request's variables. */
 export function terminalEnvironment(extra: Readonly<Record<string, string>> = {}): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const name of ENV_ALLOWLIST) {
-    const value = process.env[name];
-    if (value !== undefined) env[name] = value;
-  }
-  env["PATH"] ??= "/usr/local/bin:/usr/bin:/bin";
-  env["TERM"] = "xterm-256color";
-  env["COLORTERM"] = "truecolor";
-  return { ...env, ...extra };
+  return { ...childEnvironment(), TERM: "xterm-256color", COLORTERM: "truecolor", ...extra };
 }
 
 /** The default program: the user's shell, else /bin/sh. */
