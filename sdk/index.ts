@@ -11,6 +11,7 @@ import { HarnessStartupError, createHarness, type Harness } from "../services/ho
 import { isLoopbackAddress, listen, type Listener } from "../services/host/listen.js";
 import { LOOPBACK_HOSTS } from "../services/http/guard.js";
 import { resolveProjectId } from "../services/contract/project.js";
+import { FIRST_PORT, PORT_SCAN } from "../services/daemon/paths.js";
 
 export { HarnessClient, createClient, textPrompt, type CreateClientOptions };
 export { sdk, unwrap, ZeClientError, watchTurn, watchSession, watchServer } from "../clients/index.js";
@@ -154,6 +155,5 @@ export {
   TOKEN_FILE as DAEMON_TOKEN_FILE_NAME,
   daemonDirectory,
 } from "../services/daemon/paths.js";
-import { FIRST_PORT, PORT_SCAN } from "../services/daemon/paths.js";
 /** The last port the daemon scans. */
 export const DAEMON_MAX_PORT = FIRST_PORT + PORT_SCAN - 1;

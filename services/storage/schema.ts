@@ -1,3 +1,5 @@
+// Longer than ~400 lines on purpose: the drizzle schema is one module (drizzle-kit reads it whole
+// in tests/storage/schema-parity.test.ts against the migrated database), one table after another.
 /**
  * The drizzle schema. It mirrors, column for column, what the migrations in `migrations/`
  * create; `tests/storage/schema-parity.test.ts` holds the two together. Change the schema by

@@ -1,3 +1,5 @@
+// Longer than ~400 lines on purpose: every write here shares one stamping transaction shape
+// (guards, revision, cursors, parts, events); reading them together keeps that shape identical.
 /**
  * The Turns repository, writes: admission, durable changes, claims, leases and steering input.
  * Every durable change of a Turn is one transaction that updates its row (guards in the WHERE,

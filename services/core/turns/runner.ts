@@ -1,3 +1,6 @@
+// Longer than ~400 lines on purpose: claiming, launching, lease upkeep and crash recovery all read
+// and write the same ownership state (adopted Sessions, running executions, the lease), and
+// splitting them would pass that state around instead of keeping its rules in one place.
 // The Turn runner of one host process. It runs only the Turns it owns: an embedded host
 // (`scope: "owned"`) the Sessions it operates on — it holds their runner lease while it runs —
 // and a server (`scope: "unowned"`) every Session no other live host holds. It claims work (one
