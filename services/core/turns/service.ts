@@ -157,11 +157,12 @@ export class TurnService {
       // Work that may read files or the network, before the admission transaction: the host's
       // default model (when nothing else would name one) and discovery of the chosen model.
       let hostDefault: string | undefined;
-      if (this.models.prepare || this.models.defaultModel) {
+      if (request.model !== undefined) await this.models.prepare?.(request.model);
+      else if (this.models.prepare || this.models.defaultModel) {
         // The same model choice the admission makes below, from a read outside its transaction.
         const row = await getSession(this.storage, server, sessionId);
         const agent = row && this.catalogs ? tryAgent(() => chooseTurnAgent(this.catalogs!.agents, row, request.agent)) : undefined;
-        let model = request.model ?? agent?.definition?.model ?? row?.defaultModel ?? this.config.model;
+        let model = agent?.definition?.model ?? row?.defaultModel ?? this.config.model;
         if (model === undefined) model = hostDefault = await this.models.defaultModel?.();
         if (model !== undefined) await this.models.prepare?.(model);
       }
