@@ -2,6 +2,7 @@
 // opening screen or the conversation, and sends every key to keys.ts.
 import { Box, Static, Text, useApp, useInput, useStdout } from "ink";
 import { useEffect, useSyncExternalStore } from "react";
+import { Attachments } from "./components/attachments.js";
 import { Composer } from "./components/composer.js";
 import { Header } from "./components/header.js";
 import { PermissionPrompt } from "./components/permission.js";
@@ -120,6 +121,7 @@ export function App({ controller }: { readonly controller: Controller }) {
         </Box>
       ) : null}
       {overlay?.kind === "open" ? <Composer text={overlay.text} placeholder="Session ID (a UUID) · Enter open · Esc close" label="Open a Session" /> : null}
+      {overlay === undefined && state.attachments.length > 0 ? <Attachments items={state.attachments} /> : null}
       {overlay === undefined ? (
         <Composer text={state.draft} placeholder={state.screen === "opening" ? "Ask anything…" : running ? "Follow up on the running Turn…" : "Send a prompt…"} />
       ) : null}

@@ -1,7 +1,7 @@
 // The composer's slash commands: their names, aliases and hints, which of them work before the
 // first prompt, the suggestion filter and the parser.
 
-export type CommandName = "new" | "queue" | "steer" | "sessions" | "models" | "effort" | "agents" | "skills" | "fork" | "subagents" | "back" | "exit";
+export type CommandName = "new" | "queue" | "steer" | "sessions" | "models" | "effort" | "agents" | "skills" | "fork" | "subagents" | "back" | "image" | "base64" | "send" | "exit";
 
 export interface SlashCommand {
   readonly name: CommandName;
@@ -24,6 +24,9 @@ export const COMMANDS: readonly SlashCommand[] = [
   { name: "fork", aliases: [], args: "[SEQUENCE|TURN-ID]", summary: "fork the Session before a Turn", opening: false },
   { name: "subagents", aliases: [], args: "", summary: "open a sub-agent of this Session", opening: false },
   { name: "back", aliases: [], args: "", summary: "return to the parent Session", opening: false },
+  { name: "image", aliases: [], args: "PATH", summary: "attach a PNG, JPEG, GIF or WebP file to the draft", opening: true },
+  { name: "base64", aliases: [], args: "DATA [MEDIA_TYPE]", summary: "attach base64 image data to the draft", opening: true },
+  { name: "send", aliases: [], args: "[TEXT]", summary: "send TEXT with the attached images", opening: true },
   { name: "exit", aliases: ["quit", "q"], args: "", summary: "quit (Sessions keep running)", opening: true },
 ];
 

@@ -39,11 +39,22 @@ export async function startTui(controller: Controller, options: { readonly sessi
   );
 }
 
+/** Bracketed paste on (a paste arrives as one, so a pasted image path attaches the image) and off again. */
+const BRACKETED_PASTE_ON = "\u001b[?2004h";
+const BRACKETED_PASTE_OFF = "\u001b[?2004l";
+
 /** Runs the TUI until the user quits; resolves with the exit code. */
 export async function runTui(options: TuiOptions): Promise<number> {
   // Raw mode first: keys typed while the TUI starts keep their meaning (a cooked terminal
   // would turn Enter into a line feed and hold the line back).
   if (process.stdin.isTTY) process.stdin.setRawMode(true);
+  const terminal = process.stdout.isTTY === true;
+  const restorePaste = (): void => {
+    if (terminal) process.stdout.write(BRACKETED_PASTE_OFF);
+  };
+  if (terminal) process.stdout.write(BRACKETED_PASTE_ON);
+  // Also when the process ends some other way (process.exit from elsewhere).
+  process.once("exit", restorePaste);
   const controller = createController(options);
   try {
     await startTui(controller, options);
@@ -52,6 +63,8 @@ export async function runTui(options: TuiOptions): Promise<number> {
   } finally {
     controller.close();
     // The shell gets its terminal back as it was, also after a failure.
+    restorePaste();
+    process.removeListener("exit", restorePaste);
     if (process.stdin.isTTY) process.stdin.setRawMode(false);
   }
   return 0;

@@ -68,9 +68,8 @@ export class Backend {
     return (await unwrap(sdk.getSession({ client: this.client, path: { server: this.server, sessionId } }))).session;
   }
 
-  async queue(sessionId: string, text: string, next: NextTurn): Promise<string> {
+  async queue(sessionId: string, prompt: PromptPart[], next: NextTurn): Promise<string> {
     const turnId = randomUUID();
-    const prompt: PromptPart[] = [{ type: "text", text }];
     await unwrap(
       sdk.submitPrompt({
         client: this.client,
@@ -90,13 +89,13 @@ export class Backend {
     return turnId;
   }
 
-  async steer(sessionId: string, turnId: string, text: string): Promise<void> {
+  async steer(sessionId: string, turnId: string, prompt: PromptPart[]): Promise<void> {
     await unwrap(
       sdk.submitPrompt({
         client: this.client,
         path: { server: this.server, sessionId },
         headers: this.headers,
-        body: { delivery: "steer", steerId: randomUUID(), expectedTurnId: turnId, prompt: [{ type: "text", text }] },
+        body: { delivery: "steer", steerId: randomUUID(), expectedTurnId: turnId, prompt },
       }),
     );
   }

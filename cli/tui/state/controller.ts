@@ -15,6 +15,7 @@ import { loadCatalog, nextEffort, watchCatalog } from "./models.js";
 import { DescendantRequests } from "./descendants.js";
 import { ChildSummaries } from "./children.js";
 import type { Overlay, Pending, PickerSpec, Printed, UiState } from "./ui-state.js";
+import { promptParts, type Attachment } from "./images.js";
 
 export type { NextTurnChoice, Overlay, Pending, PickerSpec, Printed, UiState } from "./ui-state.js";
 
@@ -30,6 +31,8 @@ export interface ControllerOptions {
 const initial: UiState = {
   screen: "opening",
   draft: "",
+  attachments: [],
+  pasting: false,
   suggestionIndex: 0,
   suggestionsHidden: false,
   leader: false,
@@ -62,6 +65,10 @@ export class Controller {
   private feedTimer: ReturnType<typeof setTimeout> | undefined;
   private stopCatalogWatch: (() => void) | undefined;
   private lastFeed = 0;
+  /** The clipboard read in flight (paste.ts); Esc aborts it. */
+  pasteAbort: AbortController | undefined;
+  /** Text of a bracketed paste until its end marker (paste.ts). */
+  pasteBuffer: string | undefined;
   private readonly listeners = new Set<() => void>();
   private spinner: ReturnType<typeof setInterval> | undefined;
   readonly backend: Backend;
@@ -105,7 +112,7 @@ export class Controller {
   // Sessions
 
   /** Shows `sessionId` (history, then live). `asChild` keeps the current Session as its parent. */
-  async openSession(sessionId: string, how: { readonly asChild?: boolean; readonly parents?: readonly string[] } = {}): Promise<void> {
+  async openSession(sessionId: string, how: { readonly asChild?: boolean; readonly parents?: readonly string[]; readonly keepAttachments?: boolean } = {}): Promise<void> {
     const feed = new SessionFeed(this.backend.api, this.backend.server, sessionId, this.options.feedOptions);
     await feed.open(); // an unknown Session fails here, before anything changes
     const previous = this.sessionId;
@@ -119,7 +126,9 @@ export class Controller {
     this.children?.close();
     this.children = new ChildSummaries(this.backend.api, this.backend.server, () => this.scheduleFeed());
     const parents = how.parents ?? (how.asChild && previous !== undefined ? [...this.state.parents, previous] : []);
-    this.update({ screen: "conversation", parents, question: undefined, permissionChoice: 0, expanded: new Set(), agents: [], printed: [] });
+    // Attached images belong to the draft of the Session they were attached in.
+    const attachments = how.keepAttachments ? this.state.attachments : [];
+    this.update({ screen: "conversation", parents, question: undefined, permissionChoice: 0, expanded: new Set(), agents: [], printed: [], attachments });
     this.onFeed();
     void this.loadAgents(sessionId);
     // The Session's catalog snapshot: its default model in the header, its models' effort levels.
@@ -136,13 +145,13 @@ export class Controller {
     }
   }
 
-  /** Starts a new Session in the client's directory and switches to it (the previous one keeps running). */
-  async newSession(prompt?: string): Promise<void> {
+  /** Starts a new Session in the client's directory and switches to it (the previous one keeps running); `images` go with its first prompt. */
+  async newSession(prompt?: string, images: readonly Attachment[] = []): Promise<void> {
     const { session, fallback } = await this.backend.createSession();
-    await this.openSession(session.id);
+    await this.openSession(session.id, { keepAttachments: images.length > 0 });
     if (fallback) this.info(fallback);
     else this.update({ notice: undefined });
-    if (prompt !== undefined && prompt.trim() !== "") await this.queue(prompt);
+    if ((prompt !== undefined && prompt.trim() !== "") || images.length > 0) await this.queue(prompt ?? "", images);
   }
 
   /**
@@ -216,37 +225,53 @@ export class Controller {
   // -------------------------------------------------------------------------------------------
   // Prompts
 
-  async queue(text: string): Promise<void> {
+  /** Queues `text` with `images` (removed from the draft once the server accepted them). */
+  async queue(text: string, images: readonly Attachment[] = []): Promise<void> {
     const sessionId = this.sessionId;
-    if (sessionId === undefined) return this.newSession(text);
+    if (sessionId === undefined) return this.newSession(text, images);
     const next = this.state.next;
-    const turnId = await this.backend.queue(sessionId, text, { ...next, effort: nextEffort(this) });
+    const turnId = await this.backend.queue(sessionId, promptParts(text, images), { ...next, effort: nextEffort(this) });
+    this.sent(images);
     this.feed?.follow(turnId);
     if (next.model !== undefined) this.preferences.used(next.model);
     // Selected Skills load into the next queued Turn and then clear.
     if (next.skills.length > 0) this.update({ next: { ...next, skills: [] } });
   }
 
-  async steer(text: string, fallbackToQueue: boolean): Promise<void> {
+  async steer(text: string, fallbackToQueue: boolean, images: readonly Attachment[] = []): Promise<void> {
     const running = this.runningTurn();
     const sessionId = this.sessionId;
     if (!running || sessionId === undefined) {
-      if (fallbackToQueue) return this.queue(text);
+      if (fallbackToQueue) return this.queue(text, images);
       throw new Error("/steer needs a running Turn to follow up on");
     }
     try {
-      await this.backend.steer(sessionId, running.id, text);
+      await this.backend.steer(sessionId, running.id, promptParts(text, images));
+      this.sent(images);
     } catch (error) {
       const tag = (error as { name?: string }).name;
-      if (fallbackToQueue && (tag === "TurnNotSteerableError" || tag === "TurnNotActiveError")) return this.queue(text);
+      if (fallbackToQueue && (tag === "TurnNotSteerableError" || tag === "TurnNotActiveError")) return this.queue(text, images);
       throw error;
     }
+  }
+
+  /** A prompt with the attached images: a follow-up while a Turn runs, else a new Turn. */
+  async send(text: string): Promise<void> {
+    const images = this.state.attachments;
+    if (text.trim() === "" && images.length === 0) throw new Error("nothing to send: type a prompt or attach an image");
+    if (this.runningTurn()) await this.steer(text, true, images);
+    else await this.queue(text, images);
+  }
+
+  /** Images the server accepted leave the draft. */
+  private sent(images: readonly Attachment[]): void {
+    if (images.length > 0) this.update({ attachments: this.state.attachments.filter((image) => !images.includes(image)) });
   }
 
   /** Enter in the composer: a slash command, or a prompt (a follow-up while a Turn runs). */
   async submit(text: string): Promise<void> {
     const trimmed = text.trim();
-    if (trimmed === "") return;
+    if (trimmed === "" && this.state.attachments.length === 0) return;
     this.update({ draft: "", suggestionIndex: 0, suggestionsHidden: false, notice: undefined });
     try {
       if (trimmed.startsWith("/")) {
@@ -255,8 +280,7 @@ export class Controller {
         await this.runCommand(parsed.command, parsed.argument);
         return;
       }
-      if (this.runningTurn()) await this.steer(trimmed, true);
-      else await this.queue(trimmed);
+      await this.send(trimmed);
     } catch (error) {
       this.error(error);
     }

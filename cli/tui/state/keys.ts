@@ -1,13 +1,14 @@
 // Every key press, in one place and one order: the leader sequence (Ctrl+X, then a key), quit
 // keys, the open overlay, an open permission request or question, the suggestion menu, then
-// the composer. Esc closes the overlay, hides the suggestion menu, cancels the active Turn, or
-// returns to the parent Session from a sub-agent — in that order.
+// the composer. Esc closes the overlay, cancels a pending paste, hides the suggestion menu,
+// cancels the active Turn, or returns to the parent Session from a sub-agent — in that order.
 import type { Key } from "ink";
 import { parseCommand } from "../commands.js";
 import { PERMISSION_CHOICES } from "../components/permission.js";
 import type { Controller, Overlay } from "./controller.js";
 import { cancelLogin, connectKey, providerPicker } from "./onboarding.js";
 import { cycleEffort, modelPicker } from "./models.js";
+import { bracketedPaste, cancelPaste, pasteClipboard, pasteText, removeLastImage } from "./paste.js";
 import { agentPicker, compact, cycleAgent, forkPicker, openFirstSubagent, openSibling, sessionPicker, skillPicker, subagentPicker, toggleLatestDetails } from "./slash.js";
 
 type Action = () => void | Promise<void>;
@@ -55,6 +56,10 @@ function leader(controller: Controller, input: string, key: Key): void {
       return controller.openPicker(providerPicker(controller));
     case "q":
       return controller.quit();
+    case "v":
+      return controller.state.overlay === undefined ? pasteClipboard(controller) : undefined;
+    case "r":
+      return removeLastImage(controller);
     default:
       return;
   }
@@ -152,7 +157,23 @@ function interaction(controller: Controller, input: string, key: Key): boolean {
   return false; // typing goes to the composer (a custom answer)
 }
 
+/** Enter with Shift or Alt as xterm's modifyOtherKeys sends it (`ESC [27;MOD;13~`; Ink strips the ESC). */
+const MODIFIED_ENTER = /^\[27;(\d+);13~$/;
+
 export function handleKey(controller: Controller, input: string, key: Key): void {
+  // A bracketed paste arrives whole, then counts as one paste (a path attaches its image).
+  const pasted = (text: string, plain: Key): void => {
+    const state = controller.state;
+    if (state.overlay !== undefined || state.leader) return handleKey(controller, text.replace(/[\r\n]+/g, " ").trim(), plain);
+    pasteText(controller, text);
+  };
+  if (bracketedPaste(controller, input, key, pasted)) return;
+  // Shift+Enter: CSI-u (`ESC [13;2u`) reaches us as Enter with shift; modifyOtherKeys as text.
+  const modified = MODIFIED_ENTER.exec(input);
+  if (modified) {
+    const bits = Number(modified[1]) - 1;
+    return handleKey(controller, "\r", { ...key, return: true, shift: (bits & 1) !== 0, meta: (bits & 2) !== 0, ctrl: (bits & 4) !== 0 });
+  }
   // Text and Enter that arrive in one chunk (fast typing, a test's write): the text, then Enter.
   if (input.length > 1 && input.endsWith("\r") && !key.ctrl && !key.meta) {
     handleKey(controller, input.slice(0, -1), { ...key, return: false });
@@ -188,6 +209,8 @@ export function handleKey(controller: Controller, input: string, key: Key): void
   if (overlay?.kind === "open") return openById(controller, overlay, input, key);
   if (overlay?.kind === "secret") return secret(controller, overlay, input, key);
   if (overlay?.kind === "login") return key.escape ? run(controller, () => cancelLogin(controller, overlay.providerId, overlay.loginId)) : undefined;
+  // Esc cancels a pending paste before its other meanings.
+  if (key.escape && state.pasting) return cancelPaste(controller);
   if (interaction(controller, input, key)) return;
 
   const menu = controller.suggestionList();
@@ -197,7 +220,7 @@ export function handleKey(controller: Controller, input: string, key: Key): void
     if (key.upArrow || (key.ctrl && input === "p")) return controller.update({ suggestionIndex: Math.max(0, selected - 1) });
     if (key.downArrow || (key.ctrl && input === "n")) return controller.update({ suggestionIndex: Math.min(menu.length - 1, selected + 1) });
     if (key.tab) return controller.update({ draft: `/${menu[selected]!.name}${menu[selected]!.args ? " " : ""}`, suggestionIndex: 0 });
-    if (key.return && !key.meta) {
+    if (key.return && !key.meta && !key.shift) {
       // A command typed out in full (`/q`, `/exit`) runs as typed.
       if (parseCommand(state.draft) !== undefined) return void controller.submit(state.draft);
       const command = menu[selected]!;
@@ -221,9 +244,14 @@ export function handleKey(controller: Controller, input: string, key: Key): void
     });
   }
   if (key.tab) return cycleAgent(controller, key.shift ? -1 : 1);
+  if (key.ctrl && input === "v") return pasteClipboard(controller);
   // Newline: Ctrl+J (a line feed), Alt+Enter, Shift+Enter where the terminal reports it.
   if (input === "\n" || (key.return && (key.meta || key.shift))) return controller.update({ draft: `${state.draft}\n` });
   if (key.return) return void controller.submit(state.draft);
   if (key.backspace || key.delete) return controller.update({ draft: state.draft.slice(0, -1), suggestionsHidden: false });
-  if (printable(input, key)) controller.update({ draft: state.draft + input.replace(/\r\n?/g, "\n"), suggestionsHidden: false, suggestionIndex: 0 });
+  // A chunk of several characters is a paste (or fast typing): one image file's path attaches it.
+  if (printable(input, key)) {
+    if (input.length > 1) return pasteText(controller, input);
+    controller.update({ draft: state.draft + input, suggestionsHidden: false, suggestionIndex: 0 });
+  }
 }

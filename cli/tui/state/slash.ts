@@ -4,6 +4,7 @@ import type { SlashCommand } from "../commands.js";
 import { promptText, firstLine, shortId } from "../format.js";
 import type { Controller, PickerSpec } from "./controller.js";
 import { effortCommand, modelPicker } from "./models.js";
+import { base64Command, imageCommand } from "./paste.js";
 
 /** Commands that need a Session say so instead of acting. */
 function needSession(controller: Controller, command: string): string {
@@ -17,12 +18,12 @@ export async function runSlashCommand(controller: Controller, command: SlashComm
     case "new":
       return controller.newSession(argument === "" ? undefined : argument);
     case "queue":
-      if (argument === "") throw new Error("/queue needs TEXT");
-      return controller.queue(argument);
+      if (argument === "" && controller.state.attachments.length === 0) throw new Error("/queue needs TEXT (or an attached image)");
+      return controller.queue(argument, controller.state.attachments);
     case "steer":
-      if (argument === "") throw new Error("/steer needs TEXT");
+      if (argument === "" && controller.state.attachments.length === 0) throw new Error("/steer needs TEXT (or an attached image)");
       needSession(controller, "steer");
-      return controller.steer(argument, false);
+      return controller.steer(argument, false, controller.state.attachments);
     case "sessions":
       return controller.openPicker(sessionPicker(controller, argument));
     case "models":
@@ -43,6 +44,12 @@ export async function runSlashCommand(controller: Controller, command: SlashComm
     case "back":
       if (!(await controller.back())) throw new Error("/back: this Session is not a sub-agent");
       return;
+    case "image":
+      return imageCommand(controller, argument);
+    case "base64":
+      return base64Command(controller, argument);
+    case "send":
+      return controller.send(argument);
     case "exit":
       return controller.quit();
   }

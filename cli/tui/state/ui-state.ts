@@ -2,6 +2,7 @@
 // what is printed to the scrollback, the next Turn's choices and the whole UI snapshot.
 import type { ReasoningTurnPart, ToolTurnPart, PermissionRequest, QuestionRequest, ReasoningEffort, Turn } from "../../../clients/index.js";
 import type { PickerItem } from "../components/picker.js";
+import type { Attachment } from "./images.js";
 
 export interface PickerSpec {
   readonly title: string;
@@ -49,6 +50,10 @@ export interface NextTurnChoice {
 export interface UiState {
   readonly screen: "opening" | "conversation";
   readonly draft: string;
+  /** Images attached to the draft (sent with it, kept when the submission fails, cleared on a Session switch). */
+  readonly attachments: readonly Attachment[];
+  /** A clipboard read is in flight (Esc cancels it). */
+  readonly pasting: boolean;
   readonly suggestionIndex: number;
   readonly suggestionsHidden: boolean;
   readonly leader: boolean;
