@@ -280,7 +280,13 @@ export class Controller {
         await this.runCommand(parsed.command, parsed.argument);
         return;
       }
-      await this.send(trimmed);
+      try {
+        await this.send(trimmed);
+      } catch (error) {
+        // A refused prompt comes back to the composer (its images never left), unless typing resumed.
+        if (this.state.draft === "") this.update({ draft: trimmed });
+        throw error;
+      }
     } catch (error) {
       this.error(error);
     }
