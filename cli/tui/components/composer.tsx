@@ -1,4 +1,4 @@
-// The composer: the draft (several lines with Ctrl+J / Alt+Enter) and the cursor at its end.
+// The composer: the draft (several lines with Shift+Enter, Ctrl+J or Alt+Enter) and the cursor at its end.
 import { Box, Text } from "ink";
 
 export function Composer({ text, placeholder, label }: { readonly text: string; readonly placeholder: string; readonly label?: string }) {
