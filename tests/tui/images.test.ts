@@ -156,6 +156,17 @@ describe("pasted paths and draft commands", () => {
     expect(harness().model.requests).toHaveLength(0);
   });
 
+  it("a bracketed paste into an overlay (Open a Session) arrives without its markers", async () => {
+    const tui = await open();
+    await tui.press(KEY.ctrlX, "o");
+    await tui.waitFor(/Open a Session/);
+    await tui.press("\u001b[200~550e8400-e29b-41d4-a716-446655440000\r\u001b[201~");
+    await tui.until(() => {
+      const overlay = tui.controller.state.overlay;
+      return overlay?.kind === "open" && overlay.text === "550e8400-e29b-41d4-a716-446655440000";
+    });
+  });
+
   it("/image, /base64 and /send attach and send; Ctrl+X R removes the last image", async () => {
     const h = harness();
     writeFileSync(join(h.home.root, "pixel"), PNG); // no extension: told by its magic bytes

@@ -10,6 +10,8 @@ import { attachmentLine, base64Attachment, fileAttachment, imageAttachment, MAX_
 /** Bracketed paste (`ESC [200~ … ESC [201~`); Ink strips the ESC before the handler sees it. */
 const PASTE_START = "[200~";
 const PASTE_END = "[201~";
+/** A paste whose end marker never comes is let go at this size rather than holding every key back. */
+const MAX_PASTE_CHARS = 8 * 1024 * 1024;
 
 /** Where relative paths are resolved: the client's directory. */
 const base = (controller: Controller): string => controller.backend.where.directory ?? process.cwd();
@@ -101,12 +103,12 @@ export function bracketedPaste(controller: Controller, input: string, key: Key, 
     controller.pasteBuffer = "";
     return true;
   }
-  if (input === PASTE_END) {
+  if (input !== PASTE_END) controller.pasteBuffer += key.return ? "\r" : key.tab ? "\t" : input;
+  if (input === PASTE_END || controller.pasteBuffer.length > MAX_PASTE_CHARS) {
     const text = controller.pasteBuffer;
     controller.pasteBuffer = undefined;
-    if (text !== "") deliver(text, key);
-    return true;
+    const plain: Key = { ...key, return: false, tab: false, escape: false, ctrl: false, meta: false, shift: false, backspace: false, delete: false };
+    if (text !== "") deliver(text, plain);
   }
-  controller.pasteBuffer += key.return ? "\r" : key.tab ? "\t" : input;
   return true;
 }
