@@ -225,6 +225,19 @@ describe("pasted paths and draft commands", () => {
     expect(tui.frame()).not.toContain("[image 1]");
   });
 
+  it("/queue TEXT carries the attached images too", async () => {
+    const tui = await open();
+    await tui.submit(`/base64 ${GIF}`);
+    await tui.waitFor(/\[image 1\] base64 image · image\/gif/);
+    await tui.submit("/queue @say Queued with a picture.");
+    await settled(tui, /Queued with a picture\./);
+    expect(lastUserContent()).toEqual([
+      { type: "text", text: "@say Queued with a picture." },
+      { type: "image_url", image_url: { url: `data:image/gif;base64,${GIF}` } },
+    ]);
+    expect(tui.controller.state.attachments).toEqual([]);
+  });
+
   it("a follow-up on the running Turn carries its images to the model", async () => {
     const h = harness();
     writeFileSync(join(h.home.root, "pixel.png"), PNG);
