@@ -69,7 +69,13 @@ export async function runInTerminal(input: TtyShellInput, ctx: ToolContext): Pro
   const workdir = canonicalWorkdir(ctx.workdir);
   const timeoutMs = input.timeoutMs ?? DEFAULT_SHELL_TIMEOUT_MS;
   const message = (input.description ?? `$ ${input.command}`).slice(0, MAX_MESSAGE_CHARS);
-  const run: ToolTerminalRun = await ctx.terminals.runCommand({ command: input.command });
+  let run: ToolTerminalRun;
+  try {
+    run = await ctx.terminals.runCommand({ command: input.command });
+  } catch (error) {
+    throwIfAborted(ctx.signal);
+    throw error;
+  }
 
   let aborted = false;
   let timedOut = false;
