@@ -357,9 +357,10 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
     sessionMcp,
     atomically: (fn) => storage.transaction(() => fn()),
     close: async () => {
-      await terminals.stop();
       logins.close();
+      // Turns first: a `shell` call's terminal (`tty: true`) ends as interrupted, not as hung up.
       await runner?.stop();
+      await terminals.stop();
       models.close();
       await sessionMcp?.close();
       await mcp.close();

@@ -253,6 +253,35 @@ describe("shell with tty: true", () => {
   });
 });
 
+describe("shell with tty: true at host shutdown", () => {
+  it("interrupts the call and kills the command before the terminals stop; the row ends exited", async () => {
+    const own = await startModelHarness();
+    let closed = false;
+    try {
+      own.model.enqueue(ttyCall("sleep 30 & echo $! > shutdown.pid; echo waiting; wait"));
+      const sessionId = await own.createSession();
+      const { turnId } = await queue(own, sessionId, "Run until shutdown");
+      await waitForTurnEvent(own, sessionId, turnId, "turn.tool.activity", (event) => event.activity.preview?.includes("waiting") === true);
+      const pid = Number(readFileSync(join(own.home.root, "shutdown.pid"), "utf8"));
+      await own.harness.close();
+      closed = true;
+      expect(isAlive(pid)).toBe(false);
+      const again = await startHarness({}, own.home);
+      try {
+        const [terminal] = await listTerminals(again, sessionId);
+        // Killed by the interrupted call (SIGKILL), not hung up by the terminal host's stop (SIGHUP).
+        expect(terminal).toMatchObject({ status: "exited", signal: "SIGKILL", displayAvailable: true, origin: { kind: "tool", turnId } });
+      } finally {
+        await again.close();
+      }
+    } finally {
+      if (!closed) await own.harness.close();
+      await own.model.close();
+      own.home.cleanup();
+    }
+  });
+});
+
 describe("shell with tty: true and no terminal host", () => {
   it("fails with terminal_unavailable and runs nothing", async () => {
     const ws = workspace();
