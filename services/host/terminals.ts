@@ -125,6 +125,8 @@ export class TerminalHost {
     try {
       await this.#start(workspace, inserted, { command, cwd: absoluteWorkdir(this.#serverRoot, session.workdir), size, ...(request.env ? { env: request.env } : {}) });
     } catch (error) {
+      // A storage failure while settling the row passes through; a program that cannot start is the request's fault.
+      if (typeof (error as { _tag?: unknown })._tag === "string") throw error;
       throw validationFailure(`Invalid request: command: cannot start ${JSON.stringify(command[0])}: ${(error as Error).message}`);
     }
     return this.#view(inserted);
