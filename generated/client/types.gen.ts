@@ -4922,6 +4922,10 @@ export type Terminal = {
      * Whether a settled display can be read (`readTerminalDisplay`).
      */
     displayAvailable: boolean;
+    /**
+     * Who opened it, when not a client: the `shell` call (`tty: true`) whose command it runs. Clients may watch, type into and close it; the call closes it when the command ends, times out or is interrupted.
+     */
+    origin?: TerminalToolOrigin;
 };
 
 /**
@@ -5148,6 +5152,15 @@ export type TerminalStreamEvent = ({
 } & TerminalResizeEvent) | ({
     type: 'terminal.closed';
 } & TerminalClosedEvent);
+
+/**
+ * A terminal a `shell` tool call with `tty: true` runs its command in (the model opened it, not a client).
+ */
+export type TerminalToolOrigin = {
+    kind: 'tool';
+    turnId: Uuid;
+    toolCallId: string;
+};
 
 /**
  * An instruction given as text with a role.

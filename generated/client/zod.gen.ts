@@ -4329,24 +4329,6 @@ export const zSubmitPromptRequest = z.lazy(() => z.union([
 ]));
 
 /**
- * A terminal opened in a Session's workdir.
- */
-export const zTerminal = z.lazy(() => z.object({
-    terminalId: zUuid,
-    sessionId: zUuid,
-    command: z.array(z.string()).min(1),
-    initialSize: zTerminalSize,
-    size: zTerminalSize,
-    status: zTerminalStatus,
-    exitCode: z.int().optional(),
-    signal: z.string().max(32).optional(),
-    createdAt: z.int(),
-    exitedAt: z.int().optional(),
-    outputAvailable: z.boolean(),
-    displayAvailable: z.boolean()
-}));
-
-/**
  * The first display event: geometry, cursor, palette, styles and input modes.
  */
 export const zTerminalDisplayBeginEvent = z.lazy(() => z.object({
@@ -4376,6 +4358,34 @@ export const zTerminalDisplayEvent = z.lazy(() => z.union([
         type: z.literal('terminal.display.end')
     }).and(zTerminalDisplayEndEvent)
 ]));
+
+/**
+ * A terminal a `shell` tool call with `tty: true` runs its command in (the model opened it, not a client).
+ */
+export const zTerminalToolOrigin = z.lazy(() => z.object({
+    kind: z.enum(['tool']),
+    turnId: zUuid,
+    toolCallId: z.string()
+}));
+
+/**
+ * A terminal opened in a Session's workdir.
+ */
+export const zTerminal = z.lazy(() => z.object({
+    terminalId: zUuid,
+    sessionId: zUuid,
+    command: z.array(z.string()).min(1),
+    initialSize: zTerminalSize,
+    size: zTerminalSize,
+    status: zTerminalStatus,
+    exitCode: z.int().optional(),
+    signal: z.string().max(32).optional(),
+    createdAt: z.int(),
+    exitedAt: z.int().optional(),
+    outputAvailable: z.boolean(),
+    displayAvailable: z.boolean(),
+    origin: zTerminalToolOrigin.optional()
+}));
 
 export const zTerminalListResponse = z.lazy(() => z.object({
     terminals: z.array(zTerminal)

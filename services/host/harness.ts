@@ -140,7 +140,9 @@ async function createRunner(
   options: HarnessOptions,
   sessionMcp: SessionMcpHosts,
   rewind: RewindService,
+  terminals: TerminalHost,
 ): Promise<TurnRunner> {
+  const { toolTerminals } = await import("./tool-terminals.js");
   const [{ TurnRunner: Runner }, { builtinTools, coreTools, executeTool, ToolRegistry }, { HookPipeline }] = await Promise.all([
     import("../core/turns/runner.js"),
     import("../tools/index.js"),
@@ -186,6 +188,7 @@ async function createRunner(
       skills: (workdir) => catalogs.skills(workdir),
       subagents,
       codemode: config.codemode?.enabled !== false,
+      terminals: toolTerminals(terminals),
       mcp: (sessionId: string) => {
         const host = mcp.loaded();
         return combineOffers(host ? { tools: host.toolEntries(), instructions: host.instructions() } : undefined, sessionMcp.offer(sessionId));
@@ -284,9 +287,9 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
   const subagents = options.runTurns === false ? undefined : new (await import("../core/subagents/host.js")).Subagents({ storage, hub, agents: () => catalogs.agents });
   const rewind = new RewindService({ storage, onError: (error) => options.onUnexpectedError?.(error, "turnPatch") });
   const sessionMcp = subagents ? new SessionMcpHosts({ env: options.env, onWarning: options.onWarning }) : undefined;
-  const runner = subagents && sessionMcp ? await createRunner(storage, hub, gateway, config, catalogs, subagents, mcp, plugins, models, options, sessionMcp, rewind) : undefined;
-  // PTYs clients open in Session workdirs (node-pty and the emulator load on the first one).
+  // PTYs clients open in Session workdirs and `shell` calls with `tty: true` run in (node-pty and the emulator load on the first one).
   const terminals = new TerminalHost(storage, options.serverRoot);
+  const runner = subagents && sessionMcp ? await createRunner(storage, hub, gateway, config, catalogs, subagents, mcp, plugins, models, options, sessionMcp, rewind, terminals) : undefined;
   const sessions = new SessionService({
     storage,
     serverRoot: options.serverRoot,
@@ -354,9 +357,10 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
     sessionMcp,
     atomically: (fn) => storage.transaction(() => fn()),
     close: async () => {
-      await terminals.stop();
       logins.close();
+      // Turns first: a `shell` call's terminal (`tty: true`) ends as interrupted, not as hung up.
       await runner?.stop();
+      await terminals.stop();
       models.close();
       await sessionMcp?.close();
       await mcp.close();

@@ -3,7 +3,7 @@
 // host's memory (services/workspace/terminals). When the byte source closes, the settled display
 // is stored with the row, so it outlives the host; output does not (503 after a restart).
 import { createHash, randomUUID } from "node:crypto";
-import type { OpenTerminalRequest, Terminal, TerminalOutputEvent, TerminalSize } from "../../generated/client/types.gen.js";
+import type { OpenTerminalRequest, Terminal, TerminalOutputEvent, TerminalSize, TerminalToolOrigin } from "../../generated/client/types.gen.js";
 import { conflict, notFound, unavailable, validationFailure } from "../contract/failure.js";
 import { absoluteWorkdir } from "../contract/paths.js";
 import { getSession, terminals as store, type StorageHandle, type StoredTerminal } from "../storage/index.js";
@@ -19,12 +19,20 @@ const MAX_INPUT_BYTES = 64 * 1024;
 const STOP_GRACE_MS = 2_000;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
+/** A PTY this host runs: its Session, the live terminal, and the promise of its stored settle. */
+export interface LiveEntry {
+  readonly sessionId: string;
+  readonly terminal: LiveTerminal;
+  /** Resolves once the exit and the display are stored (never rejects). */
+  readonly stored: Promise<void>;
+}
+
 type Workspace = typeof import("../workspace/terminals/live.js") & typeof import("../workspace/terminals/display.js");
 
 export class TerminalHost {
   readonly #storage: StorageHandle;
   readonly #instance = randomUUID();
-  readonly #live = new Map<string, { readonly sessionId: string; readonly terminal: LiveTerminal; readonly stored: Promise<void> }>();
+  readonly #live = new Map<string, LiveEntry>();
   #workspace: Promise<Workspace> | undefined;
 
   readonly #serverRoot: string;
@@ -75,6 +83,7 @@ export class TerminalHost {
       ...(row.exitedAt !== null ? { exitedAt: row.exitedAt } : {}),
       outputAvailable: live !== undefined,
       displayAvailable: row.hasDisplay,
+      ...(row.origin ? { origin: row.origin } : {}),
     };
   }
 
@@ -113,22 +122,64 @@ export class TerminalHost {
       if (raced && raced.sessionId === sessionId && raced.requestHash === requestHash) return this.#view(raced);
       throw conflict(`Terminal ${terminalId} already exists with a different request`);
     }
+    try {
+      await this.#start(workspace, inserted, { command, cwd: absoluteWorkdir(this.#serverRoot, session.workdir), size, ...(request.env ? { env: request.env } : {}) });
+    } catch (error) {
+      // A storage failure while settling the row passes through; a program that cannot start is the request's fault.
+      if (typeof (error as { _tag?: unknown })._tag === "string") throw error;
+      throw validationFailure(`Invalid request: command: cannot start ${JSON.stringify(command[0])}: ${(error as Error).message}`);
+    }
+    return this.#view(inserted);
+  }
+
+  /** Starts the PTY of an inserted row; a PTY that cannot start settles the row (no display) and rethrows. */
+  async #start(workspace: Workspace, row: StoredTerminal, options: Parameters<Workspace["LiveTerminal"]["open"]>[0]): Promise<LiveEntry> {
     let terminal: LiveTerminal;
     try {
-      terminal = workspace.LiveTerminal.open({ command, cwd: absoluteWorkdir(this.#serverRoot, session.workdir), size, ...(request.env ? { env: request.env } : {}) });
+      terminal = workspace.LiveTerminal.open(options);
     } catch (error) {
-      await store.settleTerminal(this.#storage, terminalId, { exitCode: null, signal: null, exitedAt: Date.now(), display: null });
-      throw validationFailure(`Invalid request: command: cannot start ${JSON.stringify(command[0])}: ${(error as Error).message}`);
+      await store.settleTerminal(this.#storage, row.id, { exitCode: null, signal: null, exitedAt: Date.now(), display: null });
+      throw error;
     }
     const stored = terminal.settled
       .then(
-        (display) => this.#settle(terminalId, terminal, display),
-        () => this.#settle(terminalId, terminal, undefined),
+        (display) => this.#settle(row.id, terminal, display),
+        () => this.#settle(row.id, terminal, undefined),
       )
       // A settle that cannot be stored (the Session was deleted meanwhile) leaves the row as it is.
       .catch(() => {});
-    this.#live.set(terminalId, { sessionId, terminal, stored });
-    return this.#view(inserted);
+    const entry = { sessionId: row.sessionId, terminal, stored };
+    this.#live.set(row.id, entry);
+    return entry;
+  }
+
+  /**
+   * Opens the PTY a `shell` call with `tty: true` runs `/bin/sh -c command` in: a new terminal of
+   * the Session, origin that call (see tool-terminals.ts). Rejects when the Session is gone or the
+   * PTY cannot start.
+   */
+  async openForTool(server: string, sessionId: string, origin: TerminalToolOrigin, command: string, size: TerminalSize): Promise<{ terminal: Terminal; live: LiveEntry }> {
+    const workspace = await this.#load();
+    const session = await this.#session(server, sessionId);
+    const terminalId = randomUUID();
+    const argv = ["/bin/sh", "-c", command];
+    const inserted = await store.insertTerminal(this.#storage, {
+      id: terminalId,
+      sessionId,
+      command: argv,
+      requestHash: createHash("sha256").update(JSON.stringify({ origin, command: argv, size })).digest("hex"),
+      initialCols: size.cols,
+      initialRows: size.rows,
+      cols: size.cols,
+      rows: size.rows,
+      createdAt: Date.now(),
+      ownerPid: process.pid,
+      ownerInstance: this.#instance,
+      origin,
+    });
+    if (!inserted) throw notFound("session", `Session ${sessionId} not found`);
+    const live = await this.#start(workspace, inserted, { command: argv, cwd: absoluteWorkdir(this.#serverRoot, session.workdir), size });
+    return { terminal: this.#view(inserted), live };
   }
 
   async #settle(terminalId: string, terminal: LiveTerminal, display: TerminalDisplay | undefined): Promise<void> {

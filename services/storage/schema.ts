@@ -473,6 +473,8 @@ export const terminal = sqliteTable(
     ownerPid: integer("owner_pid").notNull(),
     ownerInstance: text("owner_instance").notNull(),
     display: text("display"),
+    /** JSON `TerminalToolOrigin` for a `shell` call's PTY (migration 20261206100000); null when a client opened it. */
+    origin: text("origin"),
   },
   (table) => [index("terminal_session_idx").on(table.sessionId, table.createdAt)],
 );

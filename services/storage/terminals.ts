@@ -1,11 +1,12 @@
 // Terminal rows: a PTY's identity and last known state, and its settled display (JSON).
 import type { StorageHandle } from "./database.js";
 import { mapBusy } from "./errors.js";
+import type { TerminalToolOrigin } from "../../generated/client/types.gen.js";
 import type { TerminalRow } from "./schema.js";
 
-const SELECT = "id, session_id, command, request_hash, initial_cols, initial_rows, cols, rows, status, exit_code, signal, created_at, exited_at, owner_pid, owner_instance";
+const SELECT = "id, session_id, command, request_hash, initial_cols, initial_rows, cols, rows, status, exit_code, signal, created_at, exited_at, owner_pid, owner_instance, origin";
 
-function fromRow(raw: Record<string, unknown>): Omit<TerminalRow, "display"> & { readonly hasDisplay: boolean } {
+function fromRow(raw: Record<string, unknown>): Omit<TerminalRow, "display" | "origin"> & { readonly hasDisplay: boolean; readonly origin: TerminalToolOrigin | null } {
   return {
     id: raw["id"] as string,
     sessionId: raw["session_id"] as string,
@@ -23,22 +24,23 @@ function fromRow(raw: Record<string, unknown>): Omit<TerminalRow, "display"> & {
     ownerPid: raw["owner_pid"] as number,
     ownerInstance: raw["owner_instance"] as string,
     hasDisplay: raw["has_display"] === 1,
+    origin: typeof raw["origin"] === "string" ? (JSON.parse(raw["origin"]) as TerminalToolOrigin) : null,
   };
 }
 
 export type StoredTerminal = ReturnType<typeof fromRow>;
-export type NewTerminal = Omit<StoredTerminal, "hasDisplay" | "exitCode" | "signal" | "exitedAt" | "status">;
+export type NewTerminal = Omit<StoredTerminal, "hasDisplay" | "exitCode" | "signal" | "exitedAt" | "status" | "origin"> & { readonly origin?: TerminalToolOrigin };
 
 const COLUMNS = `${SELECT}, display IS NOT NULL AS has_display`;
 
 export async function insertTerminal(storage: StorageHandle, row: NewTerminal): Promise<StoredTerminal | undefined> {
   return storage.transaction(async (tx) => {
     const raw = await tx.sql.get(
-      `INSERT INTO terminal (id, session_id, command, request_hash, initial_cols, initial_rows, cols, rows, status, created_at, owner_pid, owner_instance)
-       SELECT ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ? WHERE EXISTS (SELECT 1 FROM session WHERE id = ?2)
+      `INSERT INTO terminal (id, session_id, command, request_hash, initial_cols, initial_rows, cols, rows, status, created_at, owner_pid, owner_instance, origin)
+       SELECT ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM session WHERE id = ?2)
        ON CONFLICT (id) DO NOTHING
        RETURNING ${COLUMNS}`,
-      [row.id, row.sessionId, JSON.stringify(row.command), row.requestHash, row.initialCols, row.initialRows, row.cols, row.rows, row.createdAt, row.ownerPid, row.ownerInstance, row.sessionId],
+      [row.id, row.sessionId, JSON.stringify(row.command), row.requestHash, row.initialCols, row.initialRows, row.cols, row.rows, row.createdAt, row.ownerPid, row.ownerInstance, row.origin ? JSON.stringify(row.origin) : null, row.sessionId],
     );
     return raw ? fromRow(raw) : undefined;
   });

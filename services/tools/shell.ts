@@ -14,6 +14,8 @@
 //   TZ, USER, LOGNAME, SHELL) reaches the command.
 // - Permissions: `shell` on the raw command text (saved as that exact text), preceded by
 //   `external_directory` for outside-workdir paths found by the heuristic in `shell-scan.ts`.
+// - `tty: true`: the command runs in a PTY registered as a Session terminal instead (shell-tty.ts);
+//   same permissions.
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { createWriteStream, mkdirSync, realpathSync, type WriteStream } from "node:fs";
@@ -23,6 +25,7 @@ import { insideRoot } from "../contract/paths.js";
 import { canonicalWorkdir } from "./paths.js";
 import { externalDirectoriesOf } from "./shell-scan.js";
 import { childEnvironment } from "../workspace/environment.js";
+import { runInTerminal } from "./shell-tty.js";
 import {
   DEFAULT_SHELL_TIMEOUT_MS,
   MAX_SHELL_OUTPUT_BYTES,
@@ -43,6 +46,8 @@ export interface ShellInput {
   readonly command: string;
   readonly timeoutMs?: number;
   readonly description?: string;
+  /** Run in a real terminal (see shell-tty.ts). */
+  readonly tty?: boolean;
 }
 
 /** After the shell exits, how long background holders of its pipes may keep them open. */
@@ -284,6 +289,12 @@ export const shellTool: ToolDefinition<ShellInput> = {
       command: { type: "string", minLength: 1, description: "The command line." },
       timeoutMs: { type: "integer", minimum: 1, maximum: MAX_SHELL_TIMEOUT_MS, description: "Time limit in milliseconds." },
       description: { type: "string", maxLength: 200, description: "A few words saying what the command does." },
+      tty: {
+        type: "boolean",
+        description:
+          "Run the command in a real terminal (default false). Use it for commands that need one: colours, progress bars, " +
+          "full-screen or prompting programs. The user can watch the terminal and type into it; the result is the rendered screen text.",
+      },
     },
     required: ["command"],
     additionalProperties: false,
@@ -296,5 +307,5 @@ export const shellTool: ToolDefinition<ShellInput> = {
     projections.push({ action: "shell", resources: [input.command], save: [input.command] });
     return projections;
   },
-  execute: run,
+  execute: (input, ctx) => (input.tty === true ? runInTerminal(input, ctx) : run(input, ctx)),
 };

@@ -101,6 +101,45 @@ export interface ToolContext extends ToolPermissionContext {
   readonly skills?: SkillCapability;
   /** Core's tool calls from CodeMode scripts, for the `execute` tool (absent where CodeMode is off). */
   readonly codemode?: CodeModeCapability;
+  /** The host's terminals, for `shell` with `tty: true` (absent where the host has none). */
+  readonly terminals?: TerminalCapability;
+}
+
+/** The host's side of `shell` with `tty: true`: a PTY registered as one of the Session's terminals. */
+export interface TerminalCapability {
+  /**
+   * Starts `/bin/sh -c command` in a real PTY in the Session workdir (the allowlisted environment,
+   * `TERM=xterm-256color`), listed among the Session's terminals with origin this call, so clients
+   * can watch it, type into it and read its display once it settled. Rejects with a
+   * {@link ToolFailure} `terminal_unavailable` when no PTY can be opened.
+   */
+  runCommand(request: { readonly command: string }): Promise<ToolTerminalRun>;
+}
+
+/** One command running in a tool terminal. */
+export interface ToolTerminalRun {
+  readonly terminalId: string;
+  /** Raw bytes the PTY produced so far. */
+  observedBytes(): number;
+  /** The last rows of the screen as plain text (no escape sequences), as parsed so far; `truncated` when earlier rows were left out. */
+  preview(): { readonly text: string; readonly truncated: boolean };
+  /** Calls `listener` once the screen shows newly arrived output; returns the unsubscribe. */
+  onOutput(listener: () => void): () => void;
+  /** SIGKILL to the PTY's process group (the command and its children). */
+  kill(): void;
+  /** Settles once the byte source closed and the display was stored; never rejects. */
+  readonly ended: Promise<ToolTerminalEnd>;
+}
+
+export interface ToolTerminalEnd {
+  readonly exitCode?: number;
+  readonly signal?: string;
+  /** The emulator's screen and history as plain text (soft wraps joined, trailing blanks dropped). */
+  readonly text: string;
+  /** The emulator's history was full: rows before `text` may be missing. */
+  readonly historyFull: boolean;
+  /** Raw bytes the PTY produced. */
+  readonly observedBytes: number;
 }
 
 /** What a Turn offers the model about itself when a tool describes itself (see `describe`). The Skill list is a developer instruction instead (reference: SkillDeclaration.modelAdvertisement). */
@@ -215,6 +254,8 @@ export type ToolFailureCode =
   | "no_change"
   // shell
   | "spawn_failed"
+  /** `tty: true` where the host has no terminals, or the PTY could not be opened. */
+  | "terminal_unavailable"
   // webfetch
   | "invalid_url"
   | "request_failed"

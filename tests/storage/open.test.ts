@@ -100,6 +100,7 @@ describe("openDatabase", () => {
         { id: serverMigrations[8]!.id, ordinal: 9, breaking: 0, compatible_floor: serverMigrations[0]!.id },
         { id: serverMigrations[9]!.id, ordinal: 10, breaking: 0, compatible_floor: serverMigrations[0]!.id },
         { id: serverMigrations[10]!.id, ordinal: 11, breaking: 0, compatible_floor: serverMigrations[0]!.id },
+        { id: serverMigrations[11]!.id, ordinal: 12, breaking: 0, compatible_floor: serverMigrations[0]!.id },
       ]);
       const recorded = await rows(handle.client, "SELECT type, name FROM harness_schema_object ORDER BY type, name");
       expect(recorded.map((r) => `${String(r["type"])}:${String(r["name"])}`)).toEqual([

@@ -5,7 +5,7 @@ import type { AgentCatalog } from "../../workspace/agents.js";
 import type { SkillDiscovery } from "../../workspace/skills.js";
 import type { HookPipeline } from "../../plugins/hooks.js";
 import type { SessionRow } from "../../storage/index.js";
-import type { RegisteredTool, SubagentCapability, ToolRegistry } from "../../tools/index.js";
+import type { RegisteredTool, SubagentCapability, TerminalCapability, ToolRegistry } from "../../tools/index.js";
 
 /** Runs `task` calls for one parent Turn (see `services/core/subagents`). */
 export interface SubagentHost {
@@ -33,8 +33,15 @@ export interface TurnEnvironment {
   readonly subagents?: SubagentHost | undefined;
   /** Whether CodeMode's `execute` is offered (config `codemode.enabled`, default true). */
   readonly codemode?: boolean | undefined;
+  /** The host's terminals, for `shell` calls with `tty: true`; absent, such a call fails `terminal_unavailable`. */
+  readonly terminals?: TurnTerminals | undefined;
   /** The MCP servers' tools (`<server>_<tool>`) and handshake instructions right now for a Turn of `sessionId` (the host's, plus any attached to that Session alone); absent when none are loaded. */
   readonly mcp?: ((sessionId: string) => McpOffer | undefined) | undefined;
+}
+
+/** The host's terminals as one tool call reaches them (its PTYs carry the call as their origin). */
+export interface TurnTerminals {
+  forCall(call: { readonly server: string; readonly sessionId: string; readonly turnId: string; readonly toolCallId: string }): TerminalCapability;
 }
 
 /** What the connected MCP servers offer a starting Turn. */

@@ -195,6 +195,7 @@ async function execute(t: RunningTurn, approved: ApprovedCall, offered: Readonly
     ...(t.subagents ? { subagents: t.subagents } : {}),
     ...(t.skills ? { skills: t.skills } : {}),
     ...(tool.id === "execute" ? { codemode: codemodeCapability(t, call.id, offered) } : {}),
+    ...(tool.id === "shell" && t.deps.environment.terminals ? { terminals: t.deps.environment.terminals.forCall({ server: t.server, sessionId: t.sessionId, turnId: t.id, toolCallId: call.id }) } : {}),
   };
   // No tool touches the workdir before its state before the Turn is recorded.
   await t.deps.workspaceRecorded;

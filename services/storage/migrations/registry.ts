@@ -8,6 +8,7 @@ import { migration as sessionPluginFlag } from "./20261203110000-session-plugin-
 import { migration as historyRows } from "./20261204100000-history-rows.js";
 import { migration as diagnosticsAndContext } from "./20261204110000-diagnostics-and-context.js";
 import { migration as terminals } from "./20261205100000-terminals.js";
+import { migration as terminalOrigin } from "./20261206100000-terminal-origin.js";
 import { migration as workspacePatches } from "./20261204120000-workspace-patches.js";
 import type { MigrationRegistry } from "./types.js";
 
@@ -17,4 +18,4 @@ export type { Migration, MigrationRegistry, MigrationTransaction } from "./types
  * The server database's migrations, in order. To change the schema add
  * `<YYYYMMDDHHMMSS>-<name>.ts` next to this file and append it here (and update `../schema.ts`).
  */
-export const serverMigrations: MigrationRegistry = [sessionsFoundation, turns, turnStampsAndRunners, historyRevisions, compactionsAndJournal, sessionPlugins, sessionPluginFlag, historyRows, diagnosticsAndContext, workspacePatches, terminals];
+export const serverMigrations: MigrationRegistry = [sessionsFoundation, turns, turnStampsAndRunners, historyRevisions, compactionsAndJournal, sessionPlugins, sessionPluginFlag, historyRows, diagnosticsAndContext, workspacePatches, terminals, terminalOrigin];

@@ -126,7 +126,8 @@ function readRow(buffer: Buffer, y: number, cols: number, styles: StyleTable, sc
     }
     cells.push({ text: cell.getChars(), width: cell.getWidth(), style: styles.of(cell) });
   }
-  return { wrapped: line?.isWrapped ?? false, cells };
+  // xterm marks the continuation row; the contract marks the row that continues on the next one.
+  return { wrapped: buffer.getLine(y + 1)?.isWrapped ?? false, cells };
 }
 
 const rowBytes = (row: { cells: readonly TerminalCell[] }): number => 64 + row.cells.reduce((total, cell) => total + 32 + Buffer.byteLength(cell.text), 0);

@@ -5,6 +5,7 @@ import { createRequire } from "node:module";
 import type { IPty } from "node-pty";
 import type { TerminalSize } from "../../../generated/client/types.gen.js";
 import { readDisplay, scrollbackRows, type EmulatorView, type TerminalDisplay } from "./display.js";
+import { liveTail, type LiveBufferView } from "./plain.js";
 import { OutputLog } from "./records.js";
 import { childEnvironment } from "../environment.js";
 
@@ -65,6 +66,8 @@ export class LiveTerminal {
   readonly #emulator: Emulator;
   /** The emulator's writes complete in order; this resolves after the last one queued. */
   #parsed: Promise<void> = Promise.resolve();
+  #disposed = false;
+  readonly #parsedListeners = new Set<() => void>();
   readonly exited: Promise<TerminalExit>;
   /** Resolves with the settled display once the byte source closed and the emulator caught up. */
   readonly settled: Promise<TerminalDisplay>;
@@ -105,6 +108,7 @@ export class LiveTerminal {
     this.settled = this.exited.then(async () => {
       await this.#parsed;
       const display = readDisplay(this.#emulator);
+      this.#disposed = true;
       this.#emulator.dispose();
       return display;
     });
@@ -132,6 +136,12 @@ export class LiveTerminal {
     return new LiveTerminal(process, emulator, options.size);
   }
 
+  /** The last `maxRows` rows of the screen and history as plain text, as parsed so far (empty once settled). */
+  previewText(maxRows: number): { text: string; truncated: boolean } {
+    if (this.#disposed) return { text: "", truncated: false };
+    return liveTail(this.#emulator.buffer.active as unknown as LiveBufferView, maxRows);
+  }
+
   get pid(): number {
     return this.#pty.pid;
   }
@@ -141,7 +151,15 @@ export class LiveTerminal {
   }
 
   #feed(data: Uint8Array): void {
-    this.#parsed = this.#parsed.then(() => new Promise<void>((resolve) => this.#emulator.write(data, resolve)));
+    this.#parsed = this.#parsed.then(() => new Promise<void>((resolve) => this.#emulator.write(data, resolve))).then(() => {
+      for (const listener of [...this.#parsedListeners]) listener();
+    });
+  }
+
+  /** Calls `listener` each time the emulator caught up with a read (its screen shows it); returns the unsubscribe. */
+  onParsed(listener: () => void): () => void {
+    this.#parsedListeners.add(listener);
+    return () => this.#parsedListeners.delete(listener);
   }
 
   write(data: Buffer): void {
