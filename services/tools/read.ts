@@ -247,7 +247,8 @@ export const readTool: ToolDefinition<ReadInput> = {
     const { target, info } = await statTarget(ctx, "read", input.filePath!);
     // An archived tool result is read as one (byte pages with next), and only this Session's.
     if (ctx.sessionResources && info.isFile() && insideArtifacts(ctx, target.canonicalPath)) {
-      const archive = await findArchive(ctx, basename(target.canonicalPath));
+      // Archives are named `<artifact id>.log`: look the id up (another name is no archive of this Session).
+      const archive = await findArchive(ctx, basename(target.canonicalPath).replace(/\.log$/, ""));
       if (canonical(archive.absolutePath) !== target.canonicalPath) throw new ToolFailure("resource_not_in_session", `No archived tool result ${JSON.stringify(target.resource)} belongs to this Session.`);
       return readArchivePage(ctx, archive);
     }
