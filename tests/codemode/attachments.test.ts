@@ -11,7 +11,7 @@ import { ok } from "../support/calls.js";
 import { startModelHarness, type ModelHarness } from "../support/model.js";
 import { noisePng, pngPart } from "../support/png.js";
 import { forkCall } from "../history/helpers.js";
-import { holdReplies, queue, runToEnd, submitCall } from "../turns/helpers.js";
+import { cancel, holdReplies, queue, runToEnd, submitCall } from "../turns/helpers.js";
 import { context } from "../tools/helpers.js";
 
 const execute = (code: string) => ({ events: [{ type: "tool_call" as const, name: "execute", arguments: { code } }] });
@@ -156,6 +156,26 @@ describe("attachments in execute", () => {
     const [files] = scriptResults(turn) as [ReadFile[]];
     expect(files.map((file) => [file.name, file.bytes, file.digest])).toEqual([["image-1.png", png.length, sha256(png)]]);
     expect(Buffer.from(files[0]!.base64, "base64").equals(png)).toBe(true);
+  });
+
+  it("a Turn cancelled while queued contributes nothing; a Turn's visibility filter hides the images of the Turns it hides", async () => {
+    h = await startModelHarness();
+    const [a, b, c] = [noisePng(6, 6, 11), noisePng(7, 7, 12), noisePng(8, 8, 13)];
+    const model = holdReplies(h, () => say("one"));
+    const sessionId = await h.createSession();
+    const one = await queue(h, sessionId, "", { prompt: [words("a"), pngPart(a)] });
+    await model.held(1);
+    const never = await queue(h, sessionId, "", { prompt: [words("c"), pngPart(c)] });
+    await cancel(h, sessionId, never.turnId, "not now");
+    model.release(1);
+    await runToEnd(h, sessionId, one.turnId);
+    h.model.enqueue(execute(READ_ALL), say("three"), execute(READ_ALL), say("four"));
+    const three = await queue(h, sessionId, "", { prompt: [words("b"), pngPart(b)] });
+    const [all] = scriptResults((await runToEnd(h, sessionId, three.turnId)).turn) as [ReadFile[]];
+    expect(all.map((file) => file.digest)).toEqual([sha256(a), sha256(b)]);
+    const four = await queue(h, sessionId, "without the first", { visibility: { excludedTurnIds: [one.turnId] } });
+    const [visible] = scriptResults((await runToEnd(h, sessionId, four.turnId)).turn) as [ReadFile[]];
+    expect(visible.map((file) => [file.name, file.offset, file.digest])).toEqual([["image-1.png", 0, sha256(b)]]);
   });
 
   it("a Session without images sees an empty list; only the empty read at 0 succeeds", async () => {
