@@ -102,7 +102,7 @@ export interface ToolContext extends ToolPermissionContext {
   readonly skills?: SkillCapability;
   /** Core's tool calls from CodeMode scripts, for the `execute` tool (absent where CodeMode is off). */
   readonly codemode?: CodeModeCapability;
-  /** Core's view of the calling Session's own resources (prompt attachments, archived tool results), for `execute` and `read`. */
+  /** Core's view of the calling Session's own resources (prompt attachments, archived tool results); `execute` and `read` use it. */
   readonly sessionResources?: SessionResourceCapability;
 }
 

@@ -22,10 +22,26 @@ import type { RunningTurn } from "./running.js";
 const EXTENSIONS: Readonly<Record<string, string>> = { "image/png": "png", "image/jpeg": "jpg", "image/gif": "gif", "image/webp": "webp" };
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/**
+ * Each running Turn's decoded attachment files, by its promoted steering batch count: within one
+ * Turn only a promotion can add attachments, so later `execute` calls of the Turn reuse them
+ * (the resource copies them; nothing here is handed out).
+ */
+const cache = new WeakMap<RunningTurn, { readonly batches: number; readonly files: Promise<AttachmentFile[]> }>();
+
 export function sessionResources(t: RunningTurn): SessionResourceCapability {
   return {
     async attachments(signal) {
-      const files = await attachmentFiles(t);
+      let cached = cache.get(t);
+      if (cached?.batches !== t.promotedBatches) {
+        cached = { batches: t.promotedBatches, files: attachmentFiles(t) };
+        const entry = cached;
+        cache.set(t, entry);
+        entry.files.catch(() => {
+          if (cache.get(t) === entry) cache.delete(t);
+        });
+      }
+      const files = await cached.files;
       signal.throwIfAborted();
       return new AttachmentResource(files);
     },
