@@ -29,14 +29,26 @@ export interface WorkerLimits {
 }
 
 export type ToWorker =
-  | { readonly type: "run"; readonly id: number; readonly code: string; readonly catalog: string; readonly limits: WorkerLimits; readonly interrupt: SharedArrayBuffer }
+  | {
+      readonly type: "run";
+      readonly id: number;
+      readonly code: string;
+      readonly catalog: string;
+      /** The `attachments` metadata as JSON (an array; `[]` when the execution has none). */
+      readonly attachments: string;
+      readonly limits: WorkerLimits;
+      readonly interrupt: SharedArrayBuffer;
+    }
   | { readonly type: "settle"; readonly id: number; readonly callId: number; readonly ok: true; readonly json: string | undefined }
-  | { readonly type: "settle"; readonly id: number; readonly callId: number; readonly ok: false; readonly message: string; readonly code?: string }
+  /** An `attachments.read` answered with bytes (the script receives a Uint8Array). */
+  | { readonly type: "settle"; readonly id: number; readonly callId: number; readonly ok: true; readonly bytes: ArrayBuffer }
+  | { readonly type: "settle"; readonly id: number; readonly callId: number; readonly ok: false; readonly message: string; readonly code?: string; readonly name?: string }
   | { readonly type: "stop"; readonly id: number }
   | { readonly type: "fatal"; readonly id: number; readonly code: CodeModeErrorCode; readonly message: string };
 
 export type FromWorker =
   | { readonly type: "call"; readonly id: number; readonly callId: number; readonly tool: string; readonly json: string | undefined }
+  | { readonly type: "read"; readonly id: number; readonly callId: number; readonly offset: number; readonly length: number; readonly encoding: "bytes" | "base64" }
   | { readonly type: "log"; readonly id: number; readonly entry: string }
   | ({ readonly type: "done"; readonly id: number; readonly omitted: number; readonly memoryBytes: number; readonly retire: boolean } & (
       | { readonly ok: true; readonly json: string | undefined }

@@ -21,3 +21,13 @@ export {
   STACK_SIZE_BYTES,
   type CodeModeLimits,
 } from "./limits.js";
+export {
+  AttachmentError,
+  AttachmentResource,
+  isAttachmentError,
+  type AttachmentErrorCode,
+  type AttachmentFile,
+  type AttachmentMetadata,
+  type AttachmentResourceOptions,
+} from "./attachments.js";
+export { DEFAULT_ATTACHMENT_BUDGET_BYTES, MAX_ATTACHMENT_READ_BYTES } from "./limits.js";

@@ -59,3 +59,14 @@ export interface CodeModeLimits {
   /** Wall-clock deadline in milliseconds. Absent: none (the reference has no default execution timeout). */
   readonly timeoutMs?: number;
 }
+
+/**
+ * The host byte budget of one execution's `attachments` resource: the bytes all its reads may
+ * return together (16 MiB). A read that would pass it fails with `attachment_budget_exhausted`.
+ */
+export const DEFAULT_ATTACHMENT_BUDGET_BYTES = 16 * 1024 * 1024;
+/**
+ * Longest single `attachments.read` (8 MiB): its base64 form (4/3 of it) stays within
+ * {@link MAX_STRING_LENGTH}. A longer read fails with `attachment_read_too_large`.
+ */
+export const MAX_ATTACHMENT_READ_BYTES = 8 * 1024 * 1024;

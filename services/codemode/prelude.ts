@@ -1,19 +1,20 @@
 // The JavaScript that runs inside QuickJS before the script, once per execution. It is one
-// function expression; the worker calls it with the host functions (`call`, `log`, `fail`), the
-// tool catalog as JSON and the limits, and it installs the script's whole world — `tools`,
-// `search`, `console` — and hands back the helpers the worker uses at the boundary: `toJson`
+// function expression; the worker calls it with the host functions (`call`, `read`, `log`,
+// `fail`), the tool catalog as JSON, the limits and the attachments metadata as JSON, and it
+// installs the script's whole world — `tools`, `search`, `console`, `attachments` — and hands back the helpers the worker uses at the boundary: `toJson`
 // (a value out, checked against the limits), `fromJson` (a value in) and `describe` (an uncaught
 // error as text). It captures every built-in it uses first, so a script that redefines `JSON` or
 // `Map` breaks only itself; the host re-checks everything that leaves anyway.
 //
 // Plain ES2020 in a string: no template literals, so it nests in this file's own.
-export const PRELUDE_SOURCE = String.raw`(function (host, catalogJson, L) {
+export const PRELUDE_SOURCE = String.raw`(function (host, catalogJson, L, attachmentsJson) {
   "use strict";
   var G = globalThis, stringify = JSON.stringify, parse = JSON.parse, isArray = Array.isArray;
   var keys = Object.keys, freeze = Object.freeze, defineProperty = Object.defineProperty, is = Object.is;
   var MapC = Map, ErrorC = Error, TypeErrorC = TypeError, StringC = String, PromiseC = Promise, DateC = Date, RegExpC = RegExp, SetC = Set;
   var mapGet = Map.prototype.get, mapHas = Map.prototype.has, mapSet = Map.prototype.set, apply = Reflect.apply;
-  var hostCall = host.call, hostLog = host.log, hostFail = host.fail;
+  var hostCall = host.call, hostRead = host.read, hostLog = host.log, hostFail = host.fail;
+  var Uint8ArrayC = Uint8Array, isSafeInteger = Number.isSafeInteger;
   var IDENT = /^[A-Za-z_$][\w$]*$/;
 
   function fail(code, message) { hostFail(code, message); return new ErrorC(message); }
@@ -145,7 +146,23 @@ export const PRELUDE_SOURCE = String.raw`(function (host, catalogJson, L) {
     return "Uncaught " + inspect(e, 1, []);
   }
 
-  [["tools", freeze(tools)], ["search", search], ["console", freeze(consoleObject)]].forEach(function (pair) {
+  // attachments: the metadata array (frozen entries { name, mimeType, bytes, digest }) with one
+  // resource function, read(offset, length[, { encoding }]), over the files' concatenated bytes.
+  var attachments = parse(attachmentsJson).map(function (entry) { return freeze(entry); });
+  function attachmentError(code, message) { var e = new ErrorC(message); e.name = "AttachmentError"; e.code = code; return e; }
+  defineProperty(attachments, "read", {
+    value: async function read(offset, length, options) {
+      var encoding = options !== undefined && options !== null ? options.encoding : undefined;
+      if (encoding !== undefined && encoding !== "bytes" && encoding !== "base64") throw attachmentError("attachment_invalid_read", "attachments.read: encoding is 'bytes' or 'base64'.");
+      if (!isSafeInteger(offset) || offset < 0 || !isSafeInteger(length) || length < 0) throw attachmentError("attachment_invalid_read", "attachments.read(offset, length) takes two non-negative integers.");
+      var value = await hostRead(offset, length, encoding === "base64" ? "base64" : "bytes");
+      return encoding === "base64" ? fromJson(value) : new Uint8ArrayC(value);
+    },
+    writable: false, enumerable: false, configurable: false,
+  });
+  freeze(attachments);
+
+  [["tools", freeze(tools)], ["search", search], ["console", freeze(consoleObject)], ["attachments", attachments]].forEach(function (pair) {
     defineProperty(G, pair[0], { value: pair[1], writable: false, enumerable: false, configurable: false });
   });
   return { toJson: toJson, fromJson: fromJson, describe: describe };

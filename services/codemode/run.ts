@@ -3,6 +3,9 @@
 // else. Every tool call comes out here as JSON (checked), runs through the caller's `call`, and
 // its result goes back in as JSON (checked); a rejection becomes an Error in the script. When
 // the script settles, calls still running are aborted ("returning interrupts unfinished work").
+// With `attachments`, the script also sees that resource's metadata and reads its bytes through
+// `attachments.read(offset, length)`, answered here from the resource (budget and range checked there).
+import { AttachmentResource, isAttachmentError } from "./attachments.js";
 import { openChannel, INTERRUPT, type ChannelHandlers, type EngineChannel, type FromWorker, type WorkerLimits } from "./engine.js";
 import type { CodeModeError } from "./errors.js";
 import {
@@ -57,6 +60,12 @@ export interface CodeModeRequest {
   /** Stops the script, also in the middle of a CPU-bound loop. */
   readonly signal?: AbortSignal;
   readonly onCall?: (event: CodeModeCallEvent) => void;
+  /**
+   * The execution's `attachments` resource. The caller keeps custody: it releases the resource
+   * once the execution settled (reads after that fail with `attachment_released`). Absent: the
+   * script sees an empty `attachments` array.
+   */
+  readonly attachments?: AttachmentResource;
   /** Each console entry as it is kept. */
   readonly onLog?: (entry: string) => void;
 }
@@ -157,10 +166,24 @@ export async function runCodeMode(request: CodeModeRequest): Promise<CodeModeOut
       }
     };
 
+    // An attachments.read, answered at once from the resource (a refusal is an AttachmentError in the script).
+    const read = (message: Extract<FromWorker, { type: "read" }>): void => {
+      try {
+        const bytes = (request.attachments ?? NO_ATTACHMENTS).read(message.offset, message.length);
+        if (message.encoding === "base64") channel?.send({ type: "settle", id, callId: message.callId, ok: true, json: JSON.stringify(bytes.toString("base64")) });
+        else channel?.send({ type: "settle", id, callId: message.callId, ok: true, bytes: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer });
+      } catch (error) {
+        const refused = isAttachmentError(error) ? error : undefined;
+        channel?.send({ type: "settle", id, callId: message.callId, ok: false, name: "AttachmentError", message: refused?.message ?? "The attachments read failed.", code: refused?.code ?? "attachment_invalid_read" });
+      }
+    };
+
     const handlers: ChannelHandlers = {
       onMessage(message) {
         if (message.id !== id || settled) return;
-        if (message.type === "log") {
+        if (message.type === "read") {
+          read(message);
+        } else if (message.type === "log") {
           logs.push(message.entry);
           notify(request.onLog, message.entry);
         } else if (message.type === "call") {
@@ -183,7 +206,7 @@ export async function runCodeMode(request: CodeModeRequest): Promise<CodeModeOut
       (opened) => {
         channel = opened;
         if (settled) return opened.release();
-        opened.send({ type: "run", id, code: request.code, catalog, limits, interrupt });
+        opened.send({ type: "run", id, code: request.code, catalog, attachments: JSON.stringify(request.attachments?.metadata ?? []), limits, interrupt });
         if (limits.timeoutMs !== null) deadlineTimer = setTimeout(() => stop(INTERRUPT.timedOut), limits.timeoutMs);
       },
       (error: unknown) =>
@@ -191,6 +214,9 @@ export async function runCodeMode(request: CodeModeRequest): Promise<CodeModeOut
     );
   });
 }
+
+/** The resource of an execution without attachments: only the empty read at 0 succeeds. */
+const NO_ATTACHMENTS = new AttachmentResource([]);
 
 function workerLimits(limits: CodeModeLimits | undefined): WorkerLimits {
   const memoryBytes = limits?.memoryBytes ?? DEFAULT_MEMORY_LIMIT_BYTES;

@@ -3,9 +3,11 @@
 // requires quickjs-emscripten by the absolute paths engine.ts resolves, and instantiates the WASM
 // module engine.ts compiled once per process. One runtime and context per execution, disposed when
 // it ends. Messages (typed in engine.ts):
-//   in:  run {id, code, catalog, limits, interrupt}  settle {id, callId, ok, json | message, code}
+//   in:  run {id, code, catalog, attachments, limits, interrupt}
+//        settle {id, callId, ok, json | bytes | message, code, name}
 //        stop {id} (after setting `interrupt`)       fatal {id, code, message}
-//   out: call {id, callId, tool, json}  log {id, entry}  done {id, ok, json | error, omitted, memoryBytes}
+//   out: call {id, callId, tool, json}  read {id, callId, offset, length, encoding}  log {id, entry}
+//        done {id, ok, json | error, omitted, memoryBytes}
 // A CPU-bound script cannot read messages; the host stops it through the shared `interrupt` word
 // (0 running, 1 interrupted, 2 timed out), which QuickJS's interrupt handler polls.
 export const WORKER_SOURCE = String.raw`"use strict";
@@ -78,14 +80,17 @@ function start(mod, m) {
     const host = vm.newObject();
     run.handles.push(host);
     vm.newFunction("call", (idHandle, jsonHandle) => hostCall(run, vm.getString(idHandle), vm.typeof(jsonHandle) === "string" ? vm.getString(jsonHandle) : undefined)).consume((fn) => vm.setProp(host, "call", fn));
+    vm.newFunction("read", (offsetHandle, lengthHandle, encodingHandle) => hostRead(run, vm.getNumber(offsetHandle), vm.getNumber(lengthHandle), vm.getString(encodingHandle))).consume((fn) => vm.setProp(host, "read", fn));
     vm.newFunction("log", (levelHandle, textHandle) => { hostLog(run, vm.getString(levelHandle), vm.getString(textHandle)); }).consume((fn) => vm.setProp(host, "log", fn));
     vm.newFunction("fail", (codeHandle, messageHandle) => { if (!run.fatal) run.fatal = { code: vm.getString(codeHandle), message: vm.getString(messageHandle) }; }).consume((fn) => vm.setProp(host, "fail", fn));
     const prelude = vm.unwrapResult(vm.evalCode(workerData.prelude, "prelude.js"));
     run.handles.push(prelude);
     const catalog = vm.newString(m.catalog);
+    const attachments = vm.newString(m.attachments);
     const limits = vm.unwrapResult(vm.evalCode("(" + JSON.stringify(L) + ")", "limits.js"));
-    const helpers = vm.unwrapResult(vm.callFunction(prelude, vm.undefined, host, catalog, limits));
+    const helpers = vm.unwrapResult(vm.callFunction(prelude, vm.undefined, host, catalog, limits, attachments));
     catalog.dispose();
+    attachments.dispose();
     limits.dispose();
     run.helpers = helpers;
     run.handles.push(helpers);
@@ -114,6 +119,19 @@ function hostCall(run, tool, json) {
   return deferred.handle;
 }
 
+// An attachments.read: a pending promise like a tool call's, answered by the host's resource.
+function hostRead(run, offset, length, encoding) {
+  if (run.pending.size >= run.L.maxPending) {
+    if (!run.fatal) run.fatal = { code: "pending_promises", message: "More than " + run.L.maxPending + " tool calls were pending at once." };
+    return;
+  }
+  const deferred = run.vm.newPromise();
+  const callId = (run.lastCall = (run.lastCall || 0) + 1);
+  run.pending.set(callId, deferred);
+  post({ type: "read", id: run.id, callId, offset, length, encoding: encoding === "base64" ? "base64" : "bytes" });
+  return deferred.handle;
+}
+
 function hostLog(run, level, text) {
   const L = run.L;
   const entry = level === "warn" || level === "error" || level === "info" ? "[" + level + "] " + text : text;
@@ -134,10 +152,11 @@ function settle(run, m) {
   run.pending.delete(m.callId);
   const vm = run.vm;
   if (m.ok) {
-    if (m.json === undefined) deferred.resolve();
+    if (m.bytes !== undefined) vm.newArrayBuffer(m.bytes).consume((value) => deferred.resolve(value));
+    else if (m.json === undefined) deferred.resolve();
     else vm.newString(m.json).consume((value) => deferred.resolve(value));
   } else {
-    const error = vm.newError({ name: "Error", message: m.message });
+    const error = vm.newError({ name: typeof m.name === "string" ? m.name : "Error", message: m.message });
     if (typeof m.code === "string") vm.newString(m.code).consume((code) => vm.setProp(error, "code", code));
     deferred.reject(error);
     error.dispose();

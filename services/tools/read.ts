@@ -11,9 +11,17 @@
 // MAX_DIRECTORY_ENTRIES), as a JSON result `{ kind: "directory", path, entries, offset,
 // totalEntries, truncated, nextOffset? }` where directory names end in `/`. A file result is text,
 // which counts as `kind: "file"` for workspace instruction discovery.
+//
+// Session resources (read-resources.ts): `artifact` (an archived tool result of this Session, by
+// id or path), `attachment` (a text attachment, by name) and `next` (a page's continuation) read
+// in exact byte pages. A `filePath` inside the artifacts directory is read the same way, as an
+// archived tool result of this Session only.
+import { realpathSync } from "node:fs";
 import { open, readdir, stat } from "node:fs/promises";
-import { join } from "node:path";
-import { fileFailure, filePermissions, statTarget } from "./paths.js";
+import { basename, join } from "node:path";
+import { insideRoot } from "../contract/paths.js";
+import { fileFailure, fileProjections, resolveFileTarget, statTarget } from "./paths.js";
+import { NEXT_SCHEMA, findArchive, readArchivePage, readAttachmentPage, readNext, type ReadNext } from "./read-resources.js";
 import {
   DEFAULT_READ_LINES,
   MAX_DIRECTORY_ENTRIES,
@@ -24,14 +32,52 @@ import {
   jsonResult,
   textResult,
   throwIfAborted,
+  type PermissionProjection,
+  type ToolContext,
   type ToolDefinition,
   type ToolOutput,
 } from "./tool.js";
 
 export interface ReadInput {
-  readonly filePath: string;
+  /** A workspace file or directory. Exactly one of filePath, artifact, attachment and next. */
+  readonly filePath?: string;
+  /** An archived tool result of this Session: its artifact id or path. */
+  readonly artifact?: string;
+  /** A text attachment of this Session, by name. */
+  readonly attachment?: string;
+  /** The continuation a page of an artifact or attachment returned. */
+  readonly next?: ReadNext;
   readonly offset?: number;
   readonly limit?: number;
+}
+
+/** Which of the exclusive addresses `input` names (a ToolFailure unless exactly one). */
+function addressOf(input: ReadInput): "filePath" | "artifact" | "attachment" | "next" {
+  const given = (["filePath", "artifact", "attachment", "next"] as const).filter((key) => input[key] !== undefined);
+  if (given.length !== 1) throw new ToolFailure("invalid_input", "Give exactly one of filePath, artifact, attachment and next.");
+  const address = given[0]!;
+  if (address !== "filePath" && (input.offset !== undefined || input.limit !== undefined)) {
+    throw new ToolFailure("invalid_input", "offset and limit page workspace files; an artifact or attachment continues with its next object.");
+  }
+  return address;
+}
+
+/** The permission resource of a Session resource read (allowed by Ze's defaults; rules may match `session:*`). */
+const sessionResource = (kind: "artifact" | "attachment", reference: string): PermissionProjection[] => {
+  const resource = `session:${kind}/${reference}`;
+  return [{ action: "read", resources: [resource], save: [resource] }];
+};
+
+/** Whether `path` lies inside the call's artifacts directory (where archived tool results live). */
+function insideArtifacts(ctx: ToolContext, path: string): boolean {
+  let root: string;
+  try {
+    root = realpathSync(ctx.artifactsDirectory);
+  } catch {
+    return false;
+  }
+  const relative = insideRoot(root, path);
+  return relative !== undefined && relative !== ".";
 }
 
 /** Bytes reserved for the closing hint. */
@@ -164,21 +210,48 @@ export const readTool: ToolDefinition<ReadInput> = {
   id: "read",
   description:
     "Read a UTF-8 text file (numbered lines, paged with offset/limit, at most 50 KiB per call) or list a directory " +
-    "(paged with offset/limit). Paths are relative to the Session workdir or absolute.",
+    "(paged with offset/limit). Paths are relative to the Session workdir or absolute. Also reads this Session's " +
+    "archived tool results (`artifact`: the id or path of a tool call's full-output file, such as a long shell " +
+    "output's `.ze-harness/tool-output/<id>.log`) and text attachments (`attachment`: its name) in exact byte pages: " +
+    "each page is JSON with `content` and `next`; pass `next` back unchanged as `read({ next })` for the following " +
+    "page, until `next` is null. Give exactly one of filePath, artifact, attachment and next.",
   inputSchema: {
     type: "object",
     properties: {
       filePath: { type: "string", minLength: 1, description: "File or directory to read." },
+      artifact: { type: "string", minLength: 1, description: "An archived tool result of this Session: its artifact id or path." },
+      attachment: { type: "string", minLength: 1, description: "A text attachment of this Session, by name." },
+      next: NEXT_SCHEMA,
       offset: { type: "integer", minimum: 1, description: "1-based first line (file) or entry (directory)." },
       limit: { type: "integer", minimum: 1, description: `Most lines (default ${DEFAULT_READ_LINES}) or entries (default and max ${MAX_DIRECTORY_ENTRIES}).` },
     },
-    required: ["filePath"],
+    // One of filePath, artifact, attachment and next (checked in `permissions`; providers refuse a top-level oneOf).
+    minProperties: 1,
     additionalProperties: false,
   },
   discoversWorkspaceInstructions: true,
-  permissions: filePermissions("read"),
+  permissions(input, ctx) {
+    const address = addressOf(input);
+    if (address === "filePath") return fileProjections("read", resolveFileTarget(ctx.workdir, input.filePath!));
+    if (address === "artifact") return sessionResource("artifact", input.artifact!);
+    if (address === "attachment") return sessionResource("attachment", input.attachment!);
+    const next = input.next!;
+    return sessionResource(next.kind, String(next.kind === "artifact" ? next.id : next.name));
+  },
   async execute(input, ctx) {
-    const { target, info } = await statTarget(ctx, "read", input.filePath);
+    const address = addressOf(input);
+    throwIfAborted(ctx.signal);
+    if (address === "artifact") return readArchivePage(ctx, await findArchive(ctx, input.artifact!));
+    if (address === "attachment") return readAttachmentPage(ctx, input.attachment!);
+    if (address === "next") return readNext(ctx, input.next!);
+    const { target, info } = await statTarget(ctx, "read", input.filePath!);
+    // An archived tool result is read as one (byte pages with next), and only this Session's.
+    if (ctx.sessionResources && info.isFile() && insideArtifacts(ctx, target.canonicalPath)) {
+      // Archives are named `<artifact id>.log`: look the id up (another name is no archive of this Session).
+      const archive = await findArchive(ctx, basename(target.canonicalPath).replace(/\.log$/, ""));
+      if (canonical(archive.absolutePath) !== target.canonicalPath) throw new ToolFailure("resource_not_in_session", `No archived tool result ${JSON.stringify(target.resource)} belongs to this Session.`);
+      return readArchivePage(ctx, archive);
+    }
     const offset = input.offset ?? 1;
     if (info.isDirectory()) {
       const listing = await readDirectoryPage(target.canonicalPath, target.resource, offset, Math.min(input.limit ?? MAX_DIRECTORY_ENTRIES, MAX_DIRECTORY_ENTRIES), ctx.signal);
@@ -188,4 +261,12 @@ export const readTool: ToolDefinition<ReadInput> = {
     const text = textResult(await readFileLines(target.canonicalPath, target.resource, offset, input.limit ?? DEFAULT_READ_LINES, ctx.signal));
     return { ...text, instructionTarget: { path: target.canonicalPath, isDirectory: false } };
   },
+};
+
+const canonical = (path: string): string | undefined => {
+  try {
+    return realpathSync(path);
+  } catch {
+    return undefined;
+  }
 };

@@ -11,6 +11,7 @@ import type {
   ToolExecution,
   ToolResult,
 } from "../../generated/client/types.gen.js";
+import type { AttachmentResource } from "../codemode/index.js";
 
 // ---------------------------------------------------------------------------------------------
 // Limits (values from the reference's `limits` module, plus the tools' own bounds).
@@ -103,6 +104,8 @@ export interface ToolContext extends ToolPermissionContext {
   readonly codemode?: CodeModeCapability;
   /** The host's terminals, for `shell` with `tty: true` (absent where the host has none). */
   readonly terminals?: TerminalCapability;
+  /** Core's view of the calling Session's own resources (prompt attachments, archived tool results); `execute` and `read` use it. */
+  readonly sessionResources?: SessionResourceCapability;
 }
 
 /** The host's side of `shell` with `tty: true`: a PTY registered as one of the Session's terminals. */
@@ -140,6 +143,34 @@ export interface ToolTerminalEnd {
   readonly historyFull: boolean;
   /** Raw bytes the PTY produced. */
   readonly observedBytes: number;
+}
+
+/**
+ * The calling Session's own resources, under the call's authority: nothing of another Session is
+ * reachable through it, whatever address a caller passes.
+ */
+export interface SessionResourceCapability {
+  /**
+   * A fresh attachments resource for this call: the Session's prompt attachments as of now (see
+   * services/tools/README.md for which), copied, in order. The caller releases it when its call settles.
+   */
+  attachments(signal: AbortSignal): Promise<AttachmentResource>;
+  /**
+   * The archived tool result (a finished tool call's output artifact) of this Session whose id,
+   * or recorded path, is `reference`; undefined when this Session has none such.
+   */
+  archive(reference: string, signal: AbortSignal): Promise<ArchivedToolResult | undefined>;
+}
+
+/** A finished tool call's archived output, as this Session recorded it. */
+export interface ArchivedToolResult {
+  readonly id: string;
+  /** The recorded path (workdir-relative, or absolute outside the workdir). */
+  readonly path: string;
+  /** The file itself, absolute. */
+  readonly absolutePath: string;
+  readonly observedBytes: number;
+  readonly state: ToolArtifact["state"];
 }
 
 /** What a Turn offers the model about itself when a tool describes itself (see `describe`). The Skill list is a developer instruction instead (reference: SkillDeclaration.modelAdvertisement). */
@@ -276,7 +307,14 @@ export type ToolFailureCode =
   | "script_error"
   | "script_limit"
   /** A call from a CodeMode script was denied (it rejects inside the script). */
-  | "tool_denied";
+  | "tool_denied"
+  // read: Session resources
+  /** No archived tool result or attachment of that address belongs to the calling Session. */
+  | "resource_not_in_session"
+  /** A `next` continuation no longer matches its resource (it changed, or the object was altered). */
+  | "invalid_continuation"
+  /** The attachment is not text (an image: read its bytes in an `execute` script). */
+  | "not_text";
 
 /** A tool call's typed failure. `message` is safe for the model and clients. */
 export class ToolFailure extends Error {

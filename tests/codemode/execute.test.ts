@@ -64,7 +64,7 @@ describe("execute: definition", () => {
   it("lists the script tools with signatures, leaving out direct-only tools and itself", () => {
     const described = executeTool.describe!({ subagents: [], codemodeTools: [lookup, readTool, questionTool, taskTool, skillTool, executeTool] });
     expect(described).toContain("- tools.lookup(input: { word: string }): Promise<unknown>: Look a word up.");
-    expect(described).toMatch(/- tools\.read\(input: \{ filePath: string;/);
+    expect(described).toMatch(/- tools\.read\(input: \{ filePath\?: string;/);
     for (const hidden of ["tools.question", "tools.task", "tools.skill", "tools.execute"]) expect(described).not.toContain(hidden);
     expect(executeTool.describe!({ subagents: [] })).toContain("No tools are available to scripts here.");
   });

@@ -39,7 +39,7 @@ describe("builtinTools", () => {
 
 describe("validateToolInput", () => {
   const table: [keyof typeof builtinTools, unknown, string[]][] = [
-    ["read", {}, ['input is missing required property "filePath"']],
+    ["read", {}, ["input must NOT have fewer than 1 properties"]],
     ["read", { filePath: "" }, ["input/filePath must NOT have fewer than 1 characters"]],
     ["read", { filePath: "a", offset: 0 }, ["input/offset must be >= 1"]],
     ["read", { filePath: "a", limit: 1.5 }, ["input/limit must be integer"]],

@@ -22,6 +22,7 @@ import {
 } from "../../tools/index.js";
 import { askQuestions, authorize } from "./approvals.js";
 import { attachNestedInstructions } from "./nested-instructions.js";
+import { sessionResources } from "./session-resources.js";
 import type { ModelToolCall } from "./model-call.js";
 import type { RunningTurn } from "./running.js";
 import { StopSignal, fault } from "./stop.js";
@@ -196,6 +197,7 @@ async function execute(t: RunningTurn, approved: ApprovedCall, offered: Readonly
     ...(t.skills ? { skills: t.skills } : {}),
     ...(tool.id === "execute" ? { codemode: codemodeCapability(t, call.id, offered) } : {}),
     ...(tool.id === "shell" && t.deps.environment.terminals ? { terminals: t.deps.environment.terminals.forCall({ server: t.server, sessionId: t.sessionId, turnId: t.id, toolCallId: call.id }) } : {}),
+    sessionResources: sessionResources(t),
   };
   // No tool touches the workdir before its state before the Turn is recorded.
   await t.deps.workspaceRecorded;
