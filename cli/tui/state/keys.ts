@@ -8,7 +8,8 @@ import { PERMISSION_CHOICES } from "../components/permission.js";
 import type { Controller, Overlay } from "./controller.js";
 import { cancelLogin, connectKey, providerPicker } from "./onboarding.js";
 import { cycleEffort, modelPicker } from "./models.js";
-import { agentPicker, compact, cycleAgent, forkPicker, openFirstSubagent, openSibling, sessionPicker, skillPicker, subagentPicker, toggleLatestDetails } from "./slash.js";
+import { agentPicker, compact, cycleAgent, forkPicker, openFirstSubagent, openSibling, sessionPicker, skillPicker, subagentPicker } from "./slash.js";
+import { toggleLatestDetails } from "./details.js";
 
 type Action = () => void | Promise<void>;
 
