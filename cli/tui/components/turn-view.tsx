@@ -5,6 +5,7 @@ import type { Turn } from "../../../clients/index.js";
 import { codemodeParent, duration, executionMs, executeChildren, promptText, shortId } from "../format.js";
 import { ToolEntry } from "./execute-group.js";
 import { ReasoningRow } from "./reasoning-row.js";
+import { tailRows } from "../wrap.js";
 
 export interface TurnViewProps {
   readonly turn: Turn;
@@ -18,16 +19,9 @@ export interface TurnViewProps {
   readonly width?: number;
 }
 
-/** The last `maxLines` screen lines of `text` at `width` columns, with a note of what is cut. */
+/** A running Turn's text cut to its last `maxLines` screen rows (pre-wrapped); a settled Turn's in full. */
 function tail(text: string, maxLines: number | undefined, width: number): string {
-  if (maxLines === undefined) return text;
-  const rows: string[] = [];
-  for (const line of text.split("\n")) {
-    if (line.length <= width) rows.push(line);
-    else for (let start = 0; start < line.length; start += width) rows.push(line.slice(start, start + width));
-  }
-  if (rows.length <= maxLines) return text;
-  return `… ${rows.length - maxLines} earlier lines (all of it prints when the Turn settles)\n${rows.slice(-maxLines).join("\n")}`;
+  return maxLines === undefined ? text : tailRows(text, maxLines, width);
 }
 
 export function author(attribution: Turn["attribution"], clientId: string): string {
