@@ -15,7 +15,7 @@ const pty = createRequire(import.meta.url)("node-pty");
 const TOKEN = "ab ";
 const STREAM_DELTAS = 5_000;
 const BURST = 10;
-const BURST_MS = 10;
+const BURST_MS = 9;
 /** The model's answer: STREAM_DELTAS deltas, BURST at a time every BURST_MS (≈ 1,000 a second). */
 export const FAST_STREAM = {
   events: Array.from({ length: STREAM_DELTAS / BURST }, () => [...Array.from({ length: BURST }, () => ({ type: "text", text: TOKEN })), { type: "delay", ms: BURST_MS }]).flat(),
