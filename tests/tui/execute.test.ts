@@ -71,4 +71,21 @@ describe("execute groups", () => {
     // The Turn settled with its group expanded: printed with source, both calls and the output.
     expect(done).toMatch(/✓ execute · 2 calls · read · \d[\d.]*m?s[\s\S]*source[\s\S]*✓ read inside\.txt[\s\S]*✓ read [^\n]*far\.txt[\s\S]*output\n\s+both-read/);
   });
+
+  it("a failed script shows ✗ and its fault's first line collapsed; a long source is bounded when expanded", async () => {
+    const comments = Array.from({ length: 40 }, (_, index) => `// note ${index + 1}`);
+    const code = [...comments, 'throw new Error(["boom", "in", "script"].join("-"));'].join("\n");
+    const tui = await open();
+    await tui.submit(executePrompt(code, "Recovered from the failure."));
+    const settled = await tui.waitFor(/Recovered from the failure\.[\s\S]*test\/scripted · \d/);
+    const rows = settled.slice(settled.indexOf("@then Recovered"));
+    expect(rows).toMatch(/✗ execute · no calls · \d[\d.]*m?s\n\s+script_error: .*boom-in-script/);
+    await tui.press(KEY.ctrlX, "t");
+    const details = await tui.waitFor(/source[\s\S]*more lines[\s\S]*output/);
+    const printed = details.slice(details.lastIndexOf("✗ execute"));
+    expect(printed).toContain("// note 30");
+    expect(printed).not.toContain("// note 31");
+    expect(printed).toMatch(/… 11 more lines/);
+    expect(printed).toMatch(/output\n\s+.*boom-in-script/);
+  });
 });
