@@ -7,7 +7,7 @@ import { Composer } from "./components/composer.js";
 import { Header } from "./components/header.js";
 import { PermissionPrompt } from "./components/permission.js";
 import { ReasoningRow } from "./components/reasoning-row.js";
-import { ToolRow } from "./components/tool-row.js";
+import { ToolEntry } from "./components/execute-group.js";
 import { Picker } from "./components/picker.js";
 import { QuestionPrompt } from "./components/question.js";
 import { StatusRow, type StatusRowProps } from "./components/status-row.js";
@@ -60,7 +60,7 @@ export function App({ controller }: { readonly controller: Controller }) {
             "turn" in entry ? (
               <TurnView key={entry.key} turn={entry.turn} {...props} />
             ) : entry.part.type === "tool" ? (
-              <ToolRow key={entry.key} part={entry.part} expanded spinner="" />
+              <ToolEntry key={entry.key} part={entry.part} children={entry.children} expanded spinner="" />
             ) : (
               <ReasoningRow key={entry.key} part={entry.part} expanded running={false} />
             )

@@ -67,3 +67,35 @@ export function executionMs(turn: Turn): number | undefined {
 export const SPINNER = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
 export const shortId = (id: string): string => id.slice(0, 8);
+
+/** A CodeMode `execute` call made by the model: shown as one group with its nested calls. */
+export const isExecuteGroup = (part: ToolTurnPart): boolean => part.toolId === "execute" && part.origin?.kind !== "codemode";
+
+/** The parent `execute` call's toolCallId of a call made from a CodeMode script. */
+export const codemodeParent = (part: ToolTurnPart): string | undefined => (part.origin?.kind === "codemode" ? part.origin.parentToolCallId : undefined);
+
+/**
+ * The nested calls of every `execute` group among `parts`, by the group's toolCallId, in
+ * script order (ordinal). Calls whose parent is not among `parts` are not grouped.
+ */
+export function executeChildren(parts: readonly Turn["parts"][number][]): Map<string, ToolTurnPart[]> {
+  const groups = new Map<string, ToolTurnPart[]>();
+  for (const part of parts) if (part.type === "tool" && isExecuteGroup(part)) groups.set(part.toolCallId, []);
+  for (const part of parts) {
+    if (part.type !== "tool") continue;
+    const parent = codemodeParent(part);
+    if (parent !== undefined) groups.get(parent)?.push(part);
+  }
+  for (const children of groups.values()) children.sort((a, b) => ordinal(a) - ordinal(b));
+  return groups;
+}
+
+const ordinal = (part: ToolTurnPart): number => (part.origin?.kind === "codemode" ? part.origin.ordinal : 0);
+
+/** `3 calls · read, shell` — how many calls a script made and which tools, in first-use order. */
+export function groupSummary(children: readonly ToolTurnPart[]): string {
+  if (children.length === 0) return "no calls";
+  const tools = [...new Set(children.map((child) => child.toolId))];
+  const failed = children.filter((child) => child.state === "failed" || child.state === "denied").length;
+  return `${children.length} call${children.length === 1 ? "" : "s"} · ${tools.join(", ")}${failed > 0 ? ` · ${failed} failed` : ""}`;
+}

@@ -4,6 +4,7 @@
 import { createElement } from "react";
 import { render } from "ink-testing-library";
 import { afterEach, beforeEach } from "vitest";
+import type { ZeClient } from "../../clients/index.js";
 import { App } from "../../cli/tui/app.js";
 import { createController, startTui } from "../../cli/tui/run.js";
 import type { Controller } from "../../cli/tui/state/controller.js";
@@ -50,11 +51,13 @@ export interface TuiOptions {
   readonly noDirectory?: boolean;
   /** `--onboarding`: Connect provider opens at start. */
   readonly onboarding?: boolean;
+  /** Another client of the harness (e.g. over a fetch that cuts streams) instead of `h.api`. */
+  readonly client?: ZeClient;
 }
 
 export async function renderTui(h: ModelHarness, options: TuiOptions = {}): Promise<Tui> {
   const controller = createController(
-    { client: h.api, server: "local", where: { directory: options.noDirectory ? undefined : (options.directory ?? h.home.root), local: true } },
+    { client: options.client ?? h.api, server: "local", where: { directory: options.noDirectory ? undefined : (options.directory ?? h.home.root), local: true } },
     new Preferences(`${h.home.env["XDG_DATA_HOME"]}/ze-harness`),
   );
   // The same start as `ze-harness tui`: the resumed Session, the catalog, onboarding.

@@ -5,11 +5,13 @@
 // runs as its own process (tools/test-model/main.ts under tsx) and streams slowly (word deltas
 // 10 ms apart), so every key lands while text is arriving. Keystrokes are measured embedded
 // and over --remote to a `serve` (the TUI only renders). ZE_BENCH_DEBUG=1 logs keys slower than 200 ms.
+// Then the renderer's CPU while a Turn streams ≈ 1,000 deltas/s (tui-cpu.mjs).
 import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { cpuWhileStreaming } from "./tui-cpu.mjs";
 import { binPath, formatTable, median, ms, percentile, repoRoot, tempHome, timeRun, writeTestModelConfig } from "./lib.mjs";
 
 const pty = createRequire(import.meta.url)("node-pty");
@@ -19,20 +21,20 @@ export const description = "TUI: launch to an interactive opening screen, and ke
 
 const STREAM = { events: Array.from({ length: 200 }, () => [{ type: "text", text: "lorem ipsum " }, { type: "delay", ms: 10 }]).flat() };
 
-async function startModelProcess(dir, count) {
+export async function startModelProcess(dir, count, stream = STREAM) {
   const script = join(dir, "script.json");
-  writeFileSync(script, JSON.stringify(Array.from({ length: count }, () => STREAM)));
+  writeFileSync(script, JSON.stringify(Array.from({ length: count }, () => stream)));
   const child = spawn(process.execPath, ["--import", "tsx", join(repoRoot, "tools", "test-model", "main.ts"), "--port", "0", "--script", script], { cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"] });
   const exited = new Promise((resolve) => child.once("exit", resolve));
   const url = await new Promise((resolve, reject) => {
     createInterface({ input: child.stdout }).once("line", resolve);
     child.once("exit", (code) => reject(new Error(`the test model exited ${code}`)));
   });
-  return { url, stop: async () => (child.exitCode === null && child.kill("SIGTERM"), await exited) };
+  return { url, pid: child.pid, stop: async () => (child.exitCode === null && child.kill("SIGTERM"), await exited) };
 }
 
 /** The TUI in a PTY; `until(test)` resolves with the time when the output written since `from` passes `test`. */
-function launch(home, connection = ["--embedded"]) {
+export function launch(home, connection = ["--embedded"]) {
   const child = pty.spawn(process.execPath, [binPath, ...connection], { name: "xterm-256color", cols: 120, rows: 40, cwd: home.root, env: { ...home.env, TERM: "xterm-256color" } });
   let output = "";
   const waiters = new Set();
@@ -111,6 +113,8 @@ export async function run({ runs, budgetMs, log }) {
         ],
       ),
     );
+    // Renderer CPU while a Turn streams ~1,000 deltas/s (its own home, model and serve).
+    await cpuWhileStreaming({ runs, log, launch, startServe, startModelProcess });
   } finally {
     await model.stop();
     home.cleanup();
@@ -147,12 +151,12 @@ async function keystrokes(home, connection, log) {
 }
 
 /** `ze-harness serve` on a free port in `home`. */
-async function startServe(home) {
+export async function startServe(home) {
   const child = spawn(process.execPath, [binPath, "serve", "--port", "0", "--database", join(home.dir, "serve.db")], { cwd: home.root, env: home.env, stdio: ["ignore", "pipe", "pipe"] });
   const exited = new Promise((resolve) => child.once("exit", resolve));
   const url = await new Promise((resolve, reject) => {
     createInterface({ input: child.stdout }).once("line", resolve);
     child.once("exit", (code) => reject(new Error(`serve exited ${code}`)));
   });
-  return { url, stop: async () => (child.exitCode === null && child.kill("SIGTERM"), await exited) };
+  return { url, pid: child.pid, stop: async () => (child.exitCode === null && child.kill("SIGTERM"), await exited) };
 }

@@ -2,9 +2,10 @@
 // model and elapsed execution time (queue wait excluded) or how it ended.
 import { Box, Text } from "ink";
 import type { Turn } from "../../../clients/index.js";
-import { duration, executionMs, promptText, shortId } from "../format.js";
+import { codemodeParent, duration, executionMs, executeChildren, promptText, shortId } from "../format.js";
+import { ToolEntry } from "./execute-group.js";
 import { ReasoningRow } from "./reasoning-row.js";
-import { ToolRow } from "./tool-row.js";
+import { tailRows } from "../wrap.js";
 
 export interface TurnViewProps {
   readonly turn: Turn;
@@ -18,16 +19,9 @@ export interface TurnViewProps {
   readonly width?: number;
 }
 
-/** The last `maxLines` screen lines of `text` at `width` columns, with a note of what is cut. */
+/** A running Turn's text cut to its last `maxLines` screen rows (pre-wrapped); a settled Turn's in full. */
 function tail(text: string, maxLines: number | undefined, width: number): string {
-  if (maxLines === undefined) return text;
-  const rows: string[] = [];
-  for (const line of text.split("\n")) {
-    if (line.length <= width) rows.push(line);
-    else for (let start = 0; start < line.length; start += width) rows.push(line.slice(start, start + width));
-  }
-  if (rows.length <= maxLines) return text;
-  return `… ${rows.length - maxLines} earlier lines (all of it prints when the Turn settles)\n${rows.slice(-maxLines).join("\n")}`;
+  return maxLines === undefined ? text : tailRows(text, maxLines, width);
 }
 
 export function author(attribution: Turn["attribution"], clientId: string): string {
@@ -55,6 +49,8 @@ function Footer({ turn }: { readonly turn: Turn }) {
 export function TurnView({ turn, clientId, expanded, spinner, childSummary, maxLines, width = 80 }: TurnViewProps) {
   const running = turn.outcome === undefined;
   const cut = running ? maxLines : undefined;
+  // Calls made from an `execute` script are rows of its group, not of the Turn.
+  const groups = executeChildren(turn.parts);
   return (
     <Box flexDirection="column" marginBottom={1}>
       <Text>
@@ -71,16 +67,20 @@ export function TurnView({ turn, clientId, expanded, spinner, childSummary, maxL
             return <Text key={part.id} color="red">{part.text}</Text>;
           case "reasoning":
             return <ReasoningRow key={part.id} part={part} expanded={expanded.has(part.id)} running={running} />;
-          case "tool":
+          case "tool": {
+            const parent = codemodeParent(part);
+            if (parent !== undefined && groups.has(parent)) return null;
             return (
-              <ToolRow
+              <ToolEntry
                 key={part.id}
                 part={part}
+                children={groups.get(part.toolCallId)}
                 expanded={expanded.has(part.id)}
                 spinner={spinner}
                 subagent={part.activity?.childSessionId !== undefined ? childSummary?.(part.activity.childSessionId) : undefined}
               />
             );
+          }
           case "steering":
             return (
               <Text key={part.id} color="cyan">

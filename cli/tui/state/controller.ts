@@ -69,6 +69,8 @@ export class Controller {
   pasteAbort: AbortController | undefined;
   /** Text of a bracketed paste until its end marker (paste.ts). */
   pasteBuffer: string | undefined;
+  /** The spinner ticked; its frame advances with the next feed render. */
+  private spinnerDue = false;
   private readonly listeners = new Set<() => void>();
   private spinner: ReturnType<typeof setInterval> | undefined;
   readonly backend: Backend;
@@ -170,6 +172,9 @@ export class Controller {
 
   private onFeed(): void {
     this.lastFeed = performance.now();
+    // Every path below ends in update(), which renders the spinner's next frame too.
+    if (this.spinnerDue) this.state = { ...this.state, frame: (this.state.frame + 1) % SPINNER.length };
+    this.spinnerDue = false;
     const view = this.view;
     const printed = this.state.printed;
     const fresh: Printed[] = [];
@@ -187,8 +192,11 @@ export class Controller {
     const running = view?.turns.some((turn) => turn.outcome === undefined) ?? false;
     if (running && !this.spinner) {
       this.spinner = setInterval(() => {
-        // The working spinner pauses while reconnecting.
-        if (!this.view?.reconnecting) this.update({ frame: (this.state.frame + 1) % SPINNER.length });
+        // The working spinner pauses while reconnecting. Its frames render with the feed's (one
+        // render, not two, while text streams).
+        if (this.view?.reconnecting) return;
+        this.spinnerDue = true;
+        this.scheduleFeed();
       }, 120);
       this.spinner.unref?.();
     } else if (!running && this.spinner) {

@@ -9,7 +9,8 @@ import type { Controller, Overlay } from "./controller.js";
 import { cancelLogin, connectKey, providerPicker } from "./onboarding.js";
 import { cycleEffort, modelPicker } from "./models.js";
 import { bracketedPaste, cancelPaste, pasteClipboard, pasteText, removeLastImage } from "./paste.js";
-import { agentPicker, compact, cycleAgent, forkPicker, openFirstSubagent, openSibling, sessionPicker, skillPicker, subagentPicker, toggleLatestDetails } from "./slash.js";
+import { agentPicker, compact, cycleAgent, forkPicker, openFirstSubagent, openSibling, sessionPicker, skillPicker, subagentPicker } from "./slash.js";
+import { toggleLatestDetails } from "./details.js";
 
 type Action = () => void | Promise<void>;
 

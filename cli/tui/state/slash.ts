@@ -188,19 +188,3 @@ export async function compact(controller: Controller): Promise<void> {
   controller.info("compaction requested");
 }
 
-/** Ctrl+X T: the latest tool call (or reasoning) toggles in place while its Turn runs; of a settled Turn, its full details are printed below. */
-export function toggleLatestDetails(controller: Controller): void {
-  const turns = controller.view?.turns ?? [];
-  for (let index = turns.length - 1; index >= 0; index--) {
-    const turn = turns[index]!;
-    const part = [...turn.parts].reverse().find((candidate) => candidate.type === "tool" || candidate.type === "reasoning");
-    if (!part || (part.type !== "tool" && part.type !== "reasoning")) continue;
-    if (controller.state.printed.some((entry) => entry.key === turn.id)) {
-      return controller.update({ printed: [...controller.state.printed, { key: `${part.id}:${controller.state.printed.length}`, part }] });
-    }
-    const expanded = new Set(controller.state.expanded);
-    if (expanded.has(part.id)) expanded.delete(part.id);
-    else expanded.add(part.id);
-    return controller.update({ expanded });
-  }
-}

@@ -38,7 +38,7 @@ export interface Pending {
 }
 
 /** A settled Turn, or the full details of one of its parts asked for with Ctrl+X T. */
-export type Printed = { readonly key: string; readonly turn: Turn } | { readonly key: string; readonly part: ToolTurnPart | ReasoningTurnPart };
+export type Printed = { readonly key: string; readonly turn: Turn } | { readonly key: string; readonly part: ToolTurnPart | ReasoningTurnPart; readonly children?: readonly ToolTurnPart[] };
 
 export interface NextTurnChoice {
   readonly model?: string | undefined;
