@@ -8,6 +8,7 @@ import { Header } from "./components/header.js";
 import { PermissionPrompt } from "./components/permission.js";
 import { ReasoningRow } from "./components/reasoning-row.js";
 import { ToolEntry } from "./components/execute-group.js";
+import { ExecuteTrace } from "./components/execute-trace.js";
 import { Picker } from "./components/picker.js";
 import { QuestionPrompt } from "./components/question.js";
 import { StatusRow, type StatusRowProps } from "./components/status-row.js";
@@ -17,6 +18,7 @@ import { SPINNER } from "./format.js";
 import type { Controller } from "./state/controller.js";
 import { handleKey } from "./state/keys.js";
 import { hasUsableModel, nextEffort, nextModel } from "./state/models.js";
+import { tracedGroup } from "./state/trace.js";
 
 export function App({ controller }: { readonly controller: Controller }) {
   const state = useSyncExternalStore(controller.subscribe, controller.getSnapshot);
@@ -49,6 +51,7 @@ export function App({ controller }: { readonly controller: Controller }) {
   const menu = controller.suggestionList();
   const overlay = state.overlay;
   const queued = turns.filter((turn) => turn.phase === "pending").length;
+  const traced = state.trace ? tracedGroup(turns, state.trace) : undefined;
   const props = { clientId: controller.backend.api.clientId, expanded: state.expanded, spinner, childSummary: (id: string) => controller.children?.get(id) };
 
   return (
@@ -80,6 +83,7 @@ export function App({ controller }: { readonly controller: Controller }) {
       {live.map((turn) => (
         <TurnView key={turn.id} turn={turn} {...props} maxLines={maxLines} width={stdout.columns || 80} />
       ))}
+      {traced && state.trace ? <ExecuteTrace group={traced} trace={state.trace} spinner={spinner} /> : null}
       <Header
         session={view?.session}
         model={nextModel(controller)}

@@ -9,7 +9,7 @@ export interface StatusRowProps {
   readonly queued: number;
 }
 
-const LEADER_KEYS = "Ctrl+X then: M model · A agent · K skills · E effort · S sessions · N new · O open · F fork · G sub-agents · C compact · T details · P provider · V paste · R remove image · Q quit";
+const LEADER_KEYS = "Ctrl+X then: M model · A agent · K skills · E effort · S sessions · N new · O open · F fork · G sub-agents · C compact · T details · J/D/L Execute trace · P provider · V paste · R remove image · Q quit";
 
 export function StatusRow({ state, spinner, leader, queued }: StatusRowProps) {
   if (leader) return <Text color="yellow">{LEADER_KEYS}</Text>;

@@ -13,9 +13,11 @@ export interface ToolRowProps {
   readonly spinner: string;
   /** A task row's sub-agent summary (latest tool, or count and duration). */
   readonly subagent?: string | undefined;
+  /** Only the title line, no output (the Execute trace's calls without details). */
+  readonly titleOnly?: boolean;
 }
 
-export function ToolRow({ part, expanded, spinner, subagent }: ToolRowProps) {
+export function ToolRow({ part, expanded, spinner, subagent, titleOnly = false }: ToolRowProps) {
   const summary = toolSummary(part);
   const background = part.toolId === "task" && /moved to the background/.test(toolOutput(part)) ? " (background)" : "";
   const title = `${part.toolId}${summary ? ` ${summary}` : ""}${subagent ? ` · ${subagent}` : ""}${background}`;
@@ -37,7 +39,7 @@ export function ToolRow({ part, expanded, spinner, subagent }: ToolRowProps) {
   const mark = failed ? <Text color="red">✗</Text> : <Text color="green">✓</Text>;
   const took = part.completedAt !== undefined ? ` ${duration(part.completedAt - part.requestedAt)}` : "";
   const lines = toolOutput(part).replace(/\s+$/, "").split("\n").filter((line, index, all) => all.length > 1 || line !== "");
-  const shown = expanded ? lines.slice(0, EXPANDED_LINES) : lines.slice(0, COLLAPSED_LINES);
+  const shown = titleOnly ? [] : expanded ? lines.slice(0, EXPANDED_LINES) : lines.slice(0, COLLAPSED_LINES);
   const hidden = lines.length - shown.length;
   return (
     <Box flexDirection="column">
@@ -54,7 +56,7 @@ export function ToolRow({ part, expanded, spinner, subagent }: ToolRowProps) {
           {hidden > 0 ? <Text dimColor>… {hidden} more line{hidden === 1 ? "" : "s"} (Ctrl+X T)</Text> : null}
         </Box>
       ) : null}
-      {expanded && part.artifact ? <Text dimColor>  full output: {part.artifact.path}</Text> : null}
+      {expanded && !titleOnly && part.artifact ? <Text dimColor>  full output: {part.artifact.path}</Text> : null}
     </Box>
   );
 }

@@ -41,6 +41,7 @@ const initial: UiState = {
   overlay: undefined,
   notice: undefined,
   expanded: new Set(),
+  trace: undefined,
   permissionChoice: 0,
   question: undefined,
   next: { skills: [] },
@@ -130,7 +131,7 @@ export class Controller {
     const parents = how.parents ?? (how.asChild && previous !== undefined ? [...this.state.parents, previous] : []);
     // Attached images belong to the draft of the Session they were attached in.
     const attachments = how.keepAttachments ? this.state.attachments : [];
-    this.update({ screen: "conversation", parents, question: undefined, permissionChoice: 0, expanded: new Set(), agents: [], printed: [], attachments });
+    this.update({ screen: "conversation", parents, question: undefined, permissionChoice: 0, expanded: new Set(), trace: undefined, agents: [], printed: [], attachments });
     this.onFeed();
     void this.loadAgents(sessionId);
     // The Session's catalog snapshot: its default model in the header, its models' effort levels.

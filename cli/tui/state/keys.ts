@@ -11,6 +11,7 @@ import { cycleEffort, modelPicker } from "./models.js";
 import { bracketedPaste, cancelPaste, pasteClipboard, pasteText, removeLastImage } from "./paste.js";
 import { agentPicker, compact, cycleAgent, forkPicker, openFirstSubagent, openSibling, sessionPicker, skillPicker, subagentPicker } from "./slash.js";
 import { toggleLatestDetails } from "./details.js";
+import { traceKey } from "./trace.js";
 
 type Action = () => void | Promise<void>;
 
@@ -30,6 +31,9 @@ const needSession = (controller: Controller, what: string): void => {
 function leader(controller: Controller, input: string, key: Key): void {
   controller.update({ leader: false });
   if (key.downArrow) return run(controller, () => openFirstSubagent(controller));
+  // Shift+J / Shift+L arrive as capitals.
+  if (input === "J") return traceKey(controller, "previous");
+  if (input === "L") return traceKey(controller, "fold");
   switch (input.toLowerCase()) {
     case "m":
       return controller.openPicker(modelPicker(controller));
@@ -61,6 +65,12 @@ function leader(controller: Controller, input: string, key: Key): void {
       return controller.state.overlay === undefined ? pasteClipboard(controller) : undefined;
     case "r":
       return removeLastImage(controller);
+    case "j":
+      return traceKey(controller, "next");
+    case "d":
+      return traceKey(controller, "details");
+    case "l":
+      return traceKey(controller, "reveal");
     default:
       return;
   }
@@ -212,6 +222,8 @@ export function handleKey(controller: Controller, input: string, key: Key): void
   if (overlay?.kind === "login") return key.escape ? run(controller, () => cancelLogin(controller, overlay.providerId, overlay.loginId)) : undefined;
   // Esc cancels a pending paste before its other meanings.
   if (key.escape && state.pasting) return cancelPaste(controller);
+  // The Execute trace is a panel: Esc closes it before the Turn-level meanings.
+  if (key.escape && state.trace !== undefined) return controller.update({ trace: undefined });
   if (interaction(controller, input, key)) return;
 
   const menu = controller.suggestionList();

@@ -1,5 +1,6 @@
 // The shapes of the TUI's state (controller.ts holds it): overlays, pickers, open requests,
 // what is printed to the scrollback, the next Turn's choices and the whole UI snapshot.
+import type { TraceState } from "./trace.js";
 import type { ReasoningTurnPart, ToolTurnPart, PermissionRequest, QuestionRequest, ReasoningEffort, Turn } from "../../../clients/index.js";
 import type { PickerItem } from "../components/picker.js";
 import type { Attachment } from "./images.js";
@@ -64,6 +65,8 @@ export interface UiState {
   readonly overlay: Overlay | undefined;
   readonly notice: { readonly text: string; readonly kind: "error" | "info" } | undefined;
   readonly expanded: ReadonlySet<string>;
+  /** The Execute trace (Ctrl+X J/D/L), until Esc closes it. */
+  readonly trace: TraceState | undefined;
   readonly permissionChoice: number;
   readonly question: { readonly requestId: string; readonly index: number; readonly selected: number; readonly answers: readonly string[][] } | undefined;
   readonly next: NextTurnChoice;
