@@ -52,7 +52,7 @@ export function App({ controller }: { readonly controller: Controller }) {
   const overlay = state.overlay;
   const queued = turns.filter((turn) => turn.phase === "pending").length;
   const traced = state.trace ? tracedGroup(turns, state.trace) : undefined;
-  const props = { clientId: controller.backend.api.clientId, expanded: state.expanded, spinner, childSummary: (id: string) => controller.children?.get(id) };
+  const props = { clientId: controller.backend.api.clientId, authorId: controller.backend.authorId, expanded: state.expanded, spinner, childSummary: (id: string) => controller.children?.get(id) };
 
   return (
     <Box flexDirection="column">

@@ -1,6 +1,8 @@
 // Starts the TUI on the terminal: a controller over the given client, the first screen
 // (opening, a resumed Session, or a new Session), and Ink until the user quits.
+import { dirname } from "node:path";
 import { render } from "ink";
+import { authorIdentity } from "./state/author.js";
 import type { ZeClient } from "../../clients/index.js";
 import { App } from "./app.js";
 import { Backend, type Where } from "./state/backend.js";
@@ -19,7 +21,7 @@ export interface TuiOptions {
 }
 
 export function createController(options: TuiOptions, preferences = new Preferences()): Controller {
-  return new Controller({ backend: new Backend(options.client, options.server, options.where), preferences });
+  return new Controller({ backend: new Backend(options.client, options.server, options.where, authorIdentity(dirname(preferences.file))), preferences });
 }
 
 /**

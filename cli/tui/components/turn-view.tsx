@@ -10,6 +10,8 @@ import { tailRows } from "../wrap.js";
 export interface TurnViewProps {
   readonly turn: Turn;
   readonly clientId: string;
+  /** This machine's author identity (state/author.ts). */
+  readonly authorId?: string | undefined;
   readonly expanded: ReadonlySet<string>;
   readonly spinner: string;
   /** A sub-agent's one-line summary by child Session id. */
@@ -24,9 +26,11 @@ function tail(text: string, maxLines: number | undefined, width: number): string
   return maxLines === undefined ? text : tailRows(text, maxLines, width);
 }
 
-export function author(attribution: Turn["attribution"], clientId: string): string {
-  if (!attribution || attribution.clientId === clientId) return "you";
-  return attribution.authorId !== undefined ? shortId(attribution.authorId) : shortId(attribution.clientId.replace(/^.*\//, ""));
+/** `you` for this machine's author identity (or, for entries without one, this connection); a short ID otherwise. */
+export function author(attribution: Turn["attribution"], clientId: string, authorId?: string): string {
+  if (!attribution) return "you";
+  if (attribution.authorId !== undefined) return attribution.authorId === authorId ? "you" : shortId(attribution.authorId);
+  return attribution.clientId === clientId ? "you" : shortId(attribution.clientId.replace(/^.*\//, ""));
 }
 
 function Footer({ turn }: { readonly turn: Turn }) {
@@ -46,7 +50,7 @@ function Footer({ turn }: { readonly turn: Turn }) {
   }
 }
 
-export function TurnView({ turn, clientId, expanded, spinner, childSummary, maxLines, width = 80 }: TurnViewProps) {
+export function TurnView({ turn, clientId, authorId, expanded, spinner, childSummary, maxLines, width = 80 }: TurnViewProps) {
   const running = turn.outcome === undefined;
   const cut = running ? maxLines : undefined;
   // Calls made from an `execute` script are rows of its group, not of the Turn.
@@ -55,7 +59,7 @@ export function TurnView({ turn, clientId, expanded, spinner, childSummary, maxL
     <Box flexDirection="column" marginBottom={1}>
       <Text>
         <Text color="cyan" bold>
-          › {author(turn.attribution, clientId)}
+          › {author(turn.attribution, clientId, authorId)}
         </Text>{" "}
         {promptText(turn)}
       </Text>

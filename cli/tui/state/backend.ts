@@ -39,6 +39,8 @@ export class Backend {
     readonly api: ZeClient,
     readonly server: string,
     readonly where: Where,
+    /** This machine's stable author identity (author.ts), sent with every prompt. */
+    readonly authorId?: string | undefined,
   ) {}
 
   private get client() {
@@ -79,6 +81,7 @@ export class Backend {
           delivery: "queue",
           turnId,
           prompt,
+          ...(this.authorId !== undefined ? { authorId: this.authorId } : {}),
           ...(next.model !== undefined ? { model: next.model } : {}),
           ...(next.agent !== undefined ? { agent: next.agent } : {}),
           ...(next.effort !== undefined ? { reasoningEffort: next.effort } : {}),
@@ -95,7 +98,7 @@ export class Backend {
         client: this.client,
         path: { server: this.server, sessionId },
         headers: this.headers,
-        body: { delivery: "steer", steerId: randomUUID(), expectedTurnId: turnId, prompt },
+        body: { delivery: "steer", steerId: randomUUID(), expectedTurnId: turnId, prompt, ...(this.authorId !== undefined ? { authorId: this.authorId } : {}) },
       }),
     );
   }
