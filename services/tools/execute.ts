@@ -8,7 +8,7 @@
 // sees the Session's prompt attachments (`attachments`: metadata plus one `read(offset, length)`
 // over their concatenated bytes), a resource Core makes for this call and this call releases
 // when it settles.
-import { DEFAULT_ATTACHMENT_BUDGET_BYTES, LIMIT_CODES, MAX_ATTACHMENT_READ_BYTES, renderResult, runCodeMode, toolSignature, type CodeModeCallEvent, type CodeModeError, type CodeModeTool } from "../codemode/index.js";
+import { LIMIT_CODES, renderResult, runCodeMode, toolSignature, type CodeModeCallEvent, type CodeModeError, type CodeModeTool } from "../codemode/index.js";
 import type { ToolResult } from "../../generated/client/types.gen.js";
 import { ToolFailure, byteLength, interrupted, isToolFailure, throwIfAborted, type CodeModeToolInfo, type ToolDefinition, type ToolFailureCode } from "./tool.js";
 
@@ -34,14 +34,9 @@ const DESCRIPTION =
   "`code`) that the script can catch. `search({ query })` returns matching tools' signatures and input schemas. " +
   "Output of console.log/info/warn/error/table is included in the result. Scripts have no imports, timers, " +
   "filesystem or network access of their own, only the tools; each call needs its usual permissions. Inputs and " +
-  "results are JSON data. `attachments` is the ordered list of the images attached to this Session's prompts, each " +
-  "`{ name, mimeType, bytes, digest }` (names like `image-1.png`, digest `sha256:<hex>`); their bytes are one " +
-  "resource, the files concatenated in that order (a file starts at the sum of the preceding `bytes`): " +
-  "`await attachments.read(offset, length)` resolves with a Uint8Array, `attachments.read(offset, length, { encoding: " +
-  `"base64" })\` with a base64 string. One read returns at most ${MAX_ATTACHMENT_READ_BYTES / 1024 / 1024} MiB, one ` +
-  `execution at most ${DEFAULT_ATTACHMENT_BUDGET_BYTES / 1024 / 1024} MiB in all; a refused read rejects with an ` +
-  "AttachmentError whose `code` is attachment_out_of_range, attachment_read_too_large, attachment_budget_exhausted " +
-  "or attachment_invalid_read. The resource is readable only while this execute call runs.";
+  "results are JSON data. `attachments` lists the Session's prompt images `{ name, mimeType, bytes, digest }`; " +
+  "`await attachments.read(offset, length[, { encoding: \"base64\" }])` reads their bytes, concatenated in that order, " +
+  "while this call runs.";
 
 /** The tools a script may call: not `directOnly`, not `execute` itself. */
 export const scriptTools = (tools: readonly CodeModeToolInfo[]): CodeModeToolInfo[] =>

@@ -26,7 +26,7 @@ const PAGE_BYTES = MAX_FILE_READ_BYTES - ENVELOPE_RESERVE;
 /** The JSON Schema of `next` (the tool's input). */
 export const NEXT_SCHEMA = {
   type: "object",
-  description: "The `next` object a previous page of an archived tool result or attachment returned, passed back unchanged.",
+  description: "A previous page's `next`, unchanged.",
   properties: {
     kind: { type: "string", enum: ["artifact", "attachment"] },
     id: { type: "string", minLength: 1 },

@@ -210,17 +210,15 @@ export const readTool: ToolDefinition<ReadInput> = {
   id: "read",
   description:
     "Read a UTF-8 text file (numbered lines, paged with offset/limit, at most 50 KiB per call) or list a directory " +
-    "(paged with offset/limit). Paths are relative to the Session workdir or absolute. Also reads this Session's " +
-    "archived tool results (`artifact`: the id or path of a tool call's full-output file, such as a long shell " +
-    "output's `.ze-harness/tool-output/<id>.log`) and text attachments (`attachment`: its name) in exact byte pages: " +
-    "each page is JSON with `content` and `next`; pass `next` back unchanged as `read({ next })` for the following " +
-    "page, until `next` is null. Give exactly one of filePath, artifact, attachment and next.",
+    "(paged with offset/limit). Paths are relative to the Session workdir or absolute. Instead of filePath, " +
+    "`artifact` (a tool result's full-output file: id or path) or `attachment` (a text attachment's name) reads " +
+    "this Session's resources in byte pages; pass a page's `next` back as `read({ next })` until it is null.",
   inputSchema: {
     type: "object",
     properties: {
       filePath: { type: "string", minLength: 1, description: "File or directory to read." },
-      artifact: { type: "string", minLength: 1, description: "An archived tool result of this Session: its artifact id or path." },
-      attachment: { type: "string", minLength: 1, description: "A text attachment of this Session, by name." },
+      artifact: { type: "string", minLength: 1, description: "A tool result's full-output file (id or path)." },
+      attachment: { type: "string", minLength: 1, description: "A text attachment's name." },
       next: NEXT_SCHEMA,
       offset: { type: "integer", minimum: 1, description: "1-based first line (file) or entry (directory)." },
       limit: { type: "integer", minimum: 1, description: `Most lines (default ${DEFAULT_READ_LINES}) or entries (default and max ${MAX_DIRECTORY_ENTRIES}).` },

@@ -292,8 +292,8 @@ export const shellTool: ToolDefinition<ShellInput> = {
       tty: {
         type: "boolean",
         description:
-          "Run the command in a real terminal (default false). Use it for commands that need one: colours, progress bars, " +
-          "full-screen or prompting programs. The user can watch the terminal and type into it; the result is the rendered screen text.",
+          "Run in a real terminal (for colours, progress bars, prompting or full-screen programs); the user can watch and " +
+          "type into it; the result is the rendered screen text.",
       },
     },
     required: ["command"],

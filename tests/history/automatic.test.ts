@@ -80,7 +80,9 @@ describe("automatic compaction", () => {
 
   it("overflow: a step that grows past the window mid-Turn compacts the earlier history and goes on", async () => {
     const h = await small();
-    writeFileSync(join(h.home.root, "big.txt"), `${essay(14_000).replace(/\. /g, ".\n")}\n`);
+    // Large enough to overflow the window with the earlier essay, small enough to fit once it is
+    // compacted beside the tool schemas offered with every request.
+    writeFileSync(join(h.home.root, "big.txt"), `${essay(13_000).replace(/\. /g, ".\n")}\n`);
     let readDone = false;
     script(h, {
       essay: () => ({ events: [{ type: "text", text: essay(12_000) }] }),
