@@ -60,7 +60,10 @@ export async function runTui(options: TuiOptions): Promise<number> {
   const controller = createController(options);
   try {
     await startTui(controller, options);
-    const instance = render(<App controller={controller} />, { exitOnCtrlC: false, patchConsole: false, incrementalRendering: true, maxFps: 120 });
+    // Not Ink's incrementalRendering: in 6.8.0 (the last release for Node 20) it moves the cursor
+    // one row short after a frame that ends in a newline, so every frame lands a row lower and
+    // leaves the previous one's rows behind (tests/tui/terminal-images.test.ts checks the screen).
+    const instance = render(<App controller={controller} />, { exitOnCtrlC: false, patchConsole: false, maxFps: 120 });
     await instance.waitUntilExit();
   } finally {
     controller.close();
