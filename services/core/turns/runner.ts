@@ -67,6 +67,9 @@ export function processAlive(pid: number): boolean {
   }
 }
 
+/** Resolves after the work already queued (promise jobs, next ticks, the I/O callbacks of this loop turn) has run. */
+const afterPendingWork = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 /** Runner instances alive in this process: a claim by one of them is not lost (several hosts may share a process). */
 const liveInstances = new Set<string>();
 
@@ -329,9 +332,11 @@ export class TurnRunner {
       parts,
     );
     // The workdir is recorded before the Turn's first tool can run (the scan overlaps the first
-    // model request; tool calls await it through `workspaceRecorded`) and after its last settled.
+    // model request; tool calls await it through `workspaceRecorded`) and after its last settled —
+    // once the settlement's announcements (turn.finished to watchers) have been written out, so
+    // the capture's scan and statements never sit between a settled Turn and its watchers.
     const observer = this.options.workspace;
-    const run = observer ? execution.run().finally(() => observer.after(row, workdir)) : execution.run();
+    const run = observer ? execution.run().finally(() => afterPendingWork().then(() => observer.after(row, workdir))) : execution.run();
     const done = run.finally(() => {
       this.executions.delete(row.id);
       this.admitted.delete(row.id);
