@@ -210,13 +210,15 @@ export interface Admission {
  * rolls everything back), sets the first title and the runner lease; one INSERT writes the row;
  * one appends its events (and `turn.started` when the admission claims it). Throws the driver's
  * constraint error when the Turn id exists (callers replay); resolves undefined when the Session
- * does not exist on `server`.
+ * does not exist on `server`. With a handle, `committed` sees the admission at COMMIT, before it
+ * is durable (the promise settles once it is; see `StorageHandle.whenCommitted`).
  */
 export function admitTurn(
   context: StorageContext,
   target: { readonly server: string; readonly sessionId: string },
   plan: (session: SessionRow) => Promise<AdmissionPlan>,
   claim?: AdmissionClaim,
+  committed?: (admission: Admission, durable: Promise<void>) => void,
 ): Promise<Admission | undefined> {
   return write(context, async (tx) => {
     // SET reads the old row: the sequence, the runner lease (`?7`: taken for this host when it is
@@ -287,7 +289,9 @@ export function admitTurn(
     }
     await tx.sql.run(`INSERT INTO turn (${columns.join(", ")}) VALUES (${placeholders(columns.length)})`, values);
     const appended = await insertEvents(tx, target.sessionId, row.id, first, all);
-    return { turn: stamped, events: appended, session, claimed: mayRun };
+    const admission: Admission = { turn: stamped, events: appended, session, claimed: mayRun };
+    if (committed && isStorageHandle(context)) context.whenCommitted((durable) => committed(admission, durable));
+    return admission;
   });
 }
 

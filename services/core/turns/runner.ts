@@ -188,6 +188,14 @@ export class TurnRunner {
     }
   }
 
+  /** A Turn its admission claimed here, started at the admission's COMMIT (see AdmissionRunner.launchAdmitted). */
+  launchAdmitted(turn: TurnRow, session: SessionRow, durable: Promise<void>): boolean {
+    if (this.stopped) return false;
+    this.admitted.add(turn.id);
+    void this.track(this.launch(turn, session, true, durable));
+    return true;
+  }
+
   /** A Session this embedded host operates on (created, or addressed by a command). */
   adopt(sessionId: string): void {
     if (this.options.scope === "owned" && !this.stopped) this.adopted.add(sessionId);
@@ -301,7 +309,7 @@ export class TurnRunner {
     }
   }
 
-  private async launch(row: TurnRow, known?: SessionRow, fresh = false): Promise<void> {
+  private async launch(row: TurnRow, known?: SessionRow, fresh = false, admissionDurable?: Promise<void>): Promise<void> {
     const session = known ?? (await getSessionById(this.options.storage, row.sessionId));
     if (!session) return;
     if (!known) this.options.hub.changed(session.server, row.sessionId);
@@ -313,6 +321,7 @@ export class TurnRunner {
     const execution = new TurnExecution(
       {
         ...(workspaceRecorded ? { workspaceRecorded } : {}),
+        ...(admissionDurable ? { admissionDurable } : {}),
         storage: this.options.storage,
         hub: this.options.hub,
         gateway: this.options.gateway,

@@ -70,6 +70,12 @@ export interface TurnServiceOptions {
 export interface AdmissionRunner {
   admissionClaim(sessionId: string): AdmissionClaim | undefined;
   onAdmitted(turn: TurnRow, session: SessionRow, claimed: boolean): void;
+  /**
+   * A Turn the admission claimed, at its COMMIT: the runner may start it before the admission is
+   * durable, letting nothing out (no model request, hook or tool) before `durable` resolves.
+   * Returns false when it does not (then `onAdmitted` follows once durable).
+   */
+  launchAdmitted?(turn: TurnRow, session: SessionRow, durable: Promise<void>): boolean;
 }
 
 /** No model anywhere: say every way to give one. */
@@ -177,6 +183,7 @@ export class TurnService {
         workdir !== undefined && request.skills !== undefined ? checks.skills(workdir) : undefined,
       ]);
       const now = this.now();
+      let launched = false;
       // One transaction: the Session row is read (and locked) by the admission itself, which
       // validates against it, writes the row, its events, the Session's first title and — when
       // this host runs the Session and it is idle — the claim that starts it.
@@ -222,11 +229,15 @@ export class TurnService {
           };
         },
         this.runner?.admissionClaim(sessionId),
+        // The claimed Turn starts at COMMIT: its history, leases and setup overlap the WAL sync.
+        (admission, durable) => {
+          if (admission.claimed) launched = this.runner?.launchAdmitted?.(admission.turn, admission.session, durable) ?? false;
+        },
       );
       if (!admitted) throw notFound("session", `Session ${sessionId} does not exist`);
       this.hub.changed(server, sessionId);
       if (!admitted.claimed) this.hub.workAvailable();
-      this.storage.afterCommit(() => this.runner?.onAdmitted(admitted.turn, admitted.session, admitted.claimed));
+      if (!launched) this.storage.afterCommit(() => this.runner?.onAdmitted(admitted.turn, admitted.session, admitted.claimed));
       return queueReceipt(admitted.turn);
     } catch (error) {
       // A replay (or a concurrent admission of the same turnId that won) answers with the original receipt.
