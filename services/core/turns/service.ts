@@ -237,7 +237,8 @@ export class TurnService {
       if (!admitted) throw notFound("session", `Session ${sessionId} does not exist`);
       this.hub.changed(server, sessionId);
       if (!admitted.claimed) this.hub.workAvailable();
-      if (!launched) this.storage.afterCommit(() => this.runner?.onAdmitted(admitted.turn, admitted.session, admitted.claimed));
+      // Decided when it runs: inside an outer transaction the launch above happens at its COMMIT, after this line.
+      this.storage.afterCommit(() => launched || this.runner?.onAdmitted(admitted.turn, admitted.session, admitted.claimed));
       return queueReceipt(admitted.turn);
     } catch (error) {
       // A replay (or a concurrent admission of the same turnId that won) answers with the original receipt.
