@@ -66,7 +66,7 @@ const sameJson = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON
 export class HostModelCatalog {
   private generation: Generation;
   private discovering: Promise<void> | undefined;
-  private readonly pins = new Map<string, { readonly generation: Generation; readonly snapshot: CatalogSnapshot; count: number }>();
+  private readonly pins = new Map<string, { readonly generation: Generation; readonly snapshot: () => CatalogSnapshot; count: number }>();
   private readonly closing = new AbortController();
   private timer: ReturnType<typeof setInterval> | undefined;
 
@@ -153,7 +153,10 @@ export class HostModelCatalog {
   }
 
   private async snapshotOf(generation: Generation): Promise<CatalogSnapshot> {
-    const sources = await loadCredentialSources(this.options.env);
+    return this.snapshotFrom(generation, await loadCredentialSources(this.options.env));
+  }
+
+  private snapshotFrom(generation: Generation, sources: Awaited<ReturnType<typeof loadCredentialSources>>): CatalogSnapshot {
     const defaultModel = this.options.config.model;
     return catalogSnapshot(generation.set, sources, defaultModel !== undefined ? { defaultModel } : {});
   }
@@ -171,7 +174,7 @@ export class HostModelCatalog {
 
   /** The snapshot `sessionId` adopted: its running Turn's, else the runtime snapshot. */
   async sessionSnapshot(sessionId: string): Promise<CatalogSnapshot> {
-    return this.pins.get(sessionId)?.snapshot ?? this.snapshot();
+    return this.pins.get(sessionId)?.snapshot() ?? this.snapshot();
   }
 
   /** Leases the current generation for a Turn of `sessionId`; the returned function ends the lease. */
@@ -180,7 +183,11 @@ export class HostModelCatalog {
     let pin = this.pins.get(sessionId);
     if (pin === undefined) {
       const generation = this.generation;
-      pin = { generation, snapshot: await this.snapshotOf(generation), count: 0 };
+      // Availability as of the Turn's start (auth.json read now); the snapshot itself is built
+      // only when someone asks for the Session's models while the Turn runs.
+      const sources = await loadCredentialSources(this.options.env);
+      let built: CatalogSnapshot | undefined;
+      pin = { generation, snapshot: () => (built ??= this.snapshotFrom(generation, sources)), count: 0 };
       // A concurrent pin of the same Session may have finished first: share it.
       pin = this.pins.get(sessionId) ?? pin;
       this.pins.set(sessionId, pin);

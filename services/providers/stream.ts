@@ -10,10 +10,23 @@ import { Attempt } from "./wire.js";
 type Adapter = (request: ModelRequest, attempt: Attempt) => AsyncGenerator<ModelStreamEvent>;
 
 /** Adapters load on first use: each pulls in its SDK (Anthropic's alone costs ~450 ms to import). */
-const ADAPTERS: Readonly<Record<ModelProtocol, () => Promise<Adapter>>> = {
+const LOADERS: Readonly<Record<ModelProtocol, () => Promise<Adapter>>> = {
   chat: async () => (await import("./adapters/chat.js")).streamChat,
   responses: async () => (await import("./adapters/responses.js")).streamResponses,
   messages: async () => (await import("./adapters/messages.js")).streamMessages,
+};
+
+/** Each adapter's module, imported once (a later request does not go through the module loader again). */
+const loaded = new Map<ModelProtocol, Promise<Adapter>>();
+const adapterFor = (protocol: ModelProtocol): Promise<Adapter> => {
+  let adapter = loaded.get(protocol);
+  if (adapter === undefined) {
+    adapter = LOADERS[protocol]();
+    // A failed import is tried again by the next request.
+    adapter.catch(() => loaded.delete(protocol));
+    loaded.set(protocol, adapter);
+  }
+  return adapter;
 };
 
 const CONTENT = new Set<ModelStreamEvent["type"]>(["text.delta", "reasoning.delta", "reasoning.end", "refusal.delta", "tool_call"]);
@@ -37,7 +50,7 @@ export async function* streamModel(request: ModelRequest): AsyncGenerator<ModelS
   }
   const attempt = new Attempt(request);
   try {
-    const adapter = await ADAPTERS[model.protocol]();
+    const adapter = await adapterFor(model.protocol);
     for await (const event of adapter(request, attempt)) {
       if (CONTENT.has(event.type)) attempt.outputStarted = true;
       yield event;

@@ -16,6 +16,8 @@ export interface ActiveTransaction {
   active: boolean;
   /** After-commit callbacks of the work (nested savepoints share them). */
   readonly committed: (() => void)[];
+  /** Callbacks run at COMMIT, before the work is durable, given the promise of its durability. */
+  readonly early: ((durable: Promise<void>) => void)[];
 }
 
 /** Runs one database write transaction (the handle's Writer). */
@@ -27,6 +29,7 @@ interface Work {
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: unknown) => void;
   readonly committed: (() => void)[];
+  readonly early: ((durable: Promise<void>) => void)[];
   events: readonly TurnEventRow[];
   outcome?: { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: unknown };
 }
@@ -50,7 +53,7 @@ export class GroupCommitter {
 
   submit<T>(fn: (tx: StorageTransaction) => Promise<T>, durability: Durability): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.pending.push({ fn, durability, resolve: resolve as (value: unknown) => void, reject, committed: [], events: [] });
+      this.pending.push({ fn, durability, resolve: resolve as (value: unknown) => void, reject, committed: [], early: [], events: [] });
       if (!this.draining) void this.drain();
     });
   }
@@ -70,7 +73,9 @@ export class GroupCommitter {
         const settle = await this.queue.run(() => this.commit(batch, durability));
         if (settle) {
           // Acknowledged (and announced) only once durable; the next batch does not wait for it.
-          this.durable(durability).then(settle, (error: unknown) => {
+          const durable = this.durable(durability);
+          this.runEarly(batch, durable);
+          durable.then(settle, (error: unknown) => {
             for (const work of batch) work.reject(error);
           });
         }
@@ -80,9 +85,25 @@ export class GroupCommitter {
     }
   }
 
+  /** The committed work's `early` callbacks, outside its async context (a throw is the callback's own). */
+  private runEarly(batch: readonly Work[], durable: Promise<void>): void {
+    const callbacks = batch.flatMap((work) => (work.outcome?.ok ? work.early : []));
+    if (callbacks.length === 0) return;
+    durable.catch(() => {});
+    this.current.exit(() => {
+      for (const callback of callbacks) {
+        try {
+          callback(durable);
+        } catch {
+          // the callback reports its own failures
+        }
+      }
+    });
+  }
+
   /** Runs `work` inside `tx` with its own frame (reads and nested transactions join it). */
   private async inFrame(work: Work, tx: StorageTransaction): Promise<unknown> {
-    const frame: ActiveTransaction = { tx, active: true, committed: work.committed };
+    const frame: ActiveTransaction = { tx, active: true, committed: work.committed, early: work.early };
     try {
       const value = await this.current.run(frame, () => work.fn(tx));
       work.events = tx.events;

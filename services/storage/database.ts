@@ -76,6 +76,13 @@ export interface StorageHandle {
    */
   afterCommit(fn: () => void): void;
   /**
+   * Runs `fn` as soon as the caller's outermost transaction has committed — before it is durable —
+   * with a promise that settles once it is (dropped if it rolls back; at once outside a
+   * transaction). For in-process work that lets nothing of the change out before `durable`
+   * resolves (a Turn's launch: its model request waits for its admission to be durable).
+   */
+  whenCommitted(fn: (durable: Promise<void>) => void): void;
+  /**
    * Calls `listener` with the Turn events every transaction of this handle appended, once it
    * committed, in cursor order: in-process watchers take them instead of reading them back.
    */
@@ -250,7 +257,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Storag
           outer.tx.transaction(async (nested) => {
             // A savepoint: its events join the outer transaction's only if it is released.
             const tx = Object.assign(nested, { sql: outer.tx.sql, events: [] as TurnEventRow[] }) as StorageTransaction;
-            const frame: ActiveTransaction = { tx, active: true, committed: outer.committed };
+            const frame: ActiveTransaction = { tx, active: true, committed: outer.committed, early: outer.early };
             try {
               const result = await current.run(frame, () => fn(tx));
               outer.tx.events.push(...tx.events);
@@ -275,6 +282,11 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Storag
       const frame = current.getStore();
       if (frame?.active) frame.committed.push(fn);
       else fn();
+    },
+    whenCommitted(fn) {
+      const frame = current.getStore();
+      if (frame?.active) frame.early.push(fn);
+      else fn(Promise.resolve());
     },
     onTurnEvents(listener) {
       eventListeners.add(listener);

@@ -197,18 +197,32 @@ export async function publishRows(tx: StorageTransaction, sessionId: string, row
   return inserted[0]!.source_sequence;
 }
 
+/** What publishing a settled Turn reads of it: its row's fields and its parts as `[[ordinal, part], …]` JSON. */
+export interface SettledTurnRead {
+  readonly session_id: string;
+  readonly request: string;
+  readonly accepted_at: number;
+  readonly completed_at: number | null;
+  readonly outcome: string | null;
+  readonly revision: number;
+  readonly parts: string;
+}
+
+/** The columns of `SettledTurnRead`, over `turn` (a SELECT, or the RETURNING of the settling UPDATE). */
+export const SETTLED_TURN_COLUMNS = `turn.session_id, turn.request, turn.accepted_at, turn.completed_at, turn.outcome, turn.revision,
+  (SELECT json_group_array(json_array(p.ordinal, json(p.data))) FROM turn_part p WHERE p.turn_id = turn.id) AS parts`;
+
 /**
- * Publishes a settled Turn's rows (its row and parts read back in one statement) in the caller's
+ * Publishes a settled Turn's rows (its row and parts read back in one statement, or as `settled` gives them) in the caller's
  * transaction; a Turn settled by this Session's own work (not a fork's copy) also records its
  * failure as a diagnostic.
  */
-export async function publishSettledTurn(tx: StorageTransaction, turnId: string, options: { readonly diagnostics?: boolean } = {}): Promise<number | undefined> {
-  const turn = await tx.sql.get<{ session_id: string; request: string; accepted_at: number; completed_at: number | null; outcome: string | null; revision: number; parts: string }>(
-    `SELECT t.session_id, t.request, t.accepted_at, t.completed_at, t.outcome, t.revision,
-            (SELECT json_group_array(json_array(p.ordinal, json(p.data))) FROM turn_part p WHERE p.turn_id = t.id) AS parts
-     FROM turn t WHERE t.id = ?`,
-    [turnId],
-  );
+export async function publishSettledTurn(
+  tx: StorageTransaction,
+  turnId: string,
+  options: { readonly diagnostics?: boolean; readonly settled?: SettledTurnRead } = {},
+): Promise<number | undefined> {
+  const turn = options.settled ?? (await tx.sql.get<SettledTurnRead>(`SELECT ${SETTLED_TURN_COLUMNS} FROM turn WHERE turn.id = ?`, [turnId]));
   if (!turn) return undefined;
   if (options.diagnostics) {
     await recordSettlementDiagnostic(tx, { sessionId: turn.session_id, turnId, outcome: turn.outcome === null ? null : JSON.parse(turn.outcome), revision: turn.revision, completedAt: turn.completed_at });

@@ -10,7 +10,7 @@
  * Functions take the handle (they run their own transaction) or a running transaction (they
  * join it). Reads live in turn-reads.ts.
  */
-import { publishSettledTurn } from "./history-rows.js";
+import { SETTLED_TURN_COLUMNS, publishSettledTurn, type SettledTurnRead } from "./history-rows.js";
 import { isStorageHandle, type Durability, type StorageHandle, type StorageTransaction } from "./database.js";
 import type { SqlValue } from "./engine.js";
 import { SESSION_SELECT, TURN_SELECT, eventFromRow, jsonValue, placeholders, sessionFromRow, steerFromRow, turnColumn, turnFromRow } from "./rows.js";
@@ -79,6 +79,14 @@ async function insertEvents(
   return appended;
 }
 
+/** A settled Turn's read as of before its settling change, with that change's part writes applied. */
+function withParts(read: SettledTurnRead, writes: readonly PartWrite[]): SettledTurnRead {
+  if (writes.length === 0) return read;
+  const parts = new Map<number, unknown>(JSON.parse(read.parts) as [number, unknown][]);
+  for (const write of writes) parts.set(write.ordinal, write.data);
+  return { ...read, parts: JSON.stringify([...parts]) };
+}
+
 /** Inserts or replaces parts, one statement for all of them. */
 async function writeParts(tx: StorageTransaction, turnId: string, parts: readonly PartWrite[]): Promise<void> {
   if (parts.length === 0) return;
@@ -145,9 +153,13 @@ export function changeTurn(context: StorageContext, turnId: string, change: Turn
       if (change.expectNoWaitingSteers) {
         where.push("NOT EXISTS (SELECT 1 FROM turn_steer s WHERE s.turn_id = turn.id AND json_extract(s.data, '$.state.state') = 'accepted')");
       }
+      // A settlement publishes the Turn's history rows in the same transaction (history-rows.ts):
+      // its UPDATE returns what they are built from (the parts as they were before this change's).
+      const settles = change.events.some((event) => event.type === "turn.finished");
+      const returning = settles && sets.length > 0 ? `${STAMPS}, ${SETTLED_TURN_COLUMNS}` : STAMPS;
       const row =
         sets.length > 0
-          ? await tx.sql.get(`UPDATE turn SET ${sets.join(", ")} WHERE ${where.join(" AND ")} RETURNING ${STAMPS}`, args)
+          ? await tx.sql.get(`UPDATE turn SET ${sets.join(", ")} WHERE ${where.join(" AND ")} RETURNING ${returning}`, args)
           : await tx.sql.get(`SELECT ${STAMPS} FROM turn WHERE ${where.join(" AND ")}`, args);
       if (!row) return undefined;
       const turn = stampsFromRow(row);
@@ -159,8 +171,10 @@ export function changeTurn(context: StorageContext, turnId: string, change: Turn
         { revision: turn.revision - n + 1, activityCursor: turn.activityCursor - n + 1, serverCursor: turn.serverCursor - n + 1 },
         change.events,
       );
-      // A settlement publishes the Turn's history rows in the same transaction (history-rows.ts).
-      if (change.events.some((event) => event.type === "turn.finished")) await publishSettledTurn(tx, turnId, { diagnostics: true });
+      if (settles) {
+        const settled = returning === STAMPS ? undefined : withParts(row as unknown as SettledTurnRead, change.parts ?? []);
+        await publishSettledTurn(tx, turnId, { diagnostics: true, ...(settled ? { settled } : {}) });
+      }
       if (change.within) await change.within(tx);
       return { turn, events };
     },
@@ -210,13 +224,15 @@ export interface Admission {
  * rolls everything back), sets the first title and the runner lease; one INSERT writes the row;
  * one appends its events (and `turn.started` when the admission claims it). Throws the driver's
  * constraint error when the Turn id exists (callers replay); resolves undefined when the Session
- * does not exist on `server`.
+ * does not exist on `server`. With a handle, `committed` sees the admission at COMMIT, before it
+ * is durable (the promise settles once it is; see `StorageHandle.whenCommitted`).
  */
 export function admitTurn(
   context: StorageContext,
   target: { readonly server: string; readonly sessionId: string },
   plan: (session: SessionRow) => Promise<AdmissionPlan>,
   claim?: AdmissionClaim,
+  committed?: (admission: Admission, durable: Promise<void>) => void,
 ): Promise<Admission | undefined> {
   return write(context, async (tx) => {
     // SET reads the old row: the sequence, the runner lease (`?7`: taken for this host when it is
@@ -287,7 +303,9 @@ export function admitTurn(
     }
     await tx.sql.run(`INSERT INTO turn (${columns.join(", ")}) VALUES (${placeholders(columns.length)})`, values);
     const appended = await insertEvents(tx, target.sessionId, row.id, first, all);
-    return { turn: stamped, events: appended, session, claimed: mayRun };
+    const admission: Admission = { turn: stamped, events: appended, session, claimed: mayRun };
+    if (committed && isStorageHandle(context)) context.whenCommitted((durable) => committed(admission, durable));
+    return admission;
   });
 }
 

@@ -84,13 +84,12 @@ export async function readManifest(context: Context, sessionId: string): Promise
   return row ? { turnId: row.turn_id, files: JSON.parse(row.files) as ManifestEntry[], recordedAt: row.recorded_at } : undefined;
 }
 
+const UPSERT_MANIFEST = `INSERT INTO workspace_manifest (session_id, turn_id, files, recorded_at) VALUES (?, ?, ?, ?)
+       ON CONFLICT (session_id) DO UPDATE SET turn_id = excluded.turn_id, files = excluded.files, recorded_at = excluded.recorded_at`;
+
 export function writeManifest(context: Context, sessionId: string, turnId: string | null, files: readonly ManifestEntry[], now: number): Promise<void> {
   return record(context, async (tx) => {
-    await tx.sql.run(
-      `INSERT INTO workspace_manifest (session_id, turn_id, files, recorded_at) VALUES (?, ?, ?, ?)
-       ON CONFLICT (session_id) DO UPDATE SET turn_id = excluded.turn_id, files = excluded.files, recorded_at = excluded.recorded_at`,
-      [sessionId, turnId, JSON.stringify(files), now],
-    );
+    await tx.sql.run(UPSERT_MANIFEST, [sessionId, turnId, JSON.stringify(files), now]);
   });
 }
 
@@ -108,14 +107,28 @@ function patchFromRow(raw: Record<string, unknown>): TurnPatchRow {
   };
 }
 
+const INSERT_PATCH = "INSERT INTO turn_patch (turn_id, session_id, turn_sequence, files, patch, size, sha256, captured_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (turn_id) DO NOTHING RETURNING *";
+
+/** Inserts a patch unless the Turn has one (one statement when it has none); resolves with the stored one either way. */
+async function insertPatch(tx: StorageTransaction, patch: Omit<TurnPatchRow, "rewoundAt">): Promise<TurnPatchRow> {
+  const inserted = await tx.sql.get(INSERT_PATCH, [patch.turnId, patch.sessionId, patch.turnSequence, JSON.stringify(patch.files), patch.patch, patch.size, patch.sha256, patch.capturedAt]);
+  return patchFromRow((inserted ?? (await tx.sql.get("SELECT * FROM turn_patch WHERE turn_id = ?", [patch.turnId])))!);
+}
+
 /** Inserts a patch unless the Turn has one; resolves with the stored one either way. */
 export function insertTurnPatch(context: Context, patch: Omit<TurnPatchRow, "rewoundAt">): Promise<TurnPatchRow> {
+  return record(context, (tx) => insertPatch(tx, patch));
+}
+
+/**
+ * A capture: the Turn's patch (unless it has one) and the Session's state after it, in one
+ * transaction — a crash never leaves the patch recorded with the manifest still naming the Turn.
+ */
+export function recordTurnPatch(context: Context, patch: Omit<TurnPatchRow, "rewoundAt">, after: { readonly files: readonly ManifestEntry[]; readonly recordedAt: number }): Promise<TurnPatchRow> {
   return record(context, async (tx) => {
-    await tx.sql.run(
-      "INSERT OR IGNORE INTO turn_patch (turn_id, session_id, turn_sequence, files, patch, size, sha256, captured_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-      [patch.turnId, patch.sessionId, patch.turnSequence, JSON.stringify(patch.files), patch.patch, patch.size, patch.sha256, patch.capturedAt],
-    );
-    return patchFromRow((await tx.sql.get("SELECT * FROM turn_patch WHERE turn_id = ?", [patch.turnId]))!);
+    const stored = await insertPatch(tx, patch);
+    await tx.sql.run(UPSERT_MANIFEST, [patch.sessionId, null, JSON.stringify(after.files), after.recordedAt]);
+    return stored;
   });
 }
 

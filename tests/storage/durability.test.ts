@@ -55,6 +55,34 @@ describe("transaction durability", () => {
     expect(await sessions.listSessions(handle, "local")).toHaveLength(12);
   });
 
+  it("whenCommitted runs at COMMIT, before the sync, with a promise that resolves once it is durable; never for a rolled-back transaction", async () => {
+    const seen: string[] = [];
+    let durable: Promise<void> | undefined;
+    const committed = handle.transaction(async (tx) => {
+      await sessions.insertSession(tx, newSession("early"));
+      handle.whenCommitted((promise) => {
+        // Committed: another connection reads it already; not synced yet.
+        seen.push(`committed, ${synced.length} syncs`);
+        durable = promise.then(() => void seen.push(`durable, ${synced.length} syncs`));
+      });
+      handle.afterCommit(() => seen.push("after commit"));
+      expect(seen).toEqual([]);
+    });
+    const rolledBack = handle.transaction(async (tx) => {
+      await sessions.insertSession(tx, newSession("dropped"));
+      handle.whenCommitted(() => seen.push("dropped"));
+      throw new Error("no");
+    });
+    await committed;
+    await expect(rolledBack).rejects.toThrow("no");
+    await durable;
+    expect(seen).toEqual(["committed, 0 syncs", "durable, 1 syncs", "after commit"]);
+    // Outside a transaction it runs at once, with a settled promise.
+    let outside: Promise<void> | undefined;
+    handle.whenCommitted((promise) => (outside = promise));
+    await expect(outside).resolves.toBeUndefined();
+  });
+
   it("what a full transaction wrote survives reopening", async () => {
     await sessions.insertSession(handle, newSession("kept"));
     await handle.close();

@@ -32,6 +32,29 @@ export interface ContextReportRecord {
   readonly contextUnits: number | null;
 }
 
+const jsonLengths = new WeakMap<object, number>();
+
+/**
+ * `JSON.stringify(value).length`, remembered per object: a request's messages and tools are never
+ * changed once built, and a Session's history messages are the same objects Turn after Turn, so
+ * each is serialized once for the context check and the context report together.
+ */
+export function jsonLength(value: object): number {
+  let length = jsonLengths.get(value);
+  if (length === undefined) {
+    length = JSON.stringify(value).length;
+    jsonLengths.set(value, length);
+  }
+  return length;
+}
+
+/** `JSON.stringify(values).length`, from the elements' lengths (brackets and commas added). */
+export function arrayJsonLength(values: readonly object[]): number {
+  let total = values.length > 0 ? values.length + 1 : 2;
+  for (const value of values) total += jsonLength(value);
+  return total;
+}
+
 /** Groups one request by role (system first, then user, assistant, tool) and tool schema. */
 export function contextReport(request: { readonly system: string | undefined; readonly messages: readonly ModelMessage[]; readonly tools: readonly ModelTool[] }, contextUnits: number | undefined): ContextReportRecord {
   const groups = new Map<ContextGroupRecord["role"], { messages: number; characters: number }>();
@@ -42,14 +65,14 @@ export function contextReport(request: { readonly system: string | undefined; re
     groups.set(role, group);
   };
   if (request.system !== undefined) add("system", request.system.length);
-  for (const message of request.messages) add(message.role, JSON.stringify(message).length);
+  for (const message of request.messages) add(message.role, jsonLength(message));
   const order: ContextGroupRecord["role"][] = ["system", "user", "assistant", "tool"];
   const tools = request.tools.map((tool) => {
-    const characters = JSON.stringify(tool).length;
+    const characters = jsonLength(tool);
     return { name: tool.name, characters, estimatedTokens: estimate(characters) };
   });
   // The same total `fitContext` checks against the window.
-  const total = JSON.stringify(request.messages).length + (request.system?.length ?? 0) + JSON.stringify(request.tools).length;
+  const total = arrayJsonLength(request.messages) + (request.system?.length ?? 0) + arrayJsonLength(request.tools);
   return {
     groups: order.filter((role) => groups.has(role)).map((role) => ({ role, ...groups.get(role)!, estimatedTokens: estimate(groups.get(role)!.characters) })),
     tools,

@@ -133,29 +133,24 @@ export class RewindService {
     await store.writeManifest(this.storage, row.sessionId, row.id, files, this.now());
   }
 
-  /** Captures `row`'s patch against the state recorded before it; undefined when none was. */
+  /**
+   * Captures `row`'s patch against the state recorded before it: the stored patch when it has
+   * one (the manifest no longer names it), undefined when no state was recorded before it.
+   */
   async capture(row: Pick<TurnRow, "id" | "sessionId" | "sequence">, workdir: string): Promise<TurnPatchRow | undefined> {
-    const existing = await store.getTurnPatch(this.storage, row.id);
-    if (existing) return existing;
     const before = await store.readManifest(this.storage, row.sessionId);
-    if (!before || before.turnId !== row.id) return undefined;
+    if (!before || before.turnId !== row.id) return store.getTurnPatch(this.storage, row.id);
     const after = await this.scan(row.sessionId, workdir, before.files);
     // Loaded on first capture: `diff` stays off the start path.
     const { computePatch } = await import("./patch.js");
     const computed = await computePatch(before.files, after, (sha) => store.getBlob(this.storage, sha));
     const bytes = Buffer.from(computed.patch, "utf8");
-    const patch = await store.insertTurnPatch(this.storage, {
-      turnId: row.id,
-      sessionId: row.sessionId,
-      turnSequence: row.sequence,
-      files: computed.files,
-      patch: computed.patch,
-      size: bytes.length,
-      sha256: sha256Hex(bytes),
-      capturedAt: this.now(),
-    });
-    await store.writeManifest(this.storage, row.sessionId, null, after, this.now());
-    return patch;
+    const capturedAt = this.now();
+    return store.recordTurnPatch(
+      this.storage,
+      { turnId: row.id, sessionId: row.sessionId, turnSequence: row.sequence, files: computed.files, patch: computed.patch, size: bytes.length, sha256: sha256Hex(bytes), capturedAt },
+      { files: after, recordedAt: capturedAt },
+    );
   }
 
   private async turnOf(sessionId: string, turnId: string): Promise<TurnRow> {
@@ -172,7 +167,7 @@ export class RewindService {
 
   private async patchOf(row: TurnRow, workdir: string): Promise<TurnPatchRow> {
     if (!SETTLED.has(row.phase)) throw conflict(`Turn ${row.id} has not settled: its patch is captured once it has`);
-    const existing = (await store.getTurnPatch(this.storage, row.id)) ?? (await this.capture(row, workdir));
+    const existing = await this.capture(row, workdir);
     if (existing) return existing;
     if (row.startedAt === null) {
       // It never ran: it changed nothing.

@@ -61,6 +61,8 @@ export class TurnExecution {
       t.subagents = setup.offered.has("task") ? t.deps.environment.subagents?.forTurn({ server: t.server, sessionId: t.sessionId, turnId: t.id, model: t.row.model }) : undefined;
       const systemPrompt = t.session.systemPrompt ?? undefined;
       const model = modelIdentity(t.row.model);
+      // Setup reads only: from here on the Turn acts outside the process, once its admission is durable.
+      await t.admitted();
       if (t.hooks.has("turn.before")) await t.hooks.trigger("turn.before", { turnId: t.id, prompt: request.prompt, model }).catch(rethrowHook);
       if (setup.selectedSkills.length > 0 && t.messageIndex === 0) await this.loadSelectedSkills(setup.selectedSkills, setup.offered);
       for (;;) {

@@ -67,6 +67,9 @@ export function processAlive(pid: number): boolean {
   }
 }
 
+/** Resolves after the work already queued (promise jobs, next ticks, the I/O callbacks of this loop turn) has run. */
+const afterPendingWork = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 /** Runner instances alive in this process: a claim by one of them is not lost (several hosts may share a process). */
 const liveInstances = new Set<string>();
 
@@ -185,6 +188,14 @@ export class TurnRunner {
     }
   }
 
+  /** A Turn its admission claimed here, started at the admission's COMMIT (see AdmissionRunner.launchAdmitted). */
+  launchAdmitted(turn: TurnRow, session: SessionRow, durable: Promise<void>): boolean {
+    if (this.stopped) return false;
+    this.admitted.add(turn.id);
+    void this.track(this.launch(turn, session, true, durable));
+    return true;
+  }
+
   /** A Session this embedded host operates on (created, or addressed by a command). */
   adopt(sessionId: string): void {
     if (this.options.scope === "owned" && !this.stopped) this.adopted.add(sessionId);
@@ -298,7 +309,7 @@ export class TurnRunner {
     }
   }
 
-  private async launch(row: TurnRow, known?: SessionRow, fresh = false): Promise<void> {
+  private async launch(row: TurnRow, known?: SessionRow, fresh = false, admissionDurable?: Promise<void>): Promise<void> {
     const session = known ?? (await getSessionById(this.options.storage, row.sessionId));
     if (!session) return;
     if (!known) this.options.hub.changed(session.server, row.sessionId);
@@ -310,6 +321,7 @@ export class TurnRunner {
     const execution = new TurnExecution(
       {
         ...(workspaceRecorded ? { workspaceRecorded } : {}),
+        ...(admissionDurable ? { admissionDurable } : {}),
         storage: this.options.storage,
         hub: this.options.hub,
         gateway: this.options.gateway,
@@ -329,9 +341,11 @@ export class TurnRunner {
       parts,
     );
     // The workdir is recorded before the Turn's first tool can run (the scan overlaps the first
-    // model request; tool calls await it through `workspaceRecorded`) and after its last settled.
+    // model request; tool calls await it through `workspaceRecorded`) and after its last settled —
+    // once the settlement's announcements (turn.finished to watchers) have been written out, so
+    // the capture's scan and statements never sit between a settled Turn and its watchers.
     const observer = this.options.workspace;
-    const run = observer ? execution.run().finally(() => observer.after(row, workdir)) : execution.run();
+    const run = observer ? execution.run().finally(() => afterPendingWork().then(() => observer.after(row, workdir))) : execution.run();
     const done = run.finally(() => {
       this.executions.delete(row.id);
       this.admitted.delete(row.id);

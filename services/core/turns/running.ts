@@ -35,6 +35,11 @@ export interface TurnDeps {
    * recorded while the first model request runs, and awaited before any tool can write.
    */
   readonly workspaceRecorded?: Promise<void>;
+  /**
+   * Resolves once the Turn's admission is durable, for a Turn started at its admission's COMMIT:
+   * awaited before anything leaves the process (hooks, tools, the model request).
+   */
+  readonly admissionDurable?: Promise<void>;
 }
 
 /** The model-visible form of prompt content (a content reference is named, not resolved). */
@@ -131,6 +136,11 @@ export class RunningTurn {
 
   cancel(reason?: string): void {
     this.interrupt(reason !== undefined ? { kind: "cancelled", reason } : { kind: "cancelled" });
+  }
+
+  /** Resolves once the Turn's admission is durable (at once for a Turn started after that). */
+  admitted(): Promise<void> {
+    return this.deps.admissionDurable ?? Promise.resolve();
   }
 
   /** Throws the stop once the Turn was stopped. */

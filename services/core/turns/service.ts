@@ -70,6 +70,12 @@ export interface TurnServiceOptions {
 export interface AdmissionRunner {
   admissionClaim(sessionId: string): AdmissionClaim | undefined;
   onAdmitted(turn: TurnRow, session: SessionRow, claimed: boolean): void;
+  /**
+   * A Turn the admission claimed, at its COMMIT: the runner may start it before the admission is
+   * durable, letting nothing out (no model request, hook or tool) before `durable` resolves.
+   * Returns false when it does not (then `onAdmitted` follows once durable).
+   */
+  launchAdmitted?(turn: TurnRow, session: SessionRow, durable: Promise<void>): boolean;
 }
 
 /** No model anywhere: say every way to give one. */
@@ -153,20 +159,31 @@ export class TurnService {
   private async queue(server: string, sessionId: string, clientId: string, request: QueuePromptRequest): Promise<PromptReceipt> {
     const hash = requestHash(request);
     const { delivery: _delivery, turnId, authorId, providerOptions, ...prompt } = request;
+    const checks = this.admissionChecks();
     try {
-      // Work that may read files or the network, before the admission transaction: the host's
-      // default model (when nothing else would name one) and discovery of the chosen model.
+      // Work that may read files or the network runs before the admission transaction, never
+      // under the write lock: the host's default model (when nothing else would name one),
+      // discovery of the chosen model, its credential check, AGENTS.md and selected Skills. The
+      // admission decides from the Session row it locks; what it finds computed here for the same
+      // model and workdir it takes as is, anything else it computes itself.
       let hostDefault: string | undefined;
-      if (request.model !== undefined) await this.models.prepare?.(request.model);
-      else if (this.models.prepare || this.models.defaultModel) {
+      const early = request.model === undefined || this.serverRoot !== undefined ? await getSession(this.storage, server, sessionId) : undefined;
+      let model = request.model;
+      if (model === undefined && (this.models.prepare || this.models.defaultModel)) {
         // The same model choice the admission makes below, from a read outside its transaction.
-        const row = await getSession(this.storage, server, sessionId);
-        const agent = row && this.catalogs ? tryAgent(() => chooseTurnAgent(this.catalogs!.agents, row, request.agent)) : undefined;
-        let model = agent?.definition?.model ?? row?.defaultModel ?? this.config.model;
+        const agent = early && this.catalogs ? tryAgent(() => chooseTurnAgent(this.catalogs!.agents, early, request.agent)) : undefined;
+        model = agent?.definition?.model ?? early?.defaultModel ?? this.config.model;
         if (model === undefined) model = hostDefault = await this.models.defaultModel?.();
-        if (model !== undefined) await this.models.prepare?.(model);
       }
+      if (model !== undefined) await this.models.prepare?.(model);
+      const workdir = early && this.serverRoot !== undefined ? absoluteWorkdir(this.serverRoot, early.workdir) : undefined;
+      await Promise.allSettled([
+        model !== undefined ? checks.model(model) : undefined,
+        workdir !== undefined ? checks.instructions(workdir) : undefined,
+        workdir !== undefined && request.skills !== undefined ? checks.skills(workdir) : undefined,
+      ]);
       const now = this.now();
+      let launched = false;
       // One transaction: the Session row is read (and locked) by the admission itself, which
       // validates against it, writes the row, its events, the Session's first title and — when
       // this host runs the Session and it is idle — the claim that starts it.
@@ -179,7 +196,7 @@ export class TurnService {
           const agent = this.catalogs ? chooseTurnAgent(this.catalogs.agents, sessionRow, request.agent) : undefined;
           const model = request.model ?? agent?.definition?.model ?? session.defaultModel ?? this.config.model ?? hostDefault;
           if (model === undefined) throw noModel(this.configFiles);
-          await this.models.check(model);
+          await checks.model(model);
           const caseSensitive = this.config.permissionMatching?.caseSensitive ?? true;
           const policy = resolvePolicy(this.config, session, agentRules(agent?.definition, sessionRow, caseSensitive));
           checkPrompt(request.prompt, policy);
@@ -187,9 +204,9 @@ export class TurnService {
           await checkHistorySelection(this.storage, sessionRow, request);
           const workdir = this.serverRoot !== undefined ? absoluteWorkdir(this.serverRoot, sessionRow.workdir) : undefined;
           if (request.skills !== undefined && this.catalogs && workdir !== undefined) {
-            await checkSelectedSkills(this.catalogs, workdir, request.skills, agent?.definition, policy);
+            await checkSelectedSkills(checks.catalogs(this.catalogs), workdir, request.skills, agent?.definition, policy);
           }
-          const instructions = workdir !== undefined ? await admissionInstructions(workdir) : null;
+          const instructions = workdir !== undefined ? await checks.instructions(workdir) : null;
           const title = sessionRow.title === null ? titleFrom(request.prompt) : undefined;
           return {
             row: {
@@ -212,11 +229,16 @@ export class TurnService {
           };
         },
         this.runner?.admissionClaim(sessionId),
+        // The claimed Turn starts at COMMIT: its history, leases and setup overlap the WAL sync.
+        (admission, durable) => {
+          if (admission.claimed) launched = this.runner?.launchAdmitted?.(admission.turn, admission.session, durable) ?? false;
+        },
       );
       if (!admitted) throw notFound("session", `Session ${sessionId} does not exist`);
       this.hub.changed(server, sessionId);
       if (!admitted.claimed) this.hub.workAvailable();
-      this.storage.afterCommit(() => this.runner?.onAdmitted(admitted.turn, admitted.session, admitted.claimed));
+      // Decided when it runs: inside an outer transaction the launch above happens at its COMMIT, after this line.
+      this.storage.afterCommit(() => launched || this.runner?.onAdmitted(admitted.turn, admitted.session, admitted.claimed));
       return queueReceipt(admitted.turn);
     } catch (error) {
       // A replay (or a concurrent admission of the same turnId that won) answers with the original receipt.
@@ -224,6 +246,32 @@ export class TurnService {
       if (replay) return replay;
       throw error;
     }
+  }
+
+  /**
+   * One admission's file and credential reads, each started at most once per input: run before
+   * the transaction, then taken (settled) by the admission when its locked row asks for the same.
+   */
+  private admissionChecks() {
+    const memo = <T>(run: (key: string) => Promise<T>) => {
+      const started = new Map<string, Promise<T>>();
+      return (key: string): Promise<T> => {
+        let promise = started.get(key);
+        if (promise === undefined) {
+          promise = Promise.resolve().then(() => run(key));
+          promise.catch(() => {});
+          started.set(key, promise);
+        }
+        return promise;
+      };
+    };
+    const skills = memo((workdir) => this.catalogs!.skills(workdir));
+    return {
+      model: memo(async (model) => void (await this.models.check(model))),
+      instructions: memo(admissionInstructions),
+      skills,
+      catalogs: (catalogs: TurnCatalogs): TurnCatalogs => ({ agents: catalogs.agents, skills }),
+    };
   }
 
   private async replayQueue(sessionId: string, turnId: string, hash: string): Promise<PromptReceipt | undefined> {

@@ -68,6 +68,34 @@ function turnAgent(t: RunningTurn): AgentDefinition | undefined {
   return agent;
 }
 
+/** A number per tool definition object, for the keys of `remembered`. */
+const toolNumbers = new WeakMap<object, number>();
+let lastToolNumber = 0;
+function numberOf(tool: object): number {
+  let number = toolNumbers.get(tool);
+  if (number === undefined) toolNumbers.set(tool, (number = ++lastToolNumber));
+  return number;
+}
+
+/**
+ * The model's view of a tool, built once per tool definition and what its description depends on
+ * (`describe` is a function of the offered sub-agents and tools): Turn after Turn the same
+ * object, so its description (CodeMode's lists every tool's signature) and its serialized size
+ * (diagnostics/record.ts `jsonLength`) are computed once.
+ */
+const modelTools = new WeakMap<AnyToolDefinition, Map<string, ModelTool>>();
+function remembered(tool: AnyToolDefinition, key: string, build: () => ModelTool): ModelTool {
+  let built = modelTools.get(tool);
+  if (built === undefined) modelTools.set(tool, (built = new Map()));
+  let model = built.get(key);
+  if (model === undefined) {
+    if (built.size >= 16) built.clear();
+    model = build();
+    built.set(key, model);
+  }
+  return model;
+}
+
 export async function setUpTurn(t: RunningTurn): Promise<TurnSetup> {
   const agent = turnAgent(t);
   const request = t.row.request as TurnRequest;
@@ -96,11 +124,13 @@ export async function setUpTurn(t: RunningTurn): Promise<TurnSetup> {
       .filter((candidate) => !denied("task", candidate.id))
       .map((candidate) => ({ id: candidate.id, description: candidate.description })),
   };
-  const modelTool = (tool: AnyToolDefinition, all: ReadonlyMap<string, AnyToolDefinition>): ModelTool => ({
-    name: tool.id,
-    description: tool.describe?.({ ...describe, codemodeTools: [...all.values()] }) ?? tool.description,
-    inputSchema: tool.inputSchema as ModelTool["inputSchema"],
-  });
+  const subagentsKey = JSON.stringify(describe.subagents);
+  const modelTool = (tool: AnyToolDefinition, all: ReadonlyMap<string, AnyToolDefinition>): ModelTool =>
+    remembered(tool, tool.describe ? `${subagentsKey}|${[...all.values()].map(numberOf).join(",")}` : "", () => ({
+      name: tool.id,
+      description: tool.describe?.({ ...describe, codemodeTools: [...all.values()] }) ?? tool.description,
+      inputSchema: tool.inputSchema as ModelTool["inputSchema"],
+    }));
   const tools = [...offered.values()].map((tool) => modelTool(tool, offered));
   const advertised = offered.has("skill") ? skills.filter((skill) => skill.advertised && !denied("skill", skill.id)) : [];
   const instructions = t.row.instructions as StoredInstructions | null;
