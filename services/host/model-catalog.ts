@@ -69,12 +69,15 @@ export class HostModelCatalog {
   private readonly pins = new Map<string, { readonly generation: Generation; readonly snapshot: () => CatalogSnapshot; count: number }>();
   private readonly closing = new AbortController();
   private timer: ReturnType<typeof setInterval> | undefined;
+  /** The configuration the current generation was compiled from (a reload may bring a newer one). */
+  private config: Config;
 
   private constructor(
     private readonly options: HostModelCatalogOptions,
     initial: Generation,
   ) {
     this.generation = initial;
+    this.config = options.config;
   }
 
   /** Loads the catalog data and compiles the providers (without discovery, which runs on first need). */
@@ -143,8 +146,8 @@ export class HostModelCatalog {
     return this.compile(generation.catalog, discovered);
   }
 
-  private compile(catalog: NormalizedCatalog, discovered: Record<string, readonly DiscoveredModel[]>): Generation | undefined {
-    const resolved = resolveProviders(this.options.config.providers as Providers, { catalog, discovered });
+  private compile(catalog: NormalizedCatalog, discovered: Record<string, readonly DiscoveredModel[]>, config: Config = this.config): Generation | undefined {
+    const resolved = resolveProviders(config.providers as Providers, { catalog, discovered });
     if (!resolved.ok) {
       this.options.warn?.(`the model catalog could not be compiled: ${describeProviderError(resolved.error)}`);
       return undefined;
@@ -157,7 +160,7 @@ export class HostModelCatalog {
   }
 
   private snapshotFrom(generation: Generation, sources: Awaited<ReturnType<typeof loadCredentialSources>>): CatalogSnapshot {
-    const defaultModel = this.options.config.model;
+    const defaultModel = this.config.model;
     return catalogSnapshot(generation.set, sources, defaultModel !== undefined ? { defaultModel } : {});
   }
 
@@ -227,14 +230,21 @@ export class HostModelCatalog {
     return outcomes;
   }
 
-  /** A runtime reload: the catalog data read again and discovery repeated. Returns an error message when the previous generation stays. */
-  async reload(): Promise<string | undefined> {
+  /**
+   * A runtime reload: the catalog data read again, the providers compiled from `config` (the
+   * configuration the reload read; the current one when absent) and discovery repeated. Returns
+   * an error message when the previous generation — and its configuration — stays.
+   */
+  async reload(config: Config = this.config): Promise<string | undefined> {
     await this.ready();
     const loaded = await loadCatalog(this.options.env);
     // The bundle is the floor: a cached catalog the config cannot compile against is not used.
-    const base = this.compile(loaded.catalog, {}) ?? (loaded.origin === "cache" ? this.compile(bundledCatalog(), {}) : undefined);
+    const base = this.compile(loaded.catalog, {}, config) ?? (loaded.origin === "cache" ? this.compile(bundledCatalog(), {}, config) : undefined);
     if (base === undefined) return "the model catalog could not be compiled; the previous catalog stays";
+    this.config = config;
     const discovered = await this.discoverAll(base);
+    // A reload that finished meanwhile wins.
+    if (this.config !== config) return undefined;
     this.generation = discovered ?? base;
     return undefined;
   }

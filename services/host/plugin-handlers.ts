@@ -2,7 +2,7 @@
 // configuration and the Session overlays. The operations that use them are in plugin-routes.ts;
 // this module (and services/plugins behind it) loads only when a host needs plugins.
 import type { RuntimePlugin } from "../../generated/client/types.gen.js";
-import type { ConfigLayer, Env } from "../config/index.js";
+import type { Config, ConfigLayer, Env } from "../config/index.js";
 import {
   configRuntimeSource,
   createNodeCapabilities,
@@ -19,6 +19,8 @@ import { loadAgentCatalog, type PluginAgentLayer } from "../workspace/agents.js"
 export interface PluginHandlerServices {
   readonly runtime: PluginRuntime;
   readonly sessions: SessionPluginService;
+  /** The merged configuration the current host generation was loaded from (re-read on reload). */
+  config?(): Config | undefined;
 }
 
 export interface CreatePluginServicesOptions {
@@ -60,6 +62,7 @@ export async function createPluginServices(options: CreatePluginServicesOptions)
   };
   // The layers of the configuration the current host generation was loaded from.
   let layers: readonly ConfigLayer[] = [];
+  let config: Config | undefined;
   const started = await PluginRuntime.start({
     ...common,
     ...(options.failClosed !== undefined ? { failClosed: options.failClosed } : {}),
@@ -69,7 +72,10 @@ export async function createPluginServices(options: CreatePluginServicesOptions)
       configFile: options.configPath,
       ...(options.inlineConfig !== undefined ? { inlineConfig: options.inlineConfig } : {}),
       ...(options.inlinePlugins !== undefined ? { inlinePlugins: options.inlinePlugins } : {}),
-      onConfig: (loaded) => (layers = loaded.layers) }),
+      onConfig: (loaded) => {
+        layers = loaded.layers;
+        config = loaded.config;
+      } }),
   });
   if (!started.ok) return started;
   const runtime = started.runtime;
@@ -81,5 +87,5 @@ export async function createPluginServices(options: CreatePluginServicesOptions)
     ...(options.staticPlugins ? { staticPlugins: options.staticPlugins } : {}),
     agentCatalog: (host: PluginGeneration, layer: PluginAgentLayer) => loadAgentCatalog({ configLayers: layers, env: options.env, plugins: host.agents, sessionPlugins: layer }),
   });
-  return { ok: true, services: { runtime, sessions } };
+  return { ok: true, services: { runtime, sessions, config: () => config } };
 }

@@ -5,6 +5,7 @@
 // encoded by the HTTP edge.
 import type { Handlers } from "../../generated/server/routes.js";
 import type { RequestContext } from "../http/handler.js";
+import type { Config } from "../config/index.js";
 import type { PluginHandlerServices } from "./plugin-handlers.js";
 
 type PluginOperations = Pick<
@@ -18,13 +19,15 @@ export function pluginHandlers({
 }: {
   readonly services: () => Promise<PluginHandlerServices>;
   /** The model catalog, re-resolved (catalog data read again, discovery repeated) beside the plugin reload. */
-  readonly models?: { reload(): Promise<string | undefined> };
+  readonly models?: { reload(config?: Config): Promise<string | undefined> };
 }): PluginOperations {
   return {
     plugins: async () => ({ status: 200, body: { plugins: (await services()).runtime.plugins() } }),
     reload: async () => {
-      const result = await (await services()).runtime.reload();
-      await models?.reload();
+      const loaded = await services();
+      const result = await loaded.runtime.reload();
+      // The model catalog recompiles the `providers` map of the configuration the reload read.
+      await models?.reload(loaded.config?.());
       return { status: 200, body: result };
     },
     sessionPlugins: async ({ path }) => ({ status: 200, body: { status: await (await services()).sessions.status(path.server, path.sessionId) } }),
