@@ -10,8 +10,9 @@
 //   and limits use that generation, and its Session's adopted snapshot (`sessionSnapshot`) stays
 //   the one it started with until it settles — a reload or refresh never changes an active
 //   Turn's catalog. An idle Session adopts the runtime snapshot.
-// - `reload()` reads the catalog data again and repeats discovery (a new generation; a failure
-//   keeps the previous one). `refresh()` revalidates the cached catalog (taking effect on reload)
+// - `reload(config)` reads the catalog data again, recompiles the reloaded configuration's
+//   `providers` map and repeats discovery (a new generation; a failure keeps the previous one
+//   and its configuration). `refresh()` revalidates the cached catalog (taking effect on reload)
 //   and re-runs discovery now (taking effect at once).
 // - Discovery runs on first need (or at startup for a server); its failures are warnings.
 import type { CatalogSnapshot, ProviderModelRefreshOutcome, RefreshProviderModelsResponse } from "../../generated/client/types.gen.js";
