@@ -12,7 +12,7 @@ export default defineCommand({
   summary: "Open the interactive TUI.",
   description:
     "Opens the interactive terminal UI: type a prompt and press Enter to start a Session in the current directory, or resume SESSION_ID (also -s/--resume). " +
-    "Ctrl+X is the leader key (Ctrl+X M model, A agent, S sessions, N new Session, O open by ID, Q quit); Esc cancels the running Turn; Ctrl+C quits and leaves Sessions running on the server. " +
+    "Ctrl+X is the leader key (Ctrl+X M model, A agent, S sessions, N new Session, O open by ID, Q quit); Shift+Enter (or Ctrl+J) makes a newline; Ctrl+V pastes an image or text from the clipboard; Esc cancels the running Turn; Ctrl+C quits and leaves Sessions running on the server. " +
     "A bare `ze-harness` on a terminal opens it too. Needs a terminal on stdin and stdout.",
   examples: ["<%= config.bin %> tui", "<%= config.bin %> tui 550e8400-e29b-41d4-a716-446655440000", "<%= config.bin %> -s 550e8400-e29b-41d4-a716-446655440000", "<%= config.bin %> tui --workdir ../other"],
   args: {
