@@ -36,7 +36,7 @@ async function change(before: Side, after: Side, filemode: boolean, racyFrom?: n
 async function sameStat(index: Side, workdir: Side): Promise<boolean> {
   const [a, b] = await Promise.all([index.entry.stat(), workdir.entry.stat()]);
   if (!a || !b) return false;
-  return a.size === b.size && a.mtimeSeconds === b.mtimeSeconds && a.mtimeNanoseconds === b.mtimeNanoseconds && a.ctimeSeconds === b.ctimeSeconds && a.ino === b.ino && a.size !== 0;
+  return a.size === b.size && a.mtimeSeconds === b.mtimeSeconds && a.mtimeNanoseconds === b.mtimeNanoseconds && a.ctimeSeconds === b.ctimeSeconds && a.ctimeNanoseconds === b.ctimeNanoseconds && a.ino === b.ino && a.size !== 0;
 }
 
 /** Whole seconds of the index file's mtime (0 without an index). */
