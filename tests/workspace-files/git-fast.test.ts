@@ -166,6 +166,15 @@ describe("fast gitStatus", () => {
     });
   });
 
+  it("stops with the signal's reason once cancelled", async () => {
+    const repo = await committed({ "a.txt": "a\n" });
+    const controller = new AbortController();
+    controller.abort(new Error("observation cancelled by the test"));
+    await expect(gitStatus(repo.dir, controller.signal)).rejects.toThrow("observation cancelled by the test");
+    const repository = (await locateRepository(repo.dir))!;
+    await expect(fastStatus(repository, true, controller.signal)).rejects.toThrow("observation cancelled by the test");
+  });
+
   it("agrees with the general walk on random repositories", async () => {
     const totals = { fast: 0, staged: 0, worktree: 0, untracked: 0 };
     const seeds = 16;

@@ -38,19 +38,30 @@ export async function fastStatus(repo: Repository, filemode: boolean, signal?: A
   if (head === undefined && !(await unbornBranch(repo, signal))) return undefined;
   const entries = new Map<string, IndexEntry>();
   const indexDirs = new Set<string>();
+  let previousDir = "";
   for (const entry of index.entries) {
     if (entry.path.includes("\uFFFD")) throw notUtf8Path();
     if (entry.mode >>> 12 === 0b1110) throw gitlink();
     entries.set(entry.path, entry);
+    const dir = entry.path.slice(0, Math.max(0, entry.path.lastIndexOf("/")));
+    if (dir === previousDir) continue; // the previous entry's directory: its prefixes are in already
+    previousDir = dir;
     for (let slash = entry.path.indexOf("/"); slash !== -1; slash = entry.path.indexOf("/", slash + 1)) indexDirs.add(entry.path.slice(0, slash));
   }
   // A path that is both a file and a directory in the index: the walk's reading stands.
   for (const dir of indexDirs) if (entries.has(dir)) return undefined;
   const tree = await readHeadTree(repo, head, indexTreeOids(index), signal);
+  const sameDirs = new Map<string, boolean>();
   const underSame = (path: string): boolean => {
     if (tree.same.has("")) return true;
-    for (let slash = path.indexOf("/"); slash !== -1; slash = path.indexOf("/", slash + 1)) if (tree.same.has(path.slice(0, slash))) return true;
-    return false;
+    const dir = path.slice(0, Math.max(0, path.lastIndexOf("/")));
+    let known = sameDirs.get(dir);
+    if (known === undefined) {
+      known = false;
+      for (let slash = path.indexOf("/"); slash !== -1 && !known; slash = path.indexOf("/", slash + 1)) known = tree.same.has(path.slice(0, slash));
+      sameDirs.set(dir, known);
+    }
+    return known;
   };
 
   const staged: { path: string; change: GitChangeKind }[] = [];

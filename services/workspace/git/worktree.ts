@@ -43,7 +43,7 @@ const YIELD_EVERY = 1024;
 const HASH_CONCURRENCY = 8;
 const UINT32 = 2 ** 32;
 
-function kindOf(entry: Dirent<Buffer> | Stats): Kind | undefined {
+function kindOf(entry: Dirent | Stats): Kind | undefined {
   if (entry.isDirectory()) return "dir";
   if (entry.isFile()) return "regular";
   if (entry.isSymbolicLink()) return "symlink";
@@ -51,11 +51,17 @@ function kindOf(entry: Dirent<Buffer> | Stats): Kind | undefined {
   return undefined; // DT_UNKNOWN: ask lstat
 }
 
-/** `readdir` as isomorphic-git's filesystem answers it: a vanished or non-directory path lists nothing. */
-function listing(path: string): Dirent<Buffer>[] {
+/**
+ * `readdir` as isomorphic-git's filesystem answers it (a vanished or non-directory path lists
+ * nothing), names strictly UTF-8: names are read as text, and only a directory where one decoded
+ * to U+FFFD is read again as bytes to tell a real U+FFFD from bytes that are not UTF-8.
+ */
+function listing(path: string): Dirent[] {
   try {
-    const entries = readdirSync(path, { withFileTypes: true, encoding: "buffer" });
-    for (const entry of entries) if (!isUtf8(entry.name)) throw notUtf8Name(entry.name);
+    const entries = readdirSync(path, { withFileTypes: true });
+    if (entries.some((entry) => entry.name.includes("\uFFFD"))) {
+      for (const name of readdirSync(path, { encoding: "buffer" })) if (!isUtf8(name)) throw notUtf8Name(name);
+    }
     return entries;
   } catch (error) {
     const code = (error as { code?: unknown }).code;
@@ -139,7 +145,7 @@ export async function scanWorktree(input: WorktreeInput): Promise<WorktreeScan> 
     const attributes: { path: string; abs: string }[] = [];
     for (const child of children) {
       if (work >= YIELD_EVERY) await pace();
-      const name = child.name.toString("utf8");
+      const name = child.name;
       const path = dir === "" ? name : `${dir}/${name}`;
       if (path.includes("\uFFFD")) throw notUtf8Path();
       const childAbs = `${abs}/${name}`;
