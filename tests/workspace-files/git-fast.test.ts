@@ -2,6 +2,7 @@
 // racy entries, trusted stat data, mode-only and same-size changes, type changes, ignored
 // directories, deletions, an unmerged index falling back — and against the general
 // isomorphic-git walk (gitStatusByWalk) on random repositories.
+import { execFileSync } from "node:child_process";
 import { chmodSync, lstatSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -9,6 +10,7 @@ import git from "isomorphic-git";
 import * as fs from "node:fs";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { fastStatus } from "../../services/workspace/git/fast.js";
+import { ObjectReader } from "../../services/workspace/git/objects.js";
 import { fileModeTrusted, locateRepository } from "../../services/workspace/git/repository.js";
 import { gitStatus } from "../../services/workspace/git/status.js";
 import { gitStatusByWalk } from "../../services/workspace/git/status-walk.js";
@@ -164,6 +166,77 @@ describe("fast gitStatus", () => {
       worktree: [],
       untracked: [{ path: { bytesBase64: b64("z z.txt") } }],
     });
+  });
+
+  it("reads an index the git binary wrote (exact nanoseconds, cache-tree extension) when git is there", async () => {
+    const dir = join(base, "g");
+    mkdirSync(dir);
+    const env = { PATH: process.env["PATH"] ?? "", GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null", HOME: base, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@example.com", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@example.com" };
+    const run = (...args: string[]): string => execFileSync("git", args, { cwd: dir, env }).toString();
+    try {
+      run("init", "-q", "-b", "main");
+    } catch {
+      return expect(await gitStatus(dir)).toBeNull(); // no git binary: the directory is no repository
+    }
+    for (let i = 0; i < 40; i++) writeFileSync(join(dir, `f${i}.txt`), `${i}\n`);
+    mkdirSync(join(dir, "sub"));
+    for (let i = 0; i < 10; i++) writeFileSync(join(dir, "sub", `s${i}.txt`), `${i}\n`);
+    for (const name of ["f1.txt", "sub/s1.txt"]) utimesSync(join(dir, name), hourAgo(), hourAgo());
+    run("add", ".");
+    run("commit", "-q", "-m", "first");
+    writeFileSync(join(dir, "f2.txt"), "changed\n");
+    writeFileSync(join(dir, "sub", "s3.txt"), "staged\n");
+    run("add", "sub/s3.txt");
+    writeFileSync(join(dir, "new.txt"), "new\n");
+    const status = await fast(dir);
+    expect(paths(status.staged)).toEqual(["modified sub/s3.txt"]);
+    expect(paths(status.worktree)).toEqual(["modified f2.txt"]);
+    expect(paths(status.untracked)).toEqual(["new.txt"]);
+    expect(run("status", "--porcelain=v1", "-uall")).toBe(" M f2.txt\nM  sub/s3.txt\n?? new.txt\n");
+  });
+
+  it("reads packed commits and trees itself, deltas by offset and by reference, as isomorphic-git does", async () => {
+    const dir = join(base, "p");
+    mkdirSync(dir);
+    const env = { PATH: process.env["PATH"] ?? "", GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null", HOME: base, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@example.com", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@example.com" };
+    const run = (...args: string[]): string => execFileSync("git", args, { cwd: dir, env }).toString();
+    try {
+      run("init", "-q", "-b", "main");
+    } catch {
+      return expect(new ObjectReader(join(dir, ".git"))).toBeDefined(); // no git binary, nothing to pack with
+    }
+    for (let round = 0; round < 6; round++) {
+      for (let i = 0; i < 30; i++) writeFileSync(join(dir, `f${i}.txt`), `${"line\n".repeat(50)}${i} ${round % 2 === 0 || i % 3 ? "" : round}\n`);
+      mkdirSync(join(dir, `d${round}`, "deep"), { recursive: true });
+      writeFileSync(join(dir, `d${round}`, "deep", "x.txt"), `${round}\n`);
+      run("add", ".");
+      run("commit", "-q", "-m", `round ${round}`);
+    }
+    for (const offsets of ["true", "false"]) {
+      run("-c", `repack.useDeltaBaseOffset=${offsets}`, "repack", "-q", "-a", "-d", "-f", "--depth=8");
+      const objects = run("rev-list", "--objects", "--all").split("\n").filter(Boolean).map((line) => line.slice(0, 40));
+      expect(objects.length).toBeGreaterThan(40);
+      expect(run("count-objects", "-v")).toMatch(/^count: 0$/m); // all packed
+      const reader = new ObjectReader(join(dir, ".git"));
+      try {
+        for (const oid of objects) {
+          const mine = await reader.read(oid);
+          const theirs = await git.readObject({ fs, dir, oid, format: "content" });
+          expect(mine?.type, oid).toBe(theirs.type);
+          expect(Buffer.compare(mine!.content, Buffer.from(theirs.object as Uint8Array)), oid).toBe(0);
+        }
+      } finally {
+        await reader.close();
+      }
+      // The pack does hold delta chains.
+      expect(execFileSync("sh", ["-c", "git verify-pack -v .git/objects/pack/*.idx"], { cwd: dir, env }).toString()).toMatch(/^chain length = [1-9]/m);
+    }
+    writeFileSync(join(dir, "f1.txt"), "changed\n");
+    run("add", "f1.txt");
+    rmSync(join(dir, "d2"), { recursive: true });
+    const status = await fast(dir);
+    expect(paths(status.staged)).toEqual(["modified f1.txt"]);
+    expect(paths(status.worktree)).toEqual(["deleted d2/deep/x.txt"]);
   });
 
   it("stops with the signal's reason once cancelled", async () => {

@@ -7,6 +7,7 @@
 // meets one (in a `same` subtree the index has it, and the index's check fails first).
 import git from "isomorphic-git";
 import { readOnlyGitFs } from "./fs.js";
+import { ObjectReader } from "./objects.js";
 import type { Repository } from "./repository.js";
 import { WorkspaceUnsupported } from "./unsupported.js";
 
@@ -44,13 +45,35 @@ export const notUtf8Path = (): WorkspaceUnsupported =>
 
 export const gitlink = (): WorkspaceUnsupported => new WorkspaceUnsupported("submodule", "Submodules (gitlink entries) are not supported");
 
-/** The root tree oid of commit `head`, or the oid itself when it is not a commit (readTree peels it). */
-async function rootTree(base: { fs: ReturnType<typeof readOnlyGitFs>; dir: string; gitdir: string; cache: object }, head: string): Promise<string> {
-  try {
-    return (await git.readCommit({ ...base, oid: head })).commit.tree;
-  } catch {
-    return head;
+interface TreeEntry {
+  readonly mode: string;
+  readonly path: string;
+  readonly oid: string;
+  readonly type: "blob" | "tree" | "commit";
+}
+
+const MODES: Record<string, TreeEntry["type"]> = { "40000": "tree", "100644": "blob", "100755": "blob", "120000": "blob", "160000": "commit" };
+const IGNORABLE = /[\\/:\u200C-\u200F\u202A-\u202E\u206A-\u206F\uFEFF]/;
+
+/**
+ * A tree object's entries as isomorphic-git's GitTree reads them, or undefined for anything it
+ * would refuse or read differently (an unknown mode; a name it calls unsafe or one near that).
+ */
+function parseTree(content: Buffer): TreeEntry[] | undefined {
+  const entries: TreeEntry[] = [];
+  for (let at = 0; at < content.length; ) {
+    const space = content.indexOf(0x20, at);
+    const nul = content.indexOf(0, at);
+    if (space < 0 || nul < 0 || space > nul || nul + 21 > content.length) return undefined;
+    const mode = content.toString("latin1", at, space);
+    const type = MODES[mode];
+    const path = content.toString("utf8", space + 1, nul);
+    const lower = path.toLowerCase().replace(/[. ]+$/, "");
+    if (!type || IGNORABLE.test(path) || lower === "" || lower === ".git" || /^\.?git~[1-9]$/.test(lower)) return undefined;
+    entries.push({ mode: mode === "40000" ? "040000" : mode, path, oid: content.toString("hex", nul + 1, nul + 21), type });
+    at = nul + 21;
   }
+  return entries;
 }
 
 /** The files and directories of the commit `head`'s tree (empty for an unborn repository). */
@@ -60,10 +83,22 @@ export async function readHeadTree(repo: Repository, head: string | undefined, i
   const same = new Set<string>();
   if (head === undefined) return { files, dirs, same };
   const base = { fs: readOnlyGitFs(signal), dir: repo.dir, gitdir: repo.gitdir, cache: {} };
-  const { fs, cache } = base;
+  const objects = new ObjectReader(repo.gitdir);
+  // The commit's tree; isomorphic-git peels anything else (a tag) or says why it cannot.
+  const rootTree = async (): Promise<string> => {
+    const commit = await objects.read(head);
+    const tree = commit?.type === "commit" ? /^tree ([0-9a-f]{40})\n/.exec(commit.content.toString("latin1", 0, 46))?.[1] : undefined;
+    if (tree) return tree;
+    return (await git.readTree({ ...base, oid: head })).oid;
+  };
+  const entriesOf = async (oid: string): Promise<readonly TreeEntry[]> => {
+    const object = await objects.read(oid);
+    const parsed = object?.type === "tree" ? parseTree(object.content) : undefined;
+    return parsed ?? (await git.readTree({ ...base, oid })).tree;
+  };
   const read = async (oid: string, prefix: string): Promise<void> => {
     if (indexTrees.get(prefix) === oid) return void same.add(prefix);
-    const { tree } = await git.readTree({ fs, dir: repo.dir, gitdir: repo.gitdir, oid, cache });
+    const tree = await entriesOf(oid);
     const subtrees: Promise<void>[] = [];
     for (const entry of tree) {
       const path = prefix === "" ? entry.path : `${prefix}/${entry.path}`;
@@ -79,6 +114,10 @@ export async function readHeadTree(repo: Repository, head: string | undefined, i
     }
     await Promise.all(subtrees);
   };
-  await read(await rootTree(base, head), "");
+  try {
+    await read(await rootTree(), "");
+  } finally {
+    await objects.close();
+  }
   return { files, dirs, same };
 }
