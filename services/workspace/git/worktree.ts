@@ -197,19 +197,27 @@ export async function scanWorktree(input: WorktreeInput): Promise<WorktreeScan> 
   checkSignal(signal);
   await visit("", repo.dir);
   for (const entry of entries.values()) if (!found.has(entry.path)) worktree.push({ path: entry.path, change: "deleted" });
-  await hashAll(toHash, signal, (path) => worktree.push({ path, change: "modified" }));
+  await hashAll(toHash, signal, (path, change) => worktree.push({ path, change }));
   return { worktree, untracked };
 }
 
-/** Hashes the files whose stat data cannot vouch for them; `modified` for those that differ. */
-async function hashAll(files: readonly { path: string; abs: string; symlink: boolean; oid: string }[], signal: AbortSignal | undefined, modified: (path: string) => void): Promise<void> {
+/** Hashes the files whose stat data cannot vouch for them: `modified` when they differ, `deleted` when gone meanwhile. */
+async function hashAll(files: readonly { path: string; abs: string; symlink: boolean; oid: string }[], signal: AbortSignal | undefined, report: (path: string, change: GitChangeKind) => void): Promise<void> {
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < files.length) {
       const file = files[next++]!;
       checkSignal(signal);
-      const content = file.symlink ? await fsp.readlink(file.abs, { encoding: "buffer" }) : await fsp.readFile(file.abs);
-      if (blobOid(content) !== file.oid) modified(file.path);
+      let content: Buffer;
+      try {
+        content = file.symlink ? await fsp.readlink(file.abs, { encoding: "buffer" }) : await fsp.readFile(file.abs);
+      } catch (error) {
+        const code = (error as { code?: unknown }).code;
+        if (code !== "ENOENT" && code !== "ENOTDIR") throw error;
+        report(file.path, "deleted");
+        continue;
+      }
+      if (blobOid(content) !== file.oid) report(file.path, "modified");
     }
   };
   await Promise.all(Array.from({ length: Math.min(HASH_CONCURRENCY, files.length) }, worker));
