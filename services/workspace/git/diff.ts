@@ -9,8 +9,7 @@ import { decodeWorkspacePath, utf8OrUndefined } from "../files/path.js";
 import { asText, textPatch } from "./patch-text.js";
 import git from "isomorphic-git";
 import { readOnlyGitFs } from "./fs.js";
-import { checkRepositoryFeatures, locateRepository, type Repository } from "./repository.js";
-import { fileModeTrusted } from "./status.js";
+import { checkRepositoryFeatures, fileModeTrusted, locateRepository, type Repository } from "./repository.js";
 import { walkRepository, type Side } from "./walk.js";
 import { WorkspaceUnsupported } from "./unsupported.js";
 

@@ -2,7 +2,9 @@
 // so an observation can never refresh the index or touch a ref) and strict about names (a
 // directory entry that is not UTF-8 fails with `filename_encoding` instead of being decoded
 // lossily, since isomorphic-git works with JavaScript strings). `signal` makes the walk
-// cooperatively cancellable: every call checks it first.
+// cooperatively cancellable: every call checks it first. `memoize` keeps each file read and
+// stat for the filesystem's life (one observation): the ignore checks re-read the same
+// `.gitignore` files and `info/exclude` for every path they are asked about.
 import { Buffer } from "node:buffer";
 import { promises as fsp } from "node:fs";
 import { utf8OrUndefined } from "../files/path.js";
@@ -18,29 +20,40 @@ import type { PromiseFsClient } from "isomorphic-git";
 
 export type ReadOnlyGitFs = PromiseFsClient;
 
-export function readOnlyGitFs(signal?: AbortSignal): ReadOnlyGitFs {
-  const check = (): void => {
-    if (signal?.aborted) throw signal.reason instanceof Error ? signal.reason : new DOMException("The observation was cancelled", "AbortError");
+export const notUtf8Name = (name: Uint8Array): WorkspaceUnsupported =>
+  new WorkspaceUnsupported("filename_encoding", `A file name in the repository is not UTF-8 (${Buffer.from(name).toString("base64")} in Base64); git observation needs UTF-8 names`);
+
+/** Throws the signal's reason (or an AbortError) once the observation is cancelled. */
+export function checkSignal(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw signal.reason instanceof Error ? signal.reason : new DOMException("The observation was cancelled", "AbortError");
+}
+
+export function readOnlyGitFs(signal?: AbortSignal, options: { memoize?: boolean } = {}): ReadOnlyGitFs {
+  const check = (): void => checkSignal(signal);
+  const memo = new Map<string, Promise<unknown>>();
+  const remember = <T>(key: string, read: () => Promise<T>): Promise<T> => {
+    if (!options.memoize) return read();
+    let found = memo.get(key) as Promise<T> | undefined;
+    if (!found) memo.set(key, (found = read()));
+    return found;
   };
   const promises = {
     readFile: async (path: string, options?: unknown) => {
       check();
-      return fsp.readFile(path, options as never);
+      return remember(`readFile\0${JSON.stringify(options ?? null)}\0${path}`, () => fsp.readFile(path, options as never));
     },
     readdir: async (path: string) => {
       check();
       const names = await fsp.readdir(path, { encoding: "buffer" });
       return names.map((name) => {
         const text = utf8OrUndefined(name);
-        if (text === undefined) {
-          throw new WorkspaceUnsupported("filename_encoding", `A file name in the repository is not UTF-8 (${Buffer.from(name).toString("base64")} in Base64); git observation needs UTF-8 names`);
-        }
+        if (text === undefined) throw notUtf8Name(name);
         return text;
       });
     },
     stat: async (path: string) => {
       check();
-      return fsp.stat(path);
+      return remember(`stat\0${path}`, () => fsp.stat(path));
     },
     lstat: async (path: string) => {
       check();

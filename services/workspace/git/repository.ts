@@ -121,3 +121,17 @@ export async function checkRepositoryFeatures(repo: Repository): Promise<void> {
   const root = await readOptional(join(repo.dir, ".gitattributes"));
   if (root !== undefined) checkAttributes(root, ".gitattributes");
 }
+
+/** HEAD's branch name; undefined when HEAD is detached (or unreadable). */
+export async function readBranch(repo: Repository): Promise<string | undefined> {
+  const text = await fsp.readFile(join(repo.gitdir, "HEAD"), "utf8").catch(() => "");
+  const match = /^ref:\s*refs\/heads\/(.+?)\s*$/m.exec(text);
+  return match?.[1];
+}
+
+/** Whether exec-bit changes count (`core.filemode` not false). */
+export async function fileModeTrusted(repo: Repository): Promise<boolean> {
+  const config = parseGitConfig((await readOptional(join(repo.gitdir, "config"))) ?? "");
+  const value = config.get("core.filemode")?.at(-1)?.toLowerCase();
+  return !(value === "false" || value === "no" || value === "off" || value === "0");
+}
