@@ -4,10 +4,10 @@
 // host environment kept out, and bad input on every operation. Every SSE event is checked
 // against the contract.
 import { afterEach, describe, expect, it } from "vitest";
-import { sdk, type TerminalDisplayEvent, type TerminalOutputEvent, type TerminalStreamEvent } from "../../clients/index.js";
+import { sdk, type TerminalDisplayEvent, type TerminalStreamEvent } from "../../clients/index.js";
 import { failure, ok } from "../support/calls.js";
-import { checkSseEvent } from "../support/contract.js";
 import { startHarness, tempHome, type TestHarness } from "../support/harness.js";
+import { readSse, terminalBytes, terminalDisplay } from "../support/terminals.js";
 
 const server = "local";
 let h: TestHarness | undefined;
@@ -15,34 +15,6 @@ afterEach(async () => {
   await h?.close();
   h = undefined;
 });
-
-/** Reads an SSE response event by event (each checked against the contract) until `stop` says so or the body ends. */
-async function readSse<T>(response: Response, pathname: string, stop: (event: T) => boolean = () => false): Promise<T[]> {
-  expect(response.status).toBe(200);
-  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
-  const events: T[] = [];
-  let buffer = "";
-  try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return events;
-      buffer += value;
-      let end: number;
-      while ((end = buffer.indexOf("\n\n")) !== -1) {
-        const block = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        const data = block.split("\n").find((line) => line.startsWith("data: "));
-        if (!data) continue;
-        const event = JSON.parse(data.slice(6)) as T;
-        checkSseEvent("GET", pathname, event);
-        events.push(event);
-        if (stop(event)) return events;
-      }
-    }
-  } finally {
-    await reader.cancel().catch(() => {});
-  }
-}
 
 async function session(harness: TestHarness): Promise<string> {
   const sessionId = crypto.randomUUID();
@@ -64,13 +36,9 @@ async function watchUntilClosed(harness: TestHarness, sessionId: string, termina
   return readSse<TerminalStreamEvent>(response, path, (event) => event.type === "terminal.closed");
 }
 
-async function display(harness: TestHarness, sessionId: string, terminalId: string): Promise<TerminalDisplayEvent[]> {
-  const path = `/v1/servers/${server}/sessions/${sessionId}/terminals/${terminalId}/display`;
-  return readSse<TerminalDisplayEvent>(await harness.fetch(new Request(`http://localhost${path}`)), path);
-}
+const display = (harness: TestHarness, sessionId: string, terminalId: string): Promise<TerminalDisplayEvent[]> => terminalDisplay(harness, server, sessionId, terminalId);
 
-const bytesOf = (events: readonly (TerminalStreamEvent | TerminalOutputEvent)[]): string =>
-  Buffer.concat(events.flatMap((event) => (event.type === "terminal.data" ? [Buffer.from(event.dataBase64, "base64")] : []))).toString("utf8");
+const bytesOf = terminalBytes;
 
 const rowText = (row: { cells: readonly { text: string }[] }): string => row.cells.map((cell) => cell.text || " ").join("").trimEnd();
 

@@ -131,3 +131,15 @@ export async function failureOf(promise: Promise<unknown>): Promise<ToolFailure>
 
 export const expectCode = async (promise: Promise<unknown>, code: ToolFailureCode): Promise<void> =>
   expect((await failureOf(promise)).code).toBe(code);
+
+/** Whether a process exists and is not a zombie (nothing may reap orphans in a container). */
+export function isAlive(pid: number): boolean {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  } catch {
+    return false;
+  }
+  const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+  return state !== "Z" && state !== "X";
+}

@@ -10,11 +10,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { sdk, type TerminalDisplayEvent, type TerminalStreamEvent, type ToolTurnPart, type Turn } from "../../clients/index.js";
 import { shellTool } from "../../services/tools/index.js";
 import { ok } from "../support/calls.js";
-import { checkSseEvent } from "../support/contract.js";
 import { startHarness } from "../support/harness.js";
 import { startModelHarness, type ModelHarness } from "../support/model.js";
+import { readSse, terminalBytes, terminalDisplay } from "../support/terminals.js";
 import { cancel, queue, runToEnd, seen, server, waitForTurnEvent } from "../turns/helpers.js";
-import { call, context, expectCode, workspace } from "./helpers.js";
+import { call, context, expectCode, isAlive, workspace } from "./helpers.js";
 
 let h: ModelHarness;
 beforeAll(async () => {
@@ -36,56 +36,13 @@ const resultText = (part: ToolTurnPart): string => {
 };
 const terminalIdOf = (text: string): string => /^\(Ran in terminal ([0-9a-f-]{36})\.\)/.exec(text)![1]!;
 
-/** Reads an SSE response event by event (each checked against the contract) until `stop` says so or the body ends. */
-async function readSse<T>(response: Response, pathname: string, stop: (event: T) => boolean = () => false): Promise<T[]> {
-  expect(response.status).toBe(200);
-  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
-  const events: T[] = [];
-  let buffer = "";
-  try {
-    for (;;) {
-      const { value, done: ended } = await reader.read();
-      if (ended) return events;
-      buffer += value;
-      let end: number;
-      while ((end = buffer.indexOf("\n\n")) !== -1) {
-        const block = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        const data = block.split("\n").find((line) => line.startsWith("data: "));
-        if (!data) continue;
-        const event = JSON.parse(data.slice(6)) as T;
-        checkSseEvent("GET", pathname, event);
-        events.push(event);
-        if (stop(event)) return events;
-      }
-    }
-  } finally {
-    await reader.cancel().catch(() => {});
-  }
-}
+const bytesOf = terminalBytes;
 
-const bytesOf = (events: readonly TerminalStreamEvent[]): string =>
-  Buffer.concat(events.flatMap((event) => (event.type === "terminal.data" ? [Buffer.from(event.dataBase64, "base64")] : []))).toString("utf8");
-
-async function displayOf(harness: { fetch: (request: Request) => Promise<Response> }, sessionId: string, terminalId: string): Promise<TerminalDisplayEvent[]> {
-  const path = `/v1/servers/${server}/sessions/${sessionId}/terminals/${terminalId}/display`;
-  return readSse<TerminalDisplayEvent>(await harness.fetch(new Request(`http://localhost${path}`)), path);
-}
+const displayOf = (harness: { fetch: (request: Request) => Promise<Response> }, sessionId: string, terminalId: string): Promise<TerminalDisplayEvent[]> =>
+  terminalDisplay(harness, server, sessionId, terminalId);
 
 const listTerminals = async (harness: { api: ModelHarness["api"] }, sessionId: string) =>
   (await ok(sdk.listTerminals({ client: harness.api.client, path: { server, sessionId } }))).terminals;
-
-/** Whether a process exists and is not a zombie. */
-function isAlive(pid: number): boolean {
-  let stat: string;
-  try {
-    stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  } catch {
-    return false;
-  }
-  const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
-  return state !== "Z" && state !== "X";
-}
 
 describe("shell with tty: true", () => {
   it("runs the command on a terminal and returns the plain screen text and the exit code; the styled display stays readable", async () => {

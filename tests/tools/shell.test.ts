@@ -3,7 +3,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { MAX_SHELL_OUTPUT_BYTES, shellTool } from "../../services/tools/index.js";
-import { call, context, text, workspace, type Workspace, expectCode } from "./helpers.js";
+import { call, context, expectCode, isAlive, text, workspace, type Workspace } from "./helpers.js";
 
 let ws: Workspace;
 const leftovers: number[] = [];
@@ -20,20 +20,6 @@ afterEach(() => {
   }
   ws.dispose();
 });
-
-/** Whether a process exists and is not a zombie (nothing may reap orphans in a container). */
-function isAlive(pid: number): boolean {
-  let stat: string;
-  try {
-    stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  } catch {
-    return false;
-  }
-  const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
-  return state !== "Z" && state !== "X";
-}
-
-
 
 describe("shell: running commands", () => {
   it("returns combined stdout and stderr with the exit code (non-zero is not a failure)", async () => {
