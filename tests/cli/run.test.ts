@@ -9,6 +9,7 @@ import { startTestModel, type TestModel } from "../../tools/test-model/index.js"
 import { assertBuilt, jsonOf, runCli, scriptByPrompt, startCli, type CliOptions } from "../support/cli.js";
 import { binPath, startServe, tempHome, type ServeProcess, type TempHome } from "../support/harness.js";
 import { TEST_MODEL, testProviderConfig, writeGlobalConfig } from "../support/model.js";
+import { ONE_PIXEL_PNG as PNG } from "../support/png.js";
 
 // Every test spawns node processes; leave room on a loaded two-core machine.
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
@@ -36,7 +37,6 @@ const messagesOf = (index: number): ChatMessage[] => (model.requests[index]!.bod
 const lastUserContent = (index: number): unknown => messagesOf(index).filter((message) => message.role === "user").at(-1)!.content;
 
 // A 1×1 PNG and the first bytes of a JPEG (the type is told by magic bytes, not the name).
-const PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=", "base64");
 const JPEG = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00, 0x01]);
 
 describe("run (embedded)", () => {

@@ -48,3 +48,6 @@ export function noisePng(width: number, height: number, seed = 1): Buffer {
 
 /** The prompt part of `png` as a base64 image. */
 export const pngPart = (png: Buffer) => ({ type: "image" as const, source: { type: "base64" as const, mimeType: "image/png" as const, data: png.toString("base64") } });
+
+/** A valid 1×1 grayscale PNG (68 bytes). */
+export const ONE_PIXEL_PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=", "base64");

@@ -8,12 +8,12 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { KEY, tuiPerTest, type Tui } from "./support.js";
+import { ONE_PIXEL_PNG as PNG } from "../support/png.js";
 
 // images.maxBase64Bytes: the 1×1 PNG fits, BIG_PNG does not (the server refuses it).
 const { harness, open } = tuiPerTest({ config: { images: { maxBase64Bytes: { kind: "finite", value: 1000 } } } });
 
 // A 1×1 PNG, a GIF header, and a PNG too big for the configured cap.
-const PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=", "base64");
 const GIF = "R0lGODlhAQABAAAAACw=";
 const BIG_PNG = Buffer.concat([PNG, Buffer.alloc(2000)]);
 const PNG_URL = `data:image/png;base64,${PNG.toString("base64")}`;

@@ -5,30 +5,21 @@
 // clipboard is the TUI machine's, not the server's).
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { assertBuilt } from "../support/cli.js";
-import { startServe, tempHome, type ServeProcess, type TempHome } from "../support/harness.js";
-import { TEST_MODEL, testProviderConfig, writeGlobalConfig } from "../support/model.js";
-import { startPty, type PtyCli } from "../support/pty.js";
-import { startTestModel, type TestModel } from "../../tools/test-model/index.js";
+import { ptyTuiPerTest } from "./pty-support.js";
+import { ONE_PIXEL_PNG as PNG } from "../support/png.js";
 
 assertBuilt();
 
-const PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=", "base64");
 const PNG_URL = `data:image/png;base64,${PNG.toString("base64")}`;
 
-let model: TestModel;
-let home: TempHome;
+const t = ptyTuiPerTest();
 let tools: string;
-const started: PtyCli[] = [];
-let serve: ServeProcess | undefined;
 
-beforeEach(async () => {
-  model = await startTestModel({ directives: true });
-  home = tempHome();
-  writeGlobalConfig(home, { model: TEST_MODEL, providers: testProviderConfig(model) });
+beforeEach(() => {
   // A fake wl-paste that holds a PNG.
-  tools = join(home.dir, "tools");
+  tools = join(t.home.dir, "tools");
   mkdirSync(tools);
   writeFileSync(join(tools, "clip.png"), PNG);
   writeFileSync(
@@ -36,25 +27,13 @@ beforeEach(async () => {
     `#!/bin/sh\ncase "$*" in\n  "--list-types") printf 'image/png\\ntext/plain\\n' ;;\n  "--no-newline --type image/png") cat "${tools}/clip.png" ;;\n  *) exit 2 ;;\nesac\n`,
   );
   chmodSync(join(tools, "wl-paste"), 0o755);
-  writeFileSync(join(home.root, "shot.png"), PNG);
-});
-
-afterEach(async () => {
-  for (const cli of started.splice(0)) {
-    cli.kill();
-    await cli.exited;
-  }
-  await serve?.stop();
-  serve = undefined;
-  await model.close();
-  home.cleanup();
+  writeFileSync(join(t.home.root, "shot.png"), PNG);
 });
 
 type ChatMessage = { role: string; content: unknown };
 
 async function attachAndSend(connection: string[]): Promise<void> {
-  const cli = startPty(connection, { env: { ...home.env, PATH: `${tools}:${home.env["PATH"] ?? ""}`, WAYLAND_DISPLAY: "wayland-test" }, cwd: home.root });
-  started.push(cli);
+  const cli = t.pty(connection, { ...t.home.env, PATH: `${tools}:${t.home.env["PATH"] ?? ""}`, WAYLAND_DISPLAY: "wayland-test" });
   await cli.waitFor(/Ask anything/);
   expect(cli.raw()).toContain("\u001b[?2004h"); // bracketed paste on
   cli.write("@say Three lines.");
@@ -70,12 +49,12 @@ async function attachAndSend(connection: string[]): Promise<void> {
   expect(screen).toMatch(/╭─+╮\n│ ze [^\n]*│\n╰─+╯\n╭─+╮\n│ @say Three lines\./);
   cli.write("\u0016"); // Ctrl+V
   await cli.waitFor(/\[image 1\] clipboard\.png · image\/png · 68 B/);
-  cli.write(`\u001b[200~${join(home.root, "shot.png")}\u001b[201~`);
+  cli.write(`\u001b[200~${join(t.home.root, "shot.png")}\u001b[201~`);
   await cli.waitFor(/\[image 2\] shot\.png · image\/png · 68 B/);
-  const before = model.requests.length;
+  const before = t.model.requests.length;
   cli.write("\r");
   await cli.waitFor(/Three lines\.\n+test\/scripted · \d/);
-  const messages = (model.requests[before]!.body as { messages: ChatMessage[] }).messages;
+  const messages = (t.model.requests[before]!.body as { messages: ChatMessage[] }).messages;
   expect(messages.filter((message) => message.role === "user").at(-1)!.content).toEqual([
     { type: "text", text: "@say Three lines.\nline two\nline three" },
     { type: "image_url", image_url: { url: PNG_URL } },
@@ -93,7 +72,6 @@ describe("images and Shift+Enter on a terminal", () => {
   }, 60_000);
 
   it("--remote against a real serve: the clipboard read is the TUI's", async () => {
-    serve = await startServe(["--database", join(home.dir, "serve.db")], home.env, home.root);
-    await attachAndSend(["--remote", serve.url]);
+    await attachAndSend(["--remote", await t.serve()]);
   }, 60_000);
 });

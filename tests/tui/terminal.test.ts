@@ -4,45 +4,17 @@
 // terminal, a bare `ze-harness` prints help and `ze-harness tui` refuses.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { assertBuilt, jsonOf, runCli } from "../support/cli.js";
-import { startServe, tempHome, type ServeProcess, type TempHome } from "../support/harness.js";
-import { TEST_MODEL, testProviderConfig, writeGlobalConfig } from "../support/model.js";
-import { startPty, type PtyCli } from "../support/pty.js";
-import { startTestModel, type TestModel } from "../../tools/test-model/index.js";
+import { ptyTuiPerTest } from "./pty-support.js";
 
 assertBuilt();
 
-let model: TestModel;
-let home: TempHome;
-const started: PtyCli[] = [];
-let serve: ServeProcess | undefined;
-
-beforeEach(async () => {
-  model = await startTestModel({ directives: true });
-  home = tempHome();
-  writeGlobalConfig(home, { model: TEST_MODEL, providers: testProviderConfig(model) });
-});
-
-afterEach(async () => {
-  for (const cli of started.splice(0)) {
-    cli.kill();
-    await cli.exited;
-  }
-  await serve?.stop();
-  serve = undefined;
-  await model.close();
-  home.cleanup();
-});
-
-function pty(args: string[]): PtyCli {
-  const cli = startPty(args, { env: home.env, cwd: home.root });
-  started.push(cli);
-  return cli;
-}
+const t = ptyTuiPerTest();
+const pty = (args: string[]) => t.pty(args);
 
 async function conversation(connection: string[]): Promise<void> {
-  const outside = join(home.dir, "outside");
+  const outside = join(t.home.dir, "outside");
   mkdirSync(outside);
   writeFileSync(join(outside, "note.txt"), "outside contents");
   const first = pty(connection);
@@ -56,7 +28,7 @@ async function conversation(connection: string[]): Promise<void> {
   first.write("\u0003"); // Ctrl+C
   expect((await first.exited).exitCode).toBe(0);
 
-  const listed = await runCli(["session", "list", "--all", ...connection], { env: home.env, cwd: home.root });
+  const listed = await runCli(["session", "list", "--all", ...connection], { env: t.home.env, cwd: t.home.root });
   const sessions = jsonOf<{ id: string }[]>(listed);
   expect(sessions).toHaveLength(1);
   const second = pty([...connection, "-s", sessions[0]!.id]);
@@ -73,8 +45,7 @@ describe("the TUI on a terminal", () => {
   }, 60_000);
 
   it("--remote against a real serve: the same conversation over HTTP", async () => {
-    serve = await startServe(["--database", join(home.dir, "serve.db")], home.env, home.root);
-    await conversation(["--remote", serve.url]);
+    await conversation(["--remote", await t.serve()]);
   }, 60_000);
 
   it("`ze-harness tui` with an unknown Session id names the problem", async () => {
@@ -87,14 +58,14 @@ describe("the TUI on a terminal", () => {
 
 describe("without a terminal", () => {
   it("a bare ze-harness prints the help", async () => {
-    const result = await runCli([], { env: home.env, cwd: home.root });
+    const result = await runCli([], { env: t.home.env, cwd: t.home.root });
     expect(result.code).toBe(0);
     expect(result.stdout).toContain("tui");
     expect(result.stdout).toMatch(/USAGE/);
   });
 
   it("ze-harness tui refuses with a usage error", async () => {
-    const result = await runCli(["tui", "--embedded"], { env: home.env, cwd: home.root });
+    const result = await runCli(["tui", "--embedded"], { env: t.home.env, cwd: t.home.root });
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/the TUI needs a terminal on stdin and stdout/);
   });
