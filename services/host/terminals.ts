@@ -6,7 +6,7 @@ import { createHash, randomUUID } from "node:crypto";
 import type { OpenTerminalRequest, Terminal, TerminalOutputEvent, TerminalSize, TerminalToolOrigin } from "../../generated/client/types.gen.js";
 import { conflict, notFound, unavailable, validationFailure } from "../contract/failure.js";
 import { absoluteWorkdir } from "../contract/paths.js";
-import { getSession, terminals as store, type StorageHandle, type StoredTerminal } from "../storage/index.js";
+import { getSession, terminals as store, type NewTerminal, type StorageHandle, type StoredTerminal } from "../storage/index.js";
 import type { TerminalDisplay } from "../workspace/terminals/display.js";
 import type { LiveTerminal } from "../workspace/terminals/live.js";
 import { processAlive } from "../daemon/registration.js";
@@ -104,19 +104,7 @@ export class TerminalHost {
       if (existing.sessionId !== sessionId || existing.requestHash !== requestHash) throw conflict(`Terminal ${terminalId} already exists with a different request`);
       return this.#view(await this.#reconcile(existing));
     }
-    const inserted = await store.insertTerminal(this.#storage, {
-      id: terminalId,
-      sessionId,
-      command,
-      requestHash,
-      initialCols: size.cols,
-      initialRows: size.rows,
-      cols: size.cols,
-      rows: size.rows,
-      createdAt: Date.now(),
-      ownerPid: process.pid,
-      ownerInstance: this.#instance,
-    });
+    const inserted = await this.#insert({ id: terminalId, sessionId, command, requestHash, size });
     if (!inserted) {
       const raced = await store.findTerminal(this.#storage, terminalId);
       if (raced && raced.sessionId === sessionId && raced.requestHash === requestHash) return this.#view(raced);
@@ -130,6 +118,22 @@ export class TerminalHost {
       throw validationFailure(`Invalid request: command: cannot start ${JSON.stringify(command[0])}: ${(error as Error).message}`);
     }
     return this.#view(inserted);
+  }
+
+  /** A new terminal row owned by this host process, at its initial size (undefined when the id exists or the Session is gone). */
+  #insert(row: { readonly id: string; readonly sessionId: string; readonly command: NewTerminal["command"]; readonly requestHash: string; readonly size: TerminalSize; readonly origin?: TerminalToolOrigin }): Promise<StoredTerminal | undefined> {
+    const { size, origin, ...rest } = row;
+    return store.insertTerminal(this.#storage, {
+      ...rest,
+      initialCols: size.cols,
+      initialRows: size.rows,
+      cols: size.cols,
+      rows: size.rows,
+      createdAt: Date.now(),
+      ownerPid: process.pid,
+      ownerInstance: this.#instance,
+      ...(origin ? { origin } : {}),
+    });
   }
 
   /** Starts the PTY of an inserted row; a PTY that cannot start settles the row (no display) and rethrows. */
@@ -163,20 +167,8 @@ export class TerminalHost {
     const session = await this.#session(server, sessionId);
     const terminalId = randomUUID();
     const argv = ["/bin/sh", "-c", command];
-    const inserted = await store.insertTerminal(this.#storage, {
-      id: terminalId,
-      sessionId,
-      command: argv,
-      requestHash: createHash("sha256").update(JSON.stringify({ origin, command: argv, size })).digest("hex"),
-      initialCols: size.cols,
-      initialRows: size.rows,
-      cols: size.cols,
-      rows: size.rows,
-      createdAt: Date.now(),
-      ownerPid: process.pid,
-      ownerInstance: this.#instance,
-      origin,
-    });
+    const requestHash = createHash("sha256").update(JSON.stringify({ origin, command: argv, size })).digest("hex");
+    const inserted = await this.#insert({ id: terminalId, sessionId, command: argv, requestHash, size, origin });
     if (!inserted) throw notFound("session", `Session ${sessionId} not found`);
     const live = await this.#start(workspace, inserted, { command: argv, cwd: absoluteWorkdir(this.#serverRoot, session.workdir), size });
     return { terminal: this.#view(inserted), live };
