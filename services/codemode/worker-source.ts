@@ -107,7 +107,9 @@ function start(mod, m) {
   });
 }
 
-function hostCall(run, tool, json) {
+// A host request the script awaits (a tool call, an attachments.read): a pending promise,
+// counted against maxPending, answered by the host's reply with its callId.
+function hostRequest(run, message) {
   if (run.pending.size >= run.L.maxPending) {
     if (!run.fatal) run.fatal = { code: "pending_promises", message: "More than " + run.L.maxPending + " tool calls were pending at once." };
     return;
@@ -115,21 +117,16 @@ function hostCall(run, tool, json) {
   const deferred = run.vm.newPromise();
   const callId = (run.lastCall = (run.lastCall || 0) + 1);
   run.pending.set(callId, deferred);
-  post({ type: "call", id: run.id, callId, tool, json });
+  post({ ...message, id: run.id, callId });
   return deferred.handle;
 }
 
-// An attachments.read: a pending promise like a tool call's, answered by the host's resource.
+function hostCall(run, tool, json) {
+  return hostRequest(run, { type: "call", tool, json });
+}
+
 function hostRead(run, offset, length, encoding) {
-  if (run.pending.size >= run.L.maxPending) {
-    if (!run.fatal) run.fatal = { code: "pending_promises", message: "More than " + run.L.maxPending + " tool calls were pending at once." };
-    return;
-  }
-  const deferred = run.vm.newPromise();
-  const callId = (run.lastCall = (run.lastCall || 0) + 1);
-  run.pending.set(callId, deferred);
-  post({ type: "read", id: run.id, callId, offset, length, encoding: encoding === "base64" ? "base64" : "bytes" });
-  return deferred.handle;
+  return hostRequest(run, { type: "read", offset, length, encoding: encoding === "base64" ? "base64" : "bytes" });
 }
 
 function hostLog(run, level, text) {
