@@ -5,7 +5,6 @@ import { randomUUID } from "node:crypto";
 import type {
   Attribution,
   ListSessionTurnsData,
-  PromptPart,
   PromptReceipt,
   QueuePromptRequest,
   SessionTurnsResponse,
@@ -26,6 +25,8 @@ import { agentRules, chooseTurnAgent } from "./agents.js";
 import { admissionInstructions, checkSelectedSkills, type TurnCatalogs } from "./admission.js";
 import { absoluteWorkdir } from "../../contract/paths.js";
 import { checkHistorySelection } from "../history/visibility.js";
+import { queueReceipt, steerReceipt } from "./receipts.js";
+import { titleFrom } from "./title.js";
 
 /** Decides whether a model can serve Turns; throws a typed Failure when it cannot. */
 export interface ModelAvailability {
@@ -378,44 +379,3 @@ export class TurnService {
     return this.render(await this.turnRow(server, sessionId, turnId));
   }
 }
-
-/** Longest automatic title (the contract's Session title limit). */
-const MAX_TITLE = 100;
-
-/** An automatic Session title: the first prompt's first non-empty line, whitespace folded, cut at a word. */
-export function titleFrom(prompt: readonly PromptPart[]): string | undefined {
-  const text = prompt.map((part) => (part.type === "text" ? part.text : "")).join("\n");
-  const line = text.split("\n").map((candidate) => candidate.replace(/\s+/g, " ").trim()).find((candidate) => candidate !== "");
-  if (line === undefined) return undefined;
-  if (line.length <= MAX_TITLE) return line;
-  const cut = line.slice(0, MAX_TITLE - 1);
-  const space = cut.lastIndexOf(" ");
-  return `${(space > MAX_TITLE / 2 ? cut.slice(0, space) : cut).trimEnd()}…`;
-}
-
-function queueReceipt(row: TurnRow): PromptReceipt {
-  const receipt: PromptReceipt = {
-    delivery: "queue",
-    sessionId: row.sessionId,
-    turnId: row.id,
-    modelLeaseId: row.modelLeaseId,
-    requestOptionsId: row.requestOptionsId,
-    sequence: row.sequence,
-    acceptedAt: row.acceptedAt,
-  };
-  if (row.attribution !== null) receipt.attribution = row.attribution as Attribution;
-  return receipt;
-}
-
-function steerReceipt(steer: Steer): PromptReceipt {
-  return {
-    delivery: "steer",
-    sessionId: steer.sessionId,
-    turnId: steer.turnId,
-    steerId: steer.steerId,
-    sequence: steer.sequence,
-    acceptedAt: steer.acceptedAt,
-    attribution: steer.attribution,
-  };
-}
-
