@@ -6,7 +6,7 @@ import type { ContextRequest, ContextResponse, Diagnostic, DiagnosticsData, Diag
 import type { SseMessage } from "../../../generated/server/routes.js";
 import { notFound, validationFailure } from "../../contract/failure.js";
 import { diagnostics as store, getSession, type DiagnosticRecord, type StorageHandle } from "../../storage/index.js";
-import { Channel, Wake } from "../events/channel.js";
+import { pumpedStream, type Channel, type Wake } from "../events/channel.js";
 import type { ActivityHub } from "../events/hub.js";
 import { DEFAULT_STREAM_TIMING, type StreamTiming } from "../events/streams.js";
 import { pageLimit, parseCount } from "../history/query.js";
@@ -49,18 +49,8 @@ export class DiagnosticsService {
 
   async watch(server: string, sessionId: string, signal?: AbortSignal): Promise<AsyncIterable<SseMessage<DiagnosticsStreamEvent>>> {
     await this.requireSession(server, sessionId);
-    const channel = new Channel<SseMessage<DiagnosticsStreamEvent>>();
-    const wake = new Wake();
-    const unsubscribe = [this.hub.onSession(sessionId, () => wake.set()), this.hub.onDeleted(sessionId, () => channel.close())];
-    const abort = (): void => channel.close();
-    signal?.addEventListener("abort", abort, { once: true });
-    channel.onClose(() => {
-      for (const off of unsubscribe) off();
-      signal?.removeEventListener("abort", abort);
-      wake.set();
-    });
     const timing = this.timing;
-    const pump = async (): Promise<void> => {
+    const pump = async (channel: Channel<SseMessage<DiagnosticsStreamEvent>>, wake: Wake): Promise<void> => {
       let sent: number | undefined;
       let sentAt = 0;
       while (!channel.isClosed) {
@@ -73,11 +63,7 @@ export class DiagnosticsService {
         await wake.wait(Math.min(timing.idleReadMs, timing.heartbeatMs));
       }
     };
-    pump().then(
-      () => channel.close(),
-      (error: unknown) => channel.close(error),
-    );
-    return channel;
+    return pumpedStream(pump, (wake, channel) => [this.hub.onSession(sessionId, () => wake.set()), this.hub.onDeleted(sessionId, () => channel.close())], signal);
   }
 
   async context(server: string, sessionId: string, throughValue: string | undefined): Promise<ContextResponse> {

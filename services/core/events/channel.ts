@@ -100,3 +100,30 @@ export class Wake {
     });
   }
 }
+
+/**
+ * A stream fed by `pump`: `subscribe` wires the wake-ups (and closes) the pump reacts to and
+ * returns their unsubscribers; aborting `signal` or the consumer leaving closes the channel, which
+ * unsubscribes and wakes the pump so it sees `isClosed`; the pump's end or error ends the stream.
+ */
+export function pumpedStream<T>(
+  pump: (channel: Channel<T>, wake: Wake) => Promise<void>,
+  subscribe: (wake: Wake, channel: Channel<T>) => (() => void)[],
+  signal?: AbortSignal,
+): AsyncIterable<T> {
+  const channel = new Channel<T>();
+  const wake = new Wake();
+  const unsubscribers = subscribe(wake, channel);
+  const abort = (): void => channel.close();
+  signal?.addEventListener("abort", abort, { once: true });
+  channel.onClose(() => {
+    for (const unsubscribe of unsubscribers) unsubscribe();
+    signal?.removeEventListener("abort", abort);
+    wake.set();
+  });
+  pump(channel, wake).then(
+    () => channel.close(),
+    (error: unknown) => channel.close(error),
+  );
+  return channel;
+}

@@ -25,7 +25,7 @@ import {
 import { notFound, validationFailure } from "../../contract/failure.js";
 import { toSession } from "../sessions.js";
 import { toTurn } from "../turns/codec.js";
-import { Channel, Wake } from "./channel.js";
+import { pumpedStream } from "./channel.js";
 import type { ActivityHub, LiveDelta } from "./hub.js";
 
 export interface StreamTiming {
@@ -68,24 +68,6 @@ export class EventStreams {
     if (!(await getSession(this.storage, server, sessionId))) throw notFound("session", `Session ${sessionId} does not exist`);
   }
 
-  /** Runs `pump` feeding a channel; errors end the stream; closing the channel stops the pump. */
-  private run<E>(pump: (channel: Channel<SseMessage<E>>, wake: Wake) => Promise<void>, subscribe: (wake: Wake, channel: Channel<SseMessage<E>>) => (() => void)[], signal?: AbortSignal): AsyncIterable<SseMessage<E>> {
-    const channel = new Channel<SseMessage<E>>();
-    const wake = new Wake();
-    const unsubscribers = subscribe(wake, channel);
-    const abort = (): void => channel.close();
-    signal?.addEventListener("abort", abort, { once: true });
-    channel.onClose(() => {
-      for (const unsubscribe of unsubscribers) unsubscribe();
-      signal?.removeEventListener("abort", abort);
-      wake.set();
-    });
-    pump(channel, wake).then(
-      () => channel.close(),
-      (error: unknown) => channel.close(error),
-    );
-    return channel;
-  }
 
   // -------------------------------------------------------------------------
   // Turn stream
@@ -100,7 +82,7 @@ export class EventStreams {
     const first = toTurn(found.turn, found.parts, found.steers);
     const timing = this.timing;
     const inbox = new EventInbox();
-    return this.run<TurnStreamEvent>(
+    return pumpedStream<SseMessage<TurnStreamEvent>>(
       async (channel, wake) => {
         const send = (event: AnyEvent, revision: number): void => channel.push(message(event, revision) as SseMessage<TurnStreamEvent>);
         let snapshot = first;
@@ -174,7 +156,7 @@ export class EventStreams {
     await this.requireSession(server, sessionId);
     const timing = this.timing;
     const inbox = new EventInbox();
-    return this.run<SessionStreamEvent>(
+    return pumpedStream<SseMessage<SessionStreamEvent>>(
       async (channel, wake) => {
         let cursor = afterActivityCursor;
         let lastSentAt = 0;
@@ -249,7 +231,7 @@ export class EventStreams {
   async watchServer(server: string, afterServerCursor: number | undefined, signal?: AbortSignal): Promise<AsyncIterable<SseMessage<ServerStreamEvent>>> {
     const timing = this.timing;
     const start = afterServerCursor ?? (await readServerCursor(this.storage));
-    return this.run<ServerStreamEvent>(
+    return pumpedStream<SseMessage<ServerStreamEvent>>(
       async (channel, wake) => {
         const send = (event: AnyEvent & { serverCursor: number }): void => {
           channel.push(message(event, event.serverCursor) as SseMessage<ServerStreamEvent>);

@@ -8,7 +8,7 @@ import type { HistoryQueueEntry, HistoryStreamEvent, Interaction } from "../../.
 import type { SseMessage } from "../../../generated/server/routes.js";
 import { notFound, validationFailure } from "../../contract/failure.js";
 import { getSession, historyRows, turns as store, type StorageHandle } from "../../storage/index.js";
-import { Channel, Wake } from "../events/channel.js";
+import { pumpedStream, type Channel, type Wake } from "../events/channel.js";
 import type { ActivityHub } from "../events/hub.js";
 import { DEFAULT_STREAM_TIMING, type StreamTiming } from "../events/streams.js";
 import type { Interactions } from "./interactions.js";
@@ -52,21 +52,11 @@ export class HistoryWatch {
     if (!(await getSession(this.storage, server, sessionId))) throw notFound("session", `Session ${sessionId} does not exist`);
     const latest = await historyRows.latestSequence(this.storage.reader().sql, sessionId);
     if (after[0] > latest) throw validationFailure(`Invalid request: query.afterSourceSequence: ${after[0]} is past the Session's latest history event (${latest})`);
-    const channel = new Channel<SseMessage<HistoryStreamEvent>>();
-    const wake = new Wake();
-    const unsubscribe = [this.hub.onSession(sessionId, () => wake.set()), this.hub.onDeleted(sessionId, () => channel.close())];
-    const abort = (): void => channel.close();
-    signal?.addEventListener("abort", abort, { once: true });
-    channel.onClose(() => {
-      for (const off of unsubscribe) off();
-      signal?.removeEventListener("abort", abort);
-      wake.set();
-    });
     const timing = this.timing;
     let position = after;
     const id = (): string => `${position[0]}.${position[1]}`;
-    const send = (event: HistoryStreamEvent): void => channel.push({ event: event.type, id: id(), data: event });
-    const pump = async (): Promise<void> => {
+    const pump = async (channel: Channel<SseMessage<HistoryStreamEvent>>, wake: Wake): Promise<void> => {
+      const send = (event: HistoryStreamEvent): void => channel.push({ event: event.type, id: id(), data: event });
       let queue: string | undefined;
       let pending: string | undefined;
       let caughtUp = false;
@@ -103,10 +93,6 @@ export class HistoryWatch {
         await wake.wait(Math.min(timing.idleReadMs, timing.heartbeatMs));
       }
     };
-    pump().then(
-      () => channel.close(),
-      (error: unknown) => channel.close(error),
-    );
-    return channel;
+    return pumpedStream(pump, (wake, channel) => [this.hub.onSession(sessionId, () => wake.set()), this.hub.onDeleted(sessionId, () => channel.close())], signal);
   }
 }
