@@ -54,6 +54,18 @@ export class ZeClientError extends Error {
 const isEncodedError = (value: unknown): value is EncodedErrorBody =>
   typeof value === "object" && value !== null && typeof (value as { _tag?: unknown })._tag === "string" && typeof (value as { message?: unknown }).message === "string";
 
+/** The encoded error of a refused response (read from a clone), or an UnexpectedResponse naming its status. */
+export async function refusalBody(response: Response): Promise<EncodedErrorBody> {
+  const text = await response.clone().text().catch(() => "");
+  try {
+    const body = JSON.parse(text) as EncodedErrorBody;
+    if (typeof body?._tag === "string") return body;
+  } catch {
+    // not JSON: described below
+  }
+  return { _tag: "UnexpectedResponse", message: `Unexpected response (HTTP ${response.status})` };
+}
+
 /** Why a request got no response, naming the server: `cannot reach http://127.0.0.1:1: ECONNREFUSED`. */
 export function transportFailure(error: unknown, url: string | undefined): string {
   const cause = (error as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause;

@@ -6,7 +6,7 @@
 // new. A transport failure or a 5xx is retried with backoff; a 4xx or a malformed event is final.
 import * as sdk from "../generated/client/sdk.gen.js";
 import type { CatalogSnapshot, ModelRevisionEvent } from "../generated/client/types.gen.js";
-import { unwrap, ZeClientError, type EncodedErrorBody, type ZeClient } from "./client.js";
+import { refusalBody, unwrap, ZeClientError, type ZeClient } from "./client.js";
 
 /** The one server name a local host serves (`--server` defaults to it). */
 const LOCAL_SERVER = "local";
@@ -43,14 +43,7 @@ async function revisionOnce(client: ZeClient, open: SseCall, signal?: AbortSigna
   const capture = (async (input: RequestInfo | URL, init?: RequestInit) => {
     const response = await baseFetch(input, init);
     if (!response.ok) {
-      const text = await response.clone().text().catch(() => "");
-      let body: EncodedErrorBody;
-      try {
-        body = JSON.parse(text) as EncodedErrorBody;
-        if (typeof body?._tag !== "string") throw new Error();
-      } catch {
-        body = { _tag: "UnexpectedResponse", message: `Unexpected response (HTTP ${response.status})` };
-      }
+      const body = await refusalBody(response);
       refused = new ZeClientError(response.status, body);
     }
     return response;

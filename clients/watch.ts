@@ -15,7 +15,7 @@ import type {
   TurnPart,
   TurnStreamEvent,
 } from "../generated/client/types.gen.js";
-import { unwrap, ZeClientError, type EncodedErrorBody, type ZeClient } from "./client.js";
+import { refusalBody, unwrap, ZeClientError, type EncodedErrorBody, type ZeClient } from "./client.js";
 
 /** Servers send an event at least this often on every stream. */
 export const HEARTBEAT_MS = 15_000;
@@ -89,14 +89,7 @@ export async function follow<E, C = number>(client: ZeClient, options: WatchOpti
     const capture = (async (input: RequestInfo | URL, init?: RequestInit) => {
       const response = await baseFetch(input, init);
       if (!response.ok) {
-        const text = await response.clone().text().catch(() => "");
-        let body: EncodedErrorBody;
-        try {
-          body = JSON.parse(text) as EncodedErrorBody;
-          if (typeof body?._tag !== "string") throw new Error();
-        } catch {
-          body = { _tag: "UnexpectedResponse", message: `Unexpected response (HTTP ${response.status})` };
-        }
+        const body = await refusalBody(response);
         refused = { status: response.status, body };
       } else spec.onConnected?.();
       return response;
