@@ -11,7 +11,8 @@ import { closeSync, openSync, readSync, statSync } from "node:fs";
 import { configIdentity, databaseIdentity, namesDatabase } from "./identity.js";
 import { controlClient, ControlError } from "./control-client.js";
 import { daemonFiles, type DaemonFiles, type Env } from "./paths.js";
-import { ensureDirectory, processAlive, readRegistration, readToken, removeStaleRegistration, type Registration } from "./registration.js";
+import { processAlive } from "../contract/process.js";
+import { ensureDirectory, readRegistration, readToken, removeStaleRegistration, type Registration } from "./registration.js";
 import { binaryPath, daemonRelease } from "./release.js";
 import { httpFetch } from "./transport.js";
 

@@ -5,6 +5,7 @@
 import { randomBytes } from "node:crypto";
 import { chmodSync, linkSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
+import { processAlive } from "../contract/process.js";
 
 export interface Registration {
   readonly id: string;
@@ -35,16 +36,6 @@ export function readRegistration(file: string): Registration | undefined {
     return isRegistration(parsed) ? { id: parsed.id, version: parsed.version, url: parsed.url, pid: parsed.pid } : undefined;
   } catch {
     return undefined;
-  }
-}
-
-/** True while a process with this pid exists (EPERM: it exists but is not ours). */
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 

@@ -9,7 +9,7 @@ import { absoluteWorkdir } from "../contract/paths.js";
 import { getSession, terminals as store, type NewTerminal, type StorageHandle, type StoredTerminal } from "../storage/index.js";
 import type { TerminalDisplay } from "../workspace/terminals/display.js";
 import type { LiveTerminal } from "../workspace/terminals/live.js";
-import { processAlive } from "../daemon/registration.js";
+import { processAlive } from "../contract/process.js";
 
 export const DEFAULT_TERMINAL_SIZE: TerminalSize = { cols: 80, rows: 24 };
 /** Items per output page: 16 × 64 KiB stays within the 1 MiB body bound. */

@@ -26,6 +26,7 @@ import type { ModelGateway } from "./gateway.js";
 import { TurnExecution } from "./loop.js";
 import { closeToolPart } from "./settle.js";
 import type { TurnWorkspaceObserver } from "../rewind/service.js";
+import { processAlive } from "../../contract/process.js";
 
 /** Which Sessions a runner runs: those it operates on (embedded), or those no other live host holds (a server). */
 export type RunnerScope = "owned" | "unowned";
@@ -56,16 +57,6 @@ export interface TurnRunnerOptions {
 
 export const DEFAULT_LEASE_MS = 30_000;
 export const DEFAULT_FLUSH_MS = 100;
-
-/** True while a process with this pid exists (EPERM means it exists but is not ours). */
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
 
 /** Resolves after the work already queued (promise jobs, next ticks, the I/O callbacks of this loop turn) has run. */
 const afterPendingWork = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
