@@ -1,34 +1,40 @@
-// Sub-agent requests for `run` and `chat`: the permission requests and questions of a Session's
-// spawned descendants, surfaced inline so a sub-agent never waits unseen. They are learned from
-// the server activity stream (`watchServer`): it is subscribed live, and once it announces its
-// cursor (`server.ready`) the descendants and their pending lists are read once, so a request made
-// before the subscription is not missed and nothing polls while idle.
-import { sdk, unwrap, watchServer, type PermissionRequest, type QuestionRequest, type ServerWatchEvent } from "../clients/index.js";
+// Sub-agent requests: the permission requests and questions of a Session's spawned descendants,
+// surfaced where the user is (the terminal for `run` and `chat`, the ACP client, the TUI) so a
+// sub-agent never waits unseen. They are learned from the server activity stream (`watchServer`):
+// it is subscribed live, and once it announces its cursor (`server.ready`) the descendants and
+// their pending lists are read once, so a request made before the subscription is not missed and
+// nothing polls while idle.
+import { sdk, unwrap, watchServer, type PermissionRequest, type QuestionRequest, type ServerWatchEvent, type ZeClient } from "../clients/index.js";
 import type { Connection } from "./base.js";
 import type { Interactions } from "./turn-io.js";
 
-/** Where the requests go: `run` and `chat` ask on the terminal (Interactions), `acp` asks the ACP client. */
-export type DescendantRequestSink = Pick<Interactions, "permissionRequest" | "questionRequest">;
+export type DescendantRequest =
+  | { readonly kind: "approval"; readonly request: PermissionRequest; readonly agent: string | undefined }
+  | { readonly kind: "question"; readonly request: QuestionRequest; readonly agent: string | undefined };
 
-export class DescendantRequests {
+/** What a watch reports: a descendant's request (live or pending at the start), and a reply to one (from anywhere). */
+export interface DescendantRequestEvents {
+  requested(entry: DescendantRequest): void;
+  resolved?(requestId: string): void;
+}
+
+/** Follows the descendants of `root` on the server stream and reports their requests. */
+export class DescendantWatch {
   /** Spawned descendants of the root, with the agent each runs. */
   private readonly descendants = new Map<string, string | undefined>();
   private readonly controller = new AbortController();
 
   constructor(
-    private readonly connection: Pick<Connection, "client" | "server">,
+    private readonly client: ZeClient,
+    private readonly server: string,
     private readonly root: string,
-    private readonly interactions: DescendantRequestSink,
+    private readonly events: DescendantRequestEvents,
   ) {}
 
   /** Starts following the server stream (until `stop`). */
   start(): void {
-    void watchServer(this.connection.client, {
-      server: this.connection.server,
-      signal: this.controller.signal,
-      onEvent: (event) => this.onEvent(event),
-    }).catch(() => {
-      // The Turn's own stream reports a lost server; this watch is best-effort on top of it.
+    void watchServer(this.client, { server: this.server, signal: this.controller.signal, onEvent: (event) => this.onEvent(event) }).catch(() => {
+      // The Session's own stream reports a lost server; this watch is best-effort on top of it.
     });
   }
 
@@ -47,10 +53,15 @@ export class DescendantRequests {
         return;
       }
       case "session.turn.approval.requested":
-        if (this.descendants.has(event.sessionId)) this.permission(event.request, this.descendants.get(event.sessionId));
+        if (this.descendants.has(event.sessionId)) this.events.requested({ kind: "approval", request: event.request, agent: this.descendants.get(event.sessionId) });
         return;
       case "session.turn.question.asked":
-        if (this.descendants.has(event.sessionId)) this.question(event.request, this.descendants.get(event.sessionId));
+        if (this.descendants.has(event.sessionId)) this.events.requested({ kind: "question", request: event.request, agent: this.descendants.get(event.sessionId) });
+        return;
+      case "session.turn.approval.resolved":
+      case "session.turn.question.replied":
+      case "session.turn.question.rejected":
+        this.events.resolved?.(event.requestId);
         return;
       default:
         return;
@@ -59,8 +70,8 @@ export class DescendantRequests {
 
   /** Reads the descendants and their pending requests once, after the stream is live. */
   private async bootstrap(): Promise<void> {
-    const client = this.connection.client.client;
-    const server = this.connection.server;
+    const client = this.client.client;
+    const server = this.server;
     let frontier = [this.root];
     while (frontier.length > 0) {
       const next: string[] = [];
@@ -78,15 +89,29 @@ export class DescendantRequests {
       unwrap(sdk.listDescendantPendingApprovals({ client, path })),
       unwrap(sdk.listDescendantPendingQuestions({ client, path })),
     ]);
-    for (const pending of approvals) this.permission(pending.request, pending.agent);
-    for (const pending of questions) this.question(pending.request, pending.agent);
+    for (const pending of approvals) this.events.requested({ kind: "approval", request: pending.request, agent: pending.agent });
+    for (const pending of questions) this.events.requested({ kind: "question", request: pending.request, agent: pending.agent });
+  }
+}
+
+/** Where the requests go: `run` and `chat` ask on the terminal (Interactions), `acp` asks the ACP client. */
+export type DescendantRequestSink = Pick<Interactions, "permissionRequest" | "questionRequest">;
+
+/** The descendants' requests of `root`, asked through `interactions` (`run`, `chat`, `acp`). */
+export class DescendantRequests {
+  private readonly watch: DescendantWatch;
+
+  constructor(connection: Pick<Connection, "client" | "server">, root: string, interactions: DescendantRequestSink) {
+    this.watch = new DescendantWatch(connection.client, connection.server, root, {
+      requested: (entry) => (entry.kind === "approval" ? interactions.permissionRequest(entry.request, entry.agent) : interactions.questionRequest(entry.request, entry.agent)),
+    });
   }
 
-  private permission(request: PermissionRequest, agent: string | undefined): void {
-    this.interactions.permissionRequest(request, agent);
+  start(): void {
+    this.watch.start();
   }
 
-  private question(request: QuestionRequest, agent: string | undefined): void {
-    this.interactions.questionRequest(request, agent);
+  stop(): void {
+    this.watch.stop();
   }
 }
