@@ -22,6 +22,7 @@ import type { GenerationLease, PluginRuntime } from "./runtime.js";
 import { describeSource, loadArtifact, resolveSessionSource, type ArtifactRecord, type SourceContext, type StaticSessionPlugin } from "./session-sources.js";
 import { PluginSourceError } from "./source.js";
 import * as store from "./session-store.js";
+import { KeyedSerial } from "../contract/serial.js";
 
 export interface SessionPluginServiceOptions {
   readonly storage: StorageHandle;
@@ -99,7 +100,8 @@ function redacted(revision: store.StoredRevision): SessionPluginRevision {
 
 export class SessionPluginService {
   private readonly instances = new Map<string, Instance>();
-  private readonly chains = new Map<string, Promise<unknown>>();
+  /** Mutations (and lease activations) of one Session, one at a time. */
+  private readonly chains = new KeyedSerial();
   private readonly now: () => number;
   private readonly sources: SourceContext;
 
@@ -358,14 +360,7 @@ export class SessionPluginService {
 
   /** Runs mutations (and lease activations) of one Session one at a time. */
   private serialized<T>(sessionId: string, fn: () => Promise<T>): Promise<T> {
-    const previous = this.chains.get(sessionId) ?? Promise.resolve();
-    const next = previous.then(fn, fn);
-    const settled = next.catch(() => undefined);
-    this.chains.set(sessionId, settled);
-    void settled.then(() => {
-      if (this.chains.get(sessionId) === settled) this.chains.delete(sessionId);
-    });
-    return next;
+    return this.chains.run(sessionId, fn);
   }
 }
 

@@ -19,6 +19,7 @@ import { compareBytes, underDirectory } from "../../workspace/files/path.js";
 import { lstatOrUndefined, walkDirectories } from "../../workspace/files/resolve.js";
 import { scanWorkdir, sha256Hex, type SnapshotEntry } from "../../workspace/files/snapshot.js";
 import { createHash } from "node:crypto";
+import { KeyedSerial } from "../../contract/serial.js";
 
 export const MAX_PATCH_PAGE_BYTES = 256 * 1024;
 
@@ -83,17 +84,10 @@ export class RewindService {
    * One chain per Session: a Turn's capture, the next Turn's recording (claimed as soon as the
    * previous one settled, while its capture may still scan), snapshots and rewinds take turns.
    */
-  private readonly chains = new Map<string, Promise<unknown>>();
+  private readonly chains = new KeyedSerial();
 
   private serial<T>(sessionId: string, fn: () => Promise<T>): Promise<T> {
-    const previous = this.chains.get(sessionId) ?? Promise.resolve();
-    const next = previous.then(fn, fn);
-    const settled = next.catch(() => undefined);
-    this.chains.set(sessionId, settled);
-    void settled.then(() => {
-      if (this.chains.get(sessionId) === settled) this.chains.delete(sessionId);
-    });
-    return next;
+    return this.chains.run(sessionId, fn);
   }
 
   readonly observer: TurnWorkspaceObserver = {
