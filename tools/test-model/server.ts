@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 // The HTTP side of the test model: routing, recording, the script queue, and writing a
 // scripted response as a stream, a JSON body, an error, a hang or a cut connection.
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
@@ -7,6 +6,7 @@ import { chatCompletion, chatStream, openaiErrorBody } from "./chat.js";
 import { directiveTurn } from "./directives.js";
 import { anthropicErrorBody, messagesJson, messagesStream } from "./messages.js";
 import { responsesJson, responsesStream } from "./responses.js";
+import { headersOf, readBody } from "./requests.js";
 import {
   IdSource,
   isError,
@@ -78,6 +78,8 @@ interface Unanswered {
   type: "test_model_unscripted" | "test_model_directive";
 }
 
+export { credentialHash } from "./requests.js";
+
 function isUnanswered(value: ScriptedResponse | Unanswered): value is Unanswered {
   return "message" in value && "type" in value && !("events" in value);
 }
@@ -115,38 +117,6 @@ function defaultErrorType(protocol: Protocol, status: number): string {
   if (status === 429) return "rate_limit_exceeded";
   if (status === 401) return "invalid_request_error";
   return status >= 500 ? "server_error" : "invalid_request_error";
-}
-
-/** Headers that carry a credential: recorded only as a SHA-256 hash, never the value. */
-const CREDENTIAL_HEADERS = new Set(["authorization", "x-api-key", "api-key"]);
-
-/** `sha256:<hex>` of a credential value (what the recording holds in its place). */
-export const credentialHash = (value: string): string => `sha256:${createHash("sha256").update(value, "utf8").digest("hex")}`;
-
-function headersOf(request: IncomingMessage): { headers: Record<string, string>; credentialSha256?: string } {
-  const headers: Record<string, string> = {};
-  let credentialSha256: string | undefined;
-  for (const [name, value] of Object.entries(request.headers)) {
-    if (value === undefined) continue;
-    const key = name.toLowerCase();
-    const text = Array.isArray(value) ? value.join(", ") : value;
-    if (!CREDENTIAL_HEADERS.has(key)) {
-      headers[key] = text;
-      continue;
-    }
-    // `Bearer TOKEN` keeps its scheme: `Bearer sha256:…`; other credential headers hash whole.
-    const scheme = key === "authorization" ? /^(\S+) (.+)$/.exec(text) : null;
-    const secret = scheme ? scheme[2]! : text;
-    headers[key] = scheme ? `${scheme[1]} ${credentialHash(secret)}` : credentialHash(secret);
-    if (key !== "api-key" || credentialSha256 === undefined) credentialSha256 = credentialHash(secret);
-  }
-  return credentialSha256 !== undefined ? { headers, credentialSha256 } : { headers };
-}
-
-async function readBody(request: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of request) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString("utf8");
 }
 
 function sendJson(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
