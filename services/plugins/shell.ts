@@ -56,8 +56,9 @@ class Output {
     const directory = join(this.cwd, DEFAULT_ARTIFACTS_SUBDIRECTORY);
     const path = `${DEFAULT_ARTIFACTS_SUBDIRECTORY}/${id}.log`;
     try {
-      mkdirSync(directory, { recursive: true });
-      const stream = createWriteStream(join(directory, `${id}.log`), { flags: "wx" });
+      // Private like the tools' archives (services/tools/archive-file.ts): 0700 directory, 0600 file.
+      mkdirSync(directory, { recursive: true, mode: 0o700 });
+      const stream = createWriteStream(join(directory, `${id}.log`), { flags: "wx", mode: 0o600 });
       this.file = { id, path, stream, failed: false };
       stream.on("error", () => {
         if (this.file) this.file.failed = true;

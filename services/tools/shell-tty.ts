@@ -11,10 +11,11 @@
 // - Timeout and abort: SIGKILL to the PTY's process group; abort rejects with `interrupted` once
 //   the byte source closed and the display was stored. The terminal always ends closed.
 import { randomUUID } from "node:crypto";
-import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ToolArtifact } from "../../generated/client/types.gen.js";
 import { insideRoot } from "../contract/paths.js";
+import { ARCHIVE_FILE_MODE, prepareArchiveDirectory } from "./archive-file.js";
 import { canonicalWorkdir } from "./paths.js";
 import {
   DEFAULT_SHELL_TIMEOUT_MS,
@@ -54,9 +55,8 @@ function writeArtifact(directory: string, workdir: string, text: string): ToolAr
   const id = randomUUID();
   const observedBytes = Buffer.byteLength(text, "utf8");
   try {
-    mkdirSync(directory, { recursive: true });
-    const absolute = join(realpathSync(directory), `${id}.log`);
-    writeFileSync(absolute, text, { flag: "wx" });
+    const absolute = join(prepareArchiveDirectory(directory), `${id}.log`);
+    writeFileSync(absolute, text, { flag: "wx", mode: ARCHIVE_FILE_MODE });
     return { id, path: insideRoot(workdir, absolute) ?? absolute, observedBytes, state: "complete" };
   } catch {
     return { id, path: `${id}.log`, observedBytes, state: "incomplete" };

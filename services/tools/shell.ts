@@ -18,10 +18,11 @@
 //   same permissions.
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { createWriteStream, mkdirSync, realpathSync, type WriteStream } from "node:fs";
+import { createWriteStream, type WriteStream } from "node:fs";
 import { join } from "node:path";
 import type { ToolArtifact } from "../../generated/client/types.gen.js";
 import { insideRoot } from "../contract/paths.js";
+import { ARCHIVE_FILE_MODE, prepareArchiveDirectory } from "./archive-file.js";
 import { canonicalWorkdir } from "./paths.js";
 import { externalDirectoriesOf } from "./shell-scan.js";
 import { childEnvironment } from "../workspace/environment.js";
@@ -110,10 +111,9 @@ class OutputSink {
   private spill(): void {
     const id = randomUUID();
     try {
-      mkdirSync(this.artifactsDirectory, { recursive: true });
-      const absolute = join(realpathSync(this.artifactsDirectory), `${id}.log`);
+      const absolute = join(prepareArchiveDirectory(this.artifactsDirectory), `${id}.log`);
       this.artifact = { id, absolute, path: insideRoot(this.workdir, absolute) ?? absolute };
-      this.stream = createWriteStream(absolute, { flags: "wx" });
+      this.stream = createWriteStream(absolute, { flags: "wx", mode: ARCHIVE_FILE_MODE });
       this.stream.on("error", () => {
         this.streamFailed = true;
       });

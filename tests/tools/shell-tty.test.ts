@@ -4,7 +4,7 @@
 // while the Turn waits; the result is the emulator's plain text; timeout and cancellation kill the
 // process group; the styled display stays readable, across a host restart too. Without a
 // terminal host the call fails `terminal_unavailable`. Every SSE event is checked against the contract.
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { sdk, type TerminalDisplayEvent, type TerminalStreamEvent, type ToolTurnPart, type Turn } from "../../clients/index.js";
@@ -159,6 +159,8 @@ describe("shell with tty: true", () => {
     const text = resultText(part);
     expect(part.artifact).toMatchObject({ state: "complete", path: expect.stringMatching(/^\.ze-harness\/tool-output\/[0-9a-f-]{36}\.log$/) });
     const full = readFileSync(join(h.home.root, part.artifact!.path), "utf8");
+    expect(statSync(join(h.home.root, part.artifact!.path)).mode & 0o777).toBe(0o600);
+    expect(statSync(join(h.home.root, ".ze-harness/tool-output")).mode & 0o777).toBe(0o700);
     const lines = full.split("\n");
     expect(lines).toHaveLength(1000);
     expect(lines[0]).toBe(`0 ${line}`);

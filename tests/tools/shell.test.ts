@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -61,6 +61,9 @@ describe("shell: large output", () => {
     expect(artifact.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(artifact.path).toBe(`.ze-harness/tool-output/${artifact.id}.log`);
     expect(readFileSync(join(ws.workdir, artifact.path), "utf8")).toBe(full);
+    // Private to the user: the archive 0600, its directory 0700.
+    expect(statSync(join(ws.workdir, artifact.path)).mode & 0o777).toBe(0o600);
+    expect(statSync(join(ws.workdir, ".ze-harness/tool-output")).mode & 0o777).toBe(0o700);
 
     const result = text(out);
     const [header, ...rest] = result.split("\n");
@@ -89,6 +92,15 @@ describe("shell: large output", () => {
     expect(Buffer.byteLength(body)).toBeLessThanOrEqual(MAX_SHELL_OUTPUT_BYTES);
     expect(out.artifact!.observedBytes).toBe(60000);
     for (const update of ctx.activity) expect(Buffer.byteLength(update.preview ?? "")).toBeLessThanOrEqual(MAX_SHELL_OUTPUT_BYTES);
+  });
+
+  it("tightens an artifacts directory an earlier version left 0755 to 0700", async () => {
+    const directory = join(ws.workdir, ".ze-harness/tool-output");
+    mkdirSync(directory, { recursive: true });
+    chmodSync(directory, 0o755);
+    const out = await call(shellTool, { command: "seq 1 20000" }, context(ws.workdir));
+    expect(statSync(directory).mode & 0o777).toBe(0o700);
+    expect(statSync(join(ws.workdir, out.artifact!.path)).mode & 0o777).toBe(0o600);
   });
 
   it("reports an absolute artifact path when the artifacts directory is outside the workdir", async () => {
