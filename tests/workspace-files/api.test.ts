@@ -237,3 +237,20 @@ describe("watchFiles", () => {
     expect(await streamRefusal("files/events", { path: b64("gone") })).toMatchObject({ status: 404 });
   });
 });
+
+describe("names no filesystem holds", () => {
+  it("a name over 255 bytes is a 400 naming the path field on every operation, never a 500", async () => {
+    const long = "n".repeat(256);
+    const expected = { status: 400, body: { _tag: "ValidationError", message: expect.stringMatching(/^path has a name longer than 255 bytes/) } };
+    for (const name of [long, `dir/${long}`, `${long}/x`]) {
+      expect(await streamRefusal("files/content", { path: b64(name) })).toMatchObject(expected);
+      expect(await failure(sdk.listFiles({ client: client(), path: path(), query: { path: b64(name) } }))).toMatchObject(expected);
+      expect(await streamRefusal("files/events", { path: b64(name) })).toMatchObject(expected);
+      expect(await failure(sdk.gitDiff({ client: client(), path: path(), query: { area: "worktree", path: b64(name) } }))).toMatchObject(expected);
+    }
+    // 255 bytes is a name like any other.
+    writeFileSync(join(workdir, "m".repeat(255)), "fits\n");
+    const read = await readWorkspaceFile(t.api, { ...path(), path: { bytesBase64: b64("m".repeat(255)) } });
+    expect(read).toMatchObject({ kind: "text", size: 5 });
+  });
+});

@@ -1,12 +1,15 @@
 // WorkspacePath: a workdir-relative path carried as its exact pathname bytes (`bytesBase64`).
 // Decoding refuses anything that could leave the workdir or name it ambiguously: absolute
-// paths, empty, `.` and `..` segments, NUL, non-canonical Base64. Resolution to a filesystem
-// path keeps the bytes (a Buffer path), so names that are not UTF-8 survive unchanged.
+// paths, empty, `.` and `..` segments, NUL, non-canonical Base64; and names no filesystem holds
+// (a segment over 255 bytes), which would otherwise fail deep in a system call. Resolution to a
+// filesystem path keeps the bytes (a Buffer path), so names that are not UTF-8 survive unchanged.
 import { Buffer } from "node:buffer";
 import { validationFailure } from "../../contract/failure.js";
 
 /** Longest path accepted, in bytes (Linux PATH_MAX). */
 export const MAX_WORKSPACE_PATH_BYTES = 4096;
+/** Longest segment accepted, in bytes (Linux NAME_MAX: no filesystem holds a longer name). */
+export const MAX_WORKSPACE_NAME_BYTES = 255;
 
 /** Top-level names that are never listed, read or watched: git's directory and the harness's private state. */
 export const PRIVATE_ROOT_NAMES: readonly string[] = [".git", ".ze-harness"];
@@ -37,6 +40,7 @@ export function decodeWorkspacePath(value: string, field = "path"): DecodedPath 
       if (segment.length === 0) throw validationFailure(`${field} must not have empty segments`);
       const text = segment.toString("latin1");
       if (text === "." || text === "..") throw validationFailure(`${field} must not contain '.' or '..' segments`);
+      if (segment.length > MAX_WORKSPACE_NAME_BYTES) throw validationFailure(`${field} has a name longer than ${MAX_WORKSPACE_NAME_BYTES} bytes`);
       segments.push(segment);
       start = i + 1;
     }
