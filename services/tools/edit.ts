@@ -1,10 +1,11 @@
 // `edit`: exact-string replacement in a UTF-8 text file. `oldString` must occur exactly once
 // unless `replaceAll` is set (then every non-overlapping occurrence is replaced). No match,
 // several matches without `replaceAll`, and `oldString === newString` are typed failures that
-// leave the file untouched. Files above MAX_EDIT_FILE_BYTES are refused (`too_large`).
-import { readFile } from "node:fs/promises";
+// leave the file untouched. Files above MAX_EDIT_FILE_BYTES are refused (`too_large`). The file is
+// read from the descriptor verified to be the authorized target (paths.ts `openTarget`) and
+// replaced in its verified directory (atomic-write.ts).
 import { writeFileAtomic } from "./atomic-write.js";
-import { fileFailure, filePermissions, statTarget } from "./paths.js";
+import { fileFailure, filePermissions, openTarget } from "./paths.js";
 import { MAX_EDIT_FILE_BYTES, ToolFailure, textResult, throwIfAborted, type ToolDefinition } from "./tool.js";
 
 export interface EditInput {
@@ -39,13 +40,18 @@ export const editTool: ToolDefinition<EditInput> = {
   permissions: filePermissions("edit"),
   async execute(input, ctx) {
     if (input.oldString === input.newString) throw new ToolFailure("no_change", "oldString and newString are identical; nothing to change.");
-    const { target, info } = await statTarget(ctx, "edit", input.filePath);
+    const { target, opened } = await openTarget(ctx, "edit", input.filePath);
     const name = JSON.stringify(target.resource);
-    if (!info.isFile()) throw new ToolFailure("not_file", `${name} is not a regular file.`);
-    if (info.size > MAX_EDIT_FILE_BYTES) throw new ToolFailure("too_large", `${name} is larger than ${MAX_EDIT_FILE_BYTES} bytes.`);
-    const bytes = await readFile(target.canonicalPath).catch((error: unknown) => {
-      throw fileFailure(error, target.resource);
-    });
+    let bytes: Buffer;
+    try {
+      if (!opened.stat.isFile()) throw new ToolFailure("not_file", `${name} is not a regular file.`);
+      if (opened.stat.size > BigInt(MAX_EDIT_FILE_BYTES)) throw new ToolFailure("too_large", `${name} is larger than ${MAX_EDIT_FILE_BYTES} bytes.`);
+      bytes = await opened.handle.readFile().catch((error: unknown) => {
+        throw fileFailure(error, target.resource);
+      });
+    } finally {
+      await opened.handle.close().catch(() => undefined);
+    }
     let text: string;
     try {
       text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
@@ -62,7 +68,7 @@ export const editTool: ToolDefinition<EditInput> = {
     }
     const updated = input.replaceAll === true ? text.split(input.oldString).join(input.newString) : text.replace(input.oldString, () => input.newString);
     throwIfAborted(ctx.signal);
-    await writeFileAtomic(target.canonicalPath, updated).catch((error: unknown) => {
+    await writeFileAtomic(target.canonicalPath, updated, { checkpoint: () => throwIfAborted(ctx.signal) }).catch((error: unknown) => {
       throw fileFailure(error, target.resource);
     });
     return textResult(`Edited ${target.resource}: replaced ${count} occurrence${count === 1 ? "" : "s"}.`);

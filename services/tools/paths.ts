@@ -8,10 +8,11 @@
 //
 // The same canonical path goes into the projection's `metadata.canonicalPath`, and `execute`
 // acts on it, so the operation touches exactly what was authorized.
-import { lstatSync, readlinkSync, realpathSync, statSync, type Stats } from "node:fs";
-import { stat } from "node:fs/promises";
+import { lstatSync, readlinkSync, realpathSync, statSync } from "node:fs";
+import { constants } from "node:fs";
 import { dirname, isAbsolute, join, posix } from "node:path";
 import { insideRoot } from "../contract/paths.js";
+import { MAX_NAME_BYTES, isPathChanged, openVerified, type Opened } from "../workspace/files/verified.js";
 import { ToolFailure, throwIfAborted, type PermissionProjection, type ToolContext } from "./tool.js";
 
 /** Most symlinks followed while resolving one path (Linux's own limit). */
@@ -49,6 +50,7 @@ function canonicalize(absolute: string, budget: { links: number }): string {
       // Missing (or a parent that is a file): the rest cannot hold symlinks; the file operation
       // reports `not_found`/`not_file` itself.
       if (code === "ENOENT" || code === "ENOTDIR") return appendLexically(current, parts.slice(i));
+      if (code === "ENAMETOOLONG") throw invalidPath("a name in it is longer than 255 bytes, or it is longer than 4096 bytes");
       throw invalidPath("the path cannot be resolved");
     }
     if (!isLink) {
@@ -91,6 +93,8 @@ function isExistingDirectory(path: string): boolean {
 export function resolveFileTarget(workdir: string, filePath: string): FileTarget {
   if (filePath.length === 0) throw invalidPath("the path is empty");
   if (filePath.includes("\0")) throw invalidPath("the path contains NUL");
+  // No filesystem holds such a name: refused before anything is resolved or created.
+  if (filePath.split("/").some((part) => Buffer.byteLength(part) > MAX_NAME_BYTES)) throw invalidPath(`a name in it is longer than ${MAX_NAME_BYTES} bytes`);
   const root = canonicalWorkdir(workdir);
   // No lexical normalization before canonicalizing: `link/..` must leave the link's target.
   const absolute = isAbsolute(filePath) ? filePath : `${root}/${filePath}`;
@@ -141,8 +145,12 @@ export function authorizedPath(ctx: ToolContext, action: string, filePath: strin
 
 /** Maps a Node filesystem error to a safe failure. */
 export function fileFailure(error: unknown, resource: string): ToolFailure {
-  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (error instanceof ToolFailure) return error;
   const name = JSON.stringify(resource);
+  if (isPathChanged(error)) {
+    return new ToolFailure("path_changed", `${name} changed while it was being accessed (a directory on the way was replaced, for example by a symbolic link); nothing was read or written there.`);
+  }
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
   switch (code) {
     case "ENOENT":
       return new ToolFailure("not_found", `Nothing exists at ${name}.`);
@@ -152,6 +160,8 @@ export function fileFailure(error: unknown, resource: string): ToolFailure {
       return new ToolFailure("not_file", `${name} is a directory.`);
     case "ELOOP":
       return new ToolFailure("invalid_path", `Invalid path: ${name} has too many symbolic links.`);
+    case "ENAMETOOLONG":
+      return new ToolFailure("invalid_path", `Invalid path: ${name} has a name longer than 255 bytes or is too long.`);
     case "EACCES":
     case "EPERM":
       return new ToolFailure("io", `Permission denied for ${name}.`);
@@ -166,19 +176,19 @@ export function filePermissions(action: string): (input: { readonly filePath: st
 }
 
 /**
- * The start of every file tool's `execute`: stop if the call was already interrupted, take the
- * authorized target, and stat it (a failure becomes the tool's safe failure; with
- * `mayBeMissing`, a missing target is `info: undefined`).
+ * The start of `read` and `edit`: stop if the call was already interrupted, take the authorized
+ * target and open it (non-blocking: a FIFO never hangs the call), checked on the descriptor:
+ * what was opened must be the authorized canonical path itself, so a directory on the way that
+ * became a symlink since the projection is `path_changed`, never followed. A symlink inside the
+ * workdir that points outside was resolved at projection time, so its real target is what was
+ * authorized (with its `external_directory` ask). The caller reads from `opened` and closes it.
  */
-export async function statTarget(ctx: ToolContext, action: string, filePath: string): Promise<{ target: FileTarget; info: Stats }>;
-export async function statTarget(ctx: ToolContext, action: string, filePath: string, options: { readonly mayBeMissing: true }): Promise<{ target: FileTarget; info: Stats | undefined }>;
-export async function statTarget(ctx: ToolContext, action: string, filePath: string, options: { readonly mayBeMissing?: boolean } = {}): Promise<{ target: FileTarget; info: Stats | undefined }> {
+export async function openTarget(ctx: ToolContext, action: string, filePath: string): Promise<{ target: FileTarget; opened: Opened }> {
   throwIfAborted(ctx.signal);
   const target = authorizedPath(ctx, action, filePath);
   try {
-    return { target, info: await stat(target.canonicalPath) };
+    return { target, opened: await openVerified(target.canonicalPath, constants.O_RDONLY | constants.O_NONBLOCK) };
   } catch (error) {
-    if (options.mayBeMissing && (error as NodeJS.ErrnoException).code === "ENOENT") return { target, info: undefined };
     throw fileFailure(error, target.resource);
   }
 }

@@ -9,7 +9,7 @@
 // through Core (`ctx.sessionResources`) for the calling Session only: another Session's artifact
 // or attachment is `resource_not_in_session`, whatever address or `next` object names it.
 import { constants } from "node:fs";
-import { open } from "node:fs/promises";
+import { openVerified } from "../workspace/files/verified.js";
 import { fileFailure } from "./paths.js";
 import { MAX_FILE_READ_BYTES, ToolFailure, byteLength, jsonResult, throwIfAborted, type ArchivedToolResult, type ToolContext, type ToolOutput } from "./tool.js";
 
@@ -58,14 +58,14 @@ export async function findArchive(ctx: ToolContext, reference: string): Promise<
 /** One page of an archived tool result, from `afterByte` (0 for the first). */
 export async function readArchivePage(ctx: ToolContext, archive: ArchivedToolResult, afterByte = 0, expectedTotal?: number): Promise<ToolOutput> {
   const name = JSON.stringify(archive.path);
-  // No symlink is followed at the file itself: the archive is the file the tool wrote.
-  const handle = await open(archive.absolutePath, constants.O_RDONLY | constants.O_NOFOLLOW).catch((error: unknown) => {
+  // The archive is the file the tool wrote at its canonical path: checked on the descriptor, so
+  // neither a symlink at the file nor one swapped in on the way is followed.
+  const { handle, stat: info } = await openVerified(archive.absolutePath, constants.O_RDONLY | constants.O_NONBLOCK).catch((error: unknown) => {
     throw fileFailure(error, archive.path);
   });
   try {
-    const info = await handle.stat();
     if (!info.isFile()) throw new ToolFailure("not_file", `${name} is not a regular file.`);
-    const total = info.size;
+    const total = Number(info.size);
     if (expectedTotal !== undefined && expectedTotal !== total) throw badNext(`the archived output ${name} is ${total} bytes now, not ${expectedTotal}`);
     if (afterByte > total) throw badNext(`byte ${afterByte} is past the end of ${name} (${total} bytes)`);
     const raw = Buffer.alloc(Math.min(PAGE_BYTES, total - afterByte));

@@ -17,10 +17,11 @@
 // in exact byte pages. A `filePath` inside the artifacts directory is read the same way, as an
 // archived tool result of this Session only.
 import { realpathSync } from "node:fs";
-import { open, readdir, stat } from "node:fs/promises";
+import { readdir, stat, type FileHandle } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { insideRoot } from "../contract/paths.js";
-import { fileFailure, fileProjections, resolveFileTarget, statTarget } from "./paths.js";
+import { directoryPath } from "../workspace/files/verified.js";
+import { fileFailure, fileProjections, openTarget, resolveFileTarget } from "./paths.js";
 import { NEXT_SCHEMA, findArchive, readArchivePage, readAttachmentPage, readNext, type ReadNext } from "./read-resources.js";
 import {
   DEFAULT_READ_LINES,
@@ -89,86 +90,79 @@ const formatLine = (n: number, text: string): string => {
   return `${String(n).padStart(6)}\t${cut}`;
 };
 
-async function readFileLines(path: string, resource: string, offset: number, limit: number, signal: AbortSignal): Promise<string> {
-  const handle = await open(path, "r").catch((error: unknown) => {
-    throw fileFailure(error, resource);
-  });
-  try {
-    const decoder = new TextDecoder("utf-8", { fatal: true });
-    const buffer = Buffer.alloc(CHUNK_BYTES);
-    const out: string[] = [];
-    let outBytes = 0;
-    let lineNo = 0; // lines completed so far
-    let partial = "";
-    let eof = false;
-    let stop: "limit" | "bytes" | undefined;
-    let lastShown = offset - 1;
+async function readFileLines(handle: FileHandle, resource: string, offset: number, limit: number, signal: AbortSignal): Promise<string> {
+  const decoder = new TextDecoder("utf-8", { fatal: true });
+  const buffer = Buffer.alloc(CHUNK_BYTES);
+  const out: string[] = [];
+  let outBytes = 0;
+  let lineNo = 0; // lines completed so far
+  let partial = "";
+  let eof = false;
+  let stop: "limit" | "bytes" | undefined;
+  let lastShown = offset - 1;
 
-    // Returns false once the page is full.
-    const take = (line: string): boolean => {
-      lineNo++;
-      if (lineNo < offset) return true;
-      if (lineNo >= offset + limit) {
-        stop = "limit";
-        return false;
-      }
-      const formatted = formatLine(lineNo, line.endsWith("\r") ? line.slice(0, -1) : line);
-      const cost = byteLength(formatted) + 1;
-      if (outBytes + cost > MAX_FILE_READ_BYTES - HINT_RESERVE) {
-        stop = "bytes";
-        return false;
-      }
-      out.push(formatted);
-      outBytes += cost;
-      lastShown = lineNo;
-      return true;
-    };
+  // Returns false once the page is full.
+  const take = (line: string): boolean => {
+    lineNo++;
+    if (lineNo < offset) return true;
+    if (lineNo >= offset + limit) {
+      stop = "limit";
+      return false;
+    }
+    const formatted = formatLine(lineNo, line.endsWith("\r") ? line.slice(0, -1) : line);
+    const cost = byteLength(formatted) + 1;
+    if (outBytes + cost > MAX_FILE_READ_BYTES - HINT_RESERVE) {
+      stop = "bytes";
+      return false;
+    }
+    out.push(formatted);
+    outBytes += cost;
+    lastShown = lineNo;
+    return true;
+  };
 
-    reading: while (!eof) {
-      throwIfAborted(signal);
-      const { bytesRead } = await handle.read(buffer, 0, CHUNK_BYTES, null).catch((error: unknown) => {
-        throw fileFailure(error, resource);
-      });
-      let text: string;
-      try {
-        text = bytesRead === 0 ? decoder.decode() : decoder.decode(buffer.subarray(0, bytesRead), { stream: true });
-      } catch {
-        throw new ToolFailure("invalid_utf8", `${JSON.stringify(resource)} is not UTF-8 text.`);
-      }
-      if (bytesRead === 0) eof = true;
-      partial += text;
-      let start = 0;
-      let newline: number;
-      while ((newline = partial.indexOf("\n", start)) !== -1) {
-        const line = partial.slice(start, newline);
-        start = newline + 1;
-        if (!take(line)) break reading;
-      }
-      partial = partial.slice(start);
-      if (eof && partial.length > 0) {
-        const line = partial;
-        partial = "";
-        if (!take(line)) break;
-      }
+  reading: while (!eof) {
+    throwIfAborted(signal);
+    const { bytesRead } = await handle.read(buffer, 0, CHUNK_BYTES, null).catch((error: unknown) => {
+      throw fileFailure(error, resource);
+    });
+    let text: string;
+    try {
+      text = bytesRead === 0 ? decoder.decode() : decoder.decode(buffer.subarray(0, bytesRead), { stream: true });
+    } catch {
+      throw new ToolFailure("invalid_utf8", `${JSON.stringify(resource)} is not UTF-8 text.`);
     }
-
-    if (stop === undefined && lineNo < offset && !(lineNo === 0 && offset === 1)) {
-      throw new ToolFailure("invalid_offset", `offset ${offset} is past the end of the file (${lineNo} lines).`);
+    if (bytesRead === 0) eof = true;
+    partial += text;
+    let start = 0;
+    let newline: number;
+    while ((newline = partial.indexOf("\n", start)) !== -1) {
+      const line = partial.slice(start, newline);
+      start = newline + 1;
+      if (!take(line)) break reading;
     }
-    let hint: string;
-    if (stop === "bytes") {
-      hint = `(Output capped at ${MAX_FILE_READ_BYTES / 1024} KiB. Showing lines ${offset}-${lastShown}. Use offset=${lastShown + 1} to continue.)`;
-    } else if (stop === "limit") {
-      hint = `(Showing lines ${offset}-${lastShown}; more lines follow. Use offset=${lastShown + 1} to continue.)`;
-    } else if (lineNo === 0) {
-      hint = "(Empty file.)";
-    } else {
-      hint = `(End of file: ${lineNo} lines.)`;
+    partial = partial.slice(start);
+    if (eof && partial.length > 0) {
+      const line = partial;
+      partial = "";
+      if (!take(line)) break;
     }
-    return out.length > 0 ? `${out.join("\n")}\n\n${hint}` : hint;
-  } finally {
-    await handle.close().catch(() => undefined);
   }
+
+  if (stop === undefined && lineNo < offset && !(lineNo === 0 && offset === 1)) {
+    throw new ToolFailure("invalid_offset", `offset ${offset} is past the end of the file (${lineNo} lines).`);
+  }
+  let hint: string;
+  if (stop === "bytes") {
+    hint = `(Output capped at ${MAX_FILE_READ_BYTES / 1024} KiB. Showing lines ${offset}-${lastShown}. Use offset=${lastShown + 1} to continue.)`;
+  } else if (stop === "limit") {
+    hint = `(Showing lines ${offset}-${lastShown}; more lines follow. Use offset=${lastShown + 1} to continue.)`;
+  } else if (lineNo === 0) {
+    hint = "(Empty file.)";
+  } else {
+    hint = `(End of file: ${lineNo} lines.)`;
+  }
+  return out.length > 0 ? `${out.join("\n")}\n\n${hint}` : hint;
 }
 
 type EntryKind = "file" | "directory" | "other";
@@ -242,22 +236,28 @@ export const readTool: ToolDefinition<ReadInput> = {
     if (address === "artifact") return readArchivePage(ctx, await findArchive(ctx, input.artifact!));
     if (address === "attachment") return readAttachmentPage(ctx, input.attachment!);
     if (address === "next") return readNext(ctx, input.next!);
-    const { target, info } = await statTarget(ctx, "read", input.filePath!);
-    // An archived tool result is read as one (byte pages with next), and only this Session's.
-    if (ctx.sessionResources && info.isFile() && insideArtifacts(ctx, target.canonicalPath)) {
-      // Archives are named `<artifact id>.log`: look the id up (another name is no archive of this Session).
-      const archive = await findArchive(ctx, basename(target.canonicalPath).replace(/\.log$/, ""));
-      if (canonical(archive.absolutePath) !== target.canonicalPath) throw new ToolFailure("resource_not_in_session", `No archived tool result ${JSON.stringify(target.resource)} belongs to this Session.`);
-      return readArchivePage(ctx, archive);
+    const { target, opened } = await openTarget(ctx, "read", input.filePath!);
+    try {
+      const info = opened.stat;
+      // An archived tool result is read as one (byte pages with next), and only this Session's.
+      if (ctx.sessionResources && info.isFile() && insideArtifacts(ctx, target.canonicalPath)) {
+        // Archives are named `<artifact id>.log`: look the id up (another name is no archive of this Session).
+        const archive = await findArchive(ctx, basename(target.canonicalPath).replace(/\.log$/, ""));
+        if (canonical(archive.absolutePath) !== target.canonicalPath) throw new ToolFailure("resource_not_in_session", `No archived tool result ${JSON.stringify(target.resource)} belongs to this Session.`);
+        return await readArchivePage(ctx, archive);
+      }
+      const offset = input.offset ?? 1;
+      if (info.isDirectory()) {
+        // Listed through the verified descriptor: exactly the directory that was checked.
+        const listing = await readDirectoryPage(directoryPath(opened).toString(), target.resource, offset, Math.min(input.limit ?? MAX_DIRECTORY_ENTRIES, MAX_DIRECTORY_ENTRIES), ctx.signal);
+        return { ...listing, instructionTarget: { path: target.canonicalPath, isDirectory: true } };
+      }
+      if (!info.isFile()) throw new ToolFailure("not_file", `${JSON.stringify(target.resource)} is not a regular file.`);
+      const text = textResult(await readFileLines(opened.handle, target.resource, offset, input.limit ?? DEFAULT_READ_LINES, ctx.signal));
+      return { ...text, instructionTarget: { path: target.canonicalPath, isDirectory: false } };
+    } finally {
+      await opened.handle.close().catch(() => undefined);
     }
-    const offset = input.offset ?? 1;
-    if (info.isDirectory()) {
-      const listing = await readDirectoryPage(target.canonicalPath, target.resource, offset, Math.min(input.limit ?? MAX_DIRECTORY_ENTRIES, MAX_DIRECTORY_ENTRIES), ctx.signal);
-      return { ...listing, instructionTarget: { path: target.canonicalPath, isDirectory: true } };
-    }
-    if (!info.isFile()) throw new ToolFailure("not_file", `${JSON.stringify(target.resource)} is not a regular file.`);
-    const text = textResult(await readFileLines(target.canonicalPath, target.resource, offset, input.limit ?? DEFAULT_READ_LINES, ctx.signal));
-    return { ...text, instructionTarget: { path: target.canonicalPath, isDirectory: false } };
   },
 };
 

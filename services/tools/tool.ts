@@ -279,6 +279,8 @@ export type ToolFailureCode =
   | "invalid_utf8"
   | "invalid_offset"
   | "io"
+  /** Something on the way changed between the authorization and the access (a directory became a symlink): nothing was touched. */
+  | "path_changed"
   // edit
   | "no_match"
   | "ambiguous_match"

@@ -1,10 +1,11 @@
 // `write`: creates or replaces a UTF-8 text file, creating missing parent directories.
 // Authorized as action `edit` (the reference's file-modifying action; there is no `write` action),
-// on the canonical target (a symlink is written through to its target).
-import { mkdir } from "node:fs/promises";
+// on the canonical target: a symlink is written through to its target — the target is what the
+// projection names (with `external_directory` when it lies outside), and the file is replaced in
+// the target's own directory, opened and verified on its descriptor (atomic-write.ts). The link
+// itself stays a link.
 import { writeFileAtomic } from "./atomic-write.js";
-import { dirname } from "node:path";
-import { fileFailure, filePermissions, statTarget } from "./paths.js";
+import { authorizedPath, fileFailure, filePermissions } from "./paths.js";
 import { ToolFailure, byteLength, textResult, throwIfAborted, type ToolDefinition } from "./tool.js";
 
 export interface WriteInput {
@@ -28,21 +29,19 @@ export const writeTool: ToolDefinition<WriteInput> = {
   },
   permissions: filePermissions("edit"),
   async execute(input, ctx) {
-    const { target, info: existing } = await statTarget(ctx, "edit", input.filePath, { mayBeMissing: true });
-    if (existing?.isDirectory()) throw new ToolFailure("not_file", `${JSON.stringify(target.resource)} is a directory.`);
+    throwIfAborted(ctx.signal);
+    const target = authorizedPath(ctx, "edit", input.filePath);
+    let replaced: boolean;
     try {
-      await mkdir(dirname(target.canonicalPath), { recursive: true });
-      throwIfAborted(ctx.signal);
-      await writeFileAtomic(target.canonicalPath, input.content);
+      ({ replaced } = await writeFileAtomic(target.canonicalPath, input.content, { makeParents: true, checkpoint: () => throwIfAborted(ctx.signal) }));
     } catch (error) {
-      if (error instanceof ToolFailure) throw error;
-      // mkdir through an existing file reports EEXIST or ENOTDIR: a parent is not a directory.
+      // A parent that exists as a file: not a directory.
       if ((error as NodeJS.ErrnoException).code === "EEXIST") {
         throw new ToolFailure("not_file", `A parent of ${JSON.stringify(target.resource)} is not a directory.`);
       }
       throw fileFailure(error, target.resource);
     }
     const bytes = byteLength(input.content);
-    return textResult(`${existing ? "Replaced" : "Created"} ${target.resource} (${bytes} bytes).`);
+    return textResult(`${replaced ? "Replaced" : "Created"} ${target.resource} (${bytes} bytes).`);
   },
 };

@@ -73,8 +73,11 @@ async function readInstructionFile(path: string, found: string, root: string | u
   if (root !== undefined && insideRoot(root, resolved) === undefined) {
     return invalid(path, resolved, "outside_workdir", "it links to a file outside the working directory");
   }
-  const read = await readBoundedText(found, MAX_INSTRUCTIONS_BYTES);
+  // Decided again on what is opened: a directory swapped for a symlink since the check above never brings outside text in.
+  const read = await readBoundedText(found, MAX_INSTRUCTIONS_BYTES, root === undefined ? {} : { within: root });
   switch (read._tag) {
+    case "Outside":
+      return invalid(path, read.canonicalPath ?? resolved, "outside_workdir", "it links to a file outside the working directory");
     case "Absent":
       return undefined;
     case "Failed":

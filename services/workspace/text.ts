@@ -7,6 +7,8 @@
 // read. A leading byte-order mark is dropped by the decoder and does not count as content.
 import { constants } from "node:fs";
 import { open, type FileHandle } from "node:fs/promises";
+import { insideRoot } from "../contract/paths.js";
+import { realPathOf } from "./files/verified.js";
 
 export type TextFailureReason = "unreadable" | "not_utf8" | "oversized";
 
@@ -15,6 +17,13 @@ export interface TextContent {
   readonly _tag: "Text";
   readonly text: string;
   readonly bytes: number;
+}
+
+/** With `within`: what was opened lies outside that directory (or where it lies cannot be told). */
+export interface TextOutside {
+  readonly _tag: "Outside";
+  /** The opened file's real path, when it could be told. */
+  readonly canonicalPath: string | undefined;
 }
 
 /** Nothing at the path (also a dangling symlink or a missing parent directory). */
@@ -29,7 +38,16 @@ export interface TextFailed {
   readonly detail: string;
 }
 
-export type TextRead = TextContent | TextAbsent | TextFailed;
+export type TextRead = TextContent | TextAbsent | TextFailed | TextOutside;
+
+export interface TextReadOptions {
+  /**
+   * A canonical directory the file must really lie in: decided on the open descriptor's real
+   * path (services/workspace/files/verified.ts `realPathOf`), so a directory on the way swapped
+   * for a symlink to elsewhere yields `Outside`, never its bytes. Symlinks inside it are followed.
+   */
+  readonly within?: string;
+}
 
 const CHUNK_BYTES = 16 * 1024;
 
@@ -49,7 +67,9 @@ function errorDetail(error: unknown): string {
 }
 
 /** Reads `path` as UTF-8 if it is a regular file of at most `maxBytes` bytes. Never throws. */
-export async function readBoundedText(path: string, maxBytes: number): Promise<TextRead> {
+export async function readBoundedText(path: string, maxBytes: number): Promise<Exclude<TextRead, TextOutside>>;
+export async function readBoundedText(path: string, maxBytes: number, options: TextReadOptions): Promise<TextRead>;
+export async function readBoundedText(path: string, maxBytes: number, options: TextReadOptions = {}): Promise<TextRead> {
   let handle: FileHandle;
   try {
     handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
@@ -59,6 +79,10 @@ export async function readBoundedText(path: string, maxBytes: number): Promise<T
     return { _tag: "Failed", reason: "unreadable", detail: errorDetail(error) };
   }
   try {
+    if (options.within !== undefined) {
+      const real = await realPathOf(handle, path);
+      if (real === undefined || insideRoot(options.within, real) === undefined) return { _tag: "Outside", canonicalPath: real };
+    }
     const info = await handle.stat();
     if (info.isDirectory()) return { _tag: "Failed", reason: "unreadable", detail: "it is a directory" };
     if (!info.isFile()) return { _tag: "Failed", reason: "unreadable", detail: "it is not a regular file" };

@@ -1,11 +1,16 @@
 // Reading and restoring one workdir file for a rewind: the digest of what is at a path now, and
-// putting a recorded content back (or removing the file).
+// putting a recorded content back (or removing the file). Both reach the file through its
+// parent directory's verified descriptor (services/workspace/files/verified.ts): the parents are
+// opened one component at a time from the canonical workdir without following a symlink (and,
+// to restore, made when missing), so neither a read nor a write nor a removal ever goes through
+// a directory swapped for a symlink to outside the workdir. A symlink on the way is "unsafe" for
+// the check and `PathChanged` for a restore.
 import { Buffer } from "node:buffer";
-import { createHash, randomBytes } from "node:crypto";
-import { promises as fsp } from "node:fs";
-import { underDirectory } from "../../workspace/files/path.js";
-import { lstatOrUndefined, walkDirectories } from "../../workspace/files/resolve.js";
+import { createHash } from "node:crypto";
+import { constants, promises as fsp } from "node:fs";
+import { canonicalWorkdir } from "../../workspace/files/resolve.js";
 import { sha256Hex } from "../../workspace/files/snapshot.js";
+import { PathChanged, childPath, closeDirectory, closeVerified, openChild, openDirectoryChain, writeInDirectory, type VerifiedDirectory } from "../../workspace/files/verified.js";
 
 function segmentsOf(path: Buffer): Buffer[] {
   const segments: Buffer[] = [];
@@ -19,41 +24,60 @@ function segmentsOf(path: Buffer): Buffer[] {
   return segments;
 }
 
+/** Runs `fn` in the open parent directory of `path` (`create`: made when missing); undefined when a parent is missing. */
+async function inParent<T>(workdir: string, path: Buffer, create: boolean, fn: (dir: VerifiedDirectory, name: Buffer) => Promise<T>): Promise<T | undefined> {
+  const segments = segmentsOf(path);
+  let dir: VerifiedDirectory;
+  try {
+    dir = openDirectoryChain(await canonicalWorkdir(workdir), segments.slice(0, -1), { create });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" && !create) return undefined;
+    // A file or a symlink where a directory belongs.
+    if (code === "ENOTDIR" || code === "ELOOP") throw new PathChanged();
+    throw error;
+  }
+  try {
+    return await fn(dir, segments.at(-1)!);
+  } finally {
+    closeDirectory(dir);
+  }
+}
+
 /** The digest of what is at `path` now (null: nothing), or "unsafe" when a parent is not a plain directory. */
 export async function currentDigest(workdir: string, path: Buffer): Promise<string | null | "unsafe"> {
   try {
-    const parents = await walkDirectories(workdir, segmentsOf(path).slice(0, -1));
-    if (!parents) return null;
-  } catch {
-    return "unsafe";
+    const digest = await inParent(workdir, path, false, async (dir, name) => {
+      const stat = await fsp.lstat(childPath(dir, name)).catch((error: NodeJS.ErrnoException) => {
+        if (error.code === "ENOENT") return undefined;
+        throw error;
+      });
+      if (!stat) return null;
+      if (stat.isSymbolicLink()) return sha256Hex(await fsp.readlink(childPath(dir, name), { encoding: "buffer" }));
+      if (!stat.isFile()) return "unsafe";
+      const opened = await openChild(dir, name, constants.O_RDONLY | constants.O_NONBLOCK);
+      try {
+        if (!opened.stat.isFile()) return "unsafe";
+        return createHash("sha256").update(await opened.handle.readFile()).digest("hex");
+      } finally {
+        await closeVerified(opened);
+      }
+    });
+    return digest === undefined ? null : digest;
+  } catch (error) {
+    if (error instanceof PathChanged) return "unsafe";
+    throw error;
   }
-  const absolute = underDirectory(workdir, path);
-  const stat = await lstatOrUndefined(absolute);
-  if (!stat) return null;
-  if (stat.isSymbolicLink()) return sha256Hex(await fsp.readlink(absolute, { encoding: "buffer" }));
-  if (!stat.isFile()) return "unsafe";
-  return createHash("sha256").update(await fsp.readFile(absolute)).digest("hex");
 }
 
 /** Puts one file back (written beside it, then renamed over it), or removes it. */
 export async function restore(workdir: string, path: Buffer, content: { bytes: Buffer; mode: number } | undefined): Promise<void> {
-  const absolute = underDirectory(workdir, path);
-  if (!content) {
-    await fsp.rm(absolute, { force: true });
-    return;
-  }
-  const segments = segmentsOf(path);
-  let relative = Buffer.alloc(0) as Buffer;
-  for (const segment of segments.slice(0, -1)) {
-    relative = relative.length === 0 ? Buffer.from(segment) : Buffer.concat([relative, Buffer.from("/"), segment]);
-    await fsp.mkdir(underDirectory(workdir, relative)).catch((error: NodeJS.ErrnoException) => {
-      if (error.code !== "EEXIST") throw error;
-    });
-  }
-  // Parents are plain directories (checked before anything was restored, created above).
-  const temporary = Buffer.concat([absolute, Buffer.from(`.ze-rewind-${randomBytes(6).toString("hex")}`)]);
-  if (content.mode === 0o120000) await fsp.symlink(content.bytes, temporary);
-  else await fsp.writeFile(temporary, content.bytes, { mode: content.mode & 0o777 });
-  if (content.mode !== 0o120000) await fsp.chmod(temporary, content.mode & 0o777);
-  await fsp.rename(temporary, absolute);
+  await inParent(workdir, path, content !== undefined, async (dir, name) => {
+    if (!content) {
+      await fsp.rm(childPath(dir, name), { force: true });
+      return;
+    }
+    if (content.mode === 0o120000) await writeInDirectory(dir, name, { kind: "symlink", target: content.bytes }, "ze-rewind");
+    else await writeInDirectory(dir, name, { kind: "file", bytes: content.bytes, mode: content.mode & 0o777 }, "ze-rewind");
+  });
 }

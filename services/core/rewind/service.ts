@@ -16,6 +16,7 @@ import { turns as turnStore, workspace as store, type StorageHandle, type Stored
 import { compareBytes } from "../../workspace/files/path.js";
 import { scanWorkdir, sha256Hex, type SnapshotEntry } from "../../workspace/files/snapshot.js";
 import { KeyedSerial } from "../../contract/serial.js";
+import { isPathChanged } from "../../workspace/files/verified.js";
 import { currentDigest, restore } from "./restore.js";
 
 export const MAX_PATCH_PAGE_BYTES = 256 * 1024;
@@ -233,7 +234,13 @@ export class RewindService {
     if (missing.length > 0) throw new RewindConflict("The earlier content of these files was not recorded", missing);
     for (const path of paths) {
       const before = first.get(path)!;
-      await restore(workdir, Buffer.from(path, "base64"), before.beforeSha256 === undefined ? undefined : { bytes: contents.get(path)!, mode: before.beforeMode ?? 0o100644 });
+      try {
+        await restore(workdir, Buffer.from(path, "base64"), before.beforeSha256 === undefined ? undefined : { bytes: contents.get(path)!, mode: before.beforeMode ?? 0o100644 });
+      } catch (error) {
+        // A directory on the way was replaced (by a symlink or a file) since the check: never written through.
+        if (isPathChanged(error)) throw new RewindConflict(`${Buffer.from(path, "base64").toString("utf8")} changed while the rewind restored it`.slice(0, 4096), [path]);
+        throw error;
+      }
     }
     const rewoundAt = this.now();
     const turnIds = patches.map((patch) => patch.turnId);

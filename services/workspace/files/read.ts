@@ -2,17 +2,20 @@
 // chunks of at most 32 KiB of original bytes (text chunks end at UTF-8 boundaries), and
 // `file.end` with version, size and SHA-256 — or one explicit `file.absent`, `file.changed`
 // (not the `expectedVersion`), `file.binary` or `file.unsupported` item. The directories on
-// the way are walked without following symlinks; the file is opened with O_NOFOLLOW and its
-// handle's identity must match what was walked, before and after the read, and so must the
-// parent's. Every chunk comes from one complete buffer, so a replaced path never mixes
+// the way are opened one at a time through their parents' verified descriptors (resolve.ts
+// `openDirectories`), and the file through its parent's (O_NOFOLLOW): what is read is that
+// directory's child, never a symlink's target, even while a directory on the way is swapped for
+// a symlink. Its handle's identity must match what was seen, before and after the read, and so
+// must the parent's path. Every chunk comes from one complete buffer, so a replaced path never mixes
 // versions. The version binds the bytes, the file and parent identities and the path.
 import { Buffer } from "node:buffer";
 import { createHash } from "node:crypto";
-import { constants, promises as fsp } from "node:fs";
+import { constants } from "node:fs";
 import type { FileReadEvent } from "../../../generated/client/types.gen.js";
 import { validationFailure } from "../../contract/failure.js";
-import { underDirectory, utf8OrUndefined, type DecodedPath } from "./path.js";
-import { identityOf, identityText, lstatOrUndefined, sameIdentity, walkDirectories, type Identity } from "./resolve.js";
+import { utf8OrUndefined, type DecodedPath } from "./path.js";
+import { identityOf, identityText, lstatOrUndefined, openDirectories, sameIdentity, type Identity } from "./resolve.js";
+import { childPath, closeDirectory, closeVerified, isPathChanged, openChild, type Opened } from "./verified.js";
 
 export const MAX_CHUNK_BYTES = 32 * 1024;
 /** Larger files are `file.unsupported` (`too_large`): the read buffers the whole file. */
@@ -54,35 +57,39 @@ function versionOf(content: Uint8Array, file: Identity, parent: Identity, path: 
 /** Captures the file and returns the items to publish, in order. */
 export async function captureFile(workdir: string, path: DecodedPath, expectedVersion: string | undefined): Promise<Item[]> {
   if (expectedVersion !== undefined && (expectedVersion.length === 0 || expectedVersion.length > 256)) throw validationFailure("expectedVersion must be a version this host returned");
-  const parents = await walkDirectories(workdir, path.segments.slice(0, -1));
+  const parents = await openDirectories(workdir, path.segments.slice(0, -1));
   if (!parents) return [{ type: "file.absent" }];
-  const absolute = underDirectory(workdir, path.bytes);
-  const before = await lstatOrUndefined(absolute);
-  if (!before) return [{ type: "file.absent" }];
-  if (before.isSymbolicLink()) return [{ type: "file.unsupported", kind: "symlink" }];
-  if (before.isDirectory()) return [{ type: "file.unsupported", kind: "directory" }];
-  if (!before.isFile()) return [{ type: "file.unsupported", kind: "special" }];
-  if (before.size > BigInt(MAX_READ_FILE_BYTES)) return [{ type: "file.unsupported", kind: "too_large" }];
-  let handle: fsp.FileHandle;
-  try {
-    handle = await fsp.open(absolute, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ENOENT") return [{ type: "file.absent" }];
-    if (code === "ELOOP") return [{ type: "file.unsupported", kind: "symlink" }];
-    throw error;
-  }
+  const name = path.segments.at(-1)!;
+  const absolute = Buffer.concat([parents.absolute, Buffer.from("/"), name]);
   let content: Buffer;
   let fileIdentity: Identity;
   try {
-    const opened = await handle.stat({ bigint: true });
-    fileIdentity = identityOf(opened);
-    if (!opened.isFile()) return [{ type: "file.unsupported", kind: "special" }];
-    if (!sameIdentity(fileIdentity, identityOf(before))) return [{ type: "file.absent" }];
-    if (opened.size > BigInt(MAX_READ_FILE_BYTES)) return [{ type: "file.unsupported", kind: "too_large" }];
-    content = await handle.readFile();
+    const before = await lstatOrUndefined(childPath(parents.dir, name));
+    if (!before) return [{ type: "file.absent" }];
+    if (before.isSymbolicLink()) return [{ type: "file.unsupported", kind: "symlink" }];
+    if (before.isDirectory()) return [{ type: "file.unsupported", kind: "directory" }];
+    if (!before.isFile()) return [{ type: "file.unsupported", kind: "special" }];
+    if (before.size > BigInt(MAX_READ_FILE_BYTES)) return [{ type: "file.unsupported", kind: "too_large" }];
+    let opened: Opened;
+    try {
+      // Through the parent's verified descriptor, not following a symlink: that directory's child itself.
+      opened = await openChild(parents.dir, name, constants.O_RDONLY | constants.O_NONBLOCK);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === "ENOENT" || isPathChanged(error)) return [{ type: "file.absent" }];
+      throw error;
+    }
+    try {
+      fileIdentity = identityOf(opened.stat);
+      if (!opened.stat.isFile()) return [{ type: "file.unsupported", kind: "special" }];
+      if (!sameIdentity(fileIdentity, identityOf(before))) return [{ type: "file.absent" }];
+      if (opened.stat.size > BigInt(MAX_READ_FILE_BYTES)) return [{ type: "file.unsupported", kind: "too_large" }];
+      content = await opened.handle.readFile();
+    } finally {
+      await closeVerified(opened);
+    }
   } finally {
-    await handle.close();
+    closeDirectory(parents.dir);
   }
   // The parent and the path must still be what was walked and opened.
   const parentAfter = await lstatOrUndefined(parents.absolute);

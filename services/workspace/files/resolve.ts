@@ -1,11 +1,13 @@
 // Resolving a WorkspacePath under the workdir without following symlinks: every directory on
-// the way is `lstat`ed and must be a real directory (a symlink there is refused as a path
-// escape, since it could lead out of the workdir), private state is refused, and the
-// physical identities seen are kept so a read can check them again before it publishes.
+// the way is opened through its parent's verified descriptor and must be a real directory (a
+// symlink there is refused as a path escape, since it could lead out of the workdir), private
+// state is refused, and the physical identities seen are kept so a read can check them again
+// before it publishes. What is then read or listed is read through the opened descriptor.
 import { Buffer } from "node:buffer";
 import { promises as fsp, type BigIntStats } from "node:fs";
 import { Failure, forbidden, validationFailure } from "../../contract/failure.js";
-import { decodeWorkspacePath, isPrivatePath, underDirectory, type DecodedPath } from "./path.js";
+import { decodeWorkspacePath, isPrivatePath, type DecodedPath } from "./path.js";
+import { childPath, closeDirectory, isPathChanged, openChildDirectory, openVerifiedDirectory, type VerifiedDirectory } from "./verified.js";
 
 export interface Identity {
   readonly dev: bigint;
@@ -42,32 +44,77 @@ export function decodeRequestPath(value: string, field = "path"): DecodedPath {
   return decoded;
 }
 
-/**
- * Walks the directories of `segments` below the workdir without following symlinks. Resolves
- * with the last directory's path and identity, or undefined when one is missing.
- */
-export async function walkDirectories(workdir: string, segments: readonly Buffer[]): Promise<{ absolute: Buffer; identity: Identity; chain: Identity[] } | undefined> {
-  const root = await lstatOrUndefined(workdir);
-  if (!root?.isDirectory()) throw new Failure({ _tag: "UnavailableError", message: "The Session workdir no longer exists", reason: "service_unavailable" });
-  let absolute: Buffer = Buffer.from(workdir);
-  let relative: Buffer = Buffer.alloc(0);
-  const chain: Identity[] = [identityOf(root)];
-  for (const segment of segments) {
-    relative = relative.length === 0 ? Buffer.from(segment) : Buffer.concat([relative, Buffer.from("/"), segment]);
-    absolute = underDirectory(workdir, relative);
-    const stat = await lstatOrUndefined(absolute);
-    if (!stat) return undefined;
-    if (stat.isSymbolicLink()) throw validationFailure("path passes through a symlink, which is never followed (it could lead out of the workdir)");
-    if (!stat.isDirectory()) throw validationFailure("path passes through something that is not a directory");
-    chain.push(identityOf(stat));
+/** The Session workdir's canonical path (every walk starts there and is verified against it). */
+export async function canonicalWorkdir(workdir: string): Promise<Buffer> {
+  try {
+    const real = await fsp.realpath(workdir, { encoding: "buffer" });
+    if ((await fsp.stat(real)).isDirectory()) return real;
+  } catch {
+    // reported below
   }
-  return { absolute, identity: chain.at(-1)!, chain };
+  throw new Failure({ _tag: "UnavailableError", message: "The Session workdir no longer exists", reason: "service_unavailable" });
+}
+
+export interface OpenedDirectories {
+  /** The last directory, open and verified: reach its children through it (`childPath`, `openChild`). */
+  readonly dir: VerifiedDirectory;
+  /** Its canonical absolute path. */
+  readonly absolute: Buffer;
+  readonly identity: Identity;
+}
+
+/**
+ * Opens the directories of `segments` below the workdir one at a time, each through its parent's
+ * verified descriptor with no symlink followed (services/workspace/files/verified.ts), so the
+ * result is that directory even while something swaps a directory on the way for a symlink.
+ * Resolves with the last directory (the caller closes `dir`), or undefined when one is missing;
+ * a symlink or non-directory on the way is a 400.
+ */
+export async function openDirectories(workdir: string, segments: readonly Buffer[]): Promise<OpenedDirectories | undefined> {
+  const root = await canonicalWorkdir(workdir);
+  let dir: VerifiedDirectory;
+  try {
+    dir = openVerifiedDirectory(root);
+  } catch {
+    throw new Failure({ _tag: "UnavailableError", message: "The Session workdir no longer exists", reason: "service_unavailable" });
+  }
+  try {
+    for (const segment of segments) {
+      let next: VerifiedDirectory;
+      try {
+        next = openChildDirectory(dir, segment);
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === "ENOENT") {
+          closeDirectory(dir);
+          return undefined;
+        }
+        if (code !== "ENOTDIR" && !isPathChanged(error)) throw error;
+        const stat = await lstatOrUndefined(childPath(dir, segment));
+        if (stat?.isSymbolicLink() || isPathChanged(error)) throw validationFailure("path passes through a symlink, which is never followed (it could lead out of the workdir)");
+        throw validationFailure("path passes through something that is not a directory");
+      }
+      closeDirectory(dir);
+      dir = next;
+    }
+  } catch (error) {
+    closeDirectory(dir);
+    throw error;
+  }
+  return { dir, absolute: dir.path, identity: identityOf(dir.stat) };
+}
+
+/** The directory a listing or watch observes (null: the workdir itself), open: the caller closes `dir`. */
+export async function openRequestedDirectory(workdir: string, value: string | undefined): Promise<OpenedDirectories & { readonly path: DecodedPath | null }> {
+  const path = value === undefined ? null : decodeRequestPath(value);
+  const opened = await openDirectories(workdir, path?.segments ?? []);
+  if (!opened) throw notFoundPath("No directory exists at path");
+  return { ...opened, path };
 }
 
 /** The directory a listing or watch observes (null: the workdir itself). */
 export async function resolveDirectory(workdir: string, value: string | undefined): Promise<ResolvedDirectory> {
-  const path = value === undefined ? null : decodeRequestPath(value);
-  const walked = await walkDirectories(workdir, path?.segments ?? []);
-  if (!walked) throw notFoundPath("No directory exists at path");
-  return { path, absolute: walked.absolute, identity: walked.identity };
+  const opened = await openRequestedDirectory(workdir, value);
+  closeDirectory(opened.dir);
+  return { path: opened.path, absolute: opened.absolute, identity: opened.identity };
 }

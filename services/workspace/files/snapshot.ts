@@ -4,11 +4,17 @@
 // after a Turn reads only what changed; contents not seen before are handed to `store` in
 // batches (a content-addressed store). Left out: `.git` and `node_modules` anywhere, the
 // workdir's private `.ze-harness`, files over MAX_SNAPSHOT_FILE_BYTES. Past MAX_SNAPSHOT_FILES
-// files or MAX_SNAPSHOT_NEW_BYTES of new content the scan fails (`SnapshotTooLarge`).
+// files, MAX_SNAPSHOT_NEW_BYTES of new content or a path over MAX_WORKSPACE_PATH_BYTES (which
+// also bounds the directory descriptors open at once) the scan fails (`SnapshotTooLarge`).
+//
+// Every directory and file is reached through its parent's verified descriptor (verified.ts), so
+// nothing outside the workdir is ever read or recorded, even while a directory is swapped for a
+// symlink: one replaced mid-scan is skipped, not entered.
 import { Buffer } from "node:buffer";
 import { createHash } from "node:crypto";
-import { promises as fsp } from "node:fs";
-import { compareBytes, PRIVATE_ROOT_NAMES } from "./path.js";
+import { constants, promises as fsp, type BigIntStats } from "node:fs";
+import { compareBytes, MAX_WORKSPACE_PATH_BYTES, PRIVATE_ROOT_NAMES } from "./path.js";
+import { childPath, closeDirectory, closeVerified, directoryPath, isPathChanged, openChild, openChildDirectory, openVerifiedDirectory, type VerifiedDirectory } from "./verified.js";
 
 export const MAX_SNAPSHOT_FILE_BYTES = 4 * 1024 * 1024;
 export const MAX_SNAPSHOT_FILES = 50_000;
@@ -47,6 +53,36 @@ export function modeOf(stat: { isSymbolicLink(): boolean; mode: number }): numbe
   return stat.mode & 0o111 ? 0o100755 : 0o100644;
 }
 
+/** The regular file `name` of `dir` as `lstat` saw it, read through its descriptor; undefined when it changed. */
+async function readChild(dir: VerifiedDirectory, name: Buffer, seen: BigIntStats): Promise<Buffer | undefined> {
+  let opened;
+  try {
+    opened = await openChild(dir, name, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch {
+    return undefined;
+  }
+  try {
+    if (!opened.stat.isFile() || opened.stat.ino !== seen.ino || opened.stat.dev !== seen.dev || opened.stat.size > BigInt(MAX_SNAPSHOT_FILE_BYTES)) return undefined;
+    // Reading the size seen plus a byte: getting exactly the size is the end; otherwise (a short
+    // read, a file that grew) read on until the end.
+    const size = Number(opened.stat.size);
+    const chunks: Buffer[] = [];
+    let total = 0;
+    for (let room = size + 1; ; room = 64 * 1024) {
+      const buffer = Buffer.allocUnsafe(room);
+      const { bytesRead } = await opened.handle.read(buffer, 0, room, null);
+      chunks.push(buffer.subarray(0, bytesRead));
+      total += bytesRead;
+      if (total > MAX_SNAPSHOT_FILE_BYTES) return undefined;
+      if (bytesRead === 0 || (chunks.length === 1 && total === size)) return Buffer.concat(chunks, total);
+    }
+  } catch {
+    return undefined;
+  } finally {
+    await closeVerified(opened);
+  }
+}
+
 export async function scanWorkdir(workdir: string, options: ScanOptions): Promise<SnapshotEntry[]> {
   const entries: SnapshotEntry[] = [];
   const known = new Set<string>();
@@ -61,27 +97,36 @@ export async function scanWorkdir(workdir: string, options: ScanOptions): Promis
     pendingBytes = 0;
     await options.store(batch);
   };
-  const root = Buffer.from(workdir);
-  const visit = async (relative: Buffer): Promise<void> => {
+  // The workdir by its canonical path, verified; below it every directory through its parent.
+  const visit = async (dir: VerifiedDirectory, relative: Buffer): Promise<void> => {
     if (options.signal?.aborted) throw options.signal.reason;
-    const directory = relative.length === 0 ? root : Buffer.concat([root, Buffer.from("/"), relative]);
-    const names = (await fsp.readdir(directory, { encoding: "buffer" })).sort(compareBytes);
+    const names = (await fsp.readdir(directoryPath(dir), { encoding: "buffer" })).sort(compareBytes);
     const kept = names.filter((name) => {
       const text = name.toString("latin1");
       return !(SKIPPED_ANYWHERE.has(text) || (relative.length === 0 && PRIVATE_ROOT_NAMES.includes(text)));
     });
     // One directory's stats at once: a warm scan is all stats.
-    const stats = await Promise.all(
-      kept.map((name) => fsp.lstat(Buffer.concat([directory, Buffer.from("/"), name]), { bigint: true }).catch(() => undefined)),
-    );
+    const stats = await Promise.all(kept.map((name) => fsp.lstat(childPath(dir, name), { bigint: true }).catch(() => undefined)));
     for (let index = 0; index < kept.length; index++) {
       const name = kept[index]!;
       const stat = stats[index];
       if (!stat) continue; // removed while scanning
       const path = relative.length === 0 ? Buffer.from(name) : Buffer.concat([relative, Buffer.from("/"), name]);
-      const absolute = Buffer.concat([root, Buffer.from("/"), path]);
       if (stat.isDirectory()) {
-        await visit(path);
+        if (path.length > MAX_WORKSPACE_PATH_BYTES) throw new SnapshotTooLarge(`The workdir has a path longer than ${MAX_WORKSPACE_PATH_BYTES} bytes`);
+        let child: VerifiedDirectory;
+        try {
+          child = openChildDirectory(dir, name);
+        } catch (error) {
+          const code = (error as NodeJS.ErrnoException).code;
+          if (code === "ENOENT" || code === "ENOTDIR" || isPathChanged(error)) continue; // removed or replaced while scanning
+          throw error;
+        }
+        try {
+          await visit(child, path);
+        } finally {
+          closeDirectory(child);
+        }
         continue;
       }
       if (!stat.isFile() && !stat.isSymbolicLink()) continue;
@@ -97,12 +142,8 @@ export async function scanWorkdir(workdir: string, options: ScanOptions): Promis
         entries.push([key, before[1], mode, size, mtimeMs, ino]);
         continue;
       }
-      let bytes: Buffer;
-      try {
-        bytes = stat.isSymbolicLink() ? await fsp.readlink(absolute, { encoding: "buffer" }) : await fsp.readFile(absolute);
-      } catch {
-        continue;
-      }
+      const bytes = stat.isSymbolicLink() ? await fsp.readlink(childPath(dir, name), { encoding: "buffer" }).catch(() => undefined) : await readChild(dir, name, stat);
+      if (!bytes) continue; // changed while scanning
       const sha256 = sha256Hex(bytes);
       entries.push([key, sha256, mode, bytes.length, mtimeMs, ino]);
       if (!known.has(sha256)) {
@@ -115,7 +156,12 @@ export async function scanWorkdir(workdir: string, options: ScanOptions): Promis
       }
     }
   };
-  await visit(Buffer.alloc(0));
+  const root = openVerifiedDirectory(await fsp.realpath(workdir, { encoding: "buffer" }));
+  try {
+    await visit(root, Buffer.alloc(0));
+  } finally {
+    closeDirectory(root);
+  }
   await flush();
   return entries;
 }
