@@ -13,7 +13,7 @@ import { startSwapper } from "../workspace-files/swapper.js";
 import { context, workspace, type Workspace } from "./helpers.js";
 
 const SECRET = "OUTSIDE-SECRET TOKEN\n";
-const TRIES = 400;
+const TRIES = 1000;
 
 let ws: Workspace;
 beforeEach(() => {

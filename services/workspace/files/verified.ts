@@ -38,7 +38,8 @@ export class PathChanged extends Error {
   }
 }
 
-export const isPathChanged = (error: unknown): error is PathChanged => error instanceof PathChanged;
+/** Matches a {@link PathChanged} by its code, across module copies. */
+export const isPathChanged = (error: unknown): error is PathChanged => typeof error === "object" && error !== null && (error as { code?: unknown }).code === "EPATHCHANGED";
 
 const PROC_FD = "/proc/self/fd";
 let descriptorPaths: boolean | undefined;
