@@ -8,8 +8,7 @@
 //
 // The same canonical path goes into the projection's `metadata.canonicalPath`, and `execute`
 // acts on it, so the operation touches exactly what was authorized.
-import { lstatSync, readlinkSync, realpathSync, statSync } from "node:fs";
-import { constants } from "node:fs";
+import { constants, lstatSync, readlinkSync, realpathSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join, posix } from "node:path";
 import { insideRoot } from "../contract/paths.js";
 import { MAX_NAME_BYTES, isPathChanged, openVerified, type Opened } from "../workspace/files/verified.js";

@@ -6,7 +6,7 @@
 // itself stays a link.
 import { writeFileAtomic } from "./atomic-write.js";
 import { authorizedPath, fileFailure, filePermissions } from "./paths.js";
-import { ToolFailure, byteLength, textResult, throwIfAborted, type ToolDefinition } from "./tool.js";
+import { byteLength, textResult, throwIfAborted, type ToolDefinition } from "./tool.js";
 
 export interface WriteInput {
   readonly filePath: string;
@@ -35,10 +35,7 @@ export const writeTool: ToolDefinition<WriteInput> = {
     try {
       ({ replaced } = await writeFileAtomic(target.canonicalPath, input.content, { makeParents: true, checkpoint: () => throwIfAborted(ctx.signal) }));
     } catch (error) {
-      // A parent that exists as a file: not a directory.
-      if ((error as NodeJS.ErrnoException).code === "EEXIST") {
-        throw new ToolFailure("not_file", `A parent of ${JSON.stringify(target.resource)} is not a directory.`);
-      }
+      // A parent that exists as a file is ENOTDIR: not_file.
       throw fileFailure(error, target.resource);
     }
     const bytes = byteLength(input.content);

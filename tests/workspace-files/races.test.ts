@@ -1,11 +1,11 @@
 // Issue 17 §4 for the workspace observation and the Turn snapshot: a real swapper process turns
 // `race/` into a symlink to a directory outside the workdir and back in a tight loop while
-// files/content, the listing, the snapshot scan, nested AGENTS.md discovery and the rewind's
-// reads and writes act on paths through it. None may return, record, change or remove anything
+// files/content, the listing, a watch, the snapshot scan, nested AGENTS.md discovery and the
+// rewind's reads and writes act on paths through it. None may return, record, change or remove anything
 // outside the workdir.
 import { Buffer } from "node:buffer";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -13,6 +13,8 @@ import { currentDigest, restore } from "../../services/core/rewind/restore.js";
 import { listFiles } from "../../services/workspace/files/list.js";
 import { decodeWorkspacePath } from "../../services/workspace/files/path.js";
 import { captureFile } from "../../services/workspace/files/read.js";
+import { resolveDirectory } from "../../services/workspace/files/resolve.js";
+import { watchDirectory } from "../../services/workspace/files/watch.js";
 import { scanWorkdir } from "../../services/workspace/files/snapshot.js";
 import { discoverNestedInstructions } from "../../services/workspace/instructions.js";
 import { b64 } from "./repos.js";
@@ -54,6 +56,22 @@ async function underSwapper(tries: number, each: (i: number, tally: Tally) => Pr
     tally.swaps = await swapper.stop();
   }
   return tally;
+}
+
+/** The inodes this process's inotify descriptors watch (from /proc/self/fdinfo). */
+function watchedInodes(): number[] {
+  const inodes: number[] = [];
+  for (const fd of readdirSync("/proc/self/fd")) {
+    let target: string;
+    try {
+      target = readlinkSync(`/proc/self/fd/${fd}`);
+    } catch {
+      continue;
+    }
+    if (target !== "anon_inode:inotify") continue;
+    for (const match of readFileSync(`/proc/self/fdinfo/${fd}`, "utf8").matchAll(/^inotify wd:\S+ ino:([0-9a-f]+)/gm)) inodes.push(parseInt(match[1]!, 16));
+  }
+  return inodes;
 }
 
 /** Counts a typed refusal; anything else fails the test. */
@@ -106,6 +124,25 @@ describe("workspace access against a directory swapped for an outside symlink", 
       const found = await discoverNestedInstructions(workdir, join(workdir, "race", "f"), { isDirectory: false });
       if (found.some((file) => file._tag === "InstructionFile" && file.content.includes("OUTSIDE"))) tally.escapes++;
       if (found.some((file) => file._tag === "InstructionFileInvalid")) tally.refused++;
+    });
+    expect(result.swaps).toBeGreaterThan(0);
+    expect(result).toMatchObject({ escapes: 0 });
+  });
+
+  it("a watch never watches the outside directory", async () => {
+    const outsideInode = statSync(outside).ino;
+    const result = await underSwapper(3000, async (_, tally) => {
+      const directory = await refusedOr(tally, () => resolveDirectory(workdir, b64("race")));
+      if (!directory) return;
+      const watch = watchDirectory(directory, undefined, { checkMs: 60_000, heartbeatMs: 60_000 });
+      try {
+        const first = await refusedOr(tally, () => watch.next());
+        // What the kernel watches now, read from the inotify descriptors' fdinfo.
+        if (first?.value?.type === "files.ready" && watchedInodes().includes(outsideInode)) tally.escapes++;
+        if (first?.value?.type === "files.unavailable") tally.refused++;
+      } finally {
+        await watch.return(undefined);
+      }
     });
     expect(result.swaps).toBeGreaterThan(0);
     expect(result).toMatchObject({ escapes: 0 });

@@ -3,9 +3,9 @@
 // `files.changed`; the directory's identity is checked on every notification and at least once
 // a second, and its deletion or replacement ends the watch with `files.unavailable`. The watch is
 // set through the directory's verified descriptor (`/proc/self/fd/<fd>`), so it observes the
-// resolved directory itself. A
-// heartbeat goes out at least every 15 s. Nothing is replayable: a new watch starts afresh.
-// Closing the stream (the iterator's return) closes the watcher and its timers.
+// resolved directory itself. A heartbeat goes out at least every 15 s. Nothing is replayable: a
+// new watch starts afresh. Closing the stream (the iterator's return) closes the watcher and its
+// timers.
 import { watch, type FSWatcher, promises as fsp } from "node:fs";
 import type { FilesStreamEvent } from "../../../generated/client/types.gen.js";
 import { identityOf, identityText, lstatOrUndefined, sameIdentity, type ResolvedDirectory } from "./resolve.js";
