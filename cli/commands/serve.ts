@@ -14,6 +14,12 @@ function stopSignal(): Promise<void> {
   });
 }
 
+/** What a tokenless server tells its operator at start (stderr). */
+function unauthenticatedNotice(): string {
+  const others = process.platform === "linux" ? "connections of other local users are refused (403)" : "other local users can connect too";
+  return `warning: serving without a token: every process of this user can use this server, ${others}; set ZE_HARNESS_TOKEN (or --token) to require one`;
+}
+
 /** `serve --register`: the shared local daemon (services/host/daemon.ts). */
 async function serveRegistered(flags: { readonly database?: string | undefined; readonly config?: string | undefined; readonly root?: string | undefined }): Promise<number> {
   const stopRequested = stopSignal();
@@ -54,8 +60,16 @@ export default defineCommand({
     hostname: flag.string({ description: "Address to bind. Loopback (127.0.0.1 or ::1) unless you pass another address together with --token.", default: "127.0.0.1" }),
     database: flag.string({ description: "Database: a path, :memory:, or a libsql:// or http(s):// URL (or ZE_HARNESS_DB)." }),
     config: flag.string({ description: "Config file to use instead of the nearest ze-harness.config.json." }),
-    token: flag.string({ description: "Bearer token every API call must present (or ZE_HARNESS_TOKEN).", env: "ZE_HARNESS_TOKEN" }),
+    token: flag.string({
+      description:
+        "Bearer token every API call must present. Prefer ZE_HARNESS_TOKEN: a --token value is visible to every local user in ps. Without one the server serves only the user who started it.",
+      env: "ZE_HARNESS_TOKEN",
+    }),
     root: flag.string({ description: "Server root: Session workdirs resolve inside it. Defaults to the current directory." }),
+    "frame-ancestor": flag.string({
+      description: "An origin (https://host[:port]) that may embed the dashboard in a frame besides the server's own (repeatable; needs --token).",
+      multiple: true,
+    }),
     "allowed-host": flag.string({ description: "Extra Host header name to accept (repeatable), for access through a proxy or a non-loopback address.", multiple: true }),
     register: flag.boolean({
       description:
@@ -67,7 +81,7 @@ export default defineCommand({
     const { checkServerOptions, startServer, ServerOptionsError } = await import("../../services/host/server.js");
     const serverRoot = flags.root ?? process.cwd();
     try {
-      checkServerOptions({ hostname: flags.hostname, token: flags.token, serverRoot });
+      checkServerOptions({ hostname: flags.hostname, token: flags.token, serverRoot, frameAncestors: flags["frame-ancestor"] });
     } catch (error) {
       if (error instanceof ServerOptionsError) throw usageError(error.message);
       throw error;
@@ -91,6 +105,7 @@ export default defineCommand({
       env: process.env,
       token: flags.token,
       ...(flags["allowed-host"] ? { allowedHosts: flags["allowed-host"] } : {}),
+      ...(flags["frame-ancestor"] ? { frameAncestors: flags["frame-ancestor"] } : {}),
       // A foreground server writes its connection lines to its own stderr.
       logConnections: true,
       // The client sees only a generic 500; the operator sees what went wrong (never request bodies).
@@ -99,6 +114,7 @@ export default defineCommand({
         process.stderr.write(`${new Date().toISOString()} level=ERROR event=request.failed operation=${operationId ?? "-"} error=${JSON.stringify(detail)}\n`);
       },
     });
+    if (flags.token === undefined) process.stderr.write(`${unauthenticatedNotice()}\n`);
     // The URL line tells the caller the server is ready, and may be followed at once by a signal:
     // the handlers are in place before it is written.
     process.stdout.write(`${server.url}\n`);
