@@ -14,12 +14,6 @@ function stopSignal(): Promise<void> {
   });
 }
 
-/** What a tokenless server tells its operator at start (stderr). */
-function unauthenticatedNotice(): string {
-  const others = process.platform === "linux" ? "connections of other local users are refused (403)" : "other local users can connect too";
-  return `warning: serving without a token: every process of this user can use this server, ${others}; set ZE_HARNESS_TOKEN (or --token) to require one`;
-}
-
 /** `serve --register`: the shared local daemon (services/host/daemon.ts). */
 async function serveRegistered(flags: { readonly database?: string | undefined; readonly config?: string | undefined; readonly root?: string | undefined }): Promise<number> {
   const stopRequested = stopSignal();
@@ -54,7 +48,7 @@ export default defineCommand({
   summary: "Run a Ze Harness server in the foreground.",
   description:
     "Serves the v1 HTTP API, /openapi.json and the /reference page. The first line on stdout is the base URL (e.g. http://127.0.0.1:4317). SIGINT or SIGTERM closes it cleanly.",
-  examples: ["<%= config.bin %> serve --port 0", "<%= config.bin %> serve --port 4317 --token secret"],
+  examples: ["<%= config.bin %> serve --port 0", "ZE_HARNESS_TOKEN=secret <%= config.bin %> serve --port 4317"],
   flags: {
     port: flag.integer({ description: "TCP port; 0 picks a free port.", default: 4317, min: 0, max: 65535 }),
     hostname: flag.string({ description: "Address to bind. Loopback (127.0.0.1 or ::1) unless you pass another address together with --token.", default: "127.0.0.1" }),
@@ -114,7 +108,6 @@ export default defineCommand({
         process.stderr.write(`${new Date().toISOString()} level=ERROR event=request.failed operation=${operationId ?? "-"} error=${JSON.stringify(detail)}\n`);
       },
     });
-    if (flags.token === undefined) process.stderr.write(`${unauthenticatedNotice()}\n`);
     // The URL line tells the caller the server is ready, and may be followed at once by a signal:
     // the handlers are in place before it is written.
     process.stdout.write(`${server.url}\n`);

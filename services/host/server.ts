@@ -7,6 +7,7 @@ import { LOOPBACK_HOSTS } from "../http/guard.js";
 import { createHarness, type HarnessOptions } from "./harness.js";
 import { connectionLogger, stderrLogger } from "../daemon/log.js";
 import { isLoopbackAddress, listen } from "./listen.js";
+import { socketTableReadable } from "../contract/socket-owner.js";
 
 export interface ServerOptions extends Omit<HarnessOptions, "allowedHosts" | "runnerScope"> {
   readonly port: number;
@@ -58,6 +59,12 @@ export function checkServerOptions(options: Pick<ServerOptions, "hostname" | "to
   if (!stat.isDirectory()) throw new ServerOptionsError(`--root ${root} is not a directory`);
 }
 
+/** What a tokenless server tells its operator at start. */
+function unauthenticatedNotice(): string {
+  const others = socketTableReadable() ? "connections of other local users are refused (403)" : "other local users can connect too";
+  return `serving without a token: every process of this user can use this server, ${others}; set ZE_HARNESS_TOKEN (or --token) to require one`;
+}
+
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   checkServerOptions(options);
   const allowedHosts = [...LOOPBACK_HOSTS, ...(isLoopbackAddress(options.hostname) ? [] : [options.hostname]), ...(options.allowedHosts ?? [])];
@@ -73,6 +80,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       admission: { onRefused: (reason, count) => log.warn("connection.refused", { reason, count }) },
       ...(options.logConnections ? { onConnection: connectionLogger(log) } : {}),
     });
+    // A foreground serve's operator reads its stderr: say that it asks for no token, and who it serves.
+    if (options.logConnections && options.token === undefined) log.warn("server.unauthenticated", { message: unauthenticatedNotice() });
   } catch (error) {
     await harness.close();
     throw error;

@@ -39,7 +39,7 @@ describe("a tokenless serve", () => {
     home = tempHome("ze-own-user-");
     serve = await startServe(["--root", home.root], home.env, home.root);
     expect((await fetch(`${serve.url}/v1/health`)).status).toBe(200);
-    expect(serve.stderr()).toMatch(/^warning: serving without a token: .*ZE_HARNESS_TOKEN/m);
+    expect(serve.stderr()).toMatch(/^timestamp=\S+ level=WARN run=\w+ service=server event=server\.unauthenticated message="serving without a token: .*ZE_HARNESS_TOKEN/m);
   });
 
   it.runIf(otherUserAvailable)("answers every call of another local user 403 ForbiddenError: no Session, no terminal", async () => {
