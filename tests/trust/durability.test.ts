@@ -9,6 +9,7 @@ import { describe, expect, it, vi } from "vitest";
 import { startTestModel } from "../../tools/test-model/index.js";
 import { assertBuilt } from "../support/cli.js";
 import { tempHome } from "../support/harness.js";
+import { seededRandom } from "../support/random.js";
 import { createSession, listTurns, runToEnd, serveWithModel, submitCall, text, type ServedModel } from "../turns/helpers.js";
 
 vi.setConfig({ testTimeout: 180_000 });
@@ -18,22 +19,10 @@ const SESSIONS = 3;
 const PROMPTS_PER_ROUND = 8;
 const MARKER = /durable-marker-([0-9a-f-]{36})/g;
 
-/** mulberry32: a seeded generator, so a failing run can be repeated. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 describe("kill -9 at random points", () => {
   it("every acknowledged Turn settles exactly once, none runs twice, and the database stays intact", async () => {
     assertBuilt();
-    const random = seeded(Number(process.env["ZE_DURABILITY_SEED"] ?? 20261202));
+    const random = seededRandom(Number(process.env["ZE_DURABILITY_SEED"] ?? 20261202));
     const home = tempHome("ze-durable-");
     const model = await startTestModel();
     const database = join(home.dir, "durable.db");
