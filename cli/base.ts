@@ -48,7 +48,8 @@ export async function connect(flags: ConnectionValues, options: ConnectOptions =
       notice: (line) => void process.stderr.write(`${line}\n`),
       progress: startingProgress,
     });
-    const client = createZeClient({ baseUrl: daemon.url, token: daemon.token, fetch: daemon.fetch });
+    // The daemon fetch adds the token itself (and follows a restarted daemon to its new one).
+    const client = createZeClient({ baseUrl: daemon.url, fetch: daemon.fetch });
     return { client, server, local: true, atomic: false, atomically: (fn) => fn(), close: async () => {} };
   }
   const { createHarness } = await import("../services/host/harness.js");

@@ -48,14 +48,22 @@ export default defineCommand({
   summary: "Run a Ze Harness server in the foreground.",
   description:
     "Serves the v1 HTTP API, /openapi.json and the /reference page. The first line on stdout is the base URL (e.g. http://127.0.0.1:4317). SIGINT or SIGTERM closes it cleanly.",
-  examples: ["<%= config.bin %> serve --port 0", "<%= config.bin %> serve --port 4317 --token secret"],
+  examples: ["<%= config.bin %> serve --port 0", "ZE_HARNESS_TOKEN=secret <%= config.bin %> serve --port 4317"],
   flags: {
     port: flag.integer({ description: "TCP port; 0 picks a free port.", default: 4317, min: 0, max: 65535 }),
     hostname: flag.string({ description: "Address to bind. Loopback (127.0.0.1 or ::1) unless you pass another address together with --token.", default: "127.0.0.1" }),
     database: flag.string({ description: "Database: a path, :memory:, or a libsql:// or http(s):// URL (or ZE_HARNESS_DB)." }),
     config: flag.string({ description: "Config file to use instead of the nearest ze-harness.config.json." }),
-    token: flag.string({ description: "Bearer token every API call must present (or ZE_HARNESS_TOKEN).", env: "ZE_HARNESS_TOKEN" }),
+    token: flag.string({
+      description:
+        "Bearer token every API call must present. Prefer ZE_HARNESS_TOKEN: a --token value is visible to every local user in ps. Without one the server serves only the user who started it.",
+      env: "ZE_HARNESS_TOKEN",
+    }),
     root: flag.string({ description: "Server root: Session workdirs resolve inside it. Defaults to the current directory." }),
+    "frame-ancestor": flag.string({
+      description: "An origin (https://host[:port]) that may embed the dashboard in a frame besides the server's own (repeatable; needs --token).",
+      multiple: true,
+    }),
     "allowed-host": flag.string({ description: "Extra Host header name to accept (repeatable), for access through a proxy or a non-loopback address.", multiple: true }),
     register: flag.boolean({
       description:
@@ -67,7 +75,7 @@ export default defineCommand({
     const { checkServerOptions, startServer, ServerOptionsError } = await import("../../services/host/server.js");
     const serverRoot = flags.root ?? process.cwd();
     try {
-      checkServerOptions({ hostname: flags.hostname, token: flags.token, serverRoot });
+      checkServerOptions({ hostname: flags.hostname, token: flags.token, serverRoot, frameAncestors: flags["frame-ancestor"] });
     } catch (error) {
       if (error instanceof ServerOptionsError) throw usageError(error.message);
       throw error;
@@ -91,6 +99,7 @@ export default defineCommand({
       env: process.env,
       token: flags.token,
       ...(flags["allowed-host"] ? { allowedHosts: flags["allowed-host"] } : {}),
+      ...(flags["frame-ancestor"] ? { frameAncestors: flags["frame-ancestor"] } : {}),
       // A foreground server writes its connection lines to its own stderr.
       logConnections: true,
       // The client sees only a generic 500; the operator sees what went wrong (never request bodies).

@@ -7,16 +7,17 @@
 // to this release when it is idle. Imports only node: built-ins and the light files beside it —
 // never services/host — so a warm-daemon command stays cheap.
 import { spawn } from "node:child_process";
-import { closeSync, openSync, readSync, statSync } from "node:fs";
+import { closeSync, openSync, readFileSync, readSync, statSync } from "node:fs";
 import { configIdentity, databaseIdentity, namesDatabase } from "./identity.js";
 import { controlClient, ControlError } from "./control-client.js";
 import { daemonFiles, type DaemonFiles, type Env } from "./paths.js";
-import { processAlive } from "../contract/process.js";
+import { processAlive, processOwned } from "../contract/process.js";
+import { CHALLENGE_PATH, newNonce, verifyProof } from "./challenge.js";
 import { ensureDirectory, readRegistration, readToken, removeStaleRegistration, type Registration } from "./registration.js";
 import { binaryPath, daemonRelease } from "./release.js";
-import { httpFetch } from "./transport.js";
+import { FOREIGN_LISTENER, verifiedFetch } from "./transport.js";
 
-export { httpFetch } from "./transport.js";
+export { verifiedFetch } from "./transport.js";
 import type { DaemonStatus, RunningTurn } from "./router.js";
 
 export type { DaemonStatus, RunningTurn } from "./router.js";
@@ -46,7 +47,10 @@ export interface DaemonRequest {
 
 export interface DaemonEndpoint {
   readonly url: string;
-  /** The transport to use for it (node:http: cheaper than the global fetch for a one-shot command). */
+  /**
+   * The transport for API calls (node:http: cheaper than the global fetch for a one-shot command).
+   * It adds the token itself and follows a replaced daemon (see followingFetch): give the client no token.
+   */
   readonly fetch: (request: Request) => Promise<Response>;
   readonly token: string;
   readonly status: DaemonStatus;
@@ -63,21 +67,59 @@ const sleep = (ms: number): Promise<void> => new Promise((resolvePromise) => set
 
 type Probe = { readonly healthy: true; readonly token: string; readonly status: DaemonStatus } | { readonly healthy: false; readonly reason: string };
 
-/** Whether `registration` is a live daemon answering as itself. */
+/** How often a listener that does not (yet) prove itself is asked again: a new daemon writes its token just after registering. */
+const PROOF_TRIES = 10;
+const PROOF_RETRY_MS = 20;
+
+type Challenge = { readonly kind: "proven" } | { readonly kind: "unproven"; readonly reason: string } | { readonly kind: "foreign" | "unreachable"; readonly reason: string };
+
+/** Asks the listener at the registration's URL to prove it holds `token` (challenge.ts); the token itself is not sent. */
+async function challenge(registration: Registration, token: string, timeoutMs: number): Promise<Challenge> {
+  const nonce = newNonce();
+  let response: Response;
+  try {
+    response = await verifiedFetch(new Request(`${registration.url}${CHALLENGE_PATH}?nonce=${nonce}`, { signal: AbortSignal.timeout(timeoutMs) }));
+  } catch (error) {
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+    if (cause?.code === FOREIGN_LISTENER) return { kind: "foreign", reason: cause.message ?? "another user's listener" };
+    return { kind: "unreachable", reason: `cannot reach the daemon at ${registration.url}: ${cause?.code ?? (error instanceof Error ? error.message : String(error))}` };
+  }
+  const answer: unknown = await response.json().catch(() => undefined);
+  if (response.ok && verifyProof(token, { id: registration.id, url: registration.url, nonce }, answer)) return { kind: "proven" };
+  return { kind: "unproven", reason: `the listener at ${registration.url} did not prove it is the registered daemon` };
+}
+
+/**
+ * Whether `registration` is a live daemon answering as itself: its pid alive and this user's, its
+ * listener this user's (transport.ts) and proving it holds the token (challenge.ts) before the
+ * token is sent with the status call.
+ */
 async function probe(files: DaemonFiles, registration: Registration): Promise<Probe> {
-  if (!processAlive(registration.pid)) return { healthy: false, reason: `its process ${registration.pid} is gone` };
-  const token = readToken(files.token);
-  if (token === undefined) return { healthy: false, reason: "the daemon token is missing" };
+  if (!processOwned(registration.pid)) return { healthy: false, reason: `its process ${registration.pid} is gone or not this user's` };
   let failure = "";
   // A live process gets a second, longer chance: a busy machine must not make a healthy daemon look stale.
   for (const timeoutMs of [STATUS_TIMEOUT_MS, 2 * STATUS_TIMEOUT_MS]) {
+    let token: string | undefined;
+    let proved: Challenge = { kind: "unproven", reason: "the daemon token is missing" };
+    for (let attempt = 0; attempt < PROOF_TRIES; attempt++) {
+      token = readToken(files.token);
+      if (token !== undefined) proved = await challenge(registration, token, timeoutMs);
+      if (proved.kind !== "unproven") break;
+      await sleep(PROOF_RETRY_MS);
+    }
+    if (proved.kind === "foreign" || proved.kind === "unproven") return { healthy: false, reason: proved.reason };
+    if (proved.kind === "unreachable") {
+      failure = proved.reason;
+      if (!processOwned(registration.pid)) break;
+      continue;
+    }
     try {
-      const status = await controlClient(registration.url, token, { timeoutMs, fetch: httpFetch }).query("status");
+      const status = await controlClient(registration.url, token!, { timeoutMs, fetch: verifiedFetch }).query("status");
       if (status.id !== registration.id) return { healthy: false, reason: `another server answers at ${registration.url}` };
-      return { healthy: true, token, status };
+      return { healthy: true, token: token!, status };
     } catch (error) {
       failure = error instanceof Error ? error.message : String(error);
-      if (!(error instanceof ControlError) || error.status !== 0 || !processAlive(registration.pid)) break;
+      if (!(error instanceof ControlError) || error.status !== 0 || !processOwned(registration.pid)) break;
     }
   }
   return { healthy: false, reason: failure };
@@ -175,7 +217,7 @@ async function spawnDaemon(files: DaemonFiles, options: SpawnOptions): Promise<v
   const deadline = Date.now() + START_TIMEOUT_MS;
   for (;;) {
     const registration = readRegistration(files.registration);
-    if (registration !== undefined && processAlive(registration.pid)) {
+    if (registration !== undefined && processOwned(registration.pid)) {
       // Ours, or a racing spawner's that won: either way one live daemon is registered.
       if ((await probe(files, registration)).healthy) return;
     }
@@ -200,6 +242,59 @@ async function registered(files: DaemonFiles): Promise<{ registration: Registrat
   return undefined;
 }
 
+interface Target {
+  readonly url: string;
+  readonly token: string;
+}
+
+/** `request` sent to `target`: its origin and bearer token, the rest as it was (the body already read). */
+function sendTo(target: Target, request: Request, body: ArrayBuffer | null): Promise<Response> {
+  const url = new URL(request.url);
+  const base = new URL(target.url);
+  url.protocol = base.protocol;
+  url.host = base.host;
+  const headers = new Headers(request.headers);
+  headers.set("authorization", `Bearer ${target.token}`);
+  return verifiedFetch(new Request(url, { method: request.method, headers, body, signal: request.signal }));
+}
+
+const refused = (error: unknown): boolean => {
+  const code = (error as { cause?: { code?: string } }).cause?.code;
+  return code === "ECONNREFUSED" || code === FOREIGN_LISTENER;
+};
+
+/**
+ * The API fetch of a connected command: the daemon's token on every request, and when the daemon
+ * it reached is gone or was replaced (the connection refused, or 401: a new daemon has a new
+ * token), the registered daemon found again — proven as a probe proves it — and the request sent
+ * once more there. Neither answer means the first request took effect, so resending is safe.
+ * A long-lived client (the TUI, `chat`) so outlives `service restart`.
+ */
+function followingFetch(files: DaemonFiles, first: Target): (request: Request) => Promise<Response> {
+  let current = first;
+  return async (request) => {
+    const body = request.body === null ? null : await request.arrayBuffer();
+    const target = current;
+    let answer: Response | undefined;
+    let failure: unknown;
+    try {
+      answer = await sendTo(target, request, body);
+      if (answer.status !== 401) return answer;
+    } catch (error) {
+      if (!refused(error) || request.signal.aborted) throw error;
+      failure = error;
+    }
+    const found = await registered(files);
+    if (found === undefined || (found.status.url === target.url && found.token === target.token)) {
+      if (answer !== undefined) return answer;
+      throw failure;
+    }
+    await answer?.body?.cancel();
+    current = { url: found.status.url, token: found.token };
+    return sendTo(current, request, body);
+  };
+}
+
 /** The shared daemon for a local command: the registered one, or a new one spawned for it. */
 export async function connectDaemon(request: DaemonRequest): Promise<DaemonEndpoint> {
   const files = daemonFiles(request.env);
@@ -211,7 +306,7 @@ export async function connectDaemon(request: DaemonRequest): Promise<DaemonEndpo
       if (!spawned && (await handOff(files, request, status))) continue;
       checkCompatible(request, status);
       if (spawned) request.progress?.("done");
-      return { url: status.url, fetch: httpFetch, token, status, spawned };
+      return { url: status.url, fetch: followingFetch(files, { url: status.url, token }), token, status, spawned };
     }
     if (!spawned) request.progress?.("starting");
     spawned = true;
@@ -259,6 +354,17 @@ async function exitedWithin(pid: number, ms: number): Promise<boolean> {
   return true;
 }
 
+/** Whether `pid` runs `serve --register` (true where its command line cannot be read). */
+function daemonCommandLine(pid: number): boolean {
+  let argv: string[];
+  try {
+    argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+  } catch {
+    return true;
+  }
+  return argv.includes("serve") && argv.includes("--register");
+}
+
 const signal = (pid: number, name: NodeJS.Signals): void => {
   if (pid === process.pid) return; // a registration naming this very process is not a daemon to end
   try {
@@ -281,17 +387,22 @@ export async function stopDaemon(options: {
 }): Promise<StopResult> {
   const files = daemonFiles(options.env);
   const registration = readRegistration(files.registration);
-  if (registration === undefined || !processAlive(registration.pid)) {
+  if (registration === undefined || !processOwned(registration.pid)) {
     if (registration) removeStaleRegistration(files.registration, registration);
     return { stopped: false, endedTurns: [] };
   }
   const probed = await probe(files, registration);
+  if (!probed.healthy && !daemonCommandLine(registration.pid)) {
+    // Not proven, and its pid runs something else of this user's now: nothing to signal.
+    removeStaleRegistration(files.registration, registration);
+    return { stopped: false, endedTurns: [] };
+  }
   const ending = probed.healthy ? probed.status.runningTurns : [];
   options.beforeStop?.(ending);
   let via: StopResult["via"] = "shutdown";
   if (probed.healthy) {
     try {
-      await controlClient(registration.url, probed.token, { fetch: httpFetch }).mutate("shutdown", { reason: options.reason ?? "service stop" });
+      await controlClient(registration.url, probed.token, { fetch: verifiedFetch }).mutate("shutdown", { reason: options.reason ?? "service stop" });
     } catch (error) {
       if (!(error instanceof ControlError)) throw error;
       via = "SIGTERM";

@@ -1,11 +1,13 @@
 // The daemon's registration (`server.json`: `{id, version, url, pid}`, mode 0600) and its bearer
 // secret (`daemon-token`, mode 0600). A daemon registers after its listener binds; the first
-// registration wins (an exclusive link), a live registration is never replaced, a dead one
-// (its pid gone) is. Whoever removes a registration removes only the one it means (by id).
+// registration wins (an exclusive link), a live registration is never replaced, a stale one is:
+// its pid gone, or a process of another user (who may have waited for the freed pid). Every
+// daemon that wins a registration writes a new token, so a token that ever leaked dies with the
+// registration it was minted for. Whoever removes a registration removes only the one it means (by id).
 import { randomBytes } from "node:crypto";
-import { chmodSync, linkSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, linkSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
-import { processAlive } from "../contract/process.js";
+import { processOwned } from "../contract/process.js";
 
 export interface Registration {
   readonly id: string;
@@ -39,16 +41,25 @@ export function readRegistration(file: string): Registration | undefined {
   }
 }
 
+/**
+ * The state directory, created 0700. One that exists already must be this user's (another user's
+ * directory could hand us their `server.json` and learn our token); group or other access is removed.
+ */
 export function ensureDirectory(directory: string): void {
   mkdirSync(directory, { recursive: true, mode: 0o700 });
+  const uid = typeof process.geteuid === "function" ? process.geteuid() : undefined;
+  if (uid === undefined) return;
+  const stat = statSync(directory);
+  if (stat.uid !== uid) throw Object.assign(new Error(`the state directory ${directory} belongs to another user (uid ${stat.uid})`), { _tag: "DaemonStateForeign" });
+  if ((stat.mode & 0o077) !== 0) chmodSync(directory, 0o700);
 }
 
 export type ClaimResult = { readonly ok: true } | { readonly ok: false; readonly holder: Registration };
 
 /**
  * Registers `registration` unless a live daemon is registered already (then it is the holder and
- * the caller, a racing spawner that lost, terminates itself). A registration whose pid is gone,
- * or an unreadable file, is replaced.
+ * the caller, a racing spawner that lost, terminates itself). A registration whose pid is gone or
+ * not this user's, or an unreadable file, is replaced.
  */
 export function claimRegistration(file: string, registration: Registration): ClaimResult {
   ensureDirectory(dirname(file));
@@ -64,7 +75,7 @@ export function claimRegistration(file: string, registration: Registration): Cla
         if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
       }
       const holder = readRegistration(file);
-      if (holder !== undefined && holder.id !== registration.id && processAlive(holder.pid)) return { ok: false, holder };
+      if (holder !== undefined && holder.id !== registration.id && processOwned(holder.pid)) return { ok: false, holder };
       // Stale (its process is gone) or not a registration: replace it atomically.
       renameSync(temporary, file);
       return { ok: true };
@@ -89,24 +100,20 @@ export function removeStaleRegistration(file: string, stale: Registration): void
   if (current !== undefined && current.id === stale.id && current.pid === stale.pid) rmSync(file, { force: true });
 }
 
-/** The shared bearer secret, created (0600, 32 random bytes) by the first daemon that needs one. */
-export function readOrCreateToken(file: string): string {
+/** A new bearer secret: 32 random bytes, base64url. */
+export const newToken = (): string => randomBytes(32).toString("base64url");
+
+/** Replaces the bearer secret (0600): written whole, then renamed into place, so a reader never sees half of one. */
+export function writeToken(file: string, token: string): void {
   ensureDirectory(dirname(file));
-  const existing = readToken(file);
-  if (existing !== undefined) return existing;
-  // Written whole, then linked into place: a reader never sees a half-written secret.
   const temporary = `${file}.${process.pid}.tmp`;
-  writeFileSync(temporary, `${randomBytes(32).toString("base64url")}\n`, { mode: 0o600 });
   try {
-    linkSync(temporary, file);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    writeFileSync(temporary, `${token}\n`, { mode: 0o600, flag: "w" });
+    chmodSync(temporary, 0o600);
+    renameSync(temporary, file);
   } finally {
     rmSync(temporary, { force: true });
   }
-  const token = readToken(file);
-  if (token === undefined) throw new Error(`${file} holds no token`);
-  return token;
 }
 
 export function readToken(file: string): string | undefined {

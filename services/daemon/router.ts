@@ -8,10 +8,14 @@
 //   runningTurns  the Turns a stop would end
 //   heartbeat     re-checks the registration now (the daemon also does every 10 s)
 //   shutdown      202, then the host closes (running Turns end with host_shutdown)
+//
+// One path answers without the token: `GET /_daemon/challenge?nonce=N` proves this daemon holds
+// it (challenge.ts) before a client sends it. Errors carry safe messages only (no stack traces).
 import { initTRPC } from "@trpc/server";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { z } from "zod";
 import { checkHost, checkOrigin, checkToken, type GuardOptions } from "../http/guard.js";
+import { CHALLENGE_PATH, challengeProof, validNonce } from "./challenge.js";
 
 export const CONTROL_ENDPOINT = "/_daemon";
 
@@ -49,7 +53,15 @@ export interface DaemonControl {
   shutdown(reason: string): readonly RunningTurn[];
 }
 
-const t = initTRPC.context<{ readonly control: DaemonControl }>().create();
+// isDev: false — tRPC otherwise puts the server's stack trace into every error body.
+const t = initTRPC.context<{ readonly control: DaemonControl }>().create({
+  isDev: false,
+  errorFormatter: ({ shape }) => ({
+    message: shape.data.code === "INTERNAL_SERVER_ERROR" ? "The daemon failed to handle the request" : shape.message,
+    code: shape.code,
+    data: { code: shape.data.code, httpStatus: shape.data.httpStatus },
+  }),
+});
 
 export const daemonRouter = t.router({
   status: t.procedure.query(({ ctx }) => ctx.control.status()),
@@ -71,6 +83,14 @@ export function controlHandler(control: DaemonControl, guard: GuardOptions & { r
     if (!host.ok) return json(403, { _tag: "ForbiddenError", message: host.message });
     const origin = checkOrigin(request, guard);
     if (!origin.ok) return json(403, { _tag: "ForbiddenError", message: origin.message });
+    const url = new URL(request.url);
+    if (url.pathname === CHALLENGE_PATH) {
+      if (request.method !== "GET") return json(405, { _tag: "ValidationError", message: "The challenge is a GET" });
+      const nonce = url.searchParams.get("nonce");
+      if (!validNonce(nonce)) return json(400, { _tag: "ValidationError", message: "nonce must be 22 to 128 base64url characters" });
+      const { id, url: own } = control.status();
+      return json(200, { id, proof: challengeProof(guard.token, { id, url: own, nonce }) });
+    }
     const auth = checkToken(request, guard);
     if (!auth.ok) return json(401, { _tag: "UnauthorizedError", message: auth.message });
     return fetchRequestHandler({

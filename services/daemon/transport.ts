@@ -3,9 +3,70 @@
 // and a local one-shot command makes only a couple of small requests. Streams (SSE) are passed
 // through as they arrive; an aborted signal ends the request (and its body) with an AbortError;
 // a request that gets no answer rejects like fetch (`TypeError: fetch failed` with the cause).
-import { Agent, request as httpRequest, type IncomingMessage } from "node:http";
+//
+// Every connection is verified before a byte is written on it: where the kernel's socket table
+// can be read (Linux), the listening end must belong to this user (socket-owner.ts); otherwise
+// the connection fails with code `ZE_FOREIGN_LISTENER` and the token it would have carried stays
+// here. So a listener another user opened on the daemon's freed port never sees a request, on
+// the first connection or on any later one (the challenge in challenge.ts proves the daemon
+// where the table cannot be read).
+import { Agent, request as httpRequest, type ClientRequestArgs, type IncomingMessage } from "node:http";
+import { connect as netConnect, type Socket } from "node:net";
+import type { Duplex } from "node:stream";
+import { ownUid, ownerOf, procEndpoint, readSocketOwnersAsync } from "../contract/socket-owner.js";
 
-const agent = new Agent({ keepAlive: true, maxSockets: 16 });
+/** How many event-loop turns a just-accepted peer socket may take to appear in the table. */
+const LISTING_TRIES = 20;
+
+/** A connection refused because another user owns its listening end. */
+export const FOREIGN_LISTENER = "ZE_FOREIGN_LISTENER";
+
+const foreign = (message: string): Error => Object.assign(new Error(message), { code: FOREIGN_LISTENER });
+
+/** Resolves once `socket`'s peer is known to be this user's (or cannot be known here); rejects otherwise. */
+export async function verifyPeerOwner(socket: Socket): Promise<void> {
+  const uid = ownUid();
+  if (uid === undefined) return;
+  const mine = { address: socket.localAddress ?? "", port: socket.localPort ?? 0 };
+  const peer = { address: socket.remoteAddress ?? "", port: socket.remotePort ?? 0 };
+  const port = procEndpoint(peer)?.split(":")[1];
+  for (let attempt = 0; attempt < LISTING_TRIES; attempt++) {
+    const owners = await readSocketOwnersAsync(port === undefined ? undefined : (line) => line.includes(`:${port} `));
+    if (owners === null) return; // no socket table on this system
+    const owner = ownerOf(owners, peer, mine) ?? ownerOf(owners, peer, { address: peer.address.includes(":") ? "::" : "0.0.0.0", port: 0 });
+    if (owner !== undefined) {
+      if (owner === uid) return;
+      throw foreign(`the listener at ${peer.address}:${peer.port} belongs to another user (uid ${owner})`);
+    }
+    // Our own end unlisted too: this table does not show the connection (another network namespace view).
+    if (ownerOf(owners, mine, peer) === undefined) return;
+    await new Promise((resolvePromise) => setImmediate(resolvePromise));
+  }
+  throw foreign(`the listener at ${peer.address}:${peer.port} is not in the socket table`);
+}
+
+/** A keep-alive agent whose every new connection is verified (verifyPeerOwner) before the request goes out on it. */
+class VerifiedAgent extends Agent {
+  override createConnection(options: ClientRequestArgs, callback?: (error: Error | null, socket: Duplex) => void): Duplex {
+    const socket = netConnect(options as Parameters<typeof netConnect>[0]);
+    const fail = (error: Error): void => {
+      socket.destroy();
+      callback?.(error, socket);
+    };
+    socket.once("error", fail);
+    socket.once("connect", () => {
+      socket.off("error", fail);
+      verifyPeerOwner(socket).then(
+        () => callback?.(null, socket),
+        (error: Error) => fail(error),
+      );
+    });
+    // Node's agent waits for the callback when nothing is returned: the request is not written before it.
+    return undefined as unknown as Duplex;
+  }
+}
+
+const agent = new VerifiedAgent({ keepAlive: true, maxSockets: 16 });
 
 function abortError(signal: AbortSignal): Error {
   const reason = signal.reason as unknown;
@@ -32,7 +93,7 @@ function bodyOf(response: IncomingMessage, signal: AbortSignal): ReadableStream<
   });
 }
 
-export async function httpFetch(input: Request): Promise<Response> {
+export async function verifiedFetch(input: Request): Promise<Response> {
   const url = new URL(input.url);
   const signal = input.signal;
   if (signal.aborted) throw abortError(signal);

@@ -1,5 +1,6 @@
-// The composition root of `serve --register`: the shared local daemon. It takes the bearer secret
-// from `daemon-token`, builds the harness with that token and its log (so it alone serves
+// The composition root of `serve --register`: the shared local daemon. It mints a new bearer
+// secret (written to `daemon-token` once it has won the registration: a replaced registration
+// never keeps the token of the daemon it replaces), builds the harness with that token and its log (so it alone serves
 // `GET /v1/logs` and logs `turn.submitted`), mounts the control router at `/_daemon/` beside the
 // v1 handler, binds loopback on the first free port from 4096, then registers in `server.json`.
 // A racing spawner that loses the registration closes again; a daemon whose registration is
@@ -12,7 +13,7 @@ import { LOOPBACK_HOSTS } from "../http/guard.js";
 import { configIdentity, databaseIdentity } from "../daemon/identity.js";
 import { connectionLogger, openDaemonLog } from "../daemon/log.js";
 import { FIRST_PORT, PORT_SCAN, daemonFiles } from "../daemon/paths.js";
-import { claimRegistration, ensureDirectory, readOrCreateToken, readRegistration, removeRegistration, type Registration } from "../daemon/registration.js";
+import { claimRegistration, ensureDirectory, newToken, readRegistration, removeRegistration, writeToken, type Registration } from "../daemon/registration.js";
 import { CONTROL_ENDPOINT, controlHandler, type DaemonControl, type RunningTurn } from "../daemon/router.js";
 import { createHarness, type HarnessOptions } from "./harness.js";
 import { listen, type Listener } from "./listen.js";
@@ -41,10 +42,15 @@ export class DaemonRegistrationLost extends Error {
   }
 }
 
-async function listenFrom(fetch: (request: Request) => Promise<Response>, onConnection: Parameters<typeof listen>[1]["onConnection"]): Promise<Listener> {
+async function listenFrom(fetch: (request: Request) => Promise<Response>, log: ReturnType<typeof openDaemonLog>): Promise<Listener> {
   for (let port = FIRST_PORT; port < FIRST_PORT + PORT_SCAN; port++) {
     try {
-      return await listen(fetch, { port, hostname: "127.0.0.1", ...(onConnection ? { onConnection } : {}) });
+      return await listen(fetch, {
+        port,
+        hostname: "127.0.0.1",
+        onConnection: connectionLogger(log),
+        admission: { onRefused: (reason, count) => log.warn("connection.refused", { reason, count }) },
+      });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EADDRINUSE") throw error;
     }
@@ -55,7 +61,7 @@ async function listenFrom(fetch: (request: Request) => Promise<Response>, onConn
 export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon> {
   const files = daemonFiles(options.env);
   ensureDirectory(files.directory);
-  const token = readOrCreateToken(files.token);
+  const token = newToken();
   const log = openDaemonLog(files.log);
   log.trim();
   const serverRoot = resolve(options.serverRoot);
@@ -136,7 +142,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   };
   let listener: Listener;
   try {
-    listener = await listenFrom(fetch, connectionLogger(log));
+    listener = await listenFrom(fetch, log);
   } catch (error) {
     await harness.close();
     log.close();
@@ -150,6 +156,8 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     await shutdown("lost the registration race");
     throw new DaemonRegistrationLost(claim.holder);
   }
+  // Won: from now on clients read this daemon's token (until the file names it they retry the proof).
+  writeToken(files.token, token);
   registered = true;
   log.info("daemon.start", { url: listener.url, pid: process.pid, version: release(), database });
   const beat = setInterval(heartbeat, HEARTBEAT_MS);

@@ -67,6 +67,8 @@ export interface HarnessOptions {
   readonly token?: string | undefined;
   readonly allowedHosts?: readonly string[] | undefined;
   readonly allowedOrigins?: readonly string[] | undefined;
+  /** Origins that may frame the dashboard besides its own (serve --frame-ancestor; never without a token). */
+  readonly frameAncestors?: readonly string[] | undefined;
   /** Warnings worth a log line (a replaced duplicate Skill, a malformed SKILL.md). */
   readonly onWarning?: (message: string) => void;
   /** Unexpected errors (logged by the caller; the client sees only a generic 500). */
@@ -344,7 +346,7 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
     servers: (name) => name === LOCAL_SERVER,
     openapi: loadDocument(join("generated", "openapi.json")),
     referencePage: reference,
-    dashboard: { server: LOCAL_SERVER, asset: dashboardAsset() },
+    dashboard: { server: LOCAL_SERVER, asset: dashboardAsset(), ...(options.frameAncestors && options.token !== undefined ? { frameAncestors: options.frameAncestors } : {}) },
     onUnexpectedError: (error, route) => options.onUnexpectedError?.(error, route?.operationId),
   });
   await runner?.start();

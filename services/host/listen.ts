@@ -7,26 +7,44 @@
 // up to it reach the Fetch handler, which enforces the real limits and answers with the
 // contract's JSON error; whatever the parser still refuses is answered here, on the socket, in
 // the same shape and with the same Ze-Harness-Version header.
+//
+// Which connections are kept is admission.ts's: bounds in all and per peer, a first request within
+// 10 s, and for a tokenless server only its own user. Node's timeouts bound the rest: headers of
+// a later request within HEADERS_TIMEOUT_MS, a whole request within REQUEST_TIMEOUT_MS, an idle
+// keep-alive connection for KEEP_ALIVE_MS.
 import { getRequestListener, RequestError } from "@hono/node-server";
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import type { EncodedError } from "../contract/failure.js";
 import { errorResponse, PROTOCOL_VERSION, VERSION_HEADER } from "../http/handler.js";
 import { HEADERS_TOO_LARGE_MESSAGE } from "../http/request.js";
 import { release } from "./version.js";
+import { ConnectionAdmission, type AdmissionOptions } from "./admission.js";
 
 /** What Node's parser accepts (request line and headers); the handler's own limits are far lower. */
 export const NODE_MAX_HEADER_BYTES = 1024 * 1024;
 /** How long a refused connection may keep sending before it is dropped. */
 const REFUSED_LINGER_MS = 5_000;
+/** A request's headers must arrive this soon (Node's default is a minute). */
+export const HEADERS_TIMEOUT_MS = 10_000;
+/** A whole request (headers and body; not the response, so not an SSE stream) must arrive this soon. */
+export const REQUEST_TIMEOUT_MS = 60_000;
+/** An idle keep-alive connection is closed after this long. */
+export const KEEP_ALIVE_MS = 5_000;
+/** How often Node checks those timeouts (its default, 30 s, would let a stalled request live 40 s). */
+const TIMEOUT_CHECK_MS = 1_000;
 
 export interface ListenOptions {
   readonly port: number;
   readonly hostname: string;
   /** The `Ze-Harness-Version` value of answers written outside the handler; default: this build's. */
   readonly version?: string;
-  /** Sees every accepted connection (the daemon's and serve's client.connect / client.disconnect lines). */
+  /** Sees every admitted connection (the daemon's and serve's client.connect / client.disconnect lines). */
   readonly onConnection?: (socket: Socket) => void;
+  /** Serve only this process's user (a tokenless loopback server): others get 403. */
+  readonly ownUserOnly?: boolean;
+  /** Connection bounds other than the defaults (tests), and where refused bursts are told. */
+  readonly admission?: Omit<AdmissionOptions, "ownUserOnly">;
 }
 
 export interface Listener {
@@ -34,6 +52,8 @@ export interface Listener {
   readonly url: string;
   close(): Promise<void>;
 }
+
+export const FOREIGN_USER_MESSAGE = "This server runs without a token and serves only the local user who started it; start it with --token (or ZE_HARNESS_TOKEN) to share it";
 
 export const isLoopbackAddress = (hostname: string): boolean =>
   hostname === "127.0.0.1" || hostname === "::1" || hostname === "localhost";
@@ -78,8 +98,29 @@ export async function listen(fetch: (request: Request) => Promise<Response>, opt
       return response;
     },
   });
-  const server: Server = createServer({ maxHeaderSize: NODE_MAX_HEADER_BYTES }, listener);
-  if (options.onConnection) server.on("connection", options.onConnection);
+  const admission = new ConnectionAdmission({ ...options.admission, ownUserOnly: options.ownUserOnly === true });
+  const loopback = isLoopbackAddress(options.hostname);
+  const serve = (incoming: IncomingMessage, outgoing: ServerResponse): void => {
+    void admission.verdict(incoming.socket).then((verdict) => {
+      if (verdict === "own") return listener(incoming, outgoing);
+      outgoing.writeHead(403, { "content-type": "application/json", connection: "close", [VERSION_HEADER]: version, "access-control-expose-headers": VERSION_HEADER });
+      outgoing.end(JSON.stringify({ _tag: "ForbiddenError", message: FOREIGN_USER_MESSAGE } satisfies EncodedError));
+    });
+  };
+  const server: Server = createServer(
+    { maxHeaderSize: NODE_MAX_HEADER_BYTES, headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, keepAliveTimeout: KEEP_ALIVE_MS, connectionsCheckingInterval: TIMEOUT_CHECK_MS },
+    serve,
+  );
+  server.on("connection", (socket: Socket) => {
+    admission.admit(socket, loopback);
+    if (options.onConnection && !socket.destroyed) {
+      const log = options.onConnection;
+      // Told once the connection is kept: sockets closed at a bound never become log lines.
+      void admission.verdict(socket, { keepTimer: true }).then(() => {
+        if (!socket.destroyed) log(socket);
+      });
+    }
+  });
 
   // The parser reports every further chunk of a refused request again; answer once.
   const refused = new WeakSet<Socket>();

@@ -7,6 +7,7 @@ import { LOOPBACK_HOSTS } from "../http/guard.js";
 import { createHarness, type HarnessOptions } from "./harness.js";
 import { connectionLogger, stderrLogger } from "../daemon/log.js";
 import { isLoopbackAddress, listen } from "./listen.js";
+import { socketTableReadable } from "../contract/socket-owner.js";
 
 export interface ServerOptions extends Omit<HarnessOptions, "allowedHosts" | "runnerScope"> {
   readonly port: number;
@@ -28,8 +29,24 @@ export class ServerOptionsError extends Error {
   readonly _tag = "ServerOptionsError";
 }
 
-/** Refuses options a server would start with but could never serve a request under. */
-export function checkServerOptions(options: Pick<ServerOptions, "hostname" | "token" | "serverRoot">): void {
+/** An origin as a browser sends it: http(s)://host[:port], nothing more. */
+const isOrigin = (value: string): boolean => {
+  try {
+    const url = new URL(value);
+    return (url.protocol === "http:" || url.protocol === "https:") && url.origin === value;
+  } catch {
+    return false;
+  }
+};
+
+/** Refuses options a server would start with but could never serve a request under (or should not). */
+export function checkServerOptions(options: Pick<ServerOptions, "hostname" | "token" | "serverRoot" | "frameAncestors">): void {
+  for (const origin of options.frameAncestors ?? []) {
+    if (!isOrigin(origin)) throw new ServerOptionsError(`--frame-ancestor ${JSON.stringify(origin)} is not an origin (scheme://host[:port], e.g. https://intranet.example)`);
+  }
+  if ((options.frameAncestors?.length ?? 0) > 0 && options.token === undefined) {
+    throw new ServerOptionsError("--frame-ancestor needs --token: a page of another origin must never frame a server that asks for no token");
+  }
   if (options.token !== undefined && options.token.trim() === "") {
     throw new ServerOptionsError("--token must not be empty (every request would then be refused); omit it to serve loopback without a token");
   }
@@ -42,13 +59,29 @@ export function checkServerOptions(options: Pick<ServerOptions, "hostname" | "to
   if (!stat.isDirectory()) throw new ServerOptionsError(`--root ${root} is not a directory`);
 }
 
+/** What a tokenless server tells its operator at start. */
+function unauthenticatedNotice(): string {
+  const others = socketTableReadable() ? "connections of other local users are refused (403)" : "other local users can connect too";
+  return `serving without a token: every process of this user can use this server, ${others}; set ZE_HARNESS_TOKEN (or --token) to require one`;
+}
+
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   checkServerOptions(options);
   const allowedHosts = [...LOOPBACK_HOSTS, ...(isLoopbackAddress(options.hostname) ? [] : [options.hostname]), ...(options.allowedHosts ?? [])];
   const harness = await createHarness({ ...options, serverRoot: resolve(options.serverRoot), allowedHosts, runnerScope: "unowned", backgroundModels: true });
   let listener: Awaited<ReturnType<typeof listen>>;
   try {
-    listener = await listen(harness.fetch, { port: options.port, hostname: options.hostname, ...(options.logConnections ? { onConnection: connectionLogger(stderrLogger("server")) } : {}) });
+    const log = stderrLogger("server");
+    listener = await listen(harness.fetch, {
+      port: options.port,
+      hostname: options.hostname,
+      // Without a token the reference serves its own user unauthenticated; nobody else is served.
+      ownUserOnly: options.token === undefined,
+      admission: { onRefused: (reason, count) => log.warn("connection.refused", { reason, count }) },
+      ...(options.logConnections ? { onConnection: connectionLogger(log) } : {}),
+    });
+    // A foreground serve's operator reads its stderr: say that it asks for no token, and who it serves.
+    if (options.logConnections && options.token === undefined) log.warn("server.unauthenticated", { message: unauthenticatedNotice() });
   } catch (error) {
     await harness.close();
     throw error;

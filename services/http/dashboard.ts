@@ -1,7 +1,10 @@
 // GET /dashboard: the built dashboard page (clients/dashboard/, inlined into one HTML document by
 // tools/dashboard-asset.mjs) with this host's server name in its identity meta tag, served
 // without authentication (the page asks for a token only when the API answers 401) under a
-// Content-Security-Policy whose script hash was computed at build time.
+// Content-Security-Policy whose script hash was computed at build time. Framing: only by the page's
+// own origin (`frame-ancestors 'self'`; the reference let any parent frame it), so a page of
+// another origin cannot frame the live dashboard and steer a click onto an Allow button; other
+// embedders only when the server names them (`serve --frame-ancestor ORIGIN`, token required).
 
 /** The built page and the hash of its one inline script (`sha256-<base64>`). */
 export interface DashboardAsset {
@@ -15,6 +18,8 @@ export interface DashboardOptions {
   readonly server: string;
   /** The built asset, read on first use. */
   readonly asset: () => DashboardAsset;
+  /** Origins (scheme://host[:port]) that may frame the page besides its own. */
+  readonly frameAncestors?: readonly string[];
 }
 
 /** The identity placeholder the handler fills in (it appears once, in the meta tag). */
@@ -27,9 +32,10 @@ export function isDashboardRequest(method: string, url: URL): boolean {
 }
 
 /** The page's policy: nothing but its own script, inline styles, and same-origin API calls. */
-export function dashboardCsp(scriptHash: string | undefined): string {
+export function dashboardCsp(scriptHash: string | undefined, frameAncestors: readonly string[] = []): string {
   const script = scriptHash === undefined ? "'none'" : `'${scriptHash}'`;
-  return `default-src 'none'; style-src 'unsafe-inline'; script-src ${script}; connect-src 'self'; base-uri 'none'; form-action 'none'`;
+  const ancestors = ["'self'", ...frameAncestors].join(" ");
+  return `default-src 'none'; style-src 'unsafe-inline'; script-src ${script}; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors ${ancestors}`;
 }
 
 const escapeAttribute = (value: string): string =>
@@ -42,7 +48,7 @@ export function dashboardResponse(options: DashboardOptions): Response {
   return new Response(html, {
     headers: {
       "content-type": "text/html; charset=utf-8",
-      "content-security-policy": dashboardCsp(asset.scriptHash),
+      "content-security-policy": dashboardCsp(asset.scriptHash, options.frameAncestors),
       "cache-control": "no-store",
       "x-content-type-options": "nosniff",
       "referrer-policy": "no-referrer",

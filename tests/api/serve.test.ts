@@ -97,10 +97,12 @@ describe("ze-harness serve", () => {
     await ok(sdk.createSession({ client: networkClient(started.url).client, path: { server, sessionId: randomUUID() }, body: {} }));
     const { code, ms } = await stopTimed(started, signal);
     expect(code).toBe(0);
-    // A foreground serve writes only its connection lines (logfmt) to stderr.
+    // A foreground serve writes only logfmt lines to stderr: without a token, first that it asks for
+    // none (tests/trust/own-user.test.ts), then its connection lines.
     const lines = started.stderr().split("\n").filter((line) => line !== "");
+    expect(lines[0]).toMatch(/^timestamp=\S+ level=WARN run=[0-9a-f]+ service=server event=server\.unauthenticated message="serving without a token: [^"]+"$/);
     const connection = /^timestamp=\S+ level=INFO run=[0-9a-f]+ service=server event=client\.(connect|disconnect) connectionId=\S+ remoteAddr=127\.0\.0\.1 remotePort=\d+( durationMs=\d+)?$/;
-    expect(lines.filter((line) => !connection.test(line))).toEqual([]);
+    expect(lines.slice(1).filter((line) => !connection.test(line))).toEqual([]);
     expect(lines.some((line) => line.includes("event=client.connect"))).toBe(true);
     expect(ms).toBeLessThan(5_000);
   });

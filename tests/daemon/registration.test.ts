@@ -1,11 +1,11 @@
 // server.json and daemon-token on real files: the first live registration wins, a dead one is
-// replaced, removal is by id, the token is created once (0600) and then reused; release order.
+// replaced, removal is by id, each token is new and written whole (0600); release order.
 import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { compareReleases } from "../../services/daemon/client.js";
-import { claimRegistration, readOrCreateToken, readRegistration, removeRegistration, removeStaleRegistration } from "../../services/daemon/registration.js";
+import { claimRegistration, newToken, readRegistration, readToken, writeToken, removeRegistration, removeStaleRegistration } from "../../services/daemon/registration.js";
 
 let dir: string | undefined;
 const path = (name: string): string => join((dir ??= mkdtempSync(join(tmpdir(), "ze-daemon-reg-"))), name);
@@ -43,12 +43,18 @@ describe("server.json", () => {
 });
 
 describe("daemon-token", () => {
-  it("is created once with mode 0600 and then reused", () => {
+  it("is 32 random bytes, written whole with mode 0600 and replaced by the next one", () => {
     const file = path("daemon-token");
-    const token = readOrCreateToken(file);
+    const token = newToken();
     expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    writeToken(file, token);
     expect(statSync(file).mode & 0o777).toBe(0o600);
-    expect(readOrCreateToken(file)).toBe(token);
+    expect(readToken(file)).toBe(token);
+    const next = newToken();
+    expect(next).not.toBe(token);
+    writeToken(file, next);
+    expect(readToken(file)).toBe(next);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
   });
 });
 

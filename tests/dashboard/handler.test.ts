@@ -13,7 +13,7 @@ describe("the /dashboard route", () => {
     try {
       const page = await h.harness.fetch(new Request("http://localhost/dashboard"));
       expect(page.status).toBe(200);
-      expect(page.headers.get("content-security-policy")).toMatch(/^default-src 'none'; style-src 'unsafe-inline'; script-src '(sha256-[A-Za-z0-9+/]+=*|none)'; connect-src 'self'; base-uri 'none'; form-action 'none'$/);
+      expect(page.headers.get("content-security-policy")).toMatch(/^default-src 'none'; style-src 'unsafe-inline'; script-src '(sha256-[A-Za-z0-9+/]+=*|none)'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'self'$/);
       expect(page.headers.get("ze-harness-version")).toMatch(/^1\//);
       expect(await page.text()).toContain('<meta name="ze-harness-server" content="local">');
       expect((await h.harness.fetch(new Request("http://localhost/v1/servers/local/sessions"))).status).toBe(401);
@@ -30,7 +30,8 @@ describe("the /dashboard route", () => {
     const response = dashboardResponse({ server: 'a"b<c>&', asset });
     expect(await response.text()).toBe('<meta name="ze-harness-server" content="a&quot;b&lt;c&gt;&amp;"><script>x("%ZE_HARNESS_SERVER%")</script>');
     expect(response.headers.get("content-security-policy")).toBe(dashboardCsp("sha256-abc="));
-    expect(dashboardCsp("sha256-abc=")).toBe("default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-abc='; connect-src 'self'; base-uri 'none'; form-action 'none'");
+    expect(dashboardCsp("sha256-abc=")).toBe("default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-abc='; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'self'");
+    expect(dashboardCsp("sha256-abc=", ["https://intranet.example"])).toMatch(/; frame-ancestors 'self' https:\/\/intranet\.example$/);
     expect(isDashboardRequest("GET", new URL("http://h/dashboard"))).toBe(true);
     expect(isDashboardRequest("GET", new URL("http://h/x/dashboard"))).toBe(false);
     expect(isDashboardRequest("POST", new URL("http://h/dashboard"))).toBe(false);
@@ -42,7 +43,8 @@ describe("the /dashboard route", () => {
       const asset = dashboardAsset(join(home.dir, "missing", "dashboard.json"))();
       expect(asset.scriptHash).toBeUndefined();
       const response = dashboardResponse({ server: "local", asset: () => asset });
-      expect(response.headers.get("content-security-policy")).toBe("default-src 'none'; style-src 'unsafe-inline'; script-src 'none'; connect-src 'self'; base-uri 'none'; form-action 'none'");
+      expect(response.headers.get("content-security-policy")).toBe("default-src 'none'; style-src 'unsafe-inline'; script-src 'none'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'self'");
+    expect(dashboardCsp("sha256-abc=", ["https://intranet.example"])).toMatch(/; frame-ancestors 'self' https:\/\/intranet\.example$/);
       const html = await response.text();
       expect(html).toContain("npm run build");
       expect(html).not.toContain("<script");

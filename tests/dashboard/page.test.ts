@@ -46,7 +46,7 @@ async function dashboard(): Promise<RecordedPage> {
 }
 
 const EXPECTED_CSP = (hash: string) =>
-  `default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-${hash}'; connect-src 'self'; base-uri 'none'; form-action 'none'`;
+  `default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-${hash}'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'self'`;
 
 describe("GET /dashboard", () => {
   it("serves one self-contained page with the server's identity and the exact CSP of its inline script", async () => {
@@ -59,9 +59,8 @@ describe("GET /dashboard", () => {
     expect(scripts[0]![1]).toBe(""); // inline: no src, no type
     const hash = createHash("sha256").update(scripts[0]![2]!, "utf8").digest("base64");
     expect(response.headers.get("content-security-policy")).toBe(EXPECTED_CSP(hash));
-    // Framing is allowed: no frame-ancestors, no X-Frame-Options.
-    expect(response.headers.get("x-frame-options")).toBeNull();
-    expect(response.headers.get("content-security-policy")).not.toContain("frame-ancestors");
+    // Framing only by the page's own origin (tests/trust/clickjacking.test.ts frames it from another).
+    expect(response.headers.get("content-security-policy")).toMatch(/; frame-ancestors 'self'$/);
     if (!html.includes('<meta name="ze-harness-server" content="local">')) throw new Error("the identity meta tag does not name the server");
     if (html.includes("%ZE_HARNESS_SERVER%")) throw new Error("the identity placeholder was left in the page");
     // The markup asks for nothing: no external script, stylesheet, image or font (what the

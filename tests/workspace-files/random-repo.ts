@@ -8,17 +8,7 @@ import * as fs from "node:fs";
 import { chmodSync, existsSync, lstatSync, mkdirSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { initRepo } from "./repos.js";
-
-function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from "../support/random.js";
 
 const SEGMENTS = ["a", "b", "src", "lib", "build", "node_modules", "x y", "ünï", "tmp", "keep.log", "c.txt", "d.md", "e.log", "f.sh"];
 
@@ -35,7 +25,7 @@ function fifo(path: string): boolean {
 }
 
 export async function randomRepository(dir: string, seed: number): Promise<void> {
-  const random = prng(seed);
+  const random = seededRandom(seed);
   const chance = (p: number): boolean => random() < p;
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
   const repo = await initRepo(dir);

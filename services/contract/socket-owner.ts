@@ -1,0 +1,171 @@
+// Who owns the other end of a loopback TCP connection, read from the kernel's socket tables
+// (`/proc/net/tcp` and `/proc/net/tcp6`, as identd does): every local TCP socket is listed there
+// with its two endpoints and the uid of the user who created it. For a connection between two
+// local processes both ends are listed, so either side can learn the other's uid:
+//
+//   the daemon client   checks the server end (local = the daemon's address, remote = ours)
+//                       before it writes a byte, so the daemon token never reaches a listener
+//                       another user opened on a freed port;
+//   a tokenless server  checks the client end (local = the client's address, remote = ours) and
+//                       serves only its own user.
+//
+// Linux only: elsewhere (no /proc) `readSocketOwners` answers null and callers fall back to
+// what they can prove without it (the daemon's HMAC challenge) or to what the reference does.
+import { readFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { isIPv4, isIPv6 } from "node:net";
+
+/** One end of a TCP connection as Node names it (`socket.localAddress`, `socket.remotePort`, …). */
+export interface Endpoint {
+  readonly address: string;
+  readonly port: number;
+}
+
+/** The socket table: uid by `<local>-><remote>` key (see `connectionKey`). */
+export type SocketOwners = ReadonlyMap<string, number>;
+
+const TABLES = ["/proc/net/tcp", "/proc/net/tcp6"] as const;
+
+/** Four bytes of an IPv4 address in /proc's order (each 32-bit word in host byte order, little-endian here). */
+function ipv4Words(address: string): number[] {
+  return address.split(".").map((part) => Number.parseInt(part, 10));
+}
+
+/** The 16 bytes of an IPv6 address (with `::` and an embedded IPv4 tail expanded). */
+function ipv6Bytes(address: string): number[] | undefined {
+  let text = address.toLowerCase();
+  const zone = text.indexOf("%");
+  if (zone !== -1) text = text.slice(0, zone);
+  let tail: number[] = [];
+  const lastColon = text.lastIndexOf(":");
+  if (text.slice(lastColon + 1).includes(".")) {
+    tail = ipv4Words(text.slice(lastColon + 1));
+    text = `${text.slice(0, lastColon + 1)}0:0`;
+  }
+  const [head, rest] = text.split("::") as [string, string | undefined];
+  const groups = (part: string): string[] => (part === "" ? [] : part.split(":"));
+  const left = groups(head);
+  const right = rest === undefined ? [] : groups(rest);
+  const missing = 8 - left.length - right.length;
+  if (missing < 0 || (rest === undefined && missing !== 0)) return undefined;
+  const all = [...left, ...Array<string>(missing).fill("0"), ...right];
+  const bytes = all.flatMap((group) => {
+    const value = Number.parseInt(group, 16);
+    return [(value >> 8) & 0xff, value & 0xff];
+  });
+  if (tail.length === 4) bytes.splice(12, 4, ...tail);
+  return bytes;
+}
+
+const hex2 = (byte: number): string => byte.toString(16).padStart(2, "0").toUpperCase();
+
+/** The bytes as /proc prints them: every 32-bit word reversed (host order on little-endian Linux). */
+function procAddress(bytes: readonly number[]): string {
+  let out = "";
+  for (let word = 0; word < bytes.length; word += 4) out += [bytes[word + 3]!, bytes[word + 2]!, bytes[word + 1]!, bytes[word]!].map(hex2).join("");
+  return out;
+}
+
+/** `ADDR:PORT` of an endpoint as /proc prints it, or undefined for an address it could not be. */
+export function procEndpoint(endpoint: Endpoint): string | undefined {
+  const port = endpoint.port.toString(16).padStart(4, "0").toUpperCase();
+  if (isIPv4(endpoint.address)) return `${procAddress(ipv4Words(endpoint.address))}:${port}`;
+  if (!isIPv6(endpoint.address)) return undefined;
+  const bytes = ipv6Bytes(endpoint.address);
+  return bytes === undefined ? undefined : `${procAddress(bytes)}:${port}`;
+}
+
+/** The key of the socket whose own end is `local` and whose peer is `remote`. */
+export function connectionKey(local: Endpoint, remote: Endpoint): string | undefined {
+  const [l, r] = [procEndpoint(local), procEndpoint(remote)];
+  if (l === undefined || r === undefined) return undefined;
+  return `${l}->${r}`;
+}
+
+/**
+ * An IPv4 peer of a dual-stack (IPv6) socket is named in its mapped form (`::ffff:127.0.0.1`)
+ * while its own socket is listed in the IPv4 table, and the reverse: every form is asked.
+ */
+export function connectionKeys(local: Endpoint, remote: Endpoint): string[] {
+  const forms = (endpoint: Endpoint): Endpoint[] => {
+    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(endpoint.address);
+    if (mapped) return [endpoint, { address: mapped[1]!, port: endpoint.port }];
+    if (isIPv4(endpoint.address)) return [endpoint, { address: `::ffff:${endpoint.address}`, port: endpoint.port }];
+    return [endpoint];
+  };
+  const keys: string[] = [];
+  for (const l of forms(local)) for (const r of forms(remote)) {
+    const key = connectionKey(l, r);
+    if (key !== undefined && !keys.includes(key)) keys.push(key);
+  }
+  return keys;
+}
+
+/** Parses one table's text into `owners` (columns: sl local remote st … uid …), the lines `keep` keeps. */
+function parseTable(text: string, owners: Map<string, number>, keep: ((line: string) => boolean) | undefined): void {
+  let start = text.indexOf("\n") + 1;
+  while (start > 0 && start < text.length) {
+    let end = text.indexOf("\n", start);
+    if (end === -1) end = text.length;
+    const line = text.slice(start, end);
+    start = end + 1;
+    if (keep !== undefined && !keep(line)) continue;
+    const fields = line.trim().split(/\s+/);
+    if (fields.length < 8) continue;
+    const uid = Number.parseInt(fields[7]!, 10);
+    if (Number.isInteger(uid)) owners.set(`${fields[1]}->${fields[2]}`, uid);
+  }
+}
+
+/**
+ * Every local TCP socket's owner (of the lines `keep` keeps: a cheap substring test spares parsing
+ * the rest of a big table), or null where the tables cannot be read (not Linux).
+ */
+export function readSocketOwners(keep?: (line: string) => boolean): SocketOwners | null {
+  const owners = new Map<string, number>();
+  let read = false;
+  for (const table of TABLES) {
+    try {
+      parseTable(readFileSync(table, "latin1"), owners, keep);
+      read = true;
+    } catch {
+      // tcp6 is absent without IPv6; both absent: not Linux.
+    }
+  }
+  return read ? owners : null;
+}
+
+/**
+ * `readSocketOwners` off the event loop. With many sockets the tables are big (20,000 sockets:
+ * 3 MB, ≈ 200 ms of kernel time to produce), so a server under a flood must not read them on
+ * its main thread; callers batch their questions into one read at a time.
+ */
+export async function readSocketOwnersAsync(keep?: (line: string) => boolean): Promise<SocketOwners | null> {
+  const owners = new Map<string, number>();
+  let read = false;
+  for (const table of TABLES) {
+    try {
+      parseTable(await readFile(table, "latin1"), owners, keep);
+      read = true;
+    } catch {
+      // as readSocketOwners
+    }
+  }
+  return read ? owners : null;
+}
+
+let readable: boolean | undefined;
+/** Whether this system has the socket tables at all (asked once). */
+export const socketTableReadable = (): boolean => (readable ??= readSocketOwners(() => false) !== null);
+
+/** The uid owning the socket `local -> remote` in `owners`, or undefined when it is not listed. */
+export function ownerOf(owners: SocketOwners, local: Endpoint, remote: Endpoint): number | undefined {
+  for (const key of connectionKeys(local, remote)) {
+    const uid = owners.get(key);
+    if (uid !== undefined) return uid;
+  }
+  return undefined;
+}
+
+/** This process's effective uid (undefined where there are no uids). */
+export const ownUid = (): number | undefined => (typeof process.geteuid === "function" ? process.geteuid() : undefined);
