@@ -44,6 +44,7 @@ import { TerminalHost } from "./terminals.js";
 import { terminalHandlers } from "./terminal-handlers.js";
 import type { DaemonLog } from "../daemon/log.js";
 import { withDaemonLog } from "../daemon/handlers.js";
+import { withStorageFailures } from "./storage-failures.js";
 
 /** The one server name a local host serves. */
 export const LOCAL_SERVER = "local";
@@ -329,7 +330,7 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
     ...terminalHandlers(terminals),
     ...workspaceFilesHandlers({ sessions, serverRoot: options.serverRoot, serverRules: config.permissions, rewind }),
   };
-  const handlers = options.daemonLog ? withDaemonLog(composed, options.daemonLog) : composed;
+  const handlers = withStorageFailures(options.daemonLog ? withDaemonLog(composed, options.daemonLog) : composed);
   const guard: GuardOptions = {
     ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}),
     ...(options.allowedOrigins ? { allowedOrigins: options.allowedOrigins } : {}),
