@@ -348,7 +348,26 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
     dashboard: { server: LOCAL_SERVER, asset: dashboardAsset() },
     onUnexpectedError: (error, route) => options.onUnexpectedError?.(error, route?.operationId),
   });
-  await runner?.start();
+  const close = async (): Promise<void> => {
+    logins.close();
+    // Turns first: a `shell` call's terminal (`tty: true`) ends as interrupted, not as hung up.
+    await runner?.stop();
+    await terminals.stop();
+    models.close();
+    await sessionMcp?.close();
+    await mcp.close();
+    await plugins.close();
+    await storage.close();
+  };
+  try {
+    await runner?.start();
+  } catch (error) {
+    // Recovery could not read the database (a damaged file): nothing stays open, and the tag names why.
+    await close().catch(() => {});
+    const tagged = error as { _tag?: string; message?: string };
+    if (typeof tagged._tag === "string") throw new HarnessStartupError(tagged._tag, tagged.message ?? tagged._tag);
+    throw error;
+  }
   if (options.backgroundModels === true) models.startBackground();
   return {
     fetch,
@@ -357,16 +376,6 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
     runner,
     sessionMcp,
     atomically: (fn) => storage.transaction(() => fn()),
-    close: async () => {
-      logins.close();
-      // Turns first: a `shell` call's terminal (`tty: true`) ends as interrupted, not as hung up.
-      await runner?.stop();
-      await terminals.stop();
-      models.close();
-      await sessionMcp?.close();
-      await mcp.close();
-      await plugins.close();
-      await storage.close();
-    },
+    close,
   };
 }

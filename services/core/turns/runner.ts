@@ -118,7 +118,10 @@ export class TurnRunner {
   /** Settles lost work, starts queued work, and keeps doing so as work arrives. */
   async start(): Promise<void> {
     liveInstances.add(this.instance);
-    await this.recover();
+    // A full disk (or a busy database) at start-up delays recovery to the next maintenance pass; the host starts.
+    await this.recover().catch((error: unknown) => {
+      if (!isRetryableStorageError(error)) throw error;
+    });
     this.unsubscribe = this.options.hub.onWork(() => {
       this.workHint = true;
       void this.track(this.schedule());
@@ -131,7 +134,7 @@ export class TurnRunner {
     }, this.options.pollMs ?? 1000);
     for (const timer of [maintain, poll]) timer.unref();
     this.timers = [maintain, poll];
-    if (this.options.scope === "unowned") await this.schedule();
+    if (this.options.scope === "unowned") await this.track(this.schedule());
   }
 
   /** Stops taking work, ends the running Turns it may end, waits for the rest, and releases its Sessions. */
@@ -382,7 +385,9 @@ export class TurnRunner {
       // One Turn that cannot be settled now (a full disk) never keeps the others — or the host — from going on.
       await this.settleLost(row, now).catch(() => {});
     }
-    await this.compactions.recover((row) => this.ownerGone(row, now));
+    await this.compactions.recover((row) => this.ownerGone(row, now)).catch((error: unknown) => {
+      if (!isRetryableStorageError(error)) throw error;
+    });
   }
 
   /** Whether the claim's owner is gone: its process exited, its instance restarted, or its lease ran out. */
