@@ -101,6 +101,36 @@ describe("recovery of a lost Turn with 10,000 unfinished tool calls", () => {
   });
 });
 
+describe("a running Turn whose settlement the database refuses", () => {
+  let h: ModelHarness | undefined;
+  afterEach(async () => {
+    await h?.close();
+    h = undefined;
+  });
+
+  it("settles failed settlement_failed instead of dying unsettled; the host goes on", async () => {
+    h = await startModelHarness();
+    writeFileSync(join(h.home.root, "a.txt"), "a\n");
+    const sessionId = await h.createSession();
+    const turnId = randomUUID();
+    const client = rawClient(join(h.home.dir, "test.db"));
+    await client.execute(
+      `CREATE TRIGGER test_refuse_settlement BEFORE INSERT ON history_row WHEN NEW.turn_id = '${turnId}' AND NEW.kind <> 'prompt' BEGIN SELECT RAISE(ABORT, 'too many SQL variables'); END`,
+    );
+    client.close();
+    h.model.enqueue({ events: [{ type: "tool_call", name: "read", arguments: { filePath: "a.txt" } }] }, { events: [{ type: "text", text: "never published" }] });
+    await queue(h, sessionId, "read a.txt", { turnId });
+    const { turn, events } = await runToEnd(h, sessionId, turnId);
+    expect(turn).toMatchObject({ phase: "failed", outcome: { kind: "failed", turnId, fault: { code: "settlement_failed" } } });
+    expect(events.filter((event) => event.type === "turn.finished")).toHaveLength(1);
+    const rows = await ok(sdk.history_({ client: h.api.client, path: { server, sessionId } }));
+    expect(rows.rows.map((row) => [row.turnId, row.kind])).toEqual([[turnId, "prompt"]]);
+
+    h.model.enqueue({ events: [{ type: "text", text: "the next one" }] });
+    expect((await runToEnd(h, sessionId, (await queue(h, sessionId, "next")).turnId)).turn.outcome).toMatchObject({ kind: "completed", text: "the next one" });
+  });
+});
+
 describe("recovery of a lost Turn whose settlement the database refuses", () => {
   beforeAll(() => {
     assertBuilt();
