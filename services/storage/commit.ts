@@ -79,7 +79,7 @@ export class GroupCommitter {
           const settle = await this.queue.run(() => this.commit(batch, durability));
           if (settle) {
             // Acknowledged (and announced) only once durable; the next batch does not wait for it.
-            const durable = Promise.resolve().then(() => this.durable(durability));
+            const durable = this.durable(durability);
             this.runEarly(batch, durable);
             durable.then(settle, (error: unknown) => {
               const failure = toStorageError(error);
