@@ -44,6 +44,7 @@ import { TerminalHost } from "./terminals.js";
 import { terminalHandlers } from "./terminal-handlers.js";
 import type { DaemonLog } from "../daemon/log.js";
 import { withDaemonLog } from "../daemon/handlers.js";
+import { withStorageFailures } from "./storage-failures.js";
 
 /** The one server name a local host serves. */
 export const LOCAL_SERVER = "local";
@@ -331,7 +332,7 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
     ...terminalHandlers(terminals),
     ...workspaceFilesHandlers({ sessions, serverRoot: options.serverRoot, serverRules: config.permissions, rewind }),
   };
-  const handlers = options.daemonLog ? withDaemonLog(composed, options.daemonLog) : composed;
+  const handlers = withStorageFailures(options.daemonLog ? withDaemonLog(composed, options.daemonLog) : composed);
   const guard: GuardOptions = {
     ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}),
     ...(options.allowedOrigins ? { allowedOrigins: options.allowedOrigins } : {}),
@@ -349,7 +350,26 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
     dashboard: { server: LOCAL_SERVER, asset: dashboardAsset(), ...(options.frameAncestors && options.token !== undefined ? { frameAncestors: options.frameAncestors } : {}) },
     onUnexpectedError: (error, route) => options.onUnexpectedError?.(error, route?.operationId),
   });
-  await runner?.start();
+  const close = async (): Promise<void> => {
+    logins.close();
+    // Turns first: a `shell` call's terminal (`tty: true`) ends as interrupted, not as hung up.
+    await runner?.stop();
+    await terminals.stop();
+    models.close();
+    await sessionMcp?.close();
+    await mcp.close();
+    await plugins.close();
+    await storage.close();
+  };
+  try {
+    await runner?.start();
+  } catch (error) {
+    // Recovery could not read the database (a damaged file): nothing stays open, and the tag names why.
+    await close().catch(() => {});
+    const tagged = error as { _tag?: string; message?: string };
+    if (typeof tagged._tag === "string") throw new HarnessStartupError(tagged._tag, tagged.message ?? tagged._tag);
+    throw error;
+  }
   if (options.backgroundModels === true) models.startBackground();
   return {
     fetch,
@@ -358,16 +378,6 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
     runner,
     sessionMcp,
     atomically: (fn) => storage.transaction(() => fn()),
-    close: async () => {
-      logins.close();
-      // Turns first: a `shell` call's terminal (`tty: true`) ends as interrupted, not as hung up.
-      await runner?.stop();
-      await terminals.stop();
-      models.close();
-      await sessionMcp?.close();
-      await mcp.close();
-      await plugins.close();
-      await storage.close();
-    },
+    close,
   };
 }

@@ -63,6 +63,11 @@ export class GroupCommitter {
     return !this.draining && this.pending.length === 0;
   }
 
+  /**
+   * Commits queued work batch by batch. Never rejects: every failure (a full disk at COMMIT, a
+   * WAL sync that fails, a callback that throws) is the failure of the work it belongs to, so
+   * nothing in the commit path is an unhandled rejection that would end the process.
+   */
   private async drain(): Promise<void> {
     this.draining = true;
     try {
@@ -70,14 +75,19 @@ export class GroupCommitter {
         const durability = this.pending[0]!.durability;
         const batch: Work[] = [];
         while (this.pending[0]?.durability === durability) batch.push(this.pending.shift()!);
-        const settle = await this.queue.run(() => this.commit(batch, durability));
-        if (settle) {
-          // Acknowledged (and announced) only once durable; the next batch does not wait for it.
-          const durable = this.durable(durability);
-          this.runEarly(batch, durable);
-          durable.then(settle, (error: unknown) => {
-            for (const work of batch) work.reject(error);
-          });
+        try {
+          const settle = await this.queue.run(() => this.commit(batch, durability));
+          if (settle) {
+            // Acknowledged (and announced) only once durable; the next batch does not wait for it.
+            const durable = this.durable(durability);
+            this.runEarly(batch, durable);
+            durable.then(settle, (error: unknown) => {
+              const failure = toStorageError(error);
+              for (const work of batch) work.reject(failure);
+            });
+          }
+        } catch (error) {
+          for (const work of batch) work.reject(toStorageError(error));
         }
       }
     } finally {
@@ -146,8 +156,13 @@ export class GroupCommitter {
           work.reject(outcome.error);
           continue;
         }
-        // Outside the transaction's async context: what the announcements start reads committed state.
-        this.current.exit(() => this.announce(work.events, work.committed));
+        // Outside the transaction's async context: what the announcements start reads committed
+        // state. The work is committed whatever a listener does: a throw there is the listener's.
+        try {
+          this.current.exit(() => this.announce(work.events, work.committed));
+        } catch {
+          // announcements report their own failures
+        }
         work.resolve(outcome.value);
       }
     };

@@ -87,6 +87,13 @@ export interface StorageHandle {
    * committed, in cursor order: in-process watchers take them instead of reading them back.
    */
   onTurnEvents(listener: (events: readonly TurnEventRow[]) => void): () => void;
+  /**
+   * Caps a file database at `pages` pages (`PRAGMA max_page_count` on the write connection, kept
+   * when that connection is replaced; `undefined` lifts the cap): a write that would grow the file
+   * past it fails `StorageFull`, exactly as on a full disk, and succeeds again once the cap is
+   * raised. Takes effect between write transactions.
+   */
+  limitPages(pages: number | undefined): Promise<void>;
   /** Refuses new transactions, waits for this handle's queued ones, then closes every connection. */
   close(): Promise<void>;
 }
@@ -126,6 +133,8 @@ const drizzleOver = (client: Client): StorageDatabase => construct(client, { sch
  */
 class Writer {
   #connection: { client: EngineClient; db: StorageDatabase } | undefined;
+  /** `PRAGMA max_page_count` of the write connection (a per-connection setting, so applied to each new one). */
+  #pageLimit: number | undefined;
   readonly #shared: { client: EngineClient; db: StorageDatabase } | null;
   readonly walSync: WalSync | null;
 
@@ -141,10 +150,18 @@ class Writer {
   #open(): { client: EngineClient; db: StorageDatabase } {
     if (this.#shared !== null) return this.#shared;
     if (this.#connection === undefined) {
-      const client = new LocalClient((this.location as { path: string }).path, { timeoutMs: this.busyTimeoutMs, synchronous: "NORMAL" });
+      const client = new LocalClient((this.location as { path: string }).path, { timeoutMs: this.busyTimeoutMs, synchronous: "NORMAL", maxPageCount: this.#pageLimit });
       this.#connection = { client, db: drizzleOver(client) };
     }
     return this.#connection;
+  }
+
+  /** The page cap of every write connection from now on (see `StorageHandle.limitPages`); run between transactions. */
+  limitPages(pages: number | undefined): void {
+    if (this.#shared !== null) throw new Error("Only a file database's size can be capped");
+    this.#pageLimit = pages === undefined ? undefined : Math.max(1, Math.floor(pages));
+    // A fresh connection takes the new cap (or SQLite's default when lifted).
+    this.#replace();
   }
 
   async transaction<T>(fn: (tx: StorageTransaction) => Promise<T>): Promise<T> {
@@ -233,8 +250,16 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Storag
     (fn) => writer.transaction(fn),
     current,
     (events, committed) => {
-      if (events.length > 0) for (const listener of [...eventListeners]) listener(events);
-      for (const callback of committed) callback();
+      // One listener or callback that throws never keeps the others from hearing of the commit.
+      const each = (fn: () => void): void => {
+        try {
+          fn();
+        } catch {
+          // the listener reports its own failures
+        }
+      };
+      if (events.length > 0) for (const listener of [...eventListeners]) each(() => listener(events));
+      for (const callback of committed) each(callback);
     },
     (durability) => writer.durable(durability),
   );
@@ -287,6 +312,9 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Storag
       const frame = current.getStore();
       if (frame?.active) frame.early.push(fn);
       else fn(Promise.resolve());
+    },
+    limitPages(pages) {
+      return queue.run(async () => writer.limitPages(pages));
     },
     onTurnEvents(listener) {
       eventListeners.add(listener);

@@ -9,6 +9,7 @@
 // for it to finish (only `:memory:` shares one client between reads and writes).
 import { createRequire } from "node:module";
 import type { Client, InArgs, InStatement, InValue, ResultSet, Row, Transaction, TransactionMode } from "@libsql/client";
+import { StorageCorrupt } from "./errors.js";
 
 /** One positional SQL argument. */
 export type SqlValue = string | number | bigint | null | Uint8Array;
@@ -73,6 +74,12 @@ function asSqlError(error: unknown): unknown {
   return error instanceof Error && typeof code === "string" && code.startsWith("SQLITE_") ? new SqlError(error as Error & { code: string }) : error;
 }
 
+/** A driver error as this room throws it: a malformed image is `StorageCorrupt` naming the file, any other SQLite error a `SqlError`. */
+function shaped(error: unknown, path: string): unknown {
+  const mapped = asSqlError(error);
+  return mapped instanceof SqlError && mapped.code === "SQLITE_CORRUPT" && path !== ":memory:" ? new StorageCorrupt(path, { cause: mapped }) : mapped;
+}
+
 /** What a cached statement knows about itself. */
 interface Prepared {
   readonly objects: NativeStatement;
@@ -119,11 +126,14 @@ export class LocalConnection implements SqlExecutor {
   readonly #db: NativeDatabase;
   readonly #statements = new Map<string, Prepared>();
 
-  constructor(path: string, timeoutMs: number) {
+  constructor(
+    private readonly path: string,
+    timeoutMs: number,
+  ) {
     try {
       this.#db = new (native())(path, { timeout: timeoutMs });
     } catch (error) {
-      throw asSqlError(error);
+      throw shaped(error, path);
     }
   }
 
@@ -146,12 +156,11 @@ export class LocalConnection implements SqlExecutor {
    * 0.5.29 can leave a failed statement "in progress", and reusing it would fail the connection).
    */
   #with<T>(sql: string, use: (prepared: Prepared) => T): T {
-    const prepared = this.#prepared(sql);
     try {
-      return use(prepared);
+      return use(this.#prepared(sql));
     } catch (error) {
       this.#statements.delete(sql);
-      throw asSqlError(error);
+      throw shaped(error, this.path);
     }
   }
 
@@ -213,7 +222,7 @@ export class LocalConnection implements SqlExecutor {
     try {
       this.#db.exec(sql);
     } catch (error) {
-      throw asSqlError(error);
+      throw shaped(error, this.path);
     }
   }
 
@@ -302,9 +311,10 @@ export class LocalClient implements Client {
   /** The transaction holding the connection, if any. */
   current: LocalTransaction | undefined;
 
-  constructor(path: string, options: { readonly timeoutMs: number; readonly synchronous?: "FULL" | "NORMAL" }) {
+  constructor(path: string, options: { readonly timeoutMs: number; readonly synchronous?: "FULL" | "NORMAL"; readonly maxPageCount?: number | undefined }) {
     this.#connection = new LocalConnection(path, options.timeoutMs);
     if (options.synchronous !== undefined) this.#connection.exec(`PRAGMA synchronous = ${options.synchronous}`);
+    if (options.maxPageCount !== undefined) this.#connection.exec(`PRAGMA max_page_count = ${Math.floor(options.maxPageCount)}`);
   }
 
   get closed(): boolean {

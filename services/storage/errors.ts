@@ -44,6 +44,26 @@ export class StorageNotADatabase extends storageError("StorageNotADatabase", fal
 }
 
 /**
+ * The database file is damaged: SQLite found a malformed image (`SQLITE_CORRUPT`, "database disk
+ * image is malformed") — a truncated file, a page overwritten. Not retryable; `path` names it.
+ */
+export class StorageCorrupt extends storageError("StorageCorrupt", false) {
+  constructor(readonly path: string, options?: { cause?: unknown }) {
+    super(
+      `The database file ${path} is damaged (database disk image is malformed). ` +
+        `Restore it from a backup (a migration leaves ${path}.pre-<migration>.bak beside it), or move it aside to start a new one.`,
+      options,
+    );
+  }
+}
+
+/**
+ * The disk holding the database is full (`SQLITE_FULL`, `ENOSPC`), or the file reached its size
+ * cap. Retryable: writes succeed again once space returns; reads go on meanwhile.
+ */
+export class StorageFull extends storageError("StorageFull", true) {}
+
+/**
  * A libSQL server could not be reached. `url` is the server URL without credentials, query or
  * fragment (where an auth token can ride); `code` the network or client code, when one was given.
  * The underlying error is not attached: its text can repeat the URL with its credentials.
@@ -106,7 +126,7 @@ export type StorageMigrationFailure =
 /** Failures of opening the database itself, before any schema is read. */
 export type StorageOpenFailure = StorageNotADatabase | StorageUnreachable;
 
-export type StorageError = StorageBusy | StorageOpenFailure | StorageMigrationFailure;
+export type StorageError = StorageBusy | StorageFull | StorageCorrupt | StorageOpenFailure | StorageMigrationFailure;
 
 const MIGRATION_TAGS: ReadonlySet<string> = new Set<StorageMigrationFailure["_tag"]>([
   "StorageResetRequired",
@@ -130,6 +150,22 @@ export function isStorageMigrationFailure(error: unknown): error is StorageMigra
 
 const BUSY_CODE = /^SQLITE_(BUSY|LOCKED)/;
 const BUSY_MESSAGE = /SQLITE_(BUSY|LOCKED)|database is locked|database table is locked|database is busy/i;
+const FULL_CODE = /^SQLITE_FULL/;
+/** The errno codes of a full disk or quota (a WAL sync, a file the host writes). */
+const FULL_ERRNO = new Set(["ENOSPC", "EDQUOT"]);
+const FULL_MESSAGE = /database or disk is full/i;
+
+/** True when `error` or anything on its `cause` chain (drizzle wraps driver errors) matches `test`. */
+function onCauseChain(error: unknown, test: (fields: { code?: unknown; extendedCode?: unknown; message?: unknown }, error: object) => boolean): boolean {
+  const seen = new Set<unknown>();
+  let current: unknown = error;
+  while (current !== null && typeof current === "object" && !seen.has(current)) {
+    seen.add(current);
+    if (test(current as { code?: unknown; extendedCode?: unknown; message?: unknown }, current)) return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
+}
 
 /**
  * True when `error` (or anything on its `cause` chain — drizzle wraps driver errors in
@@ -137,36 +173,41 @@ const BUSY_MESSAGE = /SQLITE_(BUSY|LOCKED)|database is locked|database table is 
  * `SQLITE_BUSY_SNAPSHOT`.
  */
 export function isBusyError(error: unknown): boolean {
-  const seen = new Set<unknown>();
-  let current: unknown = error;
-  while (current !== null && current !== undefined && !seen.has(current)) {
-    seen.add(current);
-    if (current instanceof StorageBusy) return true;
-    if (typeof current === "object") {
-      const { code, extendedCode, message } = current as {
-        code?: unknown;
-        extendedCode?: unknown;
-        message?: unknown;
-      };
-      if (typeof code === "string" && BUSY_CODE.test(code)) return true;
-      if (typeof extendedCode === "string" && BUSY_CODE.test(extendedCode)) return true;
-      if (typeof message === "string" && BUSY_MESSAGE.test(message)) return true;
-      current = (current as { cause?: unknown }).cause;
-    } else {
-      return false;
-    }
-  }
-  return false;
+  return onCauseChain(
+    error,
+    ({ code, extendedCode, message }, current) =>
+      current instanceof StorageBusy ||
+      (typeof code === "string" && BUSY_CODE.test(code)) ||
+      (typeof extendedCode === "string" && BUSY_CODE.test(extendedCode)) ||
+      (typeof message === "string" && BUSY_MESSAGE.test(message)),
+  );
 }
 
-/** Maps BUSY/LOCKED failures to `StorageBusy`; returns every other error unchanged. */
+/** True when `error` (or its cause chain) says the disk is full: `StorageFull`, `SQLITE_FULL`, `ENOSPC`/`EDQUOT`. */
+export function isFullError(error: unknown): boolean {
+  return onCauseChain(
+    error,
+    ({ code, extendedCode, message }, current) =>
+      current instanceof StorageFull ||
+      (typeof code === "string" && (FULL_CODE.test(code) || FULL_ERRNO.has(code))) ||
+      (typeof extendedCode === "string" && FULL_CODE.test(extendedCode)) ||
+      (typeof message === "string" && FULL_MESSAGE.test(message)),
+  );
+}
+
+/** True when a later attempt of the same write may succeed: the database was busy or the disk full. */
+export const isRetryableStorageError = (error: unknown): boolean => isBusyError(error) || isFullError(error);
+
+/** Maps BUSY/LOCKED failures to `StorageBusy` and a full disk to `StorageFull`; returns every other error unchanged. */
 export function toStorageError(error: unknown): unknown {
-  if (error instanceof StorageBusy || !isBusyError(error)) return error;
+  if (error instanceof StorageBusy || error instanceof StorageFull) return error;
   const detail = error instanceof Error ? error.message : String(error);
-  return new StorageBusy(`The database is busy; retry the operation. (${detail})`, { cause: error });
+  if (isBusyError(error)) return new StorageBusy(`The database is busy; retry the operation. (${detail})`, { cause: error });
+  if (isFullError(error)) return new StorageFull(`The disk holding the database is full; writes fail until space is freed. (${detail})`, { cause: error });
+  return error;
 }
 
-/** Runs `fn`, rethrowing BUSY/LOCKED failures as `StorageBusy`. */
+/** Runs `fn`, rethrowing BUSY/LOCKED failures as `StorageBusy` and a full disk as `StorageFull`. */
 export async function mapBusy<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();

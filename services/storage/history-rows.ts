@@ -12,6 +12,7 @@
  */
 import type { StorageTransaction } from "./database.js";
 import type { SqlExecutor, SqlValue } from "./engine.js";
+import { chunked, valueRows } from "./chunks.js";
 import { recordSettlementDiagnostic } from "./diagnostics.js";
 import { foldCase } from "./text-fold.js";
 
@@ -166,38 +167,40 @@ export function rowFromRaw(raw: Record<string, unknown>): HistoryRowRecord {
 }
 
 /**
- * Publishes `rows` at the Session's next history event, in the caller's transaction: one INSERT
- * takes the sequence (the Session's highest + 1, from the position index) and writes the rows,
- * one INSERT indexes them. Returns the sequence (undefined, writing nothing, when `rows` is empty).
+ * Publishes `rows` at the Session's next history event, in the caller's transaction: one SELECT
+ * takes the sequence (the Session's highest + 1, from the position index), then the rows and
+ * their index entries are written in chunks (chunks.ts), so a Turn of any length publishes.
+ * Returns the sequence (undefined, writing nothing, when `rows` is empty).
  */
 export async function publishRows(tx: StorageTransaction, sessionId: string, rows: readonly HistoryRowWrite[]): Promise<number | undefined> {
   if (rows.length === 0) return undefined;
-  const args: SqlValue[] = [sessionId];
-  for (const [index, row] of rows.entries()) {
-    args.push(index, row.role, row.kind, row.turnId, row.entryId, row.partId, row.hidden ? 1 : 0, row.body, row.thinking, row.toolInput, row.tool ? JSON.stringify(row.tool) : null, row.createdAt);
+  const next = await tx.sql.get<{ sequence: number }>("SELECT COALESCE(MAX(source_sequence), 0) + 1 AS sequence FROM history_row WHERE session_id = ?", [sessionId]);
+  const sequence = next!.sequence;
+  const indexed = rows.map((row, itemIndex) => ({ row, itemIndex }));
+  const ids = new Map<number, number>();
+  for (const chunk of chunked(indexed, 14)) {
+    const args: SqlValue[] = [];
+    for (const { row, itemIndex } of chunk) {
+      args.push(sessionId, sequence, itemIndex, row.role, row.kind, row.turnId, row.entryId, row.partId, row.hidden ? 1 : 0, row.body, row.thinking, row.toolInput, row.tool ? JSON.stringify(row.tool) : null, row.createdAt);
+    }
+    const inserted = await tx.sql.all<{ id: number; item_index: number }>(
+      `INSERT INTO history_row (session_id, source_sequence, item_index, role, kind, turn_id, entry_id, part_id, hidden, body, thinking, tool_input, tool, created_at)
+       VALUES ${valueRows(chunk.length, 14)} RETURNING id, item_index`,
+      args,
+    );
+    for (const row of inserted) ids.set(row.item_index, row.id);
   }
-  args.push(sessionId);
-  const inserted = await tx.sql.all<{ id: number; item_index: number; source_sequence: number }>(
-    `WITH seq(s) AS (SELECT COALESCE(MAX(source_sequence), 0) + 1 FROM history_row WHERE session_id = ?),
-          v(item_index, role, kind, turn_id, entry_id, part_id, hidden, body, thinking, tool_input, tool, created_at) AS (VALUES ${rows.map(() => "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)").join(", ")})
-     INSERT INTO history_row (session_id, source_sequence, item_index, role, kind, turn_id, entry_id, part_id, hidden, body, thinking, tool_input, tool, created_at)
-     SELECT ?, seq.s, v.item_index, v.role, v.kind, v.turn_id, v.entry_id, v.part_id, v.hidden, v.body, v.thinking, v.tool_input, v.tool, v.created_at FROM v, seq ORDER BY v.item_index
-     RETURNING id, item_index, source_sequence`,
-    args,
-  );
-  const ids = new Map(inserted.map((row) => [row.item_index, row.id]));
-  const index: SqlValue[] = [];
-  for (const [i, row] of rows.entries()) {
-    index.push(ids.get(i)!, row.body, row.thinking, row.toolInput, foldCase(row.body), row.thinking === null ? null : foldCase(row.thinking), row.toolInput === null ? null : foldCase(row.toolInput));
+  for (const chunk of chunked(indexed, 7)) {
+    const args: SqlValue[] = [];
+    for (const { row, itemIndex } of chunk) {
+      args.push(ids.get(itemIndex)!, row.body, row.thinking, row.toolInput, foldCase(row.body), row.thinking === null ? null : foldCase(row.thinking), row.toolInput === null ? null : foldCase(row.toolInput));
+    }
+    await tx.sql.run(`INSERT INTO history_fts (rowid, body, thinking, tool_input, body_folded, thinking_folded, tool_input_folded) VALUES ${valueRows(chunk.length, 7)}`, args);
   }
-  await tx.sql.run(
-    `INSERT INTO history_fts (rowid, body, thinking, tool_input, body_folded, thinking_folded, tool_input_folded) VALUES ${rows.map(() => "(?, ?, ?, ?, ?, ?, ?)").join(", ")}`,
-    index,
-  );
-  return inserted[0]!.source_sequence;
+  return sequence;
 }
 
-/** What publishing a settled Turn reads of it: its row's fields and its parts as `[[ordinal, part], …]` JSON. */
+/** What publishing a settled Turn reads of its row. */
 export interface SettledTurnRead {
   readonly session_id: string;
   readonly request: string;
@@ -205,30 +208,43 @@ export interface SettledTurnRead {
   readonly completed_at: number | null;
   readonly outcome: string | null;
   readonly revision: number;
-  readonly parts: string;
 }
 
 /** The columns of `SettledTurnRead`, over `turn` (a SELECT, or the RETURNING of the settling UPDATE). */
-export const SETTLED_TURN_COLUMNS = `turn.session_id, turn.request, turn.accepted_at, turn.completed_at, turn.outcome, turn.revision,
-  (SELECT json_group_array(json_array(p.ordinal, json(p.data))) FROM turn_part p WHERE p.turn_id = turn.id) AS parts`;
+export const SETTLED_TURN_COLUMNS = "turn.session_id, turn.request, turn.accepted_at, turn.completed_at, turn.outcome, turn.revision";
+
+/** JSON that may be damaged: its value, or undefined when it does not parse. */
+function parsedOrUndefined(text: string | null): unknown {
+  if (text === null) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
 
 /**
- * Publishes a settled Turn's rows (its row and parts read back in one statement, or as `settled` gives them) in the caller's
- * transaction; a Turn settled by this Session's own work (not a fork's copy) also records its
- * failure as a diagnostic.
+ * Publishes a settled Turn's rows (its row read back, or as `settled` gives it, and its parts, one
+ * row each) in the caller's transaction; a Turn settled by this Session's own work (not a fork's
+ * copy) also records its failure as a diagnostic. `promptOnly` publishes the prompt alone, reading
+ * no part: the settlement of a Turn whose parts could not be published (see
+ * `services/core/turns/settle.ts`).
  */
 export async function publishSettledTurn(
   tx: StorageTransaction,
   turnId: string,
-  options: { readonly diagnostics?: boolean; readonly settled?: SettledTurnRead } = {},
+  options: { readonly diagnostics?: boolean; readonly settled?: SettledTurnRead; readonly promptOnly?: boolean } = {},
 ): Promise<number | undefined> {
   const turn = options.settled ?? (await tx.sql.get<SettledTurnRead>(`SELECT ${SETTLED_TURN_COLUMNS} FROM turn WHERE turn.id = ?`, [turnId]));
   if (!turn) return undefined;
   if (options.diagnostics) {
     await recordSettlementDiagnostic(tx, { sessionId: turn.session_id, turnId, outcome: turn.outcome === null ? null : JSON.parse(turn.outcome), revision: turn.revision, completedAt: turn.completed_at });
   }
-  const parts = (JSON.parse(turn.parts) as [number, unknown][]).sort((a, b) => a[0] - b[0]).map(([, data]) => data);
-  return publishRows(tx, turn.session_id, turnRows({ id: turnId, request: JSON.parse(turn.request), acceptedAt: turn.accepted_at, completedAt: turn.completed_at }, parts));
+  const parts = options.promptOnly
+    ? []
+    : (await tx.sql.all<{ data: string }>("SELECT data FROM turn_part WHERE turn_id = ? ORDER BY ordinal", [turnId])).map((row) => JSON.parse(row.data) as unknown);
+  const request = options.promptOnly ? parsedOrUndefined(turn.request) : JSON.parse(turn.request);
+  return publishRows(tx, turn.session_id, turnRows({ id: turnId, request, acceptedAt: turn.accepted_at, completedAt: turn.completed_at }, parts));
 }
 
 // ---------------------------------------------------------------------------

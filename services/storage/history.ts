@@ -5,6 +5,7 @@
  * filters, and the copy a fork makes. Raw statements, each prepared once per connection.
  */
 import { isStorageHandle, type StorageHandle, type StorageTransaction } from "./database.js";
+import { inChunks } from "./chunks.js";
 import type { SqlExecutor } from "./engine.js";
 import { mapBusy } from "./errors.js";
 import { SESSION_SELECT, TURN_SELECT, eventFromRow, jsonValue, placeholders, sessionFromRow, turnColumn, turnFromRow } from "./rows.js";
@@ -75,7 +76,7 @@ export function existingHistoryIds(context: Context, sessionId: string, kind: "t
   if (ids.length === 0) return Promise.resolve(new Set());
   const table = kind === "turn" ? "turn" : "conversation_entry";
   return read(context, async (sql) => {
-    const rows = await sql.all<{ id: string }>(`SELECT id FROM ${table} WHERE session_id = ? AND id IN (${placeholders(ids.length)})`, [sessionId, ...ids]);
+    const rows = await inChunks([...new Set(ids)], 1, (chunk) => sql.all<{ id: string }>(`SELECT id FROM ${table} WHERE session_id = ? AND id IN (${placeholders(chunk.length)})`, [sessionId, ...chunk]));
     return new Set(rows.map((row) => row.id));
   });
 }

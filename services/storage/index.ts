@@ -12,6 +12,8 @@ export {
 export { resolveDatabaseLocation, type DatabaseLocation } from "./location.js";
 export {
   StorageBusy,
+  StorageCorrupt,
+  StorageFull,
   StorageMigrationDiverged,
   StorageMigrationFailed,
   StorageNewerThanBinary,
@@ -20,6 +22,8 @@ export {
   StorageSchemaDrifted,
   StorageUnreachable,
   isBusyError,
+  isFullError,
+  isRetryableStorageError,
   isStorageError,
   isStorageMigrationFailure,
   mapBusy,

@@ -4,6 +4,7 @@
  * caller can compose several changes atomically).
  */
 import { and, asc, eq, gt, inArray, sql } from "drizzle-orm";
+import { inChunks } from "./chunks.js";
 import { nextServerCursor } from "./cursors.js";
 import {
   isStorageHandle,
@@ -198,12 +199,17 @@ async function subtree(tx: StorageTransaction, rootId: string): Promise<{ id: st
   while (frontier.length > 0) {
     for (const node of frontier) seen.add(node.id);
     levels.push(frontier);
-    const children = await tx
-      .select({ id: session.id, server: session.server })
-      .from(session)
-      .where(inArray(session.spawnedFromSessionId, frontier.map((node) => node.id)))
-      .orderBy(asc(session.createdAt), asc(sql`rowid`));
-    frontier = children.filter((child) => !seen.has(child.id));
+    const children = await inChunks(
+      frontier.map((node) => node.id),
+      0,
+      (ids) =>
+        tx
+          .select({ id: session.id, server: session.server, createdAt: session.createdAt, rowid: sql<number>`rowid` })
+          .from(session)
+          .where(inArray(session.spawnedFromSessionId, ids)),
+    );
+    children.sort((a, b) => a.createdAt - b.createdAt || a.rowid - b.rowid);
+    frontier = children.filter((child) => !seen.has(child.id)).map((child) => ({ id: child.id, server: child.server }));
   }
   return levels.reverse().flat();
 }

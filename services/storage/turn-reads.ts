@@ -4,6 +4,7 @@
  * through the handle joins the caller's open transaction (it sees that transaction's writes).
  */
 import { isStorageHandle, type StorageHandle, type StorageTransaction } from "./database.js";
+import { inChunks } from "./chunks.js";
 import type { SqlExecutor } from "./engine.js";
 import { mapBusy } from "./errors.js";
 import { TURN_SELECT, eventFromRow, partFromRow, placeholders, steerFromRow, turnFromRow } from "./rows.js";
@@ -56,8 +57,10 @@ export function getTurnWithParts(
 
 export function listParts(context: Context, turnIds: readonly string[]): Promise<TurnPartRow[]> {
   if (turnIds.length === 0) return Promise.resolve([]);
+  // Ids sorted as SQLite compares them (bytes), so chunk after chunk keeps the (turn_id, ordinal) order.
+  const sorted = [...new Set(turnIds)].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
   return read(context, async (sql) =>
-    (await sql.all(`SELECT turn_id, ordinal, data FROM turn_part WHERE turn_id IN (${placeholders(turnIds.length)}) ORDER BY turn_id, ordinal`, [...turnIds])).map(partFromRow),
+    inChunks(sorted, 0, async (ids) => (await sql.all(`SELECT turn_id, ordinal, data FROM turn_part WHERE turn_id IN (${placeholders(ids.length)}) ORDER BY turn_id, ordinal`, ids)).map(partFromRow)),
   );
 }
 
@@ -71,11 +74,12 @@ export function getPart(context: Context, turnId: string, ordinal: number): Prom
 
 export function listSteers(context: Context, turnIds: readonly string[]): Promise<TurnSteerRow[]> {
   if (turnIds.length === 0) return Promise.resolve([]);
-  return read(context, async (sql) =>
-    (await sql.all(`SELECT steer_id, session_id, turn_id, sequence, data, request_hash FROM turn_steer WHERE turn_id IN (${placeholders(turnIds.length)}) ORDER BY sequence`, [...turnIds])).map(
-      steerFromRow,
-    ),
-  );
+  return read(context, async (sql) => {
+    const steers = await inChunks([...new Set(turnIds)], 0, async (ids) =>
+      (await sql.all(`SELECT steer_id, session_id, turn_id, sequence, data, request_hash FROM turn_steer WHERE turn_id IN (${placeholders(ids.length)}) ORDER BY sequence`, ids)).map(steerFromRow),
+    );
+    return steers.sort((a, b) => a.sequence - b.sequence);
+  });
 }
 
 export function getSteer(context: Context, steerId: string): Promise<TurnSteerRow | undefined> {

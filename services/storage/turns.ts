@@ -12,6 +12,7 @@
  */
 import { SETTLED_TURN_COLUMNS, publishSettledTurn, type SettledTurnRead } from "./history-rows.js";
 import { isStorageHandle, type Durability, type StorageHandle, type StorageTransaction } from "./database.js";
+import { chunked, inChunks, valueRows } from "./chunks.js";
 import type { SqlValue } from "./engine.js";
 import { SESSION_SELECT, TURN_SELECT, eventFromRow, jsonValue, placeholders, sessionFromRow, steerFromRow, turnColumn, turnFromRow } from "./rows.js";
 import type { SessionRow, TurnEventRow, TurnInsert, TurnRow, TurnSteerRow } from "./schema.js";
@@ -66,36 +67,32 @@ async function insertEvents(
   events: readonly NewTurnEvent[],
 ): Promise<TurnEventRow[]> {
   if (events.length === 0) return [];
-  const args: SqlValue[] = [];
-  events.forEach((event, index) => {
-    args.push(sessionId, turnId, first.revision + index, first.activityCursor + index, first.serverCursor + index, event.type, jsonValue(event.data));
-  });
-  const rows = await tx.sql.all(
-    `INSERT INTO turn_event (session_id, turn_id, revision, activity_cursor, server_cursor, type, data) VALUES ${events.map(() => "(?, ?, ?, ?, ?, ?, ?)").join(", ")} RETURNING id, session_id, turn_id, revision, activity_cursor, server_cursor, type, data`,
-    args,
-  );
-  const appended = rows.map(eventFromRow);
+  const appended: TurnEventRow[] = [];
+  let index = 0;
+  for (const chunk of chunked(events, 7)) {
+    const args: SqlValue[] = [];
+    for (const event of chunk) {
+      args.push(sessionId, turnId, first.revision + index, first.activityCursor + index, first.serverCursor + index, event.type, jsonValue(event.data));
+      index += 1;
+    }
+    const rows = await tx.sql.all(
+      `INSERT INTO turn_event (session_id, turn_id, revision, activity_cursor, server_cursor, type, data) VALUES ${valueRows(chunk.length, 7)} RETURNING id, session_id, turn_id, revision, activity_cursor, server_cursor, type, data`,
+      args,
+    );
+    // RETURNING gives no order guarantee: the events keep theirs by revision.
+    appended.push(...rows.map(eventFromRow).sort((a, b) => a.revision - b.revision));
+  }
   tx.events.push(...appended);
   return appended;
 }
 
-/** A settled Turn's read as of before its settling change, with that change's part writes applied. */
-function withParts(read: SettledTurnRead, writes: readonly PartWrite[]): SettledTurnRead {
-  if (writes.length === 0) return read;
-  const parts = new Map<number, unknown>(JSON.parse(read.parts) as [number, unknown][]);
-  for (const write of writes) parts.set(write.ordinal, write.data);
-  return { ...read, parts: JSON.stringify([...parts]) };
-}
-
-/** Inserts or replaces parts, one statement for all of them. */
+/** Inserts or replaces parts (one statement per chunk of them, see chunks.ts). */
 async function writeParts(tx: StorageTransaction, turnId: string, parts: readonly PartWrite[]): Promise<void> {
-  if (parts.length === 0) return;
-  const args: SqlValue[] = [];
-  for (const part of parts) args.push(turnId, part.ordinal, jsonValue(part.data));
-  await tx.sql.run(
-    `INSERT INTO turn_part (turn_id, ordinal, data) VALUES ${parts.map(() => "(?, ?, ?)").join(", ")} ON CONFLICT (turn_id, ordinal) DO UPDATE SET data = excluded.data`,
-    args,
-  );
+  for (const chunk of chunked(parts, 3)) {
+    const args: SqlValue[] = [];
+    for (const part of chunk) args.push(turnId, part.ordinal, jsonValue(part.data));
+    await tx.sql.run(`INSERT INTO turn_part (turn_id, ordinal, data) VALUES ${valueRows(chunk.length, 3)} ON CONFLICT (turn_id, ordinal) DO UPDATE SET data = excluded.data`, args);
+  }
 }
 
 export interface TurnChange {
@@ -112,6 +109,8 @@ export interface TurnChange {
   readonly durability?: Durability;
   /** Further writes that ride this change's transaction once it applied (records such as a prepared request). */
   readonly within?: (tx: StorageTransaction) => Promise<void>;
+  /** A settlement that publishes the Turn's prompt alone, reading none of its parts (a Turn whose full settlement could not be written). */
+  readonly promptOnly?: boolean;
 }
 
 /**
@@ -154,7 +153,7 @@ export function changeTurn(context: StorageContext, turnId: string, change: Turn
         where.push("NOT EXISTS (SELECT 1 FROM turn_steer s WHERE s.turn_id = turn.id AND json_extract(s.data, '$.state.state') = 'accepted')");
       }
       // A settlement publishes the Turn's history rows in the same transaction (history-rows.ts):
-      // its UPDATE returns what they are built from (the parts as they were before this change's).
+      // its UPDATE returns the row's fields they are built from; the parts are read after this change's are written.
       const settles = change.events.some((event) => event.type === "turn.finished");
       const returning = settles && sets.length > 0 ? `${STAMPS}, ${SETTLED_TURN_COLUMNS}` : STAMPS;
       const row =
@@ -172,8 +171,8 @@ export function changeTurn(context: StorageContext, turnId: string, change: Turn
         change.events,
       );
       if (settles) {
-        const settled = returning === STAMPS ? undefined : withParts(row as unknown as SettledTurnRead, change.parts ?? []);
-        await publishSettledTurn(tx, turnId, { diagnostics: true, ...(settled ? { settled } : {}) });
+        const settled = returning === STAMPS ? undefined : (row as unknown as SettledTurnRead);
+        await publishSettledTurn(tx, turnId, { diagnostics: true, ...(settled ? { settled } : {}), ...(change.promptOnly ? { promptOnly: true } : {}) });
       }
       if (change.within) await change.within(tx);
       return { turn, events };
@@ -363,11 +362,13 @@ export function renewLease(context: StorageContext, turnId: string, ownerInstanc
 export function holdRunnerLeases(context: StorageContext, sessionIds: readonly string[], owner: Claim): Promise<string[]> {
   if (sessionIds.length === 0) return Promise.resolve([]);
   return write(context, async (tx) => {
-    const rows = await tx.sql.all<{ id: string }>(
-      `UPDATE session SET runner_instance = ?, runner_process_id = ?, runner_lease_expires_at = ?
-       WHERE id IN (${placeholders(sessionIds.length)}) AND (runner_instance IS NULL OR runner_instance = ? OR COALESCE(runner_lease_expires_at, 0) < ?)
-       RETURNING id`,
-      [owner.ownerInstance, owner.ownerProcessId, owner.leaseExpiresAt, ...sessionIds, owner.ownerInstance, owner.startedAt],
+    const rows = await inChunks(sessionIds, 5, (ids) =>
+      tx.sql.all<{ id: string }>(
+        `UPDATE session SET runner_instance = ?, runner_process_id = ?, runner_lease_expires_at = ?
+         WHERE id IN (${placeholders(ids.length)}) AND (runner_instance IS NULL OR runner_instance = ? OR COALESCE(runner_lease_expires_at, 0) < ?)
+         RETURNING id`,
+        [owner.ownerInstance, owner.ownerProcessId, owner.leaseExpiresAt, ...ids, owner.ownerInstance, owner.startedAt],
+      ),
     );
     return rows.map((row) => row.id);
   });
@@ -375,12 +376,16 @@ export function holdRunnerLeases(context: StorageContext, sessionIds: readonly s
 
 /** Gives up the runner leases `ownerInstance` holds (all of them, or those of `sessionIds`). */
 export function releaseRunnerLeases(context: StorageContext, ownerInstance: string, sessionIds?: readonly string[]): Promise<void> {
+  const release = "UPDATE session SET runner_instance = NULL, runner_process_id = NULL, runner_lease_expires_at = NULL WHERE runner_instance = ?";
   return write(context, async (tx) => {
-    const only = sessionIds ? ` AND id IN (${placeholders(sessionIds.length)})` : "";
-    await tx.sql.run(
-      `UPDATE session SET runner_instance = NULL, runner_process_id = NULL, runner_lease_expires_at = NULL WHERE runner_instance = ?${only}`,
-      [ownerInstance, ...(sessionIds ?? [])],
-    );
+    if (sessionIds === undefined) {
+      await tx.sql.run(release, [ownerInstance]);
+      return;
+    }
+    await inChunks(sessionIds, 1, async (ids) => {
+      await tx.sql.run(`${release} AND id IN (${placeholders(ids.length)})`, [ownerInstance, ...ids]);
+      return [];
+    });
   });
 }
 

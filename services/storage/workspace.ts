@@ -5,7 +5,9 @@
  */
 import { isStorageHandle, type StorageHandle, type StorageTransaction } from "./database.js";
 import type { SqlExecutor } from "./engine.js";
+import { inChunks } from "./chunks.js";
 import { mapBusy } from "./errors.js";
+import { placeholders } from "./rows.js";
 
 type Context = StorageHandle | StorageTransaction;
 
@@ -71,11 +73,8 @@ export async function getBlob(context: Context, sha256: string): Promise<Buffer 
 /** Which of these digests are stored. */
 export async function storedBlobs(context: Context, digests: readonly string[]): Promise<Set<string>> {
   const found = new Set<string>();
-  for (let i = 0; i < digests.length; i += 500) {
-    const slice = digests.slice(i, i + 500);
-    const rows = await read(context, (sql) => sql.all<{ sha256: string }>(`SELECT sha256 FROM workspace_blob WHERE sha256 IN (${slice.map(() => "?").join(",")})`, slice));
-    for (const row of rows) found.add(row.sha256);
-  }
+  const rows = await inChunks(digests, 0, (chunk) => read(context, (sql) => sql.all<{ sha256: string }>(`SELECT sha256 FROM workspace_blob WHERE sha256 IN (${placeholders(chunk.length)})`, chunk)));
+  for (const row of rows) found.add(row.sha256);
   return found;
 }
 

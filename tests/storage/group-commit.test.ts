@@ -90,4 +90,22 @@ describe("group commit", () => {
       await other.close();
     }
   });
+
+  it("an after-commit callback that throws never turns the commit into an unhandled rejection: the work resolves and the other callbacks run", async () => {
+    const heard: string[] = [];
+    const results = await Promise.all(
+      ["first", "second"].map((id) =>
+        handle.transaction(async (tx) => {
+          await sessions.insertSession(tx, newSession(id));
+          handle.afterCommit(() => {
+            throw new Error(`${id}'s callback failed`);
+          });
+          handle.afterCommit(() => heard.push(id));
+          return id;
+        }),
+      ),
+    );
+    expect(results).toEqual(["first", "second"]);
+    expect(heard.sort()).toEqual(["first", "second"]);
+  });
 });

@@ -8,6 +8,7 @@ import { turns as store, type NewTurnEvent, type StorageHandle, type StorageTran
 
 type Within = (tx: StorageTransaction) => Promise<void>;
 import type { ActivityHub } from "../events/hub.js";
+import { untilWritten } from "./storage-wait.js";
 
 export type ContentKind = "text" | "reasoning" | "refusal";
 
@@ -30,6 +31,15 @@ export interface RecorderOptions {
   readonly onCancellation: (reason: string | undefined) => void;
   /** True once the Turn is lost: queued commits are dropped. */
   readonly isLost: () => boolean;
+  /** A write that fails on a full disk is retried until one of these aborts (the Turn stops, the host stops). */
+  readonly waitUntil: readonly (AbortSignal | undefined)[];
+}
+
+/** A commit not yet started: what it will add to the sweep, and when it is written. */
+interface QueuedChange {
+  readonly events: NewTurnEvent[];
+  patch: TurnPatch;
+  done: Promise<void>;
 }
 
 const isContent = (part: TurnPart | undefined): boolean => part?.type === "text" || part?.type === "reasoning" || part?.type === "refusal";
@@ -42,6 +52,8 @@ export class TurnRecorder {
   /** Writes that ride the next commit's transaction (`stageWrite`). */
   private riders: Within[] = [];
   private writes: Promise<void> = Promise.resolve();
+  /** The commit waiting behind the running one: later commits join it until it starts. */
+  private queued: QueuedChange | undefined;
   private flushTimer: NodeJS.Timeout | undefined;
   private open: { kind: ContentKind; ordinal: number } | undefined;
   private revisionValue: number;
@@ -126,25 +138,51 @@ export class TurnRecorder {
     this.staged = { events: swept.events.filter((event) => event.type !== "turn.snapshot"), patch: swept.patch };
   }
 
-  /** Queues one durable change (dirty parts + staged + patch + events) behind earlier ones. */
+  /**
+   * Queues one durable change (dirty parts + staged + patch + events) behind earlier ones. Commits
+   * asked for while an earlier one is still queued join it: one change, one transaction, every
+   * caller settled by its commit (a CodeMode script's thousands of concurrent calls cost a few
+   * transactions, not two each). A change that fails to write puts back what it took, so the next
+   * one (the settlement at the latest) carries it: nothing recorded in memory is dropped.
+   */
   commit(events: NewTurnEvent[], patch?: TurnPatch): Promise<void> {
-    const swept = this.sweep(events, patch);
-    const parts = swept.parts;
-    events = swept.events;
-    patch = swept.patch;
-    const next = this.writes.then(async () => {
+    const queued = this.queued;
+    if (queued) {
+      queued.events.push(...events);
+      if (patch) queued.patch = { ...queued.patch, ...patch };
+      return queued.done;
+    }
+    const change: QueuedChange = { events: [...events], patch: { ...patch }, done: Promise.resolve() };
+    this.queued = change;
+    change.done = this.writes.then(async () => {
+      // One turn of the event loop first: the calls whose messages are already waiting (a script's
+      // batch of tool calls) join this change instead of each committing alone.
+      await new Promise((resolve) => setImmediate(resolve));
+      if (this.queued === change) this.queued = undefined;
       if (this.options.isLost()) return;
-      const result = await store.changeTurn(this.options.storage, this.options.turnId, {
-        patch,
-        parts,
-        events,
-        expectOwner: this.options.owner,
-        expectPhases: ["running"],
-        ...(swept.within ? { within: swept.within } : {}),
-        // Progress is re-derivable: it survives a process crash; a power loss at worst settles
-        // the Turn as process_lost. Claims and settlements stay fully synced.
-        durability: "relaxed",
-      });
+      const swept = this.sweep(change.events, change.patch);
+      let result: Awaited<ReturnType<typeof store.changeTurn>>;
+      try {
+        // A full disk (or a busy database) holds the Turn here until the write goes through.
+        result = await untilWritten(
+          () =>
+            store.changeTurn(this.options.storage, this.options.turnId, {
+              patch: swept.patch,
+              parts: swept.parts,
+              events: swept.events,
+              expectOwner: this.options.owner,
+              expectPhases: ["running"],
+              ...(swept.within ? { within: swept.within } : {}),
+              // Progress is re-derivable: it survives a process crash; a power loss at worst settles
+              // the Turn as process_lost. Claims and settlements stay fully synced.
+              durability: "relaxed",
+            }),
+          this.options.waitUntil,
+        );
+      } catch (error) {
+        this.putBack(swept);
+        throw error;
+      }
       if (!result) {
         this.options.onLost();
         return;
@@ -154,8 +192,15 @@ export class TurnRecorder {
       if (result.turn.cancellation !== null) this.options.onCancellation((result.turn.cancellation as { reason?: string }).reason);
       this.options.hub.changed(this.options.server, this.options.sessionId);
     });
-    this.writes = next.catch(() => {});
-    return next;
+    this.writes = change.done.catch(() => {});
+    return change.done;
+  }
+
+  /** What a change that failed to write had swept, back in front of what was staged since. */
+  private putBack(swept: { parts: readonly { ordinal: number }[]; events: readonly NewTurnEvent[]; patch: TurnPatch; within?: Within | undefined }): void {
+    if (swept.within) this.riders.unshift(swept.within);
+    for (const { ordinal } of swept.parts) this.dirty.add(ordinal);
+    this.staged = { events: [...swept.events.filter((event) => event.type !== "turn.snapshot"), ...this.staged.events], patch: { ...swept.patch, ...this.staged.patch } };
   }
 
   /** Every queued commit has run. */

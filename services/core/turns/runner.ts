@@ -16,7 +16,7 @@ import type { Steer, ToolTurnPart, TurnOutcome, TurnPart } from "../../../genera
 import { absoluteWorkdir } from "../../contract/paths.js";
 import type { HookPipeline } from "../../plugins/hooks.js";
 import type { ModelMessage } from "../../providers/index.js";
-import { compactions, getSessionById, turns as store, type AdmissionClaim, type NewTurnEvent, type SessionRow, type StorageHandle, type TurnRow } from "../../storage/index.js";
+import { compactions, getSessionById, isRetryableStorageError, turns as store, type AdmissionClaim, type NewTurnEvent, type SessionRow, type StorageHandle, type TurnRow } from "../../storage/index.js";
 import type { ToolRegistry } from "../../tools/index.js";
 import { CompactionWorker } from "../compaction/worker.js";
 import type { ActivityHub } from "../events/hub.js";
@@ -24,7 +24,7 @@ import { HistoryCache, turnHistoryTarget } from "../history/assemble.js";
 import type { TurnEnvironment } from "./environment.js";
 import type { ModelGateway } from "./gateway.js";
 import { TurnExecution } from "./loop.js";
-import { closeToolPart } from "./settle.js";
+import { closeToolPart, settleUnrecorded } from "./settle.js";
 import type { TurnWorkspaceObserver } from "../rewind/service.js";
 import { processAlive } from "../../contract/process.js";
 
@@ -92,6 +92,10 @@ export class TurnRunner {
   private unsubscribe: (() => void) | undefined;
   /** Scheduling and maintenance passes under way; `stop` waits for them before closing. */
   private readonly passes = new Set<Promise<void>>();
+  /** Aborted when the host stops (a Turn's writes stop waiting for disk space). */
+  private readonly stopping = new AbortController();
+  /** Lost Turns whose settlement, even the last-resort one, could not be written: not tried again by this process. */
+  private readonly unsettleable = new Set<string>();
 
   constructor(private readonly options: TurnRunnerOptions) {
     this.processId = options.processId ?? process.pid;
@@ -114,7 +118,10 @@ export class TurnRunner {
   /** Settles lost work, starts queued work, and keeps doing so as work arrives. */
   async start(): Promise<void> {
     liveInstances.add(this.instance);
-    await this.recover();
+    // A full disk (or a busy database) at start-up delays recovery to the next maintenance pass; the host starts.
+    await this.recover().catch((error: unknown) => {
+      if (!isRetryableStorageError(error)) throw error;
+    });
     this.unsubscribe = this.options.hub.onWork(() => {
       this.workHint = true;
       void this.track(this.schedule());
@@ -127,12 +134,14 @@ export class TurnRunner {
     }, this.options.pollMs ?? 1000);
     for (const timer of [maintain, poll]) timer.unref();
     this.timers = [maintain, poll];
-    if (this.options.scope === "unowned") await this.schedule();
+    if (this.options.scope === "unowned") await this.track(this.schedule());
   }
 
   /** Stops taking work, ends the running Turns it may end, waits for the rest, and releases its Sessions. */
   async stop(): Promise<void> {
     this.stopped = true;
+    // Writes waiting for disk space give up: what they could not write is the next start's to recover.
+    this.stopping.abort();
     this.unsubscribe?.();
     for (const timer of this.timers) clearInterval(timer);
     // A pass may be claiming and launching a Turn right now: let it finish, then stop that Turn too.
@@ -313,6 +322,7 @@ export class TurnRunner {
       {
         ...(workspaceRecorded ? { workspaceRecorded } : {}),
         ...(admissionDurable ? { admissionDurable } : {}),
+        hostStopping: this.stopping.signal,
         storage: this.options.storage,
         hub: this.options.hub,
         gateway: this.options.gateway,
@@ -337,7 +347,8 @@ export class TurnRunner {
     // the capture's scan and statements never sit between a settled Turn and its watchers.
     const observer = this.options.workspace;
     const run = observer ? execution.run().finally(() => afterPendingWork().then(() => observer.after(row, workdir))) : execution.run();
-    const done = run.finally(() => {
+    // Settled in every case: nothing a Turn (or its workdir capture) throws is an unhandled rejection.
+    const done = run.catch(() => {}).finally(() => {
       this.executions.delete(row.id);
       this.admitted.delete(row.id);
       if (!this.stopped && this.workHint) void this.track(this.schedule());
@@ -369,11 +380,14 @@ export class TurnRunner {
   async recover(): Promise<void> {
     const now = this.now();
     for (const row of await store.allTurnsInPhases(this.options.storage, ["running"])) {
-      if (this.executions.has(row.id)) continue;
+      if (this.executions.has(row.id) || this.unsettleable.has(row.id)) continue;
       if (!this.ownerGone(row, now)) continue;
-      await this.settleLost(row, now);
+      // One Turn that cannot be settled now (a full disk) never keeps the others — or the host — from going on.
+      await this.settleLost(row, now).catch(() => {});
     }
-    await this.compactions.recover((row) => this.ownerGone(row, now));
+    await this.compactions.recover((row) => this.ownerGone(row, now)).catch((error: unknown) => {
+      if (!isRetryableStorageError(error)) throw error;
+    });
   }
 
   /** Whether the claim's owner is gone: its process exited, its instance restarted, or its lease ran out. */
@@ -387,13 +401,37 @@ export class TurnRunner {
     );
   }
 
+  /**
+   * Settles a lost Turn as failed `process_lost`. A settlement that cannot be written (anything
+   * but a full disk or a busy database, which the next pass tries again) is replaced by the
+   * last-resort one (`settleUnrecorded`, failed `settlement_failed`); when even that cannot be
+   * written the Turn is left alone for the rest of this process — recovery never loops on it.
+   */
   private async settleLost(row: TurnRow, now: number): Promise<void> {
+    let settled: boolean;
+    try {
+      settled = await this.settleLostFully(row, now);
+    } catch (error) {
+      if (isRetryableStorageError(error)) throw error;
+      settled = await settleUnrecorded(this.options.storage, { turnId: row.id, ownerInstance: row.ownerInstance }, now, this.stopping.signal).catch((failure: unknown) => {
+        if (!isRetryableStorageError(failure)) this.unsettleable.add(row.id);
+        return false;
+      });
+    }
+    if (settled) {
+      const server = (await getSessionById(this.options.storage, row.sessionId))?.server;
+      if (server !== undefined) this.options.hub.changed(server, row.sessionId);
+      this.workHint = true;
+    }
+  }
+
+  private settleLostFully(row: TurnRow, now: number): Promise<boolean> {
     const outcome: TurnOutcome = {
       kind: "failed",
       turnId: row.id,
       fault: { code: "process_lost", message: "The process running this Turn stopped before it finished" },
     };
-    const settled = await this.options.storage.transaction(async (tx) => {
+    return this.options.storage.transaction(async (tx) => {
       const current = await store.getTurnById(tx, row.id);
       if (!current || current.phase !== "running" || current.ownerInstance !== row.ownerInstance) return false;
       const steers = (await store.listSteers(tx, [row.id])).map((steer) => steer.data as Steer).filter((steer) => steer.state.state === "accepted");
@@ -418,10 +456,5 @@ export class TurnRunner {
       });
       return true;
     });
-    if (settled) {
-      const server = (await getSessionById(this.options.storage, row.sessionId))?.server;
-      if (server !== undefined) this.options.hub.changed(server, row.sessionId);
-      this.workHint = true;
-    }
   }
 }

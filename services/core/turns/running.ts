@@ -40,6 +40,8 @@ export interface TurnDeps {
    * awaited before anything leaves the process (hooks, tools, the model request).
    */
   readonly admissionDurable?: Promise<void>;
+  /** Aborts when the host stops: writes waiting for disk space give up, and the Turn is left to the next start's recovery. */
+  readonly hostStopping?: AbortSignal;
 }
 
 /** The model-visible form of prompt content (a content reference is named, not resolved). */
@@ -108,6 +110,7 @@ export class RunningTurn {
       onLost: () => this.interrupt({ kind: "lost" }),
       onCancellation: (reason) => this.cancel(reason),
       isLost: () => this.stopValue?.kind === "lost",
+      waitUntil: [this.controller.signal, deps.hostStopping],
     });
   }
 

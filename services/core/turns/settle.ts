@@ -6,9 +6,10 @@
 // the event a live watcher expects, so nothing is left showing as waiting on a finished Turn.
 import type { Fault, Steer, ToolTurnPart, TurnOutcome } from "../../../generated/client/types.gen.js";
 import type { ToolResultMessage } from "../../providers/index.js";
-import { turns as store, type NewTurnEvent } from "../../storage/index.js";
+import { isFullError, isRetryableStorageError, turns as store, type NewTurnEvent, type StorageHandle } from "../../storage/index.js";
 import type { RunningTurn } from "./running.js";
 import { StopSignal, fault, type Stop } from "./stop.js";
+import { untilWritten } from "./storage-wait.js";
 
 export function closeToolPart(part: ToolTurnPart, fault: Fault, now: number): { part: ToolTurnPart; events: NewTurnEvent[] } {
   const fields = { partId: part.id, toolId: part.toolId, toolCallId: part.toolCallId };
@@ -44,15 +45,29 @@ export async function complete(t: RunningTurn, text: string): Promise<boolean> {
     messages: [...t.transcript],
     ...(t.usage ? { usage: t.usage } : {}),
   });
-  const result = await store.changeTurn(t.deps.storage, t.id, {
-    patch: swept.patch,
-    parts: swept.parts,
-    events: swept.events,
-    ...(swept.within ? { within: swept.within } : {}),
-    expectOwner: t.deps.instance,
-    expectPhases: ["running"],
-    expectNoWaitingSteers: true,
-  });
+  const { phase: _phase, outcome: _outcome, completedAt: _completedAt, steeringGate: _gate, messages: _messages, ...kept } = swept.patch;
+  const putBack = () => t.recorder.unsweep({ parts: swept.parts, events: swept.events.filter((event) => event.type !== "turn.finished"), patch: kept, within: swept.within });
+  let result: Awaited<ReturnType<typeof store.changeTurn>>;
+  try {
+    // The answer waits out a full disk: the Turn completes once space returns.
+    result = await untilWritten(
+      () =>
+        store.changeTurn(t.deps.storage, t.id, {
+          patch: swept.patch,
+          parts: swept.parts,
+          events: swept.events,
+          ...(swept.within ? { within: swept.within } : {}),
+          expectOwner: t.deps.instance,
+          expectPhases: ["running"],
+          expectNoWaitingSteers: true,
+        }),
+      [t.signal, t.deps.hostStopping],
+    );
+  } catch (error) {
+    // Not written: the settlement that follows (settleStopped) carries what this one took.
+    putBack();
+    throw error;
+  }
   if (result) {
     t.deps.hub.changed(t.server, t.sessionId);
     return true;
@@ -60,8 +75,7 @@ export async function complete(t: RunningTurn, text: string): Promise<boolean> {
   // Refused: steering input is waiting (the loop goes on), or the claim is gone.
   const row = await store.getTurnById(t.deps.storage, t.id);
   if (row?.phase !== "running" || row.ownerInstance !== t.deps.instance) throw new StopSignal({ kind: "lost" });
-  const { phase: _phase, outcome: _outcome, completedAt: _completedAt, steeringGate: _gate, messages: _messages, ...kept } = swept.patch;
-  t.recorder.unsweep({ parts: swept.parts, events: swept.events.filter((event) => event.type !== "turn.finished"), patch: kept, within: swept.within });
+  putBack();
   return false;
 }
 
@@ -79,10 +93,22 @@ function outcomeOf(t: RunningTurn, stop: Exclude<Stop, { kind: "lost" }>): { pha
   }
 }
 
-/** Settles a Turn that stopped before the model finished: one outcome, unfinished calls closed, steers undelivered. */
+/** The stop a Turn settles with after `error` ended its loop. */
+function stopOf(t: RunningTurn, error: unknown): Stop {
+  if (error instanceof StopSignal) return error.stop;
+  if (t.stopped) return t.stopped;
+  if (isFullError(error)) return { kind: "failed", fault: fault("storage_full", "The disk holding the server's data is full: the Turn's progress could not be recorded") };
+  return { kind: "failed", fault: fault("internal_error", "The Turn failed unexpectedly") };
+}
+
+/**
+ * Settles a Turn that stopped before the model finished: one outcome, unfinished calls closed,
+ * steers undelivered. Never throws: the settlement waits out a full disk (until the host stops —
+ * then the Turn stays running for the next start's recovery), and a settlement that cannot be
+ * written at all is replaced by the last-resort one (`settleUnrecorded`).
+ */
 export async function settleStopped(t: RunningTurn, error: unknown): Promise<void> {
-  const stop: Stop =
-    error instanceof StopSignal ? error.stop : (t.stopped ?? { kind: "failed", fault: fault("internal_error", "The Turn failed unexpectedly") });
+  const stop = stopOf(t, error);
   if (stop.kind === "lost") return; // another owner settled it, or the Session is gone
   await t.recorder.quiesce().catch(() => {});
   const completedAt = t.deps.now();
@@ -115,20 +141,70 @@ export async function settleStopped(t: RunningTurn, error: unknown): Promise<voi
     messages: [...t.transcript],
     ...(t.usage ? { usage: t.usage } : {}),
   });
-  await t.deps.storage.transaction(async (tx) => {
-    const steers = (await store.listSteers(tx, [t.id])).map((row) => row.data as Steer).filter((steer) => steer.state.state === "accepted");
-    await store.updateSteers(
-      tx,
-      steers.map((steer) => ({ steerId: steer.steerId, data: { ...steer, state: { state: "undelivered", reason: undelivered, undeliveredAt: completedAt } } })),
-    );
-    await store.changeTurn(tx, t.id, {
-      patch: swept.patch,
-      parts: swept.parts,
-      events: swept.events,
-      ...(swept.within ? { within: swept.within } : {}),
-      expectOwner: t.deps.instance,
-      expectPhases: ["running"],
+  const settle = () =>
+    t.deps.storage.transaction(async (tx) => {
+      const steers = (await store.listSteers(tx, [t.id])).map((row) => row.data as Steer).filter((steer) => steer.state.state === "accepted");
+      await store.updateSteers(
+        tx,
+        steers.map((steer) => ({ steerId: steer.steerId, data: { ...steer, state: { state: "undelivered", reason: undelivered, undeliveredAt: completedAt } } })),
+      );
+      await store.changeTurn(tx, t.id, {
+        patch: swept.patch,
+        parts: swept.parts,
+        events: swept.events,
+        ...(swept.within ? { within: swept.within } : {}),
+        expectOwner: t.deps.instance,
+        expectPhases: ["running"],
+      });
     });
-  });
+  try {
+    await untilWritten(settle, [t.deps.hostStopping]);
+  } catch (failure) {
+    // The host stops with the disk still full: the Turn stays running, and the next start settles it.
+    if (isRetryableStorageError(failure)) return;
+    await settleUnrecorded(t.deps.storage, { turnId: t.id, ownerInstance: t.deps.instance }, completedAt, t.deps.hostStopping).catch(() => false);
+  }
   t.deps.hub.changed(t.server, t.sessionId);
+}
+
+/** The safe fault of a Turn settled by `settleUnrecorded`. */
+export const SETTLEMENT_FAILED = fault("settlement_failed", "The Turn's record could not be written in full, so it was settled without its remaining parts");
+
+/**
+ * The settlement of last resort, for a Turn whose full settlement cannot be written (a part that
+ * cannot be read back or published, a statement the database refuses): failed with the safe
+ * fault `settlement_failed`, steering gate closed, its accepted steers undelivered when that can
+ * be written, and its prompt alone published to history — no part is read. Nothing is written
+ * when the Turn no longer runs under `ownerInstance` (null: under no owner). Waits out a full
+ * disk like any settlement. Resolves whether it settled the Turn.
+ */
+export async function settleUnrecorded(
+  storage: StorageHandle,
+  turn: { readonly turnId: string; readonly ownerInstance: string | null },
+  now: number,
+  hostStopping?: AbortSignal,
+): Promise<boolean> {
+  const outcome: TurnOutcome = { kind: "failed", turnId: turn.turnId, fault: SETTLEMENT_FAILED };
+  return untilWritten(
+    () =>
+      storage.transaction(async (tx) => {
+        // Best effort, in a savepoint of its own: a steer that cannot be read stays as it is.
+        await storage
+          .transaction(async (inner) => {
+            const steers = (await store.listSteers(inner, [turn.turnId])).map((row) => row.data as Steer).filter((steer) => steer.state.state === "accepted");
+            const state = { state: "undelivered", reason: "turn_failed", undeliveredAt: now };
+            await store.updateSteers(inner, steers.map((steer) => ({ steerId: steer.steerId, data: { ...steer, state } })));
+          })
+          .catch(() => {});
+        const changed = await store.changeTurn(tx, turn.turnId, {
+          patch: { phase: "failed", outcome, completedAt: now, steeringGate: "closed" },
+          events: [{ type: "turn.finished", data: { outcome, completedAt: now } }],
+          expectPhases: ["running"],
+          ...(turn.ownerInstance !== null ? { expectOwner: turn.ownerInstance } : {}),
+          promptOnly: true,
+        });
+        return changed !== undefined;
+      }),
+    [hostStopping],
+  );
 }
