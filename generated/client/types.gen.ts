@@ -6065,7 +6065,7 @@ export type UnavailableErrorEncoded = {
 /**
  * Why a capability is unavailable.
  */
-export type UnavailableReason = 'model_unavailable' | 'service_unavailable';
+export type UnavailableReason = 'model_unavailable' | 'service_unavailable' | 'terminal_limit';
 
 /**
  * Steering input that will never reach the model.

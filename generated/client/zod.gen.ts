@@ -2668,7 +2668,11 @@ export const zUnauthorizedErrorEncoded = z.lazy(() => z.object({
 /**
  * Why a capability is unavailable.
  */
-export const zUnavailableReason = z.enum(['model_unavailable', 'service_unavailable']);
+export const zUnavailableReason = z.enum([
+    'model_unavailable',
+    'service_unavailable',
+    'terminal_limit'
+]);
 
 /**
  * The capability is not available on this host right now.
