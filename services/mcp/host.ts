@@ -17,6 +17,7 @@ import type {
   McpCredentialStatus,
   McpResourceReadResult,
   McpServerKind,
+  McpUnavailableServer,
   PromptPart,
   StartMcpCredentialRequest,
 } from "../../generated/client/types.gen.js";
@@ -38,8 +39,14 @@ import { mcpTool, readResourceTool } from "./tools.js";
 
 /** The stdio lifecycle limits this host applies: SIGTERM at once after stdin closed, SIGKILL 3 s later. */
 export const DEFAULT_LIFECYCLE: StdioLifecycleLimits = { sigtermMs: 3_000, cleanupMs: 2_000, shutdownMs: 10_000 };
-/** How long an operation waits for a server that is still making its first connection attempt. */
-export const DEFAULT_READY_WAIT_MS = 30_000;
+/**
+ * How long after the servers start an operation may wait for their first connection attempts
+ * (a catalog read, a prompt or resource of a server still connecting). The deadline is anchored
+ * at the start, not at each read: once it passed, reads answer at once with what is connected
+ * and list the rest as `connecting` or `failed`, so a server that never answers can delay reads
+ * by at most this much once, never each read by its own timeout (it was 30 s per read).
+ */
+export const DEFAULT_READY_WAIT_MS = 5_000;
 
 export interface McpHostOptions {
   /** The config's `mcp` entries. */
@@ -92,6 +99,8 @@ export class McpHost {
   private catalogKey = "";
   private readonly listeners = new Set<() => void>();
   private started: Promise<void> | undefined;
+  /** When {@link start} first ran (`performance.now()`): the reads' wait deadline is anchored here. */
+  private startedAt: number | undefined;
   private closed: Promise<void> | undefined;
 
   /** Checks the `mcp` entries (throws `McpConfigError`); starts nothing. */
@@ -134,15 +143,17 @@ export class McpHost {
   /** Starts connecting every enabled server (once); resolves when each first attempt settled. */
   start(): Promise<void> {
     if (this.closed) return Promise.resolve();
+    this.startedAt ??= performance.now();
     this.started ??= Promise.all(this.connections.map((connection) => connection.start())).then(() => undefined);
     return this.started;
   }
 
-  /** Starts the servers and waits for their first attempts, at most `waitMs`. */
-  async ready(waitMs: number = this.readyWaitMs): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([this.start(), new Promise<void>((resolve) => (timer = setTimeout(resolve, waitMs)))]);
-    clearTimeout(timer);
+  /**
+   * Starts the servers and waits for their first attempts, but never past `readyWaitMs` after
+   * they started (see {@link DEFAULT_READY_WAIT_MS}): a read after that deadline waits for nothing.
+   */
+  async ready(): Promise<void> {
+    await this.untilDeadline(this.start());
   }
 
 
@@ -176,11 +187,15 @@ export class McpHost {
     }));
   }
 
-  /** The contract's catalog: the connected servers, without private metadata. */
+  /** The contract's catalog: the connected servers, without private metadata, and where the others stand. */
   catalog(): McpCatalogSnapshot {
     const servers: McpCatalogServer[] = [];
-    for (const { server, connected } of this.connections) {
-      if (!connected) continue;
+    const unavailable: McpUnavailableServer[] = [];
+    for (const { server, connected, status } of this.connections) {
+      if (!connected) {
+        unavailable.push(unavailableServer(server, status));
+        continue;
+      }
       servers.push({
         origin: "host",
         serverId: server.id,
@@ -192,7 +207,7 @@ export class McpHost {
         catalog: { revision: connected.revision, ...connected.lists },
       });
     }
-    return { revision: this.revision, servers };
+    return { revision: this.revision, servers, unavailable };
   }
 
   /** The Tools of the servers connected now, in server order (stable definitions per catalog revision). */
@@ -294,7 +309,7 @@ export class McpHost {
     const connection = this.connection(serverName);
     if (!this.closed) {
       void this.start();
-      await this.bounded(connection.start());
+      await this.untilDeadline(connection.start());
     }
     if (!connection.connected) throw unavailable(new ServerUnavailable(serverName, connection.status).message);
     return connection;
@@ -328,12 +343,28 @@ export class McpHost {
     else await this.bounded(Promise.all(users.map((connection) => connection.reconnect())));
   }
 
-  /** Waits for `work`, at most readyWaitMs. */
-  private async bounded(work: Promise<unknown>): Promise<void> {
+  /** Waits for `work`, at most readyWaitMs (a reconnect after the user authorized). */
+  private async bounded(work: Promise<unknown>, waitMs: number = this.readyWaitMs): Promise<void> {
+    if (waitMs <= 0) return;
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([work, new Promise<void>((resolve) => (timer = setTimeout(resolve, this.readyWaitMs)))]);
+    await Promise.race([work, new Promise<void>((resolve) => (timer = setTimeout(resolve, waitMs)))]);
     clearTimeout(timer);
   }
+
+  /** Waits for `work`, but not past readyWaitMs after the servers started. */
+  private untilDeadline(work: Promise<unknown>): Promise<void> {
+    const elapsed = this.startedAt === undefined ? 0 : performance.now() - this.startedAt;
+    return this.bounded(work, this.readyWaitMs - elapsed);
+  }
+}
+
+/** A configured server that is not connected, as the catalog reports it: state and reason code only (messages stay in the host's log). */
+function unavailableServer(server: ResolvedMcpServer, status: McpServerState): McpUnavailableServer {
+  const base = { origin: "host" as const, serverId: server.id, name: server.name, order: server.order };
+  if (status.state === "failed") return { ...base, state: "failed", reason: status.reason, retrying: status.retrying };
+  if (status.state === "disabled") return { ...base, state: "disabled" };
+  // `connected` cannot reach here (it has a catalog); `closed` is the host shutting down.
+  return { ...base, state: status.state === "closed" ? "failed" : "connecting", ...(status.state === "closed" ? { reason: "disconnected" as const, retrying: false } : {}) };
 }
 
 function usesReference(server: ResolvedMcpServer, reference: string): boolean {
