@@ -45,7 +45,7 @@ export function checkServerOptions(options: Pick<ServerOptions, "hostname" | "to
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   checkServerOptions(options);
   const allowedHosts = [...LOOPBACK_HOSTS, ...(isLoopbackAddress(options.hostname) ? [] : [options.hostname]), ...(options.allowedHosts ?? [])];
-  const harness = await createHarness({ ...options, serverRoot: resolve(options.serverRoot), allowedHosts, runnerScope: "unowned", backgroundModels: true });
+  const harness = await createHarness({ ...options, serverRoot: resolve(options.serverRoot), allowedHosts, runnerScope: "unowned", backgroundModels: true, backgroundPlugins: true });
   let listener: Awaited<ReturnType<typeof listen>>;
   try {
     listener = await listen(harness.fetch, { port: options.port, hostname: options.hostname, ...(options.logConnections ? { onConnection: connectionLogger(stderrLogger("server")) } : {}) });

@@ -4,11 +4,8 @@
 // use at this moment, prompt resolution, resource reads and the OAuth credential lifecycle. A
 // server that fails is a status; nothing it does breaks another server or the host.
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import type { GetPromptResult } from "@modelcontextprotocol/sdk/types.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
-import { UriTemplate } from "@modelcontextprotocol/sdk/shared/uriTemplate.js";
 import type {
-  ImageMimeType,
   McpCatalogServer,
   McpCatalogSnapshot,
   McpCredentialCallback,
@@ -28,12 +25,13 @@ import { authFileLocation, type AuthFileLocation } from "../providers/auth-file.
 import type { RegisteredTool } from "../tools/registry.js";
 import type { AnyToolDefinition } from "../tools/tool.js";
 import { CALLBACK_PORT_VARIABLE, callbackUrl, DEFAULT_CALLBACK_PORT } from "./callback.js";
-import { capabilitiesOf, withoutMeta } from "./catalog.js";
+import { capabilitiesOf } from "./catalog.js";
 import { resolveMcpServers, type ResolvedMcpServer } from "./config.js";
 import { McpConnection, ServerUnavailable, type McpServerState } from "./connection.js";
 import { isLimitReached, limitMs } from "./limits.js";
 import { McpOAuth } from "./oauth.js";
-import { isCanonicalBase64, type ResultLimits } from "./results.js";
+import { matches, promptParts } from "./prompts.js";
+import type { ResultLimits } from "./results.js";
 import type { StdioLifecycleLimits } from "./stdio.js";
 import { mcpTool, readResourceTool } from "./tools.js";
 
@@ -80,8 +78,6 @@ export interface McpServerReport {
   readonly status: McpServerState;
 }
 
-const IMAGE_MIME_TYPES: readonly string[] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
-
 function callbackPortOf(options: McpHostOptions): number {
   if (options.callbackPort !== undefined) return options.callbackPort;
   const configured = Number(options.env[CALLBACK_PORT_VARIABLE]);
@@ -90,7 +86,10 @@ function callbackPortOf(options: McpHostOptions): number {
 
 export class McpHost {
   readonly oauth: McpOAuth;
-  private readonly connections: McpConnection[];
+  private connections: McpConnection[];
+  /** The definitions the connections were resolved from (the configured ones, then any added). */
+  private readonly definitions: McpServer[];
+  private readonly options: McpHostOptions;
   private readonly byName = new Map<string, McpConnection>();
   private readonly resultLimits: ResultLimits;
   private readonly readyWaitMs: number;
@@ -105,7 +104,9 @@ export class McpHost {
 
   /** Checks the `mcp` entries (throws `McpConfigError`); starts nothing. */
   constructor(options: McpHostOptions) {
-    const servers = resolveMcpServers(options.servers ?? []);
+    this.options = options;
+    this.definitions = [...(options.servers ?? [])];
+    const servers = resolveMcpServers(this.definitions);
     this.resultLimits = { maxImageBase64Bytes: limitMs(options.images?.maxBase64Bytes) };
     this.readyWaitMs = options.readyWaitMs ?? DEFAULT_READY_WAIT_MS;
     const port = callbackPortOf(options);
@@ -115,24 +116,44 @@ export class McpHost {
       ...(options.now ? { now: options.now } : {}),
       onChange: (reference, change) => this.credentialChanged(reference, change),
     });
-    this.connections = servers.map((server) => {
-      const endpoint = server.definition.kind === "remote" ? server.definition.transport.endpoint : undefined;
-      const connection = new McpConnection(server, {
-        resolvers: {
-          env: options.env,
-          secret: options.secrets,
-          oauth: (reference) => this.oauth.accessToken(reference, reference === server.oauthReference ? endpoint : undefined),
-        },
-        refreshOAuth: (reference, stale) => this.oauth.refresh(reference, reference === server.oauthReference ? endpoint : undefined, stale),
-        lifecycle: options.lifecycle ?? DEFAULT_LIFECYCLE,
-        cwd: options.cwd,
-        clientInfo: options.clientInfo ?? { name: "ze-harness", version: "1" },
-        onChange: () => this.changed(),
-        onWarning: options.onWarning,
-      });
-      this.byName.set(server.name, connection);
-      return connection;
+    this.connections = servers.map((server) => this.connectionFor(server));
+  }
+
+  /**
+   * Adds servers (a plugin generation's, once it activated), checked together with the ones
+   * already here (throws {@link McpConfigError}); on a started host they start connecting at once
+   * and the reads' first-look deadline starts over.
+   */
+  add(servers: readonly McpServer[]): void {
+    if (servers.length === 0 || this.closed) return;
+    const resolved = resolveMcpServers([...this.definitions, ...servers]);
+    this.definitions.push(...servers);
+    this.connections = resolved.map((server) => this.byName.get(server.name) ?? this.connectionFor(server));
+    if (this.started) {
+      this.startedAt = performance.now();
+      this.started = Promise.all(this.connections.map((connection) => connection.start())).then(() => undefined);
+    }
+    this.changed();
+  }
+
+  private connectionFor(server: ResolvedMcpServer): McpConnection {
+    const options = this.options;
+    const endpoint = server.definition.kind === "remote" ? server.definition.transport.endpoint : undefined;
+    const connection = new McpConnection(server, {
+      resolvers: {
+        env: options.env,
+        secret: options.secrets,
+        oauth: (reference) => this.oauth.accessToken(reference, reference === server.oauthReference ? endpoint : undefined),
+      },
+      refreshOAuth: (reference, stale) => this.oauth.refresh(reference, reference === server.oauthReference ? endpoint : undefined, stale),
+      lifecycle: options.lifecycle ?? DEFAULT_LIFECYCLE,
+      cwd: options.cwd,
+      clientInfo: options.clientInfo ?? { name: "ze-harness", version: "1" },
+      onChange: () => this.changed(),
+      onWarning: options.onWarning,
     });
+    this.byName.set(server.name, connection);
+    return connection;
   }
 
   /** An McpHost for a loaded config (`mcp` and `images`). */
@@ -371,31 +392,4 @@ function usesReference(server: ResolvedMcpServer, reference: string): boolean {
   if (server.oauthReference === reference) return true;
   const map = server.definition.kind === "local" ? server.definition.transport.environment : server.definition.transport.headers;
   return Object.values(map ?? {}).some((ref) => ref.kind === "oauth" && ref.reference === reference);
-}
-
-function matches(template: string, uri: string): boolean {
-  try {
-    return new UriTemplate(template).match(uri) !== null;
-  } catch {
-    return false;
-  }
-}
-
-/** A resolved prompt's messages as prompt parts, in order. */
-function promptParts(result: GetPromptResult, serverName: string): PromptPart[] {
-  const parts: PromptPart[] = [];
-  for (const message of result.messages) {
-    const content = message.content as Record<string, unknown>;
-    if (content["type"] === "text" && typeof content["text"] === "string") parts.push({ type: "text", text: content["text"] });
-    else if (content["type"] === "image" && typeof content["data"] === "string" && IMAGE_MIME_TYPES.includes(String(content["mimeType"])) && isCanonicalBase64(content["data"])) {
-      parts.push({ type: "image", source: { type: "base64", data: content["data"], mimeType: content["mimeType"] as ImageMimeType } });
-    } else if (content["type"] === "resource" && typeof (content["resource"] as Record<string, unknown>)?.["text"] === "string") {
-      parts.push({ type: "text", text: (content["resource"] as { text: string }).text });
-    } else if (content["type"] === "image") {
-      throw unavailable(`MCP server ${JSON.stringify(serverName)} resolved the prompt with an unsupported image (only canonical base64 PNG, JPEG, GIF or WebP)`);
-    } else {
-      parts.push({ type: "text", text: JSON.stringify(withoutMeta(content)) });
-    }
-  }
-  return parts;
 }
