@@ -28,9 +28,9 @@ function queuedScript(code: string, signal?: AbortSignal): { queued: Promise<voi
 const INTERRUPTED = { ok: false, error: { code: "interrupted", message: "The execution was interrupted." } };
 
 describe("CodeMode caps", () => {
-  it("names its bounds: a core left for the host, 16 live executions", () => {
+  it("names its bounds: a core left for the host, 32 live executions", () => {
     expect(MAX_RUNNING_SCRIPTS).toBe(Math.max(1, availableParallelism() - 1));
-    expect(MAX_LIVE_EXECUTIONS).toBe(16);
+    expect(MAX_LIVE_EXECUTIONS).toBe(32);
   });
 
   it("queues scripts beyond the running cap behind infinite loops; cancelling a loop ends it and hands its place on", async () => {
