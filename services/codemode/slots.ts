@@ -21,7 +21,7 @@ import { availableParallelism } from "node:os";
  * cores of a 2-core machine before).
  */
 export const MAX_RUNNING_SCRIPTS = Math.max(1, availableParallelism() - 1);
-/** Executions alive at once, host-wide, running or waiting on tools (each one is a worker thread, ~25 MiB idle, and its memory). */
+/** Executions alive at once, host-wide, running or waiting on tools (each one is a worker thread, ~11 MiB while it waits, and its memory). */
 export const MAX_LIVE_EXECUTIONS = 32;
 
 /** A place under a cap; `release()` is idempotent. */
