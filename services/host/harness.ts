@@ -101,7 +101,6 @@ export interface HarnessOptions {
   readonly backgroundPlugins?: boolean;
 }
 
-
 export interface Harness {
   readonly fetch: FetchHandler;
   readonly config: Config;
@@ -120,7 +119,6 @@ export interface Harness {
 }
 
 export { HarnessStartupError } from "./errors.js";
-
 
 export function resolveDatabaseOption(options: Pick<HarnessOptions, "database" | "env">): string {
   return options.database ?? options.env["ZE_HARNESS_DB"] ?? DEFAULT_DATABASE_FILE;
