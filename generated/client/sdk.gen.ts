@@ -1107,7 +1107,10 @@ export const getTerminal = <ThrowOnError extends boolean = false>(options: Optio
 /**
  * Open a terminal.
  *
- * Opens a PTY in the Session's workdir.
+ * Opens a PTY in the Session's workdir. A host runs at most 32 PTYs per Session and 256 in all
+ * (`shell` calls with `tty: true` count too); a new terminal beyond either cap is refused with 503
+ * `UnavailableError` reason `terminal_limit` and nothing is created. Replaying an existing
+ * terminal's identity is never refused.
  */
 export const openTerminal = <ThrowOnError extends boolean = false>(options: Options<OpenTerminalData, ThrowOnError>) => (options.client ?? client).put<OpenTerminalResponses, OpenTerminalErrors, ThrowOnError>({
     responseValidator: async (data) => await zOpenTerminalResponse.parseAsync(data),

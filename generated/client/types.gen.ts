@@ -1744,11 +1744,17 @@ export type McpCatalogServer = {
 };
 
 /**
- * The effective host and Session MCP catalog at a revision.
+ * The effective host and Session MCP catalog at a revision. A read waits for the servers' first
+ * connection attempts at most 5 seconds after they started, and never later: a server that has
+ * not answered by then is listed in `unavailable` as `connecting`.
  */
 export type McpCatalogSnapshot = {
     revision: number;
     servers: Array<McpCatalogServer>;
+    /**
+     * The configured servers not in `servers` now (connecting, failed or disabled), in server order.
+     */
+    unavailable: Array<McpUnavailableServer>;
 };
 
 /**
@@ -2077,9 +2083,19 @@ export type McpServerCatalog = {
 };
 
 /**
+ * Why an MCP server's last connection attempt failed (or its connection ended).
+ */
+export type McpServerFailureReason = 'spawn_failed' | 'credential_unresolved' | 'authorization_required' | 'protocol_version' | 'limit_reached' | 'catalog_failed' | 'connection_failed' | 'disconnected';
+
+/**
  * Whether an MCP server is a local child process or a remote endpoint.
  */
 export type McpServerKind = 'local' | 'remote';
+
+/**
+ * Where a configured MCP server that is not in the catalog stands.
+ */
+export type McpServerState = 'connecting' | 'failed' | 'disabled';
 
 /**
  * Text contents of a resource.
@@ -2107,6 +2123,26 @@ export type McpToolAnnotations = {
 export type McpToolsCapability = {
     supported: boolean;
     listChanged: boolean;
+};
+
+/**
+ * A configured MCP server that is not connected right now: it contributes no Tools, resources,
+ * prompts or instructions until it connects. No message is carried (the host's log has it).
+ */
+export type McpUnavailableServer = {
+    origin: CatalogOrigin;
+    serverId: string;
+    name: string;
+    order: number;
+    state: McpServerState;
+    /**
+     * Why it failed (`failed` only).
+     */
+    reason?: McpServerFailureReason;
+    /**
+     * Whether another attempt is scheduled (`failed` only; by its `reconnect` policy).
+     */
+    retrying?: boolean;
 };
 
 /**
@@ -6065,7 +6101,7 @@ export type UnavailableErrorEncoded = {
 /**
  * Why a capability is unavailable.
  */
-export type UnavailableReason = 'model_unavailable' | 'service_unavailable' | 'storage_full';
+export type UnavailableReason = 'model_unavailable' | 'service_unavailable' | 'storage_full' | 'terminal_limit';
 
 /**
  * Steering input that will never reach the model.

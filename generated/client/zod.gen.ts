@@ -1115,9 +1115,32 @@ export const zMcpResourcesCapability = z.lazy(() => z.object({
 }));
 
 /**
+ * Why an MCP server's last connection attempt failed (or its connection ended).
+ */
+export const zMcpServerFailureReason = z.enum([
+    'spawn_failed',
+    'credential_unresolved',
+    'authorization_required',
+    'protocol_version',
+    'limit_reached',
+    'catalog_failed',
+    'connection_failed',
+    'disconnected'
+]);
+
+/**
  * Whether an MCP server is a local child process or a remote endpoint.
  */
 export const zMcpServerKind = z.enum(['local', 'remote']);
+
+/**
+ * Where a configured MCP server that is not in the catalog stands.
+ */
+export const zMcpServerState = z.enum([
+    'connecting',
+    'failed',
+    'disabled'
+]);
 
 /**
  * Text contents of a resource.
@@ -1218,11 +1241,28 @@ export const zMcpCatalogServer = z.lazy(() => z.object({
 }));
 
 /**
- * The effective host and Session MCP catalog at a revision.
+ * A configured MCP server that is not connected right now: it contributes no Tools, resources,
+ * prompts or instructions until it connects. No message is carried (the host's log has it).
+ */
+export const zMcpUnavailableServer = z.lazy(() => z.object({
+    origin: zCatalogOrigin,
+    serverId: z.string(),
+    name: z.string().max(128),
+    order: z.int(),
+    state: zMcpServerState,
+    reason: zMcpServerFailureReason.optional(),
+    retrying: z.boolean().optional()
+}));
+
+/**
+ * The effective host and Session MCP catalog at a revision. A read waits for the servers' first
+ * connection attempts at most 5 seconds after they started, and never later: a server that has
+ * not answered by then is listed in `unavailable` as `connecting`.
  */
 export const zMcpCatalogSnapshot = z.lazy(() => z.object({
     revision: z.int(),
-    servers: z.array(zMcpCatalogServer)
+    servers: z.array(zMcpCatalogServer),
+    unavailable: z.array(zMcpUnavailableServer)
 }));
 
 /**
@@ -2671,7 +2711,8 @@ export const zUnauthorizedErrorEncoded = z.lazy(() => z.object({
 export const zUnavailableReason = z.enum([
     'model_unavailable',
     'service_unavailable',
-    'storage_full'
+    'storage_full',
+    'terminal_limit'
 ]);
 
 /**

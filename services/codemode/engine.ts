@@ -50,6 +50,8 @@ export type FromWorker =
   | { readonly type: "call"; readonly id: number; readonly callId: number; readonly tool: string; readonly json: string | undefined }
   | { readonly type: "read"; readonly id: number; readonly callId: number; readonly offset: number; readonly length: number; readonly encoding: "bytes" | "base64" }
   | { readonly type: "log"; readonly id: number; readonly entry: string }
+  /** The script waits on the host (tool calls or reads pending, nothing queued in the engine), having processed `settled` settles. */
+  | { readonly type: "idle"; readonly id: number; readonly settled: number }
   | ({ readonly type: "done"; readonly id: number; readonly omitted: number; readonly memoryBytes: number; readonly retire: boolean } & (
       | { readonly ok: true; readonly json: string | undefined }
       | { readonly ok: false; readonly error: CodeModeError }

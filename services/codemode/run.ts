@@ -6,7 +6,7 @@
 // With `attachments`, the script also sees that resource's metadata and reads its bytes through
 // `attachments.read(offset, length)`, answered here from the resource (budget and range checked there).
 import { AttachmentResource, isAttachmentError } from "./attachments.js";
-import { openChannel, INTERRUPT, type ChannelHandlers, type EngineChannel, type FromWorker, type WorkerLimits } from "./engine.js";
+import { openChannel, INTERRUPT, type ChannelHandlers, type EngineChannel, type FromWorker, type ToWorker, type WorkerLimits } from "./engine.js";
 import type { CodeModeError } from "./errors.js";
 import {
   ABORT_GRACE_MS,
@@ -24,6 +24,7 @@ import {
   type CodeModeLimits,
 } from "./limits.js";
 import { toolPath, toolSignature } from "./signature.js";
+import { liveExecutions, runningScripts, type Slot } from "./slots.js";
 import { decodeValue, encodeValue } from "./values.js";
 
 /** A tool a script may call. */
@@ -68,6 +69,8 @@ export interface CodeModeRequest {
   readonly attachments?: AttachmentResource;
   /** Each console entry as it is kept. */
   readonly onLog?: (entry: string) => void;
+  /** The execution waits for a place under the host-wide caps before it starts (slots.ts); called once at most. */
+  readonly onQueued?: () => void;
 }
 
 export type CodeModeOutcome =
@@ -76,12 +79,50 @@ export type CodeModeOutcome =
 
 let nextRunId = 0;
 
-/** Runs one script. Resolves with its outcome (never rejects for the script's sake; a bad `limits` is a RangeError). */
+const INTERRUPTED: CodeModeError = { code: "interrupted", message: "The execution was interrupted." };
+
+/**
+ * Runs one script. Resolves with its outcome (never rejects for the script's sake; a bad `limits`
+ * is a RangeError). Waits for a live execution place and a running place first (slots.ts): beyond
+ * the caps it queues, and its signal takes it out of the queue.
+ */
 export async function runCodeMode(request: CodeModeRequest): Promise<CodeModeOutcome> {
   const limits = workerLimits(request.limits);
+  if (request.signal?.aborted) return { ok: false, error: INTERRUPTED, logs: [] };
+  const queued = queuedNotice(request);
+  let live = liveExecutions.tryAcquire();
+  if (!live) {
+    queued();
+    try {
+      live = await liveExecutions.acquire(request.signal);
+    } catch {
+      return { ok: false, error: INTERRUPTED, logs: [] };
+    }
+  }
+  try {
+    return await execute(request, limits, queued);
+  } finally {
+    live.release();
+  }
+}
+
+/** Tells the caller, once, that its execution waits for a place. */
+function queuedNotice(request: CodeModeRequest): () => void {
+  let told = false;
+  return () => {
+    if (told) return;
+    told = true;
+    try {
+      request.onQueued?.();
+    } catch {
+      // An observer's failure is not the script's.
+    }
+  };
+}
+
+function execute(request: CodeModeRequest, limits: WorkerLimits, queued: () => void): Promise<CodeModeOutcome> {
   const logs: string[] = [];
   const { signal } = request;
-  if (signal?.aborted) return { ok: false, error: { code: "interrupted", message: "The execution was interrupted." }, logs };
   const catalog = JSON.stringify([...request.tools].map(([id, tool]) => toolSignature(id, tool.description, tool.inputSchema)));
   const id = ++nextRunId;
   const interrupt = new SharedArrayBuffer(4);
@@ -94,6 +135,14 @@ export async function runCodeMode(request: CodeModeRequest): Promise<CodeModeOut
     let settled = false;
     let graceTimer: NodeJS.Timeout | undefined;
     let deadlineTimer: NodeJS.Timeout | undefined;
+    // The running place: held while the script may execute JavaScript (see slots.ts). Settles
+    // for a script without one wait in `outbox` until it has one again; `sent` counts the settles
+    // the worker was given, so its `idle` report gives the place back only once it saw them all.
+    let running: Slot | undefined;
+    let resuming = false;
+    let sent = 0;
+    const outbox: ToWorker[] = [];
+    const ended = new AbortController();
 
     const notify = <T>(callback: ((event: T) => void) | undefined, event: T): void => {
       try {
@@ -111,8 +160,44 @@ export async function runCodeMode(request: CodeModeRequest): Promise<CodeModeOut
       signal?.removeEventListener("abort", onAbort);
       for (const controller of calls) controller.abort();
       calls.clear();
+      outbox.length = 0;
+      ended.abort();
+      running?.release();
+      running = undefined;
       channel?.release();
       resolve(outcome);
+    };
+
+    // A settle resumes the script: sent at once while it holds its running place, else queued for one.
+    const deliver = (message: ToWorker): void => {
+      if (settled) return;
+      if (running) {
+        sent += 1;
+        channel?.send(message);
+        return;
+      }
+      outbox.push(message);
+      if (resuming) return;
+      resuming = true;
+      runningScripts.acquire(ended.signal).then(
+        (slot) => {
+          resuming = false;
+          if (settled) return slot.release();
+          running = slot;
+          for (const queued of outbox.splice(0)) {
+            sent += 1;
+            channel?.send(queued);
+          }
+        },
+        () => (resuming = false),
+      );
+    };
+
+    // The worker waits on the host and has seen every settle sent: its running place goes to the next script.
+    const idle = (processed: number): void => {
+      if (processed !== sent || outbox.length > 0 || !running) return;
+      running.release();
+      running = undefined;
     };
 
     const stopError = (reason: number): CodeModeError =>
@@ -122,6 +207,8 @@ export async function runCodeMode(request: CodeModeRequest): Promise<CodeModeOut
 
     const stop = (reason: number): void => {
       if (settled || Atomics.load(flag, 0) !== INTERRUPT.none) return;
+      // Still queued for its first running place: nothing started, it ends now.
+      if (!channel) return settle({ ok: false, error: stopError(reason), logs });
       Atomics.store(flag, 0, reason);
       for (const controller of calls) controller.abort();
       channel?.send({ type: "stop", id });
@@ -154,13 +241,13 @@ export async function runCodeMode(request: CodeModeRequest): Promise<CodeModeOut
           return fatal(encoded.error);
         }
         notify(request.onCall, { ordinal: n, toolId: message.tool, phase: "completed" });
-        channel?.send({ type: "settle", id, callId: message.callId, ok: true, json: encoded.value });
+        deliver({ type: "settle", id, callId: message.callId, ok: true, json: encoded.value });
       } catch (error) {
         if (settled) return;
         const text = error instanceof Error ? error.message : typeof error === "string" ? error : "The tool call failed.";
         const code = typeof (error as { code?: unknown } | null)?.code === "string" ? (error as { code: string }).code : undefined;
         notify(request.onCall, { ordinal: n, toolId: message.tool, phase: "failed", message: text });
-        channel?.send({ type: "settle", id, callId: message.callId, ok: false, message: text, ...(code !== undefined && { code }) });
+        deliver({ type: "settle", id, callId: message.callId, ok: false, message: text, ...(code !== undefined && { code }) });
       } finally {
         calls.delete(controller);
       }
@@ -170,11 +257,11 @@ export async function runCodeMode(request: CodeModeRequest): Promise<CodeModeOut
     const read = (message: Extract<FromWorker, { type: "read" }>): void => {
       try {
         const bytes = (request.attachments ?? NO_ATTACHMENTS).read(message.offset, message.length);
-        if (message.encoding === "base64") channel?.send({ type: "settle", id, callId: message.callId, ok: true, json: JSON.stringify(bytes.toString("base64")) });
-        else channel?.send({ type: "settle", id, callId: message.callId, ok: true, bytes: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer });
+        if (message.encoding === "base64") deliver({ type: "settle", id, callId: message.callId, ok: true, json: JSON.stringify(bytes.toString("base64")) });
+        else deliver({ type: "settle", id, callId: message.callId, ok: true, bytes: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer });
       } catch (error) {
         const refused = isAttachmentError(error) ? error : undefined;
-        channel?.send({ type: "settle", id, callId: message.callId, ok: false, name: "AttachmentError", message: refused?.message ?? "The attachments read failed.", code: refused?.code ?? "attachment_invalid_read" });
+        deliver({ type: "settle", id, callId: message.callId, ok: false, name: "AttachmentError", message: refused?.message ?? "The attachments read failed.", code: refused?.code ?? "attachment_invalid_read" });
       }
     };
 
@@ -183,6 +270,8 @@ export async function runCodeMode(request: CodeModeRequest): Promise<CodeModeOut
         if (message.id !== id || settled) return;
         if (message.type === "read") {
           read(message);
+        } else if (message.type === "idle") {
+          idle(message.settled);
         } else if (message.type === "log") {
           logs.push(message.entry);
           notify(request.onLog, message.entry);
@@ -202,16 +291,31 @@ export async function runCodeMode(request: CodeModeRequest): Promise<CodeModeOut
     };
 
     signal?.addEventListener("abort", onAbort, { once: true });
-    openChannel(handlers, limits.memoryBytes).then(
-      (opened) => {
-        channel = opened;
-        if (settled) return opened.release();
-        opened.send({ type: "run", id, code: request.code, catalog, attachments: JSON.stringify(request.attachments?.metadata ?? []), limits, interrupt });
-        if (limits.timeoutMs !== null) deadlineTimer = setTimeout(() => stop(INTERRUPT.timedOut), limits.timeoutMs);
-      },
-      (error: unknown) =>
-        settle({ ok: false, error: { code: "engine_failed", message: `The CodeMode engine could not start: ${error instanceof Error ? error.message : String(error)}` }, logs }),
-    );
+    // A running place first (a cancellation while queued ends it in stop()), then the worker.
+    const first = runningScripts.tryAcquire();
+    if (!first) queued();
+    (first ? Promise.resolve(first) : runningScripts.acquire(ended.signal))
+      .then((slot): Promise<EngineChannel> | undefined => {
+        if (settled) {
+          slot.release();
+          return undefined;
+        }
+        running = slot;
+        return openChannel(handlers, limits.memoryBytes);
+      })
+      .then(
+        (opened) => {
+          if (!opened) return;
+          channel = opened;
+          if (settled) return opened.release();
+          opened.send({ type: "run", id, code: request.code, catalog, attachments: JSON.stringify(request.attachments?.metadata ?? []), limits, interrupt });
+          if (limits.timeoutMs !== null) deadlineTimer = setTimeout(() => stop(INTERRUPT.timedOut), limits.timeoutMs);
+        },
+        (error: unknown) => {
+          if (settled) return;
+          settle({ ok: false, error: { code: "engine_failed", message: `The CodeMode engine could not start: ${error instanceof Error ? error.message : String(error)}` }, logs });
+        },
+      );
   });
 }
 

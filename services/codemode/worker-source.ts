@@ -7,6 +7,7 @@
 //        settle {id, callId, ok, json | bytes | message, code, name}
 //        stop {id} (after setting `interrupt`)       fatal {id, code, message}
 //   out: call {id, callId, tool, json}  read {id, callId, offset, length, encoding}  log {id, entry}
+//        idle {id, settled} (waits on the host, after `settled` settles)
 //        done {id, ok, json | error, omitted, memoryBytes}
 // A CPU-bound script cannot read messages; the host stops it through the shared `interrupt` word
 // (0 running, 1 interrupted, 2 timed out), which QuickJS's interrupt handler polls.
@@ -35,7 +36,10 @@ parentPort.on("message", (message) => {
   const run = runs.get(message.id);
   if (!run) return;
   guard(run, () => {
-    if (message.type === "settle") settle(run, message);
+    if (message.type === "settle") {
+      run.settled++;
+      settle(run, message);
+    }
     else if (message.type === "fatal") {
       if (!run.fatal) run.fatal = { code: message.code, message: message.message };
       finish(run, { ok: false, error: run.fatal });
@@ -68,7 +72,7 @@ function start(mod, m) {
   const L = m.limits;
   const flag = new Int32Array(m.interrupt);
   const rt = mod.newRuntime();
-  const run = { id: m.id, rt, vm: undefined, flag, L, pending: new Map(), handles: [], main: undefined, helpers: undefined, fatal: undefined, done: false, logs: 0, logBytes: 0, omitted: 0, mod };
+  const run = { id: m.id, rt, vm: undefined, flag, L, pending: new Map(), handles: [], main: undefined, helpers: undefined, fatal: undefined, done: false, logs: 0, logBytes: 0, omitted: 0, mod, settled: 0 };
   runs.set(m.id, run);
   guard(run, () => {
     rt.setMemoryLimit(L.memoryBytes);
@@ -179,6 +183,9 @@ function pump(run) {
   if (state.type === "pending") {
     if (run.pending.size === 0 && !run.rt.hasPendingJob()) {
       finish(run, { ok: false, error: { code: "script_error", message: "The script awaits a promise that nothing can settle (no tool call is pending)." } });
+    } else if (!run.rt.hasPendingJob()) {
+      // Waiting on the host only: its running place may go to another script until a settle resumes it.
+      post({ type: "idle", id: run.id, settled: run.settled });
     }
     return;
   }

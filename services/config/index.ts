@@ -4,6 +4,7 @@ export { fileSettingKey, loadConfig, type ConfigLayer, type LoadConfigOptions, t
 export { discoverConfigFiles, findProjectConfig, type ConfigScope, type ConfigSource, type DiscoverOptions } from "./discover.js";
 export { readConfigFile } from "./file.js";
 export { validateConfig } from "./validate.js";
+export { MAX_CONFIG_DEPTH } from "./depth.js";
 export { mergeConfigs } from "./merge.js";
 export { normalizeConfig, expandHome, isLocalPluginSource, pluginSource } from "./normalize.js";
 export {

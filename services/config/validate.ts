@@ -4,6 +4,7 @@
 import type { Ajv2020, ErrorObject, ValidateFunction } from "ajv/dist/2020.js";
 import { createRequire } from "node:module";
 import schema from "../../generated/config.schema.json" with { type: "json" };
+import { MAX_CONFIG_DEPTH, tooDeep } from "./depth.js";
 import { configInvalid, type ConfigInvalid, type ConfigResult } from "./errors.js";
 import type { Config } from "./types.js";
 
@@ -58,6 +59,9 @@ function fastValidator(): ValidateFunction | undefined {
 
 /** Validates one parsed file. On success the value is returned unchanged (no defaults are filled in). */
 export function validateConfig(value: unknown, file: string): ConfigResult<Config> {
+  // Measured first: the validators, the merge and option copies recurse once per level.
+  const deep = tooDeep(value);
+  if (deep !== undefined) return { ok: false, error: configInvalid(file, deep, `nested deeper than ${MAX_CONFIG_DEPTH} levels (objects and arrays)`) };
   const fast = fastValidator();
   // A file the fast validator rejects is re-checked with the full Ajv instance, which also
   // resolves the references `pickError` needs to word the error.

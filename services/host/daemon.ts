@@ -67,7 +67,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   const serverRoot = resolve(options.serverRoot);
   let harness: Awaited<ReturnType<typeof createHarness>>;
   try {
-    harness = await createHarness({ ...options, serverRoot, token, allowedHosts: LOOPBACK_HOSTS, runnerScope: "unowned", daemonLog: log, backgroundModels: true });
+    harness = await createHarness({ ...options, serverRoot, token, allowedHosts: LOOPBACK_HOSTS, runnerScope: "unowned", daemonLog: log, backgroundModels: true, backgroundPlugins: true });
   } catch (error) {
     log.error("daemon.failed", { error: error instanceof Error ? error.message : String(error) });
     log.close();

@@ -25,7 +25,6 @@ import { unavailableHandlers } from "./unavailable.js";
 import { providerHandlers } from "./provider-handlers.js";
 import { LoginManager, authFileLocation } from "../providers/index.js";
 import { CORE_TOOL_IDS } from "../tools/ids.js";
-import type { McpServer } from "../config/types.js";
 import { createHistoryServices, historyHandlers } from "./history-handlers.js";
 import { createWorkspaceHistoryServices, workspaceHistoryHandlers } from "./workspace-history-handlers.js";
 import { loadHostCatalogs, type HostCatalogs } from "./catalogs.js";
@@ -35,14 +34,14 @@ import { combineOffers, SessionMcpHosts, type SessionMcp } from "./session-mcp.j
 import { pluginHandlers } from "./plugin-routes.js";
 import { workspaceFilesHandlers } from "./workspace-files-handlers.js";
 import { RewindService } from "../core/rewind/service.js";
-import { prepareHostPlugins, type HostPlugins } from "./plugin-host.js";
+import { ANSWERED_DURING_PLUGIN_ACTIVATION, afterActivation, pluginMcpServers, prepareHostPlugins, type HostPlugins } from "./plugin-host.js";
 import { HarnessStartupError } from "./errors.js";
 import { packageRoot, release } from "./version.js";
 import { AUTH_FILE_VARIABLE } from "../providers/index.js";
 import { dashboardAsset } from "./dashboard.js";
 import { TerminalHost } from "./terminals.js";
 import { terminalHandlers } from "./terminal-handlers.js";
-import type { DaemonLog } from "../daemon/log.js";
+import { stderrLogger, type DaemonLog } from "../daemon/log.js";
 import { withDaemonLog } from "../daemon/handlers.js";
 import { withStorageFailures } from "./storage-failures.js";
 
@@ -97,6 +96,12 @@ export interface HarnessOptions {
   readonly backgroundModels?: boolean;
   /** Only the shared daemon (`serve --register`) passes its log: it serves `GET /v1/logs` and logs `turn.submitted`. */
   readonly daemonLog?: DaemonLog;
+  /**
+   * A server's plugin startup: activate the configured plugins in the background instead of
+   * before the harness is returned, so the listener never waits on a plugin (see plugin-host.ts);
+   * operations that draw on plugins wait for the activation, status reads do not.
+   */
+  readonly backgroundPlugins?: boolean;
 }
 
 export interface Harness {
@@ -157,7 +162,8 @@ async function createRunner(
   const unleased = { tools: registry, hooks: hostHooks, get agents() { return catalogs.agents; }, release: () => {} };
   // The Session row says whether it has an overlay: a plain Turn costs no plugin statement.
   const leasePlugins = async (session: SessionRow) => {
-    if (!plugins.loaded() && !session.pluginOverlay) return unleased;
+    // A generation activating in the background is waited for (bounded by each plugin's limits).
+    if (!plugins.loaded() && !plugins.activating() && !session.pluginOverlay) return unleased;
     const [services, { createToolRegistry }] = await Promise.all([plugins.get(), import("../plugins/generation.js")]);
     const lease = await services.sessions.lease(session.id);
     return {
@@ -259,6 +265,9 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
       // Loaded at startup when configured; otherwise on the first plugin operation or the first
       // Turn of a Session with a plugin overlay (a plain one-shot `run` never loads the room).
       eager: false,
+      startup: options.backgroundPlugins === true ? "background" : "await",
+      // Rejected after the listener opened, there is no caller to fail: the host's log says it.
+      onRejected: options.onWarning ?? ((message) => (options.daemonLog ?? stderrLogger("server")).warn("plugins.rejected", { message })),
     });
     catalogs = loadHostCatalogs({
       config,
@@ -274,8 +283,9 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
       env: options.env,
       cwd: options.serverRoot,
       runTurns: options.runTurns !== false,
-      // A plugin's servers join at startup; a later plugin reload does not restart MCP servers.
-      pluginServers: plugins.loaded()?.runtime.current.mcpServers.map((server) => server.definition as unknown as McpServer),
+      // A plugin's servers join at startup (when a background activation settles); a later
+      // plugin reload does not restart MCP servers.
+      pluginServers: plugins.activating() ? plugins.settled().then(() => pluginMcpServers(plugins)) : pluginMcpServers(plugins),
       onWarning: options.onWarning,
     });
   } catch (error) {
@@ -326,13 +336,15 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
     ...historyHandlers(createHistoryServices(storage, hub, config, gateway, runner)),
     ...workspaceHistoryHandlers(createWorkspaceHistoryServices(storage, hub, interactions, options.streamTiming)),
     ...mcpHandlers({ mcp: () => mcp.get(), sessions, turns }),
-    ...pluginHandlers({ services: () => plugins.get(), models }),
+    ...pluginHandlers({ services: () => plugins.get(), inventory: () => plugins.inventory(), models }),
     ...modelHandlers({ catalog: models, sessions }),
     ...providerHandlers({ providers: () => ("providers" in gateway ? (gateway as ProviderGateway).providers : undefined), env: options.env, logins }),
     ...terminalHandlers(terminals),
     ...workspaceFilesHandlers({ sessions, serverRoot: options.serverRoot, serverRules: config.permissions, rewind }),
   };
-  const handlers = withStorageFailures(options.daemonLog ? withDaemonLog(composed, options.daemonLog) : composed);
+  const logged = options.daemonLog ? withDaemonLog(composed, options.daemonLog) : composed;
+  const activated = options.backgroundPlugins === true ? afterActivation(logged, () => plugins.settled(), ANSWERED_DURING_PLUGIN_ACTIVATION) : logged;
+  const handlers = withStorageFailures(activated);
   const guard: GuardOptions = {
     ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}),
     ...(options.allowedOrigins ? { allowedOrigins: options.allowedOrigins } : {}),

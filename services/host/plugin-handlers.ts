@@ -11,6 +11,8 @@ import {
   storageJournalSink,
   type HostCapabilities,
   type PluginGeneration,
+  type PluginProgress,
+  type PluginRejection,
   type StaticSessionPlugin,
 } from "../plugins/index.js";
 import type { StorageHandle } from "../storage/index.js";
@@ -40,9 +42,18 @@ export interface CreatePluginServicesOptions {
   readonly failClosed?: boolean;
   /** Full plugin errors, for the host's log. */
   readonly onDiagnostic?: (source: string, error: unknown) => void;
+  /** Hears the inventory while the first generation activates (see `PluginRuntime.start`). */
+  readonly onProgress?: PluginProgress;
+  /**
+   * For a host that already serves: a first generation that does not activate leaves the host
+   * without plugins (`rejection` says why; the inventory lists it) instead of failing.
+   */
+  readonly keepServing?: boolean;
 }
 
-export type CreatePluginServicesResult = { readonly ok: true; readonly services: PluginHandlerServices } | { readonly ok: false; readonly message: string; readonly plugins: readonly RuntimePlugin[] };
+export type CreatePluginServicesResult =
+  | { readonly ok: true; readonly services: PluginHandlerServices; readonly rejection?: PluginRejection | undefined }
+  | { readonly ok: false; readonly message: string; readonly plugins: readonly RuntimePlugin[] };
 
 /**
  * The Node host's plugin services: the host generation from configuration (re-read on reload),
@@ -63,7 +74,7 @@ export async function createPluginServices(options: CreatePluginServicesOptions)
   // The layers of the configuration the current host generation was loaded from.
   let layers: readonly ConfigLayer[] = [];
   let config: Config | undefined;
-  const started = await PluginRuntime.start({
+  const runtimeOptions = {
     ...common,
     ...(options.failClosed !== undefined ? { failClosed: options.failClosed } : {}),
     source: configRuntimeSource({
@@ -76,9 +87,16 @@ export async function createPluginServices(options: CreatePluginServicesOptions)
         layers = loaded.layers;
         config = loaded.config;
       } }),
-  });
-  if (!started.ok) return started;
-  const runtime = started.runtime;
+  };
+  let runtime: PluginRuntime;
+  let rejection: PluginRejection | undefined;
+  if (options.keepServing === true) {
+    ({ runtime, rejection } = await PluginRuntime.startWithout(runtimeOptions, options.onProgress));
+  } else {
+    const started = await PluginRuntime.start(runtimeOptions, options.onProgress);
+    if (!started.ok) return started;
+    runtime = started.runtime;
+  }
   const sessions = new SessionPluginService({
     ...common,
     storage: options.storage,
@@ -87,5 +105,5 @@ export async function createPluginServices(options: CreatePluginServicesOptions)
     ...(options.staticPlugins ? { staticPlugins: options.staticPlugins } : {}),
     agentCatalog: (host: PluginGeneration, layer: PluginAgentLayer) => loadAgentCatalog({ configLayers: layers, env: options.env, plugins: host.agents, sessionPlugins: layer }),
   });
-  return { ok: true, services: { runtime, sessions, config: () => config } };
+  return { ok: true, services: { runtime, sessions, config: () => config }, ...(rejection ? { rejection } : {}) };
 }

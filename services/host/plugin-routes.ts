@@ -3,6 +3,7 @@
 // `addSessionPlugin`, `removeSessionPlugin`, `reloadSessionPlugin`, `refreshSessionPlugin`).
 // The services load on first use (see plugin-host.ts). Typed failures thrown by the services are
 // encoded by the HTTP edge.
+import type { RuntimePlugin } from "../../generated/client/types.gen.js";
 import type { Handlers } from "../../generated/server/routes.js";
 import type { RequestContext } from "../http/handler.js";
 import type { Config } from "../config/index.js";
@@ -15,14 +16,17 @@ type PluginOperations = Pick<
 
 export function pluginHandlers({
   services,
+  inventory,
   models,
 }: {
   readonly services: () => Promise<PluginHandlerServices>;
+  /** The runtime inventory without waiting on a plugin still activating (default: the loaded runtime's). */
+  readonly inventory?: () => Promise<RuntimePlugin[]>;
   /** The model catalog, re-resolved (catalog data read again, discovery repeated) beside the plugin reload. */
   readonly models?: { reload(config?: Config): Promise<string | undefined> };
 }): PluginOperations {
   return {
-    plugins: async () => ({ status: 200, body: { plugins: (await services()).runtime.plugins() } }),
+    plugins: async () => ({ status: 200, body: { plugins: inventory ? await inventory() : (await services()).runtime.plugins() } }),
     reload: async () => {
       const loaded = await services();
       const result = await loaded.runtime.reload();

@@ -68,7 +68,7 @@ function unauthenticatedNotice(): string {
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   checkServerOptions(options);
   const allowedHosts = [...LOOPBACK_HOSTS, ...(isLoopbackAddress(options.hostname) ? [] : [options.hostname]), ...(options.allowedHosts ?? [])];
-  const harness = await createHarness({ ...options, serverRoot: resolve(options.serverRoot), allowedHosts, runnerScope: "unowned", backgroundModels: true });
+  const harness = await createHarness({ ...options, serverRoot: resolve(options.serverRoot), allowedHosts, runnerScope: "unowned", backgroundModels: true, backgroundPlugins: true });
   let listener: Awaited<ReturnType<typeof listen>>;
   try {
     const log = stderrLogger("server");

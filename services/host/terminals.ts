@@ -15,6 +15,13 @@ export const DEFAULT_TERMINAL_SIZE: TerminalSize = { cols: 80, rows: 24 };
 /** Items per output page: 16 × 64 KiB stays within the 1 MiB body bound. */
 export const OUTPUT_PAGE_ITEMS = 16;
 const MAX_INPUT_BYTES = 64 * 1024;
+/**
+ * Most PTYs one Session may have running in this host at once (clients' and `shell` calls with
+ * `tty: true` alike). Beyond it `openTerminal` answers 503 `terminal_limit` until one exits.
+ */
+export const MAX_TERMINALS_PER_SESSION = 32;
+/** Most PTYs this host runs at once, over every Session (each is a process tree, an emulator and an output log). */
+export const MAX_TERMINALS_PER_HOST = 256;
 /** How long a PTY may take to exit after SIGHUP at host shutdown before it gets SIGKILL. */
 const STOP_GRACE_MS = 2_000;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -29,17 +36,65 @@ export interface LiveEntry {
 
 type Workspace = typeof import("../workspace/terminals/live.js") & typeof import("../workspace/terminals/display.js");
 
+/** The caps (defaults {@link MAX_TERMINALS_PER_SESSION}, {@link MAX_TERMINALS_PER_HOST}). */
+export interface TerminalLimits {
+  readonly perSession?: number;
+  readonly perHost?: number;
+}
+
+/** One reserved place under the caps; `release()` is idempotent. */
+interface TerminalSlot {
+  release(): void;
+}
+
+/**
+ * The running-PTY counts the caps apply to, per Session and in total. A place is taken
+ * synchronously before the first await of an open (so concurrent opens cannot overshoot) and
+ * given back when the PTY's exit is stored, or at once when the open fails.
+ */
+class TerminalSlots {
+  readonly #perSession = new Map<string, number>();
+  #total = 0;
+
+  constructor(private readonly limits: Required<TerminalLimits>) {}
+
+  reserve(sessionId: string): TerminalSlot {
+    const session = this.#perSession.get(sessionId) ?? 0;
+    if (session >= this.limits.perSession) {
+      throw unavailable(`Session ${sessionId} already has ${this.limits.perSession} running terminals (the limit per Session): close one first`, "terminal_limit");
+    }
+    if (this.#total >= this.limits.perHost) {
+      throw unavailable(`This host already runs ${this.limits.perHost} terminals (the limit per server): close one first`, "terminal_limit");
+    }
+    this.#perSession.set(sessionId, session + 1);
+    this.#total += 1;
+    let held = true;
+    return {
+      release: () => {
+        if (!held) return;
+        held = false;
+        this.#total -= 1;
+        const left = (this.#perSession.get(sessionId) ?? 1) - 1;
+        if (left > 0) this.#perSession.set(sessionId, left);
+        else this.#perSession.delete(sessionId);
+      },
+    };
+  }
+}
+
 export class TerminalHost {
   readonly #storage: StorageHandle;
   readonly #instance = randomUUID();
   readonly #live = new Map<string, LiveEntry>();
+  readonly #slots: TerminalSlots;
   #workspace: Promise<Workspace> | undefined;
 
   readonly #serverRoot: string;
 
-  constructor(storage: StorageHandle, serverRoot: string) {
+  constructor(storage: StorageHandle, serverRoot: string, limits: TerminalLimits = {}) {
     this.#storage = storage;
     this.#serverRoot = serverRoot;
+    this.#slots = new TerminalSlots({ perSession: limits.perSession ?? MAX_TERMINALS_PER_SESSION, perHost: limits.perHost ?? MAX_TERMINALS_PER_HOST });
   }
 
   // node-pty and the emulator load only when a terminal is first opened.
@@ -104,14 +159,23 @@ export class TerminalHost {
       if (existing.sessionId !== sessionId || existing.requestHash !== requestHash) throw conflict(`Terminal ${terminalId} already exists with a different request`);
       return this.#view(await this.#reconcile(existing));
     }
-    const inserted = await this.#insert({ id: terminalId, sessionId, command, requestHash, size });
+    // A replay above answers without a place; a new PTY needs one under the caps.
+    const slot = this.#slots.reserve(sessionId);
+    let inserted: StoredTerminal | undefined;
+    try {
+      inserted = await this.#insert({ id: terminalId, sessionId, command, requestHash, size });
+    } catch (error) {
+      slot.release();
+      throw error;
+    }
     if (!inserted) {
+      slot.release();
       const raced = await store.findTerminal(this.#storage, terminalId);
       if (raced && raced.sessionId === sessionId && raced.requestHash === requestHash) return this.#view(raced);
       throw conflict(`Terminal ${terminalId} already exists with a different request`);
     }
     try {
-      await this.#start(workspace, inserted, { command, cwd: absoluteWorkdir(this.#serverRoot, session.workdir), size, ...(request.env ? { env: request.env } : {}) });
+      await this.#start(workspace, inserted, { command, cwd: absoluteWorkdir(this.#serverRoot, session.workdir), size, ...(request.env ? { env: request.env } : {}) }, slot);
     } catch (error) {
       // A storage failure while settling the row passes through; a program that cannot start is the request's fault.
       if (typeof (error as { _tag?: unknown })._tag === "string") throw error;
@@ -136,12 +200,16 @@ export class TerminalHost {
     });
   }
 
-  /** Starts the PTY of an inserted row; a PTY that cannot start settles the row (no display) and rethrows. */
-  async #start(workspace: Workspace, row: StoredTerminal, options: Parameters<Workspace["LiveTerminal"]["open"]>[0]): Promise<LiveEntry> {
+  /**
+   * Starts the PTY of an inserted row, holding `slot` until its exit is stored; a PTY that cannot
+   * start gives the slot back, settles the row (no display) and rethrows.
+   */
+  async #start(workspace: Workspace, row: StoredTerminal, options: Parameters<Workspace["LiveTerminal"]["open"]>[0], slot: TerminalSlot): Promise<LiveEntry> {
     let terminal: LiveTerminal;
     try {
       terminal = workspace.LiveTerminal.open(options);
     } catch (error) {
+      slot.release();
       await store.settleTerminal(this.#storage, row.id, { exitCode: null, signal: null, exitedAt: Date.now(), display: null });
       throw error;
     }
@@ -151,7 +219,8 @@ export class TerminalHost {
         () => this.#settle(row.id, terminal, undefined),
       )
       // A settle that cannot be stored (the Session was deleted meanwhile) leaves the row as it is.
-      .catch(() => {});
+      .catch(() => {})
+      .finally(() => slot.release());
     const entry = { sessionId: row.sessionId, terminal, stored };
     this.#live.set(row.id, entry);
     return entry;
@@ -159,8 +228,8 @@ export class TerminalHost {
 
   /**
    * Opens the PTY a `shell` call with `tty: true` runs `/bin/sh -c command` in: a new terminal of
-   * the Session, origin that call (see tool-terminals.ts). Rejects when the Session is gone or the
-   * PTY cannot start.
+   * the Session, origin that call (see tool-terminals.ts). Rejects when the Session is gone, the
+   * caps are reached (503 `terminal_limit`) or the PTY cannot start.
    */
   async openForTool(server: string, sessionId: string, origin: TerminalToolOrigin, command: string, size: TerminalSize): Promise<{ terminal: Terminal; live: LiveEntry }> {
     const workspace = await this.#load();
@@ -168,9 +237,19 @@ export class TerminalHost {
     const terminalId = randomUUID();
     const argv = ["/bin/sh", "-c", command];
     const requestHash = createHash("sha256").update(JSON.stringify({ origin, command: argv, size })).digest("hex");
-    const inserted = await this.#insert({ id: terminalId, sessionId, command: argv, requestHash, size, origin });
-    if (!inserted) throw notFound("session", `Session ${sessionId} not found`);
-    const live = await this.#start(workspace, inserted, { command: argv, cwd: absoluteWorkdir(this.#serverRoot, session.workdir), size });
+    const slot = this.#slots.reserve(sessionId);
+    let inserted: StoredTerminal | undefined;
+    try {
+      inserted = await this.#insert({ id: terminalId, sessionId, command: argv, requestHash, size, origin });
+    } catch (error) {
+      slot.release();
+      throw error;
+    }
+    if (!inserted) {
+      slot.release();
+      throw notFound("session", `Session ${sessionId} not found`);
+    }
+    const live = await this.#start(workspace, inserted, { command: argv, cwd: absoluteWorkdir(this.#serverRoot, session.workdir), size }, slot);
     return { terminal: this.#view(inserted), live };
   }
 

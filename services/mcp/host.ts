@@ -4,11 +4,8 @@
 // use at this moment, prompt resolution, resource reads and the OAuth credential lifecycle. A
 // server that fails is a status; nothing it does breaks another server or the host.
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import type { GetPromptResult } from "@modelcontextprotocol/sdk/types.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
-import { UriTemplate } from "@modelcontextprotocol/sdk/shared/uriTemplate.js";
 import type {
-  ImageMimeType,
   McpCatalogServer,
   McpCatalogSnapshot,
   McpCredentialCallback,
@@ -17,6 +14,7 @@ import type {
   McpCredentialStatus,
   McpResourceReadResult,
   McpServerKind,
+  McpUnavailableServer,
   PromptPart,
   StartMcpCredentialRequest,
 } from "../../generated/client/types.gen.js";
@@ -27,19 +25,26 @@ import { authFileLocation, type AuthFileLocation } from "../providers/auth-file.
 import type { RegisteredTool } from "../tools/registry.js";
 import type { AnyToolDefinition } from "../tools/tool.js";
 import { CALLBACK_PORT_VARIABLE, callbackUrl, DEFAULT_CALLBACK_PORT } from "./callback.js";
-import { capabilitiesOf, withoutMeta } from "./catalog.js";
+import { capabilitiesOf } from "./catalog.js";
 import { resolveMcpServers, type ResolvedMcpServer } from "./config.js";
 import { McpConnection, ServerUnavailable, type McpServerState } from "./connection.js";
 import { isLimitReached, limitMs } from "./limits.js";
 import { McpOAuth } from "./oauth.js";
-import { isCanonicalBase64, type ResultLimits } from "./results.js";
+import { matches, promptParts } from "./prompts.js";
+import type { ResultLimits } from "./results.js";
 import type { StdioLifecycleLimits } from "./stdio.js";
 import { mcpTool, readResourceTool } from "./tools.js";
 
 /** The stdio lifecycle limits this host applies: SIGTERM at once after stdin closed, SIGKILL 3 s later. */
 export const DEFAULT_LIFECYCLE: StdioLifecycleLimits = { sigtermMs: 3_000, cleanupMs: 2_000, shutdownMs: 10_000 };
-/** How long an operation waits for a server that is still making its first connection attempt. */
-export const DEFAULT_READY_WAIT_MS = 30_000;
+/**
+ * How long after the servers start an operation may wait for their first connection attempts
+ * (a catalog read, a prompt or resource of a server still connecting). The deadline is anchored
+ * at the start, not at each read: once it passed, reads answer at once with what is connected
+ * and list the rest as `connecting` or `failed`, so a server that never answers can delay reads
+ * by at most this much once, never each read by its own timeout (it was 30 s per read).
+ */
+export const DEFAULT_READY_WAIT_MS = 5_000;
 
 export interface McpHostOptions {
   /** The config's `mcp` entries. */
@@ -73,8 +78,6 @@ export interface McpServerReport {
   readonly status: McpServerState;
 }
 
-const IMAGE_MIME_TYPES: readonly string[] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
-
 function callbackPortOf(options: McpHostOptions): number {
   if (options.callbackPort !== undefined) return options.callbackPort;
   const configured = Number(options.env[CALLBACK_PORT_VARIABLE]);
@@ -83,7 +86,10 @@ function callbackPortOf(options: McpHostOptions): number {
 
 export class McpHost {
   readonly oauth: McpOAuth;
-  private readonly connections: McpConnection[];
+  private connections: McpConnection[];
+  /** The definitions the connections were resolved from (the configured ones, then any added). */
+  private readonly definitions: McpServer[];
+  private readonly options: McpHostOptions;
   private readonly byName = new Map<string, McpConnection>();
   private readonly resultLimits: ResultLimits;
   private readonly readyWaitMs: number;
@@ -92,11 +98,15 @@ export class McpHost {
   private catalogKey = "";
   private readonly listeners = new Set<() => void>();
   private started: Promise<void> | undefined;
+  /** When {@link start} first ran (`performance.now()`): the reads' wait deadline is anchored here. */
+  private startedAt: number | undefined;
   private closed: Promise<void> | undefined;
 
   /** Checks the `mcp` entries (throws `McpConfigError`); starts nothing. */
   constructor(options: McpHostOptions) {
-    const servers = resolveMcpServers(options.servers ?? []);
+    this.options = options;
+    this.definitions = [...(options.servers ?? [])];
+    const servers = resolveMcpServers(this.definitions);
     this.resultLimits = { maxImageBase64Bytes: limitMs(options.images?.maxBase64Bytes) };
     this.readyWaitMs = options.readyWaitMs ?? DEFAULT_READY_WAIT_MS;
     const port = callbackPortOf(options);
@@ -106,24 +116,44 @@ export class McpHost {
       ...(options.now ? { now: options.now } : {}),
       onChange: (reference, change) => this.credentialChanged(reference, change),
     });
-    this.connections = servers.map((server) => {
-      const endpoint = server.definition.kind === "remote" ? server.definition.transport.endpoint : undefined;
-      const connection = new McpConnection(server, {
-        resolvers: {
-          env: options.env,
-          secret: options.secrets,
-          oauth: (reference) => this.oauth.accessToken(reference, reference === server.oauthReference ? endpoint : undefined),
-        },
-        refreshOAuth: (reference, stale) => this.oauth.refresh(reference, reference === server.oauthReference ? endpoint : undefined, stale),
-        lifecycle: options.lifecycle ?? DEFAULT_LIFECYCLE,
-        cwd: options.cwd,
-        clientInfo: options.clientInfo ?? { name: "ze-harness", version: "1" },
-        onChange: () => this.changed(),
-        onWarning: options.onWarning,
-      });
-      this.byName.set(server.name, connection);
-      return connection;
+    this.connections = servers.map((server) => this.connectionFor(server));
+  }
+
+  /**
+   * Adds servers (a plugin generation's, once it activated), checked together with the ones
+   * already here (throws {@link McpConfigError}); on a started host they start connecting at once
+   * and the reads' first-look deadline starts over.
+   */
+  add(servers: readonly McpServer[]): void {
+    if (servers.length === 0 || this.closed) return;
+    const resolved = resolveMcpServers([...this.definitions, ...servers]);
+    this.definitions.push(...servers);
+    this.connections = resolved.map((server) => this.byName.get(server.name) ?? this.connectionFor(server));
+    if (this.started) {
+      this.startedAt = performance.now();
+      this.started = Promise.all(this.connections.map((connection) => connection.start())).then(() => undefined);
+    }
+    this.changed();
+  }
+
+  private connectionFor(server: ResolvedMcpServer): McpConnection {
+    const options = this.options;
+    const endpoint = server.definition.kind === "remote" ? server.definition.transport.endpoint : undefined;
+    const connection = new McpConnection(server, {
+      resolvers: {
+        env: options.env,
+        secret: options.secrets,
+        oauth: (reference) => this.oauth.accessToken(reference, reference === server.oauthReference ? endpoint : undefined),
+      },
+      refreshOAuth: (reference, stale) => this.oauth.refresh(reference, reference === server.oauthReference ? endpoint : undefined, stale),
+      lifecycle: options.lifecycle ?? DEFAULT_LIFECYCLE,
+      cwd: options.cwd,
+      clientInfo: options.clientInfo ?? { name: "ze-harness", version: "1" },
+      onChange: () => this.changed(),
+      onWarning: options.onWarning,
     });
+    this.byName.set(server.name, connection);
+    return connection;
   }
 
   /** An McpHost for a loaded config (`mcp` and `images`). */
@@ -134,15 +164,17 @@ export class McpHost {
   /** Starts connecting every enabled server (once); resolves when each first attempt settled. */
   start(): Promise<void> {
     if (this.closed) return Promise.resolve();
+    this.startedAt ??= performance.now();
     this.started ??= Promise.all(this.connections.map((connection) => connection.start())).then(() => undefined);
     return this.started;
   }
 
-  /** Starts the servers and waits for their first attempts, at most `waitMs`. */
-  async ready(waitMs: number = this.readyWaitMs): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([this.start(), new Promise<void>((resolve) => (timer = setTimeout(resolve, waitMs)))]);
-    clearTimeout(timer);
+  /**
+   * Starts the servers and waits for their first attempts, but never past `readyWaitMs` after
+   * they started (see {@link DEFAULT_READY_WAIT_MS}): a read after that deadline waits for nothing.
+   */
+  async ready(): Promise<void> {
+    await this.untilDeadline(this.start());
   }
 
 
@@ -176,11 +208,15 @@ export class McpHost {
     }));
   }
 
-  /** The contract's catalog: the connected servers, without private metadata. */
+  /** The contract's catalog: the connected servers, without private metadata, and where the others stand. */
   catalog(): McpCatalogSnapshot {
     const servers: McpCatalogServer[] = [];
-    for (const { server, connected } of this.connections) {
-      if (!connected) continue;
+    const unavailable: McpUnavailableServer[] = [];
+    for (const { server, connected, status } of this.connections) {
+      if (!connected) {
+        unavailable.push(unavailableServer(server, status));
+        continue;
+      }
       servers.push({
         origin: "host",
         serverId: server.id,
@@ -192,7 +228,7 @@ export class McpHost {
         catalog: { revision: connected.revision, ...connected.lists },
       });
     }
-    return { revision: this.revision, servers };
+    return { revision: this.revision, servers, unavailable };
   }
 
   /** The Tools of the servers connected now, in server order (stable definitions per catalog revision). */
@@ -294,7 +330,7 @@ export class McpHost {
     const connection = this.connection(serverName);
     if (!this.closed) {
       void this.start();
-      await this.bounded(connection.start());
+      await this.untilDeadline(connection.start());
     }
     if (!connection.connected) throw unavailable(new ServerUnavailable(serverName, connection.status).message);
     return connection;
@@ -328,43 +364,32 @@ export class McpHost {
     else await this.bounded(Promise.all(users.map((connection) => connection.reconnect())));
   }
 
-  /** Waits for `work`, at most readyWaitMs. */
-  private async bounded(work: Promise<unknown>): Promise<void> {
+  /** Waits for `work`, at most readyWaitMs (a reconnect after the user authorized). */
+  private async bounded(work: Promise<unknown>, waitMs: number = this.readyWaitMs): Promise<void> {
+    if (waitMs <= 0) return;
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([work, new Promise<void>((resolve) => (timer = setTimeout(resolve, this.readyWaitMs)))]);
+    await Promise.race([work, new Promise<void>((resolve) => (timer = setTimeout(resolve, waitMs)))]);
     clearTimeout(timer);
   }
+
+  /** Waits for `work`, but not past readyWaitMs after the servers started. */
+  private untilDeadline(work: Promise<unknown>): Promise<void> {
+    const elapsed = this.startedAt === undefined ? 0 : performance.now() - this.startedAt;
+    return this.bounded(work, this.readyWaitMs - elapsed);
+  }
+}
+
+/** A configured server that is not connected, as the catalog reports it: state and reason code only (messages stay in the host's log). */
+function unavailableServer(server: ResolvedMcpServer, status: McpServerState): McpUnavailableServer {
+  const base = { origin: "host" as const, serverId: server.id, name: server.name, order: server.order };
+  if (status.state === "failed") return { ...base, state: "failed", reason: status.reason, retrying: status.retrying };
+  if (status.state === "disabled") return { ...base, state: "disabled" };
+  // `connected` cannot reach here (it has a catalog); `closed` is the host shutting down.
+  return { ...base, state: status.state === "closed" ? "failed" : "connecting", ...(status.state === "closed" ? { reason: "disconnected" as const, retrying: false } : {}) };
 }
 
 function usesReference(server: ResolvedMcpServer, reference: string): boolean {
   if (server.oauthReference === reference) return true;
   const map = server.definition.kind === "local" ? server.definition.transport.environment : server.definition.transport.headers;
   return Object.values(map ?? {}).some((ref) => ref.kind === "oauth" && ref.reference === reference);
-}
-
-function matches(template: string, uri: string): boolean {
-  try {
-    return new UriTemplate(template).match(uri) !== null;
-  } catch {
-    return false;
-  }
-}
-
-/** A resolved prompt's messages as prompt parts, in order. */
-function promptParts(result: GetPromptResult, serverName: string): PromptPart[] {
-  const parts: PromptPart[] = [];
-  for (const message of result.messages) {
-    const content = message.content as Record<string, unknown>;
-    if (content["type"] === "text" && typeof content["text"] === "string") parts.push({ type: "text", text: content["text"] });
-    else if (content["type"] === "image" && typeof content["data"] === "string" && IMAGE_MIME_TYPES.includes(String(content["mimeType"])) && isCanonicalBase64(content["data"])) {
-      parts.push({ type: "image", source: { type: "base64", data: content["data"], mimeType: content["mimeType"] as ImageMimeType } });
-    } else if (content["type"] === "resource" && typeof (content["resource"] as Record<string, unknown>)?.["text"] === "string") {
-      parts.push({ type: "text", text: (content["resource"] as { text: string }).text });
-    } else if (content["type"] === "image") {
-      throw unavailable(`MCP server ${JSON.stringify(serverName)} resolved the prompt with an unsupported image (only canonical base64 PNG, JPEG, GIF or WebP)`);
-    } else {
-      parts.push({ type: "text", text: JSON.stringify(withoutMeta(content)) });
-    }
-  }
-  return parts;
 }

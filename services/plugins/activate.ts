@@ -5,7 +5,8 @@
 //
 // Failures have a severity. `skip`: the host leaves the plugin out, reports it failed, and goes
 // on (a `PluginError` with a `publicMessage` from setup; a rejected tool or journal kind; and, by
-// default, any other setup throw, a setup timeout or a module that cannot load). `fatal`: the
+// default, any other setup throw, a setup timeout, a module that cannot load or does not load in
+// time). `fatal`: the
 // whole activation fails (an unknown hook name, a malformed Agent, Skill, source, transform, MCP
 // server or model, a bad setup return value; any setup failure under `failClosed`). In a Session
 // scope every failure is fatal.
@@ -97,6 +98,19 @@ interface Raw {
 }
 
 const timedOut = Symbol("timed out");
+
+/** `work`'s value, or {@link timedOut} once `ms` passed (the work itself cannot be stopped; its late result is the caller's to handle). */
+async function withDeadline<T>(work: Promise<T>, ms: number): Promise<T | typeof timedOut> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<typeof timedOut>((done) => {
+    timer = setTimeout(() => done(timedOut), ms);
+  });
+  try {
+    return await Promise.race([work, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 function describeLoadFailure(error: unknown): string {
   if (error instanceof PluginSourceError) return error.message;
@@ -239,10 +253,15 @@ export async function activatePlugin(candidate: PluginCandidate, settings: Activ
     ...(pluginId !== undefined ? { pluginId } : {}),
   });
 
+  const timeoutMs = settings.timeoutMs ?? DEFAULT_SETUP_TIMEOUT_MS;
   let value: unknown;
   let packageVersion: string | undefined;
   try {
-    ({ value, packageVersion } = await candidate.load());
+    // A module whose evaluation never settles (a top-level await on nothing) would hold the
+    // whole activation, and so the host, forever: its load has the setup's limit too.
+    const loaded = await withDeadline(candidate.load(), timeoutMs);
+    if (loaded === timedOut) return fail(setupSeverity, `The plugin module did not load within ${timeoutMs} ms.`);
+    ({ value, packageVersion } = loaded);
   } catch (error) {
     settings.onDiagnostic?.(candidate.source, error);
     return fail(error instanceof PluginSourceError && error.fatal ? "fatal" : setupSeverity, describeLoadFailure(error));
@@ -256,23 +275,16 @@ export async function activatePlugin(candidate: PluginCandidate, settings: Activ
 
   const raw: Raw = { tools: [], agents: [], defaults: [], skills: [], sources: [], transforms: [], mcp: [], models: [], kinds: [], hooks: [], subscribers: [] };
   const { context, close } = createContext(raw, candidate.options, settings);
-  const timeoutMs = settings.timeoutMs ?? DEFAULT_SETUP_TIMEOUT_MS;
   const running = (async () => setup(context))();
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<typeof timedOut>((done) => {
-    timer = setTimeout(() => done(timedOut), timeoutMs);
-  });
   let returned: unknown;
   try {
-    returned = await Promise.race([running, deadline]);
+    returned = await withDeadline(running, timeoutMs);
   } catch (error) {
     close();
     settings.onDiagnostic?.(candidate.source, error);
     const message = publicMessageOf(error, MAX_SETUP_MESSAGE_CHARS);
     if (message !== undefined && hasTag(error, "PluginError")) return fail("skip", message, pluginId);
     return fail(setupSeverity, "Plugin setup failed.", pluginId);
-  } finally {
-    clearTimeout(timer);
   }
   close();
   if (returned === timedOut) {

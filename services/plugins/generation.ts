@@ -77,6 +77,8 @@ export interface LoadPluginGenerationOptions extends Pick<ActivateOptions, "fail
   readonly setupTimeoutMs?: number | undefined;
   /** Builds (and so checks) the Agent catalog with this generation's layer; an error fails the generation. */
   readonly agentCatalog?: ((layer: PluginAgentLayer) => AgentCatalogResult) | undefined;
+  /** Hears each candidate's turn before it activates: its index and the statuses of the ones before it. */
+  readonly onProgress?: ((index: number, settled: readonly RuntimePlugin[]) => void) | undefined;
 }
 
 export type PluginGenerationResult =
@@ -207,6 +209,7 @@ export async function loadPluginGeneration(options: LoadPluginGenerationOptions)
   };
 
   for (const [index, candidate] of options.candidates.entries()) {
+    options.onProgress?.(index, [...statuses]);
     const result = await activatePlugin(candidate, settings);
     if (!result.ok) {
       const failed = status(candidate, { ...(result.pluginId !== undefined ? { pluginId: result.pluginId } : {}), error: result.message });

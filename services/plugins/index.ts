@@ -17,7 +17,7 @@ export {
 } from "./generation.js";
 export { HOOK_NAMES, HookFailure, HookPipeline, isHookFailure, isHookName, type HookHandlers, type HookName } from "./hooks.js";
 export { PluginJournal, storageJournalSink, type JournalAppend, type JournalRecord, type JournalSink } from "./journal.js";
-export { PluginRuntime, type GenerationLease, type PluginRejection, type PluginRuntimeOptions, type PluginRuntimeStart, type RuntimeSource } from "./runtime.js";
+export { PENDING_MESSAGES, PluginRuntime, type GenerationLease, type PluginProgress, type PluginRejection, type PluginRuntimeOptions, type PluginRuntimeStart, type RuntimeSource } from "./runtime.js";
 export { configRuntimeSource, type ConfigRuntimeSourceOptions } from "./host-source.js";
 export { SessionPluginService, SessionPluginUnavailable, type SessionPluginServiceOptions, type TurnPluginLease } from "./session-plugins.js";
 export type { StaticSessionPlugin } from "./session-sources.js";

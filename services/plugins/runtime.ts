@@ -39,6 +39,16 @@ export interface PluginRejection {
 
 export type PluginRuntimeStart = { readonly ok: true; readonly runtime: PluginRuntime } | ({ readonly ok: false } & PluginRejection);
 
+/** Hears the inventory while the first generation activates: every plugin, none of them in use yet (`failed`, saying where it stands). */
+export type PluginProgress = (plugins: readonly RuntimePlugin[]) => void;
+
+/** The error texts of plugins of a generation that is still activating. */
+export const PENDING_MESSAGES = {
+  current: "Still activating: its module or setup has not finished.",
+  waiting: "Waiting: a plugin before it is still activating.",
+  activated: "Activated; not in use until every plugin before and after it has activated.",
+} as const;
+
 export class PluginRuntime {
   private generation: PluginGeneration;
   private version: number;
@@ -47,6 +57,8 @@ export class PluginRuntime {
   private queue: Promise<unknown> = Promise.resolve();
   private closed = false;
   private rejection: PluginRejection | undefined;
+  /** A first generation that did not activate (see {@link startWithout}), until a reload activates one. */
+  private startRejection: PluginRejection | undefined;
 
   private constructor(
     private readonly options: PluginRuntimeOptions,
@@ -58,10 +70,28 @@ export class PluginRuntime {
   }
 
   /** Loads the first generation (`host-1`); a rejected one is returned as the reason (the host should not start). */
-  static async start(options: PluginRuntimeOptions): Promise<PluginRuntimeStart> {
-    const loaded = await load(options, 1);
+  static async start(options: PluginRuntimeOptions, onProgress?: PluginProgress): Promise<PluginRuntimeStart> {
+    const loaded = await load(options, 1, onProgress);
     if (!loaded.ok) return { ok: false, message: loaded.message, plugins: loaded.plugins };
     return { ok: true, runtime: new PluginRuntime(options, loaded.generation, 1) };
+  }
+
+  /**
+   * Like {@link start}, for a host that already serves: a first generation that does not activate
+   * leaves the runtime with an empty one (no plugins) and returns the rejection, which
+   * {@link plugins} lists until a reload activates a generation.
+   */
+  static async startWithout(options: PluginRuntimeOptions, onProgress?: PluginProgress): Promise<{ readonly runtime: PluginRuntime; readonly rejection?: PluginRejection }> {
+    const started = await PluginRuntime.start(options, onProgress);
+    if (started.ok) return { runtime: started.runtime };
+    const { source: _source, ...rest } = options;
+    const empty = await loadPluginGeneration({ ...rest, activation: { scope: "host", revision: { id: "host-1", version: 1 } }, candidates: [] });
+    // No candidates, no Agent catalog check: an empty generation always activates.
+    if (!empty.ok) throw new Error(empty.message);
+    const runtime = new PluginRuntime(options, empty.generation, 1);
+    const rejection = { message: started.message, plugins: started.plugins };
+    runtime.startRejection = rejection;
+    return { runtime, rejection };
   }
 
   /** The generation new Turns get. */
@@ -71,7 +101,7 @@ export class PluginRuntime {
 
   /** The current generation's plugin statuses (`GET /v1/runtime/plugins`). */
   plugins(): RuntimePlugin[] {
-    return [...this.generation.plugins];
+    return [...(this.startRejection?.plugins ?? this.generation.plugins)];
   }
 
   /** The last reload's rejection, until a reload succeeds. */
@@ -126,6 +156,7 @@ export class PluginRuntime {
       const previous = this.generation;
       this.generation = loaded.generation;
       this.rejection = undefined;
+      this.startRejection = undefined;
       this.retired.add(previous);
       if (this.leaseCount(previous) === 0) this.retire(previous);
       return { result: "reloaded", plugins: [...loaded.generation.plugins] };
@@ -151,18 +182,27 @@ export class PluginRuntime {
   }
 }
 
-async function load(options: PluginRuntimeOptions, version: number) {
+async function load(options: PluginRuntimeOptions, version: number, onProgress?: PluginProgress) {
   const id = `host-${version}`;
   const source = await Promise.resolve()
     .then(options.source)
     .catch((error: unknown): RuntimeSource => ({ ok: false, message: error instanceof Error ? error.message : "The plugin configuration could not be read." }));
   if (!source.ok) return { ok: false as const, message: source.message, plugins: [] as RuntimePlugin[] };
   const { source: _source, ...rest } = options;
+  const candidates = source.candidates;
   return loadPluginGeneration({
     ...rest,
     activation: { scope: "host", revision: { id, version } },
-    candidates: source.candidates,
+    candidates,
     ...(source.agentCatalog ? { agentCatalog: source.agentCatalog } : {}),
     ...(source.reservedMcp ? { reservedMcp: source.reservedMcp } : {}),
+    ...(onProgress ? { onProgress: (index: number, settled: readonly RuntimePlugin[]) => onProgress(candidates.map((candidate, at) => pendingStatus(candidate, id, at, index, settled[at]))) } : {}),
   });
+}
+
+/** Candidate `at` while candidate `current` activates (`settled`: its own result, for one before it). */
+function pendingStatus(candidate: PluginCandidate, generationId: string, at: number, current: number, settled: RuntimePlugin | undefined): RuntimePlugin {
+  if (settled?.status === "failed") return settled;
+  const error = at < current ? PENDING_MESSAGES.activated : at === current ? PENDING_MESSAGES.current : PENDING_MESSAGES.waiting;
+  return { source: candidate.source, generationId, ...(settled?.pluginId !== undefined ? { pluginId: settled.pluginId } : {}), status: "failed", registrations: [], error };
 }

@@ -6,6 +6,8 @@ import {
   discoverConfigFiles,
   findProjectConfig,
   loadConfig,
+  MAX_CONFIG_DEPTH,
+  type ConfigError,
   type ConfigResult,
   type LoadedConfig,
 } from "../../services/config/index.js";
@@ -261,5 +263,51 @@ describe("failures", () => {
   it("accepts a UTF-8 byte order mark", () => {
     box.write("repo/ze-harness.config.json", '\uFEFF{ "model": "openai/gpt-5-mini" }');
     expect(loaded(loadConfig({ cwd: box.dir("repo"), env: box.env })).config).toEqual({ model: "openai/gpt-5-mini" });
+  });
+
+  describe("a document nested deeper than MAX_CONFIG_DEPTH", () => {
+    // 50,000 levels inside free-form maps the schema accepts at any depth: validation and the merge
+    // recursed per level and the load died with an unnamed "Maximum call stack size exceeded".
+    const nested = (levels: number): string => "[".repeat(levels) + "]".repeat(levels);
+    const deepPluginOptions = `{ "plugins": [{ "source": "./p.mjs", "options": { "deep": ${nested(50_000)} } }] }`;
+    const deepProviderOptions = `{ "providers": { "openai": { "options": { "deep": { "a": ${nested(50_000)} } } } } }`;
+
+    it("fails the global file as ConfigInvalid naming the file and the first value past the bound", () => {
+      const global = box.write(GLOBAL, deepPluginOptions);
+      const result = loadConfig({ cwd: box.dir("repo"), env: box.env });
+      expect(result.ok ? undefined : result.error).toEqual({
+        _tag: "ConfigInvalid",
+        file: global,
+        // The document is level 1, plugins 2, the entry 3, options 4, the outermost array under deep 5.
+        path: `/plugins/0/options/deep${"/0".repeat(MAX_CONFIG_DEPTH - 4)}`,
+        message: `nested deeper than ${MAX_CONFIG_DEPTH} levels (objects and arrays)`,
+      });
+      expect(describeConfigError((result as { error: ConfigError }).error).startsWith(`${global}: /plugins/0/options/deep/0/`)).toBe(true);
+    });
+
+    it("fails the project file (and an explicit --config file) the same way", () => {
+      box.write(GLOBAL, { model: "openai/gpt-5-mini" });
+      const project = box.write("repo/ze-harness.config.json", deepProviderOptions);
+      const discovered = loadConfig({ cwd: box.dir("repo/src"), env: box.env });
+      expect(discovered.ok ? undefined : discovered.error).toMatchObject({ _tag: "ConfigInvalid", file: project, path: expect.stringMatching(/^\/providers\/openai\/options\/deep\/a(\/0)+$/) });
+      const explicit = box.write("elsewhere/custom.json", deepProviderOptions);
+      const named = loadConfig({ cwd: box.dir("repo"), env: box.env, configFile: explicit });
+      expect(named.ok ? undefined : named.error).toMatchObject({ _tag: "ConfigInvalid", file: explicit });
+    });
+
+    it("fails an inline configuration object, cyclic ones included", () => {
+      const cyclic: Record<string, unknown> = {};
+      cyclic["self"] = cyclic;
+      const result = loadConfig({ cwd: box.dir("repo"), env: box.env, inline: { plugins: [{ source: "./p.mjs", options: cyclic }] } });
+      expect(result.ok ? undefined : result.error).toMatchObject({ _tag: "ConfigInvalid", file: expect.stringContaining("(inline config)"), path: expect.stringMatching(/^\/plugins\/0\/options(\/self)+$/) });
+    });
+
+    it("accepts a document exactly MAX_CONFIG_DEPTH levels deep, and refuses one more", () => {
+      const document = (levels: number) => `{ "plugins": [{ "source": "./p.mjs", "options": { "deep": ${nested(levels)} } }] }`;
+      box.write("repo/ze-harness.config.json", document(MAX_CONFIG_DEPTH - 4));
+      expect(loaded(loadConfig({ cwd: box.dir("repo"), env: box.env })).config.plugins).toHaveLength(1);
+      box.write("repo/ze-harness.config.json", document(MAX_CONFIG_DEPTH - 3));
+      expect(loadConfig({ cwd: box.dir("repo"), env: box.env })).toMatchObject({ ok: false, error: { _tag: "ConfigInvalid" } });
+    });
   });
 });

@@ -157,7 +157,22 @@ describe("stdio servers", () => {
     await mcp.start();
     expect(mcp.servers()[0]).toMatchObject({ enabled: false, status: { state: "disabled" } });
     expect(mcp.catalog().servers).toEqual([]);
+    expect(mcp.catalog().unavailable).toEqual([{ origin: "host", serverId: "everything", name: "everything", order: 0, state: "disabled" }]);
     expect(mcp.tools()).toEqual([]);
+  });
+
+  it("adds servers to a started host (a background plugin generation's): they connect at once, in server order; a reused name is refused", async () => {
+    const mcp = host({ servers: [everything({ id: "b", name: "b" })] });
+    await mcp.start();
+    mcp.add([everything({ id: "a", name: "a" })]);
+    await mcp.ready();
+    expect(mcp.servers().map((server) => [server.name, server.status.state])).toEqual([
+      ["a", "connected"],
+      ["b", "connected"],
+    ]);
+    expect(mcp.catalog().servers.map((server) => server.name)).toEqual(["a", "b"]);
+    expect(() => mcp.add([everything({ id: "c", name: "a" })])).toThrow(/already the name/);
+    expect(mcp.servers()).toHaveLength(2);
   });
 
   it("fails a Tool call that reaches executionMs, and the server stays usable", async () => {
