@@ -6125,7 +6125,10 @@ export type UrlImageSource = {
 export type Uuid = string;
 
 /**
- * The request failed validation before any service saw it; nothing changed.
+ * The request failed validation before any service saw it; nothing changed. Besides its
+ * operation's schema, a JSON body must be UTF-8, nest arrays and objects at most 64 levels deep,
+ * give no key twice in one object, and carry only the fields its operation declares (a field of
+ * an open `unknown` value, such as `providerOptions`, is the caller's).
  */
 export type ValidationErrorEncoded = {
     _tag: 'ValidationError';
@@ -6222,6 +6225,14 @@ export type CapabilitiesErrors = {
      */
     403: ForbiddenErrorEncoded;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -6258,6 +6269,14 @@ export type HealthErrors = {
      * Access is forbidden.
      */
     403: ForbiddenErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -6352,6 +6371,14 @@ export type ModelsErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -6400,6 +6427,14 @@ export type ModelEventsErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -6450,6 +6485,18 @@ export type RefreshProviderModelsErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -6499,6 +6546,14 @@ export type PluginsErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -6547,6 +6602,14 @@ export type ProvidersErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -6599,6 +6662,14 @@ export type GetProviderErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -6649,6 +6720,18 @@ export type ConnectProviderKeyErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -6702,6 +6785,14 @@ export type DeleteProviderConnectionErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -6754,6 +6845,18 @@ export type UpdateProviderConnectionErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -6804,6 +6907,18 @@ export type StartProviderLoginErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -6856,6 +6971,14 @@ export type CancelProviderLoginErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -6911,6 +7034,14 @@ export type GetProviderLoginErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -6960,6 +7091,18 @@ export type ReloadErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -7008,6 +7151,14 @@ export type SkillsErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -7061,6 +7212,14 @@ export type DeleteServerErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -7117,6 +7276,14 @@ export type WatchServerErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -7189,6 +7356,14 @@ export type SearchServerErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -7242,6 +7417,14 @@ export type ListSessionsErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -7293,6 +7476,18 @@ export type DeleteSessionErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -7346,6 +7541,14 @@ export type GetSessionErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -7397,6 +7600,18 @@ export type CreateSessionErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -7450,6 +7665,14 @@ export type SessionAgentsErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -7502,6 +7725,14 @@ export type PromoteSessionBackgroundErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -7553,6 +7784,14 @@ export type ListSessionChildrenErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -7613,6 +7852,14 @@ export type ListSessionCompactionsErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -7668,6 +7915,18 @@ export type SubmitContextCompactionErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -7720,6 +7979,14 @@ export type GetContextCompactionErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -7774,6 +8041,18 @@ export type CancelContextCompactionErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -7826,6 +8105,14 @@ export type GetSessionConfigurationErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -7877,6 +8164,18 @@ export type ReplaceSessionConfigurationErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -7931,6 +8230,14 @@ export type ContextErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -7987,6 +8294,18 @@ export type AppendConversationErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -8038,6 +8357,18 @@ export type SetSessionDefaultModelErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -8095,6 +8426,14 @@ export type DiagnosticsErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -8146,6 +8485,14 @@ export type WatchDiagnosticsErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -8203,6 +8550,14 @@ export type WatchSessionErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -8262,9 +8617,17 @@ export type ListFilesErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
      * Client error
      */
     422: WorkspaceUnsupportedErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -8321,6 +8684,14 @@ export type ReadFileErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -8375,6 +8746,14 @@ export type WatchFilesErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -8428,6 +8807,14 @@ export type ForkReceiptErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -8480,6 +8867,18 @@ export type ForkSessionErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -8539,9 +8938,17 @@ export type GitDiffErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
      * Client error
      */
     422: WorkspaceUnsupportedErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -8595,9 +9002,17 @@ export type GitStatusErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
      * Client error
      */
     422: WorkspaceUnsupportedErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -8660,6 +9075,14 @@ export type HistoryErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -8717,6 +9140,14 @@ export type WatchHistoryErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -8776,6 +9207,14 @@ export type ReadHistorySourceErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -8827,6 +9266,14 @@ export type PendingInteractionsErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -8881,6 +9328,14 @@ export type InteractionErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -8933,6 +9388,18 @@ export type RespondErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -8991,6 +9458,14 @@ export type ListPluginJournalErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -9042,6 +9517,14 @@ export type GetMcpCatalogErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -9096,6 +9579,14 @@ export type GetMcpCredentialErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -9148,6 +9639,18 @@ export type StartMcpCredentialErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -9202,6 +9705,18 @@ export type CompleteMcpCredentialCallbackErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -9255,6 +9770,18 @@ export type CancelMcpCredentialErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -9307,6 +9834,18 @@ export type ForgetMcpCredentialErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -9365,6 +9904,18 @@ export type SubmitMcpPromptErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -9418,6 +9969,18 @@ export type ReadMcpResourceErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -9469,6 +10032,14 @@ export type SessionModelsErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -9522,6 +10093,14 @@ export type SessionModelEventsErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -9574,6 +10153,14 @@ export type ListDescendantPendingApprovalsErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -9625,6 +10212,14 @@ export type ListSavedPermissionsErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -9679,6 +10274,14 @@ export type RemoveSavedPermissionErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -9732,6 +10335,18 @@ export type ReplyPermissionErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -9783,6 +10398,18 @@ export type RemoveSessionPluginErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -9836,6 +10463,14 @@ export type SessionPluginsErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -9887,6 +10522,18 @@ export type AddSessionPluginErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -9940,6 +10587,18 @@ export type RefreshSessionPluginErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -9991,6 +10650,18 @@ export type ReloadSessionPluginErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -10047,6 +10718,18 @@ export type SubmitPromptErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -10098,6 +10781,14 @@ export type ListDescendantPendingQuestionsErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -10152,6 +10843,14 @@ export type RejectQuestionErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -10204,6 +10903,18 @@ export type ReplyQuestionErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -10276,6 +10987,14 @@ export type SearchErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -10328,6 +11047,14 @@ export type SessionSkillsErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -10379,6 +11106,14 @@ export type ListTerminalsErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -10433,6 +11168,14 @@ export type GetTerminalErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -10485,6 +11228,18 @@ export type OpenTerminalErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -10539,6 +11294,18 @@ export type CloseTerminalErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -10592,6 +11359,14 @@ export type ReadTerminalDisplayErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -10644,6 +11419,18 @@ export type WriteTerminalInputErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -10699,6 +11486,14 @@ export type ReadTerminalOutputErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -10758,6 +11553,14 @@ export type WatchTerminalOutputErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -10811,6 +11614,18 @@ export type ResizeTerminalErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -10862,6 +11677,18 @@ export type SetSessionTitleErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -10920,6 +11747,14 @@ export type ListSessionTurnsErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -10973,6 +11808,14 @@ export type GetTurnErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -11025,6 +11868,18 @@ export type CancelTurnErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -11084,6 +11939,14 @@ export type WatchTurnErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -11140,6 +12003,14 @@ export type ReadPatchErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -11193,6 +12064,14 @@ export type SnapshotPatchErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -11245,6 +12124,18 @@ export type RewindTurnErrors = {
      * The request conflicts with the current state of the server.
      */
     409: RewindConflictErrorEncoded | ConflictErrors;
+    /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */

@@ -5141,7 +5141,10 @@ export const zTurnStreamEvent = z.lazy(() => z.union([
 ]));
 
 /**
- * The request failed validation before any service saw it; nothing changed.
+ * The request failed validation before any service saw it; nothing changed. Besides its
+ * operation's schema, a JSON body must be UTF-8, nest arrays and objects at most 64 levels deep,
+ * give no key twice in one object, and carry only the fields its operation declares (a field of
+ * an open `unknown` value, such as `providerOptions`, is the caller's).
  */
 export const zValidationErrorEncoded = z.lazy(() => z.object({
     _tag: z.enum(['ValidationError']),

@@ -36,9 +36,10 @@ interface Drainable {
 /**
  * Turns an async iterable of messages into a byte stream; cancelling the response ends the
  * iterator. Messages already waiting behind the one awaited go out in the same chunk (one socket
- * write for a commit's several events instead of one each).
+ * write for a commit's several events instead of one each). A stream that fails after its 200
+ * went out can only be cut short: `onError` sees why (the edge logs it as it logs a 500).
  */
-export function sseBody(messages: AsyncIterable<SseMessage<unknown>>): ReadableStream<Uint8Array> {
+export function sseBody(messages: AsyncIterable<SseMessage<unknown>>, onError: (error: unknown) => void = () => undefined): ReadableStream<Uint8Array> {
   const iterator = messages[Symbol.asyncIterator]() as AsyncIterator<SseMessage<unknown>> & Drainable;
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
@@ -55,6 +56,7 @@ export function sseBody(messages: AsyncIterable<SseMessage<unknown>>): ReadableS
         }
         controller.enqueue(concatBytes([next.value, ...waiting].map(encodeSseMessage)));
       } catch (error) {
+        onError(error);
         controller.error(error);
       }
     },
