@@ -6322,6 +6322,14 @@ export type LogsErrors = {
      */
     403: ForbiddenErrorEncoded;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;

@@ -782,7 +782,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,500,503],
+    statuses: [200,400,401,403,414,431,500,503],
     schemas: { path: undefined, query: Z.zLogsQuery, headers: undefined, body: undefined },
   },
   {

@@ -41,10 +41,14 @@ interface Drainable {
  */
 export function sseBody(messages: AsyncIterable<SseMessage<unknown>>, onError: (error: unknown) => void = () => undefined): ReadableStream<Uint8Array> {
   const iterator = messages[Symbol.asyncIterator]() as AsyncIterator<SseMessage<unknown>> & Drainable;
+  // A client that goes away cancels while a pull still awaits the next message; what that await
+  // then yields (done, a message, a rejection) belongs to nobody and must not touch the controller.
+  let cancelled = false;
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
       try {
         const next = await iterator.next();
+        if (cancelled) return;
         if (next.done) {
           controller.close();
           return;
@@ -56,11 +60,13 @@ export function sseBody(messages: AsyncIterable<SseMessage<unknown>>, onError: (
         }
         controller.enqueue(concatBytes([next.value, ...waiting].map(encodeSseMessage)));
       } catch (error) {
+        if (cancelled) return;
         onError(error);
         controller.error(error);
       }
     },
     async cancel() {
+      cancelled = true;
       await iterator.return?.();
     },
   });

@@ -84,6 +84,36 @@ describe("every unexpected error is a reported 500", () => {
   });
 });
 
+describe("a stream cancelled by its client", () => {
+  it("is not an error when the awaited message arrives (or the iterator ends) after the cancel", async () => {
+    let release: ((result: IteratorResult<SseMessage<unknown>>) => void) | undefined;
+    let pulled!: () => void;
+    const pulling = new Promise<void>((resolvePulling) => (pulled = resolvePulling));
+    const stream: AsyncIterable<SseMessage<unknown>> = {
+      [Symbol.asyncIterator]: () => ({
+        next: () =>
+          new Promise<IteratorResult<SseMessage<unknown>>>((resolveNext) => {
+            release = resolveNext;
+            pulled();
+          }),
+        // Like the pumped streams: return() settles the pending next() as done.
+        return: async () => {
+          release?.({ done: true, value: undefined });
+          return { done: true, value: undefined };
+        },
+      }),
+    };
+    const { fetch, reported } = handlerWith({ watchServer: async () => ({ status: 200, stream }) } as unknown as Partial<Handlers<RequestContext>>);
+    const response = await fetch(new Request(`${base}/v1/servers/local/events`));
+    const reader = response.body!.getReader();
+    const read = reader.read();
+    await pulling;
+    await reader.cancel();
+    expect(await read).toEqual({ done: true, value: undefined });
+    expect(reported).toEqual([]);
+  });
+});
+
 describe("the daemon's ERROR line", () => {
   let harness: TestHarness | undefined;
   afterEach(async () => {
