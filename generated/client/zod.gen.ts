@@ -5712,7 +5712,7 @@ export const zListSessionCompactionsResponse = zSessionCompactionsResponse;
 export const zSubmitContextCompactionBody = zSubmitContextCompactionRequest;
 
 export const zSubmitContextCompactionHeaders = z.lazy(() => z.object({
-    'x-ze-harness-client-id': z.string()
+    'x-ze-harness-client-id': z.string().max(256)
 }));
 
 export const zSubmitContextCompactionPath = z.lazy(() => z.object({
@@ -5788,7 +5788,7 @@ export const zContextResponse2 = zContextResponse;
 export const zAppendConversationBody = zAppendConversationRequest;
 
 export const zAppendConversationHeaders = z.lazy(() => z.object({
-    'x-ze-harness-client-id': z.string()
+    'x-ze-harness-client-id': z.string().max(256)
 }));
 
 export const zAppendConversationPath = z.lazy(() => z.object({
@@ -6135,7 +6135,7 @@ export const zForgetMcpCredentialResponse = zMcpCredentialForgetResponse;
 export const zSubmitMcpPromptBody = zSubmitMcpPromptRequest;
 
 export const zSubmitMcpPromptHeaders = z.lazy(() => z.object({
-    'x-ze-harness-client-id': z.string()
+    'x-ze-harness-client-id': z.string().max(256)
 }));
 
 export const zSubmitMcpPromptPath = z.lazy(() => z.object({
@@ -6288,7 +6288,7 @@ export const zReloadSessionPluginResponse = zSessionPluginsResponse;
 export const zSubmitPromptBody = zSubmitPromptRequest;
 
 export const zSubmitPromptHeaders = z.lazy(() => z.object({
-    'x-ze-harness-client-id': z.string()
+    'x-ze-harness-client-id': z.string().max(256)
 }));
 
 export const zSubmitPromptPath = z.lazy(() => z.object({
