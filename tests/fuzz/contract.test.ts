@@ -13,6 +13,8 @@ import { startFuzzTarget, type FuzzTarget } from "./harness.js";
 /** The CI run: seed and size fixed, so a failure here replays with `npm run fuzz -- --seed … --only …`. */
 export const CI_SEED = "ci-1";
 export const CI_REQUESTS = 2000;
+/** The harness demands a bearer token, so the `auth` mutation reaches every operation's 401. */
+const TOKEN = "fuzz-token";
 
 const contract = loadContract();
 
@@ -21,8 +23,8 @@ describe("contract fuzzer", () => {
   let report: FuzzReport;
 
   beforeAll(async () => {
-    target = await startFuzzTarget();
-    report = await runFuzz({ send: target.send, seed: CI_SEED, requests: CI_REQUESTS });
+    target = await startFuzzTarget(TOKEN);
+    report = await runFuzz({ send: target.send, seed: CI_SEED, requests: CI_REQUESTS, token: TOKEN });
     const seconds = report.elapsedMs / 1000;
     console.log(`fuzz: ${report.requests} requests in ${seconds.toFixed(1)} s (${(report.requests / seconds).toFixed(0)}/s), statuses ${JSON.stringify(report.statuses)}, ${report.succeeded.size} operations answered 2xx`);
   }, 120_000);

@@ -17,7 +17,8 @@ export interface FuzzTarget {
   close(): Promise<void>;
 }
 
-export async function startFuzzTarget(): Promise<FuzzTarget> {
+/** A harness demanding `token` (the fuzzer sends it, and leaves it out or spoils it in its `auth` mutation). */
+export async function startFuzzTarget(token?: string): Promise<FuzzTarget> {
   const model: TestModel = await startTestModel();
   answerEverything(model);
   const home = tempHome("ze-fuzz-");
@@ -29,7 +30,10 @@ export async function startFuzzTarget(): Promise<FuzzTarget> {
   writeGlobalConfig(home, fuzzConfig(model));
   const unexpected: { operationId: string | undefined; error: string }[] = [];
   const harness = await startHarness(
-    { onUnexpectedError: (error, operationId) => unexpected.push({ operationId, error: error instanceof Error ? (error.stack ?? error.message) : String(error) }) },
+    {
+      ...(token !== undefined ? { token } : {}),
+      onUnexpectedError: (error, operationId) => unexpected.push({ operationId, error: error instanceof Error ? (error.stack ?? error.message) : String(error) }),
+    },
     home,
   );
   const send: Send = async (fuzz: FuzzRequest): Promise<FuzzResponse> => {

@@ -92,6 +92,7 @@ function httpTransport(baseUrl: string): { send: Send; close(): void } {
   return { send, close: () => agent.destroy() };
 }
 
+const token = `fuzz-${Date.now().toString(36)}`;
 const model = await startTestModel();
 answerEverything(model);
 const home = realpathSync(mkdtempSync(join(tmpdir(), "ze-fuzz-")));
@@ -106,6 +107,9 @@ const env: Record<string, string> = {
   XDG_CACHE_HOME: join(home, "cache"),
   PATH: process.env["PATH"] ?? "",
   ...FUZZ_ENV,
+  // The server demands a bearer token (the `auth` mutation reaches every 401); from the
+  // environment, not argv, where every local user could read it.
+  ZE_HARNESS_TOKEN: token,
 };
 const child = spawn(process.execPath, [binPath, "serve", "--port", "0", "--database", join(home, "fuzz.db")], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
 const errorLines: string[] = [];
@@ -134,6 +138,7 @@ try {
     send,
     seed,
     requests,
+    token,
     ...(only ? { only } : {}),
     timeoutMs: Number(values["timeout-ms"]),
     onProgress: (done, failed) => {

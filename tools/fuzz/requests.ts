@@ -62,9 +62,9 @@ function queryValue(parameter: Parameter, context: ValueContext): string {
   return random.pick(QUERY_VALUES);
 }
 
-function validDraft(operation: Operation, context: ValueContext): Draft {
+function validDraft(operation: Operation, context: ValueContext, token: string | undefined): Draft {
   const { random } = context;
-  const draft: Draft = { method: operation.method, path: {}, query: [], headers: [] };
+  const draft: Draft = { method: operation.method, path: {}, query: [], headers: token === undefined ? [] : [["authorization", `Bearer ${token}`]] };
   for (const parameter of operation.parameters) {
     if (parameter.in === "path") draft.path[parameter.name] = paramValue(parameter, context, draft.path["sessionId"]);
     else if (parameter.in === "query" && (parameter.required || random.chance(0.4))) draft.query.push([parameter.name, queryValue(parameter, context)]);
@@ -123,6 +123,8 @@ function mutateBody(draft: Draft, random: Random): string | undefined {
     [3, "null-field"],
     [4, "wrong-type"],
     [1, "huge-string"],
+    [2, "wide-array"],
+    [2, "number-edge"],
     [3, "deep-nesting"],
     [2, "bad-utf8"],
     [2, "lone-surrogate"],
@@ -153,6 +155,28 @@ function mutateBody(draft: Draft, random: Random): string | undefined {
       const [container, key] = random.pick(spots);
       container[key] = kind === "null-field" ? null : wrongTypeOf(random, container[key]);
       setText(JSON.stringify(value));
+      return kind;
+    }
+    case "wide-array": {
+      // As many copies of an element as fit in the body bound: every multi-row statement a list
+      // reaches (IN (…), one INSERT per row) must be chunked under SQLite's variable limit.
+      const arrays = locations(value).filter(([container, key]) => Array.isArray(container[key]) && (container[key] as unknown[]).length > 0);
+      if (arrays.length === 0) return undefined;
+      const [container, key] = random.pick(arrays);
+      const element = (container[key] as unknown[])[0];
+      const size = Math.max(1, JSON.stringify(element).length + 1);
+      const count = Math.min(200_000, Math.floor(random.pick([0.2, 0.9]) * (1024 * 1024)) / size);
+      container[key] = Array.from({ length: Math.max(2, Math.floor(count)) }, () => element);
+      setText(JSON.stringify(value));
+      return `${kind}-${(container[key] as unknown[]).length}`;
+    }
+    case "number-edge": {
+      // Numbers JSON.parse turns into Infinity, -0, a rounded integer or a denormal.
+      const numbers = spots.filter(([container, key]) => typeof container[key] === "number");
+      if (numbers.length === 0) return undefined;
+      const [container, key] = random.pick(numbers);
+      container[key] = DEEP;
+      setText(JSON.stringify(value).replace(JSON.stringify(DEEP), random.pick(["1e999", "-1e999", "-0", "9007199254740993", "1.5", "0.1e-400", "-1", "2147483648", "1E2"])));
       return kind;
     }
     case "huge-string": {
@@ -228,6 +252,8 @@ function mutateRequest(draft: Draft, operation: Operation, random: Random): stri
     [2, "gzip"],
     [1, "bad-coding"],
     [2, "head"],
+    [1, "auth"],
+    [1, "last-event-id"],
   ]);
   switch (kind) {
     case "wrong-method":
@@ -265,6 +291,14 @@ function mutateRequest(draft: Draft, operation: Operation, random: Random): stri
       return kind;
     case "bad-header-value":
       draft.headers.push(["x-ze-harness-client-id", random.pick(["", " ", "é\u00ff", "x".repeat(300), "a\tb"])]);
+      return kind;
+    case "last-event-id":
+      // What a reconnecting EventSource sends back: the resume cursor of a stream, here junk.
+      draft.headers.push(["last-event-id", random.pick(["0", "-1", "1.5", "abc", "99999999999999999999", "1e3", " 7", "", random.uuid(), "x".repeat(2000)])]);
+      return kind;
+    case "auth":
+      draft.headers = draft.headers.filter(([name]) => name !== "authorization");
+      if (random.chance(0.6)) draft.headers.push(["authorization", random.pick(["Bearer wrong", "Bearer ", "Basic dXNlcjpwYXNz", "bearer", `Bearer ${"t".repeat(5000)}`])]);
       return kind;
     case "foreign-host":
       draft.headers.push(random.chance(0.5) ? ["host", "evil.example"] : ["origin", random.pick(["http://evil.example", "null", "http://127.0.0.1:1"])]);
@@ -309,12 +343,12 @@ function encodeTarget(operation: Operation, draft: Draft, doubleSlash: boolean):
 }
 
 /** Request `index` of a run: an operation drawn at random, valid or mutated once. */
-export function fuzzRequest(index: number, contract: Contract, context: ValueContext): FuzzRequest {
+export function fuzzRequest(index: number, contract: Contract, context: ValueContext, token?: string): FuzzRequest {
   const { random } = context;
   // HEAD twins are reached through the `head` mutation of their GET.
   const operations = contract.operations.filter((operation) => operation.method !== "HEAD");
   const operation = random.pick(operations);
-  const draft = validDraft(operation, context);
+  const draft = validDraft(operation, context, token);
   let mutation = "valid";
   if (random.chance(0.6)) {
     const body = draft.body !== undefined && random.chance(0.55) ? mutateBody(draft, random) : undefined;

@@ -21,6 +21,8 @@ export interface FuzzOptions {
   readonly send: Send;
   readonly seed: string;
   readonly requests: number;
+  /** The server's bearer token: sent with every request but those of the `auth` mutation. */
+  readonly token?: string;
   /** Run only these request indexes (after seeding), e.g. to replay a failure. */
   readonly only?: readonly number[];
   /** An answer slower than this is a failure (a hang), not a wait. Default 30 s. */
@@ -139,7 +141,7 @@ function forget(pools: Pools, text: string | undefined): void {
 const json = (value: unknown): Uint8Array => new TextEncoder().encode(JSON.stringify(value));
 
 /** A Session with a Turn and a terminal, made through the API itself; their ids go first in the pools. */
-async function seedResources(send: Send, pools: Pools, random: Random): Promise<string> {
+async function seedResources(send: Send, pools: Pools, random: Random, token: string | undefined): Promise<string> {
   const sessionId = random.uuid();
   const request = (method: string, target: string, body?: unknown): FuzzRequest => ({
     index: -1,
@@ -147,7 +149,7 @@ async function seedResources(send: Send, pools: Pools, random: Random): Promise<
     mutation: "seed",
     method,
     target,
-    headers: [["content-type", "application/json"], [CLIENT_ID, "fuzz-seed"]],
+    headers: [["content-type", "application/json"], [CLIENT_ID, "fuzz-seed"], ...(token === undefined ? [] : ([["authorization", `Bearer ${token}`]] as [string, string][]))],
     ...(body !== undefined ? { body: json(body) } : {}),
   });
   const session = `/v1/servers/local/sessions/${sessionId}`;
@@ -180,7 +182,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
     ["promptName", ["simple-prompt", "args-prompt", "resource-prompt"]],
   ]);
   const started = Date.now();
-  let seedSession = await seedResources(options.send, pools, new Random(`${options.seed}#seed`));
+  let seedSession = await seedResources(options.send, pools, new Random(`${options.seed}#seed`), options.token);
   const failures: FuzzFailure[] = [];
   const statuses: Record<number, number> = {};
   const succeeded = new Set<string>();
@@ -191,11 +193,12 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
   for (const [done, index] of indexes.entries()) {
     // A fuzzed deleteSession or deleteServer may have removed the seed: make another.
     if (done > 0 && done % RESEED_EVERY === 0) {
-      const probe = await options.send({ index: -1, operationId: "seed", mutation: "seed", method: "GET", target: `/v1/servers/local/sessions/${seedSession}`, headers: [] });
-      if (probe.status !== 200) seedSession = await seedResources(options.send, pools, new Random(`${options.seed}#seed${index}`));
+      const headers: [string, string][] = options.token === undefined ? [] : [["authorization", `Bearer ${options.token}`]];
+      const probe = await options.send({ index: -1, operationId: "seed", mutation: "seed", method: "GET", target: `/v1/servers/local/sessions/${seedSession}`, headers });
+      if (probe.status !== 200) seedSession = await seedResources(options.send, pools, new Random(`${options.seed}#seed${index}`), options.token);
     }
     const random = Random.forRequest(options.seed, index);
-    const request = fuzzRequest(index, contract, { random, contract, pools });
+    const request = fuzzRequest(index, contract, { random, contract, pools }, options.token);
     let response: FuzzResponse;
     let timer: NodeJS.Timeout | undefined;
     try {
