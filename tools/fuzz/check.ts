@@ -77,7 +77,7 @@ export function createChecker(contract: Contract): Checker {
     if (method === "OPTIONS" && response.status === 204) return undefined;
     let pathname: string;
     try {
-      pathname = new URL(target, "http://localhost").pathname;
+      pathname = new URL(`http://localhost${target}`).pathname;
     } catch {
       pathname = target;
     }

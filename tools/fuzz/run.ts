@@ -224,7 +224,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
     else if (response.status === 404) forget(pools, response.text);
     else if (response.status >= 200 && response.status < 300) {
       succeeded.add(request.operationId);
-      harvest(pools, response.text, contract.match(request.method, new URL(request.target, "http://localhost").pathname)?.params["sessionId"]);
+      harvest(pools, response.text, contract.match(request.method, new URL(`http://localhost${request.target}`).pathname)?.params["sessionId"]);
     }
     options.onProgress?.(done + 1, failures.length);
   }
