@@ -112,6 +112,11 @@ const env: Record<string, string> = {
   ZE_HARNESS_TOKEN: token,
 };
 const child = spawn(process.execPath, [binPath, "serve", "--port", "0", "--database", join(home, "fuzz.db")], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
+// However this process ends (a crash included), the server and the temp home go with it.
+process.once("exit", () => {
+  if (child.exitCode === null) child.kill("SIGKILL");
+  rmSync(home, { recursive: true, force: true });
+});
 const errorLines: string[] = [];
 createInterface({ input: child.stderr! }).on("line", (line) => {
   if (/\blevel=ERROR\b/.test(line)) errorLines.push(line);
