@@ -15,7 +15,7 @@ const scratch = mkdtempSync(join(tmpdir(), "ze-tsp-"));
 try {
   run(bin("tsp"), ["compile", "spec/main.tsp", "--output-dir", scratch, "--warn-as-error"]);
   mkdirSync(join(root, "generated"), { recursive: true });
-  const openapi = mapsAsAdditionalProperties(JSON.parse(readFileSync(join(scratch, "openapi", "openapi.json"), "utf8")));
+  const openapi = withHeadOperations(mapsAsAdditionalProperties(JSON.parse(readFileSync(join(scratch, "openapi", "openapi.json"), "utf8"))));
   writeFileSync(join(root, "generated", "openapi.json"), JSON.stringify(openapi, null, 2) + "\n");
   const config = JSON.parse(readFileSync(join(scratch, "json-schema", "config.schema.json"), "utf8"));
   writeFileSync(join(root, "generated", "config.schema.json"), JSON.stringify(config, null, 2) + "\n");
@@ -40,7 +40,48 @@ function mapsAsAdditionalProperties(node) {
   return out;
 }
 
-run(bin("openapi-ts"), ["--file", "tools/openapi-ts.config.mjs"]);
+/**
+ * The edge answers HEAD wherever it answers GET (services/http/handler.ts: the GET's status and
+ * headers, Content-Length included, without the body; an event stream is ended unread). TypeSpec
+ * has no way to derive one operation from another, so the document gains each GET's HEAD twin
+ * here, by construction for every GET: `head<OperationId>`, the same parameters, security and
+ * statuses, no content. The client and the route table skip them (a HEAD is served by its GET).
+ */
+function withHeadOperations(document) {
+  for (const [path, item] of Object.entries(document.paths)) {
+    const get = item.get;
+    if (!get) continue;
+    if (item.head) throw new Error(`${path} declares HEAD itself; the generator derives it from GET`);
+    const responses = Object.fromEntries(
+      Object.entries(get.responses).map(([status, response]) => [status, { description: response.description, ...(response.headers ? { headers: response.headers } : {}) }]),
+    );
+    const head = {
+      operationId: `head${get.operationId.charAt(0).toUpperCase()}${get.operationId.slice(1)}`,
+      summary: `Headers of: ${get.summary}`,
+      description: `The status and headers \`GET ${path}\` would answer (Content-Length included), without its body.`,
+      ...(get.parameters ? { parameters: get.parameters } : {}),
+      responses,
+      ...(get.tags ? { tags: get.tags } : {}),
+      ...(get.security ? { security: get.security } : {}),
+    };
+    // Keys in a stable order: each HEAD right after its GET.
+    document.paths[path] = Object.fromEntries(Object.entries(item).flatMap(([method, value]) => (method === "get" ? [[method, value], ["head", head]] : [[method, value]])));
+  }
+  return document;
+}
+
+// hey-api reads the document without the HEAD twins: no client call needs one, and leaving them
+// out of its input (rather than filtering them) keeps its output exactly what it was before.
+const clientInputDir = mkdtempSync(join(tmpdir(), "ze-openapi-ts-"));
+try {
+  const document = JSON.parse(readFileSync(join(root, "generated", "openapi.json"), "utf8"));
+  for (const item of Object.values(document.paths)) delete item.head;
+  const clientInput = join(clientInputDir, "openapi.json");
+  writeFileSync(clientInput, JSON.stringify(document, null, 2) + "\n");
+  execFileSync(bin("openapi-ts"), ["--file", "tools/openapi-ts.config.mjs"], { cwd: root, stdio: ["ignore", "inherit", "inherit"], env: { ...process.env, ZE_OPENAPI_TS_INPUT: clientInput } });
+} finally {
+  rmSync(clientInputDir, { recursive: true, force: true });
+}
 run(process.execPath, ["tools/codegen/routes.mjs"]);
 
 // Lazy zod schemas: hey-api builds all of generated/client/zod.gen.ts's schemas when the module

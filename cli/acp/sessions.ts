@@ -48,11 +48,12 @@ export function resolveCwd(cwd: string): string {
   return real;
 }
 
-/** Ze errors as JSON-RPC errors: a missing Session is ACP's session-not-found. */
+/** Ze errors as JSON-RPC errors: a missing Session is ACP's session-not-found, a refused request invalid params. */
 export function acpError(error: unknown, sessionId?: string): unknown {
   if (error instanceof ZeClientError) {
     if (error.status === 404 && sessionId !== undefined) return acp.RequestError.sessionNotFound(sessionId);
-    if (error.status === 400) return acp.RequestError.invalidParams({ _tag: error.body._tag }, error.message);
+    // A ValidationError is the caller's to fix whatever its status (400, or 413 for a body over 1 MiB).
+    if (error.body._tag === "ValidationError") return acp.RequestError.invalidParams({ _tag: error.body._tag }, error.message);
     return acp.RequestError.internalError({ _tag: error.body._tag, status: error.status }, error.message);
   }
   return error;

@@ -25,10 +25,7 @@ async function serveRegistered(flags: { readonly database?: string | undefined; 
       configPath: flags.config,
       serverRoot: flags.root ?? process.cwd(),
       env: process.env,
-      onUnexpectedError: (error, operationId) => {
-        const detail = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-        process.stderr.write(`${new Date().toISOString()} level=ERROR event=request.failed operation=${operationId ?? "-"} error=${JSON.stringify(detail)}\n`);
-      },
+      // Unexpected errors are logged by the harness into daemon.log, as the logfmt lines GET /v1/logs reads.
     });
   } catch (error) {
     // A racing spawner that lost the registration closes quietly: the winner serves.
@@ -90,6 +87,8 @@ export default defineCommand({
       process.on("SIGINT", stop);
       process.on("SIGTERM", stop);
     });
+    const { stderrLogger } = await import("../../services/daemon/log.js");
+    const errorLog = stderrLogger("server");
     const server = await startServer({
       port: flags.port,
       hostname: flags.hostname,
@@ -102,10 +101,11 @@ export default defineCommand({
       ...(flags["frame-ancestor"] ? { frameAncestors: flags["frame-ancestor"] } : {}),
       // A foreground server writes its connection lines to its own stderr.
       logConnections: true,
-      // The client sees only a generic 500; the operator sees what went wrong (never request bodies).
+      // The client sees only a generic 500; the operator sees what went wrong (never request bodies),
+      // as a logfmt line like the connection lines beside it.
       onUnexpectedError: (error, operationId) => {
         const detail = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-        process.stderr.write(`${new Date().toISOString()} level=ERROR event=request.failed operation=${operationId ?? "-"} error=${JSON.stringify(detail)}\n`);
+        errorLog.error("request.failed", { operation: operationId ?? "-", error: detail });
       },
     });
     // The URL line tells the caller the server is ready, and may be followed at once by a signal:

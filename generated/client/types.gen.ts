@@ -6161,7 +6161,10 @@ export type UrlImageSource = {
 export type Uuid = string;
 
 /**
- * The request failed validation before any service saw it; nothing changed.
+ * The request failed validation before any service saw it; nothing changed. Besides its
+ * operation's schema, a JSON body must be UTF-8, nest arrays and objects at most 64 levels deep,
+ * give no key twice in one object, and carry only the fields its operation declares (a field of
+ * an open `unknown` value, such as `providerOptions`, is the caller's).
  */
 export type ValidationErrorEncoded = {
     _tag: 'ValidationError';
@@ -6258,6 +6261,14 @@ export type CapabilitiesErrors = {
      */
     403: ForbiddenErrorEncoded;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -6294,6 +6305,14 @@ export type HealthErrors = {
      * Access is forbidden.
      */
     403: ForbiddenErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -6338,6 +6357,14 @@ export type LogsErrors = {
      * Access is forbidden.
      */
     403: ForbiddenErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -6388,6 +6415,14 @@ export type ModelsErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -6436,6 +6471,14 @@ export type ModelEventsErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -6486,6 +6529,18 @@ export type RefreshProviderModelsErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -6535,6 +6590,14 @@ export type PluginsErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -6583,6 +6646,14 @@ export type ProvidersErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -6635,6 +6706,14 @@ export type GetProviderErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -6685,6 +6764,18 @@ export type ConnectProviderKeyErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -6738,6 +6829,14 @@ export type DeleteProviderConnectionErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -6790,6 +6889,18 @@ export type UpdateProviderConnectionErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -6840,6 +6951,18 @@ export type StartProviderLoginErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -6892,6 +7015,14 @@ export type CancelProviderLoginErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -6947,6 +7078,14 @@ export type GetProviderLoginErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -6996,6 +7135,18 @@ export type ReloadErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -7044,6 +7195,14 @@ export type SkillsErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -7097,6 +7256,14 @@ export type DeleteServerErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -7153,6 +7320,14 @@ export type WatchServerErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -7225,6 +7400,14 @@ export type SearchServerErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -7278,6 +7461,14 @@ export type ListSessionsErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -7329,6 +7520,18 @@ export type DeleteSessionErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -7382,6 +7585,14 @@ export type GetSessionErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -7433,6 +7644,18 @@ export type CreateSessionErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -7486,6 +7709,14 @@ export type SessionAgentsErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -7538,6 +7769,14 @@ export type PromoteSessionBackgroundErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -7589,6 +7828,14 @@ export type ListSessionChildrenErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -7649,6 +7896,14 @@ export type ListSessionCompactionsErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -7704,6 +7959,18 @@ export type SubmitContextCompactionErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -7756,6 +8023,14 @@ export type GetContextCompactionErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -7810,6 +8085,18 @@ export type CancelContextCompactionErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -7862,6 +8149,14 @@ export type GetSessionConfigurationErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -7913,6 +8208,18 @@ export type ReplaceSessionConfigurationErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -7967,6 +8274,14 @@ export type ContextErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -8023,6 +8338,18 @@ export type AppendConversationErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -8074,6 +8401,18 @@ export type SetSessionDefaultModelErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -8131,6 +8470,14 @@ export type DiagnosticsErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -8182,6 +8529,14 @@ export type WatchDiagnosticsErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -8239,6 +8594,14 @@ export type WatchSessionErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -8298,9 +8661,17 @@ export type ListFilesErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
      * Client error
      */
     422: WorkspaceUnsupportedErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -8357,6 +8728,14 @@ export type ReadFileErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -8411,6 +8790,14 @@ export type WatchFilesErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -8464,6 +8851,14 @@ export type ForkReceiptErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -8516,6 +8911,18 @@ export type ForkSessionErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -8575,9 +8982,17 @@ export type GitDiffErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
      * Client error
      */
     422: WorkspaceUnsupportedErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -8631,9 +9046,17 @@ export type GitStatusErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
      * Client error
      */
     422: WorkspaceUnsupportedErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -8696,6 +9119,14 @@ export type HistoryErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -8753,6 +9184,14 @@ export type WatchHistoryErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -8812,6 +9251,14 @@ export type ReadHistorySourceErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -8863,6 +9310,14 @@ export type PendingInteractionsErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -8917,6 +9372,14 @@ export type InteractionErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -8969,6 +9432,18 @@ export type RespondErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -9027,6 +9502,14 @@ export type ListPluginJournalErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -9078,6 +9561,14 @@ export type GetMcpCatalogErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -9132,6 +9623,14 @@ export type GetMcpCredentialErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -9184,6 +9683,18 @@ export type StartMcpCredentialErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -9238,6 +9749,18 @@ export type CompleteMcpCredentialCallbackErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -9291,6 +9814,18 @@ export type CancelMcpCredentialErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -9343,6 +9878,18 @@ export type ForgetMcpCredentialErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -9401,6 +9948,18 @@ export type SubmitMcpPromptErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -9454,6 +10013,18 @@ export type ReadMcpResourceErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -9505,6 +10076,14 @@ export type SessionModelsErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -9558,6 +10137,14 @@ export type SessionModelEventsErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -9610,6 +10197,14 @@ export type ListDescendantPendingApprovalsErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -9661,6 +10256,14 @@ export type ListSavedPermissionsErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -9715,6 +10318,14 @@ export type RemoveSavedPermissionErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -9768,6 +10379,18 @@ export type ReplyPermissionErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -9819,6 +10442,18 @@ export type RemoveSessionPluginErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -9872,6 +10507,14 @@ export type SessionPluginsErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -9923,6 +10566,18 @@ export type AddSessionPluginErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -9976,6 +10631,18 @@ export type RefreshSessionPluginErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -10027,6 +10694,18 @@ export type ReloadSessionPluginErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -10083,6 +10762,18 @@ export type SubmitPromptErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -10134,6 +10825,14 @@ export type ListDescendantPendingQuestionsErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -10188,6 +10887,14 @@ export type RejectQuestionErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -10240,6 +10947,18 @@ export type ReplyQuestionErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -10312,6 +11031,14 @@ export type SearchErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -10364,6 +11091,14 @@ export type SessionSkillsErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -10415,6 +11150,14 @@ export type ListTerminalsErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -10469,6 +11212,14 @@ export type GetTerminalErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -10521,6 +11272,18 @@ export type OpenTerminalErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -10575,6 +11338,18 @@ export type CloseTerminalErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -10628,6 +11403,14 @@ export type ReadTerminalDisplayErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -10680,6 +11463,18 @@ export type WriteTerminalInputErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -10735,6 +11530,14 @@ export type ReadTerminalOutputErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -10794,6 +11597,14 @@ export type WatchTerminalOutputErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -10847,6 +11658,18 @@ export type ResizeTerminalErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -10898,6 +11721,18 @@ export type SetSessionTitleErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -10956,6 +11791,14 @@ export type ListSessionTurnsErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -11009,6 +11852,14 @@ export type GetTurnErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -11061,6 +11912,18 @@ export type CancelTurnErrors = {
      * The request conflicts with the current state of the server.
      */
     409: ConflictErrors;
+    /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */
@@ -11120,6 +11983,14 @@ export type WatchTurnErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -11176,6 +12047,14 @@ export type ReadPatchErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -11229,6 +12108,14 @@ export type SnapshotPatchErrors = {
      */
     409: ConflictErrors;
     /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
+    /**
      * Server error
      */
     500: InternalServerErrorEncoded;
@@ -11281,6 +12168,18 @@ export type RewindTurnErrors = {
      * The request conflicts with the current state of the server.
      */
     409: RewindConflictErrorEncoded | ConflictErrors;
+    /**
+     * The request body is over 1 MiB (1,048,576 bytes, counted after any Content-Encoding is decoded).
+     */
+    413: ValidationErrorEncoded;
+    /**
+     * The request path and query together are over 8 KiB (8,192 bytes).
+     */
+    414: ValidationErrorEncoded;
+    /**
+     * The request's header fields together are over 16 KiB (16,384 bytes).
+     */
+    431: ValidationErrorEncoded;
     /**
      * Server error
      */

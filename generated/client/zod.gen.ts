@@ -5186,7 +5186,10 @@ export const zTurnStreamEvent = z.lazy(() => z.union([
 ]));
 
 /**
- * The request failed validation before any service saw it; nothing changed.
+ * The request failed validation before any service saw it; nothing changed. Besides its
+ * operation's schema, a JSON body must be UTF-8, nest arrays and objects at most 64 levels deep,
+ * give no key twice in one object, and carry only the fields its operation declares (a field of
+ * an open `unknown` value, such as `providerOptions`, is the caller's).
  */
 export const zValidationErrorEncoded = z.lazy(() => z.object({
     _tag: z.enum(['ValidationError']),
@@ -5754,7 +5757,7 @@ export const zListSessionCompactionsResponse = zSessionCompactionsResponse;
 export const zSubmitContextCompactionBody = zSubmitContextCompactionRequest;
 
 export const zSubmitContextCompactionHeaders = z.lazy(() => z.object({
-    'x-ze-harness-client-id': z.string()
+    'x-ze-harness-client-id': z.string().max(256)
 }));
 
 export const zSubmitContextCompactionPath = z.lazy(() => z.object({
@@ -5830,7 +5833,7 @@ export const zContextResponse2 = zContextResponse;
 export const zAppendConversationBody = zAppendConversationRequest;
 
 export const zAppendConversationHeaders = z.lazy(() => z.object({
-    'x-ze-harness-client-id': z.string()
+    'x-ze-harness-client-id': z.string().max(256)
 }));
 
 export const zAppendConversationPath = z.lazy(() => z.object({
@@ -6177,7 +6180,7 @@ export const zForgetMcpCredentialResponse = zMcpCredentialForgetResponse;
 export const zSubmitMcpPromptBody = zSubmitMcpPromptRequest;
 
 export const zSubmitMcpPromptHeaders = z.lazy(() => z.object({
-    'x-ze-harness-client-id': z.string()
+    'x-ze-harness-client-id': z.string().max(256)
 }));
 
 export const zSubmitMcpPromptPath = z.lazy(() => z.object({
@@ -6330,7 +6333,7 @@ export const zReloadSessionPluginResponse = zSessionPluginsResponse;
 export const zSubmitPromptBody = zSubmitPromptRequest;
 
 export const zSubmitPromptHeaders = z.lazy(() => z.object({
-    'x-ze-harness-client-id': z.string()
+    'x-ze-harness-client-id': z.string().max(256)
 }));
 
 export const zSubmitPromptPath = z.lazy(() => z.object({

@@ -137,7 +137,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,413,414,431,500,503],
     schemas: { path: Z.zAddSessionPluginPath, query: undefined, headers: undefined, body: Z.zAddSessionPluginBody },
   },
   {
@@ -152,7 +152,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,413,414,431,500,503],
     schemas: { path: Z.zAppendConversationPath, query: undefined, headers: Z.zAppendConversationHeaders, body: Z.zAppendConversationBody },
   },
   {
@@ -167,7 +167,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,413,414,431,500,503],
     schemas: { path: Z.zCancelContextCompactionPath, query: undefined, headers: undefined, body: Z.zCancelContextCompactionBody },
   },
   {
@@ -182,7 +182,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,413,414,431,500,503],
     schemas: { path: Z.zCancelMcpCredentialPath, query: undefined, headers: undefined, body: Z.zCancelMcpCredentialBody },
   },
   {
@@ -197,7 +197,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,414,431,500,503],
     schemas: { path: Z.zCancelProviderLoginPath, query: undefined, headers: undefined, body: undefined },
   },
   {
@@ -212,7 +212,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,413,414,431,500,503],
     schemas: { path: Z.zCancelTurnPath, query: undefined, headers: undefined, body: Z.zCancelTurnBody },
   },
   {
@@ -227,7 +227,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: false,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,403,500,503],
+    statuses: [200,400,403,414,431,500,503],
     schemas: { path: undefined, query: undefined, headers: undefined, body: undefined },
   },
   {
@@ -242,7 +242,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,413,414,431,500,503],
     schemas: { path: Z.zCloseTerminalPath, query: undefined, headers: undefined, body: Z.zCloseTerminalBody },
   },
   {
@@ -257,7 +257,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,413,414,431,500,503],
     schemas: { path: Z.zCompleteMcpCredentialCallbackPath, query: undefined, headers: undefined, body: Z.zCompleteMcpCredentialCallbackBody },
   },
   {
@@ -272,7 +272,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,413,414,431,500,503],
     schemas: { path: Z.zConnectProviderKeyPath, query: undefined, headers: undefined, body: Z.zConnectProviderKeyBody },
   },
   {
@@ -287,7 +287,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,414,431,500,503],
     schemas: { path: Z.zContextPath, query: Z.zContextQuery, headers: undefined, body: undefined },
   },
   {
@@ -302,7 +302,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,413,414,431,500,503],
     schemas: { path: Z.zCreateSessionPath, query: undefined, headers: undefined, body: Z.zCreateSessionBody },
   },
   {
@@ -317,7 +317,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,414,431,500,503],
     schemas: { path: Z.zDeleteProviderConnectionPath, query: undefined, headers: undefined, body: undefined },
   },
   {
@@ -332,7 +332,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,414,431,500,503],
     schemas: { path: Z.zDeleteServerPath, query: Z.zDeleteServerQuery, headers: undefined, body: undefined },
   },
   {
@@ -347,7 +347,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,413,414,431,500,503],
     schemas: { path: Z.zDeleteSessionPath, query: undefined, headers: undefined, body: Z.zDeleteSessionBody },
   },
   {
@@ -362,7 +362,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,414,431,500,503],
     schemas: { path: Z.zDiagnosticsPath, query: Z.zDiagnosticsQuery, headers: undefined, body: undefined },
   },
   {
@@ -377,7 +377,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,413,414,431,500,503],
     schemas: { path: Z.zForgetMcpCredentialPath, query: undefined, headers: undefined, body: Z.zForgetMcpCredentialBody },
   },
   {
@@ -392,7 +392,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,414,431,500,503],
     schemas: { path: Z.zForkReceiptPath, query: undefined, headers: undefined, body: undefined },
   },
   {
@@ -407,7 +407,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,413,414,431,500,503],
     schemas: { path: Z.zForkSessionPath, query: undefined, headers: undefined, body: Z.zForkSessionBody },
   },
   {
@@ -422,7 +422,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,414,431,500,503],
     schemas: { path: Z.zGetContextCompactionPath, query: undefined, headers: undefined, body: undefined },
   },
   {
@@ -437,7 +437,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,414,431,500,503],
     schemas: { path: Z.zGetMcpCatalogPath, query: undefined, headers: undefined, body: undefined },
   },
   {
@@ -452,7 +452,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,414,431,500,503],
     schemas: { path: Z.zGetMcpCredentialPath, query: undefined, headers: undefined, body: undefined },
   },
   {
@@ -467,7 +467,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,414,431,500,503],
     schemas: { path: Z.zGetProviderPath, query: undefined, headers: undefined, body: undefined },
   },
   {
@@ -482,7 +482,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,414,431,500,503],
     schemas: { path: Z.zGetProviderLoginPath, query: Z.zGetProviderLoginQuery, headers: undefined, body: undefined },
   },
   {
@@ -497,7 +497,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,414,431,500,503],
     schemas: { path: Z.zGetSessionPath, query: undefined, headers: undefined, body: undefined },
   },
   {
@@ -512,7 +512,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,414,431,500,503],
     schemas: { path: Z.zGetSessionConfigurationPath, query: undefined, headers: undefined, body: undefined },
   },
   {
@@ -527,7 +527,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,414,431,500,503],
     schemas: { path: Z.zGetTerminalPath, query: undefined, headers: undefined, body: undefined },
   },
   {
@@ -542,7 +542,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,414,431,500,503],
     schemas: { path: Z.zGetTurnPath, query: undefined, headers: undefined, body: undefined },
   },
   {
@@ -557,7 +557,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,422,500,503],
+    statuses: [200,400,401,403,404,409,414,422,431,500,503],
     schemas: { path: Z.zGitDiffPath, query: Z.zGitDiffQuery, headers: undefined, body: undefined },
   },
   {
@@ -572,7 +572,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,422,500,503],
+    statuses: [200,400,401,403,404,409,414,422,431,500,503],
     schemas: { path: Z.zGitStatusPath, query: undefined, headers: undefined, body: undefined },
   },
   {
@@ -587,7 +587,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: false,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,403,500,503],
+    statuses: [200,400,403,414,431,500,503],
     schemas: { path: undefined, query: undefined, headers: undefined, body: undefined },
   },
   {
@@ -602,7 +602,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,414,431,500,503],
     schemas: { path: Z.zHistoryPath, query: Z.zHistoryQuery, headers: undefined, body: undefined },
   },
   {
@@ -617,7 +617,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,414,431,500,503],
     schemas: { path: Z.zInteractionPath, query: undefined, headers: undefined, body: undefined },
   },
   {
@@ -632,7 +632,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,414,431,500,503],
     schemas: { path: Z.zListDescendantPendingApprovalsPath, query: undefined, headers: undefined, body: undefined },
   },
   {
@@ -647,7 +647,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,414,431,500,503],
     schemas: { path: Z.zListDescendantPendingQuestionsPath, query: undefined, headers: undefined, body: undefined },
   },
   {
@@ -662,7 +662,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,422,500,503],
+    statuses: [200,400,401,403,404,409,414,422,431,500,503],
     schemas: { path: Z.zListFilesPath, query: Z.zListFilesQuery, headers: undefined, body: undefined },
   },
   {
@@ -677,7 +677,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,414,431,500,503],
     schemas: { path: Z.zListPluginJournalPath, query: Z.zListPluginJournalQuery, headers: undefined, body: undefined },
   },
   {
@@ -692,7 +692,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,414,431,500,503],
     schemas: { path: Z.zListSavedPermissionsPath, query: undefined, headers: undefined, body: undefined },
   },
   {
@@ -707,7 +707,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,414,431,500,503],
     schemas: { path: Z.zListSessionChildrenPath, query: undefined, headers: undefined, body: undefined },
   },
   {
@@ -722,7 +722,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,414,431,500,503],
     schemas: { path: Z.zListSessionCompactionsPath, query: Z.zListSessionCompactionsQuery, headers: undefined, body: undefined },
   },
   {
@@ -737,7 +737,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,414,431,500,503],
     schemas: { path: Z.zListSessionsPath, query: Z.zListSessionsQuery, headers: undefined, body: undefined },
   },
   {
@@ -752,7 +752,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,414,431,500,503],
     schemas: { path: Z.zListSessionTurnsPath, query: Z.zListSessionTurnsQuery, headers: undefined, body: undefined },
   },
   {
@@ -767,7 +767,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,414,431,500,503],
     schemas: { path: Z.zListTerminalsPath, query: undefined, headers: undefined, body: undefined },
   },
   {
@@ -782,7 +782,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,500,503],
+    statuses: [200,400,401,403,414,431,500,503],
     schemas: { path: undefined, query: Z.zLogsQuery, headers: undefined, body: undefined },
   },
   {
@@ -797,7 +797,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: true,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,414,431,500,503],
     schemas: { path: undefined, query: undefined, headers: undefined, body: undefined },
   },
   {
@@ -812,7 +812,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,414,431,500,503],
     schemas: { path: undefined, query: undefined, headers: undefined, body: undefined },
   },
   {
@@ -827,7 +827,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,413,414,431,500,503],
     schemas: { path: Z.zOpenTerminalPath, query: undefined, headers: undefined, body: Z.zOpenTerminalBody },
   },
   {
@@ -842,7 +842,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,414,431,500,503],
     schemas: { path: Z.zPendingInteractionsPath, query: undefined, headers: undefined, body: undefined },
   },
   {
@@ -857,7 +857,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,414,431,500,503],
     schemas: { path: undefined, query: undefined, headers: undefined, body: undefined },
   },
   {
@@ -872,7 +872,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,414,431,500,503],
     schemas: { path: Z.zPromoteSessionBackgroundPath, query: undefined, headers: undefined, body: undefined },
   },
   {
@@ -887,7 +887,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,414,431,500,503],
     schemas: { path: undefined, query: undefined, headers: undefined, body: undefined },
   },
   {
@@ -902,7 +902,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: true,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,414,431,500,503],
     schemas: { path: Z.zReadFilePath, query: Z.zReadFileQuery, headers: undefined, body: undefined },
   },
   {
@@ -917,7 +917,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,414,431,500,503],
     schemas: { path: Z.zReadHistorySourcePath, query: Z.zReadHistorySourceQuery, headers: undefined, body: undefined },
   },
   {
@@ -932,7 +932,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,413,414,431,500,503],
     schemas: { path: Z.zReadMcpResourcePath, query: undefined, headers: undefined, body: Z.zReadMcpResourceBody },
   },
   {
@@ -947,7 +947,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,414,431,500,503],
     schemas: { path: Z.zReadPatchPath, query: Z.zReadPatchQuery, headers: undefined, body: undefined },
   },
   {
@@ -962,7 +962,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: true,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,414,431,500,503],
     schemas: { path: Z.zReadTerminalDisplayPath, query: undefined, headers: undefined, body: undefined },
   },
   {
@@ -977,7 +977,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,414,431,500,503],
     schemas: { path: Z.zReadTerminalOutputPath, query: Z.zReadTerminalOutputQuery, headers: undefined, body: undefined },
   },
   {
@@ -992,7 +992,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,413,414,431,500,503],
     schemas: { path: undefined, query: undefined, headers: undefined, body: Z.zRefreshProviderModelsBody },
   },
   {
@@ -1007,7 +1007,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,413,414,431,500,503],
     schemas: { path: Z.zRefreshSessionPluginPath, query: undefined, headers: undefined, body: Z.zRefreshSessionPluginBody },
   },
   {
@@ -1022,7 +1022,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,414,431,500,503],
     schemas: { path: Z.zRejectQuestionPath, query: undefined, headers: undefined, body: undefined },
   },
   {
@@ -1037,7 +1037,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,413,414,431,500,503],
     schemas: { path: undefined, query: undefined, headers: undefined, body: Z.zReloadBody },
   },
   {
@@ -1052,7 +1052,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,413,414,431,500,503],
     schemas: { path: Z.zReloadSessionPluginPath, query: undefined, headers: undefined, body: Z.zReloadSessionPluginBody },
   },
   {
@@ -1067,7 +1067,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,414,431,500,503],
     schemas: { path: Z.zRemoveSavedPermissionPath, query: undefined, headers: undefined, body: undefined },
   },
   {
@@ -1082,7 +1082,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,413,414,431,500,503],
     schemas: { path: Z.zRemoveSessionPluginPath, query: undefined, headers: undefined, body: Z.zRemoveSessionPluginBody },
   },
   {
@@ -1097,7 +1097,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,413,414,431,500,503],
     schemas: { path: Z.zReplaceSessionConfigurationPath, query: undefined, headers: undefined, body: Z.zReplaceSessionConfigurationBody },
   },
   {
@@ -1112,7 +1112,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,413,414,431,500,503],
     schemas: { path: Z.zReplyPermissionPath, query: undefined, headers: undefined, body: Z.zReplyPermissionBody },
   },
   {
@@ -1127,7 +1127,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,413,414,431,500,503],
     schemas: { path: Z.zReplyQuestionPath, query: undefined, headers: undefined, body: Z.zReplyQuestionBody },
   },
   {
@@ -1142,7 +1142,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,413,414,431,500,503],
     schemas: { path: Z.zResizeTerminalPath, query: undefined, headers: undefined, body: Z.zResizeTerminalBody },
   },
   {
@@ -1157,7 +1157,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,413,414,431,500,503],
     schemas: { path: Z.zRespondPath, query: undefined, headers: undefined, body: Z.zRespondBody },
   },
   {
@@ -1172,7 +1172,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,413,414,431,500,503],
     schemas: { path: Z.zRewindTurnPath, query: undefined, headers: undefined, body: Z.zRewindTurnBody },
   },
   {
@@ -1187,7 +1187,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,414,431,500,503],
     schemas: { path: Z.zSearchPath, query: Z.zSearchQuery, headers: undefined, body: undefined },
   },
   {
@@ -1202,7 +1202,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,414,431,500,503],
     schemas: { path: Z.zSearchServerPath, query: Z.zSearchServerQuery, headers: undefined, body: undefined },
   },
   {
@@ -1217,7 +1217,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,414,431,500,503],
     schemas: { path: Z.zSessionAgentsPath, query: undefined, headers: undefined, body: undefined },
   },
   {
@@ -1232,7 +1232,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: true,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,414,431,500,503],
     schemas: { path: Z.zSessionModelEventsPath, query: undefined, headers: undefined, body: undefined },
   },
   {
@@ -1247,7 +1247,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,414,431,500,503],
     schemas: { path: Z.zSessionModelsPath, query: undefined, headers: undefined, body: undefined },
   },
   {
@@ -1262,7 +1262,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,414,431,500,503],
     schemas: { path: Z.zSessionPluginsPath, query: undefined, headers: undefined, body: undefined },
   },
   {
@@ -1277,7 +1277,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,414,431,500,503],
     schemas: { path: Z.zSessionSkillsPath, query: undefined, headers: undefined, body: undefined },
   },
   {
@@ -1292,7 +1292,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,413,414,431,500,503],
     schemas: { path: Z.zSetSessionDefaultModelPath, query: undefined, headers: undefined, body: Z.zSetSessionDefaultModelBody },
   },
   {
@@ -1307,7 +1307,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,413,414,431,500,503],
     schemas: { path: Z.zSetSessionTitlePath, query: undefined, headers: undefined, body: Z.zSetSessionTitleBody },
   },
   {
@@ -1322,7 +1322,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,414,431,500,503],
     schemas: { path: undefined, query: undefined, headers: undefined, body: undefined },
   },
   {
@@ -1337,7 +1337,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,414,431,500,503],
     schemas: { path: Z.zSnapshotPatchPath, query: undefined, headers: undefined, body: undefined },
   },
   {
@@ -1352,7 +1352,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 202,
     stream: false,
-    statuses: [202,400,401,403,404,409,500,503],
+    statuses: [202,400,401,403,404,409,413,414,431,500,503],
     schemas: { path: Z.zStartMcpCredentialPath, query: undefined, headers: undefined, body: Z.zStartMcpCredentialBody },
   },
   {
@@ -1367,7 +1367,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,413,414,431,500,503],
     schemas: { path: Z.zStartProviderLoginPath, query: undefined, headers: undefined, body: Z.zStartProviderLoginBody },
   },
   {
@@ -1382,7 +1382,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 202,
     stream: false,
-    statuses: [202,400,401,403,404,409,500,503],
+    statuses: [202,400,401,403,404,409,413,414,431,500,503],
     schemas: { path: Z.zSubmitContextCompactionPath, query: undefined, headers: Z.zSubmitContextCompactionHeaders, body: Z.zSubmitContextCompactionBody },
   },
   {
@@ -1397,7 +1397,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 202,
     stream: false,
-    statuses: [202,400,401,403,404,409,500,503],
+    statuses: [202,400,401,403,404,409,413,414,431,500,503],
     schemas: { path: Z.zSubmitMcpPromptPath, query: undefined, headers: Z.zSubmitMcpPromptHeaders, body: Z.zSubmitMcpPromptBody },
   },
   {
@@ -1412,7 +1412,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 202,
     stream: false,
-    statuses: [202,400,401,403,404,409,500,503],
+    statuses: [202,400,401,403,404,409,413,414,431,500,503],
     schemas: { path: Z.zSubmitPromptPath, query: undefined, headers: Z.zSubmitPromptHeaders, body: Z.zSubmitPromptBody },
   },
   {
@@ -1427,7 +1427,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,413,414,431,500,503],
     schemas: { path: Z.zUpdateProviderConnectionPath, query: undefined, headers: undefined, body: Z.zUpdateProviderConnectionBody },
   },
   {
@@ -1442,7 +1442,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: true,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,414,431,500,503],
     schemas: { path: Z.zWatchDiagnosticsPath, query: undefined, headers: undefined, body: undefined },
   },
   {
@@ -1457,7 +1457,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: true,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,414,431,500,503],
     schemas: { path: Z.zWatchFilesPath, query: Z.zWatchFilesQuery, headers: undefined, body: undefined },
   },
   {
@@ -1472,7 +1472,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: true,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,414,431,500,503],
     schemas: { path: Z.zWatchHistoryPath, query: Z.zWatchHistoryQuery, headers: Z.zWatchHistoryHeaders, body: undefined },
   },
   {
@@ -1487,7 +1487,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: true,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,414,431,500,503],
     schemas: { path: Z.zWatchServerPath, query: Z.zWatchServerQuery, headers: Z.zWatchServerHeaders, body: undefined },
   },
   {
@@ -1502,7 +1502,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: true,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,414,431,500,503],
     schemas: { path: Z.zWatchSessionPath, query: Z.zWatchSessionQuery, headers: Z.zWatchSessionHeaders, body: undefined },
   },
   {
@@ -1517,7 +1517,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: true,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,414,431,500,503],
     schemas: { path: Z.zWatchTerminalOutputPath, query: Z.zWatchTerminalOutputQuery, headers: Z.zWatchTerminalOutputHeaders, body: undefined },
   },
   {
@@ -1532,7 +1532,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: true,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,414,431,500,503],
     schemas: { path: Z.zWatchTurnPath, query: Z.zWatchTurnQuery, headers: Z.zWatchTurnHeaders, body: undefined },
   },
   {
@@ -1547,7 +1547,7 @@ export const routes: readonly RouteDefinition[] = [
     authenticated: true,
     successStatus: 200,
     stream: false,
-    statuses: [200,400,401,403,404,409,500,503],
+    statuses: [200,400,401,403,404,409,413,414,431,500,503],
     schemas: { path: Z.zWriteTerminalInputPath, query: undefined, headers: undefined, body: Z.zWriteTerminalInputBody },
   },
 ];

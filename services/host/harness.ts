@@ -298,7 +298,13 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
   // The runner, its loop and the tools load only in hosts that run Turns (not one-shot metadata commands).
   // Like the runner, sub-agents load only in hosts that run Turns.
   const subagents = options.runTurns === false ? undefined : new (await import("../core/subagents/host.js")).Subagents({ storage, hub, agents: () => catalogs.agents });
-  const rewind = new RewindService({ storage, onError: (error) => options.onUnexpectedError?.(error, "turnPatch") });
+  // Every unexpected error is one ERROR line: in daemon.log on the daemon (where GET /v1/logs
+  // reads it), and to the caller's callback (a foreground serve writes it on stderr).
+  const reportUnexpected = (error: unknown, operationId: string | undefined): void => {
+    options.daemonLog?.error("request.failed", { operation: operationId ?? "-", error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) });
+    options.onUnexpectedError?.(error, operationId);
+  };
+  const rewind = new RewindService({ storage, onError: (error) => reportUnexpected(error, "turnPatch") });
   const sessionMcp = subagents ? new SessionMcpHosts({ env: options.env, onWarning: options.onWarning }) : undefined;
   // PTYs clients open in Session workdirs and `shell` calls with `tty: true` run in (node-pty and the emulator load on the first one).
   const terminals = new TerminalHost(storage, options.serverRoot);
@@ -360,7 +366,7 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
     openapi: loadDocument(join("generated", "openapi.json")),
     referencePage: reference,
     dashboard: { server: LOCAL_SERVER, asset: dashboardAsset(), ...(options.frameAncestors && options.token !== undefined ? { frameAncestors: options.frameAncestors } : {}) },
-    onUnexpectedError: (error, route) => options.onUnexpectedError?.(error, route?.operationId),
+    onUnexpectedError: (error, route) => reportUnexpected(error, route?.operationId),
   });
   const close = async (): Promise<void> => {
     logins.close();

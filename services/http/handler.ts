@@ -5,7 +5,7 @@ import { routes, type Handlers, type RouteDefinition, type SseMessage } from "..
 import { Failure, isFailure, type EncodedError } from "../contract/failure.js";
 import { dashboardResponse, isDashboardRequest, type DashboardOptions } from "./dashboard.js";
 import { checkHost, checkOrigin, checkToken, type GuardOptions } from "./guard.js";
-import { checkRequestSize, readInput, MAX_REQUEST_BODY_BYTES } from "./request.js";
+import { BodyTooLarge, checkRequestSize, readInput, MAX_REQUEST_BODY_BYTES } from "./request.js";
 import { Router } from "./router.js";
 import { sseBody } from "./sse.js";
 
@@ -77,8 +77,9 @@ export function createFetchHandler(options: FetchHandlerOptions): FetchHandler {
   };
 
   // `method` is the request's, except that HEAD is answered as the GET it mirrors, down to the
-  // wording (and so the Content-Length) of an error.
-  const respond = async (request: Request, method: string): Promise<Response> => {
+  // wording (and so the Content-Length) of an error. Errors propagate to `answer`; `seen`
+  // names the operation once the route is known, for the log line of an unexpected error.
+  const respond = async (request: Request, method: string, seen: { route?: RouteDefinition }): Promise<Response> => {
     const url = new URL(request.url);
     // Sizes first: nothing else should look at a request this large.
     const oversized = checkRequestSize(request, url);
@@ -90,7 +91,7 @@ export function createFetchHandler(options: FetchHandlerOptions): FetchHandler {
 
     if (method === "OPTIONS") {
       const response = new Response(null, { status: 204 });
-      response.headers.set("Access-Control-Allow-Methods", "GET, PUT, POST, DELETE, PATCH, OPTIONS");
+      response.headers.set("Access-Control-Allow-Methods", "GET, HEAD, PUT, POST, DELETE, PATCH, OPTIONS");
       response.headers.set("Access-Control-Allow-Headers", ALLOWED_REQUEST_HEADERS);
       response.headers.set("Access-Control-Max-Age", "600");
       return finish(request, response);
@@ -114,30 +115,69 @@ export function createFetchHandler(options: FetchHandlerOptions): FetchHandler {
       return finish(request, errorResponse({ _tag: "NotFoundError", message, resource: "endpoint" }));
     }
     const { route, params } = lookup.match;
+    seen.route = route;
+    if (route.authenticated) {
+      const auth = checkToken(request, guard);
+      if (!auth.ok) return finish(request, errorResponse({ _tag: "UnauthorizedError", message: auth.message }));
+    }
+    const input = await readInput(request, route, params, url, bodyLimit);
+    const server = params["server"];
+    if (server !== undefined && !options.servers(server)) {
+      throw new Failure({ _tag: "NotFoundError", message: `Server ${JSON.stringify(server)} is not served by this host` });
+    }
+    const lastEventId = request.headers.get("last-event-id") ?? undefined;
+    const context: RequestContext = { request, signal: request.signal, ...(lastEventId !== undefined ? { lastEventId } : {}) };
+    const handler = options.handlers[route.operationId] as (input: unknown, context: RequestContext) => Promise<HandlerResult>;
+    const result = await handler.call(options.handlers, input, context);
+    const onStreamError = (error: unknown): void => {
+      if (!isFailure(error)) reportUnexpected(error, route);
+    };
+    return finish(request, toResponse(result, request.method === "HEAD", onStreamError));
+  };
+
+  // Called for every error that is not a typed Failure, wherever it was thrown: a 500 always has
+  // its log line. The callback must not throw; if it does anyway, the 500 still goes out.
+  const reportUnexpected = (error: unknown, route: RouteDefinition | undefined): void => {
     try {
-      if (route.authenticated) {
-        const auth = checkToken(request, guard);
-        if (!auth.ok) return finish(request, errorResponse({ _tag: "UnauthorizedError", message: auth.message }));
-      }
-      const input = await readInput(request, route, params, url, bodyLimit);
-      const server = params["server"];
-      if (server !== undefined && !options.servers(server)) {
-        throw new Failure({ _tag: "NotFoundError", message: `Server ${JSON.stringify(server)} is not served by this host` });
-      }
-      const lastEventId = request.headers.get("last-event-id") ?? undefined;
-      const context: RequestContext = { request, signal: request.signal, ...(lastEventId !== undefined ? { lastEventId } : {}) };
-      const handler = options.handlers[route.operationId] as (input: unknown, context: RequestContext) => Promise<HandlerResult>;
-      const result = await handler.call(options.handlers, input, context);
-      return finish(request, toResponse(result, request.method === "HEAD"));
-    } catch (error) {
-      if (isFailure(error)) return finish(request, errorResponse(error.body));
       options.onUnexpectedError?.(error, route);
-      return finish(request, errorResponse({ _tag: "InternalServerError", message: "The server failed to handle the request" }));
+    } catch {
+      // nothing more can be done about a failing logger
     }
   };
 
-  return async (request: Request): Promise<Response> =>
-    request.method === "HEAD" ? withoutBody(await respond(request, "GET")) : respond(request, request.method);
+  // What a thrown error answers: a typed Failure its own status, anything else a logged 500.
+  const errorAnswer = (request: Request, error: unknown, route: RouteDefinition | undefined): Response => {
+    if (isFailure(error)) return finish(request, errorResponse(error.body, error instanceof BodyTooLarge ? error.status : undefined));
+    reportUnexpected(error, route);
+    const response = errorResponse({ _tag: "InternalServerError", message: "The server failed to handle the request" });
+    try {
+      return finish(request, response);
+    } catch {
+      return response;
+    }
+  };
+
+  const answer = async (request: Request, method: string, seen: { route?: RouteDefinition }): Promise<Response> => {
+    try {
+      return await respond(request, method, seen);
+    } catch (error) {
+      return errorAnswer(request, error, seen.route);
+    }
+  };
+
+  // Total: whatever is thrown (a guard, the body read, a handler, HEAD's read of the GET body)
+  // becomes the contract's error here, never an exception for the listener to turn into an
+  // unlogged 500.
+  return async (request: Request): Promise<Response> => {
+    const seen: { route?: RouteDefinition } = {};
+    if (request.method !== "HEAD") return answer(request, request.method, seen);
+    const response = await answer(request, "GET", seen);
+    try {
+      return await withoutBody(response);
+    } catch (error) {
+      return withoutBody(errorAnswer(request, error, seen.route));
+    }
+  };
 }
 
 /** The GET answer's status and headers (its Content-Length included) without its body: a HEAD answer. */
@@ -157,14 +197,14 @@ const SSE_HEADERS: Readonly<Record<string, string>> = {
   "x-accel-buffering": "no",
 };
 
-function toResponse(result: HandlerResult, head: boolean): Response {
+function toResponse(result: HandlerResult, head: boolean, onStreamError: (error: unknown) => void): Response {
   if ("stream" in result) {
     if (head) {
       // A HEAD answer has no body: end the stream the handler opened (its subscriptions) unread.
       void Promise.resolve(result.stream[Symbol.asyncIterator]().return?.()).catch(() => undefined);
       return new Response(null, { status: result.status, headers: SSE_HEADERS });
     }
-    return new Response(sseBody(result.stream), { status: result.status, headers: SSE_HEADERS });
+    return new Response(sseBody(result.stream, onStreamError), { status: result.status, headers: SSE_HEADERS });
   }
   return jsonResponse(result.status, result.body);
 }
@@ -173,7 +213,7 @@ function jsonResponse(status: number, body: unknown): Response {
   return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
 }
 
-/** The error as the contract encodes it, with the status its `_tag` maps to unless one is given (414, 431). */
+/** The error as the contract encodes it, with the status its `_tag` maps to unless one is given (413, 414, 431). */
 export function errorResponse(error: EncodedError, status: number = statusOf(error)): Response {
   return jsonResponse(status, error);
 }

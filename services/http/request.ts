@@ -9,6 +9,7 @@ import { MAX_REQUEST_BODY_BYTES, readBounded } from "../contract/body.js";
 import { Failure, validationFailure } from "../contract/failure.js";
 import { readDecoded, SUPPORTED_CONTENT_ENCODINGS, UndecodableBody, type ContentEncoding } from "./decode.js";
 import { describeIssues, pointer, type Issue } from "./issues.js";
+import { decodeBodyText, firstUnknownField, parseJsonBody } from "./json.js";
 
 /** Largest request body accepted, after any Content-Encoding is decoded (the contract's 1 MiB wire bound). */
 export { MAX_REQUEST_BODY_BYTES };
@@ -31,6 +32,14 @@ export interface ValidatedInput {
 export interface Oversized {
   readonly status: 414 | 431;
   readonly error: ValidationErrorEncoded;
+}
+
+/** A body over the limit: a ValidationError answered as 413, not the 400 its `_tag` maps to. */
+export class BodyTooLarge extends Failure {
+  readonly status = 413;
+  constructor(limit: number) {
+    super({ _tag: "ValidationError", message: `Request body exceeds the ${limit}-byte limit` });
+  }
 }
 
 /**
@@ -99,7 +108,7 @@ function contentEncodings(request: Request): ContentEncoding[] {
 
 async function readBody(request: Request, limit: number): Promise<string> {
   const declared = request.headers.get("content-length");
-  if (declared !== null && Number(declared) > limit) throw tooLarge(limit);
+  if (declared !== null && Number(declared) > limit) throw new BodyTooLarge(limit);
   const encodings = contentEncodings(request);
   let bytes: Uint8Array | "too_large";
   if (encodings.length === 0) {
@@ -113,12 +122,9 @@ async function readBody(request: Request, limit: number): Promise<string> {
       throw validationFailure(`Invalid request: the body could not be decoded as ${encodings.join(", ")}`);
     }
   }
-  if (bytes === "too_large") throw tooLarge(limit);
-  // ignoreBOM keeps a leading BOM in the text, so JSON.parse refuses it as it always has.
-  return new TextDecoder("utf-8", { ignoreBOM: true }).decode(bytes);
+  if (bytes === "too_large") throw new BodyTooLarge(limit);
+  return decodeBodyText(bytes);
 }
-
-const tooLarge = (limit: number): Failure => validationFailure(`Request body exceeds the ${limit}-byte limit`);
 
 export async function readInput(
   request: Request,
@@ -158,13 +164,15 @@ export async function readInput(
     } else {
       const type = request.headers.get("content-type") ?? "";
       if (!/^application\/(.+\+)?json\b/i.test(type)) throw validationFailure("Invalid request: the body must be application/json");
-      try {
-        body = JSON.parse(text);
-      } catch {
-        throw validationFailure("Invalid request: the body is not valid JSON");
-      }
+      body = parseJsonBody(text);
     }
-    input.body = body === undefined ? undefined : validate("body", route.schemas.body, body);
+    if (body === undefined) input.body = undefined;
+    else {
+      const validated = validate("body", route.schemas.body, body);
+      const unknown = firstUnknownField(body, validated);
+      if (unknown !== undefined) throw validationFailure(`Invalid request: ${fieldLabel("body", unknown)}: is not a field of this request`);
+      input.body = validated;
+    }
   }
   return input;
 }

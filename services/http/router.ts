@@ -1,6 +1,7 @@
 // Matches a method and path against the generated route table. Templates compile
 // once into segment lists; literal segments outrank parameters so
-// `/permissions/saved` wins over `/permissions/{permissionRequestId}`.
+// `/permissions/saved` wins over `/permissions/{permissionRequestId}`. A path is matched as
+// given: empty segments (`//`, a trailing `/`) match nothing.
 import type { RouteDefinition } from "../../generated/server/routes.js";
 
 type Segment = { literal: string } | { param: string };
@@ -37,7 +38,10 @@ export class Router {
   }
 
   lookup(method: string, pathname: string): RouteLookup {
-    const parts = pathname.split("/").filter((part) => part.length > 0);
+    // `//v1//health` and `/v1/health/` name no endpoint: an empty segment is never skipped, so
+    // one resource has one path (a proxy's or a cache's rules see the path the router serves).
+    const parts = pathname.split("/").slice(1);
+    if (!pathname.startsWith("/") || parts.some((part) => part.length === 0)) return { kind: "not_found" };
     const allowed: string[] = [];
     for (const candidate of this.compiled) {
       const params = matchSegments(candidate.segments, parts);

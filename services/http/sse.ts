@@ -36,14 +36,19 @@ interface Drainable {
 /**
  * Turns an async iterable of messages into a byte stream; cancelling the response ends the
  * iterator. Messages already waiting behind the one awaited go out in the same chunk (one socket
- * write for a commit's several events instead of one each).
+ * write for a commit's several events instead of one each). A stream that fails after its 200
+ * went out can only be cut short: `onError` sees why (the edge logs it as it logs a 500).
  */
-export function sseBody(messages: AsyncIterable<SseMessage<unknown>>): ReadableStream<Uint8Array> {
+export function sseBody(messages: AsyncIterable<SseMessage<unknown>>, onError: (error: unknown) => void = () => undefined): ReadableStream<Uint8Array> {
   const iterator = messages[Symbol.asyncIterator]() as AsyncIterator<SseMessage<unknown>> & Drainable;
+  // A client that goes away cancels while a pull still awaits the next message; what that await
+  // then yields (done, a message, a rejection) belongs to nobody and must not touch the controller.
+  let cancelled = false;
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
       try {
         const next = await iterator.next();
+        if (cancelled) return;
         if (next.done) {
           controller.close();
           return;
@@ -55,10 +60,13 @@ export function sseBody(messages: AsyncIterable<SseMessage<unknown>>): ReadableS
         }
         controller.enqueue(concatBytes([next.value, ...waiting].map(encodeSseMessage)));
       } catch (error) {
+        if (cancelled) return;
+        onError(error);
         controller.error(error);
       }
     },
     async cancel() {
+      cancelled = true;
       await iterator.return?.();
     },
   });

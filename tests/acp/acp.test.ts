@@ -291,6 +291,10 @@ describe("ze-harness acp", () => {
     expect((await running).stopReason).toBe("cancelled");
   });
 
+  it("a prompt over the 1 MiB body bound is invalid params (the edge's 413 ValidationError), not an internal error", async () => {
+    await expect(agent.agent.request("session/prompt", { sessionId, prompt: text("x".repeat(1024 * 1024 + 1)) })).rejects.toMatchObject({ code: -32602, message: expect.stringMatching(/1048576-byte limit/) });
+  });
+
   it("switches modes and config options: the next Turn runs plan with the chosen effort and model", async () => {
     await agent.agent.request("session/set_mode", { sessionId, modeId: "plan" });
     await expect(agent.agent.request("session/set_mode", { sessionId, modeId: "explore" })).rejects.toMatchObject({ code: -32602 });

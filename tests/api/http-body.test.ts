@@ -32,8 +32,8 @@ const putEncoded = (id: string, body: Uint8Array, encoding: string): Promise<Res
     }),
   );
 
-async function expectValidation(response: Response, message: RegExp | string): Promise<void> {
-  expect(response.status).toBe(400);
+async function expectValidation(response: Response, message: RegExp | string, status = 400): Promise<void> {
+  expect(response.status).toBe(status);
   const body = (await response.json()) as { _tag: string; message: string };
   expect(body._tag).toBe("ValidationError");
   if (typeof message === "string") expect(body.message).toBe(message);
@@ -99,7 +99,7 @@ describe("Content-Encoding of request bodies", () => {
     expect((await putEncoded(under, gzipSync(json({ systemPrompt: "x".repeat(MAX_REQUEST_BODY_BYTES - 100) })), "gzip")).status).toBe(200);
     const over = gzipSync(json({ systemPrompt: "x".repeat(MAX_REQUEST_BODY_BYTES) }));
     expect(over.byteLength).toBeLessThan(64 * 1024);
-    await expectValidation(await putEncoded(randomUUID(), over, "gzip"), "Request body exceeds the 1048576-byte limit");
+    await expectValidation(await putEncoded(randomUUID(), over, "gzip"), "Request body exceeds the 1048576-byte limit", 413);
     expect(await listedIds()).toEqual([under]);
   });
 
@@ -118,7 +118,7 @@ describe("Content-Encoding of request bodies", () => {
         duplex: "half",
       } as RequestInit),
     );
-    await expectValidation(response, "Request body exceeds the 1048576-byte limit");
+    await expectValidation(response, "Request body exceeds the 1048576-byte limit", 413);
     // 1 MiB of zeros is about 1 KiB of gzip: decoding stops after the first few KiB of the body.
     expect(pulled()).toBeLessThan(16 * 1024);
   });

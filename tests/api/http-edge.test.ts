@@ -229,10 +229,10 @@ describe("bearer token", () => {
 });
 
 describe("request bodies", () => {
-  it("a body over 1 MiB is 400 with a clear message and creates nothing", async () => {
+  it("a body over 1 MiB is 413 ValidationError with a clear message and creates nothing", async () => {
     const id = randomUUID();
     const response = await putJson(`${sessionsPath}/${id}`, { systemPrompt: "x".repeat(1024 * 1024) });
-    expect(response.status).toBe(400);
+    expect(response.status).toBe(413);
     const body = await response.json();
     expect(body).toMatchObject({ _tag: "ValidationError" });
     expect(body.message).toMatch(/exceeds the 1048576-byte limit/);
@@ -245,7 +245,7 @@ describe("request bodies", () => {
       headers: { "content-type": "application/json", "content-length": String(1024 * 1024 + 1) },
       body: "{}",
     });
-    expect(response.status).toBe(400);
+    expect(response.status).toBe(413);
     expect((await response.json()).message).toMatch(/exceeds the 1048576-byte limit/);
     expect(await listedIds()).toEqual([]);
   });
@@ -265,7 +265,7 @@ describe("request bodies", () => {
       body: stream,
       duplex: "half",
     } as RequestInit);
-    expect(response.status).toBe(400);
+    expect(response.status).toBe(413);
     expect((await response.json()).message).toMatch(/exceeds the 1048576-byte limit/);
     expect(await listedIds()).toEqual([]);
   });
@@ -369,15 +369,20 @@ describe("operations not implemented yet", () => {
 });
 
 describe("documents", () => {
-  it("GET /openapi.json returns the committed document with 95 operations", async () => {
+  it("GET /openapi.json returns the committed document with 95 operations, and a HEAD twin of each GET", async () => {
     const response = await request("/openapi.json");
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toMatch(/^application\/json/);
     const served = await response.json();
     expect(served).toEqual(committedOpenapi);
-    const operationIds = Object.values(served.paths as typeof committedOpenapi.paths).flatMap((item) => Object.values(item).map((op) => op.operationId));
+    const items = Object.values(served.paths as typeof committedOpenapi.paths);
+    const operationIds = items.flatMap((item) => Object.entries(item).filter(([method]) => method !== "head").map(([, op]) => op.operationId));
     expect(operationIds).toHaveLength(95);
     expect(new Set(operationIds).size).toBe(95);
+    for (const item of items) {
+      const get = item["get"];
+      expect(item["head"]?.operationId).toBe(get ? `head${get.operationId[0]!.toUpperCase()}${get.operationId.slice(1)}` : undefined);
+    }
   });
 
   it("GET /reference returns an HTML page", async () => {

@@ -78,7 +78,7 @@ describe("ze-harness serve", () => {
     const { client } = networkClient(url);
     const id = randomUUID();
     const error = await failure(sdk.createSession({ client, path: { server, sessionId: id }, body: { systemPrompt: "x".repeat(1024 * 1024) } }));
-    expect(error).toMatchObject({ status: 400, body: { _tag: "ValidationError", message: expect.stringMatching(/1048576-byte limit/) } });
+    expect(error).toMatchObject({ status: 413, body: { _tag: "ValidationError", message: expect.stringMatching(/1048576-byte limit/) } });
     expect(await ok(sdk.listSessions({ client, path: { server } }))).toEqual({ sessions: [] });
   });
 

@@ -136,7 +136,7 @@ describe("listenEmbeddedHarness", () => {
   it("serves the same instance on loopback and closes with it", async () => {
     home = tempHome();
     harness = await createEmbeddedHarness({ cwd: home.root, databaseFilename: ":memory:", config: inlineConfig(), env: home.env });
-    const created = await harness.createSession({ title: "shared" } as never);
+    const created = await harness.createSession({ systemPrompt: "shared" });
     const listener = await listenEmbeddedHarness(harness);
     expect(listener.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     const remote = createZeClient({ baseUrl: listener.url });

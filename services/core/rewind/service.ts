@@ -12,7 +12,7 @@
 import { Buffer } from "node:buffer";
 import type { TurnPatch, TurnPatchPage, TurnRewind } from "../../../generated/client/types.gen.js";
 import { conflict, Failure, notFound, validationFailure } from "../../contract/failure.js";
-import { turns as turnStore, workspace as store, type StorageHandle, type StoredPatchFile, type TurnPatchRow, type TurnRow } from "../../storage/index.js";
+import { sessions as sessionStore, turns as turnStore, workspace as store, type StorageHandle, type StoredPatchFile, type TurnPatchRow, type TurnRow } from "../../storage/index.js";
 import { compareBytes } from "../../workspace/files/path.js";
 import { scanWorkdir, sha256Hex, type SnapshotEntry } from "../../workspace/files/snapshot.js";
 import { KeyedSerial } from "../../contract/serial.js";
@@ -89,16 +89,23 @@ export class RewindService {
   }
 
   readonly observer: TurnWorkspaceObserver = {
-    before: (row, workdir) => this.serial(row.sessionId, () => this.guard(() => this.recordBefore(row, workdir))),
-    after: (row, workdir) => this.serial(row.sessionId, () => this.guard(async () => void (await this.capture(row, workdir)))),
+    before: (row, workdir) => this.serial(row.sessionId, () => this.guard(row.sessionId, () => this.recordBefore(row, workdir))),
+    after: (row, workdir) => this.serial(row.sessionId, () => this.guard(row.sessionId, async () => void (await this.capture(row, workdir)))),
     hiddenTurns: (sessionId) => store.hiddenTurnIds(this.storage, sessionId),
   };
 
-  private async guard(fn: () => Promise<void>): Promise<void> {
+  private async guard(sessionId: string, fn: () => Promise<void>): Promise<void> {
     try {
       await fn();
     } catch (error) {
-      this.options.onError?.(error);
+      // A Session deleted while its Turn's workdir was being scanned took its manifest and patches
+      // with it (ON DELETE CASCADE): the write that then fails (a foreign key) recorded nothing that
+      // anyone could read. Only a failure for a Session that still exists is worth reporting.
+      const exists = await sessionStore.getSessionById(this.storage, sessionId).then(
+        (row) => row !== undefined,
+        () => true,
+      );
+      if (exists) this.options.onError?.(error);
     }
   }
 

@@ -31,6 +31,9 @@ export interface TerminalExit {
   readonly signal?: string;
 }
 
+/** How long a closed terminal may take to exit from the signal it was sent before it gets SIGKILL. */
+const CLOSE_GRACE_MS = 2_000;
+
 const SIGNAL_NAMES: Readonly<Record<number, string>> = { 1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 6: "SIGABRT", 9: "SIGKILL", 13: "SIGPIPE", 15: "SIGTERM" };
 
 // Why a wrapper: when a PTY's session leader exits, Linux hangs the terminal up and discards
@@ -176,16 +179,40 @@ export class LiveTerminal {
     this.#parsed = this.#parsed.then(() => this.#emulator.resize(size.cols, size.rows));
   }
 
-  /** Sends `signal` (default SIGHUP) to the terminal's process group and resolves with the exit. */
+  /**
+   * Sends `signal` (default SIGHUP) to the terminal's process group and resolves with the exit. A
+   * terminal still running CLOSE_GRACE_MS later gets SIGKILL: an interactive shell ignores SIGINT
+   * (and the wrapper traps it) and runs in a process group of its own, so without this a close
+   * could wait forever; killing the wrapper, the session leader, hangs the PTY up for the rest.
+   */
   close(signal: NodeJS.Signals = "SIGHUP"): Promise<TerminalExit> {
     if (!this.output.closed) {
+      this.#signal(signal);
+      if (signal !== "SIGKILL") {
+        const escalate = setTimeout(() => {
+          if (!this.output.closed) this.#signal("SIGKILL");
+        }, CLOSE_GRACE_MS);
+        void this.exited.then(() => clearTimeout(escalate));
+      }
+    }
+    return this.exited;
+  }
+
+  #signal(signal: NodeJS.Signals): void {
+    try {
+      // The wrapper leads the PTY's session and process group; the program runs in that group.
+      globalThis.process.kill(-this.#pty.pid, signal);
+    } catch (error) {
+      // Right after the fork the child has not called setsid() yet, so its process group does not
+      // exist (ESRCH) while the child does: signal the child itself (it holds the signal until its
+      // dispositions are reset to the defaults, then dies of it). The child is not reaped yet
+      // (output.closed is still false), so its pid is still its own.
+      if ((error as NodeJS.ErrnoException).code !== "ESRCH" || this.output.closed) return;
       try {
-        // The wrapper leads the PTY's session and process group; the program runs in that group.
-        globalThis.process.kill(-this.#pty.pid, signal);
+        globalThis.process.kill(this.#pty.pid, signal);
       } catch {
         // Already gone: the exit event follows.
       }
     }
-    return this.exited;
   }
 }
