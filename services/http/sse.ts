@@ -7,8 +7,13 @@ import { concatBytes } from "../contract/body.js";
 
 const encoder = new TextEncoder();
 
-/** Largest single SSE event the server sends (the reference's 1 MiB wire bound). */
-export const MAX_SSE_EVENT_BYTES = 1024 * 1024;
+/**
+ * Largest single SSE event the server sends. A stream opens with a snapshot of the whole Turn or
+ * Session state, and a Turn may hold 10,000 tool calls (≈ 4 MB of parts) or a long answer: a
+ * bound near that size cut such a stream at its first event, and every reconnect again. (The
+ * reference's 1 MiB bound is the provider adapters', on what a model sends, not on this stream.)
+ */
+export const MAX_SSE_EVENT_BYTES = 64 * 1024 * 1024;
 
 function assertField(name: string, value: string): void {
   if (/[\r\n]/.test(value)) throw new Error(`SSE ${name} must not contain CR or LF`);

@@ -140,6 +140,22 @@ describe("watchTurn", () => {
   });
 });
 
+describe("a Turn bigger than a megabyte", () => {
+  it("is watched whole: its snapshot (over 1 MiB) opens every stream, a reconnect's too", async () => {
+    const answer = `${"w".repeat(999)} `.repeat(1_500).trim();
+    h.model.enqueue({ events: [{ type: "text", text: answer }] });
+    const sessionId = await h.createSession();
+    const { turnId } = await queue(h, sessionId, "Say a lot");
+    const { turn } = await runToEnd(h, sessionId, turnId);
+    expect(turn.outcome, JSON.stringify(turn.outcome).slice(0, 400)).toMatchObject({ kind: "completed" });
+    const again = await track(await watchTurn(h, sessionId, turnId, turn.revision)).rest();
+    expect(again.map((event) => event.type)).toEqual(["turn.snapshot", "turn.finished"]);
+    const snapshot = again[0] as Extract<TurnStreamEvent, { type: "turn.snapshot" }>;
+    expect(JSON.stringify(snapshot).length).toBeGreaterThan(1024 * 1024);
+    expect(JSON.stringify(snapshot)).toContain(answer);
+  });
+});
+
 describe("a deleted Session's Turn stream", () => {
   it("ends, and a reconnect answers 404", async () => {
     h.model.enqueue({ hang: true });
