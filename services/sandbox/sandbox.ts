@@ -88,7 +88,11 @@ export class HostSandbox implements CommandSandbox {
       this.#runtime = runtime;
     }
     if (this.policy.network.kind === "hosts" && !this.#proxy) {
-      this.#proxy = await FilteringProxy.start(join(this.#runtime, "proxy.sock"), this.policy.network.hosts);
+      try {
+        this.#proxy = await FilteringProxy.start(join(this.#runtime, "proxy.sock"), this.policy.network.hosts);
+      } catch (error) {
+        throw new SandboxUnavailable(`the network proxy could not listen: ${(error as Error).message}`);
+      }
     }
     this.#bwrap = found.path;
   }

@@ -40,7 +40,7 @@ describe("a sandboxed harness", () => {
 
   it("runs a Turn's shell call in the sandbox: the workdir is writable, the secret beside it unreadable", async () => {
     const [head, tail] = [secretFile.slice(0, 4), secretFile.slice(4)];
-    h.model.enqueue(shellCall(`echo made > made.txt; cat $(printf ${head})${tail}; echo "cat: $?"`), done);
+    h.model.enqueue(shellCall(`exec 2>&1; echo made > made.txt; cat $(printf ${head})${tail}; echo "cat: $?"`), done);
     const sessionId = await h.createSession();
     const { turnId } = await queue(h, sessionId, "Try it");
     const { turn } = await runToEnd(h, sessionId, turnId);

