@@ -206,8 +206,9 @@ describe("sandbox: timeouts and cancellation still kill the command", () => {
     const tool = sandboxedShell();
     const marker = uniqueSleep();
     const ctx = context(ws.workdir);
-    const pending = call(tool, { command: `sleep ${marker} & setsid sleep ${marker} & echo started; wait` }, ctx);
-    await ctx.activityWhere((update) => (update.preview ?? "").includes("started"));
+    // "ready" comes from the setsid'd shell itself, so it has left the process group by then.
+    const pending = call(tool, { command: `sleep ${marker} & setsid sh -c "echo ready; exec sleep ${marker}" & wait` }, ctx);
+    await ctx.activityWhere((update) => (update.preview ?? "").includes("ready"));
     expect(processesWith(`sleep ${marker}`).length).toBeGreaterThan(0);
     ctx.controller.abort();
     await expectCode(pending, "interrupted");
