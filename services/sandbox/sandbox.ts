@@ -101,7 +101,8 @@ export class HostSandbox implements CommandSandbox {
     if (this.#bwrap === undefined || this.#runtime === undefined) throw new SandboxUnavailable("the sandbox was not prepared");
     const cwd = real(options.cwd) ?? options.cwd;
     const env = this.#options.env;
-    const temps = ["/tmp", "/var/tmp", ...(env["TMPDIR"] && isAbsolute(env["TMPDIR"]) ? [env["TMPDIR"]] : [])];
+    // The host's TMPDIR and the one the command would have inherited: both become private.
+    const temps = ["/tmp", "/var/tmp", ...[env["TMPDIR"], options.env["TMPDIR"]].filter((path): path is string => path !== undefined && isAbsolute(path))];
     const privateTemps = [...new Set(temps.map(real).filter((path): path is string => path !== undefined && path !== "/"))];
     const protectedPaths = this.policy.mode === "workspace-write" ? PROTECTED_IN_WORKDIR.map((relative) => join(cwd, relative)).filter(existsSync).map((path) => real(path) ?? path) : [];
     const hidden = existingHidden([...this.#options.secrets, ...homeCredentials(this.#options.home), ...serviceSockets(process.getuid?.() ?? 0, env["XDG_RUNTIME_DIR"])]);
