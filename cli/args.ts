@@ -47,3 +47,13 @@ export async function readJsonArgument(value: string, name: string): Promise<unk
     throw usageError(`${name} is not valid JSON`);
   }
 }
+
+/**
+ * `--sandbox MODE` of the commands that run Turns (run, chat, tui, acp, serve): the OS sandbox of
+ * shell commands, terminals and MCP stdio servers, over the config's `sandbox.mode`. Through the
+ * daemon it is one of the flags the daemon starts with ("first start wins").
+ */
+export const sandboxFlag = flag.string({
+  description: "OS sandbox (bubblewrap) for shell commands, terminals and MCP stdio servers: workspace-write, read-only or off (default: the config's sandbox.mode, else off).",
+  options: ["workspace-write", "read-only", "off"],
+});

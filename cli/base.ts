@@ -4,6 +4,8 @@
 // loaded only then), or `--remote` over HTTP.
 import { createZeClient, type ZeClient } from "../clients/index.js";
 import type { ConnectionValues } from "./spec.js";
+import type { SandboxSetting } from "../services/sandbox/policy.js";
+import { usageError } from "./errors.js";
 
 export interface Connection {
   readonly client: ZeClient;
@@ -24,6 +26,8 @@ export interface Connection {
 export interface ConnectOptions {
   /** Let the embedded host run admitted Turns (only commands that wait for them). */
   readonly runTurns?: boolean;
+  /** `--sandbox MODE` (services/sandbox): the embedded host's, or the one the daemon must run with. */
+  readonly sandbox?: SandboxSetting | undefined;
 }
 
 /** A line while the daemon starts, only on a terminal (stderr stays clean for scripts). */
@@ -35,6 +39,8 @@ function startingProgress(state: "starting" | "done"): void {
 export async function connect(flags: ConnectionValues, options: ConnectOptions = {}): Promise<Connection> {
   const server = flags.server ?? "local";
   if (flags.remote !== undefined) {
+    // A remote server's own config decides; a sandbox asked for here would not be applied.
+    if (options.sandbox !== undefined) throw usageError("--sandbox applies to a local host (the daemon or --embedded); a --remote server runs commands as its own configuration says");
     const client = createZeClient({ baseUrl: flags.remote.replace(/\/+$/, ""), token: flags.token });
     return { client, server, local: false, atomic: false, atomically: (fn) => fn(), close: async () => {} };
   }
@@ -45,6 +51,7 @@ export async function connect(flags: ConnectionValues, options: ConnectOptions =
       cwd: process.cwd(),
       database: flags.database,
       config: flags.config,
+      sandbox: options.sandbox,
       notice: (line) => void process.stderr.write(`${line}\n`),
       progress: startingProgress,
     });
@@ -59,6 +66,7 @@ export async function connect(flags: ConnectionValues, options: ConnectOptions =
     serverRoot: process.cwd(),
     env: process.env,
     runTurns: options.runTurns ?? false,
+    sandbox: options.sandbox,
     // An embedded command runs only the Sessions it operates on; a server runs the rest.
     runnerScope: "owned",
   });

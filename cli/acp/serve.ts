@@ -5,6 +5,7 @@ import { Readable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk/unstable";
 import { createZeClient, sdk } from "../../clients/index.js";
 import { createAcpAgent } from "./agent.js";
+import type { SandboxSetting } from "../../services/sandbox/policy.js";
 
 const LOCAL_SERVER = "local";
 
@@ -14,6 +15,8 @@ export const ACP_DATABASE_FILE = "acp.db";
 export interface AcpServeOptions {
   readonly database?: string | undefined;
   readonly config?: string | undefined;
+  /** `--sandbox MODE` (services/sandbox). */
+  readonly sandbox?: SandboxSetting | undefined;
 }
 
 export async function serveAcp(options: AcpServeOptions): Promise<number> {
@@ -29,6 +32,7 @@ export async function serveAcp(options: AcpServeOptions): Promise<number> {
   const harness = await createHarness({
     database: options.database ?? process.env["ZE_HARNESS_DB"] ?? ACP_DATABASE_FILE,
     configPath: options.config,
+    sandbox: options.sandbox,
     serverRoot: process.cwd(),
     env: process.env,
     runTurns: true,

@@ -1,4 +1,6 @@
 import { defineCommand, flag } from "../spec.js";
+import { sandboxFlag } from "../args.js";
+import type { SandboxSetting } from "../../services/sandbox/policy.js";
 
 export default defineCommand({
   summary: "Serve the Agent Client Protocol over standard input and output.",
@@ -10,9 +12,10 @@ export default defineCommand({
   flags: {
     database: flag.string({ description: "Database: a path, :memory:, or a libsql:// or http(s):// URL (or ZE_HARNESS_DB; default acp.db in the state directory)." }),
     config: flag.string({ description: "Config file to use instead of the nearest ze-harness.config.json." }),
+    sandbox: sandboxFlag,
   },
   async run({ flags }) {
     const { serveAcp } = await import("../acp/serve.js");
-    return serveAcp({ database: flags.database, config: flags.config });
+    return serveAcp({ database: flags.database, config: flags.config, sandbox: flags.sandbox as SandboxSetting | undefined });
   },
 });

@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { createInterface } from "node:readline";
 import { sdk, unwrap, watchTurn } from "../../clients/index.js";
-import { sessionIdArg } from "../args.js";
+import { sandboxFlag, sessionIdArg } from "../args.js";
+import type { SandboxSetting } from "../../services/sandbox/policy.js";
 import { errorLine } from "../errors.js";
 import { defineCommand, flag } from "../spec.js";
 import { DescendantRequests } from "../descendants.js";
@@ -18,10 +19,11 @@ export default defineCommand({
   flags: {
     model: flag.string({ description: "Model for the queued Turns as PROVIDER/MODEL (default: the Session's)." }),
     agent: flag.string({ description: "Agent for the queued Turns (default: the Session's, else the host's default agent)." }),
+    sandbox: sandboxFlag,
   },
   connection: true,
   async run({ args, flags, connect }) {
-    const connection = await connect({ runTurns: true });
+    const connection = await connect({ runTurns: true, sandbox: flags.sandbox as SandboxSetting | undefined });
     const client = connection.client.client;
     const path = { server: connection.server, sessionId: args.sessionId };
     const headers = { "x-ze-harness-client-id": connection.client.clientId };

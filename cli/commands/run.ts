@@ -1,11 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { sdk, unwrap, watchTurn, type CreateSessionRequest, type Turn } from "../../clients/index.js";
 import type { Connection } from "../base.js";
-import { sessionIdFlag } from "../args.js";
+import { sandboxFlag, sessionIdFlag } from "../args.js";
 import { errorLine } from "../errors.js";
 import { arg, defineCommand, flag } from "../spec.js";
 import { DescendantRequests } from "../descendants.js";
 import { withProviderHint } from "../provider-hint.js";
+import type { SandboxSetting } from "../../services/sandbox/policy.js";
 import { buildPrompt, Interactions, outcomeLine, report, TextPrinter } from "../turn-io.js";
 
 export default defineCommand({
@@ -30,11 +31,12 @@ export default defineCommand({
     image: flag.string({ description: "Attach an image by URL (repeatable).", multiple: true, multipleNonGreedy: true }),
     "image-base64": flag.string({ description: "Attach an inline image as MIME:BASE64 (repeatable).", multiple: true, multipleNonGreedy: true }),
     "image-file": flag.string({ description: "Attach a local JPEG, PNG, GIF or WebP file (repeatable).", multiple: true, multipleNonGreedy: true }),
+    sandbox: sandboxFlag,
   },
   connection: true,
   async run({ args, flags, connect, printJson }) {
     const prompt = buildPrompt(args.prompt, flags);
-    const connection = await connect({ runTurns: true });
+    const connection = await connect({ runTurns: true, sandbox: flags.sandbox as SandboxSetting | undefined });
     const client = connection.client.client;
     const server = connection.server;
     const turnId = randomUUID();

@@ -1,5 +1,7 @@
 import { usageError } from "../errors.js";
 import { defineCommand, flag } from "../spec.js";
+import { sandboxFlag } from "../args.js";
+import type { SandboxSetting } from "../../services/sandbox/policy.js";
 
 /** Resolves on the first SIGINT or SIGTERM (installed before anything is opened). */
 function stopSignal(): Promise<void> {
@@ -15,7 +17,7 @@ function stopSignal(): Promise<void> {
 }
 
 /** `serve --register`: the shared local daemon (services/host/daemon.ts). */
-async function serveRegistered(flags: { readonly database?: string | undefined; readonly config?: string | undefined; readonly root?: string | undefined }): Promise<number> {
+async function serveRegistered(flags: { readonly database?: string | undefined; readonly config?: string | undefined; readonly root?: string | undefined; readonly sandbox?: string | undefined }): Promise<number> {
   const stopRequested = stopSignal();
   const { startDaemon, DaemonRegistrationLost } = await import("../../services/host/daemon.js");
   let daemon: Awaited<ReturnType<typeof startDaemon>>;
@@ -23,6 +25,7 @@ async function serveRegistered(flags: { readonly database?: string | undefined; 
     daemon = await startDaemon({
       database: flags.database,
       configPath: flags.config,
+      sandbox: flags.sandbox as SandboxSetting | undefined,
       serverRoot: flags.root ?? process.cwd(),
       env: process.env,
       // Unexpected errors are logged by the harness into daemon.log, as the logfmt lines GET /v1/logs reads.
@@ -61,6 +64,7 @@ export default defineCommand({
       description: "An origin (https://host[:port]) that may embed the dashboard in a frame besides the server's own (repeatable; needs --token).",
       multiple: true,
     }),
+    sandbox: sandboxFlag,
     "allowed-host": flag.string({ description: "Extra Host header name to accept (repeatable), for access through a proxy or a non-loopback address.", multiple: true }),
     register: flag.boolean({
       description:
@@ -94,6 +98,7 @@ export default defineCommand({
       hostname: flags.hostname,
       database: flags.database,
       configPath: flags.config,
+      sandbox: flags.sandbox as SandboxSetting | undefined,
       serverRoot,
       env: process.env,
       token: flags.token,

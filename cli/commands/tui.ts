@@ -4,7 +4,8 @@
 import { resolve } from "node:path";
 import { usageError } from "../errors.js";
 import { arg, defineCommand, flag } from "../spec.js";
-import { sessionIdFlag } from "../args.js";
+import { sandboxFlag, sessionIdFlag } from "../args.js";
+import type { SandboxSetting } from "../../services/sandbox/policy.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -31,6 +32,7 @@ export default defineCommand({
     workdir: flag.string({ description: "Working directory of new Sessions (default: the current directory).", exclusive: ["no-workdir"] }),
     "no-workdir": flag.boolean({ description: "Start new Sessions in the server root instead of the current directory.", exclusive: ["workdir"] }),
     onboarding: flag.boolean({ description: "Open provider setup at start." }),
+    sandbox: sandboxFlag,
   },
   connection: true,
   async run({ args, flags, connect }) {
@@ -43,7 +45,7 @@ export default defineCommand({
     // Ink, React and the TUI load while the connection opens (the embedded host starts).
     const loading = import("../tui/run.js");
     loading.catch(() => undefined);
-    const connection = await connect({ runTurns: true });
+    const connection = await connect({ runTurns: true, sandbox: flags.sandbox as SandboxSetting | undefined });
     const { runTui } = await loading;
     return runTui({
       client: connection.client,

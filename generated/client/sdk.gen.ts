@@ -1110,7 +1110,10 @@ export const getTerminal = <ThrowOnError extends boolean = false>(options: Optio
  * Opens a PTY in the Session's workdir. A host runs at most 32 PTYs per Session and 256 in all
  * (`shell` calls with `tty: true` count too); a new terminal beyond either cap is refused with 503
  * `UnavailableError` reason `terminal_limit` and nothing is created. Replaying an existing
- * terminal's identity is never refused.
+ * terminal's identity is never refused. With the OS sandbox on (config `sandbox.mode`), the
+ * program runs under bubblewrap; where that cannot run (bubblewrap missing, user namespaces
+ * off) the open is refused with 503 `UnavailableError` reason `sandbox_unavailable` and nothing
+ * is created or started.
  */
 export const openTerminal = <ThrowOnError extends boolean = false>(options: Options<OpenTerminalData, ThrowOnError>) => (options.client ?? client).put<OpenTerminalResponses, OpenTerminalErrors, ThrowOnError>({
     responseValidator: async (data) => await zOpenTerminalResponse.parseAsync(data),

@@ -6101,7 +6101,7 @@ export type UnavailableErrorEncoded = {
 /**
  * Why a capability is unavailable.
  */
-export type UnavailableReason = 'model_unavailable' | 'service_unavailable' | 'storage_full' | 'terminal_limit';
+export type UnavailableReason = 'model_unavailable' | 'service_unavailable' | 'storage_full' | 'terminal_limit' | 'sandbox_unavailable';
 
 /**
  * Steering input that will never reach the model.

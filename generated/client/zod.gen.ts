@@ -2712,7 +2712,8 @@ export const zUnavailableReason = z.enum([
     'model_unavailable',
     'service_unavailable',
     'storage_full',
-    'terminal_limit'
+    'terminal_limit',
+    'sandbox_unavailable'
 ]);
 
 /**

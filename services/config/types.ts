@@ -152,4 +152,11 @@ export interface Config {
   };
   readonly context?: { readonly safetyReserveUnits?: number };
   readonly images?: { readonly maxBase64Bytes?: Limit };
+  readonly sandbox?: SandboxConfig;
+}
+
+/** The OS sandbox (spec/config.tsp `SandboxConfig`; services/sandbox). */
+export interface SandboxConfig {
+  readonly mode?: "workspace-write" | "read-only" | "off";
+  readonly network?: boolean | readonly string[];
 }

@@ -39,6 +39,8 @@ export interface DaemonRequest {
   readonly cwd: string;
   readonly database?: string | undefined;
   readonly config?: string | undefined;
+  /** `--sandbox MODE`: a spawned daemon starts with it; a running one must have started with it. */
+  readonly sandbox?: string | undefined;
   /** Lines for the user (a started or updated daemon); the CLI writes them to stderr. */
   readonly notice?: (line: string) => void;
   /** Shown while a daemon starts (the CLI passes one only when stderr is a terminal). */
@@ -155,6 +157,13 @@ function checkCompatible(request: DaemonRequest, status: DaemonStatus): void {
       `the local daemon already runs with ${status.config === null ? "no --config" : `config ${status.config}`}, not ${config}: run \`ze-harness service restart\` with that --config to switch the daemon, or pass --embedded to run this command in-process`,
     );
   }
+  // A sandbox asked for is never silently not applied: the daemon must have started with it.
+  if (request.sandbox !== undefined && request.sandbox !== (status.sandbox ?? null)) {
+    throw new DaemonError(
+      "DaemonMismatch",
+      `the local daemon already runs with ${status.sandbox ? `--sandbox ${status.sandbox}` : "no --sandbox"}, not --sandbox ${request.sandbox}: run \`ze-harness service restart --sandbox ${request.sandbox}\` to switch the daemon, or pass --embedded to run this command in-process`,
+    );
+  }
 }
 
 function logSize(file: string): number {
@@ -193,6 +202,7 @@ interface SpawnOptions {
   readonly cwd: string;
   readonly database?: string | undefined;
   readonly config?: string | null | undefined;
+  readonly sandbox?: string | null | undefined;
 }
 
 /** Spawns `serve --register` detached, its stdio on daemon.log; resolves once a live daemon is registered. */
@@ -204,7 +214,7 @@ async function spawnDaemon(files: DaemonFiles, options: SpawnOptions): Promise<v
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(options.env)) if (value !== undefined) env[key] = value;
   if (options.database !== undefined) env["ZE_HARNESS_DB"] = options.database;
-  const args = [binaryPath(), "serve", "--register", ...(options.config ? ["--config", options.config] : [])];
+  const args = [binaryPath(), "serve", "--register", ...(options.config ? ["--config", options.config] : []), ...(options.sandbox ? ["--sandbox", options.sandbox] : [])];
   let exited = false;
   try {
     const child = spawn(process.execPath, args, { cwd: options.cwd, env, detached: true, stdio: ["ignore", fd, fd] });
@@ -310,7 +320,7 @@ export async function connectDaemon(request: DaemonRequest): Promise<DaemonEndpo
     }
     if (!spawned) request.progress?.("starting");
     spawned = true;
-    await spawnDaemon(files, { env: request.env, cwd: request.cwd, database: request.database, config: configIdentity(request.config, request.cwd) });
+    await spawnDaemon(files, { env: request.env, cwd: request.cwd, database: request.database, config: configIdentity(request.config, request.cwd), sandbox: request.sandbox });
   }
   throw new DaemonError("DaemonStartFailed", "the local daemon kept disappearing while starting");
 }
@@ -323,7 +333,7 @@ async function handOff(files: DaemonFiles, request: DaemonRequest, status: Daemo
   const mine = daemonRelease();
   if (request.env["ZE_HARNESS_DISABLE_AUTOUPDATE"] === "1" || compareReleases(status.version, mine) >= 0 || status.runningTurns.length > 0) return false;
   await stopDaemon({ env: request.env, reason: "update" });
-  await spawnDaemon(files, { env: request.env, cwd: status.serverRoot, database: status.database, config: status.config });
+  await spawnDaemon(files, { env: request.env, cwd: status.serverRoot, database: status.database, config: status.config, sandbox: status.sandbox });
   request.notice?.(`Local daemon updated from ${status.version} to ${mine}.`);
   return true;
 }

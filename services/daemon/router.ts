@@ -35,6 +35,8 @@ export interface DaemonStatus {
   readonly database: string;
   /** The `--config` file it started with (absolute), or null. */
   readonly config: string | null;
+  /** The `--sandbox` mode it started with, or null (absent from daemons before the sandbox). */
+  readonly sandbox?: string | null;
   /** Its server root: the directory it was started in. */
   readonly serverRoot: string;
   readonly startedAt: string;

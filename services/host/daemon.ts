@@ -121,6 +121,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
       run: log.run,
       database,
       config,
+      sandbox: options.sandbox ?? null,
       serverRoot,
       startedAt: startedAt.toISOString(),
       uptimeMs: Date.now() - startedAt.getTime(),

@@ -44,6 +44,8 @@ import { terminalHandlers } from "./terminal-handlers.js";
 import { stderrLogger, type DaemonLog } from "../daemon/log.js";
 import { withDaemonLog } from "../daemon/handlers.js";
 import { withStorageFailures } from "./storage-failures.js";
+import { createHostSandbox, type HostSandboxSetup } from "./sandbox-host.js";
+import type { SandboxSetting } from "../sandbox/index.js";
 
 /** The one server name a local host serves. */
 export const LOCAL_SERVER = "local";
@@ -102,6 +104,8 @@ export interface HarnessOptions {
    * operations that draw on plugins wait for the activation, status reads do not.
    */
   readonly backgroundPlugins?: boolean;
+  /** `--sandbox MODE`: overrides the config's `sandbox.mode` (services/sandbox; `off` turns it off). */
+  readonly sandbox?: SandboxSetting | undefined;
 }
 
 export interface Harness {
@@ -149,14 +153,15 @@ async function createRunner(
   sessionMcp: SessionMcpHosts,
   rewind: RewindService,
   terminals: TerminalHost,
+  sandbox: HostSandboxSetup | undefined,
 ): Promise<TurnRunner> {
   const { toolTerminals } = await import("./tool-terminals.js");
-  const [{ TurnRunner: Runner }, { builtinTools, coreTools, executeTool, ToolRegistry }, { HookPipeline }] = await Promise.all([
+  const [{ TurnRunner: Runner }, { builtinTools, coreTools, createShellTool, executeTool, ToolRegistry }, { HookPipeline }] = await Promise.all([
     import("../core/turns/runner.js"),
     import("../tools/index.js"),
     import("../plugins/hooks.js"),
   ]);
-  const base = { ...builtinTools, ...coreTools, execute: executeTool };
+  const base = { ...builtinTools, shell: createShellTool({ sandbox: sandbox?.resolver, note: sandbox?.note }), ...coreTools, execute: executeTool };
   const hostHooks = options.hooks ?? new HookPipeline();
   const registry = new ToolRegistry(base);
   const unleased = { tools: registry, hooks: hostHooks, get agents() { return catalogs.agents; }, release: () => {} };
@@ -249,6 +254,8 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
     throw error;
   }
   const config = loaded.value.config;
+  // The OS sandbox of shell calls, terminals and MCP stdio servers (undefined when off).
+  const sandbox = createHostSandbox({ config, flag: options.sandbox, env: options.env, database: resolveDatabaseOption(options), configPath: options.configPath });
   let catalogs: HostCatalogs;
   let mcp: HostMcp;
   let plugins: HostPlugins;
@@ -282,6 +289,7 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
       layers: loaded.value.layers,
       env: options.env,
       cwd: options.serverRoot,
+      sandbox: sandbox?.sandbox,
       runTurns: options.runTurns !== false,
       // A plugin's servers join at startup (when a background activation settles); a later
       // plugin reload does not restart MCP servers.
@@ -305,10 +313,10 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
     options.onUnexpectedError?.(error, operationId);
   };
   const rewind = new RewindService({ storage, onError: (error) => reportUnexpected(error, "turnPatch") });
-  const sessionMcp = subagents ? new SessionMcpHosts({ env: options.env, onWarning: options.onWarning }) : undefined;
+  const sessionMcp = subagents ? new SessionMcpHosts({ env: options.env, onWarning: options.onWarning, sandbox: sandbox?.resolver }) : undefined;
   // PTYs clients open in Session workdirs and `shell` calls with `tty: true` run in (node-pty and the emulator load on the first one).
-  const terminals = new TerminalHost(storage, options.serverRoot);
-  const runner = subagents && sessionMcp ? await createRunner(storage, hub, gateway, config, catalogs, subagents, mcp, plugins, models, options, sessionMcp, rewind, terminals) : undefined;
+  const terminals = new TerminalHost(storage, options.serverRoot, {}, sandbox?.resolver);
+  const runner = subagents && sessionMcp ? await createRunner(storage, hub, gateway, config, catalogs, subagents, mcp, plugins, models, options, sessionMcp, rewind, terminals, sandbox) : undefined;
   const sessions = new SessionService({
     storage,
     serverRoot: options.serverRoot,
@@ -377,6 +385,7 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
     await sessionMcp?.close();
     await mcp.close();
     await plugins.close();
+    await sandbox?.sandbox.close();
     await storage.close();
   };
   try {

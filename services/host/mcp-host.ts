@@ -7,6 +7,7 @@ import type { Config, ConfigLayer, Env } from "../config/index.js";
 import type { McpServer } from "../config/types.js";
 import { fileSettingKey, globalConfigFile } from "../config/index.js";
 import type { McpHost } from "../mcp/index.js";
+import type { CommandSandbox } from "../sandbox/index.js";
 import { HarnessStartupError } from "./errors.js";
 import { release } from "./version.js";
 
@@ -23,6 +24,8 @@ export interface HostMcpOptions {
   readonly layers: readonly ConfigLayer[];
   readonly env: Env;
   readonly cwd: string;
+  /** The OS sandbox local servers run in (services/sandbox). */
+  readonly sandbox?: CommandSandbox | undefined;
   readonly runTurns: boolean;
   /**
    * Servers the host plugin generation registered (`context.mcp.register`), after the configured
@@ -41,7 +44,7 @@ export async function prepareHostMcp(options: HostMcpOptions): Promise<HostMcp> 
     const { McpConfigError, McpHost: Host } = await import("../mcp/index.js");
     try {
       const servers = [...(options.config.mcp ?? []), ...ready];
-      host = Host.fromConfig({ ...options.config, mcp: servers }, { env: options.env, cwd: options.cwd, clientInfo: { name: "ze-harness", version: release() }, ...(options.onWarning ? { onWarning: options.onWarning } : {}) });
+      host = Host.fromConfig({ ...options.config, mcp: servers }, { env: options.env, cwd: options.cwd, sandbox: options.sandbox, clientInfo: { name: "ze-harness", version: release() }, ...(options.onWarning ? { onWarning: options.onWarning } : {}) });
     } catch (error) {
       if (error instanceof McpConfigError) {
         const file = fileSettingKey(options.layers, "mcp") ?? globalConfigFile(options.env);

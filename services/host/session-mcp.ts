@@ -10,6 +10,7 @@ import type { Env } from "../config/index.js";
 import type { McpHost } from "../mcp/index.js";
 import type { McpOffer } from "../core/turns/environment.js";
 import { release } from "./version.js";
+import type { SandboxResolver } from "../sandbox/index.js";
 
 export interface SessionMcpAttachment {
   readonly servers: readonly McpServer[];
@@ -36,7 +37,7 @@ export interface SessionMcp {
 export class SessionMcpHosts implements SessionMcp {
   private readonly hosts = new Map<string, McpHost>();
 
-  constructor(private readonly options: { readonly env: Env; readonly onWarning?: ((message: string) => void) | undefined }) {}
+  constructor(private readonly options: { readonly env: Env; readonly onWarning?: ((message: string) => void) | undefined; readonly sandbox?: SandboxResolver | undefined }) {}
 
   async attach(sessionId: string, attachment: SessionMcpAttachment): Promise<SessionMcpStatus[]> {
     await this.detach(sessionId);
@@ -46,6 +47,7 @@ export class SessionMcpHosts implements SessionMcp {
       servers: attachment.servers,
       env: this.options.env,
       cwd: attachment.cwd,
+      sandbox: this.options.sandbox?.(attachment.cwd),
       secrets: attachment.secret,
       clientInfo: { name: "ze-harness", version: release() },
       ...(this.options.onWarning ? { onWarning: this.options.onWarning } : {}),

@@ -10,6 +10,7 @@ import { getSession, terminals as store, type NewTerminal, type StorageHandle, t
 import type { TerminalDisplay } from "../workspace/terminals/display.js";
 import type { LiveTerminal } from "../workspace/terminals/live.js";
 import { processAlive } from "../contract/process.js";
+import { isSandboxUnavailable, type CommandSandbox, type SandboxResolver } from "../sandbox/index.js";
 
 export const DEFAULT_TERMINAL_SIZE: TerminalSize = { cols: 80, rows: 24 };
 /** Items per output page: 16 × 64 KiB stays within the 1 MiB body bound. */
@@ -90,16 +91,32 @@ export class TerminalHost {
   #workspace: Promise<Workspace> | undefined;
 
   readonly #serverRoot: string;
+  readonly #sandbox: SandboxResolver | undefined;
 
-  constructor(storage: StorageHandle, serverRoot: string, limits: TerminalLimits = {}) {
+  /** `sandbox`: the OS sandbox of a workdir's terminals (services/sandbox); absent, they run unsandboxed. */
+  constructor(storage: StorageHandle, serverRoot: string, limits: TerminalLimits = {}, sandbox?: SandboxResolver) {
     this.#storage = storage;
     this.#serverRoot = serverRoot;
+    this.#sandbox = sandbox;
     this.#slots = new TerminalSlots({ perSession: limits.perSession ?? MAX_TERMINALS_PER_SESSION, perHost: limits.perHost ?? MAX_TERMINALS_PER_HOST });
   }
 
   // node-pty and the emulator load only when a terminal is first opened.
   #load(): Promise<Workspace> {
     return (this.#workspace ??= Promise.all([import("../workspace/terminals/live.js"), import("../workspace/terminals/display.js")]).then(([live, display]) => ({ ...live, ...display })));
+  }
+
+  /** The workdir's sandbox, prepared; a sandbox that cannot run is 503 `sandbox_unavailable` before anything is created. */
+  async #prepareSandbox(workdir: string): Promise<CommandSandbox | undefined> {
+    const sandbox = this.#sandbox?.(workdir);
+    if (!sandbox) return undefined;
+    try {
+      await sandbox.prepare();
+    } catch (error) {
+      if (isSandboxUnavailable(error)) throw unavailable(error.message, "sandbox_unavailable");
+      throw error;
+    }
+    return sandbox;
   }
 
   async #session(server: string, sessionId: string) {
@@ -159,6 +176,8 @@ export class TerminalHost {
       if (existing.sessionId !== sessionId || existing.requestHash !== requestHash) throw conflict(`Terminal ${terminalId} already exists with a different request`);
       return this.#view(await this.#reconcile(existing));
     }
+    const cwd = absoluteWorkdir(this.#serverRoot, session.workdir);
+    const sandbox = await this.#prepareSandbox(cwd);
     // A replay above answers without a place; a new PTY needs one under the caps.
     const slot = this.#slots.reserve(sessionId);
     let inserted: StoredTerminal | undefined;
@@ -175,7 +194,7 @@ export class TerminalHost {
       throw conflict(`Terminal ${terminalId} already exists with a different request`);
     }
     try {
-      await this.#start(workspace, inserted, { command, cwd: absoluteWorkdir(this.#serverRoot, session.workdir), size, ...(request.env ? { env: request.env } : {}) }, slot);
+      await this.#start(workspace, inserted, { command, cwd, size, sandbox, ...(request.env ? { env: request.env } : {}) }, slot);
     } catch (error) {
       // A storage failure while settling the row passes through; a program that cannot start is the request's fault.
       if (typeof (error as { _tag?: unknown })._tag === "string") throw error;
@@ -234,6 +253,8 @@ export class TerminalHost {
   async openForTool(server: string, sessionId: string, origin: TerminalToolOrigin, command: string, size: TerminalSize): Promise<{ terminal: Terminal; live: LiveEntry }> {
     const workspace = await this.#load();
     const session = await this.#session(server, sessionId);
+    const cwd = absoluteWorkdir(this.#serverRoot, session.workdir);
+    const sandbox = await this.#prepareSandbox(cwd);
     const terminalId = randomUUID();
     const argv = ["/bin/sh", "-c", command];
     const requestHash = createHash("sha256").update(JSON.stringify({ origin, command: argv, size })).digest("hex");
@@ -249,7 +270,7 @@ export class TerminalHost {
       slot.release();
       throw notFound("session", `Session ${sessionId} not found`);
     }
-    const live = await this.#start(workspace, inserted, { command: argv, cwd: absoluteWorkdir(this.#serverRoot, session.workdir), size }, slot);
+    const live = await this.#start(workspace, inserted, { command: argv, cwd, size, sandbox }, slot);
     return { terminal: this.#view(inserted), live };
   }
 

@@ -20,6 +20,7 @@ export function toolTerminals(host: TerminalHost): TurnTerminals {
         try {
           opened = await host.openForTool(call.server, call.sessionId, { kind: "tool", turnId: call.turnId, toolCallId: call.toolCallId }, command, TOOL_TERMINAL_SIZE);
         } catch (error) {
+          if ((error as { body?: { reason?: string } }).body?.reason === "sandbox_unavailable") throw new ToolFailure("sandbox_unavailable", (error as Error).message.slice(0, 1024));
           throw new ToolFailure("terminal_unavailable", `The terminal could not be opened: ${(error as Error).message}`.slice(0, 1024));
         }
         const pty = opened.live.terminal;

@@ -17,6 +17,7 @@ import { AuthorizationRequired, CredentialUnresolved, inheritedEnvironment, reso
 import { bounded, isLimitReached, MAX_TIMER_MS } from "./limits.js";
 import { NegotiatingTransport, ProtocolVersionRejected } from "./negotiate.js";
 import { OwnedStdioTransport, SpawnFailed, type StdioLifecycleLimits } from "./stdio.js";
+import type { CommandSandbox } from "../sandbox/index.js";
 
 export type McpFailureReason =
   | "spawn_failed"
@@ -51,6 +52,8 @@ export interface ConnectionDeps {
   readonly refreshOAuth?: ((reference: string, rejected: string) => Promise<string | undefined>) | undefined;
   readonly lifecycle: StdioLifecycleLimits;
   readonly cwd: string;
+  /** The OS sandbox a local server runs in (absent: unsandboxed). */
+  readonly sandbox?: CommandSandbox | undefined;
   readonly clientInfo: { readonly name: string; readonly version: string };
   /** Called after every status or catalog change. */
   readonly onChange: () => void;
@@ -283,6 +286,7 @@ export class McpConnection {
         env: { ...inheritedEnvironment(resolvers.env), ...configured },
         cwd: this.deps.cwd,
         limits: this.deps.lifecycle,
+        sandbox: this.deps.sandbox,
       });
     }
     const headers = await resolveCredentialMap(definition.transport.headers, resolvers);

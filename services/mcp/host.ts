@@ -33,6 +33,7 @@ import { McpOAuth } from "./oauth.js";
 import { matches, promptParts } from "./prompts.js";
 import type { ResultLimits } from "./results.js";
 import type { StdioLifecycleLimits } from "./stdio.js";
+import type { CommandSandbox } from "../sandbox/index.js";
 import { mcpTool, readResourceTool } from "./tools.js";
 
 /** The stdio lifecycle limits this host applies: SIGTERM at once after stdin closed, SIGKILL 3 s later. */
@@ -62,6 +63,8 @@ export interface McpHostOptions {
   /** The loopback OAuth callback port (default: ZE_HARNESS_MCP_CALLBACK_PORT, else 19876). */
   readonly callbackPort?: number | undefined;
   readonly lifecycle?: StdioLifecycleLimits | undefined;
+  /** The OS sandbox local servers run in (services/sandbox); absent: unsandboxed. */
+  readonly sandbox?: CommandSandbox | undefined;
   readonly readyWaitMs?: number | undefined;
   readonly clientInfo?: { readonly name: string; readonly version: string } | undefined;
   readonly now?: (() => number) | undefined;
@@ -148,6 +151,7 @@ export class McpHost {
       refreshOAuth: (reference, stale) => this.oauth.refresh(reference, reference === server.oauthReference ? endpoint : undefined, stale),
       lifecycle: options.lifecycle ?? DEFAULT_LIFECYCLE,
       cwd: options.cwd,
+      sandbox: options.sandbox,
       clientInfo: options.clientInfo ?? { name: "ze-harness", version: "1" },
       onChange: () => this.changed(),
       onWarning: options.onWarning,

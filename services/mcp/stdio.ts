@@ -4,9 +4,13 @@
 // child's exit is terminal: pending requests fail and the tree is cleaned up. close() stops write
 // admission, ends stdin and waits for it to close, then SIGTERMs the group (after `stdinCloseMs`
 // when set), SIGKILLs it after `sigtermMs`, and waits until no live member is left (`cleanupMs`
-// bounds that wait); `shutdownMs` bounds the whole sequence.
+// bounds that wait); `shutdownMs` bounds the whole sequence. With `sandbox` the child is
+// bubblewrap running the server (services/sandbox): the same group, pipes and reaping apply; a
+// sandbox that cannot run, or a command not found, is SpawnFailed before anything starts.
 import { spawn, type ChildProcess } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { accessSync, constants, readdirSync, readFileSync } from "node:fs";
+import { delimiter, isAbsolute, join, resolve } from "node:path";
+import { isSandboxUnavailable, type CommandSandbox } from "../sandbox/index.js";
 import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
@@ -30,6 +34,8 @@ export interface OwnedStdioOptions {
   readonly env: Readonly<Record<string, string>>;
   readonly cwd?: string | undefined;
   readonly limits?: StdioLifecycleLimits;
+  /** Run the server under this OS sandbox (services/sandbox). */
+  readonly sandbox?: CommandSandbox | undefined;
 }
 
 /** The child could not be started (ENOENT, EACCES, …): not retryable. */
@@ -38,10 +44,25 @@ export class SpawnFailed extends Error {
   constructor(
     readonly command: string,
     readonly code: string,
+    detail?: string,
   ) {
-    super(`cannot start ${JSON.stringify(command)} (${code})`);
+    super(`cannot start ${JSON.stringify(command)} (${code})${detail ? `: ${detail}` : ""}`);
     this.name = "SpawnFailed";
   }
+}
+
+/** True when `command` names an executable for `env`'s PATH (bwrap reports a missing one only by its exit). */
+function findable(command: string, env: Readonly<Record<string, string>>, cwd: string): boolean {
+  const runnable = (path: string): boolean => {
+    try {
+      accessSync(path, constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  if (command.includes("/")) return runnable(isAbsolute(command) ? command : resolve(cwd, command));
+  return (env["PATH"] ?? "").split(delimiter).some((directory) => directory !== "" && runnable(join(isAbsolute(directory) ? directory : resolve(cwd, directory), command)));
 }
 
 /** The connection's process ended or its stdout closed. */
@@ -111,6 +132,7 @@ export class OwnedStdioTransport implements Transport {
   onmessage?: (<T extends JSONRPCMessage>(message: T) => void) | undefined;
 
   private child: ChildProcess | undefined;
+  private launching = false;
   private readonly buffer = new ReadBuffer();
   private admitting = true;
   private exited = false;
@@ -128,11 +150,15 @@ export class OwnedStdioTransport implements Transport {
     return this.child?.pid;
   }
 
-  start(): Promise<void> {
-    if (this.child) throw new Error("OwnedStdioTransport already started");
+  async start(): Promise<void> {
+    if (this.child || this.launching) throw new Error("OwnedStdioTransport already started");
+    this.launching = true;
+    const launch = await this.launch();
+    // Closed while the sandbox was prepared: nothing starts.
+    if (this.closing !== undefined) throw new StdioClosed("the MCP server connection is closed");
     return new Promise((resolve, reject) => {
-      const child = spawn(this.options.command, [...this.options.args], {
-        env: { ...this.options.env },
+      const child = spawn(launch.file, launch.args, {
+        env: launch.env,
         cwd: this.options.cwd,
         stdio: ["pipe", "pipe", "pipe"],
         detached: isUnix,
@@ -180,6 +206,27 @@ export class OwnedStdioTransport implements Transport {
       child.stderr!.on("data", () => undefined);
       child.stdin!.on("error", (error) => this.onerror?.(error));
     });
+  }
+
+  /** The command itself, or bubblewrap running it; a sandbox that cannot run rejects with SpawnFailed. */
+  private async launch(): Promise<{ file: string; args: string[]; env: Record<string, string> }> {
+    const { command, args, sandbox } = this.options;
+    const env = { ...this.options.env };
+    if (!sandbox) return { file: command, args: [...args], env };
+    const fail = (error: SpawnFailed): never => {
+      this.exited = true;
+      this.resolveExit();
+      throw error;
+    };
+    const cwd = this.options.cwd ?? process.cwd();
+    if (!findable(command, env, cwd)) fail(new SpawnFailed(command, "ENOENT"));
+    try {
+      await sandbox.prepare();
+    } catch (error) {
+      if (isSandboxUnavailable(error)) fail(new SpawnFailed(command, "sandbox_unavailable", error.message));
+      throw error;
+    }
+    return sandbox.wrap([command, ...args], { cwd, env });
   }
 
   send(message: JSONRPCMessage): Promise<void> {

@@ -39,6 +39,7 @@ export { resolveFileTarget, fileProjections, canonicalWorkdir, type FileTarget }
 export { externalDirectoriesOf, pathCandidates } from "./shell-scan.js";
 export { checkUrl, isTextualContentType } from "./webfetch.js";
 export { editTool, pauseTool, questionTool, readTool, shellTool, skillTool, taskTool, webfetchTool, writeTool };
+export { createShellTool, type ShellToolOptions } from "./shell.js";
 export type { SkillInput } from "./skill.js";
 export type { TaskInput } from "./task.js";
 export type { EditInput } from "./edit.js";

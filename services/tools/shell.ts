@@ -16,6 +16,10 @@
 //   `external_directory` for outside-workdir paths found by the heuristic in `shell-scan.ts`.
 // - `tty: true`: the command runs in a PTY registered as a Session terminal instead (shell-tty.ts);
 //   same permissions.
+// - Sandbox (`createShellTool({ sandbox })`, services/sandbox): where the resolver gives a sandbox
+//   for the workdir, the command runs under bubblewrap (the OS enforces the workdir boundary, so no
+//   `external_directory` is asked: the `shell` check alone remains, as in Codex's workspace-write
+//   mode); where bubblewrap cannot run the call fails `sandbox_unavailable` and nothing runs.
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { createWriteStream, type WriteStream } from "node:fs";
@@ -27,6 +31,7 @@ import { canonicalWorkdir } from "./paths.js";
 import { externalDirectoriesOf } from "./shell-scan.js";
 import { childEnvironment } from "../workspace/environment.js";
 import { runInTerminal } from "./shell-tty.js";
+import { isSandboxUnavailable, type CommandSandbox, type SandboxResolver } from "../sandbox/index.js";
 import {
   DEFAULT_SHELL_TIMEOUT_MS,
   MAX_SHELL_OUTPUT_BYTES,
@@ -42,6 +47,13 @@ import {
   type ToolDefinition,
   type ToolOutput,
 } from "./tool.js";
+
+export interface ShellToolOptions {
+  /** The sandbox for a workdir's commands (absent, or undefined for a workdir: unsandboxed). */
+  readonly sandbox?: SandboxResolver | undefined;
+  /** A sentence appended to the description (what the sandbox allows), for the model. */
+  readonly note?: string | undefined;
+}
 
 export interface ShellInput {
   readonly command: string;
@@ -159,9 +171,24 @@ function describeEnd(input: { exitCode: number | null; signal: string | null; ti
   return `(terminated by ${input.signal ?? "a signal"})`;
 }
 
-async function run(input: ShellInput, ctx: ToolContext): Promise<ToolOutput> {
+/** The sandbox's launch of `/bin/sh -c command`, or the plain one; a sandbox that cannot run fails the call. */
+async function launchOf(command: string, workdir: string, sandbox: CommandSandbox | undefined): Promise<{ file: string; args: string[]; env: Record<string, string> }> {
+  const env = childEnvironment();
+  if (!sandbox) return { file: "/bin/sh", args: ["-c", command], env };
+  try {
+    await sandbox.prepare();
+  } catch (error) {
+    if (isSandboxUnavailable(error)) throw new ToolFailure("sandbox_unavailable", error.message.slice(0, MAX_MESSAGE_CHARS));
+    throw error;
+  }
+  return sandbox.wrap(["/bin/sh", "-c", command], { cwd: workdir, env });
+}
+
+async function run(input: ShellInput, ctx: ToolContext, sandbox: CommandSandbox | undefined): Promise<ToolOutput> {
   throwIfAborted(ctx.signal);
   const workdir = canonicalWorkdir(ctx.workdir);
+  const launch = await launchOf(input.command, workdir, sandbox);
+  throwIfAborted(ctx.signal);
   const timeoutMs = input.timeoutMs ?? DEFAULT_SHELL_TIMEOUT_MS;
   const sink = new OutputSink(ctx.artifactsDirectory, workdir);
   const message = (input.description ?? `$ ${input.command}`).slice(0, MAX_MESSAGE_CHARS);
@@ -193,9 +220,9 @@ async function run(input: ShellInput, ctx: ToolContext): Promise<ToolOutput> {
 
   let child: ReturnType<typeof spawn>;
   try {
-    child = spawn("/bin/sh", ["-c", input.command], {
+    child = spawn(launch.file, launch.args, {
       cwd: workdir,
-      env: childEnvironment(),
+      env: launch.env,
       detached: true, // its own process group, so the whole tree can be signalled
       stdio: ["ignore", "pipe", "pipe"],
     });
@@ -278,11 +305,14 @@ async function run(input: ShellInput, ctx: ToolContext): Promise<ToolOutput> {
   return { ...textResult(parts.join("\n")), ...(artifact && { artifact }) };
 }
 
-export const shellTool: ToolDefinition<ShellInput> = {
+const DESCRIPTION =
+  "Run a shell command (/bin/sh -c) in the Session workdir and return its combined output (the last 50 KiB; " +
+  "longer output is saved to a file whose path is given) and exit status. timeoutMs defaults to 2 minutes.";
+
+/** The `shell` tool, its commands sandboxed where `options.sandbox` says so. */
+export const createShellTool = (options: ShellToolOptions = {}): ToolDefinition<ShellInput> => ({
   id: "shell",
-  description:
-    "Run a shell command (/bin/sh -c) in the Session workdir and return its combined output (the last 50 KiB; " +
-    "longer output is saved to a file whose path is given) and exit status. timeoutMs defaults to 2 minutes.",
+  description: options.note ? `${DESCRIPTION} ${options.note}` : DESCRIPTION,
   inputSchema: {
     type: "object",
     properties: {
@@ -302,10 +332,15 @@ export const shellTool: ToolDefinition<ShellInput> = {
   permissions(input, ctx) {
     if (input.command.includes("\0")) throw new ToolFailure("invalid_input", "Tool input validation failed: input/command must not contain NUL.");
     const projections: PermissionProjection[] = [];
-    const external = externalDirectoriesOf(input.command, ctx.workdir);
+    // Sandboxed, the OS holds the boundary the heuristic guesses at: no external_directory ask.
+    const external = options.sandbox?.(ctx.workdir) ? [] : externalDirectoriesOf(input.command, ctx.workdir);
     if (external.length > 0) projections.push({ action: "external_directory", resources: external, save: external });
     projections.push({ action: "shell", resources: [input.command], save: [input.command] });
     return projections;
   },
-  execute: (input, ctx) => (input.tty === true ? runInTerminal(input, ctx) : run(input, ctx)),
-};
+  // With tty the host's terminals run it, under the same sandbox (they hold the same resolver).
+  execute: (input, ctx) => (input.tty === true ? runInTerminal(input, ctx) : run(input, ctx, options.sandbox?.(ctx.workdir))),
+});
+
+/** `shell` without a sandbox (the reference's behaviour). */
+export const shellTool: ToolDefinition<ShellInput> = createShellTool();

@@ -289,6 +289,8 @@ export type ToolFailureCode =
   | "spawn_failed"
   /** `tty: true` where the host has no terminals, or the PTY could not be opened. */
   | "terminal_unavailable"
+  /** The OS sandbox is on but bubblewrap cannot run here: nothing ran. */
+  | "sandbox_unavailable"
   // webfetch
   | "invalid_url"
   | "request_failed"

@@ -86,6 +86,7 @@ const everything: Config = {
   },
   context: { safetyReserveUnits: 1024 },
   images: { maxBase64Bytes: { kind: "finite", value: 5_242_880 } },
+  sandbox: { mode: "workspace-write", network: ["registry.npmjs.org", "*.example.com", "127.0.0.1"] },
 };
 
 function failure(value: unknown): { path: string; message: string } | undefined {

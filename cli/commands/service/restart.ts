@@ -4,7 +4,7 @@ import { daemonFlags, nameEndingTurns } from "./shared.js";
 export default defineCommand({
   summary: "Restart the local daemon, picking up configuration, plugin, MCP server and Skill changes.",
   description:
-    "Stops the running daemon (naming the running Turns it ends on stderr) and starts a new one with the same database, config and directory, or with the --database / --config given. --if-idle restarts only a daemon without running Turns. Prints the new daemon's status as JSON.",
+    "Stops the running daemon (naming the running Turns it ends on stderr) and starts a new one with the same database, config, sandbox and directory, or with the --database / --config / --sandbox given. --if-idle restarts only a daemon without running Turns. Prints the new daemon's status as JSON.",
   examples: ["<%= config.bin %> service restart", "<%= config.bin %> service restart --if-idle", "<%= config.bin %> service restart --database other.db"],
   flags: { ...daemonFlags, "if-idle": flag.boolean({ description: "Leave a daemon with running Turns as it is." }) },
   async run({ flags, printJson }) {
@@ -21,6 +21,7 @@ export default defineCommand({
       cwd: before.running ? before.serverRoot : process.cwd(),
       database: flags.database ?? (before.running ? before.database : undefined),
       config: flags.config ?? (before.running ? (before.config ?? undefined) : undefined),
+      sandbox: flags.sandbox ?? (before.running ? (before.sandbox ?? undefined) : undefined),
       notice: (line) => void process.stderr.write(`${line}\n`),
     });
     printJson({ restarted: true, running: true, ...daemon.status });

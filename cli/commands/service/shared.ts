@@ -6,6 +6,7 @@ import { flag } from "../../spec.js";
 export const daemonFlags = {
   database: flag.string({ description: "Database the daemon opens: a path, :memory:, or a libsql:// or http(s):// URL (or ZE_HARNESS_DB)." }),
   config: flag.string({ description: "Config file the daemon uses instead of the nearest ze-harness.config.json." }),
+  sandbox: flag.string({ description: "OS sandbox of the daemon's shell commands, terminals and MCP stdio servers (overrides the config's sandbox.mode).", options: ["workspace-write", "read-only", "off"] }),
 };
 
 /** Names the Turns the stop ends, before it ends them. */

@@ -4,7 +4,7 @@ import { daemonFlags } from "./shared.js";
 export default defineCommand({
   summary: "Start the local daemon (or reuse the running one) and print its status as JSON.",
   description:
-    "The first start wins: with a daemon already running, a --database or --config that differs from the one it started with is refused (run `service restart` with the new flags, or pass --embedded to a single command). The daemon runs in the background in the current directory; local commands without --embedded or --remote use it.",
+    "The first start wins: with a daemon already running, a --database, --config or --sandbox that differs from the one it started with is refused (run `service restart` with the new flags, or pass --embedded to a single command). The daemon runs in the background in the current directory; local commands without --embedded or --remote use it.",
   examples: ["<%= config.bin %> service start", "<%= config.bin %> service start --database work.db"],
   flags: daemonFlags,
   async run({ flags, printJson }) {
@@ -14,6 +14,7 @@ export default defineCommand({
       cwd: process.cwd(),
       database: flags.database,
       config: flags.config,
+      sandbox: flags.sandbox,
       notice: (line) => void process.stderr.write(`${line}\n`),
     });
     printJson({ running: true, started: daemon.spawned, ...daemon.status });

@@ -8,6 +8,7 @@ import { readDisplay, scrollbackRows, type EmulatorView, type TerminalDisplay } 
 import { liveTail, type LiveBufferView } from "./plain.js";
 import { OutputLog } from "./records.js";
 import { childEnvironment } from "../environment.js";
+import type { CommandSandbox } from "../../sandbox/index.js";
 
 const require = createRequire(import.meta.url);
 
@@ -24,6 +25,8 @@ export interface LiveTerminalOptions {
   readonly cwd: string;
   readonly size: TerminalSize;
   readonly env?: Readonly<Record<string, string>>;
+  /** A prepared sandbox: bubblewrap runs the wrapper and the program (the wrapper's drain works the same inside). */
+  readonly sandbox?: CommandSandbox | undefined;
 }
 
 export interface TerminalExit {
@@ -127,12 +130,17 @@ export class LiveTerminal {
     // Both load only when a terminal opens (node-pty is a native addon; xterm is CommonJS).
     const pty = require("node-pty") as typeof import("node-pty");
     const { Terminal } = require("@xterm/headless") as { Terminal: new (options: Record<string, unknown>) => Emulator };
-    const process = pty.spawn("/bin/sh", ["-c", WRAPPER, "ze-terminal", ...options.command], {
+    const argv = ["/bin/sh", "-c", WRAPPER, "ze-terminal", ...options.command];
+    const env = terminalEnvironment(options.env);
+    // Sandboxed, bubblewrap leads the PTY's session and process group; the wrapper runs inside,
+    // so it still holds the hang-up back until every byte was read, and group signals reach all.
+    const launch = options.sandbox ? options.sandbox.wrap(argv, { cwd: options.cwd, env }) : { file: argv[0]!, args: argv.slice(1), env };
+    const process = pty.spawn(launch.file, launch.args, {
       name: "xterm-256color",
       cols: options.size.cols,
       rows: options.size.rows,
       cwd: options.cwd,
-      env: terminalEnvironment(options.env),
+      env: launch.env,
       encoding: null,
     } as Parameters<typeof pty.spawn>[2]);
     const emulator = new Terminal({ cols: options.size.cols, rows: options.size.rows, scrollback: scrollbackRows(options.size.cols), allowProposedApi: true });
