@@ -3149,13 +3149,19 @@ export type RespondResponse = {
 };
 
 /**
- * Files changed outside the harness since the rewound Turns wrote them; nothing was restored.
+ * A rewind refused, naming the files (`reason`); nothing was restored.
  */
 export type RewindConflictErrorEncoded = {
     _tag: 'RewindConflictError';
     message: string;
+    reason: RewindConflictReason;
     files: Array<WorkspacePath>;
 };
+
+/**
+ * Why a rewind was refused: a file changed since the rewound Turns, or its earlier content was not recorded.
+ */
+export type RewindConflictReason = 'changed' | 'not_recorded';
 
 /**
  * Rewind a Turn: restore the workdir files it and every later Turn changed.
@@ -5609,11 +5615,17 @@ export type TurnPatchFile = {
      */
     content: 'text' | 'binary';
     /**
-     * SHA-256 (hex) of the file before the Turn; absent when it did not exist.
+     * SHA-256 (hex) of the file before the Turn; absent when it did not exist or was not recorded.
      */
     beforeSha256?: string;
     /**
-     * SHA-256 (hex) of the file after the Turn; absent when the Turn deleted it.
+     * `false` when the file existed before the Turn but its content was not recorded (see the
+     * config's `workspace.recording`): the patch names the change, and a rewind of it is refused.
+     * Absent otherwise.
+     */
+    beforeRecorded?: boolean;
+    /**
+     * SHA-256 (hex) of the file after the Turn; absent when the Turn deleted it or its content was too large to record.
      */
     afterSha256?: string;
     beforeSize?: number;

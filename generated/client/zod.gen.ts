@@ -1774,6 +1774,11 @@ export const zRespondRequest = z.lazy(() => z.union([
 ]));
 
 /**
+ * Why a rewind was refused: a file changed since the rewound Turns, or its earlier content was not recorded.
+ */
+export const zRewindConflictReason = z.enum(['changed', 'not_recorded']);
+
+/**
  * Rewind a Turn: restore the workdir files it and every later Turn changed.
  */
 export const zRewindTurnRequest = z.lazy(() => z.object({
@@ -5315,11 +5320,12 @@ export const zGitStatusResponse = z.lazy(() => z.object({
 }));
 
 /**
- * Files changed outside the harness since the rewound Turns wrote them; nothing was restored.
+ * A rewind refused, naming the files (`reason`); nothing was restored.
  */
 export const zRewindConflictErrorEncoded = z.lazy(() => z.object({
     _tag: z.enum(['RewindConflictError']),
     message: z.string(),
+    reason: zRewindConflictReason,
     files: z.array(zWorkspacePath)
 }));
 
@@ -5331,6 +5337,7 @@ export const zTurnPatchFile = z.lazy(() => z.object({
     change: zTurnPatchChange,
     content: z.enum(['text', 'binary']),
     beforeSha256: z.string().max(64).optional(),
+    beforeRecorded: z.boolean().optional(),
     afterSha256: z.string().max(64).optional(),
     beforeSize: z.int().optional(),
     afterSize: z.int().optional()

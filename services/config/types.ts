@@ -153,10 +153,16 @@ export interface Config {
   readonly context?: { readonly safetyReserveUnits?: number };
   readonly images?: { readonly maxBase64Bytes?: Limit };
   readonly sandbox?: SandboxConfig;
+  readonly workspace?: WorkspaceConfig;
 }
 
 /** The OS sandbox (spec/config.tsp `SandboxConfig`; services/sandbox). */
 export interface SandboxConfig {
   readonly mode?: "workspace-write" | "read-only" | "off";
   readonly network?: boolean | readonly string[];
+}
+
+/** How Turns' workdir changes are recorded (spec/config.tsp `WorkspaceConfig`; services/core/rewind). */
+export interface WorkspaceConfig {
+  readonly recording?: "repository" | "tools" | "off";
 }

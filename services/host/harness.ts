@@ -312,7 +312,12 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
     options.daemonLog?.error("request.failed", { operation: operationId ?? "-", error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) });
     options.onUnexpectedError?.(error, operationId);
   };
-  const rewind = new RewindService({ storage, onError: (error) => reportUnexpected(error, "turnPatch") });
+  const rewind = new RewindService({
+    storage,
+    onError: (error) => reportUnexpected(error, "turnPatch"),
+    recording: () => config.workspace?.recording ?? "repository",
+    env: options.env,
+  });
   const sessionMcp = subagents ? new SessionMcpHosts({ env: options.env, onWarning: options.onWarning, sandbox: sandbox?.resolver }) : undefined;
   // PTYs clients open in Session workdirs and `shell` calls with `tty: true` run in (node-pty and the emulator load on the first one).
   const terminals = new TerminalHost(storage, options.serverRoot, {}, sandbox?.resolver);

@@ -78,6 +78,6 @@ export type { ContextRecord, DiagnosticKind, DiagnosticRecord, NewDiagnostic } f
 export * as terminals from "./terminals.js";
 export type { StoredTerminal, NewTerminal } from "./terminals.js";
 export * as workspace from "./workspace.js";
-export type { ManifestEntry, StoredManifest, StoredPatchFile, TurnPatchRow, NewRewind } from "./workspace.js";
+export type { ManifestContent, ManifestEntry, RecordedMode, StoredManifest, StoredPatchFile, TouchRow, TurnPatchRow, NewRewind } from "./workspace.js";
 export * as sessionResources from "./session-resources.js";
 export type { PromptSourceRow } from "./session-resources.js";

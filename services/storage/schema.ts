@@ -482,23 +482,55 @@ export const terminal = sqliteTable(
 export type TerminalRow = typeof terminal.$inferSelect;
 
 
-/** Content-addressed file contents of recorded workdir states (services/core/rewind). */
+/** Content-addressed file contents of recorded workdir states (services/core/rewind); `bytes` as `encoding` says (identity | deflate). */
 export const workspaceBlob = sqliteTable("workspace_blob", {
   sha256: text("sha256").primaryKey().notNull(),
   size: integer("size").notNull(),
   bytes: blob("bytes", { mode: "buffer" }).notNull(),
+  encoding: text("encoding").default("identity").notNull(),
 });
 
-/** A Session's last recorded workdir state: `files` is JSON ([pathBase64, sha256, mode, size, mtimeMs, ino][]). */
+/** Who needs a blob: `t:<turnId>` or `m:<sessionId>`; the trigger `workspace_blob_gc` frees a blob with its last reference. */
+export const workspaceBlobRef = sqliteTable(
+  "workspace_blob_ref",
+  {
+    owner: text("owner").notNull(),
+    sha256: text("sha256").notNull(),
+    sessionId: text("session_id")
+      .notNull()
+      .references(() => session.id, { onDelete: "cascade" }),
+  },
+  (table) => [primaryKey({ columns: [table.owner, table.sha256] }), index("workspace_blob_ref_sha_idx").on(table.sha256), index("workspace_blob_ref_session_idx").on(table.sessionId)],
+);
+
+/** A Session's last recorded workdir state: the blob `files_sha256` holds its JSON ([pathBase64, sha256 | "", mode, size, mtimeMs, ino][]). */
 export const workspaceManifest = sqliteTable("workspace_manifest", {
   sessionId: text("session_id")
     .primaryKey()
     .notNull()
     .references(() => session.id, { onDelete: "cascade" }),
   turnId: text("turn_id"),
-  files: text("files").notNull(),
+  filesSha256: text("files_sha256").notNull(),
   recordedAt: integer("recorded_at").notNull(),
 });
+
+/** The before-image a file tool took at a Turn's first write of a path (null digest: the file did not exist). */
+export const turnTouch = sqliteTable(
+  "turn_touch",
+  {
+    turnId: text("turn_id")
+      .notNull()
+      .references(() => turn.id, { onDelete: "cascade" }),
+    sessionId: text("session_id")
+      .notNull()
+      .references(() => session.id, { onDelete: "cascade" }),
+    path: text("path").notNull(),
+    beforeSha256: text("before_sha256"),
+    beforeMode: integer("before_mode"),
+    beforeSize: integer("before_size"),
+  },
+  (table) => [primaryKey({ columns: [table.turnId, table.path] })],
+);
 
 /** The immutable record of one settled Turn's workdir changes and its complete patch text. */
 export const turnPatch = sqliteTable(
@@ -557,7 +589,9 @@ export const schema = {
   sessionContext,
   terminal,
   workspaceBlob,
+  workspaceBlobRef,
   workspaceManifest,
+  turnTouch,
   turnPatch,
   sessionRewind,
 };

@@ -1,22 +1,44 @@
 /**
- * Recorded workdir states and Turn patches (services/core/rewind): content-addressed blobs,
- * each Session's last manifest, one immutable patch per settled Turn, and rewinds. JSON columns
+ * Recorded workdir states and Turn patches (services/core/rewind): content-addressed blobs
+ * (compressed when that saves space) with their references, each Session's last manifest, the
+ * before-images file tools took, one immutable patch per settled Turn, and rewinds. JSON columns
  * hold plain arrays; their shapes are declared here.
+ *
+ * Every blob is stored in the same transaction as a reference to it (`workspace_blob_ref`:
+ * owner `t:<turnId>` or `m:<sessionId>`), and the trigger `workspace_blob_gc` deletes a blob in
+ * the statement that removes its last reference: deleting a Session (its references cascade), a
+ * rewind (the rewound Turns' references) and a replaced manifest free exactly what nothing else
+ * needs, and no recording of the same content can race the check.
  */
+import { createHash } from "node:crypto";
+import { deflateRawSync, inflateRawSync } from "node:zlib";
 import { isStorageHandle, type StorageHandle, type StorageTransaction } from "./database.js";
 import type { SqlExecutor } from "./engine.js";
-import { inChunks } from "./chunks.js";
+import { chunked, inChunks, valueRows } from "./chunks.js";
 import { mapBusy } from "./errors.js";
 import { placeholders } from "./rows.js";
 
 type Context = StorageHandle | StorageTransaction;
 
-/** One file of a recorded workdir state: [pathBase64, sha256, mode, size, mtimeMs, ino]. */
+/**
+ * One recorded file of a workdir state: [pathBase64, sha256, mode, size, mtimeMs, ino]. The
+ * digest is "" when the content is not stored (a file the scan saw but never had to read).
+ */
 export type ManifestEntry = [path: string, sha256: string, mode: number, size: number, mtimeMs: number, ino: string];
 
-export interface StoredManifest {
+/** How a Session's Turns are recorded (config `workspace.recording`, "off" never writes a manifest). */
+export type RecordedMode = "tools" | "repository";
+
+/** A recorded workdir state: the mode it was recorded in, and (repository) the files' stat data. */
+export interface ManifestContent {
+  readonly mode: RecordedMode;
+  readonly files: readonly ManifestEntry[];
+}
+
+export interface StoredManifest extends ManifestContent {
   readonly turnId: string | null;
   readonly files: ManifestEntry[];
+  readonly filesSha256: string;
   readonly recordedAt: number;
 }
 
@@ -31,6 +53,8 @@ export interface StoredPatchFile {
   readonly afterSize?: number;
   readonly beforeMode?: number;
   readonly afterMode?: number;
+  /** False when the file existed before the Turn but its content was not recorded. */
+  readonly beforeRecorded?: boolean;
 }
 
 export interface TurnPatchRow {
@@ -43,6 +67,11 @@ export interface TurnPatchRow {
   readonly sha256: string;
   readonly capturedAt: number;
   readonly rewoundAt: number | null;
+}
+
+export interface BlobInput {
+  readonly sha256: string;
+  readonly bytes: Uint8Array;
 }
 
 const read = <T>(context: Context, query: (sql: SqlExecutor) => Promise<T>): Promise<T> =>
@@ -58,16 +87,50 @@ const write = <T>(context: Context, fn: (tx: StorageTransaction) => Promise<T>):
 const record = <T>(context: Context, fn: (tx: StorageTransaction) => Promise<T>): Promise<T> =>
   isStorageHandle(context) ? context.transaction(fn, { durability: "relaxed" }) : fn(context);
 
-export function putBlobs(context: Context, blobs: readonly { readonly sha256: string; readonly bytes: Uint8Array }[]): Promise<void> {
+export const turnOwner = (turnId: string): string => `t:${turnId}`;
+export const manifestOwner = (sessionId: string): string => `m:${sessionId}`;
+
+/** Deflated when that saves a tenth or more (source text typically shrinks 3–5×), as-is otherwise. */
+function encode(bytes: Uint8Array): { bytes: Uint8Array; encoding: "identity" | "deflate" } {
+  if (bytes.length < 64) return { bytes, encoding: "identity" };
+  const deflated = deflateRawSync(bytes, { level: 6 });
+  return deflated.length <= bytes.length * 0.9 ? { bytes: deflated, encoding: "deflate" } : { bytes, encoding: "identity" };
+}
+
+/** Stores blobs (each once) with a reference from `owner`, in one statement pair per chunk. */
+async function putReferenced(tx: StorageTransaction, owner: string, sessionId: string, blobs: readonly BlobInput[]): Promise<void> {
+  if (blobs.length === 0) return;
+  const digests = [...new Set(blobs.map((blob) => blob.sha256))];
+  const stored = new Set<string>();
+  for (const chunk of chunked(digests, 1)) {
+    for (const row of await tx.sql.all<{ sha256: string }>(`SELECT sha256 FROM workspace_blob WHERE sha256 IN (${placeholders(chunk.length)})`, chunk)) stored.add(row.sha256);
+  }
+  const seen = new Set<string>();
+  for (const blob of blobs) {
+    if (stored.has(blob.sha256) || seen.has(blob.sha256)) continue;
+    seen.add(blob.sha256);
+    const encoded = encode(blob.bytes);
+    await tx.sql.run("INSERT OR IGNORE INTO workspace_blob (sha256, size, bytes, encoding) VALUES (?, ?, ?, ?)", [blob.sha256, blob.bytes.length, encoded.bytes, encoded.encoding]);
+  }
+  await addReferences(tx, owner, sessionId, digests);
+}
+
+async function addReferences(tx: StorageTransaction, owner: string, sessionId: string, digests: readonly string[]): Promise<void> {
+  for (const chunk of chunked(digests, 3)) {
+    await tx.sql.run(`INSERT OR IGNORE INTO workspace_blob_ref (owner, sha256, session_id) VALUES ${valueRows(chunk.length, 3)}`, chunk.flatMap((sha) => [owner, sha, sessionId]));
+  }
+}
+
+/** Stores `blobs` referenced by `owner` (a Turn or a Session's manifest). */
+export function putBlobs(context: Context, owner: string, sessionId: string, blobs: readonly BlobInput[]): Promise<void> {
   if (blobs.length === 0) return Promise.resolve();
-  return record(context, async (tx) => {
-    for (const blob of blobs) await tx.sql.run("INSERT OR IGNORE INTO workspace_blob (sha256, size, bytes) VALUES (?, ?, ?)", [blob.sha256, blob.bytes.length, blob.bytes]);
-  });
+  return record(context, (tx) => putReferenced(tx, owner, sessionId, blobs));
 }
 
 export async function getBlob(context: Context, sha256: string): Promise<Buffer | undefined> {
-  const row = await read(context, (sql) => sql.get<{ bytes: Uint8Array }>("SELECT bytes FROM workspace_blob WHERE sha256 = ?", [sha256]));
-  return row ? Buffer.from(row.bytes) : undefined;
+  const row = await read(context, (sql) => sql.get<{ bytes: Uint8Array; encoding: string }>("SELECT bytes, encoding FROM workspace_blob WHERE sha256 = ?", [sha256]));
+  if (!row) return undefined;
+  return row.encoding === "deflate" ? inflateRawSync(row.bytes) : Buffer.from(row.bytes);
 }
 
 /** Which of these digests are stored. */
@@ -78,18 +141,123 @@ export async function storedBlobs(context: Context, digests: readonly string[]):
   return found;
 }
 
-export async function readManifest(context: Context, sessionId: string): Promise<StoredManifest | undefined> {
-  const row = await read(context, (sql) => sql.get<{ turn_id: string | null; files: string; recorded_at: number }>("SELECT turn_id, files, recorded_at FROM workspace_manifest WHERE session_id = ?", [sessionId]));
-  return row ? { turnId: row.turn_id, files: JSON.parse(row.files) as ManifestEntry[], recordedAt: row.recorded_at } : undefined;
+/** The stored bytes of every blob (for measurements and tests). */
+export async function blobBytes(context: Context): Promise<{ blobs: number; bytes: number }> {
+  const row = await read(context, (sql) => sql.get<{ blobs: number; bytes: number | null }>("SELECT count(*) AS blobs, sum(length(bytes)) AS bytes FROM workspace_blob"));
+  return { blobs: row?.blobs ?? 0, bytes: row?.bytes ?? 0 };
 }
 
-const UPSERT_MANIFEST = `INSERT INTO workspace_manifest (session_id, turn_id, files, recorded_at) VALUES (?, ?, ?, ?)
-       ON CONFLICT (session_id) DO UPDATE SET turn_id = excluded.turn_id, files = excluded.files, recorded_at = excluded.recorded_at`;
+// Manifests are content-addressed too: parsed ones are kept by digest (a few recent ones).
+const parsedManifests = new Map<string, ManifestContent>();
+const PARSED_MANIFESTS = 16;
 
-export function writeManifest(context: Context, sessionId: string, turnId: string | null, files: readonly ManifestEntry[], now: number): Promise<void> {
+function rememberManifest(sha256: string, content: ManifestContent): void {
+  parsedManifests.delete(sha256);
+  parsedManifests.set(sha256, content);
+  while (parsedManifests.size > PARSED_MANIFESTS) parsedManifests.delete(parsedManifests.keys().next().value!);
+}
+
+export async function readManifest(context: Context, sessionId: string): Promise<StoredManifest | undefined> {
+  const row = await read(context, (sql) => sql.get<{ turn_id: string | null; files_sha256: string; recorded_at: number }>("SELECT turn_id, files_sha256, recorded_at FROM workspace_manifest WHERE session_id = ?", [sessionId]));
+  if (!row) return undefined;
+  let content = parsedManifests.get(row.files_sha256);
+  if (!content) {
+    const bytes = await getBlob(context, row.files_sha256);
+    content = bytes ? (JSON.parse(bytes.toString("utf8")) as ManifestContent) : { mode: "tools", files: [] };
+    rememberManifest(row.files_sha256, content);
+  }
+  return { turnId: row.turn_id, mode: content.mode, files: content.files as ManifestEntry[], filesSha256: row.files_sha256, recordedAt: row.recorded_at };
+}
+
+/**
+ * Writes the Session's manifest: one small row when its files are what is stored already;
+ * otherwise the files' blob and the manifest's references (its own blob and every digest it
+ * names) replace the old ones, freeing what only the old manifest needed.
+ */
+async function putManifest(tx: StorageTransaction, sessionId: string, turnId: string | null, content: ManifestContent, now: number): Promise<void> {
+  const json = Buffer.from(JSON.stringify({ mode: content.mode, files: content.files }), "utf8");
+  const files = content.files;
+  const filesSha256 = createHash("sha256").update(json).digest("hex");
+  const current = await tx.sql.get<{ files_sha256: string }>("SELECT files_sha256 FROM workspace_manifest WHERE session_id = ?", [sessionId]);
+  await tx.sql.run(
+    `INSERT INTO workspace_manifest (session_id, turn_id, files_sha256, recorded_at) VALUES (?, ?, ?, ?)
+       ON CONFLICT (session_id) DO UPDATE SET turn_id = excluded.turn_id, files_sha256 = excluded.files_sha256, recorded_at = excluded.recorded_at`,
+    [sessionId, turnId, filesSha256, now],
+  );
+  if (current?.files_sha256 === filesSha256) return;
+  rememberManifest(filesSha256, content);
+  const owner = manifestOwner(sessionId);
+  const wanted = new Set<string>([filesSha256]);
+  for (const entry of files) if (entry[1] !== "") wanted.add(entry[1]);
+  await putReferenced(tx, owner, sessionId, [{ sha256: filesSha256, bytes: json }]);
+  const held = await tx.sql.all<{ sha256: string }>("SELECT sha256 FROM workspace_blob_ref WHERE owner = ?", [owner]);
+  const heldSet = new Set(held.map((row) => row.sha256));
+  await addReferences(tx, owner, sessionId, [...wanted].filter((sha) => !heldSet.has(sha)));
+  const dropped = [...heldSet].filter((sha) => !wanted.has(sha));
+  for (const chunk of chunked(dropped, 1, 1)) {
+    await tx.sql.run(`DELETE FROM workspace_blob_ref WHERE owner = ? AND sha256 IN (${placeholders(chunk.length)})`, [owner, ...chunk]);
+  }
+}
+
+export function writeManifest(context: Context, sessionId: string, turnId: string | null, content: ManifestContent, now: number): Promise<void> {
+  return record(context, (tx) => putManifest(tx, sessionId, turnId, content, now));
+}
+
+/** Names `turnId` as the Turn the Session's unchanged manifest is the state before (one small row). */
+export function markManifest(context: Context, sessionId: string, turnId: string | null, now: number): Promise<void> {
   return record(context, async (tx) => {
-    await tx.sql.run(UPSERT_MANIFEST, [sessionId, turnId, JSON.stringify(files), now]);
+    await tx.sql.run("UPDATE workspace_manifest SET turn_id = ?, recorded_at = ? WHERE session_id = ?", [turnId, now, sessionId]);
   });
+}
+
+/** A before-image a file tool took: null `before` when the file did not exist. */
+export interface TouchInput {
+  readonly turnId: string;
+  readonly sessionId: string;
+  readonly path: string;
+  readonly before: { readonly sha256: string; readonly bytes: Uint8Array; readonly mode: number } | { readonly unrecorded: true; readonly mode: number; readonly size: number } | null;
+}
+
+export interface TouchRow {
+  readonly path: string;
+  readonly before: { readonly sha256: string; readonly mode: number; readonly size: number } | { readonly unrecorded: true; readonly mode: number; readonly size: number } | null;
+}
+
+/** Records a Turn's first before-image of a path (a later one for the same path is ignored). */
+export function recordTouch(context: Context, touch: TouchInput): Promise<void> {
+  return record(context, async (tx) => {
+    const exists = await tx.sql.get("SELECT 1 AS found FROM turn_touch WHERE turn_id = ? AND path = ?", [touch.turnId, touch.path]);
+    if (exists) return;
+    const before = touch.before;
+    if (before && "bytes" in before) await putReferenced(tx, turnOwner(touch.turnId), touch.sessionId, [{ sha256: before.sha256, bytes: before.bytes }]);
+    await tx.sql.run("INSERT INTO turn_touch (turn_id, session_id, path, before_sha256, before_mode, before_size) VALUES (?, ?, ?, ?, ?, ?)", [
+      touch.turnId,
+      touch.sessionId,
+      touch.path,
+      before && "bytes" in before ? before.sha256 : null,
+      before?.mode ?? null,
+      before === null ? null : "bytes" in before ? before.bytes.length : before.size,
+    ]);
+  });
+}
+
+/** Whether the Turn already has a before-image of this path. */
+export async function hasTouch(context: Context, turnId: string, path: string): Promise<boolean> {
+  return (await read(context, (sql) => sql.get("SELECT 1 AS found FROM turn_touch WHERE turn_id = ? AND path = ?", [turnId, path]))) !== undefined;
+}
+
+export async function listTouches(context: Context, turnId: string): Promise<TouchRow[]> {
+  const rows = await read(context, (sql) => sql.all<{ path: string; before_sha256: string | null; before_mode: number | null; before_size: number | null }>("SELECT path, before_sha256, before_mode, before_size FROM turn_touch WHERE turn_id = ? ORDER BY path", [turnId]));
+  // No digest and no size: the file did not exist; a size without a digest: it existed, unrecorded.
+  return rows.map((row) => ({
+    path: row.path,
+    before:
+      row.before_sha256 !== null
+        ? { sha256: row.before_sha256, mode: row.before_mode ?? 0o100644, size: row.before_size ?? 0 }
+        : row.before_size !== null
+          ? { unrecorded: true as const, mode: row.before_mode ?? 0o100644, size: row.before_size }
+          : null,
+  }));
 }
 
 function patchFromRow(raw: Record<string, unknown>): TurnPatchRow {
@@ -120,13 +288,22 @@ export function insertTurnPatch(context: Context, patch: Omit<TurnPatchRow, "rew
 }
 
 /**
- * A capture: the Turn's patch (unless it has one) and the Session's state after it, in one
- * transaction — a crash never leaves the patch recorded with the manifest still naming the Turn.
+ * A capture: the Turn's patch (unless it has one), its contents referenced by the Turn, and the
+ * Session's state after it (when recorded), in one transaction — a crash never leaves the patch
+ * recorded with the manifest still naming the Turn.
  */
-export function recordTurnPatch(context: Context, patch: Omit<TurnPatchRow, "rewoundAt">, after: { readonly files: readonly ManifestEntry[]; readonly recordedAt: number }): Promise<TurnPatchRow> {
+export function recordTurnPatch(
+  context: Context,
+  patch: Omit<TurnPatchRow, "rewoundAt">,
+  contents: readonly BlobInput[],
+  after: ManifestContent & { readonly recordedAt: number },
+): Promise<TurnPatchRow> {
   return record(context, async (tx) => {
+    await putReferenced(tx, turnOwner(patch.turnId), patch.sessionId, contents);
+    const digests = patch.files.flatMap((file) => [file.beforeSha256, file.afterSha256]).filter((sha): sha is string => sha !== undefined && contents.every((blob) => blob.sha256 !== sha));
+    await addReferences(tx, turnOwner(patch.turnId), patch.sessionId, [...new Set(digests)]);
     const stored = await insertPatch(tx, patch);
-    await tx.sql.run(UPSERT_MANIFEST, [patch.sessionId, null, JSON.stringify(after.files), after.recordedAt]);
+    await putManifest(tx, patch.sessionId, null, after, after.recordedAt);
     return stored;
   });
 }
@@ -156,8 +333,12 @@ export interface NewRewind {
   readonly rewoundAt: number;
 }
 
-/** Records a rewind and marks its Turns' patches rewound. */
-export function recordRewind(context: Context, rewind: NewRewind): Promise<void> {
+/**
+ * Records a rewind, marks its Turns' patches rewound, writes the restored workdir as the
+ * Session's manifest, and drops the rewound Turns' references (their contents are freed unless
+ * the new manifest or another Turn or Session still needs them).
+ */
+export function recordRewind(context: Context, rewind: NewRewind, after: ManifestContent | undefined): Promise<void> {
   return write(context, async (tx) => {
     await tx.sql.run("INSERT INTO session_rewind (session_id, turn_id, turn_ids, restored, files_only, rewound_at) VALUES (?, ?, ?, ?, ?, ?)", [
       rewind.sessionId,
@@ -168,6 +349,8 @@ export function recordRewind(context: Context, rewind: NewRewind): Promise<void>
       rewind.rewoundAt,
     ]);
     for (const turnId of rewind.turnIds) await tx.sql.run("UPDATE turn_patch SET rewound_at = ? WHERE turn_id = ? AND rewound_at IS NULL", [rewind.rewoundAt, turnId]);
+    if (after) await putManifest(tx, rewind.sessionId, null, after, rewind.rewoundAt);
+    for (const turnId of rewind.turnIds) await tx.sql.run("DELETE FROM workspace_blob_ref WHERE owner = ?", [turnOwner(turnId)]);
   });
 }
 

@@ -68,6 +68,7 @@ export const editTool: ToolDefinition<EditInput> = {
     }
     const updated = input.replaceAll === true ? text.split(input.oldString).join(input.newString) : text.replace(input.oldString, () => input.newString);
     throwIfAborted(ctx.signal);
+    await ctx.recordBeforeWrite?.(target.canonicalPath);
     await writeFileAtomic(target.canonicalPath, updated, { checkpoint: () => throwIfAborted(ctx.signal) }).catch((error: unknown) => {
       throw fileFailure(error, target.resource);
     });

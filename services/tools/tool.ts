@@ -106,6 +106,12 @@ export interface ToolContext extends ToolPermissionContext {
   readonly terminals?: TerminalCapability;
   /** Core's view of the calling Session's own resources (prompt attachments, archived tool results); `execute` and `read` use it. */
   readonly sessionResources?: SessionResourceCapability;
+  /**
+   * Turn recording (patches and rewind): a file tool calls it with the absolute canonical path it
+   * is about to write, and writes once it resolved, so the file's content before the Turn is kept.
+   * Never rejects; absent where nothing is recorded.
+   */
+  readonly recordBeforeWrite?: (path: string) => Promise<void>;
 }
 
 /** The host's side of `shell` with `tty: true`: a PTY registered as one of the Session's terminals. */

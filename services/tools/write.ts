@@ -32,6 +32,7 @@ export const writeTool: ToolDefinition<WriteInput> = {
     throwIfAborted(ctx.signal);
     const target = authorizedPath(ctx, "edit", input.filePath);
     let replaced: boolean;
+    await ctx.recordBeforeWrite?.(target.canonicalPath);
     try {
       ({ replaced } = await writeFileAtomic(target.canonicalPath, input.content, { makeParents: true, checkpoint: () => throwIfAborted(ctx.signal) }));
     } catch (error) {

@@ -84,7 +84,9 @@ describe("openDatabase", () => {
         "turn_part",
         "turn_patch",
         "turn_steer",
+        "turn_touch",
         "workspace_blob",
+        "workspace_blob_ref",
         "workspace_manifest",
       ]);
       const ledger = await rows(handle.client, "SELECT id, ordinal, breaking, compatible_floor FROM harness_migration");
@@ -101,6 +103,7 @@ describe("openDatabase", () => {
         { id: serverMigrations[9]!.id, ordinal: 10, breaking: 0, compatible_floor: serverMigrations[0]!.id },
         { id: serverMigrations[10]!.id, ordinal: 11, breaking: 0, compatible_floor: serverMigrations[0]!.id },
         { id: serverMigrations[11]!.id, ordinal: 12, breaking: 0, compatible_floor: serverMigrations[0]!.id },
+        { id: serverMigrations[12]!.id, ordinal: 13, breaking: 1, compatible_floor: serverMigrations[12]!.id },
       ]);
       const recorded = await rows(handle.client, "SELECT type, name FROM harness_schema_object ORDER BY type, name");
       expect(recorded.map((r) => `${String(r["type"])}:${String(r["name"])}`)).toEqual([
@@ -128,6 +131,8 @@ describe("openDatabase", () => {
         "index:turn_session_history_idx",
         "index:turn_session_sequence_idx",
         "index:turn_steer_turn_idx",
+        "index:workspace_blob_ref_session_idx",
+        "index:workspace_blob_ref_sha_idx",
         "table:compaction",
         "table:conversation_entry",
         "table:deleted_session",
@@ -152,13 +157,16 @@ describe("openDatabase", () => {
         "table:turn_part",
         "table:turn_patch",
         "table:turn_steer",
+        "table:turn_touch",
         "table:workspace_blob",
+        "table:workspace_blob_ref",
         "table:workspace_manifest",
         "trigger:history_row_unindexed",
         "trigger:session_plugin_overlay_cleared",
         "trigger:session_plugin_overlay_set",
         "trigger:turn_context_use",
         "trigger:turn_event_stamps",
+        "trigger:workspace_blob_gc",
       ]);
       expect(await rows(handle.client, "SELECT id, cursor FROM server_activity")).toEqual([{ id: 1, cursor: 0 }]);
       expect(await rows(handle.client, "PRAGMA journal_mode")).toEqual([{ journal_mode: "wal" }]);

@@ -59,7 +59,9 @@ describe("schema.ts mirrors the migrations", () => {
       "turn_part",
       "turn_patch",
       "turn_steer",
+      "turn_touch",
       "workspace_blob",
+      "workspace_blob_ref",
       "workspace_manifest",
     ]);
 

@@ -1,15 +1,16 @@
 // Turn patches and rewind with real Turns: the scripted test model drives the real `write`
-// and `shell` tools in a temp workdir; every patch is captured when its Turn settles, read back
-// in pages (also after a restart on the same database), and rewinding puts files back —
-// refused, naming the files, when they changed outside the harness since.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+// and `shell` tools in a temp workdir that is a git repository (recording's default mode there
+// follows shell changes too); every patch is captured when its Turn settles, read back in pages
+// (also after a restart on the same database), and rewinding puts files back — refused, naming
+// the files, when they changed outside the harness since.
+import { existsSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createZeClient, sdk, unwrap, type TurnPatchPage } from "../../clients/index.js";
 import { createHarness } from "../../services/host/harness.js";
 import { failure, ok } from "../support/calls.js";
 import { startModelHarness, type ModelHarness } from "../support/model.js";
-import { b64, unb64 } from "./repos.js";
+import { b64, initRepo, unb64 } from "./repos.js";
 
 const server = "local";
 let h: ModelHarness;
@@ -45,8 +46,16 @@ async function readAll(sessionId: string, turnId: string, limit?: number): Promi
 describe("Turn patches", () => {
   it("records what the write and shell tools changed, and pages the patch back", async () => {
     const root = h.home.root;
+    const repo = await initRepo(root);
     writeFileSync(join(root, "keep.txt"), "one\ntwo\n");
     writeFileSync(join(root, "gone.txt"), "bye\n");
+    // Committed and clean (older than the index: not racy), so git holds what a shell deletes.
+    const past = new Date(Date.now() - 10_000);
+    for (const name of ["keep.txt", "gone.txt"]) {
+      utimesSync(join(root, name), past, past);
+      await repo.add(name);
+    }
+    await repo.commit();
     const sessionId = await h.createSession();
     const turnId = await turnWith(sessionId, [
       { name: "write", arguments: { filePath: "keep.txt", content: "one\nTWO\n" } },
@@ -97,6 +106,7 @@ describe("Turn patches", () => {
 describe("rewind", () => {
   it("restores what this Turn and the later ones changed and hides them from later work", async () => {
     const root = h.home.root;
+    await initRepo(root);
     writeFileSync(join(root, "a.txt"), "original\n");
     const sessionId = await h.createSession();
     const first = await turnWith(sessionId, [{ name: "write", arguments: { filePath: "a.txt", content: "first\n" } }]);

@@ -1,12 +1,21 @@
-// A Turn patch from two recorded workdir states: every path whose digest or mode differs, with
+// A Turn patch from its changed files, each with what is known of both sides: every file with
 // both sides' digests, sizes and modes, and the complete patch text — git-style unified hunks
-// for UTF-8 text (`textPatch` of services/workspace/git/diff.ts), a `Binary files … differ`
-// stanza otherwise. Contents come from the content-addressed store.
+// for UTF-8 text (`textPatch` of services/workspace/git/patch-text.ts), a `Binary files … differ`
+// stanza otherwise, and a stanza saying so where the content before the Turn was not recorded.
 import { Buffer } from "node:buffer";
 import { compareBytes } from "../../workspace/files/path.js";
-import type { SnapshotEntry } from "../../workspace/files/snapshot.js";
 import { asText, textPatch } from "../../workspace/git/patch-text.js";
 import type { StoredPatchFile } from "../../storage/index.js";
+
+/** One side of a changed file: its content, or (before only) that it existed unrecorded. */
+export type Side = { readonly sha256: string; readonly mode: number; readonly bytes: Buffer } | { readonly unrecorded: true; readonly mode: number; readonly size: number } | null;
+
+export interface FileChange {
+  /** Path bytes, Base64. */
+  readonly path: string;
+  readonly before: Side;
+  readonly after: Side;
+}
 
 export interface ComputedPatch {
   readonly files: StoredPatchFile[];
@@ -15,41 +24,31 @@ export interface ComputedPatch {
 
 const octal = (mode: number): string => mode.toString(8);
 
-export async function computePatch(
-  before: readonly SnapshotEntry[],
-  after: readonly SnapshotEntry[],
-  blob: (sha256: string) => Promise<Buffer | undefined>,
-): Promise<ComputedPatch> {
-  const old = new Map(before.map((entry) => [entry[0], entry]));
-  const now = new Map(after.map((entry) => [entry[0], entry]));
-  const paths = [...new Set([...old.keys(), ...now.keys()])]
-    .filter((path) => {
-      const a = old.get(path);
-      const b = now.get(path);
-      return !a || !b || a[1] !== b[1] || a[2] !== b[2];
-    })
-    .sort((a, b) => compareBytes(Buffer.from(a, "base64"), Buffer.from(b, "base64")));
+export function computePatch(changes: readonly FileChange[]): ComputedPatch {
+  const sorted = [...changes].sort((a, b) => compareBytes(Buffer.from(a.path, "base64"), Buffer.from(b.path, "base64")));
   const files: StoredPatchFile[] = [];
   const texts: string[] = [];
-  for (const path of paths) {
-    const a = old.get(path);
-    const b = now.get(path);
-    const [oldBytes, newBytes] = await Promise.all([a ? blob(a[1]) : undefined, b ? blob(b[1]) : undefined]);
-    const oldText = a ? (oldBytes ? asText(oldBytes) : undefined) : "";
-    const newText = b ? (newBytes ? asText(newBytes) : undefined) : "";
+  for (const { path, before: a, after: b } of sorted) {
+    const name = Buffer.from(path, "base64").toString("utf8");
+    const unrecordedBefore = a !== null && "unrecorded" in a;
+    const unrecordedAfter = b !== null && "unrecorded" in b;
+    const oldText = a === null ? "" : "bytes" in a ? asText(a.bytes) : undefined;
+    const newText = b === null ? "" : "bytes" in b ? asText(b.bytes) : undefined;
     const content = oldText !== undefined && newText !== undefined ? "text" : "binary";
     files.push({
       path,
-      change: !a ? "added" : !b ? "deleted" : "modified",
+      change: a === null ? "added" : b === null ? "deleted" : "modified",
       content,
-      ...(a ? { beforeSha256: a[1], beforeSize: a[3], beforeMode: a[2] } : {}),
-      ...(b ? { afterSha256: b[1], afterSize: b[3], afterMode: b[2] } : {}),
+      ...(a !== null ? ("bytes" in a ? { beforeSha256: a.sha256, beforeSize: a.bytes.length, beforeMode: a.mode } : { beforeSize: a.size, beforeMode: a.mode, beforeRecorded: false }) : {}),
+      ...(b !== null ? ("bytes" in b ? { afterSha256: b.sha256, afterSize: b.bytes.length, afterMode: b.mode } : { afterSize: b.size, afterMode: b.mode }) : {}),
     });
-    const name = Buffer.from(path, "base64").toString("utf8");
-    if (content === "text") {
-      texts.push(textPatch(name, a ? { text: oldText!, mode: octal(a[2]) } : undefined, b ? { text: newText!, mode: octal(b[2]) } : undefined));
+    if (unrecordedBefore || unrecordedAfter) {
+      const side = unrecordedBefore ? `a/${name} before this Turn` : `b/${name} after this Turn`;
+      texts.push(`diff --git a/${name} b/${name}\n# the content of ${side} was not recorded\n`);
+    } else if (content === "text") {
+      texts.push(textPatch(name, a ? { text: oldText!, mode: octal(a.mode) } : undefined, b ? { text: newText!, mode: octal(b.mode) } : undefined));
     } else {
-      const header = !a ? `new file mode ${octal(b![2])}\n` : !b ? `deleted file mode ${octal(a[2])}\n` : a[2] !== b[2] ? `old mode ${octal(a[2])}\nnew mode ${octal(b[2])}\n` : "";
+      const header = !a ? `new file mode ${octal(b!.mode)}\n` : !b ? `deleted file mode ${octal(a.mode)}\n` : a.mode !== b.mode ? `old mode ${octal(a.mode)}\nnew mode ${octal(b.mode)}\n` : "";
       texts.push(`diff --git a/${name} b/${name}\n${header}Binary files ${a ? `a/${name}` : "/dev/null"} and ${b ? `b/${name}` : "/dev/null"} differ\n`);
     }
   }

@@ -6,10 +6,9 @@
 // a directory swapped for a symlink to outside the workdir. A symlink on the way is "unsafe" for
 // the check and `PathChanged` for a restore.
 import { Buffer } from "node:buffer";
-import { createHash } from "node:crypto";
-import { constants, promises as fsp } from "node:fs";
+import { constants, promises as fsp, type Stats } from "node:fs";
 import { canonicalWorkdir } from "../../workspace/files/resolve.js";
-import { sha256Hex } from "../../workspace/files/snapshot.js";
+import { modeOf, sha256Hex } from "../../workspace/files/snapshot.js";
 import { PathChanged, childPath, closeDirectory, closeVerified, openChild, openDirectoryChain, writeInDirectory, type VerifiedDirectory } from "../../workspace/files/verified.js";
 
 function segmentsOf(path: Buffer): Buffer[] {
@@ -46,26 +45,53 @@ async function inParent<T>(workdir: string, path: Buffer, create: boolean, fn: (
 
 /** The digest of what is at `path` now (null: nothing), or "unsafe" when a parent is not a plain directory. */
 export async function currentDigest(workdir: string, path: Buffer): Promise<string | null | "unsafe"> {
+  const found = await readCurrent(workdir, path, Number.POSITIVE_INFINITY);
+  return found === null || found === "unsafe" ? found : found === "too_large" ? "unsafe" : found.sha256;
+}
+
+/** A workdir file's content as recorded: bytes, digest, mode and the stat it was read at. */
+export interface CurrentContent {
+  readonly bytes: Buffer;
+  readonly sha256: string;
+  readonly mode: number;
+  readonly stat: Stats;
+}
+
+/**
+ * What is at `path` now, read through its parent's verified descriptor: null when nothing is
+ * there, "unsafe" when a parent is not a plain directory or the entry is not a file or symlink,
+ * "too_large" past `maxBytes`.
+ */
+export async function readCurrent(workdir: string, path: Buffer, maxBytes: number): Promise<CurrentContent | null | "unsafe" | "too_large"> {
   try {
-    const digest = await inParent(workdir, path, false, async (dir, name) => {
+    const found = await inParent(workdir, path, false, async (dir, name): Promise<CurrentContent | null | "unsafe" | "too_large"> => {
       const stat = await fsp.lstat(childPath(dir, name)).catch((error: NodeJS.ErrnoException) => {
         if (error.code === "ENOENT") return undefined;
         throw error;
       });
       if (!stat) return null;
-      if (stat.isSymbolicLink()) return sha256Hex(await fsp.readlink(childPath(dir, name), { encoding: "buffer" }));
+      if (stat.isSymbolicLink()) {
+        const target = await fsp.readlink(childPath(dir, name), { encoding: "buffer" });
+        return { bytes: target, sha256: sha256Hex(target), mode: 0o120000, stat };
+      }
       if (!stat.isFile()) return "unsafe";
+      if (stat.size > maxBytes) return "too_large";
       const opened = await openChild(dir, name, constants.O_RDONLY | constants.O_NONBLOCK);
       try {
         if (!opened.stat.isFile()) return "unsafe";
-        return createHash("sha256").update(await opened.handle.readFile()).digest("hex");
+        const bytes = await opened.handle.readFile();
+        if (bytes.length > maxBytes) return "too_large";
+        const after = await opened.handle.stat();
+        return { bytes, sha256: sha256Hex(bytes), mode: modeOf(after), stat: after };
       } finally {
         await closeVerified(opened);
       }
     });
-    return digest === undefined ? null : digest;
+    return found === undefined ? null : found;
   } catch (error) {
     if (error instanceof PathChanged) return "unsafe";
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return null;
     throw error;
   }
 }

@@ -1,32 +1,38 @@
-// Turn patches and rewind. Each Turn's workdir changes are recorded by comparing the workdir
-// before and after it runs (`observer`, called by the Turn runner): a scan of the whole workdir
-// (services/workspace/files/snapshot.ts) names every file by its content digest and keeps new
-// contents in a content-addressed store, so changes made by tools and by shell commands alike
-// are captured, and the state before the Turn can be put back. The Session's last recorded
-// state is durable (`workspace_manifest`), so a Turn lost to a crash is captured on demand.
+// Turn patches and rewind. Each Turn's workdir changes are recorded around it (`observer`,
+// called by the Turn runner) by the Recorder (recording.ts: what is recorded in each
+// `workspace.recording` mode, and what it costs), and file tools record a file's content before
+// they write it (`observer.beforeWrite`). The Session's last recorded state is durable
+// (`workspace_manifest`), so a Turn lost to a crash is captured on demand.
 //
 // `rewind` restores every file the Turn and the later Turns changed to its state before the
 // Turn — refused, naming the files, when any of them is not what the last of those Turns left
-// (changed outside the harness since) — and, unless `filesOnly`, hides those Turns from later
-// work (their ids join every later Turn's `excludedTurnIds`).
+// (changed outside the harness since, `reason: "changed"`) or its earlier content was not
+// recorded (`reason: "not_recorded"`) — and, unless `filesOnly`, hides those Turns from later
+// work (their ids join every later Turn's `excludedTurnIds`). What only the rewound Turns needed
+// is freed.
 import { Buffer } from "node:buffer";
-import type { TurnPatch, TurnPatchPage, TurnRewind } from "../../../generated/client/types.gen.js";
+import type { RewindConflictReason, TurnPatch, TurnPatchPage, TurnRewind } from "../../../generated/client/types.gen.js";
 import { conflict, Failure, notFound, validationFailure } from "../../contract/failure.js";
 import { sessions as sessionStore, turns as turnStore, workspace as store, type StorageHandle, type StoredPatchFile, type TurnPatchRow, type TurnRow } from "../../storage/index.js";
 import { compareBytes } from "../../workspace/files/path.js";
-import { scanWorkdir, sha256Hex, type SnapshotEntry } from "../../workspace/files/snapshot.js";
+import { sha256Hex } from "../../workspace/files/snapshot.js";
 import { KeyedSerial } from "../../contract/serial.js";
 import { isPathChanged } from "../../workspace/files/verified.js";
+import { Recorder, type RecordingMode } from "./recording.js";
 import { currentDigest, restore } from "./restore.js";
+
+export type { RecordingMode } from "./recording.js";
 
 export const MAX_PATCH_PAGE_BYTES = 256 * 1024;
 
-/** What the runner calls around each Turn it runs. */
+/** What the runner calls around each Turn it runs, and the file tools before each write. */
 export interface TurnWorkspaceObserver {
   before(row: TurnRow, workdir: string): Promise<void>;
   after(row: TurnRow, workdir: string): Promise<void>;
   /** Turns rewinds took out of the Session's conversation. */
   hiddenTurns(sessionId: string): Promise<readonly string[]>;
+  /** A file tool is about to write `path` (absolute, canonical) in this Turn. */
+  beforeWrite(turn: { readonly id: string; readonly sessionId: string }, workdir: string, path: string): Promise<void>;
 }
 
 export interface RewindServiceOptions {
@@ -34,6 +40,10 @@ export interface RewindServiceOptions {
   readonly now?: () => number;
   /** Capture failures (a workdir too large to record): logged by the host; the Turn is unaffected. */
   readonly onError?: (error: unknown) => void;
+  /** The recording mode for a Session workdir (config `workspace.recording`; default "repository"). */
+  readonly recording?: (workdir: string) => RecordingMode;
+  /** The host's environment: where git's global excludes file is found. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
 /** A conflict naming files: the contract's 409 `RewindConflictError`. */
@@ -41,12 +51,13 @@ export class RewindConflict extends Error {
   constructor(
     message: string,
     readonly files: readonly string[],
+    readonly reason: RewindConflictReason = "changed",
   ) {
     super(message);
     this.name = "RewindConflictError";
   }
   get body() {
-    return { _tag: "RewindConflictError" as const, message: this.message, files: this.files.map((bytesBase64) => ({ bytesBase64 })) };
+    return { _tag: "RewindConflictError" as const, message: this.message, reason: this.reason, files: this.files.map((bytesBase64) => ({ bytesBase64 })) };
   }
 }
 
@@ -61,8 +72,11 @@ function toWire(row: TurnPatchRow): TurnPatch {
       path: { bytesBase64: file.path },
       change: file.change,
       content: file.content,
-      ...(file.beforeSha256 !== undefined ? { beforeSha256: file.beforeSha256, beforeSize: file.beforeSize! } : {}),
-      ...(file.afterSha256 !== undefined ? { afterSha256: file.afterSha256, afterSize: file.afterSize! } : {}),
+      ...(file.beforeSha256 !== undefined ? { beforeSha256: file.beforeSha256 } : {}),
+      ...(file.beforeSize !== undefined ? { beforeSize: file.beforeSize } : {}),
+      ...(file.beforeRecorded === false ? { beforeRecorded: false } : {}),
+      ...(file.afterSha256 !== undefined ? { afterSha256: file.afterSha256 } : {}),
+      ...(file.afterSize !== undefined ? { afterSize: file.afterSize } : {}),
     })),
     size: row.size,
     sha256: row.sha256,
@@ -72,10 +86,12 @@ function toWire(row: TurnPatchRow): TurnPatch {
 export class RewindService {
   private readonly storage: StorageHandle;
   private readonly now: () => number;
+  readonly recorder: Recorder;
 
   constructor(private readonly options: RewindServiceOptions) {
     this.storage = options.storage;
     this.now = options.now ?? Date.now;
+    this.recorder = new Recorder({ storage: this.storage, now: this.now, recording: options.recording, env: options.env });
   }
 
   /**
@@ -89,9 +105,11 @@ export class RewindService {
   }
 
   readonly observer: TurnWorkspaceObserver = {
-    before: (row, workdir) => this.serial(row.sessionId, () => this.guard(row.sessionId, () => this.recordBefore(row, workdir))),
-    after: (row, workdir) => this.serial(row.sessionId, () => this.guard(row.sessionId, async () => void (await this.capture(row, workdir)))),
+    before: (row, workdir) => this.serial(row.sessionId, () => this.guard(row.sessionId, () => this.recorder.recordBefore(row, workdir))),
+    after: (row, workdir) => this.serial(row.sessionId, () => this.guard(row.sessionId, async () => void (await this.recorder.capture(row, workdir)))),
     hiddenTurns: (sessionId) => store.hiddenTurnIds(this.storage, sessionId),
+    // A before-image that cannot be taken never stops the write: the file is then unrecorded.
+    beforeWrite: (turn, workdir, path) => this.guard(turn.sessionId, () => this.recorder.beforeWrite(turn, workdir, path)),
   };
 
   private async guard(sessionId: string, fn: () => Promise<void>): Promise<void> {
@@ -109,47 +127,13 @@ export class RewindService {
     }
   }
 
-  private async scan(sessionId: string, workdir: string, previous: readonly SnapshotEntry[] | undefined): Promise<SnapshotEntry[]> {
-    return scanWorkdir(workdir, {
-      previous: new Map((previous ?? []).map((entry) => [entry[0], entry])),
-      store: (blobs) => store.putBlobs(this.storage, blobs),
-    });
-  }
-
   /** Records the workdir as the state before `row` (what a rewind of it restores). */
-  async recordBefore(row: Pick<TurnRow, "id" | "sessionId">, workdir: string): Promise<void> {
-    let previous = await store.readManifest(this.storage, row.sessionId);
-    // The previous Turn settled but its capture has not run yet (this Turn was claimed first):
-    // the workdir now is what it left, so capture it first.
-    if (previous?.turnId && previous.turnId !== row.id) {
-      const earlier = await turnStore.getTurnById(this.storage, previous.turnId);
-      if (earlier && SETTLED.has(earlier.phase)) {
-        await this.capture(earlier, workdir);
-        previous = await store.readManifest(this.storage, row.sessionId);
-      }
-    }
-    const files = await this.scan(row.sessionId, workdir, previous?.files);
-    await store.writeManifest(this.storage, row.sessionId, row.id, files, this.now());
+  recordBefore(row: Pick<TurnRow, "id" | "sessionId">, workdir: string): Promise<void> {
+    return this.recorder.recordBefore(row, workdir);
   }
 
-  /**
-   * Captures `row`'s patch against the state recorded before it: the stored patch when it has
-   * one (the manifest no longer names it), undefined when no state was recorded before it.
-   */
-  async capture(row: Pick<TurnRow, "id" | "sessionId" | "sequence">, workdir: string): Promise<TurnPatchRow | undefined> {
-    const before = await store.readManifest(this.storage, row.sessionId);
-    if (!before || before.turnId !== row.id) return store.getTurnPatch(this.storage, row.id);
-    const after = await this.scan(row.sessionId, workdir, before.files);
-    // Loaded on first capture: `diff` stays off the start path.
-    const { computePatch } = await import("./patch.js");
-    const computed = await computePatch(before.files, after, (sha) => store.getBlob(this.storage, sha));
-    const bytes = Buffer.from(computed.patch, "utf8");
-    const capturedAt = this.now();
-    return store.recordTurnPatch(
-      this.storage,
-      { turnId: row.id, sessionId: row.sessionId, turnSequence: row.sequence, files: computed.files, patch: computed.patch, size: bytes.length, sha256: sha256Hex(bytes), capturedAt },
-      { files: after, recordedAt: capturedAt },
-    );
+  capture(row: Pick<TurnRow, "id" | "sessionId" | "sequence">, workdir: string): Promise<TurnPatchRow | undefined> {
+    return this.recorder.capture(row, workdir);
   }
 
   private async turnOf(sessionId: string, turnId: string): Promise<TurnRow> {
@@ -166,14 +150,15 @@ export class RewindService {
 
   private async patchOf(row: TurnRow, workdir: string): Promise<TurnPatchRow> {
     if (!SETTLED.has(row.phase)) throw conflict(`Turn ${row.id} has not settled: its patch is captured once it has`);
-    const existing = await this.capture(row, workdir);
+    const existing = await this.recorder.capture(row, workdir);
     if (existing) return existing;
     if (row.startedAt === null) {
       // It never ran: it changed nothing.
       const empty = Buffer.alloc(0);
       return store.insertTurnPatch(this.storage, { turnId: row.id, sessionId: row.sessionId, turnSequence: row.sequence, files: [], patch: "", size: 0, sha256: sha256Hex(empty), capturedAt: this.now() });
     }
-    throw conflict(`No workdir state was recorded before Turn ${row.id} ran, so its changes are unknown`);
+    const off = this.recorder.modeFor(workdir) === "off" ? ' (workspace.recording is "off")' : "";
+    throw conflict(`No workdir state was recorded before Turn ${row.id} ran, so its changes are unknown${off}`);
   }
 
   async readPatch(sessionId: string, turnId: string, query: { offset?: string | undefined; limit?: string | undefined }): Promise<TurnPatchPage> {
@@ -220,10 +205,14 @@ export class RewindService {
     }
     const paths = [...first.keys()].sort((a, b) => compareBytes(Buffer.from(a, "base64"), Buffer.from(b, "base64")));
     const changed: string[] = [];
+    const notRecorded = paths.filter((path) => first.get(path)!.beforeRecorded === false);
+    if (notRecorded.length > 0) throw unrecorded(notRecorded);
     for (const path of paths) {
       const expected = last.get(path)!;
       const current = await currentDigest(workdir, Buffer.from(path, "base64"));
-      if (current === "unsafe" || current !== (expected.afterSha256 ?? null)) changed.push(path);
+      // A file whose content after the Turn was not recorded cannot be shown unchanged.
+      const left = expected.afterSha256 ?? (expected.change === "deleted" ? null : undefined);
+      if (current === "unsafe" || left === undefined || current !== left) changed.push(path);
     }
     if (changed.length > 0) {
       const names = changed.map((path) => Buffer.from(path, "base64").toString("utf8"));
@@ -238,7 +227,7 @@ export class RewindService {
       if (!bytes) missing.push(path);
       else contents.set(path, bytes);
     }
-    if (missing.length > 0) throw new RewindConflict("The earlier content of these files was not recorded", missing);
+    if (missing.length > 0) throw unrecorded(missing);
     for (const path of paths) {
       const before = first.get(path)!;
       try {
@@ -251,10 +240,10 @@ export class RewindService {
     }
     const rewoundAt = this.now();
     const turnIds = patches.map((patch) => patch.turnId);
-    await store.recordRewind(this.storage, { sessionId, turnId, turnIds, restored: paths, filesOnly, rewoundAt });
-    // The restored workdir is the baseline of the next Turn.
-    const previous = await store.readManifest(this.storage, sessionId);
-    await store.writeManifest(this.storage, sessionId, null, await this.scan(sessionId, workdir, previous?.files), rewoundAt);
+    // The restored workdir is the baseline of the next Turn; what only the rewound Turns needed is freed.
+    const restoredDigests = new Map(paths.map((path) => [path, first.get(path)!.beforeSha256 ?? null]));
+    const after = await this.recorder.stateAfterRewind(sessionId, workdir, restoredDigests);
+    await store.recordRewind(this.storage, { sessionId, turnId, turnIds, restored: paths, filesOnly, rewoundAt }, after);
     const hidden = filesOnly ? undefined : await store.hiddenTurnIds(this.storage, sessionId);
     return {
       sessionId,
@@ -265,6 +254,11 @@ export class RewindService {
       rewoundAt,
     };
   }
+}
+
+function unrecorded(paths: readonly string[]): RewindConflict {
+  const names = paths.map((path) => Buffer.from(path, "base64").toString("utf8"));
+  return new RewindConflict(`The content of these files before the rewound Turns was not recorded (see workspace.recording): ${names.join(", ")}`.slice(0, 4096), paths, "not_recorded");
 }
 
 function parseCount(value: string | undefined, field: string, fallback: number): number {

@@ -321,6 +321,7 @@ export class TurnRunner {
     const execution = new TurnExecution(
       {
         ...(workspaceRecorded ? { workspaceRecorded } : {}),
+        ...(this.options.workspace ? { beforeWrite: this.options.workspace.beforeWrite } : {}),
         ...(admissionDurable ? { admissionDurable } : {}),
         hostStopping: this.stopping.signal,
         storage: this.options.storage,

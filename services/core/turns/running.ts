@@ -35,6 +35,8 @@ export interface TurnDeps {
    * recorded while the first model request runs, and awaited before any tool can write.
    */
   readonly workspaceRecorded?: Promise<void>;
+  /** Turn recording's write hook: file tools record a path's content before they write it. */
+  readonly beforeWrite?: (turn: { readonly id: string; readonly sessionId: string }, workdir: string, path: string) => Promise<void>;
   /**
    * Resolves once the Turn's admission is durable, for a Turn started at its admission's COMMIT:
    * awaited before anything leaves the process (hooks, tools, the model request).

@@ -198,6 +198,7 @@ async function execute(t: RunningTurn, approved: ApprovedCall, offered: Readonly
     ...(tool.id === "execute" ? { codemode: codemodeCapability(t, call.id, offered) } : {}),
     ...(tool.id === "shell" && t.deps.environment.terminals ? { terminals: t.deps.environment.terminals.forCall({ server: t.server, sessionId: t.sessionId, turnId: t.id, toolCallId: call.id }) } : {}),
     sessionResources: sessionResources(t),
+    ...(t.deps.beforeWrite ? { recordBeforeWrite: (path: string) => t.deps.beforeWrite!({ id: t.id, sessionId: t.sessionId }, t.workdir, path) } : {}),
   };
   // No tool touches the workdir before its state before the Turn is recorded.
   await t.deps.workspaceRecorded;

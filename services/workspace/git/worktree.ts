@@ -75,7 +75,7 @@ function listing(path: string): Dirent[] {
  * as git records it (exact; `ms` is computed from seconds and nanoseconds the same way), or as
  * isomorphic-git does (derived from these very milliseconds).
  */
-function sameTime(recordedSeconds: number, recordedNanoseconds: number, ms: number): boolean {
+export function sameTime(recordedSeconds: number, recordedNanoseconds: number, ms: number): boolean {
   if (recordedSeconds * 1000 + recordedNanoseconds / 1e6 === ms) return true;
   const seconds = Math.floor(ms / 1000);
   return seconds % UINT32 === recordedSeconds && Math.floor((ms - seconds * 1000) * 1e6) === recordedNanoseconds;
