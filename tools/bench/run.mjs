@@ -10,7 +10,7 @@ import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import { repoRoot } from "./lib.mjs";
 
-const modules = ["./startup.mjs", "./statements.mjs", "./turns.mjs", "./oneshot.mjs", "./depth.mjs", "./extensions.mjs", "./daemon.mjs", "./history.mjs", "./git.mjs", "./tui.mjs", "./terminals.mjs", "./sandbox.mjs"];
+const modules = ["./startup.mjs", "./statements.mjs", "./turns.mjs", "./oneshot.mjs", "./depth.mjs", "./extensions.mjs", "./daemon.mjs", "./history.mjs", "./git.mjs", "./tui.mjs", "./terminals.mjs", "./sandbox.mjs", "./recording.mjs"];
 
 const argv = process.argv.slice(2);
 const runsFlag = argv.find((arg) => arg.startsWith("--runs="));
