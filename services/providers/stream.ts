@@ -52,9 +52,13 @@ export async function* streamModel(request: ModelRequest): AsyncGenerator<ModelS
   try {
     const adapter = await adapterFor(model.protocol);
     for await (const event of adapter(request, attempt)) {
+      // A deadline or failure recorded while the stream ran wins, even where its abort did not
+      // reach the SDK's request in time (a stream that went on to finish is still over its deadline).
+      if (attempt.failure) throw attempt.failure;
       if (CONTENT.has(event.type)) attempt.outputStarted = true;
       yield event;
     }
+    if (attempt.failure) throw attempt.failure;
   } catch (error) {
     throw attempt.classify(error);
   } finally {
