@@ -65,11 +65,7 @@ export interface TurnServiceOptions {
   readonly catalogs?: TurnCatalogs | undefined;
   /** Session workdirs resolve against this root (AGENTS.md and Skills are read at admission). */
   readonly serverRoot?: string | undefined;
-  /**
-   * The configuration of the project a Session's absolute workdir belongs to (its nearest project
-   * file), resolved before each admission; rejects with a typed Failure when that project's
-   * configuration cannot be loaded. Absent, `config`, `catalogs` and `configFile` serve every Session.
-   */
+  /** The configuration of the project a Session's absolute workdir belongs to, resolved before each admission (a typed Failure when it cannot be loaded); absent, `config`, `catalogs` and `configFile` serve every Session. */
   readonly project?: ((workdir: string) => Promise<AdmissionProject>) | undefined;
 }
 
