@@ -31,8 +31,12 @@ export interface SessionServiceOptions {
   readonly hub?: ActivityHub;
   /** Stops local work of deleted Sessions (their rows are gone; nothing is left to settle). */
   readonly onDeleted?: (sessionIds: readonly string[]) => void;
-  /** The host's agents: a Session created with an `agent` must name a primary-capable one. */
-  readonly agents?: (() => AgentCatalog) | undefined;
+  /**
+   * The agents of the project an absolute workdir belongs to: a Session created with an `agent`
+   * must name a primary-capable one. Rejects with a typed Failure when that project's
+   * configuration cannot be loaded (the Session is not created).
+   */
+  readonly agents?: ((workdir: string) => AgentCatalog | Promise<AgentCatalog>) | undefined;
 }
 
 /** What a spawned child Session takes from the `task` call that creates it. */
@@ -102,7 +106,7 @@ export class SessionService {
   private readonly now: () => number;
   private readonly hub: ActivityHub | undefined;
   private readonly onDeleted: (sessionIds: readonly string[]) => void;
-  private readonly agents: (() => AgentCatalog) | undefined;
+  private readonly agents: ((workdir: string) => AgentCatalog | Promise<AgentCatalog>) | undefined;
 
   constructor(options: SessionServiceOptions) {
     this.storage = options.storage;
@@ -139,8 +143,9 @@ export class SessionService {
     const replay = await this.replayCreate(server, id, hash);
     if (replay) return replay;
     checkModelReference(request.defaultModel, "/defaultModel");
-    if (request.agent !== undefined && this.agents) primaryAgent(this.agents(), request.agent, "/agent");
     const workdir = resolveWorkdir(this.serverRoot, request);
+    const agents = await this.agents?.(workdir.absolute);
+    if (request.agent !== undefined && agents) primaryAgent(agents, request.agent, "/agent");
     const now = this.now();
     try {
       const row = await store.insertSession(this.storage, {

@@ -1,5 +1,5 @@
 // The Session-depth operations this host serves from its catalogs and sub-agent host: the
-// effective agents, the Skills of the host and of a Session's workdir (safe metadata only), and
+// effective agents (of the Session's project), the Skills of the host and of a Session's workdir (safe metadata only), and
 // detaching a Session's foreground sub-agent calls to the background.
 import type { Handlers } from "../../generated/server/routes.js";
 import { absoluteWorkdir } from "../contract/paths.js";
@@ -10,7 +10,10 @@ import type { HostCatalogs } from "./catalogs.js";
 
 export interface DepthHandlerServices {
   readonly sessions: SessionService;
+  /** The host's catalogs (the host-wide Skills operation). */
   readonly catalogs: HostCatalogs;
+  /** The catalogs of the project an absolute workdir belongs to (its nearest project file). */
+  readonly catalogsFor: (workdir: string) => Promise<HostCatalogs>;
   /** Absent on a host that runs no Turns (nothing can wait in the foreground there). */
   readonly subagents: Subagents | undefined;
   readonly serverRoot: string;
@@ -18,21 +21,23 @@ export interface DepthHandlerServices {
 
 type DepthOperations = Pick<Handlers<RequestContext>, "sessionAgents" | "sessionSkills" | "skills" | "promoteSessionBackground">;
 
-export function depthHandlers({ sessions, catalogs, subagents, serverRoot }: DepthHandlerServices): DepthOperations {
-  const skillsOf = async (workdir: string) => {
-    const [{ skillCatalogEntry }, discovery] = await Promise.all([import("../workspace/skills.js"), catalogs.skills(workdir)]);
+export function depthHandlers({ sessions, catalogs, catalogsFor, subagents, serverRoot }: DepthHandlerServices): DepthOperations {
+  const skillsOf = async (workdir: string, from: HostCatalogs) => {
+    const [{ skillCatalogEntry }, discovery] = await Promise.all([import("../workspace/skills.js"), from.skills(workdir)]);
     return discovery.skills.map((skill) => skillCatalogEntry(skill, "host"));
   };
   return {
     sessionAgents: async ({ path }) => {
-      await sessions.get(path.server, path.sessionId);
-      return { status: 200, body: catalogs.agents.toSessionAgentsResponse() };
+      const session = await sessions.get(path.server, path.sessionId);
+      const project = await catalogsFor(absoluteWorkdir(serverRoot, session.workdir));
+      return { status: 200, body: project.agents.toSessionAgentsResponse() };
     },
     sessionSkills: async ({ path }) => {
       const session = await sessions.get(path.server, path.sessionId);
-      return { status: 200, body: { sessionId: session.id, skills: await skillsOf(absoluteWorkdir(serverRoot, session.workdir)) } };
+      const workdir = absoluteWorkdir(serverRoot, session.workdir);
+      return { status: 200, body: { sessionId: session.id, skills: await skillsOf(workdir, await catalogsFor(workdir)) } };
     },
-    skills: async () => ({ status: 200, body: { skills: await skillsOf(serverRoot) } }),
+    skills: async () => ({ status: 200, body: { skills: await skillsOf(serverRoot, catalogs) } }),
     promoteSessionBackground: async ({ path }) => {
       await sessions.get(path.server, path.sessionId);
       return { status: 200, body: { promoted: subagents?.promote(path.sessionId) ?? false } };

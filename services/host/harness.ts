@@ -11,10 +11,9 @@ import type { RunnerScope, TurnRunner } from "../core/turns/runner.js";
 import { TurnService } from "../core/turns/service.js";
 import { createFetchHandler, type FetchHandler, type RequestContext } from "../http/handler.js";
 import type { GuardOptions } from "../http/guard.js";
-import { openDatabase, type SessionRow, type StorageHandle } from "../storage/index.js";
+import { openDatabase, type StorageHandle } from "../storage/index.js";
 import { sessionHandlers, turnHandlers } from "./handlers.js";
 import { depthHandlers } from "./depth-handlers.js";
-import type { Subagents } from "../core/subagents/host.js";
 import { createModelGateway, ProviderSetupFailed, setupFailed } from "./models.js";
 import { CatalogSetupError, HostModelCatalog } from "./model-catalog.js";
 import { modelHandlers } from "./model-handlers.js";
@@ -27,14 +26,16 @@ import { LoginManager, authFileLocation } from "../providers/index.js";
 import { CORE_TOOL_IDS } from "../tools/ids.js";
 import { createHistoryServices, historyHandlers } from "./history-handlers.js";
 import { createWorkspaceHistoryServices, workspaceHistoryHandlers } from "./workspace-history-handlers.js";
-import { loadHostCatalogs, type HostCatalogs } from "./catalogs.js";
 import { mcpHandlers } from "./mcp-handlers.js";
-import { prepareHostMcp, type HostMcp } from "./mcp-host.js";
-import { combineOffers, SessionMcpHosts, type SessionMcp } from "./session-mcp.js";
+import type { HostMcp } from "./mcp-host.js";
+import { SessionMcpHosts, type SessionMcp } from "./session-mcp.js";
+import { createRunner } from "./runner-host.js";
 import { pluginHandlers } from "./plugin-routes.js";
 import { workspaceFilesHandlers } from "./workspace-files-handlers.js";
 import { RewindService } from "../core/rewind/service.js";
-import { ANSWERED_DURING_PLUGIN_ACTIVATION, afterActivation, pluginMcpServers, prepareHostPlugins, type HostPlugins } from "./plugin-host.js";
+import { ANSWERED_DURING_PLUGIN_ACTIVATION, afterActivation } from "./plugin-host.js";
+import { createProjectScope, ProjectScopes, type ProjectScope, type ScopeDependencies } from "./project-scopes.js";
+import { absoluteWorkdir } from "../contract/paths.js";
 import { HarnessStartupError } from "./errors.js";
 import { packageRoot, release } from "./version.js";
 import { AUTH_FILE_VARIABLE } from "../providers/index.js";
@@ -44,7 +45,7 @@ import { terminalHandlers } from "./terminal-handlers.js";
 import { stderrLogger, type DaemonLog } from "../daemon/log.js";
 import { withDaemonLog } from "../daemon/handlers.js";
 import { withStorageFailures } from "./storage-failures.js";
-import { createHostSandbox, type HostSandboxSetup } from "./sandbox-host.js";
+import { createHostSandbox } from "./sandbox-host.js";
 import type { SandboxSetting } from "../sandbox/index.js";
 
 /** The one server name a local host serves. */
@@ -139,83 +140,6 @@ function loadDocument(name: string): () => string {
 const FALLBACK_REFERENCE =
   '<!doctype html><meta charset="utf-8"><title>Ze Harness API</title><p>The API reference page is built by <code>npm run build</code>. The OpenAPI document is at <a href="/openapi.json">/openapi.json</a>.</p>';
 
-async function createRunner(
-  storage: StorageHandle,
-  hub: ActivityHub,
-  gateway: ModelGateway,
-  config: Config,
-  catalogs: HostCatalogs,
-  subagents: Subagents,
-  mcp: HostMcp,
-  plugins: HostPlugins,
-  models: HostModelCatalog,
-  options: HarnessOptions,
-  sessionMcp: SessionMcpHosts,
-  rewind: RewindService,
-  terminals: TerminalHost,
-  sandbox: HostSandboxSetup | undefined,
-): Promise<TurnRunner> {
-  const { toolTerminals } = await import("./tool-terminals.js");
-  const [{ TurnRunner: Runner }, { builtinTools, coreTools, createShellTool, executeTool, ToolRegistry }, { HookPipeline }] = await Promise.all([
-    import("../core/turns/runner.js"),
-    import("../tools/index.js"),
-    import("../plugins/hooks.js"),
-  ]);
-  const base = { ...builtinTools, shell: createShellTool({ sandbox: sandbox?.resolver, note: sandbox?.note }), ...coreTools, execute: executeTool };
-  const hostHooks = options.hooks ?? new HookPipeline();
-  const registry = new ToolRegistry(base);
-  const unleased = { tools: registry, hooks: hostHooks, get agents() { return catalogs.agents; }, release: () => {} };
-  // The Session row says whether it has an overlay: a plain Turn costs no plugin statement.
-  const leasePlugins = async (session: SessionRow) => {
-    // A generation activating in the background is waited for (bounded by each plugin's limits).
-    if (!plugins.loaded() && !plugins.activating() && !session.pluginOverlay) return unleased;
-    const [services, { createToolRegistry }] = await Promise.all([plugins.get(), import("../plugins/generation.js")]);
-    const lease = await services.sessions.lease(session.id);
-    return {
-      tools: createToolRegistry(base, lease.host, lease.session),
-      hooks: HookPipeline.combine(hostHooks, lease.hooks),
-      agents: lease.session?.agentCatalog ?? lease.host.agentCatalog ?? catalogs.agents,
-      release: () => lease.release(),
-    };
-  };
-  return new Runner({
-    storage,
-    hub,
-    gateway,
-    tools: registry,
-    hooks: hostHooks,
-    environment: {
-      get agents() {
-        return catalogs.agents;
-      },
-      // Each Turn leases the current model catalog, host generation and its Session's overlay.
-      lease: async (session: SessionRow) => {
-        const unpin = await models.pin(session.id);
-        try {
-          const extensions = await leasePlugins(session);
-          return { ...extensions, release: () => (extensions.release(), unpin()) };
-        } catch (error) {
-          unpin();
-          throw error;
-        }
-      },
-      skills: (workdir) => catalogs.skills(workdir),
-      subagents,
-      codemode: config.codemode?.enabled !== false,
-      terminals: toolTerminals(terminals),
-      mcp: (sessionId: string) => {
-        const host = mcp.loaded();
-        return combineOffers(host ? { tools: host.toolEntries(), instructions: host.instructions() } : undefined, sessionMcp.offer(sessionId));
-      },
-    },
-    serverRoot: options.serverRoot,
-    workspace: rewind.observer,
-    scope: options.runnerScope ?? "unowned",
-    ...(config.contentFlushMillis !== undefined ? { flushMs: config.contentFlushMillis } : {}),
-    ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
-  });
-}
-
 export async function createHarness(input: HarnessOptions): Promise<Harness> {
   // The auth file override travels in the host's environment object, which every room reads.
   const options: HarnessOptions =
@@ -256,50 +180,48 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
   const config = loaded.value.config;
   // The OS sandbox of shell calls, terminals and MCP stdio servers (undefined when off).
   const sandbox = createHostSandbox({ config, flag: options.sandbox, env: options.env, database: resolveDatabaseOption(options), configPath: options.configPath });
-  let catalogs: HostCatalogs;
+  // Each scope (the host's, and one per project a Session works in) builds from these.
+  const scopeDependencies: ScopeDependencies = {
+    storage,
+    env: options.env,
+    configPath: options.configPath,
+    inlineConfig: options.inlineConfig,
+    inlinePlugins: options.inlinePlugins,
+    sandbox: sandbox?.sandbox,
+    runTurns: options.runTurns !== false,
+    reservedToolIds: CORE_TOOL_IDS,
+    startup: options.backgroundPlugins === true ? "background" : "await",
+    // Rejected after the listener opened, there is no caller to fail: the host's log says it.
+    onRejected: options.onWarning ?? ((message) => (options.daemonLog ?? stderrLogger("server")).warn("plugins.rejected", { message })),
+    onWarning: options.onWarning,
+  };
+  let hostScope: ProjectScope;
   let mcp: HostMcp;
-  let plugins: HostPlugins;
   try {
-    plugins = await prepareHostPlugins({
-      storage,
-      serverRoot: options.serverRoot,
-      env: options.env,
-      config,
-      configPath: options.configPath,
-      inlineConfig: options.inlineConfig,
-      inlinePlugins: options.inlinePlugins,
-      reservedToolIds: CORE_TOOL_IDS,
-      // Loaded at startup when configured; otherwise on the first plugin operation or the first
-      // Turn of a Session with a plugin overlay (a plain one-shot `run` never loads the room).
-      eager: false,
-      startup: options.backgroundPlugins === true ? "background" : "await",
-      // Rejected after the listener opened, there is no caller to fail: the host's log says it.
-      onRejected: options.onWarning ?? ((message) => (options.daemonLog ?? stderrLogger("server")).warn("plugins.rejected", { message })),
-    });
-    catalogs = loadHostCatalogs({
-      config,
-      layers: loaded.value.layers,
-      env: options.env,
-      warn: options.onWarning,
-      current: () => plugins.loaded()?.runtime.current.agentCatalog,
-      pluginSkills: () => plugins.loaded()?.runtime.current.skills ?? [],
-    });
-    mcp = await prepareHostMcp({
-      config,
-      layers: loaded.value.layers,
-      env: options.env,
-      cwd: options.serverRoot,
-      sandbox: sandbox?.sandbox,
-      runTurns: options.runTurns !== false,
-      // A plugin's servers join at startup (when a background activation settles); a later
-      // plugin reload does not restart MCP servers.
-      pluginServers: plugins.activating() ? plugins.settled().then(() => pluginMcpServers(plugins)) : pluginMcpServers(plugins),
-      onWarning: options.onWarning,
-    });
+    hostScope = await createProjectScope(scopeDependencies, loaded.value, options.serverRoot, true);
+    mcp = await hostScope.mcp();
   } catch (error) {
     await storage.close();
     throw error;
   }
+  const { catalogs, plugins } = hostScope;
+  // The configuration of each Session's project: the host's scope where the files match it.
+  const scopes = new ProjectScopes({
+    env: options.env,
+    serverRoot: options.serverRoot,
+    configPath: options.configPath,
+    inlineConfig: options.inlineConfig,
+    host: { scope: hostScope, loaded: loaded.value },
+    build: (project, root) => createProjectScope(scopeDependencies, project, root, false),
+    onWarning: options.onWarning,
+  });
+  const scopeOf = (workdir: string) => scopes.forWorkdir(workdir);
+  // What admission and Session creation read: a scope whose plugins activate is waited for (they may add agents).
+  const settledScopeOf = async (workdir: string) => {
+    const scope = await scopes.forWorkdir(workdir);
+    if (scope !== hostScope) await scope.plugins.settled();
+    return scope;
+  };
   // Announcements of durable changes wait for the change's transaction to commit.
   const hub = new ActivityHub((announce) => storage.afterCommit(announce));
   storage.onTurnEvents((rows) => hub.turnEvents(rows));
@@ -321,12 +243,12 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
   const sessionMcp = subagents ? new SessionMcpHosts({ env: options.env, onWarning: options.onWarning, sandbox: sandbox?.resolver }) : undefined;
   // PTYs clients open in Session workdirs and `shell` calls with `tty: true` run in (node-pty and the emulator load on the first one).
   const terminals = new TerminalHost(storage, options.serverRoot, {}, sandbox?.resolver);
-  const runner = subagents && sessionMcp ? await createRunner(storage, hub, gateway, config, catalogs, subagents, mcp, plugins, models, options, sessionMcp, rewind, terminals, sandbox) : undefined;
+  const runner = subagents && sessionMcp ? await createRunner(storage, hub, gateway, config, catalogs, subagents, mcp, scopes, models, options, sessionMcp, rewind, terminals, sandbox) : undefined;
   const sessions = new SessionService({
     storage,
     serverRoot: options.serverRoot,
     hub,
-    agents: () => catalogs.agents,
+    agents: async (workdir: string) => (await settledScopeOf(workdir)).catalogs.agents,
     onDeleted: (ids: readonly string[]) => {
       runner?.abandonSessions(ids);
       terminals.closeSessions(ids);
@@ -340,6 +262,7 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
     configFile: loaded.value.layers.at(-1)?.file ?? globalConfigFile(options.env),
     catalogs,
     serverRoot: options.serverRoot,
+    project: settledScopeOf,
     ...(runner ? { interrupt: (turnId: string, reason?: string) => runner.interrupt(turnId, reason), runner } : {}),
   });
   subagents?.attach({ sessions, turns });
@@ -351,15 +274,21 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
     ...unavailableHandlers<RequestContext>(),
     ...sessionHandlers({ sessions, release: release() }),
     ...turnHandlers({ turns, interactions, streams }),
-    ...depthHandlers({ sessions, catalogs, subagents, serverRoot: options.serverRoot }),
+    ...depthHandlers({ sessions, catalogs, catalogsFor: async (workdir) => (await settledScopeOf(workdir)).catalogs, subagents, serverRoot: options.serverRoot }),
     ...historyHandlers(createHistoryServices(storage, hub, config, gateway, runner)),
     ...workspaceHistoryHandlers(createWorkspaceHistoryServices(storage, hub, interactions, options.streamTiming)),
-    ...mcpHandlers({ mcp: () => mcp.get(), sessions, turns }),
+    ...mcpHandlers({
+      mcp: async (server, sessionId) => {
+        const session = await sessions.get(server, sessionId);
+        return (await (await scopeOf(absoluteWorkdir(options.serverRoot, session.workdir))).mcp()).get();
+      },
+      turns,
+    }),
     ...pluginHandlers({ services: () => plugins.get(), inventory: () => plugins.inventory(), models }),
     ...modelHandlers({ catalog: models, sessions }),
     ...providerHandlers({ providers: () => ("providers" in gateway ? (gateway as ProviderGateway).providers : undefined), env: options.env, logins }),
     ...terminalHandlers(terminals),
-    ...workspaceFilesHandlers({ sessions, serverRoot: options.serverRoot, serverRules: config.permissions, rewind }),
+    ...workspaceFilesHandlers({ sessions, serverRoot: options.serverRoot, serverRules: async (workdir) => (await scopeOf(workdir)).config.permissions, rewind }),
   };
   const logged = options.daemonLog ? withDaemonLog(composed, options.daemonLog) : composed;
   const activated = options.backgroundPlugins === true ? afterActivation(logged, () => plugins.settled(), ANSWERED_DURING_PLUGIN_ACTIVATION) : logged;
@@ -388,8 +317,8 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
     await terminals.stop();
     models.close();
     await sessionMcp?.close();
-    await mcp.close();
-    await plugins.close();
+    await scopes.close();
+    await hostScope.close();
     await sandbox?.sandbox.close();
     await storage.close();
   };

@@ -1,7 +1,8 @@
 // Binds the contract's MCP operations to the host's McpHost: the catalog, prompt submission
 // (resolved by the server, then admitted through the ordinary prompt path), resource reads and
 // the OAuth credential lifecycle. Every operation is Session-scoped: the Session must exist
-// (404 session); host-configured servers and their credentials are shared by every Session.
+// (404 session); the servers of a Session's project (its nearest project file) and their
+// credentials are shared by every Session of that project.
 // Typed failures thrown by the services are encoded by the HTTP edge.
 import type { PromptReceipt, QueuePromptRequest, SubmitMcpPromptRequest } from "../../generated/client/types.gen.js";
 import type { Handlers } from "../../generated/server/routes.js";
@@ -9,10 +10,8 @@ import type { RequestContext } from "../http/handler.js";
 import type { McpHost } from "../mcp/index.js";
 
 export interface McpHandlerServices {
-  /** The host's MCP servers (loaded on first use when the configuration declares none). */
-  readonly mcp: () => Promise<McpHost>;
-  /** Resolves when the Session exists; rejects with the contract's 404 otherwise. */
-  readonly sessions: { get(server: string, sessionId: string): Promise<unknown> };
+  /** The MCP servers of the Session's project (loaded on first use when its configuration declares none); rejects with the contract's 404 when the Session does not exist. */
+  readonly mcp: (server: string, sessionId: string) => Promise<McpHost>;
   /** The ordinary prompt admission (TurnService.submit). */
   readonly turns: { submit(server: string, sessionId: string, clientId: string, request: QueuePromptRequest): Promise<PromptReceipt> };
 }
@@ -40,11 +39,8 @@ function queueRequest(body: SubmitMcpPromptRequest, prompt: QueuePromptRequest["
   };
 }
 
-export function mcpHandlers({ mcp: load, sessions, turns }: McpHandlerServices): McpOperations {
-  const session = async (path: { server: string; sessionId: string }): Promise<McpHost> => {
-    await sessions.get(path.server, path.sessionId);
-    return load();
-  };
+export function mcpHandlers({ mcp: load, turns }: McpHandlerServices): McpOperations {
+  const session = (path: { server: string; sessionId: string }): Promise<McpHost> => load(path.server, path.sessionId);
   return {
     getMcpCatalog: async ({ path }) => {
       const mcp = await session(path);

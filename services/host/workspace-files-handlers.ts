@@ -19,8 +19,8 @@ import { RewindConflict, type RewindService } from "../core/rewind/service.js";
 export interface WorkspaceFilesServices {
   readonly sessions: SessionService;
   readonly serverRoot: string;
-  /** The server's configured permission rules (a `read` deny there refuses a file read). */
-  readonly serverRules?: readonly PermissionRule[] | undefined;
+  /** The configured permission rules of the project an absolute workdir belongs to (a `read` deny there refuses a file read). */
+  readonly serverRules?: ((workdir: string) => Promise<readonly PermissionRule[] | undefined>) | undefined;
   readonly watchTiming?: WatchTiming | undefined;
   readonly rewind: RewindService;
 }
@@ -75,7 +75,7 @@ export function workspaceFilesHandlers({ sessions, serverRoot, serverRules, watc
       const decoded = decodeRequestPath(query.path);
       // The Session's permission boundary: a configured `read` deny on the path refuses it.
       const resource = Buffer.from(decoded.bytes).toString("utf8");
-      const decision = evaluateConfigured({ action: "read", resource }, { server: serverRules, session: session.configuration.permissions });
+      const decision = evaluateConfigured({ action: "read", resource }, { server: await serverRules?.(workdir), session: session.configuration.permissions });
       if (decision.effect === "deny") throw forbidden("Reading this path is denied by the Session's permission rules");
       const { captureFile } = await import("../workspace/files/read.js");
       const items = await captureFile(workdir, decoded, query.expectedVersion);

@@ -135,12 +135,9 @@ export function composeMcpHandler(mcp: McpHost, sessions: ReadonlySet<string>, s
     handlers: {
       ...unavailableHandlers<RequestContext>(),
       ...mcpHandlers({
-        mcp: async () => mcp,
-        sessions: {
-          get: async (_server, sessionId) => {
-            if (!sessions.has(sessionId)) throw notFound("session", `Session ${sessionId} does not exist`);
-            return {};
-          },
+        mcp: async (_server, sessionId) => {
+          if (!sessions.has(sessionId)) throw notFound("session", `Session ${sessionId} does not exist`);
+          return mcp;
         },
         turns: {
           submit: async (_server, sessionId, clientId, request): Promise<PromptReceipt> => {

@@ -51,6 +51,8 @@ interface Parent {
   readonly sessionId: string;
   readonly turnId: string;
   readonly model: string;
+  /** The parent Turn's agents (its project's); absent, the host's. */
+  readonly agents?: AgentCatalog | undefined;
 }
 
 /** A call waiting in the foreground; `detach` answers it as moved to the background. */
@@ -89,9 +91,10 @@ export class Subagents implements SubagentHost {
   private async run(parent: Parent, request: RunRequest): Promise<RunResult> {
     const services = this.services;
     if (!services) throw new ToolFailure("subagent_failed", "Sub-agents are not available on this host.");
-    const agent = this.options.agents().spawnable(request.agent);
+    const agents = parent.agents ?? this.options.agents();
+    const agent = agents.spawnable(request.agent);
     if (!agent) {
-      const available = this.options.agents().subagents().map((candidate) => candidate.id).join(", ") || "none";
+      const available = agents.subagents().map((candidate) => candidate.id).join(", ") || "none";
       throw new ToolFailure("unknown_agent", `There is no sub-agent ${JSON.stringify(request.agent)} (available: ${available}).`);
     }
     const [session, turn] = await Promise.all([getSessionById(this.options.storage, parent.sessionId), store.getTurnById(this.options.storage, parent.turnId)]);

@@ -10,7 +10,7 @@ import type { RegisteredTool, SubagentCapability, TerminalCapability, ToolRegist
 /** Runs `task` calls for one parent Turn (see `services/core/subagents`). */
 export interface SubagentHost {
   /** The capability a parent Turn's `task` tool uses; `stop` is its abort signal. */
-  forTurn(parent: { readonly server: string; readonly sessionId: string; readonly turnId: string; readonly model: string }): SubagentCapability;
+  forTurn(parent: { readonly server: string; readonly sessionId: string; readonly turnId: string; readonly model: string; readonly agents?: AgentCatalog | undefined }): SubagentCapability;
 }
 
 /** What a Turn leased from the plugin generations (the host's and its Session's overlay). */
@@ -18,6 +18,12 @@ export interface TurnExtensions {
   readonly tools: ToolRegistry;
   readonly hooks: HookPipeline;
   readonly agents: AgentCatalog;
+  /** The Skills of the Turn's project (its configuration's `skills`); absent, the environment's. */
+  readonly skills?: ((workdir: string) => Promise<SkillDiscovery>) | undefined;
+  /** The MCP offer of the Turn's project and Session; absent, the environment's. */
+  readonly mcp?: ((sessionId: string) => McpOffer | undefined) | undefined;
+  /** Whether the Turn's project offers CodeMode's `execute`; absent, the environment's. */
+  readonly codemode?: boolean | undefined;
   /** Ends the lease (the Turn settled). */
   release(): void;
 }

@@ -58,7 +58,7 @@ export class TurnExecution {
       t.transcript.push({ role: "user", content: userContent(request.prompt) });
       const setup = await setUpTurn(t);
       t.skills = setup.skills;
-      t.subagents = setup.offered.has("task") ? t.deps.environment.subagents?.forTurn({ server: t.server, sessionId: t.sessionId, turnId: t.id, model: t.row.model }) : undefined;
+      t.subagents = setup.offered.has("task") ? t.deps.environment.subagents?.forTurn({ server: t.server, sessionId: t.sessionId, turnId: t.id, model: t.row.model, agents: t.agents }) : undefined;
       const systemPrompt = t.session.systemPrompt ?? undefined;
       const model = modelIdentity(t.row.model);
       // Setup reads only: from here on the Turn acts outside the process, once its admission is durable.
@@ -144,6 +144,7 @@ async function leaseExtensions(t: RunningTurn): Promise<TurnExtensions | undefin
   t.tools = extensions.tools;
   t.hooks = extensions.hooks;
   t.agents = extensions.agents;
+  t.extensions = extensions;
   return extensions;
 }
 

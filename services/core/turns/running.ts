@@ -9,7 +9,7 @@ import type { SessionRow, StorageHandle, TurnRow } from "../../storage/index.js"
 import type { SkillCapability, SubagentCapability, ToolRegistry } from "../../tools/index.js";
 import type { AgentCatalog } from "../../workspace/agents.js";
 import type { ActivityHub } from "../events/hub.js";
-import type { TurnEnvironment } from "./environment.js";
+import type { TurnEnvironment, TurnExtensions } from "./environment.js";
 import type { ModelGateway } from "./gateway.js";
 import { TurnRecorder } from "./recorder.js";
 import { StopSignal, type Stop } from "./stop.js";
@@ -79,6 +79,8 @@ export class RunningTurn {
   tools: ToolRegistry;
   hooks: HookPipeline;
   agents: AgentCatalog;
+  /** The Turn's lease (its project's Skills, MCP offer and CodeMode setting), once taken. */
+  extensions: TurnExtensions | undefined = undefined;
   /** Nested AGENTS.md files attached by this model step's calls, before their results reach the transcript. */
   readonly pendingInstructions = new Set<string>();
 

@@ -65,6 +65,15 @@ export interface TurnServiceOptions {
   readonly catalogs?: TurnCatalogs | undefined;
   /** Session workdirs resolve against this root (AGENTS.md and Skills are read at admission). */
   readonly serverRoot?: string | undefined;
+  /** The configuration of the project a Session's absolute workdir belongs to, resolved before each admission (a typed Failure when it cannot be loaded); absent, `config`, `catalogs` and `configFile` serve every Session. */
+  readonly project?: ((workdir: string) => Promise<AdmissionProject>) | undefined;
+}
+
+/** What admission reads from one project's configuration. */
+export interface AdmissionProject {
+  readonly config: Config;
+  readonly catalogs?: TurnCatalogs | undefined;
+  readonly configFile?: string | undefined;
 }
 
 /** What admission needs from the local Turn runner (implemented by TurnRunner). */
@@ -117,6 +126,7 @@ export class TurnService {
   private readonly configFiles: string | undefined;
   private readonly catalogs: TurnCatalogs | undefined;
   private readonly serverRoot: string | undefined;
+  private readonly project: ((workdir: string) => Promise<AdmissionProject>) | undefined;
 
   constructor(options: TurnServiceOptions) {
     this.storage = options.storage;
@@ -129,6 +139,16 @@ export class TurnService {
     this.configFiles = options.configFile;
     this.catalogs = options.catalogs;
     this.serverRoot = options.serverRoot;
+    this.project = options.project;
+  }
+
+  /** The configuration, catalogs and config file that apply to a Session in `workdir`. */
+  private async projectOf(workdir: string | undefined): Promise<{ config: Config; catalogs: TurnCatalogs | undefined; configFile: string | undefined }> {
+    if (this.project && workdir !== undefined) {
+      const project = await this.project(workdir);
+      return { config: project.config, catalogs: project.catalogs, configFile: project.configFile };
+    }
+    return { config: this.config, catalogs: this.catalogs, configFile: this.configFiles };
   }
 
   private async session(server: string, sessionId: string) {
@@ -160,7 +180,6 @@ export class TurnService {
   private async queue(server: string, sessionId: string, clientId: string, request: QueuePromptRequest): Promise<PromptReceipt> {
     const hash = requestHash(request);
     const { delivery: _delivery, turnId, authorId, providerOptions, ...prompt } = request;
-    const checks = this.admissionChecks();
     try {
       // Work that may read files or the network runs before the admission transaction, never
       // under the write lock: the host's default model (when nothing else would name one),
@@ -169,15 +188,18 @@ export class TurnService {
       // model and workdir it takes as is, anything else it computes itself.
       let hostDefault: string | undefined;
       const early = request.model === undefined || this.serverRoot !== undefined ? await getSession(this.storage, server, sessionId) : undefined;
+      const workdir = early && this.serverRoot !== undefined ? absoluteWorkdir(this.serverRoot, early.workdir) : undefined;
+      // The Session's project decides its rules, default model and agents (re-read when its file changed).
+      const { config, catalogs, configFile } = await this.projectOf(workdir);
+      const checks = this.admissionChecks(catalogs);
       let model = request.model;
       if (model === undefined && (this.models.prepare || this.models.defaultModel)) {
         // The same model choice the admission makes below, from a read outside its transaction.
-        const agent = early && this.catalogs ? tryAgent(() => chooseTurnAgent(this.catalogs!.agents, early, request.agent)) : undefined;
-        model = agent?.definition?.model ?? early?.defaultModel ?? this.config.model;
+        const agent = early && catalogs ? tryAgent(() => chooseTurnAgent(catalogs.agents, early, request.agent)) : undefined;
+        model = agent?.definition?.model ?? early?.defaultModel ?? config.model;
         if (model === undefined) model = hostDefault = await this.models.defaultModel?.();
       }
       if (model !== undefined) await this.models.prepare?.(model);
-      const workdir = early && this.serverRoot !== undefined ? absoluteWorkdir(this.serverRoot, early.workdir) : undefined;
       await Promise.allSettled([
         model !== undefined ? checks.model(model) : undefined,
         workdir !== undefined ? checks.instructions(workdir) : undefined,
@@ -194,18 +216,18 @@ export class TurnService {
         async (sessionRow) => {
           const session = toSession(sessionRow);
           checkModelReference(request.model, "/model");
-          const agent = this.catalogs ? chooseTurnAgent(this.catalogs.agents, sessionRow, request.agent) : undefined;
-          const model = request.model ?? agent?.definition?.model ?? session.defaultModel ?? this.config.model ?? hostDefault;
-          if (model === undefined) throw noModel(this.configFiles);
+          const agent = catalogs ? chooseTurnAgent(catalogs.agents, sessionRow, request.agent) : undefined;
+          const model = request.model ?? agent?.definition?.model ?? session.defaultModel ?? config.model ?? hostDefault;
+          if (model === undefined) throw noModel(configFile);
           await checks.model(model);
-          const caseSensitive = this.config.permissionMatching?.caseSensitive ?? true;
-          const policy = resolvePolicy(this.config, session, agentRules(agent?.definition, sessionRow, caseSensitive));
+          const caseSensitive = config.permissionMatching?.caseSensitive ?? true;
+          const policy = resolvePolicy(config, session, agentRules(agent?.definition, sessionRow, caseSensitive));
           checkPrompt(request.prompt, policy);
           // The history the Turn selects (`visibility`, `conversationEntry`): checked in this transaction (services/core/history).
           await checkHistorySelection(this.storage, sessionRow, request);
           const workdir = this.serverRoot !== undefined ? absoluteWorkdir(this.serverRoot, sessionRow.workdir) : undefined;
-          if (request.skills !== undefined && this.catalogs && workdir !== undefined) {
-            await checkSelectedSkills(checks.catalogs(this.catalogs), workdir, request.skills, agent?.definition, policy);
+          if (request.skills !== undefined && catalogs && workdir !== undefined) {
+            await checkSelectedSkills(checks.catalogs(catalogs), workdir, request.skills, agent?.definition, policy);
           }
           const instructions = workdir !== undefined ? await checks.instructions(workdir) : null;
           const title = sessionRow.title === null ? titleFrom(request.prompt) : undefined;
@@ -253,7 +275,7 @@ export class TurnService {
    * One admission's file and credential reads, each started at most once per input: run before
    * the transaction, then taken (settled) by the admission when its locked row asks for the same.
    */
-  private admissionChecks() {
+  private admissionChecks(catalogs: TurnCatalogs | undefined) {
     const memo = <T>(run: (key: string) => Promise<T>) => {
       const started = new Map<string, Promise<T>>();
       return (key: string): Promise<T> => {
@@ -266,7 +288,7 @@ export class TurnService {
         return promise;
       };
     };
-    const skills = memo((workdir) => this.catalogs!.skills(workdir));
+    const skills = memo((workdir) => catalogs!.skills(workdir));
     return {
       model: memo(async (model) => void (await this.models.check(model))),
       instructions: memo(admissionInstructions),

@@ -102,11 +102,11 @@ export async function setUpTurn(t: RunningTurn): Promise<TurnSetup> {
   const selection = agentToolNames(agent?.tools);
   const layers = { server: t.policy.permissions, caseSensitive: t.policy.permissionMatching.caseSensitive };
   const denied = (action: string, resource: string): boolean => evaluateConfigured({ action, resource }, layers).effect === "deny";
-  const discovery = selection.allow === undefined || selection.allow.includes("skill") ? await t.deps.environment.skills(t.workdir) : undefined;
+  const discovery = selection.allow === undefined || selection.allow.includes("skill") ? await (t.extensions?.skills ?? ((workdir: string) => t.deps.environment.skills(workdir)))(t.workdir) : undefined;
   const skills = discovery?.skills ?? [];
   const selectedSkills = request.skills ?? [];
   const subagentHost = t.deps.environment.subagents;
-  const codemode = t.deps.environment.codemode !== false && (selection.allow === undefined || selection.allow.length > 0);
+  const codemode = (t.extensions?.codemode ?? t.deps.environment.codemode) !== false && (selection.allow === undefined || selection.allow.length > 0);
   const unavailable = (toolId: string): boolean =>
     (toolId === "task" && subagentHost === undefined) || (toolId === "skill" && skills.length === 0 && selectedSkills.length === 0) || (toolId === "execute" && !codemode);
   // CodeMode's executor is not one of the tools an agent selects: it is withheld only with none.
@@ -146,7 +146,7 @@ export async function setUpTurn(t: RunningTurn): Promise<TurnSetup> {
     selectedSkills,
     skills: offered.has("skill") ? skillCapability(skills) : undefined,
     offer() {
-      const mcp = t.deps.environment.mcp?.(t.row.sessionId);
+      const mcp = t.extensions?.mcp ? t.extensions.mcp(t.row.sessionId) : t.deps.environment.mcp?.(t.row.sessionId);
       if (!mcp || (mcp.tools.length === 0 && mcp.instructions.length === 0)) return fixed;
       const all = new Map(offered);
       for (const { tool } of mcp.tools) {

@@ -1,0 +1,126 @@
+// The Turn runner of a host that runs Turns: the built-in tools, the host's hooks and, for each
+// Turn, the lease of its project's scope (project-scopes.ts) — the plugin generation (and the
+// Session's overlay), the agents, Skills, MCP servers and CodeMode setting of the project the
+// Session's workdir belongs to — and of the model catalog's current generation.
+import type { Config } from "../config/index.js";
+import { absoluteWorkdir } from "../contract/paths.js";
+import type { ActivityHub } from "../core/events/hub.js";
+import type { RewindService } from "../core/rewind/service.js";
+import type { Subagents } from "../core/subagents/host.js";
+import type { ModelGateway } from "../core/turns/gateway.js";
+import type { TurnRunner } from "../core/turns/runner.js";
+import type { SessionRow, StorageHandle } from "../storage/index.js";
+import type { HostCatalogs } from "./catalogs.js";
+import type { HarnessOptions } from "./harness.js";
+import type { HostMcp } from "./mcp-host.js";
+import type { HostModelCatalog } from "./model-catalog.js";
+import type { ProjectScope, ProjectScopes } from "./project-scopes.js";
+import type { HostSandboxSetup } from "./sandbox-host.js";
+import { combineOffers, type SessionMcpHosts } from "./session-mcp.js";
+import type { TerminalHost } from "./terminals.js";
+
+export async function createRunner(
+
+  storage: StorageHandle,
+  hub: ActivityHub,
+  gateway: ModelGateway,
+  config: Config,
+  catalogs: HostCatalogs,
+  subagents: Subagents,
+  mcp: HostMcp,
+  scopes: ProjectScopes,
+  models: HostModelCatalog,
+  options: HarnessOptions,
+  sessionMcp: SessionMcpHosts,
+  rewind: RewindService,
+  terminals: TerminalHost,
+  sandbox: HostSandboxSetup | undefined,
+): Promise<TurnRunner> {
+  const { toolTerminals } = await import("./tool-terminals.js");
+  const [{ TurnRunner: Runner }, { builtinTools, coreTools, createShellTool, executeTool, ToolRegistry }, { HookPipeline }] = await Promise.all([
+    import("../core/turns/runner.js"),
+    import("../tools/index.js"),
+    import("../plugins/hooks.js"),
+  ]);
+  const base = { ...builtinTools, shell: createShellTool({ sandbox: sandbox?.resolver, note: sandbox?.note }), ...coreTools, execute: executeTool };
+  const hostHooks = options.hooks ?? new HookPipeline();
+  const registry = new ToolRegistry(base);
+  // The Session row says whether it has an overlay: a plain Turn costs no plugin statement.
+  const leasePlugins = async (scope: ProjectScope, session: SessionRow) => {
+    const { plugins, catalogs: scoped } = scope;
+    // A generation activating in the background is waited for (bounded by each plugin's limits).
+    if (!plugins.loaded() && !plugins.activating() && !session.pluginOverlay) return { tools: registry, hooks: hostHooks, agents: scoped.agents, release: () => {} };
+    const [services, { createToolRegistry }] = await Promise.all([plugins.get(), import("../plugins/generation.js")]);
+    const lease = await services.sessions.lease(session.id);
+    return {
+      tools: createToolRegistry(base, lease.host, lease.session),
+      hooks: HookPipeline.combine(hostHooks, lease.hooks),
+      agents: lease.session?.agentCatalog ?? lease.host.agentCatalog ?? scoped.agents,
+      release: () => lease.release(),
+    };
+  };
+  // Each Turn leases its project's scope (re-read when its file changed), plugins, MCP servers and Skills.
+  const leaseProject = async (session: SessionRow) => {
+    let held: { scope: ProjectScope; release: () => void };
+    try {
+      held = await scopes.acquire(absoluteWorkdir(options.serverRoot, session.workdir));
+    } catch (error) {
+      // The file broke after the admission: the Turn fails naming it.
+      throw Object.assign(new Error(error instanceof Error ? error.message : String(error)), { code: "config_invalid" });
+    }
+    try {
+      const { scope } = held;
+      const extensions = await leasePlugins(scope, session);
+      const projectMcp = (await scope.mcp()).loaded();
+      // A project's servers start with its first Turn, which waits (bounded) for their first connection attempts.
+      if (!scopes.isHost(scope)) await projectMcp?.ready();
+      return {
+        ...extensions,
+        skills: (workdir: string) => scope.catalogs.skills(workdir),
+        mcp: (sessionId: string) => combineOffers(projectMcp ? { tools: projectMcp.toolEntries(), instructions: projectMcp.instructions() } : undefined, sessionMcp.offer(sessionId)),
+        codemode: scope.config.codemode?.enabled !== false,
+        release: () => (extensions.release(), held.release()),
+      };
+    } catch (error) {
+      held.release();
+      throw error;
+    }
+  };
+  return new Runner({
+    storage,
+    hub,
+    gateway,
+    tools: registry,
+    hooks: hostHooks,
+    environment: {
+      get agents() {
+        return catalogs.agents;
+      },
+      // Each Turn leases the current model catalog, host generation and its Session's overlay.
+      lease: async (session: SessionRow) => {
+        const unpin = await models.pin(session.id);
+        try {
+          const extensions = await leaseProject(session);
+          return { ...extensions, release: () => (extensions.release(), unpin()) };
+        } catch (error) {
+          unpin();
+          throw error;
+        }
+      },
+      skills: (workdir) => catalogs.skills(workdir),
+      subagents,
+      codemode: config.codemode?.enabled !== false,
+      terminals: toolTerminals(terminals),
+      mcp: (sessionId: string) => {
+        const host = mcp.loaded();
+        return combineOffers(host ? { tools: host.toolEntries(), instructions: host.instructions() } : undefined, sessionMcp.offer(sessionId));
+      },
+    },
+    serverRoot: options.serverRoot,
+    workspace: rewind.observer,
+    scope: options.runnerScope ?? "unowned",
+    ...(config.contentFlushMillis !== undefined ? { flushMs: config.contentFlushMillis } : {}),
+    ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
+  });
+}
+
