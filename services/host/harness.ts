@@ -237,7 +237,8 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
   const rewind = new RewindService({
     storage,
     onError: (error) => reportUnexpected(error, "turnPatch"),
-    recording: () => config.workspace?.recording ?? "repository",
+    // The Session's project decides (its nearest ze-harness.config.json over the global file).
+    recording: async (workdir) => (await scopes.forWorkdir(workdir)).config.workspace?.recording ?? "repository",
     env: options.env,
   });
   const sessionMcp = subagents ? new SessionMcpHosts({ env: options.env, onWarning: options.onWarning, sandbox: sandbox?.resolver }) : undefined;

@@ -122,6 +122,24 @@ describe("what a Turn records", () => {
   });
 });
 
+describe("each project's own setting", () => {
+  it("a project file's workspace.recording applies to that project's Sessions only", async () => {
+    h = await startModelHarness();
+    const root = h.home.root;
+    for (const name of ["quiet", "kept"]) {
+      mkdirSync(join(root, name));
+      writeFileSync(join(root, name, "a.txt"), "before\n");
+    }
+    writeFileSync(join(root, "quiet", "ze-harness.config.json"), JSON.stringify({ workspace: { recording: "off" } }));
+    const quiet = await h.createSession({ workdir: join(root, "quiet") });
+    const kept = await h.createSession({ workdir: join(root, "kept") });
+    const quietTurn = await turnWith(h, quiet, [{ name: "write", arguments: { filePath: "a.txt", content: "after\n" } }]);
+    const keptTurn = await turnWith(h, kept, [{ name: "write", arguments: { filePath: "a.txt", content: "after\n" } }]);
+    expect(await failure(sdk.snapshotPatch({ client: h.api.client, path: { server, sessionId: quiet, turnId: quietTurn } }))).toMatchObject({ status: 409 });
+    expect(listed((await patchOf(h, kept, keptTurn)).files)).toEqual(["modified a.txt"]);
+  });
+});
+
 describe("what is freed", () => {
   it("deleting a Session frees its contents, keeping what another Session still needs", async () => {
     h = await startModelHarness();

@@ -33,7 +33,7 @@ export interface RecorderOptions {
   readonly storage: StorageHandle;
   readonly now: () => number;
   /** The recording mode for a workdir (config `workspace.recording`); "repository" when absent. */
-  readonly recording?: ((workdir: string) => RecordingMode) | undefined;
+  readonly recording?: ((workdir: string) => RecordingMode | Promise<RecordingMode>) | undefined;
   /** Where git's global excludes are looked up (HOME, XDG_CONFIG_HOME). */
   readonly env?: Env | undefined;
 }
@@ -49,8 +49,8 @@ export class Recorder {
 
   constructor(private readonly options: RecorderOptions) {}
 
-  modeFor(workdir: string): RecordingMode {
-    return this.options.recording?.(workdir) ?? "repository";
+  async modeFor(workdir: string): Promise<RecordingMode> {
+    return (await this.options.recording?.(workdir)) ?? "repository";
   }
 
   async #rules(workdir: string): Promise<RecordingRules | undefined> {
@@ -79,7 +79,7 @@ export class Recorder {
         previous = await store.readManifest(this.options.storage, row.sessionId);
       }
     }
-    const mode = this.modeFor(workdir);
+    const mode = await this.modeFor(workdir);
     if (mode === "off") return;
     const canonical = await fsp.realpath(workdir);
     const rules = mode === "repository" ? await this.#rules(canonical) : undefined;
@@ -92,7 +92,6 @@ export class Recorder {
 
   /** A file tool is about to write `path` (absolute, canonical) in this Turn: keep what it holds now. */
   beforeWrite(turn: { readonly id: string; readonly sessionId: string }, workdir: string, path: string): Promise<void> {
-    if (this.modeFor(workdir) === "off") return Promise.resolve();
     const key = `${turn.id}\0${path}`;
     let pending = this.#touching.get(key);
     if (!pending) {
@@ -103,6 +102,7 @@ export class Recorder {
   }
 
   async #touch(turn: { readonly id: string; readonly sessionId: string }, workdir: string, path: string): Promise<void> {
+    if ((await this.modeFor(workdir)) === "off") return;
     const canonical = await fsp.realpath(workdir);
     const inside = relative(canonical, path);
     if (inside === "" || inside.startsWith("..") || inside.startsWith(sep)) return;

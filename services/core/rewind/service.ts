@@ -41,7 +41,7 @@ export interface RewindServiceOptions {
   /** Capture failures (a workdir too large to record): logged by the host; the Turn is unaffected. */
   readonly onError?: (error: unknown) => void;
   /** The recording mode for a Session workdir (config `workspace.recording`; default "repository"). */
-  readonly recording?: (workdir: string) => RecordingMode;
+  readonly recording?: (workdir: string) => RecordingMode | Promise<RecordingMode>;
   /** The host's environment: where git's global excludes file is found. */
   readonly env?: Readonly<Record<string, string | undefined>>;
 }
@@ -157,7 +157,7 @@ export class RewindService {
       const empty = Buffer.alloc(0);
       return store.insertTurnPatch(this.storage, { turnId: row.id, sessionId: row.sessionId, turnSequence: row.sequence, files: [], patch: "", size: 0, sha256: sha256Hex(empty), capturedAt: this.now() });
     }
-    const off = this.recorder.modeFor(workdir) === "off" ? ' (workspace.recording is "off")' : "";
+    const off = (await this.recorder.modeFor(workdir).catch(() => undefined)) === "off" ? ' (workspace.recording is "off")' : "";
     throw conflict(`No workdir state was recorded before Turn ${row.id} ran, so its changes are unknown${off}`);
   }
 
