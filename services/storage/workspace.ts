@@ -300,11 +300,12 @@ export function recordTurnPatch(
 ): Promise<TurnPatchRow> {
   return record(context, async (tx) => {
     await putReferenced(tx, turnOwner(patch.turnId), patch.sessionId, contents);
-    const digests = patch.files.flatMap((file) => [file.beforeSha256, file.afterSha256]).filter((sha): sha is string => sha !== undefined && contents.every((blob) => blob.sha256 !== sha));
+    const stored = new Set(contents.map((blob) => blob.sha256));
+    const digests = patch.files.flatMap((file) => [file.beforeSha256, file.afterSha256]).filter((sha): sha is string => sha !== undefined && !stored.has(sha));
     await addReferences(tx, turnOwner(patch.turnId), patch.sessionId, [...new Set(digests)]);
-    const stored = await insertPatch(tx, patch);
+    const inserted = await insertPatch(tx, patch);
     await putManifest(tx, patch.sessionId, null, after, after.recordedAt);
-    return stored;
+    return inserted;
   });
 }
 

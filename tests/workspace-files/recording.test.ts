@@ -5,7 +5,7 @@
 // from git, `workspace.recording: "off"` records nothing, and deleting a Session or rewinding
 // frees what nothing else needs — while content another Session still needs stays.
 import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { sdk } from "../../clients/index.js";
@@ -119,6 +119,23 @@ describe("what a Turn records", () => {
     expect(await failure(sdk.snapshotPatch({ client: h.api.client, path: { server, sessionId, turnId } }))).toMatchObject({ status: 409, body: { message: expect.stringContaining('workspace.recording is "off"') } });
     expect(await failure(sdk.rewindTurn({ client: h.api.client, path: { server, sessionId, turnId }, body: {} }))).toMatchObject({ status: 409 });
     expect((await workspace.blobBytes(h.harness.storage)).blobs).toBe(0);
+  });
+});
+
+describe("at any size", () => {
+  it("a CodeMode Turn writing 2,000 files at once records and rewinds them all", async () => {
+    h = await startModelHarness();
+    const root = h.home.root;
+    for (let index = 0; index < 1000; index++) writeFileSync(join(root, `f${index}.txt`), `old ${index}\n`);
+    const sessionId = await h.createSession();
+    const code = "const p=[];for(let i=0;i<2000;i++)p.push(tools.write({filePath:'f'+i+'.txt',content:'new '+i+'\\n'}));await Promise.all(p)";
+    const turnId = await turnWith(h, sessionId, [{ name: "execute", arguments: { code } }]);
+    const patch = await patchOf(h, sessionId, turnId);
+    expect(patch.files.filter((file) => file.change === "modified")).toHaveLength(1000);
+    expect(patch.files.filter((file) => file.change === "added")).toHaveLength(1000);
+    await ok(sdk.rewindTurn({ client: h.api.client, path: { server, sessionId, turnId }, body: { filesOnly: true } }));
+    expect(readFileSync(join(root, "f999.txt"), "utf8")).toBe("old 999\n");
+    expect(existsSync(join(root, "f1000.txt"))).toBe(false);
   });
 });
 
