@@ -296,7 +296,7 @@ export function recordTurnPatch(
   context: Context,
   patch: Omit<TurnPatchRow, "rewoundAt">,
   contents: readonly BlobInput[],
-  after: ManifestContent & { readonly recordedAt: number },
+  after: (ManifestContent & { readonly recordedAt: number }) | { readonly unchanged: true; readonly recordedAt: number },
 ): Promise<TurnPatchRow> {
   return record(context, async (tx) => {
     await putReferenced(tx, turnOwner(patch.turnId), patch.sessionId, contents);
@@ -304,7 +304,9 @@ export function recordTurnPatch(
     const digests = patch.files.flatMap((file) => [file.beforeSha256, file.afterSha256]).filter((sha): sha is string => sha !== undefined && !stored.has(sha));
     await addReferences(tx, turnOwner(patch.turnId), patch.sessionId, [...new Set(digests)]);
     const inserted = await insertPatch(tx, patch);
-    await putManifest(tx, patch.sessionId, null, after, after.recordedAt);
+    // Nothing changed: the manifest stays, only its Turn is cleared (one small row, no JSON).
+    if ("unchanged" in after) await tx.sql.run("UPDATE workspace_manifest SET turn_id = NULL, recorded_at = ? WHERE session_id = ?", [after.recordedAt, patch.sessionId]);
+    else await putManifest(tx, patch.sessionId, null, after, after.recordedAt);
     return inserted;
   });
 }

@@ -175,7 +175,9 @@ export class Recorder {
       storage,
       { turnId: row.id, sessionId: row.sessionId, turnSequence: row.sequence, files: computed.files, patch: computed.patch, size: bytes.length, sha256: sha256Hex(bytes), capturedAt },
       contents,
-      { mode: rules ? "repository" : "tools", files: after, recordedAt: capturedAt },
+      changes.length === 0 && before.mode === (rules ? "repository" : "tools") && sameEntries(before.files, after)
+        ? { unchanged: true, recordedAt: capturedAt }
+        : { mode: rules ? "repository" : "tools", files: after, recordedAt: capturedAt },
     );
   }
 
