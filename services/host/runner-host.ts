@@ -50,12 +50,15 @@ export async function createRunner(
     const { plugins, catalogs: scoped } = scope;
     // A generation activating in the background is waited for (bounded by each plugin's limits).
     if (!plugins.loaded() && !plugins.activating() && !session.pluginOverlay) return { tools: registry, hooks: hostHooks, agents: scoped.agents, release: () => {} };
-    const [services, { createToolRegistry }] = await Promise.all([plugins.get(), import("../plugins/generation.js")]);
+    const [services, { createToolRegistry }, { TurnEventQueue }] = await Promise.all([plugins.get(), import("../plugins/generation.js"), import("../plugins/observers.js")]);
     const lease = await services.sessions.lease(session.id);
+    // Host subscribers first, then the Session overlay's (plugin order, then registration order).
+    const subscribers = [...lease.host.subscribers, ...(lease.session?.subscribers ?? [])];
     return {
       tools: createToolRegistry(base, lease.host, lease.session),
       hooks: HookPipeline.combine(hostHooks, lease.hooks),
       agents: lease.session?.agentCatalog ?? lease.host.agentCatalog ?? scoped.agents,
+      ...(subscribers.length > 0 ? { observe: () => new TurnEventQueue(subscribers, scope.config.observerBufferSize) } : {}),
       release: () => lease.release(),
     };
   };

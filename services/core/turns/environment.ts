@@ -4,6 +4,7 @@
 import type { AgentCatalog } from "../../workspace/agents.js";
 import type { SkillDiscovery } from "../../workspace/skills.js";
 import type { HookPipeline } from "../../plugins/hooks.js";
+import type { TurnEventSink } from "./observe.js";
 import type { SessionRow } from "../../storage/index.js";
 import type { RegisteredTool, SubagentCapability, TerminalCapability, ToolRegistry } from "../../tools/index.js";
 
@@ -24,6 +25,8 @@ export interface TurnExtensions {
   readonly mcp?: ((sessionId: string) => McpOffer | undefined) | undefined;
   /** Whether the Turn's project offers CodeMode's `execute`; absent, the environment's. */
   readonly codemode?: boolean | undefined;
+  /** The plugins' event subscribers' queue for one Turn (`observerBufferSize` deep); absent when none subscribed. */
+  readonly observe?: ((turnId: string) => TurnEventSink) | undefined;
   /** Ends the lease (the Turn settled). */
   release(): void;
 }

@@ -26,6 +26,7 @@ import {
 import type { ActivityHub } from "../events/hub.js";
 import { conflict, notFound, validationFailure } from "../../contract/failure.js";
 import { toTurn } from "./codec.js";
+import { observeEvents } from "./observe.js";
 
 export interface InteractionServiceOptions {
   readonly storage: StorageHandle;
@@ -100,15 +101,23 @@ export class InteractionService {
   }
 
   /** Settles several parts of possibly several Turns in the running transaction. */
-  private async settle(tx: StorageTransaction, changes: Map<string, { parts: PartWrite[]; events: NewTurnEvent[] }>): Promise<void> {
+  private async settle(tx: StorageTransaction, changes: Map<string, { parts: PartWrite[]; events: NewTurnEvent[] }>, written: Map<string, NewTurnEvent[]>): Promise<void> {
+    written.clear();
     for (const [turnId, change] of changes) {
       await store.changeTurn(tx, turnId, { parts: change.parts, events: change.events, expectPhases: ["running"] });
+      written.set(turnId, change.events);
     }
+  }
+
+  /** What a committed reply recorded goes to the Turns' subscribers (services/core/turns/observe.ts). */
+  private observe(written: ReadonlyMap<string, NewTurnEvent[]>): void {
+    for (const [turnId, events] of written) observeEvents(turnId, events);
   }
 
   async replyPermission(server: string, sessionId: string, requestId: string, reply: PermissionReply, message: string | undefined): Promise<{ requestId: string; turn: Turn }> {
     await this.requireSession(server, sessionId);
     const resolvedAt = this.now();
+    const written = new Map<string, NewTurnEvent[]>();
     const owner = await this.storage.transaction(async (tx) => {
       const found = await this.locate(tx, server, sessionId, (part) => part.approval.state !== "none" && part.approval.request.id === requestId);
       const parts = found?.parts ?? [];
@@ -175,9 +184,10 @@ export class InteractionService {
           }
         }
       }
-      await this.settle(tx, changes);
+      await this.settle(tx, changes, written);
       return { turnId: target.turn.id, sessionId: found.sessionId };
     });
+    this.observe(written);
     this.hub.changed(server, owner.sessionId);
     return { requestId, turn: await this.render(owner.turnId) };
   }
@@ -185,6 +195,7 @@ export class InteractionService {
   async replyQuestion(server: string, sessionId: string, requestId: string, answers: string[][] | undefined): Promise<{ requestId: string; turn: Turn }> {
     await this.requireSession(server, sessionId);
     const resolvedAt = this.now();
+    const written = new Map<string, NewTurnEvent[]>();
     const owner = await this.storage.transaction(async (tx) => {
       const found = await this.locate(tx, server, sessionId, (part) => part.question?.request.id === requestId);
       const target = found?.target;
@@ -209,9 +220,10 @@ export class InteractionService {
         answers === undefined
           ? { type: "turn.question.rejected", data: { ...toolFields(target.part), requestId, resolvedAt } }
           : { type: "turn.question.replied", data: { ...toolFields(target.part), requestId, answers, resolvedAt } };
-      await this.settle(tx, new Map([[target.turn.id, { parts: [{ ordinal: target.row.ordinal, data: settled }], events: [event] }]]));
+      await this.settle(tx, new Map([[target.turn.id, { parts: [{ ordinal: target.row.ordinal, data: settled }], events: [event] }]]), written);
       return { turnId: target.turn.id, sessionId: found!.sessionId };
     });
+    this.observe(written);
     this.hub.changed(server, owner.sessionId);
     return { requestId, turn: await this.render(owner.turnId) };
   }

@@ -3,6 +3,7 @@
 // or completes. Everything that can stop the Turn throws a StopSignal up to here, and the Turn
 // settles exactly one outcome. The pieces live beside this file: model-call, tool-call,
 // approvals, steering, recorder (commits and parts) and settle.
+import { attachSink, modelParts } from "./observe.js";
 import type { PromptPart } from "../../../generated/client/types.gen.js";
 import type { ModelMessage } from "../../providers/index.js";
 import type { SessionRow, TurnRow } from "../../storage/index.js";
@@ -52,8 +53,15 @@ export class TurnExecution {
     const t = this.turn;
     const timer = this.armTurnLimit();
     let extensions: TurnExtensions | undefined;
+    let detach: (() => void) | undefined;
     try {
       extensions = await leaseExtensions(t);
+      // Subscribers see the Turn from its start: `turn.started` before the `turn.before` hooks.
+      const sink = extensions?.observe?.(t.id);
+      if (sink) {
+        detach = attachSink(t.id, sink);
+        sink.push({ type: "turn.started", turnId: t.id, model: modelParts(t.row.model) });
+      }
       const request = t.row.request as { prompt: PromptPart[] };
       t.transcript.push({ role: "user", content: userContent(request.prompt) });
       const setup = await setUpTurn(t);
@@ -97,6 +105,7 @@ export class TurnExecution {
     } finally {
       if (timer) clearTimeout(timer);
       t.recorder.cancelFlush();
+      detach?.();
       extensions?.release();
     }
   }

@@ -8,6 +8,7 @@ import { turns as store, type NewTurnEvent, type StorageHandle, type StorageTran
 
 type Within = (tx: StorageTransaction) => Promise<void>;
 import type { ActivityHub } from "../events/hub.js";
+import { observeDelta, observeEvents } from "./observe.js";
 import { untilWritten } from "./storage-wait.js";
 
 export type ContentKind = "text" | "reasoning" | "refusal";
@@ -104,6 +105,7 @@ export class TurnRecorder {
 
   /** Adds events and row fields to the next commit instead of committing them on their own. */
   stage(events: readonly NewTurnEvent[], patch: TurnPatch): void {
+    observeEvents(this.options.turnId, events);
     this.staged = { events: [...this.staged.events, ...events], patch: { ...this.staged.patch, ...patch } };
   }
 
@@ -113,6 +115,10 @@ export class TurnRecorder {
    * would: observers without live deltas (the server stream) see it only that way.
    */
   sweep(events: readonly NewTurnEvent[] = [], patch: TurnPatch = {}): { parts: { ordinal: number; data: TurnPart }[]; events: NewTurnEvent[]; patch: TurnPatch; within?: Within } {
+    return this.take(events, patch);
+  }
+
+  private take(events: readonly NewTurnEvent[] = [], patch: TurnPatch = {}): { parts: { ordinal: number; data: TurnPart }[]; events: NewTurnEvent[]; patch: TurnPatch; within?: Within } {
     const parts = [...this.dirty].sort((a, b) => a - b).map((ordinal) => ({ ordinal, data: this.parts[ordinal]! }));
     this.dirty.clear();
     const all = [...this.staged.events, ...events];
@@ -146,6 +152,7 @@ export class TurnRecorder {
    * one (the settlement at the latest) carries it: nothing recorded in memory is dropped.
    */
   commit(events: NewTurnEvent[], patch?: TurnPatch): Promise<void> {
+    observeEvents(this.options.turnId, events);
     const queued = this.queued;
     if (queued) {
       queued.events.push(...events);
@@ -160,7 +167,7 @@ export class TurnRecorder {
       await new Promise((resolve) => setImmediate(resolve));
       if (this.queued === change) this.queued = undefined;
       if (this.options.isLost()) return;
-      const swept = this.sweep(change.events, change.patch);
+      const swept = this.take(change.events, change.patch);
       let result: Awaited<ReturnType<typeof store.changeTurn>>;
       try {
         // A full disk (or a busy database) holds the Turn here until the write goes through.
@@ -269,6 +276,7 @@ export class TurnRecorder {
     const part = this.parts[ordinal] as Extract<TurnPart, { text: string }>;
     const offset = part.text.length;
     this.set(ordinal, { ...part, text: part.text + text } as TurnPart);
+    observeDelta(this.options.turnId, kind, part.id, offset, text);
     this.options.hub.delta({
       sessionId: this.options.sessionId,
       turnId: this.options.turnId,

@@ -7,6 +7,7 @@
 import type { Fault, Steer, ToolTurnPart, TurnOutcome } from "../../../generated/client/types.gen.js";
 import type { ToolResultMessage } from "../../providers/index.js";
 import { isFullError, isRetryableStorageError, turns as store, type NewTurnEvent, type StorageHandle } from "../../storage/index.js";
+import { observeEvents } from "./observe.js";
 import type { RunningTurn } from "./running.js";
 import { StopSignal, fault, type Stop } from "./stop.js";
 import { untilWritten } from "./storage-wait.js";
@@ -69,6 +70,7 @@ export async function complete(t: RunningTurn, text: string): Promise<boolean> {
     throw error;
   }
   if (result) {
+    observeEvents(t.id, [{ type: "turn.finished", data: { outcome, completedAt } }]);
     t.deps.hub.changed(t.server, t.sessionId);
     return true;
   }
@@ -159,10 +161,13 @@ export async function settleStopped(t: RunningTurn, error: unknown): Promise<voi
     });
   try {
     await untilWritten(settle, [t.deps.hostStopping]);
+    observeEvents(t.id, [...interrupted, { type: "turn.finished", data: { outcome, completedAt } }]);
   } catch (failure) {
     // The host stops with the disk still full: the Turn stays running, and the next start settles it.
     if (isRetryableStorageError(failure)) return;
-    await settleUnrecorded(t.deps.storage, { turnId: t.id, ownerInstance: t.deps.instance }, completedAt, t.deps.hostStopping).catch(() => false);
+    if (await settleUnrecorded(t.deps.storage, { turnId: t.id, ownerInstance: t.deps.instance }, completedAt, t.deps.hostStopping).catch(() => false)) {
+      observeEvents(t.id, [{ type: "turn.finished", data: { outcome: { kind: "failed", turnId: t.id, fault: SETTLEMENT_FAILED }, completedAt } }]);
+    }
   }
   t.deps.hub.changed(t.server, t.sessionId);
 }
