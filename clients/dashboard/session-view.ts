@@ -138,7 +138,7 @@ export class SessionView {
         "header",
         { class: "view-header" },
         this.backLink(),
-        h("div", { class: "view-title" }, this.title, h("div", { class: "dim mono" }, session.id, " · ", session.workdir)),
+        h("div", { class: "view-title" }, this.title, h("div", { class: "dim mono" }, session.id, " · workdir ", session.workdir)),
       ),
       this.list,
       this.composer.element,
@@ -256,7 +256,8 @@ export class SessionView {
       { class: "part tool", "data-tool-call-id": part.toolCallId, "data-tool-state": part.state },
       h("div", { class: "tool-header" }, h("span", { class: "mono" }, part.toolId), h("span", { class: `pill tool-${part.state}` }, part.state)),
       h("pre", { class: "tool-input" }, preview(part.input)),
-      part.activity?.preview ? h("pre", { class: "tool-activity" }, part.activity.preview) : undefined,
+      // The live preview while it runs; once there is a result, the result alone.
+      part.activity?.preview && result === undefined ? h("pre", { class: "tool-activity" }, part.activity.preview) : undefined,
       result !== undefined ? h("pre", { class: "tool-output" }, preview(result)) : undefined,
       part.fault ? h("div", { class: "banner error" }, `${part.fault.code}: ${part.fault.message}`) : undefined,
       approval.state === "pending" ? this.approvalForm(turn, approval.request.id, approval.request.action, approval.request.resources) : undefined,
