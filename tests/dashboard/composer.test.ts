@@ -57,9 +57,9 @@ describe("the Session view's composer", () => {
     await state.getByText("Turn #1 running").waitFor();
     expect(await send.textContent()).toBe("Queue");
 
-    // Queue: a second Turn waits behind the running one.
+    // Queue (Ctrl+Enter in the box): a second Turn waits behind the running one.
     await prompt.fill("Follow up FOLLOW-Q3");
-    await send.click();
+    await prompt.press("Control+Enter");
     await note.getByText("Queued as Turn #2.").waitFor();
     await state.getByText("Turn #1 running · 1 queued").waitFor();
     const queued = (await unwrap(sdk.listSessionTurns({ client: server.api.client, path: { server: SERVER, sessionId } }))).turns.map(({ turn }) => turn);
