@@ -70,3 +70,13 @@ export const isStatus = (error: unknown, ...statuses: number[]): boolean => erro
 
 export const messageOf = (error: unknown): string =>
   error instanceof ZeClientError ? `${error.body._tag}: ${error.body.message}` : error instanceof Error ? error.message : String(error);
+
+/** A random UUID (v4). `crypto.randomUUID` exists only in secure contexts; a dashboard served over plain HTTP from another host is not one. */
+export function newId(): string {
+  if (typeof crypto.randomUUID === "function" && window.isSecureContext) return crypto.randomUUID();
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  bytes[6] = (bytes[6]! & 0x0f) | 0x40;
+  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
+  const hex = [...bytes].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}

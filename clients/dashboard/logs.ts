@@ -1,13 +1,19 @@
 // The log panel below the Sessions grid: the daemon's newest log entries (`GET v1/logs`) on a
-// 5-second poll, with a level floor and a pause toggle. A host without a daemon log answers 404
-// or 503; the panel then hides and stops polling.
+// 5-second poll, with a level floor (info+ by default), a pause toggle and a Connections toggle:
+// the daemon logs every API connection (`client.connect` / `client.disconnect`), which would
+// bury everything else, so those lines are left out unless it is on. (v1/logs filters by level
+// only, so the page drops them itself from a larger page.) A host without a daemon log answers
+// 404 or 503; the panel then hides and stops polling.
 import * as sdk from "../../generated/client/sdk.gen.js";
 import type { DaemonLogEntry, DaemonLogLevel } from "../../generated/client/types.gen.js";
 import { isStatus, messageOf, type Connection } from "./api.js";
 import { byId, h, replaceChildren } from "./dom.js";
 
 export const LOG_POLL_MS = 5_000;
-const LIMIT = 200;
+/** v1/logs' largest page: connection lines dropped here still leave room for the rest. */
+const LIMIT = 500;
+const CONNECTION_EVENTS: ReadonlySet<string> = new Set(["client.connect", "client.disconnect"]);
+export const isConnectionLine = (entry: DaemonLogEntry): boolean => CONNECTION_EVENTS.has(entry.event);
 
 export class LogPanel {
   private timer: ReturnType<typeof setTimeout> | undefined;
@@ -18,9 +24,11 @@ export class LogPanel {
   private readonly level = byId<HTMLSelectElement>("log-level");
   private readonly pause = byId<HTMLButtonElement>("log-pause");
   private readonly note = byId("log-note");
+  private readonly connections = byId<HTMLInputElement>("log-connections");
 
   constructor(private readonly connection: Connection) {
     this.level.addEventListener("change", () => this.restart());
+    this.connections.addEventListener("change", () => this.restart());
     this.pause.addEventListener("click", () => {
       this.paused = !this.paused;
       this.pause.setAttribute("aria-pressed", String(this.paused));
@@ -66,8 +74,13 @@ export class LogPanel {
     if (!this.stopped && !this.paused) this.timer = setTimeout(() => void this.poll(), LOG_POLL_MS);
   }
 
-  private render(entries: readonly DaemonLogEntry[], truncated: boolean): void {
-    this.note.textContent = truncated ? "Older entries exist beyond this page." : "";
+  private render(all: readonly DaemonLogEntry[], truncated: boolean): void {
+    const entries = this.connections.checked ? all : all.filter((entry) => !isConnectionLine(entry));
+    const hidden = all.length - entries.length;
+    this.note.textContent = [
+      hidden > 0 ? `${hidden} connection line${hidden === 1 ? "" : "s"} hidden.` : "",
+      truncated ? "Older entries exist beyond this page." : "",
+    ].filter(Boolean).join(" ");
     if (entries.length === 0) {
       replaceChildren(this.list, h("li", { class: "dim" }, "No entries."));
       return;

@@ -1,13 +1,16 @@
 // The dashboard's entry (bundled into the page's one inline script by tools/dashboard-asset.mjs).
 // It reads the server name from the page's identity meta tag, lists Sessions with the tab's
 // token (or none), asks for a token only when the API answers 401, follows the server stream
-// for live status, and opens a Session view on click. It is a client of the v1 API only.
+// for live status, and routes by the URL's fragment: `#/sessions/<id>` shows that Session's view
+// at the top of the page with the grid hidden (router.ts), anything else the grid, so a link,
+// back and forward open and close views. It is a client of the v1 API only.
 import * as sdk from "../../generated/client/sdk.gen.js";
 import type { ZeClientError } from "../client.js";
 import { watchServer } from "../watch.js";
 import { Connection, isStatus, messageOf, SERVER_NAME } from "./api.js";
 import { byId } from "./dom.js";
 import { LogPanel } from "./logs.js";
+import { parseRoute } from "./router.js";
 import { SessionView } from "./session-view.js";
 import { SessionsGrid } from "./sessions.js";
 import { listenForTheme } from "./theme.js";
@@ -41,21 +44,36 @@ function boot(server: string): void {
   byId("server-name").textContent = server;
 
   const grid = new SessionsGrid(byId("sessions"));
+  const gridSection = byId("sessions-section");
   const view = new SessionView(byId("session-view"), connection);
   const logs = new LogPanel(connection);
   let stream = new AbortController();
   let asking = false;
+  /** Where the grid was scrolled when a Session opened, restored when it shows again. */
+  let gridScroll = 0;
 
-  grid.onOpen = (sessionId) => {
-    grid.selected = sessionId;
-    grid.render();
-    void view.open(sessionId);
-  };
-  view.onClose = () => {
-    grid.selected = undefined;
-    grid.render();
-  };
   view.onTurn = (turn) => grid.setTurn(turn);
+
+  /** Shows what the URL's fragment names: a Session's view (first, at the top) or the grid. */
+  const route = (): void => {
+    if (main.hidden) return; // signing in: start() routes once the Sessions are listed
+    const target = parseRoute(location.hash);
+    if (target.view === "sessions") {
+      const wasOpen = view.openSessionId !== undefined;
+      view.close();
+      gridSection.hidden = false;
+      if (wasOpen) window.scrollTo(0, gridScroll);
+      return;
+    }
+    if (view.openSessionId === target.sessionId) return;
+    if (!gridSection.hidden) gridScroll = window.scrollY;
+    gridSection.hidden = true;
+    grid.selected = target.sessionId;
+    grid.render();
+    void view.open(target.sessionId);
+    window.scrollTo(0, 0);
+  };
+  window.addEventListener("hashchange", route);
 
   const setLive = (state: "live" | "connecting" | "reconnecting" | "offline"): void => {
     live.dataset["state"] = state;
@@ -160,6 +178,7 @@ function boot(server: string): void {
       login.hidden = true;
       main.hidden = false;
       grid.setSessions(sessions);
+      route();
       follow(stream.signal);
       logs.start();
       void readStatuses(sessions, stream.signal);

@@ -1,12 +1,16 @@
 // The Session view: the Session's recent Turns with their parts (text, reasoning, refusals, tool
 // calls, steering), each unfinished Turn followed live with `watchTurn`, and its pending
 // permission requests and questions answerable here (replyPermission / replyQuestion /
-// rejectQuestion). Turns the server stream announces while the view is open join it.
+// rejectQuestion), and a composer (composer.ts) that sends, queues, steers and cancels. Turns the
+// server stream announces while the view is open join it. The view is a route of its own
+// (`#/sessions/<id>`, router.ts); its back link returns to the grid.
 import * as sdk from "../../generated/client/sdk.gen.js";
 import type { PromptPart, Question, Session, ToolTurnPart, Turn, TurnPart } from "../../generated/client/types.gen.js";
 import { watchTurn, type ServerWatchEvent } from "../watch.js";
 import { messageOf, type Connection } from "./api.js";
+import { Composer } from "./composer.js";
 import { h, preview, replaceChildren, time } from "./dom.js";
+import { SESSIONS_HREF } from "./router.js";
 import { isTerminal } from "./sessions.js";
 
 /** How many of the newest Turns the view opens with. */
@@ -31,7 +35,8 @@ export class SessionView {
   /** Open answer forms by request id, kept across re-renders so a half-filled form survives. */
   private readonly forms = new Map<string, HTMLElement>();
   private list: HTMLElement | undefined;
-  onClose: () => void = () => {};
+  private composer: Composer | undefined;
+  private title: HTMLElement | undefined;
   /** Reports a Turn this view learned about (the grid keeps its status). */
   onTurn: (turn: Turn) => void = () => {};
 
@@ -50,8 +55,12 @@ export class SessionView {
     this.turns.clear();
     this.watching.clear();
     this.forms.clear();
+    this.list = undefined;
+    this.composer = undefined;
+    this.title = undefined;
     this.container.hidden = true;
     replaceChildren(this.container);
+    document.title = "Ze Harness";
   }
 
   async open(sessionId: string): Promise<void> {
@@ -59,7 +68,7 @@ export class SessionView {
     this.controller = new AbortController();
     this.sessionId = sessionId;
     this.container.hidden = false;
-    replaceChildren(this.container, h("p", { class: "dim" }, "Loading…"));
+    replaceChildren(this.container, this.backLink(), h("p", { class: "dim" }, "Loading…"));
     const signal = this.controller.signal;
     const api = this.connection;
     const path = { server: api.server, sessionId };
@@ -74,13 +83,23 @@ export class SessionView {
       for (const { turn } of page.turns) this.show(turn);
     } catch (error) {
       if (signal.aborted) return;
-      replaceChildren(this.container, h("p", { class: "banner error", role: "alert" }, `Cannot open the Session: ${messageOf(error)}`));
+      replaceChildren(this.container, this.backLink(), h("p", { class: "banner error", role: "alert" }, `Cannot open the Session: ${messageOf(error)}`));
     }
   }
 
   /** Server stream events: a Turn of the open Session this view does not hold yet is read and followed. */
   onServerEvent(event: ServerWatchEvent): void {
-    if (this.sessionId === undefined || !("turnId" in event) || event.sessionId !== this.sessionId) return;
+    if (this.sessionId === undefined || !("sessionId" in event) || event.sessionId !== this.sessionId) return;
+    if (event.type === "session.title" && this.title) {
+      this.title.textContent = event.title || "Untitled Session";
+      document.title = `${this.title.textContent} — Ze Harness`;
+    }
+    if (event.type === "session.deleted") {
+      this.container.append(h("p", { class: "banner error", role: "alert" }, "This Session was deleted."));
+      this.composer?.element.remove();
+      this.composer = undefined;
+    }
+    if (!("turnId" in event)) return;
     if (event.type === "session.turn.snapshot") {
       if (!this.watching.has(event.turnId)) this.show(event.turn);
       return;
@@ -96,18 +115,45 @@ export class SessionView {
       .catch(() => undefined);
   }
 
+  private backLink(): HTMLElement {
+    return h("a", { href: SESSIONS_HREF, class: "chip back", "data-action": "back" }, "← All Sessions");
+  }
+
   private renderFrame(session: Session): void {
+    const sessionId = session.id;
     this.list = h("div", { class: "turns" });
+    this.title = h("h2", {}, session.title ?? "Untitled Session");
+    document.title = `${this.title.textContent} — Ze Harness`;
+    this.composer = new Composer({
+      connection: this.connection,
+      sessionId,
+      active: () => this.active(),
+      learned: (turn) => {
+        if (this.sessionId === sessionId) this.show(turn);
+      },
+    });
     replaceChildren(
       this.container,
       h(
         "header",
         { class: "view-header" },
-        h("div", {}, h("h2", {}, session.title ?? "Untitled Session"), h("div", { class: "dim mono" }, session.id, " · ", session.workdir)),
-        h("button", { type: "button", class: "chip", onclick: () => (this.close(), this.onClose()) }, "Close"),
+        this.backLink(),
+        h("div", { class: "view-title" }, this.title, h("div", { class: "dim mono" }, session.id, " · workdir ", session.workdir)),
       ),
       this.list,
+      this.composer.element,
     );
+  }
+
+  /** The running Turn and the queued ones among the Turns this view holds. */
+  private active(): { running: Turn | undefined; queued: number } {
+    let running: Turn | undefined;
+    let queued = 0;
+    for (const { turn } of this.turns.values()) {
+      if (turn.phase === "running") running = turn;
+      else if (turn.phase === "pending") queued += 1;
+    }
+    return { running, queued };
   }
 
   /** Shows (or refreshes) a Turn and follows it while it is unfinished. */
@@ -124,6 +170,7 @@ export class SessionView {
     this.turns.set(turn.id, { turn, element });
     this.renderTurn(turn, element);
     this.onTurn(turn);
+    this.composer?.refresh();
     if (!isTerminal(turn.phase)) this.follow(turn);
   }
 
@@ -154,6 +201,7 @@ export class SessionView {
     entry.turn = structuredClone(turn);
     this.renderTurn(entry.turn, entry.element);
     this.onTurn(entry.turn);
+    this.composer?.refresh();
   }
 
   private renderTurn(turn: Turn, element: HTMLElement): void {
@@ -208,7 +256,8 @@ export class SessionView {
       { class: "part tool", "data-tool-call-id": part.toolCallId, "data-tool-state": part.state },
       h("div", { class: "tool-header" }, h("span", { class: "mono" }, part.toolId), h("span", { class: `pill tool-${part.state}` }, part.state)),
       h("pre", { class: "tool-input" }, preview(part.input)),
-      part.activity?.preview ? h("pre", { class: "tool-activity" }, part.activity.preview) : undefined,
+      // The live preview while it runs; once there is a result, the result alone.
+      part.activity?.preview && result === undefined ? h("pre", { class: "tool-activity" }, part.activity.preview) : undefined,
       result !== undefined ? h("pre", { class: "tool-output" }, preview(result)) : undefined,
       part.fault ? h("div", { class: "banner error" }, `${part.fault.code}: ${part.fault.message}`) : undefined,
       approval.state === "pending" ? this.approvalForm(turn, approval.request.id, approval.request.action, approval.request.resources) : undefined,

@@ -1,8 +1,10 @@
 // The Sessions grid: one card per Session with its latest Turn's live status, kept current by
 // `watchServer` events (upserted by Session id: a resumed stream may repeat session.created).
+// A card is a link to the Session's route (`#/sessions/<id>`), so it opens in a new tab too.
 import type { Session, Turn, TurnPhase } from "../../generated/client/types.gen.js";
 import type { ServerWatchEvent } from "../watch.js";
 import { h, replaceChildren, time } from "./dom.js";
+import { sessionHref } from "./router.js";
 
 /** What the grid knows about a Session's latest Turn. */
 export interface TurnStatus {
@@ -48,7 +50,6 @@ export function statusWord(status: TurnStatus | undefined): string {
 
 export class SessionsGrid {
   readonly entries = new Map<string, SessionEntry>();
-  onOpen: (sessionId: string) => void = () => {};
   selected: string | undefined;
 
   constructor(private readonly container: HTMLElement) {}
@@ -159,12 +160,11 @@ export class SessionsGrid {
         const word = statusWord(entry.turn);
         const { session } = entry;
         return h(
-          "button",
+          "a",
           {
-            type: "button",
+            href: sessionHref(session.id),
             class: `card${this.selected === session.id ? " selected" : ""}`,
             "data-session-id": session.id,
-            onclick: () => this.onOpen(session.id),
           },
           h("span", { class: "card-title" }, session.title ?? session.id.slice(0, 8)),
           h("span", { class: `pill status-${word}`, "data-status": word }, word),

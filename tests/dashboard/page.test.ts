@@ -1,9 +1,10 @@
 // GET /dashboard on a real `serve` (the built binary, the scripted test model behind it) in a
 // real headless Chromium: the exact CSP with the build-time script hash, the server identity,
 // the Sessions grid with live status, a Turn streaming live in the Session view, a permission
-// request and a question answered from the page, the log panel hiding on 503/404 (and its level
-// filter and pause), the `--zh-*` theme and its postMessage rule — and every request the page
-// makes stays on the host.
+// request and a question answered from the page (the grid, hidden while a Session is open, is
+// kept live), the `--zh-*` theme and its postMessage rule — and every request the page makes
+// stays on the host. The log panel: logs.test.ts; routes and the composer: routes.test.ts,
+// composer.test.ts.
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { get as httpGet } from "node:http";
@@ -121,11 +122,16 @@ describe("document-relative requests", () => {
         return route.fulfill({ response: await route.fetch({ url: target.href }) });
       },
     );
-    await page.goto(`${server.url}/prefix/dashboard`);
-    await page.locator(`[data-session-id="${sessionId}"]`).waitFor();
+    // A Session's route is the URL's fragment: it opens under the prefix too, and back is the grid.
+    await page.goto(`${server.url}/prefix/dashboard#/sessions/${sessionId}`);
+    await page.locator("#session-view .view-header").getByText(sessionId).waitFor();
     await page.locator("#logs").waitFor({ state: "hidden" });
+    await page.locator('#session-view [data-action="back"]').click();
+    await page.locator(`[data-session-id="${sessionId}"]`).waitFor();
+    expect(page.url()).toBe(`${server.url}/prefix/dashboard#/`);
     const paths = requests.map((request) => new URL(request.url()).pathname);
     expect(paths).toContain("/prefix/v1/servers/local/sessions");
+    expect(paths).toContain(`/prefix/v1/servers/local/sessions/${sessionId}`);
     expect(paths).toContain("/prefix/v1/logs");
     expect(paths.filter((path) => !path.startsWith("/prefix/"))).toEqual([]);
   });
@@ -166,13 +172,13 @@ describe("Sessions and Turns", () => {
     await turn.getByText("Looking around first.").waitFor();
     await turn.locator('[data-tool-state="completed"] .tool-output').getByText(/probe-5150/).waitFor();
     expect(await turn.getAttribute("data-phase")).toBe("running");
-    await page.locator(`[data-session-id="${sessionId}"] [data-status="running"]`).waitFor();
+    await page.locator(`[data-session-id="${sessionId}"] [data-status="running"]`).waitFor({ state: "attached" });
     expect(await turn.locator(".prompt").textContent()).toBe("Check the build");
 
     release.resolve();
     await turn.getByText("The build is green and every check passed.").waitFor();
     await turn.locator('[data-outcome="completed"]').waitFor();
-    await page.locator(`[data-session-id="${sessionId}"] [data-status="completed"]`).waitFor();
+    await page.locator(`[data-session-id="${sessionId}"] [data-status="completed"]`).waitFor({ state: "attached" });
     expect(await turn.getAttribute("data-phase")).toBe("completed");
     // One document load: everything after it came over the API.
     expect(current!.requests.filter((request) => request.resourceType() === "document")).toHaveLength(1);
@@ -198,7 +204,7 @@ describe("Sessions and Turns", () => {
     const turn = page.locator(`[data-turn-id="${turnId}"]`);
     await turn.locator('[data-outcome="completed"]').waitFor();
     await turn.getByText("The shell ran after approval.").waitFor();
-    await page.locator(`[data-session-id="${sessionId}"] [data-status="completed"]`).waitFor();
+    await page.locator(`[data-session-id="${sessionId}"] [data-status="completed"]`).waitFor({ state: "attached" });
     expect(await turn.locator("[data-permission-request-id]").count()).toBe(0);
     const { turn: final } = await unwrap(sdk.getTurn({ client: server.api.client, path: { server: SERVER, sessionId, turnId } }));
     const tool = final.parts.find((part): part is ToolTurnPart => part.type === "tool")!;
@@ -227,7 +233,7 @@ describe("Sessions and Turns", () => {
     const turnId = await server.submit(sessionId, "Ask me");
     const form = page.locator(`[data-turn-id="${turnId}"] [data-question-request-id]`);
     await form.getByText("Which colour?").waitFor();
-    await page.locator(`[data-session-id="${sessionId}"] [data-status="question"]`).waitFor();
+    await page.locator(`[data-session-id="${sessionId}"] [data-status="question"]`).waitFor({ state: "attached" });
     await form.getByLabel(/Blue/).check();
     await form.locator('[data-answer="reply"]').click();
     const turn = page.locator(`[data-turn-id="${turnId}"]`);
@@ -235,47 +241,6 @@ describe("Sessions and Turns", () => {
     await turn.getByText("Answered: Blue").waitFor();
     const { turn: final } = await unwrap(sdk.getTurn({ client: server.api.client, path: { server: SERVER, sessionId, turnId } }));
     expect(final.parts.find((part): part is ToolTurnPart => part.type === "tool")?.question).toMatchObject({ state: "answered", answers: [["Blue"]] });
-  });
-});
-
-describe("the log panel", () => {
-  it("hides when v1/logs answers 503 (a plain serve keeps no daemon log)", async () => {
-    const { page, requests } = await dashboard();
-    await page.locator("#logs").waitFor({ state: "hidden" });
-    expect(requests.some((request) => new URL(request.url()).pathname === "/v1/logs")).toBe(true);
-  });
-
-  it("renders the newest entries with a level floor and a pause toggle, and hides on 404", async () => {
-    current = await openPage(browser);
-    const { page } = current;
-    const levels: (string | null)[] = [];
-    const entry = (level: string, event: string) => ({ timestamp: "2026-09-29T07:00:00.000Z", level, run: "a1b2c3d4", service: "daemon", event, fields: { remotePort: "51234" } });
-    let missing = false;
-    // A daemon's answer, same origin: this host's own /v1/logs is 503 (only the daemon keeps a log).
-    await page.route((url) => url.origin === server.origin && url.pathname === "/v1/logs", (route) => {
-      const level = new URL(route.request().url()).searchParams.get("level");
-      levels.push(level);
-      if (missing) return route.fulfill({ status: 404, contentType: "application/json", body: JSON.stringify({ _tag: "NotFoundError", message: "No endpoint" }) });
-      const entries = level === "warn" ? [entry("warn", "trim.warned")] : [entry("info", "client.connect"), entry("warn", "trim.warned")];
-      return route.fulfill({ contentType: "application/json", body: JSON.stringify({ entries, truncated: level !== "warn" }) });
-    });
-    await page.goto(`${server.url}/dashboard`);
-    await page.locator("#log-entries").getByText("client.connect").waitFor();
-    expect(await page.locator("#log-entries [data-level]").evaluateAll((items) => items.map((item) => item.getAttribute("data-level")))).toEqual(["info", "warn"]);
-    expect(await page.locator("#log-note").textContent()).toContain("Older entries");
-    expect(await page.locator("#log-entries").textContent()).toContain("remotePort=51234");
-
-    await page.locator("#log-level").selectOption("warn");
-    await expect.poll(() => page.locator("#log-entries [data-level]").count()).toBe(1);
-    expect(levels.at(-1)).toBe("warn");
-
-    await page.locator("#log-pause").click();
-    expect(await page.locator("#log-pause").getAttribute("aria-pressed")).toBe("true");
-    const asked = levels.length;
-    missing = true;
-    await page.locator("#log-pause").click(); // resume: polls at once
-    await page.locator("#logs").waitFor({ state: "hidden" });
-    expect(levels.length).toBe(asked + 1);
   });
 });
 

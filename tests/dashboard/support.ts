@@ -3,7 +3,7 @@
 // and Debian's Chromium driven by playwright-core. Every page records its requests, console
 // errors and page errors, so a test can assert that nothing left the host and that the CSP
 // let the page's script run.
-import { chromium, type Browser, type Page, type Request as BrowserRequest } from "playwright-core";
+import { chromium, type Browser, type BrowserContextOptions, type Page, type Request as BrowserRequest } from "playwright-core";
 import { randomUUID } from "node:crypto";
 import { sdk, unwrap, type ZeClient } from "../../clients/index.js";
 import { startTestModel, type TestModel } from "../../tools/test-model/index.js";
@@ -79,8 +79,8 @@ export interface RecordedPage {
   foreign(origin: string): string[];
 }
 
-export async function openPage(browser: Browser): Promise<RecordedPage> {
-  const context = await browser.newContext();
+export async function openPage(browser: Browser, options: BrowserContextOptions = {}): Promise<RecordedPage> {
+  const context = await browser.newContext(options);
   const page = await context.newPage();
   const requests: BrowserRequest[] = [];
   const errors: string[] = [];

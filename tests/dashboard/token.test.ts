@@ -1,6 +1,7 @@
 // The dashboard on a `serve --token`: the page itself is public; it asks for the token only when
 // the API answers 401, keeps a wrong token out, works once the right one is entered (kept for
-// the tab across a reload), and signs out on request. Nothing leaves the host.
+// the tab across a reload), and signs out on request; the form says where the token is; a link
+// to a Session opens it once signed in. Nothing leaves the host.
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium, openPage, startDashboardServer, type DashboardServer } from "./support.js";
@@ -68,5 +69,34 @@ describe("a server that demands a token", () => {
     expect(recorded.errors.filter((error) => /Content Security Policy|pageerror/i.test(error))).toEqual([]);
     // The token never appears in a URL.
     expect(requests.filter((request) => request.url().includes(TOKEN))).toEqual([]);
+  });
+
+  it("says where the token is, and opens a linked Session once signed in", async () => {
+    const sessionId = await server.createSession();
+    const recorded = await openPage(browser);
+    const { page } = recorded;
+    try {
+      await page.goto(`${server.url}/dashboard#/sessions/${sessionId}`);
+      await page.locator("#login").waitFor();
+      const help = (await page.locator("#token-help").innerText()).replace(/\s+/g, " ");
+      // The daemon's file, by its name, where it lives (with the default spelled out), and serve's flag and variable.
+      expect(help).toContain("daemon-token");
+      expect(help).toContain("$XDG_DATA_HOME/ze-harness/daemon-token");
+      expect(help).toContain("~/.local/share/ze-harness/daemon-token");
+      expect(help).toContain("ze-harness serve");
+      expect(help).toContain("--token");
+      expect(help).toContain("ZE_HARNESS_TOKEN");
+      expect(await page.locator("#token-help").isVisible()).toBe(true);
+
+      await page.locator("#token").fill(TOKEN);
+      await page.locator("#login button[type=submit]").click();
+      await page.locator("#session-view .view-header").getByText(sessionId).waitFor();
+      expect(await page.locator("#sessions-section").isHidden()).toBe(true);
+      expect(new URL(page.url()).hash).toBe(`#/sessions/${sessionId}`);
+    } finally {
+      await page.context().close();
+    }
+    expect(recorded.foreign(server.origin)).toEqual([]);
+    expect(recorded.errors.filter((error) => /Content Security Policy|pageerror/i.test(error))).toEqual([]);
   });
 });
