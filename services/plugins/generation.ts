@@ -18,6 +18,10 @@ import { applySkillPatch } from "./declarations.js";
 import { HookPipeline, type HookHandlers } from "./hooks.js";
 import { PluginJournal, type JournalSink } from "./journal.js";
 import { RESERVED_TOOL_IDS, adaptTool, type PluginToolDefinition } from "./tool-declaration.js";
+import { loadSkillSource } from "./skill-sources.js";
+
+/** How long one Skill source may take to load (its plugin's revision fails past it). */
+const SKILL_SOURCE_TIMEOUT_MS = 30_000;
 
 export interface PluginSkillSource {
   readonly pluginId: string;
@@ -237,8 +241,22 @@ export async function loadPluginGeneration(options: LoadPluginGenerationOptions)
     );
   }
 
-  // The scope's transforms, in registration order, over every Skill of the scope.
+  // The scope's Skill sources, read now (skill-sources.ts); a source that fails fails its plugin's revision.
   let skills: Skill[] = accepted.flatMap((entry) => [...entry.plugin.contributions.skills]);
+  const taken = new Set(skills.map((skill) => skill.id));
+  for (const entry of accepted) {
+    for (const source of entry.plugin.contributions.skillSources) {
+      const loaded = await loadSkillSource(source, { files: options.capabilities.workspaceFiles, signal: AbortSignal.timeout(SKILL_SOURCE_TIMEOUT_MS), warn: (message) => options.onDiagnostic?.(entry.candidate.source, new Error(message)) });
+      const clash = loaded.ok ? loaded.value.find((skill) => taken.has(skill.id) || options.base?.skills.some((held) => held.id === skill.id)) : undefined;
+      if (!loaded.ok || clash) {
+        const message = loaded.ok ? `Skill source ${JSON.stringify(source.id)} provides Skill ${JSON.stringify(clash!.id)}, which is already registered.` : `Skill source ${JSON.stringify(source.id)}: ${loaded.message}.`;
+        return reject(`${entry.candidate.source}: ${message}`, entry.index, { ...statuses[entry.index]!, status: "failed", registrations: [], error: message });
+      }
+      for (const skill of loaded.value) taken.add(skill.id);
+      skills.push(...loaded.value);
+    }
+  }
+  // The scope's transforms, in registration order, over every Skill of the scope.
   for (const entry of accepted) {
     for (const transform of entry.plugin.contributions.transforms) {
       const next: Skill[] = [];
