@@ -8,10 +8,9 @@ import type { ToolApprovalDecision } from "../../plugins/hooks.js";
 import { listSavedPermissions, turns as store } from "../../storage/index.js";
 import { QuestionDismissedError, type PermissionProjection } from "../../tools/index.js";
 import { evaluateProjection } from "../permissions/index.js";
-import type { RunningTurn } from "./running.js";
+import { toolFields, type RunningTurn } from "./running.js";
 import { fault, finite, limitReached } from "./stop.js";
 
-const toolFields = (part: ToolTurnPart) => ({ partId: part.id, toolId: part.toolId, toolCallId: part.toolCallId });
 
 /** A refused check: the part's fault, and what the Turn's `tool_denied` fault says. */
 export interface Denial {

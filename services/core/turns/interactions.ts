@@ -27,6 +27,7 @@ import type { ActivityHub } from "../events/hub.js";
 import { conflict, notFound, validationFailure } from "../../contract/failure.js";
 import { toTurn } from "./codec.js";
 import { observeEvents } from "./observe.js";
+import { toolFields } from "./running.js";
 
 export interface InteractionServiceOptions {
   readonly storage: StorageHandle;
@@ -42,7 +43,6 @@ interface LocatedPart {
 
 const isTool = (part: TurnPart): part is ToolTurnPart => part.type === "tool";
 
-const toolFields = (part: ToolTurnPart) => ({ partId: part.id, toolId: part.toolId, toolCallId: part.toolCallId });
 
 export class InteractionService {
   private readonly storage: StorageHandle;

@@ -2,7 +2,7 @@
 // steering and settlement: what it runs with (deps, policy, workdir), its durable record, its
 // model-visible transcript, and how it is stopped. The first stop wins; everything that waits
 // listens to `signal`.
-import type { PromptPart, TurnPart, TurnPolicy, TurnUsage } from "../../../generated/client/types.gen.js";
+import type { PromptPart, ToolTurnPart, TurnPart, TurnPolicy, TurnUsage } from "../../../generated/client/types.gen.js";
 import type { HookPipeline } from "../../plugins/hooks.js";
 import type { ModelMessage, UserContentPart } from "../../providers/index.js";
 import type { SessionRow, StorageHandle, TurnRow } from "../../storage/index.js";
@@ -13,6 +13,9 @@ import type { TurnEnvironment, TurnExtensions } from "./environment.js";
 import type { ModelGateway } from "./gateway.js";
 import { TurnRecorder } from "./recorder.js";
 import { StopSignal, type Stop } from "./stop.js";
+
+/** The fields every tool event of a Turn carries to name its tool call. */
+export const toolFields = (part: ToolTurnPart) => ({ partId: part.id, toolId: part.toolId, toolCallId: part.toolCallId });
 
 export interface TurnDeps {
   readonly storage: StorageHandle;

@@ -24,10 +24,9 @@ import { askQuestions, authorize } from "./approvals.js";
 import { attachNestedInstructions } from "./nested-instructions.js";
 import { sessionResources } from "./session-resources.js";
 import type { ModelToolCall } from "./model-call.js";
-import type { RunningTurn } from "./running.js";
+import { toolFields, type RunningTurn } from "./running.js";
 import { StopSignal, fault } from "./stop.js";
 
-const toolFields = (part: ToolTurnPart) => ({ partId: part.id, toolId: part.toolId, toolCallId: part.toolCallId });
 
 /** A call ready to run: its part, tool, final input and the projections that authorized it. */
 interface ApprovedCall {
