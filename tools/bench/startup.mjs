@@ -8,15 +8,15 @@ import { binPath, formatTable, hasGnuTime, median, mib, ms, peakRssKiB, percenti
 export const name = "startup";
 export const description = "CLI start-up: wall time and peak RSS against a bare `node -e 0`";
 
-/** @param {{ runs: number, budgetMs: number, log: (line: string) => void }} context */
-export async function run({ runs, budgetMs, log }) {
+/** @param {{ runs: number, budgetMs: number, log: (line: string) => void, record: (figure: import("./check.mjs").Figure) => void }} context */
+export async function run({ runs, budgetMs, log, record }) {
   const home = tempHome("ze-bench-startup-");
   const options = { env: home.env, cwd: home.root };
   const cases = [
     { label: "node -e 0 (baseline)", args: ["-e", "0"], target: "" },
-    { label: "ze-harness --version", args: [binPath, "--version"], target: "≤ 1.25x baseline", ratio: 1.25 },
+    { label: "ze-harness --version", args: [binPath, "--version"], target: "≤ 1.25x baseline", ratio: 1.25, key: "startup.version" },
     { label: "ze-harness --help", args: [binPath, "--help"], target: "≤ 1.25x baseline", ratio: 1.25 },
-    { label: "ze-harness session list --embedded --database :memory:", args: [binPath, "session", "list", "--embedded", "--database", ":memory:"], target: "≤ 300 ms", ms: 300 },
+    { label: "ze-harness session list --embedded --database :memory:", args: [binPath, "session", "list", "--embedded", "--database", ":memory:"], target: "≤ 300 ms", ms: 300, key: "startup.embeddedSessionList" },
   ];
   try {
     // One untimed warm-up of each case (file cache, compile cache), and a check that it works.
@@ -52,6 +52,8 @@ export async function run({ runs, budgetMs, log }) {
       mib(rss[index]),
       entry.target === "" ? "" : `${entry.target} ${(entry.ratio !== undefined ? median(samples[index]) / baseline <= entry.ratio : median(samples[index]) <= entry.ms) ? "(met)" : "(missed)"}`,
     ]);
+    // Guarded: each keyed case as its ratio to `node -e 0` in this run.
+    for (const [index, entry] of cases.entries()) if (entry.key) record({ key: entry.key, value: median(samples[index]) / baseline, kind: "ratio", label: `${entry.label} / node -e 0` });
     log(`${completed} interleaved runs per case; p99 is nearest-rank (= the slowest run when n < 100); peak RSS is the max of ${hasGnuTime ? rssRuns : 0} runs under /usr/bin/time -v${hasGnuTime ? "" : " (not available)"}.`);
     log(formatTable(["command", "median", "p99", "vs baseline", "peak RSS", "target"], rows));
   } finally {

@@ -9,8 +9,8 @@ export const name = "statements";
 export const description = "SQL statements per one-step Turn (data, transaction control, content writes)";
 
 
-/** @param {{ log: (line: string) => void }} context */
-export async function run({ log }) {
+/** @param {{ log: (line: string) => void, record: (figure: import("./check.mjs").Figure) => void }} context */
+export async function run({ log, record }) {
   const result = await runWorker("statements-worker.mjs");
   if (result.error) {
     log(`failed — ${result.error}`);
@@ -24,6 +24,9 @@ export async function run({ log }) {
     count.data + count.transactionControl,
     index === 0 ? "≤ 10 beyond content" : "",
   ]);
+  const [pipeline] = Object.values(result.counts);
+  // Guarded as an exact count: one statement more per Turn fails `--check`.
+  record({ key: "statements.beyondContent", value: pipeline.data + pipeline.transactionControl, kind: "count", label: "SQL statements per one-step Turn beyond content" });
   log(formatTable(["Turn", "data", "BEGIN/COMMIT", "content writes", "beyond content", "target"], rows));
   for (const [phase, count] of Object.entries(result.counts)) {
     log(`\n${phase}:`);

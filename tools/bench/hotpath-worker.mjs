@@ -1,0 +1,145 @@
+// The measuring process of the `hotpath` benchmark (spawned by hotpath.mjs with tsx, for the
+// TypeScript test model): the server's CPU per one-step Turn on a warm `ze-harness serve`.
+//
+// Two processes, as in real use: this one (the scripted test model, in process, and the client)
+// and the BUILT `serve` it spawns on a file database. The figure is the serve process's own CPU
+// (user + system, from /proc/<pid>/stat) over batches of sequential one-step Turns, divided by
+// the Turn count, the least batch kept: the harness's work only, not the model's or the client's. Its same-run
+// baseline is a fixed calibration workload (JSON encode/decode of Turn-sized events) timed with
+// process.cpuUsage in this process, so the ratio follows the code, not the machine's speed.
+//
+// Options (one JSON argument): { warmupTurns, batchTurns, batches, slowdown, baselineRatio }.
+// `slowdown` > 0 loads a plugin whose `turn.before` hook burns slowdown × baselineRatio ×
+// calibration ms of CPU per Turn, i.e. that fraction of the committed figure: a deliberate
+// slowdown of the hot path through a real seam, used to show that `--check` catches it.
+// Prints one JSON line.
+import { execFileSync, spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { binPath, tempHome, writeTestModelConfig } from "./lib.mjs";
+
+const options = { warmupTurns: 20, batchTurns: 25, batches: 6, slowdown: 0, baselineRatio: 0, ...JSON.parse(process.argv[2] ?? "{}") };
+
+const { startTestModel } = await import("../test-model/index.ts");
+const { createZeClient, sdk, unwrap } = await import("../../dist/clients/index.js");
+
+const SERVER = "local";
+const ticksPerSecond = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
+
+/** CPU (ms) the process `pid` has used so far: utime + stime from /proc/<pid>/stat. */
+function processCpuMs(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  // Fields after the command name (which may hold spaces) start at state (field 3).
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond;
+}
+
+/** The calibration workload's CPU (ms): the least of `runs` runs of a fixed encode/decode loop. */
+function calibrationMs(runs = 3) {
+  const event = { type: "turn.text.delta", sessionId: randomUUID(), turnId: randomUUID(), partId: "p1", delta: "Hello! This is the scripted answer. ".repeat(4), cursor: 123456 };
+  const events = Array.from({ length: 40 }, (_, index) => ({ ...event, cursor: index }));
+  const samples = [];
+  for (let run = 0; run < runs; run++) {
+    const started = process.cpuUsage();
+    let total = 0;
+    for (let index = 0; index < 400; index++) total += JSON.parse(JSON.stringify(events)).length;
+    const used = process.cpuUsage(started);
+    if (total !== 400 * 40) throw new Error("calibration workload miscounted");
+    samples.push((used.user + used.system) / 1000);
+  }
+  return Math.min(...samples);
+}
+
+const home = tempHome("ze-bench-hotpath-");
+const model = await startTestModel();
+const extra = {};
+const spinMs = options.slowdown > 0 ? options.slowdown * options.baselineRatio * calibrationMs(5) : 0;
+if (spinMs > 0) {
+  const pluginFile = join(home.dir, "spin-plugin.mjs");
+  writeFileSync(
+    pluginFile,
+    `// Burns ZE_BENCH_SPIN_MS of CPU in every Turn's turn.before hook (the bench's deliberate slowdown).
+const spinMs = Number(process.env.ZE_BENCH_SPIN_MS ?? 0);
+export default {
+  id: "bench.spin",
+  setup(context) {
+    context.hooks.register("turn.before", async () => {
+      const started = process.cpuUsage();
+      for (;;) {
+        const used = process.cpuUsage(started);
+        if ((used.user + used.system) / 1000 >= spinMs) return;
+      }
+    });
+  },
+};
+`,
+  );
+  extra.plugins = [pluginFile];
+}
+writeTestModelConfig(home, model.openaiBaseURL, extra);
+
+const serve = spawn(process.execPath, [binPath, "serve", "--port", "0", "--database", join(home.dir, "bench.db")], {
+  cwd: home.root,
+  env: { ...home.env, ZE_BENCH_SPIN_MS: String(spinMs) },
+  stdio: ["ignore", "pipe", "pipe"],
+});
+let serveStderr = "";
+serve.stderr.setEncoding("utf8").on("data", (chunk) => (serveStderr = (serveStderr + chunk).slice(-4000)));
+const serveExited = new Promise((resolvePromise) => serve.once("exit", resolvePromise));
+
+let result;
+try {
+  const url = await new Promise((resolvePromise, reject) => {
+    createInterface({ input: serve.stdout }).once("line", resolvePromise);
+    serve.once("exit", (code) => reject(new Error(`serve exited with ${code} before printing its URL: ${serveStderr.trim()}`)));
+  });
+  const api = createZeClient({ baseUrl: url, clientId: "ze-bench" });
+  const sessionId = randomUUID();
+  await unwrap(sdk.createSession({ client: api.client, path: { server: SERVER, sessionId }, body: {} }));
+
+  /** One one-step Turn: submit, then watch it to `turn.finished` as a client would. */
+  const turn = async () => {
+    model.enqueue({ events: [{ type: "text", text: "Hello! This is the scripted answer from the bench model." }] });
+    const turnId = randomUUID();
+    await unwrap(sdk.submitPrompt({ client: api.client, path: { server: SERVER, sessionId }, headers: { "x-ze-harness-client-id": api.clientId }, body: { delivery: "queue", turnId, prompt: [{ type: "text", text: "hello" }] } }));
+    const controller = new AbortController();
+    const { stream } = await sdk.watchTurn({ client: api.client, path: { server: SERVER, sessionId, turnId }, sseMaxRetryAttempts: 0, signal: controller.signal });
+    let outcome;
+    try {
+      for await (const event of stream) {
+        if (event.type === "turn.finished") {
+          outcome = event.outcome;
+          break;
+        }
+      }
+    } finally {
+      controller.abort();
+    }
+    if (outcome?.kind !== "completed") throw new Error(`Turn ${turnId} ended ${JSON.stringify(outcome ?? "without turn.finished")}`);
+  };
+
+  for (let index = 0; index < options.warmupTurns; index++) await turn();
+  // Each batch is followed by a calibration run, so both sides sample the machine's load over
+  // the whole run; each side keeps its least figure, since other work only ever adds CPU time
+  // (caches, frequency), and the ratio is of the two least figures.
+  const batches = [];
+  for (let batch = 0; batch < options.batches; batch++) {
+    const before = processCpuMs(serve.pid);
+    for (let index = 0; index < options.batchTurns; index++) await turn();
+    const cpuMsPerTurn = (processCpuMs(serve.pid) - before) / options.batchTurns;
+    batches.push({ cpuMsPerTurn, calibrationMs: calibrationMs() });
+  }
+  const cpuMsPerTurn = Math.min(...batches.map((batch) => batch.cpuMsPerTurn));
+  const calibration = Math.min(...batches.map((batch) => batch.calibrationMs));
+  result = { cpuMsPerTurn, calibrationMs: calibration, ratio: cpuMsPerTurn / calibration, batches, spinMs, ticksPerSecond };
+} catch (error) {
+  result = { error: `${error instanceof Error ? error.message : String(error)}${serveStderr.trim() ? ` (serve stderr: ${serveStderr.trim()})` : ""}` };
+} finally {
+  if (serve.exitCode === null) serve.kill("SIGTERM");
+  await serveExited;
+  await model.close();
+  home.cleanup();
+}
+process.stdout.write(`${JSON.stringify(result)}\n`);
