@@ -70,3 +70,22 @@ export function runAsOtherUser(source: string, args: readonly string[] = []): Ot
     },
   };
 }
+
+/**
+ * Runs `fn` with this process's effective user and group switched to `nobody` when it runs as
+ * root (CI), so a permission check means what it means for a user: root reads files whose mode
+ * forbids it. `root` (a test's temp tree, 0700 from mkdtemp) is opened to others first. The real
+ * ids stay root, so the effective ones are restored afterwards, whatever `fn` did.
+ */
+export async function withoutRootPrivileges<T>(root: string, fn: () => Promise<T>): Promise<T> {
+  if (process.getuid?.() !== 0) return fn();
+  chmodSync(root, 0o755);
+  process.setegid!(OTHER_UID);
+  process.seteuid!(OTHER_UID);
+  try {
+    return await fn();
+  } finally {
+    process.seteuid!(0);
+    process.setegid!(0);
+  }
+}

@@ -11,6 +11,7 @@ import {
   renderInstructionFile,
   type InstructionRead,
 } from "../../services/workspace/instructions.js";
+import { withoutRootPrivileges } from "../support/other-user.js";
 import { tree, type Tree } from "./fs-tree.js";
 
 let t: Tree;
@@ -79,9 +80,9 @@ describe("loadWorkspaceInstructions (prompt admission)", () => {
     expect(await loadWorkspaceInstructions(work)).toMatchObject({ reason: "unreadable", message: "AGENTS.md cannot be applied: it is not a regular file." });
   });
 
-  it.skipIf(process.getuid?.() === 0)("reports a file without read permission", async () => {
+  it("reports a file without read permission (as root: with the effective user switched to nobody)", async () => {
     chmodSync(write("AGENTS.md", "secret"), 0o000);
-    expect(await loadWorkspaceInstructions(work)).toMatchObject({ reason: "unreadable", message: "AGENTS.md cannot be applied: permission denied." });
+    expect(await withoutRootPrivileges(t.root, () => loadWorkspaceInstructions(work))).toMatchObject({ reason: "unreadable", message: "AGENTS.md cannot be applied: permission denied." });
   });
 
   it("follows a symlinked AGENTS.md and a symlinked workdir, naming the canonical file", async () => {

@@ -15,6 +15,7 @@ import {
   type LoadedSkill,
   type SkillDiscovery,
 } from "../../services/workspace/skills.js";
+import { withoutRootPrivileges } from "../support/other-user.js";
 import { skillMd, tree, type Tree } from "./fs-tree.js";
 
 let t: Tree;
@@ -306,11 +307,11 @@ describe("discoverSkills: symlinks and directories", () => {
     ]);
   });
 
-  it.skipIf(process.getuid?.() === 0)("warns about an unreadable directory", async () => {
+  it("warns about an unreadable directory (as root: with the effective user switched to nobody)", async () => {
     t.write("home/.agents/skills/locked/x/SKILL.md", skillMd("locked", "locked"));
     chmodSync(t.path("home/.agents/skills/locked"), 0o000);
     try {
-      expect(tags(await discover())).toEqual(["SkillDirectoryUnreadable"]);
+      expect(tags(await withoutRootPrivileges(t.root, () => discover()))).toEqual(["SkillDirectoryUnreadable"]);
     } finally {
       chmodSync(t.path("home/.agents/skills/locked"), 0o755);
     }
