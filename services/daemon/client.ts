@@ -33,6 +33,23 @@ export class DaemonError extends Error {
   }
 }
 
+/** The running daemon was started with another database, config or sandbox than asked for (`_tag` DaemonMismatch). */
+export class DaemonOptionsMismatch extends DaemonError {
+  constructor(message: string) {
+    super("DaemonMismatch", message);
+  }
+}
+
+/** The running daemon is another release than this package and was not handed off (busy, or newer). */
+export class DaemonVersionMismatch extends DaemonError {
+  constructor(
+    readonly running: string,
+    readonly wanted: string,
+  ) {
+    super("DaemonVersionMismatch", `the local daemon runs release ${running}, not ${wanted}: run \`ze-harness service restart\` once its Turns finished`);
+  }
+}
+
 export interface DaemonRequest {
   readonly env: Env;
   /** The directory a spawned daemon starts in (its server root) and relative --config resolves from. */
@@ -144,23 +161,20 @@ function checkCompatible(request: DaemonRequest, status: DaemonStatus): void {
   if (namesDatabase(request.database, request.env)) {
     const wanted = databaseIdentity(request.database, request.env);
     if (wanted !== status.database) {
-      throw new DaemonError(
-        "DaemonMismatch",
+      throw new DaemonOptionsMismatch(
         `the local daemon already runs with database ${status.database}, not ${wanted}: run \`ze-harness service restart\` with that --database to switch the daemon, or pass --embedded to run this command in-process`,
       );
     }
   }
   const config = configIdentity(request.config, request.cwd);
   if (config !== null && config !== status.config) {
-    throw new DaemonError(
-      "DaemonMismatch",
+    throw new DaemonOptionsMismatch(
       `the local daemon already runs with ${status.config === null ? "no --config" : `config ${status.config}`}, not ${config}: run \`ze-harness service restart\` with that --config to switch the daemon, or pass --embedded to run this command in-process`,
     );
   }
   // A sandbox asked for is never silently not applied: the daemon must have started with it.
   if (request.sandbox !== undefined && request.sandbox !== (status.sandbox ?? null)) {
-    throw new DaemonError(
-      "DaemonMismatch",
+    throw new DaemonOptionsMismatch(
       `the local daemon already runs with ${status.sandbox ? `--sandbox ${status.sandbox}` : "no --sandbox"}, not --sandbox ${request.sandbox}: run \`ze-harness service restart --sandbox ${request.sandbox}\` to switch the daemon, or pass --embedded to run this command in-process`,
     );
   }
