@@ -22,33 +22,9 @@ import type { DaemonStatus, RunningTurn } from "./router.js";
 
 export type { DaemonStatus, RunningTurn } from "./router.js";
 
-/** A daemon problem, printed by the CLI as `error: <_tag>: <message>`. */
-export class DaemonError extends Error {
-  constructor(
-    readonly _tag: string,
-    message: string,
-  ) {
-    super(message);
-    this.name = _tag;
-  }
-}
+import { DaemonError, DaemonOptionsMismatch } from "./errors.js";
 
-/** The running daemon was started with another database, config or sandbox than asked for (`_tag` DaemonMismatch). */
-export class DaemonOptionsMismatch extends DaemonError {
-  constructor(message: string) {
-    super("DaemonMismatch", message);
-  }
-}
-
-/** The running daemon is another release than this package and was not handed off (busy, or newer). */
-export class DaemonVersionMismatch extends DaemonError {
-  constructor(
-    readonly running: string,
-    readonly wanted: string,
-  ) {
-    super("DaemonVersionMismatch", `the local daemon runs release ${running}, not ${wanted}: run \`ze-harness service restart\` once its Turns finished`);
-  }
-}
+export { DaemonError, DaemonOptionsMismatch, DaemonVersionMismatch } from "./errors.js";
 
 export interface DaemonRequest {
   readonly env: Env;
