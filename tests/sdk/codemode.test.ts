@@ -25,7 +25,8 @@ describe("CodeMode.make / Tool.make", () => {
       [1, 2],
       [3, 4],
     ]);
-    expect(renderResult(result as { value: unknown; logs: string[] })).toBe("hello\n\nConsole:\nsum 10");
+    if (!result.ok) throw new Error(result.error.message);
+    expect(renderResult(result)).toBe("hello\n\nConsole:\nsum 10");
   });
 
   it("a validator refuses bad arguments and bad results; the script sees the error; a JSON Schema validates nothing", async () => {
