@@ -171,6 +171,10 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
   if (options.credentialMode !== undefined && options.credentialMode !== "ambient" && options.credentialMode !== "injected-only") {
     throw new HarnessStartupError("ValidationError", `credentialMode must be "ambient" or "injected-only", not ${JSON.stringify(options.credentialMode)}`);
   }
+  const ports = (["providerCredentials", "mcpCredentialResolver", "mcpOAuthTokenResolver"] as const).filter((name) => options[name] !== undefined);
+  if (ports.length > 0 && options.credentialMode !== "injected-only") {
+    throw new HarnessStartupError("ValidationError", `${ports.join(", ")} ${ports.length === 1 ? "needs" : "need"} credentialMode "injected-only" (an injected-port host)`);
+  }
   if (options.credentialMode === "injected-only") {
     // So does the injected store: bound to this host's own copy of the environment object.
     let injected: InjectedCredentials;

@@ -7,11 +7,12 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createClient, ZeClientError, type HarnessClient } from "../../clients/index.js";
-import { createEmbeddedHarness, EmbeddedHarnessError, textPrompt, type EmbeddedHarness } from "../../sdk/index.js";
+import { createEmbeddedHarness, EmbeddedHarnessError, makeMcpSecretCredentialResolver, sdk, textPrompt, unwrap, type EmbeddedHarness } from "../../sdk/index.js";
 import { credentialHash, startTestModel, type TestModel } from "../../tools/test-model/index.js";
 import { assertBuilt, runCli } from "../support/cli.js";
 import { startServe, tempHome, type ServeProcess, type TempHome } from "../support/harness.js";
-import { writeGlobalConfig } from "../support/model.js";
+import { TEST_MODEL, testProviderConfig, writeGlobalConfig } from "../support/model.js";
+import { EVERYTHING } from "../mcp/support.js";
 
 const PLANTED_AUTH = "sk-planted-in-auth-json";
 const PLANTED_ENV = "sk-planted-in-environment";
@@ -168,6 +169,40 @@ describe("createEmbeddedHarness({ credentialMode: 'injected-only' })", () => {
     await expect(createEmbeddedHarness({ cwd: home.root, databaseFilename: ":memory:", env: home.env, credentialMode: "other" as never })).rejects.toMatchObject({
       _tag: "ValidationError",
     });
+    // A port on an ambient host would be silently unused: refused instead.
+    await expect(createEmbeddedHarness({ cwd: home.root, databaseFilename: ":memory:", env: home.env, mcpCredentialResolver: () => "x" })).rejects.toThrow(
+      /mcpCredentialResolver needs credentialMode "injected-only"/,
+    );
+  });
+
+  it("MCP: secret references only from mcpCredentialResolver; environment references fail closed", async () => {
+    home = tempHome("ze-injected-");
+    home.env["SOURCE_VALUE"] = "from-the-environment";
+    const server = (id: string, environment: Record<string, unknown>) => ({ kind: "local", id, name: id, reconnect: { kind: "manual" }, transport: { kind: "stdio", command: process.execPath, arguments: [EVERYTHING, "stdio"], environment } });
+    harness = await createEmbeddedHarness({
+      cwd: home.root,
+      databaseFilename: ":memory:",
+      env: home.env,
+      config: {
+        model: TEST_MODEL,
+        providers: testProviderConfig(model),
+        permissions: [{ action: "*", resource: "*", effect: "allow" }],
+        mcp: [server("sec", { FROM_SECRET: { kind: "secret", reference: "tok" } }), server("envy", { FROM_ENV: { kind: "environment", reference: "SOURCE_VALUE" } })],
+      },
+      credentialMode: "injected-only",
+      mcpCredentialResolver: makeMcpSecretCredentialResolver({ tok: "secret-from-the-embedder" }),
+    });
+    const session = await harness.createSession();
+    const { catalog } = await unwrap(sdk.getMcpCatalog({ client: harness.api.client, path: { server: "local", sessionId: session.id } }));
+    expect(catalog.servers.map((entry) => entry.name)).toEqual(["sec"]);
+    const before = model.requests.length;
+    model.enqueue({ events: [{ type: "tool_call", name: "sec_get-env", arguments: {} }] }, { events: [{ type: "text", text: "read" }] });
+    const turnId = crypto.randomUUID();
+    await harness.submitPrompt(session.id, { delivery: "queue", turnId, prompt: textPrompt("env?") });
+    expect((await harness.watchTurn(session.id, turnId)).outcome).toMatchObject({ kind: "completed", text: "read" });
+    const result = JSON.stringify(model.requests[before + 1]!.body);
+    expect(result).toContain("secret-from-the-embedder");
+    expect(result).not.toContain("from-the-environment");
   });
 });
 
