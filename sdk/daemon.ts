@@ -85,9 +85,9 @@ export class Daemon {
     let watcher: FSWatcher | undefined;
     const file = join(this.directory, STARTUP_FILE);
     let last = "";
-    const report = (): void => {
+    const report = (pid?: number): void => {
       const progress = readDaemonStartup(file);
-      if (progress === undefined) return;
+      if (progress === undefined || (pid !== undefined && progress.pid !== pid)) return;
       const key = JSON.stringify(progress);
       if (key === last) return;
       last = key;
@@ -110,6 +110,8 @@ export class Daemon {
             watcher = watch(this.directory, (_event, name) => {
               if (name === STARTUP_FILE) report();
             });
+            // A file left by an earlier daemon is not this start's.
+            last = JSON.stringify(readDaemonStartup(file) ?? null);
           } catch {
             // No watch (a full inotify table): the start still completes, without reports.
           }
@@ -117,6 +119,8 @@ export class Daemon {
         },
       });
       const status = endpoint.status;
+      // The spawned daemon's last word (`serving`), which a quick start may have written before the watch saw it.
+      if (endpoint.spawned && options.onStartup !== undefined) report(status.pid);
       if (options.requireSameRelease === true && status.version !== daemonRelease()) throw new DaemonVersionMismatch(status.version, daemonRelease());
       return { url: endpoint.url, fetch: endpoint.fetch, status, spawned: endpoint.spawned };
     } finally {

@@ -1,8 +1,9 @@
 // Daemon startup progress: while `serve --register` opens its database (a backup before migrating
 // a database that holds data, then each migration) it writes where it is to `daemon-startup.json`
-// beside server.json (0600, replaced atomically, one JSON object), and removes it once it serves
-// or failed. A client waiting for the daemon (the SDK's `Daemon.start({ onStartup })`) reads it on
-// each change. Light: node:fs only, no services/host.
+// beside server.json (0600, replaced atomically, one JSON object): `serving` once it serves, and
+// the file goes when it fails or stops. A client waiting for the daemon (the SDK's
+// `Daemon.start({ onStartup })`) reads it on each change and once more when the daemon answers.
+// Light: node:fs only, no services/host.
 import { chmodSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import type { StorageMigrationProgress } from "../storage/migrate.js";
 
@@ -31,7 +32,7 @@ export interface DaemonStartupReporter {
   /** A storage migration event (storage's `onMigrationProgress`). */
   migration(progress: StorageMigrationProgress): void;
   step(step: DaemonStartupStep): void;
-  /** Serving or failed: the file goes. */
+  /** Failed or stopped: the file goes. */
   done(): void;
 }
 

@@ -89,7 +89,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     log.close();
     throw error;
   }
-  startup.done();
+  startup.step("serving");
   const id = randomUUID();
   const startedAt = new Date();
   const database = databaseIdentity(options.database, options.env);
@@ -114,6 +114,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
         await harness.close();
       } finally {
         if (registration) removeRegistration(files.registration, registration.id);
+        startup.done();
         log.info("daemon.stop", { reason });
         log.close();
         resolveClosed();
@@ -164,6 +165,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     listener = await listenFrom(fetch, log);
   } catch (error) {
     stopTrim();
+    startup.done();
     await harness.close();
     log.close();
     throw error;

@@ -52,9 +52,12 @@ describe("Daemon", () => {
     const first = await daemon.transport({ onStartup: (progress) => reports.push(progress) });
     expect(first.spawned).toBe(true);
     expect(first.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-    // Whatever the start reported is a well-formed step of that daemon; the file is gone once it serves.
+    // The start was reported step by step, ending with `serving`, all from that daemon.
+    expect(reports.length).toBeGreaterThan(0);
     for (const report of reports) expect(report).toMatchObject({ step: expect.stringMatching(/^(opening|backup|migration|serving)$/), pid: first.status.pid });
-    expect(existsSync(join(daemon.directory, DAEMON_STARTUP_FILE_NAME))).toBe(false);
+    expect(reports.at(-1)).toMatchObject({ step: "serving", pid: first.status.pid });
+    const startupFile = join(daemon.directory, DAEMON_STARTUP_FILE_NAME);
+    expect(mode(startupFile)).toBe(0o600);
     // The transport authenticates itself.
     const health = await first.fetch(new Request(`${first.url}/v1/health`));
     expect(health.status).toBe(200);
@@ -68,6 +71,7 @@ describe("Daemon", () => {
     const stopped = await daemon.stop();
     expect(stopped).toMatchObject({ stopped: true, pid: first.status.pid, endedTurns: [] });
     expect(await daemon.status()).toEqual({ running: false });
+    expect(existsSync(startupFile)).toBe(false);
     daemon = undefined;
   });
 });
