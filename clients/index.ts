@@ -15,6 +15,9 @@ export type {
   WatchServerOptions,
 } from "./watch.js";
 export { HarnessClient, createClient, textPrompt } from "./harness-client.js";
+export { imageUrlPrompt, imageBase64Prompt, sniffImageMime, IMAGE_MIME_TYPES } from "./prompts.js";
+export type { InlineImage } from "./prompts.js";
+export { SERVER_VERSION_HEADER, HARNESS_PROTOCOL_VERSION, MCP_PROTOCOL_VERSION } from "./version.js";
 export type { CreateClientOptions } from "./harness-client.js";
 export {
   getRuntimeModels,

@@ -12,6 +12,10 @@ import { isLoopbackAddress, listen, type Listener } from "../services/host/liste
 import { LOOPBACK_HOSTS } from "../services/http/guard.js";
 import { resolveProjectId } from "../services/contract/project.js";
 import { FIRST_PORT, PORT_SCAN } from "../services/daemon/paths.js";
+import type { CredentialMode, McpOAuthTokenResolver, McpSecretResolver, ProviderCredentialResolver, ProviderCredentialsPort } from "../services/providers/injected.js";
+
+export type { CredentialMode, McpOAuthTokenResolver, McpSecretResolver, ProviderCredentialResolver, ProviderCredentialsPort };
+export { DECLARATIVE_SESSION_PLUGIN } from "../services/host/plugin-handlers.js";
 
 export { HarnessClient, createClient, textPrompt, type CreateClientOptions };
 export { sdk, unwrap, ZeClientError, watchTurn, watchSession, watchServer } from "../clients/index.js";
@@ -31,6 +35,19 @@ export interface CreateEmbeddedHarnessOptions {
   readonly authFilePath?: string;
   /** The environment providers and paths read (default `process.env`). */
   readonly env?: Env;
+  /**
+   * `injected-only`: an injected-port host with no ambient credential discovery — provider keys
+   * only from `providerCredentials` (and `setProviderCredential`), MCP `secret` references only
+   * from `mcpCredentialResolver`, MCP OAuth tokens only from `mcpOAuthTokenResolver`; never
+   * `auth.json`, a configured `apiKey` or the environment. Default `ambient`.
+   */
+  readonly credentialMode?: CredentialMode;
+  /** Initial keys by provider id, a per-acquisition resolver `({ providerId, sessionId }) => key`, or `{ keys, resolve }`. */
+  readonly providerCredentials?: ProviderCredentialsPort;
+  /** Resolves MCP `secret` references (see `makeMcpSecretCredentialResolver`). */
+  readonly mcpCredentialResolver?: McpSecretResolver;
+  /** The access token of an MCP `oauth` reference. */
+  readonly mcpOAuthTokenResolver?: McpOAuthTokenResolver;
 }
 
 /** A startup failure (bad configuration, an unusable database, a plugin that did not activate). */
@@ -52,6 +69,36 @@ export class EmbeddedHarness extends HarnessClient {
   constructor(harness: Harness) {
     super(createZeClient({ baseUrl: "http://localhost", fetch: harness.fetch, clientId: `ze-harness-sdk/${process.pid}` }));
     this.#harness = harness;
+  }
+
+  /** Injected-only: writes one provider's key (memory only); the next model acquisition uses it. Throws on other hosts and unknown ids. */
+  async setProviderCredential(providerId: string, apiKey: string): Promise<void> {
+    await this.#provider(providerId);
+    if (typeof apiKey !== "string" || !/^[\x21-\x7e]{1,8192}$/.test(apiKey)) throw new EmbeddedHarnessError("ValidationError", "an API key must be 1–8192 visible ASCII characters");
+    this.#injected().set(providerId, apiKey);
+  }
+
+  /** Injected-only: whether the slot holds a key for the provider (never the key). */
+  async hasProviderCredential(providerId: string): Promise<boolean> {
+    return this.#injected().has(providerId);
+  }
+
+  /** Injected-only: removes the provider's key; new acquisitions fail closed. Throws on unknown ids. */
+  async removeProviderCredential(providerId: string): Promise<void> {
+    await this.#provider(providerId);
+    this.#injected().remove(providerId);
+  }
+
+  #injected() {
+    const injected = this.#harness.injectedCredentials;
+    if (injected === undefined) throw new EmbeddedHarnessError("ValidationError", "provider credentials are written only on an injected-only host (credentialMode: 'injected-only')");
+    return injected;
+  }
+
+  async #provider(providerId: string): Promise<void> {
+    this.#injected();
+    const known = (await this.listProviders()).some((provider) => provider.id === providerId);
+    if (!known) throw new EmbeddedHarnessError("NotFoundError", `Provider "${providerId}" is not configured on this host`);
   }
 
   /** The Fetch handler every call goes through (serve it yourself, or use listenEmbeddedHarness). */
@@ -91,6 +138,10 @@ export async function createEmbeddedHarness(options: CreateEmbeddedHarnessOption
       ...(options.config !== undefined ? { inlineConfig: options.config } : {}),
       ...(options.inlinePlugins !== undefined ? { inlinePlugins: options.inlinePlugins } : {}),
       ...(options.authFilePath !== undefined ? { authFilePath: resolve(cwd, options.authFilePath) } : {}),
+      ...(options.credentialMode !== undefined ? { credentialMode: options.credentialMode } : {}),
+      ...(options.providerCredentials !== undefined ? { providerCredentials: options.providerCredentials } : {}),
+      ...(options.mcpCredentialResolver !== undefined ? { mcpCredentialResolver: options.mcpCredentialResolver } : {}),
+      ...(options.mcpOAuthTokenResolver !== undefined ? { mcpOAuthTokenResolver: options.mcpOAuthTokenResolver } : {}),
       allowedHosts: LOOPBACK_HOSTS,
       // Like an embedded command: this instance runs the Sessions it operates on (holding their
       // runner lease), and a serve on the same database runs the rest.
@@ -146,8 +197,41 @@ export function resolveProjectIdentity(directory: string): string {
   return resolveProjectId(directory);
 }
 
-// The local daemon's well-known names (its files live in `daemonDirectory()`).
-export { DaemonError } from "../services/daemon/client.js";
+/**
+ * An MCP `secret` reference resolver over a map of secrets (or a lookup function), for
+ * `mcpCredentialResolver`: a reference that is not there stays unresolved (its connection fails
+ * naming the reference, never a value).
+ */
+export function makeMcpSecretCredentialResolver(secrets: Readonly<Record<string, string>> | ((reference: string) => string | undefined | Promise<string | undefined>)): McpSecretResolver {
+  if (typeof secrets === "function") return async (reference) => (await secrets(reference)) ?? undefined;
+  if (typeof secrets !== "object" || secrets === null) throw new TypeError("makeMcpSecretCredentialResolver takes a map of secrets or a function");
+  const copy = new Map(Object.entries(secrets).filter((entry): entry is [string, string] => typeof entry[1] === "string" && entry[1] !== ""));
+  return (reference) => copy.get(reference);
+}
+
+// The local daemon: its manager, log helpers and well-known names (its files live in `daemonDirectory()`).
+export {
+  Daemon,
+  DaemonError,
+  DaemonOptionsMismatch,
+  DaemonVersionMismatch,
+  DAEMON_STARTUP_FILE_NAME,
+  makeDaemonLog,
+  makeDaemonStartupReporter,
+  startDaemonLogTrim,
+  type ClientConnection,
+  type ClientDisconnection,
+  type DaemonLog,
+  type DaemonOptions,
+  type DaemonStartObserver,
+  type DaemonStartupProgress,
+  type DaemonStartupReporter,
+  type DaemonStartupStep,
+  type DaemonStatusValue,
+  type DaemonTransport,
+  type DaemonTransportOptions,
+  type StorageMigrationProgress,
+} from "./daemon.js";
 export {
   FIRST_PORT as DAEMON_BASE_PORT,
   REGISTRATION_FILE as DAEMON_FILE_NAME,

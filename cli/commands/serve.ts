@@ -47,7 +47,7 @@ async function serveRegistered(flags: { readonly database?: string | undefined; 
 export default defineCommand({
   summary: "Run a Ze Harness server in the foreground.",
   description:
-    "Serves the v1 HTTP API, /openapi.json and the /reference page. The first line on stdout is the base URL (e.g. http://127.0.0.1:4317). SIGINT or SIGTERM closes it cleanly.",
+    "Serves the v1 HTTP API, /openapi.json and the /reference page. The first line on stdout is the base URL (e.g. http://127.0.0.1:4317; with --injected-host followed by ` mode=injected-host`). SIGINT or SIGTERM closes it cleanly.",
   examples: ["<%= config.bin %> serve --port 0", "ZE_HARNESS_TOKEN=secret <%= config.bin %> serve --port 4317"],
   flags: {
     port: flag.integer({ description: "TCP port; 0 picks a free port.", default: 4317, min: 0, max: 65535 }),
@@ -66,15 +66,23 @@ export default defineCommand({
     }),
     sandbox: sandboxFlag,
     "allowed-host": flag.string({ description: "Extra Host header name to accept (repeatable), for access through a proxy or a non-loopback address.", multiple: true }),
+    "injected-host": flag.boolean({
+      description:
+        "Run as an embedding supervisor's injected host: loopback only, credentialMode injected-only (provider keys only from the supervisor through the provider connection routes, held in memory; never auth.json, a configured apiKey or the environment). The ready line is `<url> mode=injected-host`.",
+    }),
     register: flag.boolean({
       description:
         "Run as the shared local daemon (what local commands start in the background): binds 127.0.0.1 on the first free port from 4096, demands the daemon-token secret, registers in server.json and logs to daemon.log. --port, --hostname, --token and --allowed-host do not apply.",
     }),
   },
   async run({ flags }) {
+    const injectedHost = flags["injected-host"] === true;
+    if (injectedHost && flags.register) throw usageError("--injected-host and --register cannot be combined");
     if (flags.register) return serveRegistered(flags);
     const { checkServerOptions, startServer, ServerOptionsError } = await import("../../services/host/server.js");
     const serverRoot = flags.root ?? process.cwd();
+    const { isLoopbackAddress } = await import("../../services/host/listen.js");
+    if (injectedHost && !isLoopbackAddress(flags.hostname)) throw usageError(`--injected-host serves loopback only, not ${flags.hostname}`);
     try {
       checkServerOptions({ hostname: flags.hostname, token: flags.token, serverRoot, frameAncestors: flags["frame-ancestor"] });
     } catch (error) {
@@ -102,6 +110,7 @@ export default defineCommand({
       serverRoot,
       env: process.env,
       token: flags.token,
+      ...(injectedHost ? { credentialMode: "injected-only" as const } : {}),
       ...(flags["allowed-host"] ? { allowedHosts: flags["allowed-host"] } : {}),
       ...(flags["frame-ancestor"] ? { frameAncestors: flags["frame-ancestor"] } : {}),
       // A foreground server writes its connection lines to its own stderr.
@@ -115,7 +124,7 @@ export default defineCommand({
     });
     // The URL line tells the caller the server is ready, and may be followed at once by a signal:
     // the handlers are in place before it is written.
-    process.stdout.write(`${server.url}\n`);
+    process.stdout.write(injectedHost ? `${server.url} mode=injected-host\n` : `${server.url}\n`);
     await stopRequested;
     await server.close();
   },

@@ -114,6 +114,9 @@ class SandboxWorker {
   ) {
     this.worker = new Worker(WORKER_SOURCE, {
       eval: true,
+      // The worker source is CommonJS: a host started with --input-type=module (a `node -e` script
+      // importing ze-harness/codemode) must not make it an ES module.
+      execArgv: process.execArgv.filter((argument) => !argument.startsWith("--input-type")),
       workerData: {
         quickjsPath: require.resolve("quickjs-emscripten"),
         variantPath: require.resolve("@jitl/quickjs-wasmfile-release-sync"),

@@ -31,3 +31,4 @@ export {
   type AttachmentResourceOptions,
 } from "./attachments.js";
 export { DEFAULT_ATTACHMENT_BUDGET_BYTES, MAX_ATTACHMENT_READ_BYTES } from "./limits.js";
+export { CodeMode, Tool, ToolSchemaError, type CodeModeOptions, type CodeModeRuntime, type StandardSchema, type ToolDefinition, type ToolSchema } from "./api.js";

@@ -22,16 +22,9 @@ import type { DaemonStatus, RunningTurn } from "./router.js";
 
 export type { DaemonStatus, RunningTurn } from "./router.js";
 
-/** A daemon problem, printed by the CLI as `error: <_tag>: <message>`. */
-export class DaemonError extends Error {
-  constructor(
-    readonly _tag: string,
-    message: string,
-  ) {
-    super(message);
-    this.name = _tag;
-  }
-}
+import { DaemonError, DaemonOptionsMismatch } from "./errors.js";
+
+export { DaemonError, DaemonOptionsMismatch, DaemonVersionMismatch } from "./errors.js";
 
 export interface DaemonRequest {
   readonly env: Env;
@@ -144,23 +137,20 @@ function checkCompatible(request: DaemonRequest, status: DaemonStatus): void {
   if (namesDatabase(request.database, request.env)) {
     const wanted = databaseIdentity(request.database, request.env);
     if (wanted !== status.database) {
-      throw new DaemonError(
-        "DaemonMismatch",
+      throw new DaemonOptionsMismatch(
         `the local daemon already runs with database ${status.database}, not ${wanted}: run \`ze-harness service restart\` with that --database to switch the daemon, or pass --embedded to run this command in-process`,
       );
     }
   }
   const config = configIdentity(request.config, request.cwd);
   if (config !== null && config !== status.config) {
-    throw new DaemonError(
-      "DaemonMismatch",
+    throw new DaemonOptionsMismatch(
       `the local daemon already runs with ${status.config === null ? "no --config" : `config ${status.config}`}, not ${config}: run \`ze-harness service restart\` with that --config to switch the daemon, or pass --embedded to run this command in-process`,
     );
   }
   // A sandbox asked for is never silently not applied: the daemon must have started with it.
   if (request.sandbox !== undefined && request.sandbox !== (status.sandbox ?? null)) {
-    throw new DaemonError(
-      "DaemonMismatch",
+    throw new DaemonOptionsMismatch(
       `the local daemon already runs with ${status.sandbox ? `--sandbox ${status.sandbox}` : "no --sandbox"}, not --sandbox ${request.sandbox}: run \`ze-harness service restart --sandbox ${request.sandbox}\` to switch the daemon, or pass --embedded to run this command in-process`,
     );
   }

@@ -212,3 +212,14 @@ export function connectionLogger(log: Logger): (socket: import("node:net").Socke
     socket.once("close", () => log.info("client.disconnect", { ...peer, durationMs: Date.now() - started }));
   };
 }
+
+/** How often a running daemon trims its log (besides once at boot). */
+export const LOG_TRIM_EVERY_MS = 60 * 60 * 1000;
+
+/** Trims `log` now and every `everyMs` (unref'd: it never keeps a process alive); returns the stop. */
+export function startDaemonLogTrim(log: Pick<DaemonLog, "trim">, everyMs = LOG_TRIM_EVERY_MS): () => void {
+  log.trim();
+  const timer = setInterval(() => log.trim(), everyMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}

@@ -8,10 +8,11 @@
 // SIGTERM/SIGINT, a lost registration) closes the listener and the harness — running Turns end
 // with host_shutdown — and then removes its own registration.
 import { randomUUID } from "node:crypto";
-import { resolve } from "node:path";
 import { LOOPBACK_HOSTS } from "../http/guard.js";
 import { configIdentity, databaseIdentity } from "../daemon/identity.js";
-import { connectionLogger, openDaemonLog } from "../daemon/log.js";
+import { connectionLogger, openDaemonLog, startDaemonLogTrim } from "../daemon/log.js";
+import { STARTUP_FILE, makeDaemonStartupReporter } from "../daemon/startup.js";
+import { join, resolve } from "node:path";
 import { FIRST_PORT, PORT_SCAN, daemonFiles } from "../daemon/paths.js";
 import { claimRegistration, ensureDirectory, newToken, readRegistration, removeRegistration, writeToken, type Registration } from "../daemon/registration.js";
 import { CONTROL_ENDPOINT, controlHandler, type DaemonControl, type RunningTurn } from "../daemon/router.js";
@@ -20,7 +21,6 @@ import { listen, type Listener } from "./listen.js";
 import { release } from "./version.js";
 
 export const HEARTBEAT_MS = 10_000;
-const TRIM_EVERY_MS = 60 * 60 * 1000;
 /** Lets the shutdown's 202 leave before the listener closes its connections. */
 const ACKNOWLEDGE_MS = 50;
 
@@ -63,16 +63,33 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   ensureDirectory(files.directory);
   const token = newToken();
   const log = openDaemonLog(files.log);
-  log.trim();
+  // Trimmed once at boot and hourly (stopped at shutdown).
+  const stopTrim = startDaemonLogTrim(log);
+  // Where a waiting client reads the backup and migration steps (removed once serving or failed).
+  const startup = makeDaemonStartupReporter(join(files.directory, STARTUP_FILE));
+  startup.step("opening");
   const serverRoot = resolve(options.serverRoot);
   let harness: Awaited<ReturnType<typeof createHarness>>;
   try {
-    harness = await createHarness({ ...options, serverRoot, token, allowedHosts: LOOPBACK_HOSTS, runnerScope: "unowned", daemonLog: log, backgroundModels: true, backgroundPlugins: true });
+    harness = await createHarness({
+      ...options,
+      serverRoot,
+      token,
+      allowedHosts: LOOPBACK_HOSTS,
+      runnerScope: "unowned",
+      daemonLog: log,
+      backgroundModels: true,
+      backgroundPlugins: true,
+      onMigrationProgress: (progress) => startup.migration(progress),
+    });
   } catch (error) {
+    startup.done();
+    stopTrim();
     log.error("daemon.failed", { error: error instanceof Error ? error.message : String(error) });
     log.close();
     throw error;
   }
+  startup.step("serving");
   const id = randomUUID();
   const startedAt = new Date();
   const database = databaseIdentity(options.database, options.env);
@@ -88,6 +105,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   const shutdown = (reason: string): Promise<void> => {
     closing ??= (async () => {
       for (const timer of timers) clearInterval(timer);
+      stopTrim();
       const ending = runningTurns();
       log.info("daemon.shutdown", { reason, runningTurns: ending.length });
       await new Promise((resolvePromise) => setTimeout(resolvePromise, ACKNOWLEDGE_MS));
@@ -96,6 +114,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
         await harness.close();
       } finally {
         if (registration) removeRegistration(files.registration, registration.id);
+        startup.done();
         log.info("daemon.stop", { reason });
         log.close();
         resolveClosed();
@@ -145,6 +164,8 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   try {
     listener = await listenFrom(fetch, log);
   } catch (error) {
+    stopTrim();
+    startup.done();
     await harness.close();
     log.close();
     throw error;
@@ -162,9 +183,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   registered = true;
   log.info("daemon.start", { url: listener.url, pid: process.pid, version: release(), database });
   const beat = setInterval(heartbeat, HEARTBEAT_MS);
-  const trim = setInterval(() => log.trim(), TRIM_EVERY_MS);
   beat.unref();
-  trim.unref();
-  timers.push(beat, trim);
+  timers.push(beat);
   return { registration, closed, shutdown };
 }

@@ -11,7 +11,7 @@ import type { RunnerScope, TurnRunner } from "../core/turns/runner.js";
 import { TurnService } from "../core/turns/service.js";
 import { createFetchHandler, type FetchHandler, type RequestContext } from "../http/handler.js";
 import type { GuardOptions } from "../http/guard.js";
-import { openDatabase, type StorageHandle } from "../storage/index.js";
+import { openDatabase, type StorageHandle, type StorageMigrationProgress } from "../storage/index.js";
 import { sessionHandlers, turnHandlers } from "./handlers.js";
 import { depthHandlers } from "./depth-handlers.js";
 import { createModelGateway, ProviderSetupFailed, setupFailed } from "./models.js";
@@ -22,7 +22,17 @@ import type { ModelGateway } from "../core/turns/gateway.js";
 import type { HookPipeline } from "../plugins/hooks.js";
 import { unavailableHandlers } from "./unavailable.js";
 import { providerHandlers } from "./provider-handlers.js";
-import { LoginManager, authFileLocation } from "../providers/index.js";
+import {
+  InjectedCredentials,
+  LoginManager,
+  authFileLocation,
+  bindInjectedCredentials,
+  injectedCredentialsOf,
+  type CredentialMode,
+  type McpOAuthTokenResolver,
+  type McpSecretResolver,
+  type ProviderCredentialsPort,
+} from "../providers/index.js";
 import { CORE_TOOL_IDS } from "../tools/ids.js";
 import { createHistoryServices, historyHandlers } from "./history-handlers.js";
 import { createWorkspaceHistoryServices, workspaceHistoryHandlers } from "./workspace-history-handlers.js";
@@ -107,6 +117,18 @@ export interface HarnessOptions {
   readonly backgroundPlugins?: boolean;
   /** `--sandbox MODE`: overrides the config's `sandbox.mode` (services/sandbox; `off` turns it off). */
   readonly sandbox?: SandboxSetting | undefined;
+  /**
+   * `injected-only` (the reference's injected-host mode): provider keys come only from
+   * `providerCredentials` and the in-memory slot the provider connection routes write, MCP
+   * secrets and OAuth tokens only from their resolvers — never auth.json, a configured key or the
+   * environment (services/providers/injected.ts). Default `ambient`.
+   */
+  readonly credentialMode?: CredentialMode | undefined;
+  readonly providerCredentials?: ProviderCredentialsPort | undefined;
+  readonly mcpCredentialResolver?: McpSecretResolver | undefined;
+  readonly mcpOAuthTokenResolver?: McpOAuthTokenResolver | undefined;
+  /** Hears the database's backup and migration steps while it opens (the daemon's startup progress). */
+  readonly onMigrationProgress?: ((progress: StorageMigrationProgress) => void) | undefined;
 }
 
 export interface Harness {
@@ -123,6 +145,8 @@ export interface Harness {
    * submitting its prompt leaves nothing behind when the admission is refused).
    */
   atomically<T>(fn: () => Promise<T>): Promise<T>;
+  /** An injected-only host's in-memory provider key slot (`credentialMode: "injected-only"`). */
+  readonly injectedCredentials: InjectedCredentials | undefined;
   close(): Promise<void>;
 }
 
@@ -142,8 +166,26 @@ const FALLBACK_REFERENCE =
 
 export async function createHarness(input: HarnessOptions): Promise<Harness> {
   // The auth file override travels in the host's environment object, which every room reads.
-  const options: HarnessOptions =
+  let options: HarnessOptions =
     input.authFilePath !== undefined ? { ...input, env: { ...input.env, [AUTH_FILE_VARIABLE]: resolve(input.authFilePath) } } : input;
+  if (options.credentialMode !== undefined && options.credentialMode !== "ambient" && options.credentialMode !== "injected-only") {
+    throw new HarnessStartupError("ValidationError", `credentialMode must be "ambient" or "injected-only", not ${JSON.stringify(options.credentialMode)}`);
+  }
+  const ports = (["providerCredentials", "mcpCredentialResolver", "mcpOAuthTokenResolver"] as const).filter((name) => options[name] !== undefined);
+  if (ports.length > 0 && options.credentialMode !== "injected-only") {
+    throw new HarnessStartupError("ValidationError", `${ports.join(", ")} ${ports.length === 1 ? "needs" : "need"} credentialMode "injected-only" (an injected-port host)`);
+  }
+  if (options.credentialMode === "injected-only") {
+    // So does the injected store: bound to this host's own copy of the environment object.
+    let injected: InjectedCredentials;
+    try {
+      injected = new InjectedCredentials(options);
+    } catch (error) {
+      throw new HarnessStartupError("ValidationError", (error as Error).message);
+    }
+    options = { ...options, env: { ...options.env } };
+    bindInjectedCredentials(options.env, injected);
+  }
   const loaded = loadConfig({
     cwd: options.serverRoot,
     env: options.env,
@@ -159,6 +201,7 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
       url: resolveDatabaseOption(options),
       authToken: options.env["ZE_HARNESS_DB_AUTH_TOKEN"],
       stateDirectory: state,
+      onMigrationProgress: options.onMigrationProgress,
     });
   } catch (error) {
     const tagged = error as { _tag?: string; message?: string };
@@ -339,6 +382,7 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
     storage,
     runner,
     sessionMcp,
+    injectedCredentials: injectedCredentialsOf(options.env),
     atomically: (fn) => storage.transaction(() => fn()),
     close,
   };

@@ -11,6 +11,7 @@ import {
   ProviderFailure,
   authFileLocation,
   codexEndpoint,
+  injectedCredentialsOf,
   loadCredentialSources,
   openModel,
   resolveCredential,
@@ -65,6 +66,14 @@ export function createModelCredentials(providers: (sessionId?: string) => Provid
         // Detached from the Turn: a cancelled request still completes the refresh and its write.
         await refresher.refresh(provider.id);
         sources = await loadCredentialSources(env);
+      }
+    }
+    // Injected-only: the embedder's resolver answers first for this acquisition; else the slot.
+    const injected = injectedCredentialsOf(env);
+    if (injected?.resolver !== undefined && provider !== undefined) {
+      const key = await injected.resolver({ providerId: provider.id, ...(sessionId !== undefined ? { sessionId } : {}) });
+      if (typeof key === "string" && key.trim() !== "" && "entries" in sources.auth) {
+        sources = { ...sources, auth: { ...sources.auth, entries: { ...sources.auth.entries, [provider.id]: { type: "api", key: key.trim() } } } };
       }
     }
     const opened = openModel(set, ref, sources);

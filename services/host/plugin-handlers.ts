@@ -25,6 +25,15 @@ export interface PluginHandlerServices {
   config?(): Config | undefined;
 }
 
+/**
+ * The static Session plugin source id every host links: a plugin without code, so a Session
+ * plugin revision `{ source: { _tag: "Static", id: DECLARATIVE_SESSION_PLUGIN }, resolved: {
+ * pluginId: DECLARATIVE_SESSION_PLUGIN }, mcpServers, skills }` contributes only its declared MCP
+ * servers and Skills to that Session.
+ */
+export const DECLARATIVE_SESSION_PLUGIN = "ze-harness.declarative";
+const declarativeSessionPlugin: StaticSessionPlugin = { pluginId: DECLARATIVE_SESSION_PLUGIN, version: "1", plugin: { id: DECLARATIVE_SESSION_PLUGIN, setup: () => undefined } };
+
 export interface CreatePluginServicesOptions {
   readonly storage: StorageHandle;
   /** The server root: project config is found from it, packages resolve from it, capabilities are rooted at it. */
@@ -102,7 +111,8 @@ export async function createPluginServices(options: CreatePluginServicesOptions)
     storage: options.storage,
     runtime,
     projectDirectory: options.serverRoot,
-    ...(options.staticPlugins ? { staticPlugins: options.staticPlugins } : {}),
+    // Every host links the declarative Session plugin; an embedder's static plugins come beside it.
+    staticPlugins: new Map([[DECLARATIVE_SESSION_PLUGIN, declarativeSessionPlugin], ...(options.staticPlugins ?? new Map())]),
     agentCatalog: (host: PluginGeneration, layer: PluginAgentLayer) => loadAgentCatalog({ configLayers: layers, env: options.env, plugins: host.agents, sessionPlugins: layer }),
   });
   return { ok: true, services: { runtime, sessions, config: () => config }, ...(rejection ? { rejection } : {}) };

@@ -135,6 +135,7 @@ export function providerHandlers(services: ProviderHandlerServices): ProviderOpe
         throw validationFailure("Invalid request: body.methodId: must be 1–128 characters");
       }
       const where = location();
+      if (where.memory !== undefined) throw forbidden("Provider logins are unavailable: this host takes credentials only from its embedder (injected-only); connect an API key instead");
       if (where.content !== undefined) throw authFailure({ _tag: "AuthFileReadOnly", file: where.path, message: "ZE_HARNESS_AUTH_CONTENT supplies the stored connections; a login cannot be stored" });
       // A login could never be stored in an unusable auth.json: refuse before contacting the provider.
       const readable = await readAuthFile(where);

@@ -22,6 +22,7 @@ import type { Env } from "../config/paths.js";
 import type { Config, Limit, McpServer } from "../config/types.js";
 import { notFound, unavailable, validationFailure } from "../contract/failure.js";
 import { authFileLocation, type AuthFileLocation } from "../providers/auth-file.js";
+import { injectedCredentialsOf } from "../providers/injected.js";
 import type { RegisteredTool } from "../tools/registry.js";
 import type { AnyToolDefinition } from "../tools/tool.js";
 import { CALLBACK_PORT_VARIABLE, callbackUrl, DEFAULT_CALLBACK_PORT } from "./callback.js";
@@ -142,12 +143,16 @@ export class McpHost {
   private connectionFor(server: ResolvedMcpServer): McpConnection {
     const options = this.options;
     const endpoint = server.definition.kind === "remote" ? server.definition.transport.endpoint : undefined;
+    const injected = injectedCredentialsOf(options.env);
     const connection = new McpConnection(server, {
-      resolvers: {
-        env: options.env,
-        secret: options.secrets,
-        oauth: (reference) => this.oauth.accessToken(reference, reference === server.oauthReference ? endpoint : undefined),
-      },
+      // Injected-only: no environment reference resolves, and secrets and OAuth tokens come only from the embedder's resolvers.
+      resolvers: injected
+        ? { env: {}, secret: options.secrets ?? injected.mcpSecret, oauth: injected.mcpOAuth }
+        : {
+            env: options.env,
+            secret: options.secrets,
+            oauth: (reference) => this.oauth.accessToken(reference, reference === server.oauthReference ? endpoint : undefined),
+          },
       refreshOAuth: (reference, stale) => this.oauth.refresh(reference, reference === server.oauthReference ? endpoint : undefined, stale),
       lifecycle: options.lifecycle ?? DEFAULT_LIFECYCLE,
       cwd: options.cwd,

@@ -9,8 +9,11 @@ import { readFileSync, statSync } from "node:fs";
 import { chmod, mkdir, open, rename, unlink } from "node:fs/promises";
 import { dirname, isAbsolute, join } from "node:path";
 import { stateDirectory, type Env } from "../config/paths.js";
+import { injectedCredentialsOf, type InjectedCredentials } from "./injected.js";
 
 export const AUTH_FILE_NAME = "auth.json";
+/** How errors and summaries name an injected-only host's in-memory slot (it is no file). */
+export const INJECTED_LOCATION = "(injected credentials)";
 export const AUTH_CONTENT_VARIABLE = "ZE_HARNESS_AUTH_CONTENT";
 /**
  * An absolute path replacing `<stateDirectory>/auth.json`. The embedded SDK's `authFilePath` sets
@@ -101,6 +104,8 @@ export interface AuthFileLocation {
   readonly path: string;
   /** `ZE_HARNESS_AUTH_CONTENT`, when set: read instead of the file, and writes are refused. */
   readonly content?: string;
+  /** An injected-only host's in-memory slot (injected.ts): read and written instead of any file. */
+  readonly memory?: InjectedCredentials;
 }
 
 function defaultAuthPath(env: Env): string {
@@ -110,6 +115,8 @@ function defaultAuthPath(env: Env): string {
 
 /** `<stateDirectory>/auth.json` (or `ZE_HARNESS_AUTH_FILE`), honouring `ZE_HARNESS_AUTH_CONTENT`. */
 export function authFileLocation(env: Env, path: string = defaultAuthPath(env)): AuthFileLocation {
+  const memory = injectedCredentialsOf(env);
+  if (memory !== undefined) return { path: INJECTED_LOCATION, memory };
   const content = env[AUTH_CONTENT_VARIABLE];
   return content !== undefined && content !== "" ? { path, content } : { path };
 }
@@ -191,6 +198,10 @@ function readFileCached(path: string): { text: string; modifiedAt: number } | un
 }
 
 async function readRaw(location: AuthFileLocation): AuthResultPromise<{ raw: Json; modifiedAt: number; present: boolean }> {
+  if (location.memory !== undefined) {
+    const read = location.memory.read();
+    return { ok: true, value: { raw: read.raw, modifiedAt: read.modifiedAt, present: true } };
+  }
   let text: string;
   let modifiedAt = 0;
   if (location.content !== undefined) {
@@ -300,6 +311,10 @@ export function updateAuthEntry(
     const raw = { ...read.value.raw };
     if (next === undefined) delete raw[providerId];
     else raw[providerId] = next;
+    if (location.memory !== undefined) {
+      location.memory.replace(raw);
+      return { ok: true, value: current };
+    }
     const written = await writeAuthFileAtomic(location.path, raw);
     return written.ok ? { ok: true, value: current } : written;
   });
@@ -324,6 +339,10 @@ async function updateNow(location: AuthFileLocation, change: (raw: Json) => void
   if (!read.ok) return read;
   const raw = { ...read.value.raw };
   change(raw);
+  if (location.memory !== undefined) {
+    location.memory.replace(raw);
+    return { ok: true, value: undefined };
+  }
   return writeAuthFileAtomic(location.path, raw);
 }
 

@@ -18,12 +18,16 @@ export interface CredentialSources {
   readonly auth: AuthState | AuthFileError;
   /** Epoch ms used to judge OAuth expiry (defaults to now). */
   readonly now?: number;
+  /** An injected-only host: configured keys and the environment count for nothing (injected.ts). */
+  readonly injectedOnly?: boolean;
 }
 
 /** Reads `auth.json` (or `ZE_HARNESS_AUTH_CONTENT`) once for a batch of resolutions. */
 export async function loadCredentialSources(env: Env, location: AuthFileLocation = authFileLocation(env)): Promise<CredentialSources> {
   const read = await readAuthFile(location);
-  return { env, auth: read.ok ? read.value : read.error };
+  const auth = read.ok ? read.value : read.error;
+  // Injected-only: the slot is the one source; no variable is read.
+  return location.memory !== undefined ? { env: {}, auth, injectedOnly: true } : { env, auth };
 }
 
 /** Where a resolved credential came from. */
@@ -83,7 +87,7 @@ export function resolveCredential(provider: ResolvedProvider, sources: Credentia
     };
   }
   if (!requiresCredential(provider)) return { ok: true, origin: "none" };
-  if (provider.configuredKey !== undefined) return { ok: true, origin: "config", secret: provider.configuredKey };
+  if (provider.configuredKey !== undefined && sources.injectedOnly !== true) return { ok: true, origin: "config", secret: provider.configuredKey };
   let expired = false;
   const entry = storedEntry(provider, sources);
   if (entry !== undefined) {
@@ -101,6 +105,9 @@ export function resolveCredential(provider: ResolvedProvider, sources: Credentia
       reason: "reconnect_required",
       message: `Provider "${provider.id}" has an expired login: run \`ze-harness provider login ${provider.id}\` again.`,
     };
+  }
+  if (sources.injectedOnly === true) {
+    return { ok: false, reason: "missing_credentials", message: `Provider "${provider.id}" has no injected credential: this host takes keys only from its embedder.` };
   }
   return { ok: false, reason: "missing_credentials", message: missingMessage(provider) };
 }

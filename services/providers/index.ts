@@ -116,3 +116,14 @@ export { CredentialRefresher, REFRESH_MARGIN_MS, refreshDue, refreshable, type R
 export { defaultLoginContext, type LoginContext } from "./login/oauth.js";
 export { CODEX_BASE_URL_VARIABLE, CODEX_ISSUER_VARIABLE, CODEX_METHOD_ID, codexEndpoint } from "./login/codex.js";
 export { loginMethodsOf } from "./login/methods.js";
+export {
+  InjectedCredentials,
+  bindInjectedCredentials,
+  injectedCredentialsOf,
+  type CredentialMode,
+  type InjectedCredentialOptions,
+  type McpOAuthTokenResolver,
+  type McpSecretResolver,
+  type ProviderCredentialResolver,
+  type ProviderCredentialsPort,
+} from "./injected.js";
