@@ -36,8 +36,13 @@ import type { StdioLifecycleLimits } from "./stdio.js";
 import type { CommandSandbox } from "../sandbox/index.js";
 import { mcpTool, readResourceTool } from "./tools.js";
 
-/** The stdio lifecycle limits this host applies: SIGTERM at once after stdin closed, SIGKILL 3 s later. */
-export const DEFAULT_LIFECYCLE: StdioLifecycleLimits = { sigtermMs: 3_000, cleanupMs: 2_000, shutdownMs: 10_000 };
+/**
+ * The stdio lifecycle limits a host applies unless its caller configures them: none ("All
+ * lifecycle limits are unlimited unless the caller configures them"). A close still starts
+ * termination at once (SIGTERM to the server's group right after stdin closed) and waits for the
+ * whole tree to be reaped; only a configured `sigtermMs` sends SIGKILL.
+ */
+export const DEFAULT_LIFECYCLE: StdioLifecycleLimits = {};
 /**
  * How long after the servers start an operation may wait for their first connection attempts
  * (a catalog read, a prompt or resource of a server still connecting). The deadline is anchored
