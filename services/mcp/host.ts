@@ -68,6 +68,8 @@ export interface McpHostOptions {
   /** The loopback OAuth callback port (default: ZE_HARNESS_MCP_CALLBACK_PORT, else 19876). */
   readonly callbackPort?: number | undefined;
   readonly lifecycle?: StdioLifecycleLimits | undefined;
+  /** The most redirects one streamable HTTP request may follow; absent: unlimited (a loop still fails). */
+  readonly redirectHops?: number | undefined;
   /** The OS sandbox local servers run in (services/sandbox); absent: unsandboxed. */
   readonly sandbox?: CommandSandbox | undefined;
   readonly readyWaitMs?: number | undefined;
@@ -155,6 +157,7 @@ export class McpHost {
       },
       refreshOAuth: (reference, stale) => this.oauth.refresh(reference, reference === server.oauthReference ? endpoint : undefined, stale),
       lifecycle: options.lifecycle ?? DEFAULT_LIFECYCLE,
+      redirectHops: options.redirectHops,
       cwd: options.cwd,
       sandbox: options.sandbox,
       clientInfo: options.clientInfo ?? { name: "ze-harness", version: "1" },
