@@ -14,7 +14,7 @@ import git from "isomorphic-git";
 import type { GitDiffArea, GitFileDiff } from "../../../generated/client/types.gen.js";
 import { conflict, validationFailure } from "../../contract/failure.js";
 import { decodeWorkspacePath, utf8OrUndefined } from "../files/path.js";
-import { asText, patchNames, textPatch } from "./patch-text.js";
+import { asText, quotedNames, textPatch } from "./patch-text.js";
 import { readOnlyGitFs } from "./fs.js";
 import { fileMode, gitlink, headEntry } from "./head-tree.js";
 import { readIndexFile } from "./index-file.js";
@@ -154,5 +154,5 @@ export async function gitDiff(workdir: string, area: string, pathBase64: string,
     return { kind: "binary", ...fields, ...modes, ...(oldBytes ? { oldSize: oldBytes.length } : {}), ...(newBytes ? { newSize: newBytes.length } : {}) };
   }
   const effective = (side: DiffSide | undefined, text: string) => (side ? { text, mode: filemode ? side.mode : "100644" } : undefined);
-  return { kind: "text", ...fields, ...modes, patch: textPatch(utf8OrUndefined(bytes) ?? "", effective(before, oldText), effective(after, newText), patchNames(bytes)) };
+  return { kind: "text", ...fields, ...modes, patch: textPatch(utf8OrUndefined(bytes) ?? "", effective(before, oldText), effective(after, newText), utf8OrUndefined(bytes) === undefined ? quotedNames(bytes) : undefined) };
 }
