@@ -4,12 +4,14 @@
 // and waits for the whole tree), the first configured limit reached is the close's outcome, and
 // status reads never wait on a close. The grandchild of fixtures/stubborn.mjs ignores SIGTERM and
 // reports over TCP, so each step waits on an event (a line, a closed connection), never a sleep.
+import { spawn } from "node:child_process";
 import { createServer, type Server, type Socket } from "node:net";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { DEFAULT_LIFECYCLE } from "../../services/mcp/index.js";
 import { OwnedStdioTransport } from "../../services/mcp/stdio.js";
+import { SUPERVISOR_SOURCE } from "../../services/mcp/supervisor.js";
 import { EVERYTHING, FIXTURES, host, processesWith, repoRoot } from "./support.js";
 
 /** A TCP listener the grandchild reports to: its pid, each SIGTERM, and its death (the connection closing). */
@@ -71,6 +73,12 @@ function groupOf(pid: number): number {
   return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
 }
 
+/**
+ * Resolves once `pid` is no live process. A SIGKILLed process finishes exiting after the signal
+ * call returned (and after it closed its sockets), so its end is awaited, not sampled.
+ */
+const ended = (pid: number): Promise<void> => vi.waitFor(() => expect(alive(pid)).toBe(false), { timeout: 5_000, interval: 10 });
+
 /** Whether `pid` is a live process (a zombie awaiting its reaper is not). */
 const alive = (pid: number): boolean => {
   try {
@@ -120,8 +128,8 @@ describe("MCP stdio lifecycle", () => {
     await owned.close();
     await child.dead();
     expect(owned.outcome).toEqual({ kind: "limit_reached", limit: "sigtermMs", value: 200 });
-    expect(alive(pid)).toBe(false);
-    expect(alive(supervisor)).toBe(false);
+    await ended(pid);
+    await ended(supervisor);
   });
 
   it("a tree that ends on SIGTERM closes without reaching a limit", async () => {
@@ -130,7 +138,7 @@ describe("MCP stdio lifecycle", () => {
     const target = owned.pid!;
     await owned.close();
     expect(owned.outcome).toEqual({ kind: "closed" });
-    expect(alive(target)).toBe(false);
+    await ended(target);
   });
 
   it("the watchdog takes the final signal over when the supervisor dies", async () => {
@@ -146,8 +154,8 @@ describe("MCP stdio lifecycle", () => {
     // The grandchild ignores SIGTERM: only the watchdog's SIGKILL to the group ends it.
     await child.dead();
     await closed;
-    expect(alive(pid)).toBe(false);
-    expect(alive(target)).toBe(false);
+    await ended(pid);
+    await ended(target);
     expect(owned.outcome).toEqual({ kind: "closed" });
   });
 
@@ -159,6 +167,22 @@ describe("MCP stdio lifecycle", () => {
     await owned.close();
     expect(owned.outcome).toEqual({ kind: "limit_reached", limit: "shutdownMs", value: 300 });
     await child.dead();
-    expect(alive(pid)).toBe(false);
+    await ended(pid);
+  });
+
+  it("the supervisor kills its group when the host goes away (its control socket closes)", async () => {
+    const child = await grandchild();
+    // The host's side of a supervisor, by hand: control on fd 3, the target's stdio on 4–6.
+    const supervisor = spawn(process.execPath, ["-e", SUPERVISOR_SOURCE], { stdio: ["ignore", "ignore", "ignore", "pipe", "pipe", "pipe", "pipe"], detached: true, env: {} });
+    const control = supervisor.stdio[3] as Socket;
+    const exited = new Promise<number | null>((resolve) => supervisor.once("exit", (_code, signal) => resolve(signal === "SIGKILL" ? 137 : _code)));
+    control.write(`${JSON.stringify({ type: "start", file: process.execPath, args: [join(FIXTURES, "stubborn.mjs"), String(child.port), EVERYTHING], env: { PATH: process.env["PATH"] ?? "" }, cwd: repoRoot })}\n`);
+    const pid = await child.pid();
+    expect(groupOf(pid)).toBe(supervisor.pid);
+    for (const stream of supervisor.stdio.slice(3)) (stream as Socket).destroy();
+    // The grandchild ignores SIGTERM: the group's SIGKILL ends it, the supervisor with it.
+    await child.dead();
+    expect(await exited).toBe(137);
+    await ended(pid);
   });
 });
