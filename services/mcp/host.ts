@@ -36,12 +36,7 @@ import type { StdioLifecycleLimits } from "./stdio.js";
 import type { CommandSandbox } from "../sandbox/index.js";
 import { mcpTool, readResourceTool } from "./tools.js";
 
-/**
- * The stdio lifecycle limits a host applies unless its caller configures them: none ("All
- * lifecycle limits are unlimited unless the caller configures them"). A close still starts
- * termination at once (SIGTERM to the server's group right after stdin closed) and waits for the
- * whole tree to be reaped; only a configured `sigtermMs` sends SIGKILL.
- */
+/** Stdio lifecycle limits unless the caller configures them: none (a close SIGTERMs at once and waits for the whole tree). */
 export const DEFAULT_LIFECYCLE: StdioLifecycleLimits = {};
 /**
  * How long after the servers start an operation may wait for their first connection attempts
@@ -68,7 +63,7 @@ export interface McpHostOptions {
   /** The loopback OAuth callback port (default: ZE_HARNESS_MCP_CALLBACK_PORT, else 19876). */
   readonly callbackPort?: number | undefined;
   readonly lifecycle?: StdioLifecycleLimits | undefined;
-  /** The most redirects one streamable HTTP request may follow; absent: unlimited (a loop still fails). */
+  /** Redirects one streamable HTTP request may follow; absent: unlimited (a loop still fails). */
   readonly redirectHops?: number | undefined;
   /** The OS sandbox local servers run in (services/sandbox); absent: unsandboxed. */
   readonly sandbox?: CommandSandbox | undefined;
