@@ -16,6 +16,7 @@ import type { ResolvedMcpServer } from "./config.js";
 import { AuthorizationRequired, CredentialUnresolved, inheritedEnvironment, resolveCredentialMap, resolveReference, type McpCredentialResolvers } from "./credentials.js";
 import { bounded, isLimitReached, MAX_TIMER_MS } from "./limits.js";
 import { NegotiatingTransport, ProtocolVersionRejected } from "./negotiate.js";
+import { followingRedirects } from "./redirects.js";
 import { OwnedStdioTransport, SpawnFailed, type StdioLifecycleLimits } from "./stdio.js";
 import type { CommandSandbox } from "../sandbox/index.js";
 
@@ -51,6 +52,8 @@ export interface ConnectionDeps {
   /** Forces a refresh of an OAuth credential after the server answered 401; its new access token. */
   readonly refreshOAuth?: ((reference: string, rejected: string) => Promise<string | undefined>) | undefined;
   readonly lifecycle: StdioLifecycleLimits;
+  /** The most redirects one streamable HTTP request may follow (undefined: unlimited). */
+  readonly redirectHops?: number | undefined;
   readonly cwd: string;
   /** The OS sandbox a local server runs in (absent: unsandboxed). */
   readonly sandbox?: CommandSandbox | undefined;
@@ -293,12 +296,14 @@ export class McpConnection {
     const reference = this.server.oauthReference;
     // Without a usable token nothing is sent: the user authorizes first.
     let token = reference === undefined ? undefined : await resolveReference({ kind: "oauth", reference }, resolvers);
+    // Redirects are followed here: credential and session headers stay with the endpoint's origin.
+    const following = followingRedirects(fetch, { hops: this.deps.redirectHops, credentialHeaders: Object.keys(headers) });
     const fetchWithCredentials: FetchLike = async (url, init) => {
       const send = (bearer: string | undefined) => {
         const merged = new Headers(init?.headers);
         for (const [name, value] of Object.entries(headers)) merged.set(name, value);
         if (bearer !== undefined) merged.set("authorization", `Bearer ${bearer}`);
-        return fetch(url, { ...init, headers: merged });
+        return following(url, { ...init, headers: merged });
       };
       if (reference !== undefined) {
         // Resolved per request: a token close to its expiry is refreshed first.
@@ -316,6 +321,6 @@ export class McpConnection {
       }
       return response;
     };
-    return new StreamableHTTPClientTransport(new URL(definition.transport.endpoint), { fetch: fetchWithCredentials });
+    return new StreamableHTTPClientTransport(new URL(definition.transport.endpoint), { fetch: fetchWithCredentials, redirectPolicy: "follow" });
   }
 }

@@ -37,8 +37,8 @@ import type { StdioLifecycleLimits } from "./stdio.js";
 import type { CommandSandbox } from "../sandbox/index.js";
 import { mcpTool, readResourceTool } from "./tools.js";
 
-/** The stdio lifecycle limits this host applies: SIGTERM at once after stdin closed, SIGKILL 3 s later. */
-export const DEFAULT_LIFECYCLE: StdioLifecycleLimits = { sigtermMs: 3_000, cleanupMs: 2_000, shutdownMs: 10_000 };
+/** Stdio lifecycle limits unless the caller configures them: none (a close SIGTERMs at once and waits for the whole tree). */
+export const DEFAULT_LIFECYCLE: StdioLifecycleLimits = {};
 /**
  * How long after the servers start an operation may wait for their first connection attempts
  * (a catalog read, a prompt or resource of a server still connecting). The deadline is anchored
@@ -64,6 +64,8 @@ export interface McpHostOptions {
   /** The loopback OAuth callback port (default: ZE_HARNESS_MCP_CALLBACK_PORT, else 19876). */
   readonly callbackPort?: number | undefined;
   readonly lifecycle?: StdioLifecycleLimits | undefined;
+  /** Redirects one streamable HTTP request may follow; absent: unlimited (a loop still fails). */
+  readonly redirectHops?: number | undefined;
   /** The OS sandbox local servers run in (services/sandbox); absent: unsandboxed. */
   readonly sandbox?: CommandSandbox | undefined;
   readonly readyWaitMs?: number | undefined;
@@ -155,6 +157,7 @@ export class McpHost {
           },
       refreshOAuth: (reference, stale) => this.oauth.refresh(reference, reference === server.oauthReference ? endpoint : undefined, stale),
       lifecycle: options.lifecycle ?? DEFAULT_LIFECYCLE,
+      redirectHops: options.redirectHops,
       cwd: options.cwd,
       sandbox: options.sandbox,
       clientInfo: options.clientInfo ?? { name: "ze-harness", version: "1" },

@@ -8,7 +8,7 @@ export const MAX_TIMER_MS = 2_147_483_647;
 /** Milliseconds of a configured limit, undefined when unlimited or absent. */
 export const limitMs = (limit: Limit | undefined): number | undefined => (limit?.kind === "finite" ? limit.value : undefined);
 
-export type McpLimitName = "startupMs" | "catalogMs" | "executionMs" | "shutdownMs";
+export type McpLimitName = "startupMs" | "catalogMs" | "executionMs" | "shutdownMs" | "redirectHops";
 
 /** A configured limit was reached; the operation it bounded failed. */
 export class McpLimitReached extends Error {
@@ -17,7 +17,7 @@ export class McpLimitReached extends Error {
     readonly limit: McpLimitName,
     readonly value: number,
   ) {
-    super(`the ${limit} limit of ${value} ms was reached`);
+    super(limit === "redirectHops" ? `the redirectHops limit of ${value} redirects was reached` : `the ${limit} limit of ${value} ms was reached`);
     this.name = "McpLimitReached";
   }
 }

@@ -1,16 +1,24 @@
 // A local MCP server as an owned process tree talking JSON-RPC over stdio ("MCP stdio
-// lifecycle"). The child starts in a process group of its own (Unix) with only the environment
-// it is given; stderr is drained and never copied anywhere. Unexpected stdout EOF or the direct
-// child's exit is terminal: pending requests fail and the tree is cleaned up. close() stops write
-// admission, ends stdin and waits for it to close, then SIGTERMs the group (after `stdinCloseMs`
-// when set), SIGKILLs it after `sigtermMs`, and waits until no live member is left (`cleanupMs`
-// bounds that wait); `shutdownMs` bounds the whole sequence. With `sandbox` the child is
-// bubblewrap running the server (services/sandbox): the same group, pipes and reaping apply; a
-// sandbox that cannot run, or a command not found, is SpawnFailed before anything starts.
+// lifecycle"). The host starts a retained supervisor (supervisor.ts) that leads a new process
+// group and starts a watchdog and then the target in it, with only the environment the target is
+// given; stderr is drained and never copied anywhere. Unexpected stdout EOF or the target's exit
+// is terminal: pending requests fail and the tree is cleaned up. close() stops write admission,
+// ends stdin and waits for the writable side to confirm, then has the supervisor SIGTERM its group
+// (after `stdinCloseMs` when set) and SIGKILL it after `sigtermMs` (when set), and waits until the
+// supervisor reports the group empty and exits and the settlement socket closed (`cleanupMs` bounds
+// that wait after the last signal); `shutdownMs` bounds the whole sequence. Every limit is
+// unlimited unless the caller sets it; the first one reached is the close's `limit_reached`
+// outcome. The host never signals or polls a numeric process-group id: only the supervisor
+// addresses its own group, and the watchdog takes the final signal over if the supervisor dies.
+// With `sandbox` the target is bubblewrap running the server (services/sandbox): the same group,
+// pipes and reaping apply; a sandbox that cannot run, or a command not found, is SpawnFailed
+// before anything starts.
 import { spawn, type ChildProcess } from "node:child_process";
-import { accessSync, constants, readdirSync, readFileSync } from "node:fs";
+import type { Socket } from "node:net";
+import { accessSync, constants } from "node:fs";
 import { delimiter, isAbsolute, join, resolve } from "node:path";
 import { isSandboxUnavailable, type CommandSandbox } from "../sandbox/index.js";
+import { SUPERVISOR_SOURCE, type SupervisorCommand, type SupervisorReport } from "./supervisor.js";
 import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
@@ -74,118 +82,125 @@ export class StdioClosed extends Error {
   }
 }
 
-const isUnix = process.platform !== "win32";
-const POLL_MS = 20;
+export type StdioLifecycleLimit = "stdinCloseMs" | "sigtermMs" | "cleanupMs" | "shutdownMs";
 
-/** Live (non-zombie) members of process group `pgid`, from /proc on Linux; undefined where /proc is unavailable. */
-function groupMembers(pgid: number): number[] | undefined {
-  if (process.platform !== "linux") return undefined;
-  const members: number[] = [];
-  let entries: string[];
-  try {
-    entries = readdirSync("/proc");
-  } catch {
-    return undefined;
-  }
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      // pid (comm) state ppid pgrp …; comm may hold spaces and parentheses.
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (Number(fields[2]) === pgid && fields[0] !== "Z" && fields[0] !== "X") members.push(Number(entry));
-    } catch {
-      // The process ended while we looked.
-    }
-  }
-  return members;
-}
+/** How a close ended: the tree reaped, or the first configured lifecycle limit that was reached. */
+export type StdioCloseOutcome = { readonly kind: "closed" } | { readonly kind: "limit_reached"; readonly limit: StdioLifecycleLimit; readonly value: number };
 
-/** True while process group `pgid` has a live member. */
-function groupAlive(pgid: number): boolean {
-  const members = groupMembers(pgid);
-  if (members !== undefined) return members.length > 0;
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+/** The only variables the supervisor starts with (the target gets its own environment later). */
+const TEMPORARY = ["TMPDIR", "TEMP", "TMP"] as const;
 
-function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
-  const pid = child.pid;
-  if (pid === undefined) return;
-  try {
-    if (isUnix) process.kill(-pid, signal);
-    else child.kill(signal);
-  } catch {
-    // Already gone.
-  }
-}
-
-const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms).unref?.());
+const timeout = (ms: number): { promise: Promise<false>; cancel(): void } => {
+  let timer: NodeJS.Timeout | undefined;
+  const promise = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  return { promise, cancel: () => clearTimeout(timer) };
+};
 
 export class OwnedStdioTransport implements Transport {
   onclose?: (() => void) | undefined;
   onerror?: ((error: Error) => void) | undefined;
   onmessage?: (<T extends JSONRPCMessage>(message: T) => void) | undefined;
 
-  private child: ChildProcess | undefined;
+  private supervisor: ChildProcess | undefined;
+  private control: Socket | undefined;
+  private stdin: Socket | undefined;
   private launching = false;
   private readonly buffer = new ReadBuffer();
   private admitting = true;
+  private targetPid: number | undefined;
   private exited = false;
   private closing: Promise<void> | undefined;
   private closedNotified = false;
-  private readonly exit: Promise<void>;
-  private resolveExit!: () => void;
+  private outcomeValue: StdioCloseOutcome | undefined;
+  /** Resolves once the supervisor exited and the settlement socket closed: the tree is reaped. */
+  private readonly settled: Promise<true>;
+  private resolveSettled!: () => void;
+  private isSettled = false;
 
   constructor(private readonly options: OwnedStdioOptions) {
-    this.exit = new Promise((resolve) => (this.resolveExit = resolve));
+    this.settled = new Promise<true>((resolve) => (this.resolveSettled = () => resolve(true)));
   }
 
-  /** The direct child's process id (its process group on Unix). */
+  /** The target process's id (the server itself, or bubblewrap). */
   get pid(): number | undefined {
-    return this.child?.pid;
+    return this.targetPid;
+  }
+
+  /** The supervisor's process id: the leader of the server's process group. */
+  get supervisorPid(): number | undefined {
+    return this.supervisor?.pid;
+  }
+
+  /** How the close ended; undefined until it did. */
+  get outcome(): StdioCloseOutcome | undefined {
+    return this.outcomeValue;
   }
 
   async start(): Promise<void> {
-    if (this.child || this.launching) throw new Error("OwnedStdioTransport already started");
+    if (this.supervisor || this.launching) throw new Error("OwnedStdioTransport already started");
     this.launching = true;
     const launch = await this.launch();
     // Closed while the sandbox was prepared: nothing starts.
     if (this.closing !== undefined) throw new StdioClosed("the MCP server connection is closed");
+    const env: Record<string, string> = {};
+    for (const name of TEMPORARY) if (launch.env[name] !== undefined) env[name] = launch.env[name];
     return new Promise((resolve, reject) => {
-      const child = spawn(launch.file, launch.args, {
-        env: launch.env,
+      const fail = (error: Error): void => {
+        if (started) return this.onerror?.(error);
+        started = true;
+        this.settle();
+        reject(error);
+      };
+      let started = false;
+      const supervisor = spawn(process.execPath, ["-e", SUPERVISOR_SOURCE], {
+        env,
         cwd: this.options.cwd,
-        stdio: ["pipe", "pipe", "pipe"],
-        detached: isUnix,
+        stdio: ["ignore", "ignore", "ignore", "pipe", "pipe", "pipe", "pipe"],
+        detached: true,
         windowsHide: true,
         shell: false,
       });
-      this.child = child;
-      let started = false;
-      child.once("error", (error: NodeJS.ErrnoException) => {
-        if (!started) {
-          this.exited = true;
-          this.resolveExit();
-          reject(new SpawnFailed(this.options.command, error.code ?? "error"));
-          return;
+      this.supervisor = supervisor;
+      const [, , , control, stdin, stdout, stderr] = supervisor.stdio as unknown as Socket[];
+      this.control = control!;
+      this.stdin = stdin!;
+      let exitedSupervisor = false;
+      let controlClosed = false;
+      const maybeSettled = (): void => {
+        if (exitedSupervisor && controlClosed) this.settle();
+      };
+      supervisor.once("error", (error: NodeJS.ErrnoException) => {
+        exitedSupervisor = controlClosed = true;
+        fail(new SpawnFailed(this.options.command, error.code ?? "error"));
+      });
+      supervisor.once("exit", () => {
+        exitedSupervisor = true;
+        if (!started) fail(new SpawnFailed(this.options.command, "supervisor_exited"));
+        this.targetExited();
+        maybeSettled();
+      });
+      control!.on("error", () => undefined);
+      control!.once("close", () => {
+        controlClosed = true;
+        maybeSettled();
+      });
+      let pending = "";
+      control!.setEncoding("utf8");
+      control!.on("data", (chunk: string) => {
+        pending += chunk;
+        for (let at = pending.indexOf("\n"); at !== -1; at = pending.indexOf("\n")) {
+          const report = JSON.parse(pending.slice(0, at)) as SupervisorReport;
+          pending = pending.slice(at + 1);
+          if (report.type === "spawned") {
+            this.targetPid = report.pid;
+            started = true;
+            resolve();
+          } else if (report.type === "spawn_error") fail(new SpawnFailed(this.options.command, report.code));
+          else this.targetExited();
         }
-        this.onerror?.(error);
       });
-      child.once("spawn", () => {
-        started = true;
-        resolve();
-      });
-      child.once("exit", () => {
-        this.exited = true;
-        this.resolveExit();
-        if (this.closing === undefined) this.terminate("the MCP server process exited");
-      });
-      child.stdout!.on("data", (chunk: Buffer) => {
+      this.command({ type: "start", file: launch.file, args: launch.args, env: launch.env, cwd: this.options.cwd });
+      stdout!.on("data", (chunk: Buffer) => {
         this.buffer.append(chunk);
         for (;;) {
           let message: JSONRPCMessage | null;
@@ -199,12 +214,14 @@ export class OwnedStdioTransport implements Transport {
           this.onmessage?.(message);
         }
       });
-      child.stdout!.once("end", () => {
+      stdout!.on("error", () => undefined);
+      stdout!.once("end", () => {
         if (this.closing === undefined) this.terminate("the MCP server closed its stdout");
       });
       // Stderr is drained so the child never blocks on it; its bytes go nowhere.
-      child.stderr!.on("data", () => undefined);
-      child.stdin!.on("error", (error) => this.onerror?.(error));
+      stderr!.on("data", () => undefined);
+      stderr!.on("error", () => undefined);
+      stdin!.on("error", (error) => this.onerror?.(error));
     });
   }
 
@@ -214,8 +231,7 @@ export class OwnedStdioTransport implements Transport {
     const env = { ...this.options.env };
     if (!sandbox) return { file: command, args: [...args], env };
     const fail = (error: SpawnFailed): never => {
-      this.exited = true;
-      this.resolveExit();
+      this.settle();
       throw error;
     };
     const cwd = this.options.cwd ?? process.cwd();
@@ -230,7 +246,7 @@ export class OwnedStdioTransport implements Transport {
   }
 
   send(message: JSONRPCMessage): Promise<void> {
-    const stdin = this.child?.stdin;
+    const stdin = this.stdin;
     if (!this.admitting || !stdin || stdin.destroyed || !stdin.writable) return Promise.reject(new StdioClosed("the MCP server connection is closed"));
     return new Promise((resolve, reject) => {
       stdin.write(serializeMessage(message), (error) => (error ? reject(error) : resolve()));
@@ -241,6 +257,25 @@ export class OwnedStdioTransport implements Transport {
   close(): Promise<void> {
     this.closing ??= this.shutdown().finally(() => this.notifyClosed());
     return this.closing;
+  }
+
+  /** Sends a command to the supervisor; false when its control socket is gone. */
+  private command(message: SupervisorCommand): boolean {
+    const control = this.control;
+    if (!control || control.destroyed || !control.writable) return false;
+    control.write(`${JSON.stringify(message)}\n`);
+    return true;
+  }
+
+  private settle(): void {
+    this.isSettled = true;
+    this.resolveSettled();
+  }
+
+  private targetExited(): void {
+    if (this.exited) return;
+    this.exited = true;
+    if (this.closing === undefined) this.terminate("the MCP server process exited");
   }
 
   /** Terminal failure while open: the tree is cleaned up and the client told. */
@@ -255,66 +290,79 @@ export class OwnedStdioTransport implements Transport {
     this.onclose?.();
   }
 
+  /** Records the first configured limit reached. */
+  private reached(limit: StdioLifecycleLimit, value: number): void {
+    this.outcomeValue ??= { kind: "limit_reached", limit, value };
+  }
+
   private async shutdown(): Promise<void> {
     this.admitting = false;
-    const child = this.child;
-    if (!child || child.pid === undefined) return;
+    if (!this.supervisor || this.isSettled) return this.finished();
     const limits = this.options.limits ?? {};
-    const sequence = this.reap(child, limits);
-    if (limits.shutdownMs === undefined) return sequence;
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([sequence, new Promise<void>((resolve) => (timer = setTimeout(resolve, limits.shutdownMs)))]);
-    clearTimeout(timer);
-    // The shutdown limit was reached: take the tree down at once.
-    signalGroup(child, "SIGKILL");
+    const sequence = this.reap(limits);
+    if (limits.shutdownMs !== undefined) {
+      const limit = timeout(limits.shutdownMs);
+      const done = await Promise.race([sequence.then(() => true), limit.promise]);
+      limit.cancel();
+      if (!done) {
+        // The shutdown limit was reached: the final signal at once; ownership is retired without waiting further.
+        this.reached("shutdownMs", limits.shutdownMs);
+        this.finalSignal();
+      }
+    } else await sequence;
+    this.finished();
   }
 
-  private async reap(child: ChildProcess, limits: StdioLifecycleLimits): Promise<void> {
-    const pgid = child.pid!;
-    // End stdin and wait for the writable side to confirm; a blocked writer is destroyed.
-    const stdin = child.stdin;
-    if (stdin && !stdin.destroyed) {
-      await new Promise<void>((resolve) => {
-        const done = () => resolve();
-        stdin.once("close", done);
-        stdin.once("error", done);
-        if (stdin.writableNeedDrain) stdin.destroy();
-        else stdin.end();
-        if (stdin.destroyed) resolve();
-      });
-    }
-    if (limits.stdinCloseMs !== undefined) {
-      await Promise.race([this.treeGone(pgid, undefined), delay(limits.stdinCloseMs)]);
-    }
-    if (this.treeDone(pgid)) return this.drain(child);
-    signalGroup(child, "SIGTERM");
-    if (!(await this.treeGone(pgid, limits.sigtermMs))) {
-      signalGroup(child, "SIGKILL");
-      await this.treeGone(pgid, limits.cleanupMs);
-    }
-    return this.drain(child);
+  private finished(): void {
+    this.outcomeValue ??= { kind: "closed" };
+    const stdio = this.supervisor?.stdio as unknown as (Socket | null)[] | undefined;
+    for (const stream of stdio?.slice(4) ?? []) stream?.destroy();
   }
 
-  private treeDone(pgid: number): boolean {
-    return this.exited && (!isUnix || !groupAlive(pgid));
+  private async reap(limits: StdioLifecycleLimits): Promise<void> {
+    await this.endStdin();
+    if (limits.stdinCloseMs !== undefined && !(await this.settledWithin(limits.stdinCloseMs))) this.reached("stdinCloseMs", limits.stdinCloseMs);
+    if (this.isSettled) return;
+    this.command({ type: "term" });
+    if (await this.settledWithin(limits.sigtermMs)) return;
+    this.reached("sigtermMs", limits.sigtermMs!);
+    this.finalSignal();
+    if (!(await this.settledWithin(limits.cleanupMs))) this.reached("cleanupMs", limits.cleanupMs!);
   }
 
-  /** Resolves true once the direct child exited and no live group member is left, false after `ms`. */
-  private async treeGone(pgid: number, ms: number | undefined): Promise<boolean> {
-    const deadline = ms === undefined ? Infinity : Date.now() + ms;
-    if (!this.exited) {
-      const exited = await Promise.race([this.exit.then(() => true), ms === undefined ? new Promise<never>(() => undefined) : delay(ms).then(() => false)]);
-      if (!exited) return false;
-    }
-    while (isUnix && groupAlive(pgid)) {
-      if (Date.now() >= deadline) return false;
-      await delay(POLL_MS);
-    }
-    return true;
+  /** Ends stdin and waits for the writable side to confirm; a blocked writer is destroyed. */
+  private async endStdin(): Promise<void> {
+    const stdin = this.stdin;
+    if (!stdin || stdin.destroyed) return;
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        stdin.destroy();
+        resolve();
+      };
+      stdin.once("finish", done);
+      stdin.once("close", done);
+      stdin.once("error", done);
+      if (stdin.writableNeedDrain) stdin.destroy();
+      else stdin.end();
+      if (stdin.destroyed) resolve();
+    });
   }
 
-  private async drain(child: ChildProcess): Promise<void> {
-    child.stdout?.destroy();
-    child.stderr?.destroy();
+  /** The final signal: the supervisor SIGKILLs its own group; killing the supervisor itself (its pid is not reaped yet) hands it to the watchdog. */
+  private finalSignal(): void {
+    if (this.isSettled) return;
+    if (this.command({ type: "kill" })) return;
+    const supervisor = this.supervisor;
+    if (supervisor && supervisor.exitCode === null && supervisor.signalCode === null) supervisor.kill("SIGKILL");
+  }
+
+  /** True once the tree is reaped, false after `ms` (undefined: no limit). */
+  private async settledWithin(ms: number | undefined): Promise<boolean> {
+    if (this.isSettled) return true;
+    if (ms === undefined) return this.settled;
+    const limit = timeout(ms);
+    const settled = await Promise.race([this.settled, limit.promise]);
+    limit.cancel();
+    return settled;
   }
 }

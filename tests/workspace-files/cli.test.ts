@@ -1,4 +1,4 @@
-// `git status|diff` and `files list|read` through the built binary, against a real `serve`
+// `git status|diff` and `files list|read` (PATH positional or --path) through the built binary, against a real `serve`
 // (--remote) and embedded, over a repository made with isomorphic-git in a temp directory.
 import { randomUUID } from "node:crypto";
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
@@ -108,6 +108,11 @@ describe("files commands", () => {
     expect(page.entries.map((entry) => `${entry.kind} ${unb64(entry.path.bytesBase64)}`)).toEqual(["directory docs", "symlink etc-link", "file notes.txt", "file README.md", "directory src"].sort((a, b) => Buffer.compare(Buffer.from(a.split(" ")[1]!), Buffer.from(b.split(" ")[1]!))));
     const src = await succeeded<{ entries: { path: { bytesBase64: string } }[] }>(remote(["files", "list", sessionId, "--path", "src", "--all"]));
     expect(src.entries.map((entry) => unb64(entry.path.bytesBase64))).toEqual(["src/a.ts"]);
+    // The README's form: the directory as a positional PATH, the same page as --path.
+    expect(await succeeded(remote(["files", "list", sessionId, "src", "--all"]))).toEqual(src);
+    const both = await remote(["files", "list", sessionId, "src", "--path", "docs"]);
+    expect(both).toMatchObject({ code: 2, stdout: "" });
+    expect(both.stderr).toMatch(/PATH or as --path, not both/);
     const escape = await remote(["files", "list", sessionId, "--path", "etc-link"]);
     expect(escape.stderr).toMatch(/^error: ValidationError: .*symlink/m);
     const git = await remote(["files", "list", sessionId, "--path", ".git"]);

@@ -1,6 +1,7 @@
 import { sdk, unwrap, type WorkspaceListPage } from "../../../clients/index.js";
 import { sessionIdArg } from "../../args.js";
-import { defineCommand, flag } from "../../spec.js";
+import { usageError } from "../../errors.js";
+import { arg, defineCommand, flag } from "../../spec.js";
 import { workspacePathValue } from "../../workspace-path.js";
 
 export default defineCommand({
@@ -8,17 +9,19 @@ export default defineCommand({
   description:
     "Prints `{ path, directoryIdentity, entries: [{ path: { bytesBase64 }, kind: file|directory|symlink|other, size?, modifiedAt }], next? }`: at most 128 entries, sorted by name bytes; " +
     "symlinks are not followed, `.git` and the workdir's private state are left out. Pass `next` as --cursor for the next page, or use --all to read every page.",
-  examples: ["<%= config.bin %> files list SESSION_ID", "<%= config.bin %> files list SESSION_ID --path src --all"],
-  args: { sessionId: sessionIdArg },
+  examples: ["<%= config.bin %> files list SESSION_ID", "<%= config.bin %> files list SESSION_ID src --all"],
+  args: { sessionId: sessionIdArg, path: arg.string({ name: "PATH", description: "The directory, relative to the workdir (default: the workdir).", required: false }) },
   flags: {
-    path: flag.string({ description: "The directory, relative to the workdir (default: the workdir)." }),
-    base64: flag.boolean({ description: "--path is the exact path bytes in Base64 (bytesBase64)." }),
+    path: flag.string({ description: "The directory, as the PATH argument (either one)." }),
+    base64: flag.boolean({ description: "PATH (or --path) is the exact path bytes in Base64 (bytesBase64)." }),
     cursor: flag.string({ description: "Continue after this page's `next`." }),
     all: flag.boolean({ description: "Follow `next` and print every entry in one page.", exclusive: ["cursor"] }),
   },
   connection: true,
   async run({ args, flags, connect, printJson }) {
-    const path = flags.path === undefined ? undefined : workspacePathValue(flags.path, flags.base64);
+    if (args.path !== undefined && flags.path !== undefined) throw usageError("give the directory as PATH or as --path, not both");
+    const given = args.path ?? flags.path;
+    const path = given === undefined ? undefined : workspacePathValue(given, flags.base64);
     const connection = await connect();
     const read = (cursor: string | undefined) =>
       unwrap(

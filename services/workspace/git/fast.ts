@@ -3,10 +3,12 @@
 // by the entries' stat data and hashing only what it cannot vouch for, untracked files from one
 // walk of the working directory (worktree.ts). Gives exactly what the general walk
 // (status-walk.ts) gives; undefined when the index holds what only that walk reads faithfully.
+// Every path here is a byte string (one character per byte, `latin1`): names that are not UTF-8
+// (Latin-1, invalid sequences) are reported with their exact bytes, as agent-api.md asks.
 import git from "isomorphic-git";
 import type { GitChangeKind, GitStatus, GitStatusEntry } from "../../../generated/client/types.gen.js";
 import { readOnlyGitFs } from "./fs.js";
-import { fileMode, gitlink, notUtf8Path, readHeadTree } from "./head-tree.js";
+import { fileMode, gitlink, readHeadTree } from "./head-tree.js";
 import { readIndexFile, type IndexEntry } from "./index-file.js";
 import { indexTreeOids } from "./index-trees.js";
 import { readBranch, type Repository } from "./repository.js";
@@ -28,19 +30,18 @@ const byBytes = (a: { bytes: Buffer }, b: { bytes: Buffer }): number => Buffer.c
 
 /** Entries sorted by path bytes, as the contract orders them. */
 function changes(items: readonly { path: string; change: GitChangeKind }[]): GitStatusEntry[] {
-  const keyed = items.map((item) => ({ bytes: Buffer.from(item.path, "utf8"), change: item.change }));
+  const keyed = items.map((item) => ({ bytes: Buffer.from(item.path, "latin1"), change: item.change }));
   return keyed.sort(byBytes).map(({ bytes, change }) => ({ path: encoded(bytes), change }));
 }
 
 export async function fastStatus(repo: Repository, filemode: boolean, signal?: AbortSignal): Promise<GitStatus | undefined> {
-  const [index, head, branch] = await Promise.all([readIndexFile(repo.gitdir), headCommit(repo, signal), readBranch(repo)]);
+  const [index, head, branch] = await Promise.all([readIndexFile(repo.gitdir, "latin1"), headCommit(repo, signal), readBranch(repo)]);
   if (!index) return undefined;
   if (head === undefined && !(await unbornBranch(repo, signal))) return undefined;
   const entries = new Map<string, IndexEntry>();
   const indexDirs = new Set<string>();
   let previousDir = "";
   for (const entry of index.entries) {
-    if (entry.path.includes("\uFFFD")) throw notUtf8Path();
     if (entry.mode >>> 12 === 0b1110) throw gitlink();
     entries.set(entry.path, entry);
     const dir = entry.path.slice(0, Math.max(0, entry.path.lastIndexOf("/")));
@@ -79,7 +80,7 @@ export async function fastStatus(repo: Repository, filemode: boolean, signal?: A
   for (const path of tree.files.keys()) if (!entries.has(path)) staged.push({ path, change: "deleted" });
 
   const { worktree, untracked } = await scanWorktree({ repo, index, entries, indexDirs, head: tree, filemode, signal });
-  const untrackedBytes = untracked.map((path) => ({ bytes: Buffer.from(path, "utf8") })).sort(byBytes);
+  const untrackedBytes = untracked.map((path) => ({ bytes: Buffer.from(path, "latin1") })).sort(byBytes);
   return {
     head: head ? { oid: head } : null,
     ...(branch !== undefined ? { branch } : {}),

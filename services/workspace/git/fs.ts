@@ -28,8 +28,16 @@ export function checkSignal(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw signal.reason instanceof Error ? signal.reason : new DOMException("The observation was cancelled", "AbortError");
 }
 
-export function readOnlyGitFs(signal?: AbortSignal, options: { memoize?: boolean } = {}): ReadOnlyGitFs {
+/**
+ * `byteNames`: every path isomorphic-git passes is a byte string (one character per byte,
+ * `latin1`), directory names are listed that way, and text files (`.gitignore`, `info/exclude`)
+ * are read that way too, so ignore rules match names by their exact bytes, as git does, whether
+ * or not they are UTF-8.
+ */
+export function readOnlyGitFs(signal?: AbortSignal, options: { memoize?: boolean; byteNames?: boolean } = {}): ReadOnlyGitFs {
   const check = (): void => checkSignal(signal);
+  const bytes = options.byteNames === true;
+  const at = (path: string): string | Buffer => (bytes ? Buffer.from(path, "latin1") : path);
   const memo = new Map<string, Promise<unknown>>();
   const remember = <T>(key: string, read: () => Promise<T>): Promise<T> => {
     if (!options.memoize) return read();
@@ -40,11 +48,14 @@ export function readOnlyGitFs(signal?: AbortSignal, options: { memoize?: boolean
   const promises = {
     readFile: async (path: string, options?: unknown) => {
       check();
-      return remember(`readFile\0${JSON.stringify(options ?? null)}\0${path}`, () => fsp.readFile(path, options as never));
+      const text = bytes && (options === "utf8" || (options as { encoding?: unknown } | undefined)?.encoding === "utf8");
+      if (text) return remember(`readFile\0latin1\0${path}`, async () => (await fsp.readFile(at(path))).toString("latin1"));
+      return remember(`readFile\0${JSON.stringify(options ?? null)}\0${path}`, () => fsp.readFile(at(path), options as never));
     },
     readdir: async (path: string) => {
       check();
-      const names = await fsp.readdir(path, { encoding: "buffer" });
+      const names = await fsp.readdir(at(path), { encoding: "buffer" });
+      if (bytes) return names.map((name) => name.toString("latin1"));
       return names.map((name) => {
         const text = utf8OrUndefined(name);
         if (text === undefined) throw notUtf8Name(name);
@@ -53,15 +64,15 @@ export function readOnlyGitFs(signal?: AbortSignal, options: { memoize?: boolean
     },
     stat: async (path: string) => {
       check();
-      return remember(`stat\0${path}`, () => fsp.stat(path));
+      return remember(`stat\0${path}`, () => fsp.stat(at(path)));
     },
     lstat: async (path: string) => {
       check();
-      return fsp.lstat(path);
+      return fsp.lstat(at(path));
     },
     readlink: async (path: string) => {
       check();
-      return fsp.readlink(path, { encoding: "buffer" });
+      return fsp.readlink(at(path), { encoding: "buffer" });
     },
     writeFile: refuse("writeFile"),
     unlink: refuse("unlink"),

@@ -3,8 +3,9 @@
 // the fast status compares the index against it by path. A subtree whose oid equals the
 // index's tree for that directory (index-trees.ts) is not read: it is listed in `same`, and
 // holds exactly the index's entries there. Trees are read concurrently. A gitlink (submodule)
-// or a name that is not UTF-8 in a tree read fails explicitly, as the general walk does when it
-// meets one (in a `same` subtree the index has it, and the index's check fails first).
+// in a tree read fails explicitly, as the general walk does when it meets one (in a `same` subtree
+// the index has it, and the index's check fails first). Paths are byte strings (one character per
+// byte, `latin1`), so names that are not UTF-8 keep their exact bytes.
 import git from "isomorphic-git";
 import { readOnlyGitFs } from "./fs.js";
 import { ObjectReader } from "./objects.js";
@@ -67,13 +68,76 @@ function parseTree(content: Buffer): TreeEntry[] | undefined {
     if (space < 0 || nul < 0 || space > nul || nul + 21 > content.length) return undefined;
     const mode = content.toString("latin1", at, space);
     const type = MODES[mode];
-    const path = content.toString("utf8", space + 1, nul);
-    const lower = path.toLowerCase().replace(/[. ]+$/, "");
-    if (!type || IGNORABLE.test(path) || lower === "" || lower === ".git" || /^\.?git~[1-9]$/.test(lower)) return undefined;
+    // Checked as isomorphic-git reads the name (UTF-8); kept as its bytes.
+    const text = content.toString("utf8", space + 1, nul);
+    const path = content.toString("latin1", space + 1, nul);
+    const lower = text.toLowerCase().replace(/[. ]+$/, "");
+    if (!type || IGNORABLE.test(text) || lower === "" || lower === ".git" || /^\.?git~[1-9]$/.test(lower)) return undefined;
     entries.push({ mode: mode === "40000" ? "040000" : mode, path, oid: content.toString("hex", nul + 1, nul + 21), type });
     at = nul + 21;
   }
   return entries;
+}
+
+/** Reads HEAD's commit and trees: through objects.ts where it can, isomorphic-git for the rest. */
+class TreeReader {
+  private readonly base: { fs: ReturnType<typeof readOnlyGitFs>; dir: string; gitdir: string; cache: object };
+  readonly objects: ObjectReader;
+  constructor(repo: Repository, signal?: AbortSignal) {
+    this.base = { fs: readOnlyGitFs(signal), dir: repo.dir, gitdir: repo.gitdir, cache: {} };
+    this.objects = new ObjectReader(repo.gitdir);
+  }
+
+  /** The commit's tree; isomorphic-git peels anything else (a tag) or says why it cannot. */
+  async rootTree(head: string): Promise<string> {
+    const commit = await this.objects.read(head);
+    const tree = commit?.type === "commit" ? /^tree ([0-9a-f]{40})\n/.exec(commit.content.toString("latin1", 0, 46))?.[1] : undefined;
+    if (tree) return tree;
+    return (await git.readTree({ ...this.base, oid: head })).oid;
+  }
+
+  async entries(oid: string): Promise<readonly TreeEntry[]> {
+    const object = await this.objects.read(oid);
+    const parsed = object?.type === "tree" ? parseTree(object.content) : undefined;
+    if (parsed) return parsed;
+    // isomorphic-git decodes names as UTF-8: a name that is not cannot be kept exactly.
+    return (await git.readTree({ ...this.base, oid })).tree.map((entry) => {
+      if (entry.path.includes("\uFFFD")) throw notUtf8Path();
+      return { ...entry, path: Buffer.from(entry.path, "utf8").toString("latin1") };
+    });
+  }
+
+  close(): Promise<void> {
+    return this.objects.close();
+  }
+}
+
+/**
+ * One path (a byte string) of the commit `head`'s tree: the file there, `tree` for a directory,
+ * undefined when HEAD has nothing there (or `head` is undefined: an unborn repository).
+ */
+export async function headEntry(repo: Repository, head: string | undefined, path: string, signal?: AbortSignal): Promise<TreeFile | "tree" | undefined> {
+  if (head === undefined) return undefined;
+  const reader = new TreeReader(repo, signal);
+  try {
+    let oid = await reader.rootTree(head);
+    const names = path.split("/");
+    for (const [i, name] of names.entries()) {
+      const entry = (await reader.entries(oid)).find((candidate) => candidate.path === name);
+      if (!entry) return undefined;
+      if (entry.type === "commit") throw gitlink();
+      if (i === names.length - 1) {
+        if (entry.type === "tree") return "tree";
+        const mode = fileMode(Number.parseInt(entry.mode, 8));
+        return { symlink: mode.symlink, mode: mode.mode, oid: entry.oid };
+      }
+      if (entry.type !== "tree") return undefined;
+      oid = entry.oid;
+    }
+    return undefined;
+  } finally {
+    await reader.close();
+  }
 }
 
 /** The files and directories of the commit `head`'s tree (empty for an unborn repository). */
@@ -82,27 +146,15 @@ export async function readHeadTree(repo: Repository, head: string | undefined, i
   const dirs = new Set<string>();
   const same = new Set<string>();
   if (head === undefined) return { files, dirs, same };
-  const base = { fs: readOnlyGitFs(signal), dir: repo.dir, gitdir: repo.gitdir, cache: {} };
-  const objects = new ObjectReader(repo.gitdir);
-  // The commit's tree; isomorphic-git peels anything else (a tag) or says why it cannot.
-  const rootTree = async (): Promise<string> => {
-    const commit = await objects.read(head);
-    const tree = commit?.type === "commit" ? /^tree ([0-9a-f]{40})\n/.exec(commit.content.toString("latin1", 0, 46))?.[1] : undefined;
-    if (tree) return tree;
-    return (await git.readTree({ ...base, oid: head })).oid;
-  };
-  const entriesOf = async (oid: string): Promise<readonly TreeEntry[]> => {
-    const object = await objects.read(oid);
-    const parsed = object?.type === "tree" ? parseTree(object.content) : undefined;
-    return parsed ?? (await git.readTree({ ...base, oid })).tree;
-  };
+  const reader = new TreeReader(repo, signal);
+  const rootTree = (): Promise<string> => reader.rootTree(head);
+  const entriesOf = (oid: string): Promise<readonly TreeEntry[]> => reader.entries(oid);
   const read = async (oid: string, prefix: string): Promise<void> => {
     if (indexTrees.get(prefix) === oid) return void same.add(prefix);
     const tree = await entriesOf(oid);
     const subtrees: Promise<void>[] = [];
     for (const entry of tree) {
       const path = prefix === "" ? entry.path : `${prefix}/${entry.path}`;
-      if (path.includes("\uFFFD")) throw notUtf8Path();
       if (entry.type === "commit") throw gitlink();
       if (entry.type === "tree") {
         dirs.add(path);
@@ -117,7 +169,7 @@ export async function readHeadTree(repo: Repository, head: string | undefined, i
   try {
     await read(await rootTree(), "");
   } finally {
-    await objects.close();
+    await reader.close();
   }
   return { files, dirs, same };
 }

@@ -35,8 +35,8 @@ const SKIP_WORKTREE = 0x4000;
 const INTENT_TO_ADD = 0x2000;
 const ENTRY_FIXED = 62;
 
-/** The index, or undefined when only the general walk reads it faithfully. */
-export async function readIndexFile(gitdir: string): Promise<IndexFile | undefined> {
+/** The index, or undefined when only the general walk reads it faithfully (`names`: see {@link parseIndex}). */
+export async function readIndexFile(gitdir: string, names: "utf8" | "latin1" = "utf8"): Promise<IndexFile | undefined> {
   const file = join(gitdir, "index");
   let buffer: Buffer;
   let mtimeSeconds: number;
@@ -55,11 +55,15 @@ export async function readIndexFile(gitdir: string): Promise<IndexFile | undefin
     if ((error as { code?: string }).code === "ENOENT") return { buffer: Buffer.alloc(0), entries: [], mtimeSeconds: 0 };
     return undefined;
   }
-  const entries = parseIndex(buffer);
+  const entries = parseIndex(buffer, names);
   return entries ? { buffer, entries, mtimeSeconds } : undefined;
 }
 
-export function parseIndex(buffer: Buffer): IndexEntry[] | undefined {
+/**
+ * `names`: how entry paths are decoded — `utf8` (text), or `latin1`: one character per byte, so
+ * any name (also one that is not UTF-8) keeps its exact bytes (`Buffer.from(path, "latin1")`).
+ */
+export function parseIndex(buffer: Buffer, names: "utf8" | "latin1" = "utf8"): IndexEntry[] | undefined {
   if (buffer.length < 32 || buffer.toString("latin1", 0, 4) !== "DIRC") return undefined;
   const claimed = buffer.toString("hex", buffer.length - 20);
   if (createHash("sha1").update(buffer.subarray(0, buffer.length - 20)).digest("hex") !== claimed) return undefined;
@@ -82,7 +86,7 @@ export function parseIndex(buffer: Buffer): IndexEntry[] | undefined {
     }
     const nul = buffer.indexOf(0, pathStart + 1);
     if (nul < 0 || nul >= buffer.length - 20) return undefined;
-    const path = buffer.toString("utf8", pathStart, nul);
+    const path = buffer.toString(names, pathStart, nul);
     if (path.includes("../") || path.includes("..\\") || path.includes("\0") || !wellFormed(path) || seen.has(path)) return undefined;
     seen.add(path);
     // 1–8 NUL bytes pad the entry to a multiple of 8 (counted from the first entry).

@@ -1,7 +1,8 @@
 // The tree oid of every directory the index holds ("" for the root), as `git write-tree` would
 // write it: entries `<mode> <name>\0<20-byte oid>` in git's tree order (a directory sorts as its
 // name followed by "/"), modes canonical (`100644`, `100755`, `120000`, `40000`). A HEAD subtree
-// with the same oid holds exactly these entries, so HEAD ↔ index need not read it.
+// with the same oid holds exactly these entries, so HEAD ↔ index need not read it. Paths are
+// byte strings (an index read with `latin1` names): one character per byte.
 import { createHash } from "node:crypto";
 import { fileMode } from "./head-tree.js";
 import type { IndexFile } from "./index-file.js";
@@ -46,7 +47,7 @@ export function indexTreeOids(index: IndexFile): Map<string, string> {
   for (const entry of index.entries) {
     const slash = entry.path.lastIndexOf("/");
     const dir = slash < 0 ? "" : entry.path.slice(0, slash);
-    const name = Buffer.from(entry.path.slice(slash + 1), "utf8");
+    const name = Buffer.from(entry.path.slice(slash + 1), "latin1");
     let list = children.get(dir);
     if (!list) {
       children.set(dir, (list = []));
@@ -60,7 +61,7 @@ export function indexTreeOids(index: IndexFile): Map<string, string> {
     const oid = treeOid(children.get(dir)!);
     oids.set(dir, oid.toString("hex"));
     if (dir === "") continue;
-    const name = Buffer.from(dir.slice(dir.lastIndexOf("/") + 1), "utf8");
+    const name = Buffer.from(dir.slice(dir.lastIndexOf("/") + 1), "latin1");
     children.get(parentOf(dir))!.push({ key: Buffer.concat([name, Buffer.from("/")]), name, mode: "40000", oid });
   }
   return oids;

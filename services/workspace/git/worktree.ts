@@ -5,19 +5,20 @@
 //   unchanged without reading it, unless it is racy (its mtime is not older, in whole seconds,
 //   than the index file's) or recorded with size 0; otherwise its content is hashed;
 // - a path neither HEAD nor the index knows is checked with isomorphic-git's `isIgnored`
-//   (`.gitignore`s, `info/exclude`); an ignored one is left out, an ignored directory is not
-//   entered (its names are still read, so a non-UTF-8 name there fails as before); a file where
-//   HEAD has a directory and the index nothing is checked too; other untracked files are not;
+//   (`.gitignore`s, `info/exclude`, read as bytes like the names); an ignored one is left out, an
+//   ignored directory is not entered; a file where HEAD has a directory and the index nothing is
+//   checked too; other untracked files are not;
 // - `.gitattributes` files met are checked for filters and conversions.
+// Paths are byte strings (one character per byte, `latin1`; `fsPath` turns one into the Buffer the
+// filesystem gets), so names that are not UTF-8 are kept exactly.
 // Synchronous `readdir`/`lstat` are ~7× cheaper than their promises here; the walk yields to the
 // event loop (and checks the signal) every few hundred of them.
-import { isUtf8 } from "node:buffer";
 import { createHash } from "node:crypto";
 import { lstatSync, promises as fsp, readdirSync, type Dirent, type Stats } from "node:fs";
 import git from "isomorphic-git";
 import type { GitChangeKind } from "../../../generated/client/types.gen.js";
-import { checkSignal, notUtf8Name, readOnlyGitFs } from "./fs.js";
-import { fileMode, notUtf8Path, type HeadTree } from "./head-tree.js";
+import { checkSignal, readOnlyGitFs } from "./fs.js";
+import { fileMode, type HeadTree } from "./head-tree.js";
 import type { IndexEntry, IndexFile } from "./index-file.js";
 import { checkAttributes, type Repository } from "./repository.js";
 
@@ -51,18 +52,20 @@ function kindOf(entry: Dirent | Stats): Kind | undefined {
   return undefined; // DT_UNKNOWN: ask lstat
 }
 
+/** A byte-string path as the filesystem takes it. */
+export const fsPath = (path: string): Buffer => Buffer.from(path, "latin1");
+
+/** A UTF-8 string as a byte string. */
+export const byteString = (text: string): string => Buffer.from(text, "utf8").toString("latin1");
+
 /**
  * `readdir` as isomorphic-git's filesystem answers it (a vanished or non-directory path lists
- * nothing), names strictly UTF-8: names are read as text, and only a directory where one decoded
- * to U+FFFD is read again as bytes to tell a real U+FFFD from bytes that are not UTF-8.
+ * nothing), each name a byte string.
  */
-function listing(path: string): Dirent[] {
+function listing(path: string): { name: string; dirent: Dirent }[] {
   try {
-    const entries = readdirSync(path, { withFileTypes: true });
-    if (entries.some((entry) => entry.name.includes("\uFFFD"))) {
-      for (const name of readdirSync(path, { encoding: "buffer" })) if (!isUtf8(name)) throw notUtf8Name(name);
-    }
-    return entries;
+    const entries = readdirSync(fsPath(path), { withFileTypes: true, encoding: "buffer" }) as unknown as Dirent<Buffer>[];
+    return entries.map((dirent) => ({ name: dirent.name.toString("latin1"), dirent: dirent as unknown as Dirent }));
   } catch (error) {
     const code = (error as { code?: unknown }).code;
     if (code === "ENOENT" || code === "ENOTDIR") return [];
@@ -103,8 +106,8 @@ export async function scanWorktree(input: WorktreeInput): Promise<WorktreeScan> 
   const untracked: string[] = [];
   const found = new Set<string>();
   const toHash: { path: string; abs: string; symlink: boolean; oid: string }[] = [];
-  const ignoreFs = readOnlyGitFs(signal, { memoize: true });
-  const isIgnored = (filepath: string): Promise<boolean> => git.isIgnored({ fs: ignoreFs, dir: repo.dir, gitdir: repo.gitdir, filepath });
+  const ignoreFs = readOnlyGitFs(signal, { memoize: true, byteNames: true });
+  const isIgnored = (filepath: string): Promise<boolean> => git.isIgnored({ fs: ignoreFs, dir: byteString(repo.dir), gitdir: byteString(repo.gitdir), filepath });
   let work = 0;
   const pace = async (): Promise<void> => {
     work = 0;
@@ -117,7 +120,7 @@ export async function scanWorktree(input: WorktreeInput): Promise<WorktreeScan> 
     found.add(path);
     let stat: Stats | undefined;
     if (kind !== "dir" && kind !== "special") {
-      stat = lstatSync(abs, { throwIfNoEntry: false });
+      stat = lstatSync(fsPath(abs), { throwIfNoEntry: false });
       work++;
       kind = stat ? kindOf(stat) : undefined;
     }
@@ -147,9 +150,8 @@ export async function scanWorktree(input: WorktreeInput): Promise<WorktreeScan> 
       if (work >= YIELD_EVERY) await pace();
       const name = child.name;
       const path = dir === "" ? name : `${dir}/${name}`;
-      if (path.includes("\uFFFD")) throw notUtf8Path();
       const childAbs = `${abs}/${name}`;
-      let kind = kindOf(child);
+      let kind = kindOf(child.dirent);
       const entry = entries.get(path);
       if (entry) {
         if (tracked(path, childAbs, entry, kind, subdirs) === "regular" && name === ".gitattributes") attributes.push({ path, abs: childAbs });
@@ -162,7 +164,7 @@ export async function scanWorktree(input: WorktreeInput): Promise<WorktreeScan> 
         continue;
       }
       if (kind === undefined) {
-        const stat = lstatSync(childAbs, { throwIfNoEntry: false });
+        const stat = lstatSync(fsPath(childAbs), { throwIfNoEntry: false });
         work++;
         kind = stat ? kindOf(stat) : undefined;
       }
@@ -177,7 +179,7 @@ export async function scanWorktree(input: WorktreeInput): Promise<WorktreeScan> 
     for (const [i, candidate] of unknown.entries()) {
       let kind = candidate.kind;
       if (kind === undefined) {
-        const stat = lstatSync(candidate.abs, { throwIfNoEntry: false });
+        const stat = lstatSync(fsPath(candidate.abs), { throwIfNoEntry: false });
         work++;
         kind = stat ? kindOf(stat) : undefined;
       }
@@ -190,12 +192,12 @@ export async function scanWorktree(input: WorktreeInput): Promise<WorktreeScan> 
       else if (kind === "dir" && !candidate.fileOnly) subdirs.push([candidate.path, candidate.abs]);
       if (kind === "regular" && candidate.name === ".gitattributes" && !candidate.fileOnly) attributes.push({ path: candidate.path, abs: candidate.abs });
     }
-    for (const file of attributes) checkAttributes((await fsp.readFile(file.abs)).toString("utf8"), file.path);
+    for (const file of attributes) checkAttributes((await fsp.readFile(fsPath(file.abs))).toString("utf8"), fsPath(file.path).toString("utf8"));
     for (const [path, childAbs] of subdirs) await visit(path, childAbs);
   };
 
   checkSignal(signal);
-  await visit("", repo.dir);
+  await visit("", byteString(repo.dir));
   for (const entry of entries.values()) if (!found.has(entry.path)) worktree.push({ path: entry.path, change: "deleted" });
   await hashAll(toHash, signal, (path, change) => worktree.push({ path, change }));
   return { worktree, untracked };
@@ -210,7 +212,7 @@ async function hashAll(files: readonly { path: string; abs: string; symlink: boo
       checkSignal(signal);
       let content: Buffer;
       try {
-        content = file.symlink ? await fsp.readlink(file.abs, { encoding: "buffer" }) : await fsp.readFile(file.abs);
+        content = file.symlink ? await fsp.readlink(fsPath(file.abs), { encoding: "buffer" }) : await fsp.readFile(fsPath(file.abs));
       } catch (error) {
         const code = (error as { code?: unknown }).code;
         if (code !== "ENOENT" && code !== "ENOTDIR") throw error;
