@@ -161,6 +161,20 @@ function loadDocument(name: string): () => string {
   return () => (cached ??= readFileSync(join(packageRoot(), name), "utf8"));
 }
 
+/** How long a host's stop waits for its extensions (MCP servers, plugins) to close. */
+const EXTENSION_CLOSE_WAIT_MS = 5_000;
+
+/** Resolves when `work` settles or after `ms`, whichever is first; `work` goes on either way. */
+async function settledWithin(work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+    timer.unref();
+  });
+  await Promise.race([work.then(() => undefined, () => undefined), limit]);
+  clearTimeout(timer);
+}
+
 const FALLBACK_REFERENCE =
   '<!doctype html><meta charset="utf-8"><title>Ze Harness API</title><p>The API reference page is built by <code>npm run build</code>. The OpenAPI document is at <a href="/openapi.json">/openapi.json</a>.</p>';
 
@@ -360,9 +374,11 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
     await runner?.stop();
     await terminals.stop();
     models.close();
-    await sessionMcp?.close();
-    await scopes.close();
-    await hostScope.close();
+    // Extensions close under their own lifecycle limits, unlimited unless configured: a local MCP
+    // server whose tree ignores SIGTERM would hold the host's stop forever. The host stops
+    // waiting after EXTENSION_CLOSE_WAIT_MS; each such server's supervisor kills its group when
+    // this process exits (its control socket closes), so nothing is left running behind it.
+    await settledWithin(Promise.all([sessionMcp?.close(), scopes.close(), hostScope.close()]), EXTENSION_CLOSE_WAIT_MS);
     await sandbox?.sandbox.close();
     await storage.close();
   };

@@ -12,6 +12,8 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { DEFAULT_LIFECYCLE } from "../../services/mcp/index.js";
 import { OwnedStdioTransport } from "../../services/mcp/stdio.js";
 import { SUPERVISOR_SOURCE } from "../../services/mcp/supervisor.js";
+import { assertBuilt } from "../support/cli.js";
+import { processResources, serveWithModel } from "../turns/helpers.js";
 import { EVERYTHING, FIXTURES, host, processesWith, repoRoot } from "./support.js";
 
 /** A TCP listener the grandchild reports to: its pid, each SIGTERM, and its death (the connection closing). */
@@ -64,6 +66,8 @@ async function grandchild(): Promise<Grandchild> {
     dead: () => gone,
   };
 }
+
+const resources = processResources("ze-mcp-lifecycle-");
 
 const stubborn = (port: number) => ({ kind: "local" as const, id: "stubborn", name: "stubborn", reconnect: { kind: "manual" as const }, transport: { kind: "stdio" as const, command: process.execPath, arguments: [join(FIXTURES, "stubborn.mjs"), String(port), EVERYTHING] } });
 
@@ -183,6 +187,20 @@ describe("MCP stdio lifecycle", () => {
     // The grandchild ignores SIGTERM: the group's SIGKILL ends it, the supervisor with it.
     await child.dead();
     expect(await exited).toBe(137);
+    await ended(pid);
+  });
+
+  it("a serve whose MCP server ignores SIGTERM still stops, and the server's tree dies with it", async () => {
+    assertBuilt();
+    const child = await grandchild();
+    const { home, model, database } = await resources.setup();
+    const served = await serveWithModel(home, model, database, { mcp: [stubborn(child.port)] });
+    resources.cleanups.push(() => served.process.stop("SIGKILL"));
+    const pid = await child.pid();
+    // The host's stop waits a bounded time for the unlimited close, then exits; the supervisor,
+    // seeing its control socket close, kills the whole group, the SIGTERM-proof grandchild too.
+    expect(await served.process.stop("SIGTERM")).not.toBeUndefined();
+    await child.dead();
     await ended(pid);
   });
 });
