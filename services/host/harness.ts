@@ -20,6 +20,7 @@ import { modelHandlers } from "./model-handlers.js";
 import type { ProviderGateway } from "./models.js";
 import type { ModelGateway } from "../core/turns/gateway.js";
 import type { HookPipeline } from "../plugins/hooks.js";
+import type { SessionPluginArtifactOptions } from "../plugins/index.js";
 import { unavailableHandlers } from "./unavailable.js";
 import { providerHandlers } from "./provider-handlers.js";
 import { LoginManager, authFileLocation } from "../providers/index.js";
@@ -62,6 +63,8 @@ export interface HarnessOptions {
   readonly inlineConfig?: unknown;
   /** Trusted plugin objects handed over in code (the embedded SDK's `inlinePlugins`). */
   readonly inlinePlugins?: readonly unknown[] | undefined;
+  /** How `Package` and `Git` Session plugin sources install (the embedded SDK's `sessionPluginArtifacts`). */
+  readonly sessionPluginArtifacts?: SessionPluginArtifactOptions | undefined;
   /** Where the provider `auth.json` is (default: `<state directory>/auth.json`). */
   readonly authFilePath?: string | undefined;
   /** Session workdirs resolve inside this directory; project config is discovered from it. */
@@ -187,6 +190,7 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
     configPath: options.configPath,
     inlineConfig: options.inlineConfig,
     inlinePlugins: options.inlinePlugins,
+    sessionPluginArtifacts: options.sessionPluginArtifacts,
     sandbox: sandbox?.sandbox,
     runTurns: options.runTurns !== false,
     reservedToolIds: CORE_TOOL_IDS,

@@ -24,8 +24,9 @@ import { fileURLToPath } from "node:url";
 import type { SessionPluginResolution, SessionPluginSource } from "../../generated/client/types.gen.js";
 import { conflict, unavailable, validationFailure } from "../contract/failure.js";
 import { ArtifactCache } from "./artifact-cache.js";
+import type { SessionPluginArtifactOptions } from "./artifact-options.js";
 import { gitCacheKey, installGitCommit, resolveGitSource } from "./git-source.js";
-import { DEFAULT_NPM_REGISTRY, installNpmPackage, npmCacheKey, resolveNpmPackage, type NpmResolution, type RegistryOptions } from "./npm-source.js";
+import { DEFAULT_NPM_REGISTRY, installNpmPackage, registryFrom, npmCacheKey, resolveNpmPackage, type NpmResolution, type RegistryOptions } from "./npm-source.js";
 import { importPluginModule, isPackageName, resolvePackageRoot, resolvePluginSource, PluginSourceError, type ResolvedModule } from "./source.js";
 
 /** A plugin the embedding host links in, addressed by a `Static` source id. */
@@ -64,6 +65,16 @@ export interface SourceContext {
   readonly staticPlugins?: ReadonlyMap<string, StaticSessionPlugin> | undefined;
   /** Default: the cache `ze-harness-plugin-artifacts` under the OS temporary directory, the public registry. */
   readonly artifacts?: ArtifactSettings | undefined;
+}
+
+/** The settings a host uses: the options over the environment, the cache under `stateDirectory`. */
+export function artifactSettingsFrom(options: SessionPluginArtifactOptions | undefined, env: Readonly<Record<string, string | undefined>>, stateDirectory: string): ArtifactSettings {
+  return {
+    cache: new ArtifactCache(options?.cacheDirectory ?? join(stateDirectory, "plugin-artifacts")),
+    registry: registryFrom(options?.packageManager?.registry, env),
+    resolveTimeoutMs: options?.resolveTimeoutMs,
+    installTimeoutMs: options?.installTimeoutMs,
+  };
 }
 
 /** The reference's default cache directory (a host passes its own, under its data directory). */

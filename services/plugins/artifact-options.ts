@@ -1,0 +1,31 @@
+// The SDK's `sessionPluginArtifacts` option and its check, free of the installers' imports so
+// the SDK can validate it without loading the plugin room (session-sources.ts builds the settings).
+import { isAbsolute } from "node:path";
+
+/** The SDK's `sessionPluginArtifacts`: how `Package` and `Git` Session plugin sources are installed. */
+export interface SessionPluginArtifactOptions {
+  /** Default: `plugin-artifacts` in the state directory. */
+  readonly cacheDirectory?: string | undefined;
+  /**
+   * `registry` is the npm registry (default `ZE_HARNESS_NPM_REGISTRY`, `npm_config_registry`, then
+   * https://registry.npmjs.org/). `command` and `arguments` are accepted for the reference's shape
+   * and unused: this host fetches and verifies packages itself and runs no package manager.
+   */
+  readonly packageManager?: { readonly command?: string | undefined; readonly registry?: string | undefined; readonly arguments?: readonly string[] | undefined } | undefined;
+  /** Bounds a packument request or a Git clone (default unlimited). */
+  readonly resolveTimeoutMs?: number | undefined;
+  /** Bounds a tarball download and unpacking or a Git checkout (default unlimited). */
+  readonly installTimeoutMs?: number | undefined;
+}
+
+/** What is wrong with the options, if anything. */
+export function artifactOptionsProblem(options: SessionPluginArtifactOptions): string | undefined {
+  for (const key of ["resolveTimeoutMs", "installTimeoutMs"] as const) {
+    const value = options[key];
+    if (value !== undefined && (!Number.isSafeInteger(value) || value < 1)) return `sessionPluginArtifacts.${key} must be a positive integer of milliseconds.`;
+  }
+  if (options.cacheDirectory !== undefined && !isAbsolute(options.cacheDirectory)) return "sessionPluginArtifacts.cacheDirectory must be an absolute path.";
+  const registry = options.packageManager?.registry;
+  if (registry !== undefined && !/^https?:\/\/[^\s@]+$/.test(registry)) return "sessionPluginArtifacts.packageManager.registry must be an http(s) URL without credentials.";
+  return undefined;
+}
