@@ -5,8 +5,12 @@
 // cached or activated; no package script ever runs; Git sources resolve to exact commits, an
 // unknown commit is refused; the cache frees what no revision references and reinstalls (and
 // re-verifies) a freed artifact a restarted host loads.
+import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { promisify } from "node:util";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { createZeClient, sdk, type ZeClient } from "../../clients/index.js";
@@ -34,15 +38,15 @@ const NAME = "ze-fixture-plugin";
 let fixtures: PluginDir;
 let registry: Registry;
 let marker: string;
-let tarballs: { v1: Buffer; v2: Buffer };
+let tarballs: { v1: Buffer; v2: Buffer; v3: Buffer; dependent: Buffer };
 
 /** A plugin package whose lifecycle scripts would write `marker` if anything ran them. */
-function writePackage(directory: string, version: string, toolId: string): void {
+function writePackage(directory: string, version: string, toolId: string, extra: Record<string, unknown> = {}): void {
   mkdirSync(directory, { recursive: true });
   const script = `node ${JSON.stringify(join(directory, "marker.cjs"))}`;
   writeFileSync(
     join(directory, "package.json"),
-    JSON.stringify({ name: NAME, version, type: "module", main: "index.js", scripts: { preinstall: script, install: script, postinstall: script, prepare: script }, peerDependencies: { "ze-harness": "*" } }),
+    JSON.stringify({ name: NAME, version, type: "module", main: "index.js", scripts: { preinstall: script, install: script, postinstall: script, prepare: script }, ...extra }),
   );
   writeFileSync(join(directory, "marker.cjs"), `require("node:fs").writeFileSync(${JSON.stringify(marker)}, "a package script ran");\n`);
   writeFileSync(join(directory, "index.js"), doublingPlugin("fixture.tools", toolId));
@@ -53,7 +57,20 @@ beforeAll(async () => {
   marker = join(fixtures.dir, "script-ran.marker");
   writePackage(join(fixtures.dir, "pkg1"), "1.0.0", "fixture_double");
   writePackage(join(fixtures.dir, "pkg2"), "2.0.0", "fixture_double_v2");
-  tarballs = { v1: await npmPack(join(fixtures.dir, "pkg1")), v2: await npmPack(join(fixtures.dir, "pkg2")) };
+  writePackage(join(fixtures.dir, "pkg3"), "3.0.0", "fixture_double_v3");
+  writePackage(join(fixtures.dir, "dependent"), "4.0.0", "fixture_dependent", { dependencies: { "left-pad": "1.3.0" } });
+  tarballs = {
+    v1: await npmPack(join(fixtures.dir, "pkg1")),
+    v2: await npmPack(join(fixtures.dir, "pkg2")),
+    v3: await npmPack(join(fixtures.dir, "pkg3")),
+    dependent: await npmPack(join(fixtures.dir, "dependent")),
+  };
+  // Control: a package manager installing the fixture does run its scripts (the marker appears).
+  const control = join(fixtures.dir, "control");
+  mkdirSync(control);
+  await promisify(execFile)("npm", ["install", "--offline", "--no-audit", "--no-fund", "--no-save", join(fixtures.dir, "pkg1", `${NAME}-1.0.0.tgz`)], { cwd: control, env: { ...process.env, npm_config_update_notifier: "false" } });
+  expect(existsSync(marker)).toBe(true);
+  rmSync(marker);
   registry = await startRegistry();
 });
 afterAll(async () => {
@@ -142,7 +159,6 @@ describe("Session plugin sources (service)", () => {
 
     // A restarted host whose cache lost the artifact installs it again from the recorded tarball, verified.
     await sessions.close();
-    const { rmSync } = await import("node:fs");
     rmSync(cacheDirectory, { recursive: true, force: true });
     const before = registry.requests.length;
     sessions = service();
@@ -183,6 +199,44 @@ describe("Session plugin sources (service)", () => {
     expect(await failure(put(sessionId, { id: "r6", source: { _tag: "Package", name: NAME, requestedVersion: "^1.0.0" } }))).toMatchObject({ status: 400 });
     expect((await ok(sdk.sessionPlugins({ client: api.client, path: { server, sessionId } }))).status.desired).toBeUndefined();
     expect(existsSync(marker)).toBe(false);
+  });
+
+  it("refresh adopts a newer latest; a package that does not bundle its dependencies is refused", async () => {
+    registry.publish(NAME, { "1.0.0": { tarball: tarballs.v1 } });
+    const sessionId = await createSession();
+    await ok(put(sessionId, { id: "r1", source: { _tag: "Package", name: NAME } }));
+    registry.publish(NAME, { "1.0.0": { tarball: tarballs.v1 }, "3.0.0": { tarball: tarballs.v3 } });
+    const refreshed = (await ok(sdk.refreshSessionPlugin({ client: api.client, path: { server, sessionId }, body: { id: "r1" } }))).status;
+    expect(refreshed.active).toMatchObject({ sequence: 2, resolved: { version: "3.0.0", integrity: sriOf(tarballs.v3) } });
+    expect(await toolsOf(sessionId)).toEqual(["fixture_double_v3"]);
+    expect(cached("npm")).toHaveLength(1);
+
+    registry.publish(NAME, { "4.0.0": { tarball: tarballs.dependent } });
+    const dependent = await failure(put(sessionId, { id: "r2", source: { _tag: "Package", name: NAME, requestedVersion: "4.0.0" } }));
+    expect(dependent).toMatchObject({ status: 400, body: { _tag: "ValidationError", message: expect.stringContaining("depends on left-pad without bundling it") } });
+    expect(cached("npm")).toHaveLength(1);
+    expect(await toolsOf(sessionId)).toEqual(["fixture_double_v3"]);
+  });
+
+  it("a registry that does not answer within resolveTimeoutMs is a 503 and changes nothing", async () => {
+    const held: import("node:http").ServerResponse[] = [];
+    const silent = createServer((_request, response) => void held.push(response));
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    try {
+      artifacts = artifactSettingsFrom({ cacheDirectory, packageManager: { registry: `http://127.0.0.1:${(silent.address() as AddressInfo).port}` }, resolveTimeoutMs: 200 }, {}, dir.dir);
+      await sessions.close();
+      sessions = service();
+      api = compose(sessions);
+      const sessionId = await createSession();
+      const slow = await failure(put(sessionId, { id: "r1", source: { _tag: "Package", name: NAME } }));
+      expect(slow).toMatchObject({ status: 503, body: { _tag: "UnavailableError", message: expect.stringContaining("did not answer within 200 ms") } });
+      expect(held).toHaveLength(1);
+      expect((await ok(sdk.sessionPlugins({ client: api.client, path: { server, sessionId } }))).status.desired).toBeUndefined();
+    } finally {
+      for (const response of held) response.destroy();
+      silent.closeAllConnections();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
   });
 
   describe("Git", () => {
