@@ -20,7 +20,7 @@ import { modelHandlers } from "./model-handlers.js";
 import type { ProviderGateway } from "./models.js";
 import type { ModelGateway } from "../core/turns/gateway.js";
 import type { HookPipeline } from "../plugins/hooks.js";
-import type { SessionPluginArtifactOptions } from "../plugins/index.js";
+import { defaultArtifactCacheDirectory, type SessionPluginArtifactOptions } from "../plugins/artifact-options.js";
 import { unavailableHandlers } from "./unavailable.js";
 import { providerHandlers } from "./provider-handlers.js";
 import { LoginManager, authFileLocation } from "../providers/index.js";
@@ -190,7 +190,8 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
     configPath: options.configPath,
     inlineConfig: options.inlineConfig,
     inlinePlugins: options.inlinePlugins,
-    sessionPluginArtifacts: options.sessionPluginArtifacts,
+    // The cache is pruned against this database's revisions: one directory per database by default.
+    sessionPluginArtifacts: { ...options.sessionPluginArtifacts, cacheDirectory: options.sessionPluginArtifacts?.cacheDirectory ?? defaultArtifactCacheDirectory(state, resolveDatabaseOption(options)) },
     sandbox: sandbox?.sandbox,
     runTurns: options.runTurns !== false,
     reservedToolIds: CORE_TOOL_IDS,

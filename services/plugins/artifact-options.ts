@@ -1,10 +1,12 @@
 // The SDK's `sessionPluginArtifacts` option and its check, free of the installers' imports so
 // the SDK can validate it without loading the plugin room (session-sources.ts builds the settings).
-import { isAbsolute } from "node:path";
+import { createHash, randomUUID } from "node:crypto";
+import { tmpdir } from "node:os";
+import { isAbsolute, join, resolve } from "node:path";
 
 /** The SDK's `sessionPluginArtifacts`: how `Package` and `Git` Session plugin sources are installed. */
 export interface SessionPluginArtifactOptions {
-  /** Default: `plugin-artifacts` in the state directory. */
+  /** Default: one directory per database under `plugin-artifacts/` in the state directory. */
   readonly cacheDirectory?: string | undefined;
   /**
    * `registry` is the npm registry (default `ZE_HARNESS_NPM_REGISTRY`, `npm_config_registry`, then
@@ -28,4 +30,15 @@ export function artifactOptionsProblem(options: SessionPluginArtifactOptions): s
   const registry = options.packageManager?.registry;
   if (registry !== undefined && !/^https?:\/\/[^\s@]+$/.test(registry)) return "sessionPluginArtifacts.packageManager.registry must be an http(s) URL without credentials.";
   return undefined;
+}
+
+/**
+ * A host's default cache directory: one per database under `<state>/plugin-artifacts/`, since
+ * pruning frees what that database's revisions do not reference (`:memory:` gets a private one in
+ * the OS temporary directory).
+ */
+export function defaultArtifactCacheDirectory(stateDirectory: string, database: string): string {
+  if (database === ":memory:") return join(tmpdir(), `ze-harness-plugin-artifacts-${randomUUID()}`);
+  const identity = /^[a-z][a-z0-9+.-]*:/i.test(database) ? database : resolve(stateDirectory, database);
+  return join(stateDirectory, "plugin-artifacts", createHash("sha256").update(identity).digest("hex").slice(0, 16));
 }

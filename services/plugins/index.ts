@@ -21,7 +21,7 @@ export { PENDING_MESSAGES, PluginRuntime, type GenerationLease, type PluginProgr
 export { configRuntimeSource, type ConfigRuntimeSourceOptions } from "./host-source.js";
 export { SessionPluginService, SessionPluginUnavailable, type SessionPluginServiceOptions, type TurnPluginLease } from "./session-plugins.js";
 export { artifactSettingsFrom, type ArtifactSettings, type StaticSessionPlugin } from "./session-sources.js";
-export { artifactOptionsProblem, type SessionPluginArtifactOptions } from "./artifact-options.js";
+export { artifactOptionsProblem, defaultArtifactCacheDirectory, type SessionPluginArtifactOptions } from "./artifact-options.js";
 export { pluginSkillEntry, renderPluginSkill } from "./skills.js";
 export {
   configCandidates,

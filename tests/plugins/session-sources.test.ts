@@ -21,7 +21,7 @@ import { sessionHandlers } from "../../services/host/handlers.js";
 import { pluginHandlers } from "../../services/host/plugin-routes.js";
 import { unavailableHandlers } from "../../services/host/unavailable.js";
 import { createFetchHandler, type RequestContext } from "../../services/http/handler.js";
-import { artifactSettingsFrom, PluginRuntime, SessionPluginService, unavailableCapabilities, type ArtifactSettings } from "../../services/plugins/index.js";
+import { artifactSettingsFrom, defaultArtifactCacheDirectory, PluginRuntime, SessionPluginService, unavailableCapabilities, type ArtifactSettings } from "../../services/plugins/index.js";
 import { openDatabase, type StorageHandle } from "../../services/storage/index.js";
 import { startTestModel, type TestModel } from "../../tools/test-model/index.js";
 import { failure, ok } from "../support/calls.js";
@@ -297,6 +297,18 @@ describe("Session plugin sources (service)", () => {
       expect(mismatch).toMatchObject({ status: 409, body: { message: expect.stringContaining("declared_mismatch") } });
       expect(existsSync(marker)).toBe(false);
     });
+  });
+});
+
+describe("the default artifact cache", () => {
+  it("is one directory per database under the state directory", () => {
+    const state = "/data/ze-harness";
+    const own = defaultArtifactCacheDirectory(state, "ze-harness.db");
+    expect(own).toMatch(/^\/data\/ze-harness\/plugin-artifacts\/[0-9a-f]{16}$/);
+    expect(defaultArtifactCacheDirectory(state, "/data/ze-harness/ze-harness.db")).toBe(own);
+    expect(defaultArtifactCacheDirectory(state, "other.db")).not.toBe(own);
+    expect(defaultArtifactCacheDirectory(state, "libsql://db.example.com")).not.toBe(own);
+    expect(defaultArtifactCacheDirectory(state, ":memory:")).not.toBe(defaultArtifactCacheDirectory(state, ":memory:"));
   });
 });
 
