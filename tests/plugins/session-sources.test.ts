@@ -29,7 +29,7 @@ import { contractFetch } from "../support/contract.js";
 import { tempHome, type TempHome } from "../support/harness.js";
 import { TEST_MODEL, testProviderConfig } from "../support/model.js";
 import { doublingPlugin, pluginDir, type PluginDir } from "./helpers.js";
-import { gitIn, npmPack, sriOf, startGitServer, startRegistry, type GitServer, type Registry } from "./source-servers.js";
+import { gitIn, npmPack, rawTarball, sriOf, startGitServer, startRegistry, type GitServer, type Registry } from "./source-servers.js";
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
@@ -216,6 +216,31 @@ describe("Session plugin sources (service)", () => {
     expect(dependent).toMatchObject({ status: 400, body: { _tag: "ValidationError", message: expect.stringContaining("depends on left-pad without bundling it") } });
     expect(cached("npm")).toHaveLength(1);
     expect(await toolsOf(sessionId)).toEqual(["fixture_double_v3"]);
+  });
+
+  it("writes only regular files inside the package: a path that climbs out is refused, links are left out", async () => {
+    const manifest = JSON.stringify({ name: NAME, version: "5.0.0", type: "module", main: "index.js" });
+    const escape = join(dir.dir, "escaped.txt");
+    const climbing = rawTarball([
+      { name: "package/package.json", body: manifest },
+      { name: "package/index.js", body: doublingPlugin("fixture.tools", "fixture_raw") },
+      { name: `package/../../../../../../../../..${escape}`, body: "outside" },
+    ]);
+    registry.publish(NAME, { "5.0.0": { tarball: climbing } });
+    const sessionId = await createSession();
+    expect(await failure(put(sessionId, { id: "r1", source: { _tag: "Package", name: NAME } }))).toMatchObject({ status: 400, body: { _tag: "ValidationError" } });
+    expect(existsSync(escape)).toBe(false);
+    expect(cached("npm")).toEqual([]);
+
+    const linked = rawTarball([
+      { name: "package/package.json", body: manifest },
+      { name: "package/index.js", body: doublingPlugin("fixture.tools", "fixture_raw") },
+      { name: "package/secrets", link: "/etc/passwd" },
+    ]);
+    registry.publish(NAME, { "5.0.0": { tarball: linked } });
+    await ok(put(sessionId, { id: "r2", source: { _tag: "Package", name: NAME } }));
+    expect(await toolsOf(sessionId)).toEqual(["fixture_raw"]);
+    expect(readdirSync(join(cacheDirectory, "npm", cached("npm")[0]!, "package")).sort()).toEqual(["index.js", "package.json"]);
   });
 
   it("a registry that does not answer within resolveTimeoutMs is a 503 and changes nothing", async () => {

@@ -9,6 +9,7 @@ import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { gzipSync } from "node:zlib";
 
 const run = promisify(execFile);
 
@@ -129,4 +130,40 @@ export async function startGitServer(root: string): Promise<GitServer> {
   });
   const url = await listen(server);
   return { url, close: () => closeServer(server) };
+}
+
+/** One entry of a hand-made tarball: a regular file (`body`) or a symbolic link (`link`). */
+export interface RawTarEntry {
+  readonly name: string;
+  readonly body?: string;
+  readonly link?: string;
+}
+
+/** A gzipped ustar archive of `entries`, names written as given (`..` included): for hostile tarballs. */
+export function rawTarball(entries: readonly RawTarEntry[]): Buffer {
+  const blocks: Buffer[] = [];
+  for (const entry of entries) {
+    const body = Buffer.from(entry.body ?? "");
+    const header = Buffer.alloc(512);
+    const put = (text: string, offset: number, length: number) => header.write(text, offset, length, "utf8");
+    put(entry.name, 0, 100);
+    put("0000644\0", 100, 8);
+    put("0000000\0", 108, 8);
+    put("0000000\0", 116, 8);
+    put(`${(entry.link !== undefined ? 0 : body.length).toString(8).padStart(11, "0")}\0`, 124, 12);
+    put("00000000000\0", 136, 12);
+    put(entry.link !== undefined ? "2" : "0", 156, 1);
+    if (entry.link !== undefined) put(entry.link, 157, 100);
+    put("ustar\0", 257, 6);
+    put("00", 263, 2);
+    header.fill(" ", 148, 156);
+    const sum = header.reduce((total, byte) => total + byte, 0);
+    put(`${sum.toString(8).padStart(6, "0")}\0 `, 148, 8);
+    blocks.push(header);
+    if (entry.link === undefined) {
+      blocks.push(body, Buffer.alloc((512 - (body.length % 512)) % 512));
+    }
+  }
+  blocks.push(Buffer.alloc(1024));
+  return gzipSync(Buffer.concat(blocks));
 }
