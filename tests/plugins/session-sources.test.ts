@@ -4,7 +4,9 @@
 // Turn uses its tool; a tarball that does not match its integrity is refused and nothing is
 // cached or activated; no package script ever runs; Git sources resolve to exact commits, an
 // unknown commit is refused; the cache frees what no revision references and reinstalls (and
-// re-verifies) a freed artifact a restarted host loads.
+// re-verifies) a freed artifact a restarted host loads; the built CLI reads the registry from
+// ZE_HARNESS_NPM_REGISTRY (run `npm run build` first).
+// (Over 400 lines: every suite here shares the fixture tarballs and registry built once.)
 import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
@@ -26,6 +28,7 @@ import { openDatabase, type StorageHandle } from "../../services/storage/index.j
 import { startTestModel, type TestModel } from "../../tools/test-model/index.js";
 import { failure, ok } from "../support/calls.js";
 import { contractFetch } from "../support/contract.js";
+import { assertBuilt, jsonOf, runCli } from "../support/cli.js";
 import { tempHome, type TempHome } from "../support/harness.js";
 import { TEST_MODEL, testProviderConfig } from "../support/model.js";
 import { doublingPlugin, pluginDir, type PluginDir } from "./helpers.js";
@@ -322,6 +325,32 @@ describe("Session plugin sources (service)", () => {
       expect(mismatch).toMatchObject({ status: 409, body: { message: expect.stringContaining("declared_mismatch") } });
       expect(existsSync(marker)).toBe(false);
     });
+  });
+});
+
+describe("the CLI (embedded)", () => {
+  it("plugins add --package installs from ZE_HARNESS_NPM_REGISTRY into the database's cache in the state directory", async () => {
+    registry.publish(NAME, { "1.0.0": { tarball: tarballs.v1 } });
+    assertBuilt();
+    const home = tempHome("ze-sources-cli-");
+    try {
+      const options = { env: { ...home.env, ZE_HARNESS_NPM_REGISTRY: registry.url }, cwd: home.root };
+      const created = await runCli(["session", "create", "--embedded"], options);
+      expect(created).toMatchObject({ code: 0, stderr: "" });
+      const sessionId = (jsonOf(created) as { id: string }).id;
+      const added = await runCli(["plugins", "add", "--embedded", "--session", sessionId, "--package", NAME, "--plugin-id", "fixture.tools", "--revision", "r1"], options);
+      expect(added).toMatchObject({ code: 0, stderr: "" });
+      expect(jsonOf(added)).toMatchObject({ desiredActivation: { state: "active" }, active: { id: "r1", resolved: { version: "1.0.0", integrity: sriOf(tarballs.v1) } } });
+      const root = join(home.env["XDG_DATA_HOME"]!, "ze-harness", "plugin-artifacts");
+      const [database] = readdirSync(root);
+      expect(readdirSync(join(root, database!, "npm"))).toHaveLength(1);
+      const wrong = await runCli(["plugins", "add", "--embedded", "--session", sessionId, "--package", NAME, "--plugin-id", "fixture.tools", "--integrity", sriOf(tarballs.v2)], options);
+      expect(wrong.code).toBe(1);
+      expect(wrong.stderr).toMatch(/^error: ConflictError: declared_mismatch/);
+      expect(existsSync(marker)).toBe(false);
+    } finally {
+      home.cleanup();
+    }
   });
 });
 
