@@ -270,12 +270,13 @@ describe("Session plugin sources (service)", () => {
   describe("Git", () => {
     let git: GitServer;
     let repo: string;
+    let work: string;
     let commits: { first: string; second: string };
 
     beforeEach(async () => {
       const root = join(dir.dir, "repos");
       repo = join(root, "plugin.git");
-      const work = join(dir.dir, "work");
+      work = join(dir.dir, "work");
       mkdirSync(work, { recursive: true });
       await gitIn(work, "init", "-q", "-b", "main");
       writeFileSync(join(work, "package.json"), JSON.stringify({ name: "git-plugin", version: "0.1.0", type: "module", main: "plugin.js", scripts: { postinstall: `node -e "require('fs').writeFileSync('${marker}','ran')"` } }));
@@ -323,6 +324,16 @@ describe("Session plugin sources (service)", () => {
       // A declared integrity that is another commit is a declared_mismatch.
       const mismatch = await failure(put(sessionId, { id: "r5", source: { _tag: "Git", url }, resolved: { pluginId: "fixture.tools", integrity: `git-sha1:${commits.first}` } }));
       expect(mismatch).toMatchObject({ status: 409, body: { message: expect.stringContaining("declared_mismatch") } });
+
+      // Refresh follows the branch to its new commit; the old checkout is freed.
+      writeFileSync(join(work, "plugin.js"), doublingPlugin("fixture.tools", "git_third"));
+      await gitIn(work, "commit", "-q", "-am", "third");
+      const third = await gitIn(work, "rev-parse", "HEAD");
+      await gitIn(work, "push", "-q", repo, "main");
+      const refreshed = (await ok(sdk.refreshSessionPlugin({ client: api.client, path: { server, sessionId }, body: { id: "r2" } }))).status;
+      expect(refreshed.active?.resolved.integrity).toBe(`git-sha1:${third}`);
+      expect(await toolsOf(sessionId)).toEqual(["git_third"]);
+      expect(cached("git")).toEqual([expect.stringMatching(new RegExp(`-${third}$`))]);
       expect(existsSync(marker)).toBe(false);
     });
   });
