@@ -25,7 +25,7 @@ import type { SessionPluginResolution, SessionPluginSource } from "../../generat
 import { conflict, unavailable, validationFailure } from "../contract/failure.js";
 import { ArtifactCache } from "./artifact-cache.js";
 import type { SessionPluginArtifactOptions } from "./artifact-options.js";
-import { gitCacheKey, installGitCommit, resolveGitSource } from "./git-source.js";
+import { checkGitUrl, gitCacheKey, installGitCommit, resolveGitSource } from "./git-source.js";
 import { DEFAULT_NPM_REGISTRY, installNpmPackage, registryFrom, npmCacheKey, resolveNpmPackage, type NpmResolution, type RegistryOptions } from "./npm-source.js";
 import { importPluginModule, isPackageName, resolvePackageRoot, resolvePluginSource, PluginSourceError, type ResolvedModule } from "./source.js";
 
@@ -157,7 +157,8 @@ export async function resolveSessionSource(source: SessionPluginSource, declared
         const integrity = `git-sha1:${commit}`;
         checkDeclared(declared, { version: declared.version ?? integrity, integrity });
         const module = await resolvePackageRoot(directory, source.url);
-        return { resolved: { pluginId: declared.pluginId, version: declared.version ?? integrity, integrity }, artifact: { kind: "git", url: source.url, commit, digest: module.digest } };
+        // The normalized URL: the cache key (artifactCacheEntry) is computed from it.
+        return { resolved: { pluginId: declared.pluginId, version: declared.version ?? integrity, integrity }, artifact: { kind: "git", url: checkGitUrl(source.url), commit, digest: module.digest } };
       });
     case "Static": {
       const entry = context.staticPlugins?.get(source.id);
