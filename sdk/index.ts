@@ -11,6 +11,7 @@ import { HarnessStartupError, createHarness, type Harness } from "../services/ho
 import { isLoopbackAddress, listen, type Listener } from "../services/host/listen.js";
 import { LOOPBACK_HOSTS } from "../services/http/guard.js";
 import { resolveProjectId } from "../services/contract/project.js";
+import { artifactOptionsProblem, type SessionPluginArtifactOptions } from "../services/plugins/artifact-options.js";
 import { FIRST_PORT, PORT_SCAN } from "../services/daemon/paths.js";
 import type { CredentialMode, McpOAuthTokenResolver, McpSecretResolver, ProviderCredentialResolver, ProviderCredentialsPort } from "../services/providers/injected.js";
 
@@ -18,6 +19,7 @@ export type { CredentialMode, McpOAuthTokenResolver, McpSecretResolver, Provider
 export { DECLARATIVE_SESSION_PLUGIN } from "../services/host/plugin-handlers.js";
 
 export { HarnessClient, createClient, textPrompt, type CreateClientOptions };
+export type { SessionPluginArtifactOptions };
 export { sdk, unwrap, ZeClientError, watchTurn, watchSession, watchServer } from "../clients/index.js";
 export type * from "../generated/client/types.gen.js";
 
@@ -48,6 +50,14 @@ export interface CreateEmbeddedHarnessOptions {
   readonly mcpCredentialResolver?: McpSecretResolver;
   /** The access token of an MCP `oauth` reference. */
   readonly mcpOAuthTokenResolver?: McpOAuthTokenResolver;
+  /**
+   * How trusted `Package` and `Git` Session plugin sources are installed: `cacheDirectory`
+   * (default `plugin-artifacts` in the state directory; relative to `cwd`), the npm registry as
+   * `packageManager.registry` (default `ZE_HARNESS_NPM_REGISTRY`, `npm_config_registry`, then
+   * the public registry; `command` is accepted and unused: no package manager runs), and the
+   * optional `resolveTimeoutMs` / `installTimeoutMs` (default unlimited).
+   */
+  readonly sessionPluginArtifacts?: SessionPluginArtifactOptions;
 }
 
 /** A startup failure (bad configuration, an unusable database, a plugin that did not activate). */
@@ -129,6 +139,11 @@ export async function createEmbeddedHarness(options: CreateEmbeddedHarnessOption
     throw new EmbeddedHarnessError("ValidationError", "createEmbeddedHarness needs an explicit `databaseFilename` (a file path, `:memory:` or a libSQL URL)");
   }
   const cwd = resolve(options.cwd);
+  const artifacts = options.sessionPluginArtifacts;
+  const sessionPluginArtifacts =
+    artifacts !== undefined && artifacts.cacheDirectory !== undefined ? { ...artifacts, cacheDirectory: resolve(cwd, artifacts.cacheDirectory) } : artifacts;
+  const artifactProblem = sessionPluginArtifacts !== undefined ? artifactOptionsProblem(sessionPluginArtifacts) : undefined;
+  if (artifactProblem !== undefined) throw new EmbeddedHarnessError("ValidationError", artifactProblem);
   const database = /^(:memory:|[a-z][a-z0-9+.-]*:)/i.test(options.databaseFilename) ? options.databaseFilename : resolve(cwd, options.databaseFilename);
   try {
     const harness = await createHarness({
@@ -137,6 +152,7 @@ export async function createEmbeddedHarness(options: CreateEmbeddedHarnessOption
       env: options.env ?? process.env,
       ...(options.config !== undefined ? { inlineConfig: options.config } : {}),
       ...(options.inlinePlugins !== undefined ? { inlinePlugins: options.inlinePlugins } : {}),
+      ...(sessionPluginArtifacts !== undefined ? { sessionPluginArtifacts } : {}),
       ...(options.authFilePath !== undefined ? { authFilePath: resolve(cwd, options.authFilePath) } : {}),
       ...(options.credentialMode !== undefined ? { credentialMode: options.credentialMode } : {}),
       ...(options.providerCredentials !== undefined ? { providerCredentials: options.providerCredentials } : {}),

@@ -20,6 +20,7 @@ import { modelHandlers } from "./model-handlers.js";
 import type { ProviderGateway } from "./models.js";
 import type { ModelGateway } from "../core/turns/gateway.js";
 import type { HookPipeline } from "../plugins/hooks.js";
+import { defaultArtifactCacheDirectory, type SessionPluginArtifactOptions } from "../plugins/artifact-options.js";
 import { unavailableHandlers } from "./unavailable.js";
 import { providerHandlers } from "./provider-handlers.js";
 import {
@@ -72,6 +73,8 @@ export interface HarnessOptions {
   readonly inlineConfig?: unknown;
   /** Trusted plugin objects handed over in code (the embedded SDK's `inlinePlugins`). */
   readonly inlinePlugins?: readonly unknown[] | undefined;
+  /** How `Package` and `Git` Session plugin sources install (the embedded SDK's `sessionPluginArtifacts`). */
+  readonly sessionPluginArtifacts?: SessionPluginArtifactOptions | undefined;
   /** Where the provider `auth.json` is (default: `<state directory>/auth.json`). */
   readonly authFilePath?: string | undefined;
   /** Session workdirs resolve inside this directory; project config is discovered from it. */
@@ -244,6 +247,8 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
     configPath: options.configPath,
     inlineConfig: options.inlineConfig,
     inlinePlugins: options.inlinePlugins,
+    // The cache is pruned against this database's revisions: one directory per database by default.
+    sessionPluginArtifacts: { ...options.sessionPluginArtifacts, cacheDirectory: options.sessionPluginArtifacts?.cacheDirectory ?? defaultArtifactCacheDirectory(state, resolveDatabaseOption(options)) },
     sandbox: sandbox?.sandbox,
     runTurns: options.runTurns !== false,
     reservedToolIds: CORE_TOOL_IDS,

@@ -2,8 +2,9 @@
 // configuration and the Session overlays. The operations that use them are in plugin-routes.ts;
 // this module (and services/plugins behind it) loads only when a host needs plugins.
 import type { RuntimePlugin } from "../../generated/client/types.gen.js";
-import type { Config, ConfigLayer, Env } from "../config/index.js";
+import { stateDirectory, type Config, type ConfigLayer, type Env } from "../config/index.js";
 import {
+  artifactSettingsFrom,
   configRuntimeSource,
   createNodeCapabilities,
   PluginRuntime,
@@ -13,6 +14,7 @@ import {
   type PluginGeneration,
   type PluginProgress,
   type PluginRejection,
+  type SessionPluginArtifactOptions,
   type StaticSessionPlugin,
 } from "../plugins/index.js";
 import type { StorageHandle } from "../storage/index.js";
@@ -46,6 +48,8 @@ export interface CreatePluginServicesOptions {
   readonly reservedToolIds: readonly string[];
   readonly capabilities?: HostCapabilities;
   readonly staticPlugins?: ReadonlyMap<string, StaticSessionPlugin>;
+  /** How `Package` and `Git` Session plugin sources install (the SDK's `sessionPluginArtifacts`). */
+  readonly sessionPluginArtifacts?: SessionPluginArtifactOptions | undefined;
   readonly setupTimeoutMs?: number;
   /** Reference behaviour: only a `PluginError` with a `publicMessage` skips a failing host plugin. */
   readonly failClosed?: boolean;
@@ -113,7 +117,10 @@ export async function createPluginServices(options: CreatePluginServicesOptions)
     projectDirectory: options.serverRoot,
     // Every host links the declarative Session plugin; an embedder's static plugins come beside it.
     staticPlugins: new Map([[DECLARATIVE_SESSION_PLUGIN, declarativeSessionPlugin], ...(options.staticPlugins ?? new Map())]),
+    artifacts: artifactSettingsFrom(options.sessionPluginArtifacts, options.env, stateDirectory(options.env)),
     agentCatalog: (host: PluginGeneration, layer: PluginAgentLayer) => loadAgentCatalog({ configLayers: layers, env: options.env, plugins: host.agents, sessionPlugins: layer }),
   });
+  // Artifacts of Sessions deleted since the last run are freed now.
+  void sessions.pruneArtifacts().catch((error: unknown) => options.onDiagnostic?.("session-plugin-artifacts", error));
   return { ok: true, services: { runtime, sessions, config: () => config }, ...(rejection ? { rejection } : {}) };
 }

@@ -14,6 +14,7 @@
 import type { RuntimePlugin } from "../../generated/client/types.gen.js";
 import type { Config, Env } from "../config/index.js";
 import type { McpServer } from "../config/types.js";
+import type { SessionPluginArtifactOptions } from "../plugins/index.js";
 import type { StorageHandle } from "../storage/index.js";
 import { HarnessStartupError } from "./errors.js";
 import type { PluginHandlerServices } from "./plugin-handlers.js";
@@ -40,6 +41,7 @@ export interface HostPluginsOptions {
   readonly configPath?: string | undefined;
   readonly inlineConfig?: unknown;
   readonly inlinePlugins?: readonly unknown[] | undefined;
+  readonly sessionPluginArtifacts?: SessionPluginArtifactOptions | undefined;
   /** The built-in and Core tool ids plugins may not reuse. */
   readonly reservedToolIds: readonly string[];
   readonly eager: boolean;
@@ -73,6 +75,7 @@ export async function prepareHostPlugins(options: HostPluginsOptions): Promise<H
       configPath: options.configPath,
       ...(options.inlineConfig !== undefined ? { inlineConfig: options.inlineConfig } : {}),
       ...(options.inlinePlugins !== undefined ? { inlinePlugins: options.inlinePlugins } : {}),
+      ...(options.sessionPluginArtifacts !== undefined ? { sessionPluginArtifacts: options.sessionPluginArtifacts } : {}),
       reservedToolIds: options.reservedToolIds,
       ...(options.setupTimeoutMs !== undefined ? { setupTimeoutMs: options.setupTimeoutMs } : {}),
       ...(options.onDiagnostic ? { onDiagnostic: options.onDiagnostic } : {}),

@@ -18,6 +18,7 @@ import { describeConfigError, findProjectConfig, globalConfigFile, loadConfig, t
 import { validationFailure } from "../contract/failure.js";
 import type { CommandSandbox } from "../sandbox/index.js";
 import type { StorageHandle } from "../storage/index.js";
+import type { SessionPluginArtifactOptions } from "../plugins/index.js";
 import { loadHostCatalogs, type HostCatalogs } from "./catalogs.js";
 import { HarnessStartupError } from "./errors.js";
 import { prepareHostMcp, type HostMcp } from "./mcp-host.js";
@@ -202,6 +203,7 @@ export interface ScopeDependencies {
   readonly configPath?: string | undefined;
   readonly inlineConfig?: unknown;
   readonly inlinePlugins?: readonly unknown[] | undefined;
+  readonly sessionPluginArtifacts?: SessionPluginArtifactOptions | undefined;
   readonly sandbox?: CommandSandbox | undefined;
   readonly runTurns: boolean;
   readonly reservedToolIds: readonly string[];
@@ -226,6 +228,7 @@ export async function createProjectScope(deps: ScopeDependencies, loaded: Loaded
     configPath: deps.configPath,
     inlineConfig: deps.inlineConfig,
     inlinePlugins: deps.inlinePlugins,
+    sessionPluginArtifacts: deps.sessionPluginArtifacts,
     reservedToolIds: deps.reservedToolIds,
     // Loaded at once when configured; otherwise on the first plugin operation or the first
     // Turn of a Session with a plugin overlay (a plain one-shot `run` never loads the room).

@@ -19,7 +19,7 @@ import { loadPluginGeneration, type LoadPluginGenerationOptions, type PluginGene
 import { HookPipeline } from "./hooks.js";
 import type { JournalSink } from "./journal.js";
 import type { GenerationLease, PluginRuntime } from "./runtime.js";
-import { describeSource, loadArtifact, resolveSessionSource, type ArtifactRecord, type SourceContext, type StaticSessionPlugin } from "./session-sources.js";
+import { artifactCacheEntry, describeSource, loadArtifact, resolveSessionSource, type ArtifactRecord, type ArtifactSettings, type SourceContext, type StaticSessionPlugin } from "./session-sources.js";
 import { PluginSourceError } from "./source.js";
 import * as store from "./session-store.js";
 import { KeyedSerial } from "../contract/serial.js";
@@ -32,6 +32,8 @@ export interface SessionPluginServiceOptions {
   /** Package sources resolve from here. */
   readonly projectDirectory: string;
   readonly staticPlugins?: ReadonlyMap<string, StaticSessionPlugin> | undefined;
+  /** Where `Package` and `Git` sources install (default: session-sources.ts `defaultArtifactSettings`). */
+  readonly artifacts?: ArtifactSettings | undefined;
   readonly journal?: JournalSink | undefined;
   readonly setupTimeoutMs?: number | undefined;
   /** The host's built-in and Core tool ids. */
@@ -104,10 +106,11 @@ export class SessionPluginService {
   private readonly chains = new KeyedSerial();
   private readonly now: () => number;
   private readonly sources: SourceContext;
+  private mutating = 0;
 
   constructor(private readonly options: SessionPluginServiceOptions) {
     this.now = options.now ?? Date.now;
-    this.sources = { projectDirectory: options.projectDirectory, staticPlugins: options.staticPlugins };
+    this.sources = { projectDirectory: options.projectDirectory, staticPlugins: options.staticPlugins, ...(options.artifacts ? { artifacts: options.artifacts } : {}) };
   }
 
   /** `GET …/plugins`. */
@@ -118,7 +121,7 @@ export class SessionPluginService {
 
   /** `PUT …/plugins`: records the desired revision (idempotently) and activates it. */
   add(server: string, sessionId: string, body: AddSessionPluginRequest): Promise<SessionPluginsStatus> {
-    return this.serialized(sessionId, async () => {
+    return this.pruning(sessionId, async () => {
       await this.session(server, sessionId);
       if (typeof body.id !== "string" || body.id.trim() === "" || body.id.length > 128) throw validationFailure("id must be a non-empty revision id of at most 128 characters.");
       if (!isIdentifier(body.resolved.pluginId)) throw validationFailure(`resolved.pluginId ${JSON.stringify(body.resolved.pluginId)} is not a plugin id.`);
@@ -138,7 +141,7 @@ export class SessionPluginService {
 
   /** `DELETE …/plugins`: later Turns use the host baseline only. */
   remove(server: string, sessionId: string): Promise<SessionPluginsStatus> {
-    return this.serialized(sessionId, async () => {
+    return this.pruning(sessionId, async () => {
       await this.session(server, sessionId);
       await store.clearOverlay(this.options.storage, sessionId, this.now());
       this.retire(sessionId);
@@ -162,7 +165,7 @@ export class SessionPluginService {
 
   /** `POST …/plugins/refresh`: re-resolves the active revision `id`; a newer unpinned artifact becomes a new revision. */
   refresh(server: string, sessionId: string, body: { readonly id: string }): Promise<SessionPluginsStatus> {
-    return this.serialized(sessionId, async () => {
+    return this.pruning(sessionId, async () => {
       await this.session(server, sessionId);
       const overlay = await store.getOverlay(this.options.storage, sessionId);
       if (!overlay?.activeRevisionId || overlay.activeRevisionId !== body.id) throw conflict(`Revision ${body.id} is not the Session's active plugin revision.`);
@@ -356,6 +359,34 @@ export class SessionPluginService {
       ...(active ? { active: redacted(active) } : {}),
       plugins: [...this.options.runtime.plugins(), ...(instance && active && instance.revisionId === active.id ? instance.generation.plugins : [])],
     };
+  }
+
+  /**
+   * A mutation that may change which artifacts are referenced: afterwards (whether it succeeded or
+   * not) the artifact cache frees every entry no desired or active revision references.
+   */
+  private async pruning<T>(sessionId: string, fn: () => Promise<T>): Promise<T> {
+    // Another Session's mutation may have installed an artifact it has not recorded yet: the
+    // last mutation in flight prunes.
+    this.mutating += 1;
+    try {
+      return await this.serialized(sessionId, fn);
+    } finally {
+      this.mutating -= 1;
+      if (this.mutating === 0) await this.pruneArtifacts().catch((error: unknown) => this.options.onDiagnostic?.("session-plugin-artifacts", error));
+    }
+  }
+
+  /** Frees the cached artifacts no recorded desired or active revision references; returns them. */
+  async pruneArtifacts(): Promise<string[]> {
+    const cache = this.options.artifacts?.cache;
+    if (!cache) return [];
+    const referenced = new Set<string>();
+    for (const text of await store.referencedArtifacts(this.options.storage)) {
+      const entry = artifactCacheEntry(JSON.parse(text) as ArtifactRecord);
+      if (entry !== undefined) referenced.add(entry);
+    }
+    return cache.prune(referenced);
   }
 
   /** Runs mutations (and lease activations) of one Session one at a time. */

@@ -6,17 +6,28 @@
 // - `File` (`file:` URL or absolute path): the file's SHA-256 pins it (`integrity` `sha256:<hex>`,
 //   `version` `file-sha256:<hex>` unless declared). The module loads from its own location, so
 //   its imports resolve as written; a changed file fails activation until refreshed.
-// - `Package`: an installed package found from the project directory: its exact `version` and
-//   its entry file's SHA-256 (`integrity`). `requestedVersion` must equal the installed version.
+// - `Package`: installed from the npm registry (npm-source.ts) into the artifact cache at an exact
+//   `version` (the requested version or dist-tag, else `latest`) with the registry's `integrity`
+//   (`sha512-…`), verified before anything is written; no package script ever runs.
+// - `Git`: cloned over HTTP(S) (git-source.ts) and checked out at an exact commit (the `ref`: a
+//   full commit, a branch or a tag; the default branch without one): `version`
+//   `git-sha1:<commit>` unless declared, `integrity` `git-sha1:<commit>`.
 // - `Static`: a plugin the embedding host registered under that id.
-// - `Git` and `Bundle` are unsupported capabilities here (503).
+// - `Bundle` is an unsupported capability here (503).
+// Installed artifacts live in the cache until no recorded desired or active revision references
+// them (`artifactCacheEntry`); a freed one is installed and verified again when loaded.
 import { createHash } from "node:crypto";
 import { readFile, realpath, stat } from "node:fs/promises";
-import { isAbsolute } from "node:path";
+import { tmpdir } from "node:os";
+import { isAbsolute, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { SessionPluginResolution, SessionPluginSource } from "../../generated/client/types.gen.js";
 import { conflict, unavailable, validationFailure } from "../contract/failure.js";
-import { importPluginModule, isPackageName, resolvePluginSource, PluginSourceError } from "./source.js";
+import { ArtifactCache } from "./artifact-cache.js";
+import type { SessionPluginArtifactOptions } from "./artifact-options.js";
+import { checkGitUrl, gitCacheKey, installGitCommit, resolveGitSource } from "./git-source.js";
+import { DEFAULT_NPM_REGISTRY, installNpmPackage, registryFrom, npmCacheKey, resolveNpmPackage, type NpmResolution, type RegistryOptions } from "./npm-source.js";
+import { importPluginModule, isPackageName, resolvePackageRoot, resolvePluginSource, PluginSourceError, type ResolvedModule } from "./source.js";
 
 /** A plugin the embedding host links in, addressed by a `Static` source id. */
 export interface StaticSessionPlugin {
@@ -34,12 +45,55 @@ export interface ResolvedArtifact {
 
 export type ArtifactRecord =
   | { readonly kind: "file"; readonly path: string; readonly digest: string }
+  /** A package found installed in node_modules (revisions recorded before registry installs). */
   | { readonly kind: "package"; readonly name: string; readonly version: string; readonly digest: string }
+  | { readonly kind: "npm"; readonly name: string; readonly version: string; readonly integrity: string; readonly tarball: string; readonly digest: string }
+  | { readonly kind: "git"; readonly url: string; readonly commit: string; readonly digest: string }
   | { readonly kind: "static"; readonly id: string; readonly version: string };
+
+/** Where `Package` and `Git` sources are installed from and to (the SDK's `sessionPluginArtifacts`). */
+export interface ArtifactSettings {
+  readonly cache: ArtifactCache;
+  /** The npm registry (see npm-source.ts `registryFrom`). */
+  readonly registry: string;
+  readonly resolveTimeoutMs?: number | undefined;
+  readonly installTimeoutMs?: number | undefined;
+}
 
 export interface SourceContext {
   readonly projectDirectory: string;
   readonly staticPlugins?: ReadonlyMap<string, StaticSessionPlugin> | undefined;
+  /** Default: the cache `ze-harness-plugin-artifacts` under the OS temporary directory, the public registry. */
+  readonly artifacts?: ArtifactSettings | undefined;
+}
+
+/** The settings a host uses: the options over the environment, the cache under `stateDirectory`. */
+export function artifactSettingsFrom(options: SessionPluginArtifactOptions | undefined, env: Readonly<Record<string, string | undefined>>, stateDirectory: string): ArtifactSettings {
+  return {
+    cache: new ArtifactCache(options?.cacheDirectory ?? join(stateDirectory, "plugin-artifacts")),
+    registry: registryFrom(options?.packageManager?.registry, env),
+    resolveTimeoutMs: options?.resolveTimeoutMs,
+    installTimeoutMs: options?.installTimeoutMs,
+  };
+}
+
+/** The reference's default cache directory (a host passes its own, under its data directory). */
+export const defaultArtifactSettings = (): ArtifactSettings => ({ cache: new ArtifactCache(join(tmpdir(), "ze-harness-plugin-artifacts")), registry: DEFAULT_NPM_REGISTRY });
+
+const settingsOf = (context: SourceContext): ArtifactSettings => context.artifacts ?? defaultArtifactSettings();
+const registryOptions = (settings: ArtifactSettings): RegistryOptions => ({ registry: settings.registry, resolveTimeoutMs: settings.resolveTimeoutMs, installTimeoutMs: settings.installTimeoutMs });
+
+/** The cache entry (`<kind>/<key>`) an artifact record keeps in use, if it has one. */
+export function artifactCacheEntry(artifact: ArtifactRecord): string | undefined {
+  if (artifact.kind === "npm") return `npm/${npmCacheKey(artifact)}`;
+  if (artifact.kind === "git") return `git/${gitCacheKey(artifact.url, artifact.commit)}`;
+  return undefined;
+}
+
+/** The installed entry of an npm artifact (installing and verifying it again when it was freed). */
+async function npmModule(resolution: NpmResolution, settings: ArtifactSettings): Promise<ResolvedModule> {
+  const directory = await installNpmPackage(resolution, settings.cache, registryOptions(settings));
+  return resolvePackageRoot(join(directory, "package"), resolution.name);
 }
 
 const sha256 = (bytes: Uint8Array): string => createHash("sha256").update(bytes).digest("hex");
@@ -87,15 +141,24 @@ export async function resolveSessionSource(source: SessionPluginSource, declared
     case "Package":
       return wrap(async () => {
         if (!isPackageName(source.name)) throw validationFailure(`Package source ${JSON.stringify(source.name)} is not an exact npm package name.`);
-        const resolved = await resolvePluginSource(source.name, context.projectDirectory);
-        const version = resolved.packageVersion ?? "0.0.0";
-        if (source.requestedVersion !== undefined && source.requestedVersion !== version) {
-          throw validationFailure(`Package ${source.name} is installed at version ${version}, not the requested ${source.requestedVersion}.`);
-        }
+        const settings = settingsOf(context);
+        const resolution = await resolveNpmPackage(source.name, source.requestedVersion, registryOptions(settings), settings.cache.bounds.maxDownloadBytes);
+        const { version, integrity } = resolution;
+        // A declared pin that the registry contradicts is refused before anything is downloaded.
         if (declared.version !== undefined && declared.version !== version) throw conflict(`declared_mismatch: package ${source.name} resolved to version ${version}, not the declared ${declared.version}.`);
-        const integrity = `sha256:${resolved.digest}`;
         checkDeclared(declared, { version, integrity });
-        return { resolved: { pluginId: declared.pluginId, version, integrity }, artifact: { kind: "package", name: source.name, version, digest: resolved.digest } };
+        const module = await npmModule(resolution, settings);
+        return { resolved: { pluginId: declared.pluginId, version, integrity }, artifact: { kind: "npm", ...resolution, digest: module.digest } };
+      });
+    case "Git":
+      return wrap(async () => {
+        const settings = settingsOf(context);
+        const { commit, directory } = await resolveGitSource(source.url, source.ref, settings.cache, { resolveTimeoutMs: settings.resolveTimeoutMs, installTimeoutMs: settings.installTimeoutMs });
+        const integrity = `git-sha1:${commit}`;
+        checkDeclared(declared, { version: declared.version ?? integrity, integrity });
+        const module = await resolvePackageRoot(directory, source.url);
+        // The normalized URL: the cache key (artifactCacheEntry) is computed from it.
+        return { resolved: { pluginId: declared.pluginId, version: declared.version ?? integrity, integrity }, artifact: { kind: "git", url: checkGitUrl(source.url), commit, digest: module.digest } };
       });
     case "Static": {
       const entry = context.staticPlugins?.get(source.id);
@@ -106,8 +169,6 @@ export async function resolveSessionSource(source: SessionPluginSource, declared
       checkDeclared(declared, { version: entry.version });
       return { resolved: { pluginId: entry.pluginId, version: entry.version }, artifact: { kind: "static", id: source.id, version: entry.version } };
     }
-    case "Git":
-      throw unavailable("Git plugin sources are not supported by this host.");
     case "Bundle":
       throw unavailable("Bundle plugin sources are a Worker host capability; this Node host does not load them.");
   }
@@ -127,6 +188,22 @@ export async function loadArtifact(artifact: ArtifactRecord, context: SourceCont
         throw new PluginSourceError(`The recorded package ${artifact.name}@${artifact.version} is no longer installed as recorded; refresh the Session plugin to adopt what is installed.`);
       }
       return { value: await importPluginModule(resolved), packageVersion: artifact.version };
+    }
+    case "npm":
+    case "git": {
+      const settings = settingsOf(context);
+      let module: ResolvedModule;
+      try {
+        module =
+          artifact.kind === "npm"
+            ? await npmModule(artifact, settings)
+            : await resolvePackageRoot(await installGitCommit(artifact.url, artifact.commit, settings.cache, { resolveTimeoutMs: settings.resolveTimeoutMs, installTimeoutMs: settings.installTimeoutMs }), artifact.url);
+      } catch (error) {
+        throw error instanceof PluginSourceError ? error : new PluginSourceError(error instanceof Error ? error.message : String(error));
+      }
+      const label = artifact.kind === "npm" ? `${artifact.name}@${artifact.version}` : `${artifact.url} at ${artifact.commit}`;
+      if (module.digest !== artifact.digest) throw new PluginSourceError(`The installed plugin ${label} no longer has the recorded entry file; refresh the Session plugin.`);
+      return { value: await importPluginModule(module), ...(artifact.kind === "npm" ? { packageVersion: artifact.version } : {}) };
     }
     case "static": {
       const entry = context.staticPlugins?.get(artifact.id);

@@ -147,3 +147,17 @@ export function clearOverlay(context: Context, sessionId: string, now: number): 
     );
   });
 }
+
+/** The artifact records of every Session's desired and active revisions (what the artifact cache must keep). */
+export function referencedArtifacts(context: Context): Promise<string[]> {
+  return read(context, async (sql) =>
+    (
+      await sql.all<{ artifact: string | null }>(
+        `SELECT r.artifact AS artifact FROM session_plugin p JOIN session_plugin_revision r
+           ON r.session_id = p.session_id AND (r.id = p.desired_revision_id OR r.id = p.active_revision_id)`,
+      )
+    )
+      .map((row) => row.artifact)
+      .filter((artifact): artifact is string => artifact !== null),
+  );
+}

@@ -126,30 +126,34 @@ function packageEntry(manifest: Record<string, unknown>): string | undefined {
   return typeof manifest["main"] === "string" ? manifest["main"] : "index.js";
 }
 
+/** The package installed at `root` (its package.json names the entry): the entry file, its digest and the version. */
+export async function resolvePackageRoot(root: string, name: string): Promise<ResolvedModule> {
+  const text = await readFile(join(root, "package.json"), "utf8").catch(() => undefined);
+  if (text === undefined) throw new PluginSourceError(`Plugin package ${name} has no package.json.`);
+  let manifest: unknown;
+  try {
+    manifest = JSON.parse(text);
+  } catch {
+    throw new PluginSourceError(`Plugin package ${name} has an unreadable package.json.`);
+  }
+  if (!isRecord(manifest)) throw new PluginSourceError(`Plugin package ${name} has an unreadable package.json.`);
+  const entry = packageEntry(manifest);
+  if (entry === undefined) throw new PluginSourceError(`Plugin package ${name} exports no importable entry point.`);
+  const target = resolve(root, entry);
+  const canonicalRoot = await realpath(root);
+  const resolved = await resolveFile(target).catch(() => {
+    throw new PluginSourceError(`Plugin package ${name} names an entry point that does not exist.`);
+  });
+  if (resolved.path !== canonicalRoot && !resolved.path.startsWith(canonicalRoot + sep)) throw new PluginSourceError(`Plugin package ${name} names an entry point outside the package.`);
+  const version = typeof manifest["version"] === "string" ? manifest["version"] : undefined;
+  return { ...resolved, ...(version !== undefined ? { packageVersion: version } : {}) };
+}
+
 async function resolvePackage(name: string, projectDirectory: string): Promise<ResolvedModule> {
   if (!isPackageName(name)) throw new PluginSourceError(`Plugin source ${JSON.stringify(name)} is neither a local path (./, ../ or /) nor an exact npm package name.`);
   for (let directory = resolve(projectDirectory); ; directory = dirname(directory)) {
     const root = join(directory, "node_modules", ...name.split("/"));
-    const text = await readFile(join(root, "package.json"), "utf8").catch(() => undefined);
-    if (text !== undefined) {
-      let manifest: unknown;
-      try {
-        manifest = JSON.parse(text);
-      } catch {
-        throw new PluginSourceError(`Plugin package ${name} has an unreadable package.json.`);
-      }
-      if (!isRecord(manifest)) throw new PluginSourceError(`Plugin package ${name} has an unreadable package.json.`);
-      const entry = packageEntry(manifest);
-      if (entry === undefined) throw new PluginSourceError(`Plugin package ${name} exports no importable entry point.`);
-      const target = resolve(root, entry);
-      const canonicalRoot = await realpath(root);
-      const resolved = await resolveFile(target).catch(() => {
-        throw new PluginSourceError(`Plugin package ${name} names an entry point that does not exist.`);
-      });
-      if (resolved.path !== canonicalRoot && !resolved.path.startsWith(canonicalRoot + sep)) throw new PluginSourceError(`Plugin package ${name} names an entry point outside the package.`);
-      const version = typeof manifest["version"] === "string" ? manifest["version"] : undefined;
-      return { ...resolved, ...(version !== undefined ? { packageVersion: version } : {}) };
-    }
+    if ((await stat(join(root, "package.json")).catch(() => undefined)) !== undefined) return resolvePackageRoot(root, name);
     if (dirname(directory) === directory) break;
   }
   throw new PluginSourceError(`Plugin package ${name} is not installed (searched node_modules from ${projectDirectory} upwards).`);

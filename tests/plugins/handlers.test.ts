@@ -186,7 +186,8 @@ describe("Session plugins", () => {
     const sessionId = await createSession();
     const file = dir.write("p.mjs", doublingPlugin("session.tools"));
     expect(await failure(put(sessionId, { id: "r", source: { _tag: "Bundle", url: "https://plugins.example.com/x.js" } }))).toMatchObject({ status: 503, body: { _tag: "UnavailableError" } });
-    expect(await failure(put(sessionId, { id: "r", source: { _tag: "Git", url: "https://example.com/x.git" } }))).toMatchObject({ status: 503 });
+    expect(await failure(put(sessionId, { id: "r", source: { _tag: "Git", url: "ssh://git@example.com/x.git" } }))).toMatchObject({ status: 400, body: { _tag: "ValidationError" } });
+    expect(await failure(put(sessionId, { id: "r", source: { _tag: "Git", url: "https://user:secret@example.com/x.git" } }))).toMatchObject({ status: 400, body: { message: expect.not.stringContaining("secret") } });
     expect(await failure(put(sessionId, { id: "r", source: { _tag: "File", uri: "relative/p.mjs" } }))).toMatchObject({ status: 400, body: { _tag: "ValidationError" } });
     expect(await failure(put(sessionId, { id: "r", source: fileSource(join(dir.dir, "missing.mjs")) }))).toMatchObject({ status: 400 });
     const mismatch = await failure(put(sessionId, { id: "r", source: fileSource(file), resolved: { pluginId: "session.tools", integrity: `sha256:${"0".repeat(64)}` } }));

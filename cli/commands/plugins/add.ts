@@ -13,7 +13,7 @@ export default jsonCommand({
   summary: "Add a Session plugin (replacing the Session's current one); print the Session's plugin status as JSON.",
   description:
     "Give exactly one source: --file PATH (a plugin module on the server's machine; a relative path resolves from the current directory), --package NAME [--package-version V], --git URL [--ref REF], --bundle URL (Worker hosts) or --static ID. " +
-    "The host resolves the source to an exact artifact (a file's SHA-256, a package's version and integrity) before it records the revision, then activates it; a revision that fails to activate leaves the previous one active. " +
+    "The host resolves the source to an exact artifact (a file's SHA-256; a package installed from the npm registry at an exact version with the registry's integrity, no package script run; a Git commit) before it records the revision, then activates it; a revision that fails to activate leaves the previous one active. " +
     "--integrity pins the artifact (a mismatch fails with declared_mismatch, and refresh keeps a pinned revision). Repeating an add with the same --revision and flags is idempotent.",
   examples: [
     "<%= config.bin %> plugins add --session SESSION_ID --file ./notes-plugin.mjs --plugin-id example.notes",
@@ -24,13 +24,13 @@ export default jsonCommand({
     "plugin-id": flag.string({ description: "The id the plugin must declare." }),
     file: flag.string({ description: "A plugin module file." }),
     package: flag.string({ description: "An npm package name." }),
-    "package-version": flag.string({ description: "The exact package version to require (with --package)." }),
+    "package-version": flag.string({ description: "The exact package version or dist-tag (with --package; default latest)." }),
     git: flag.string({ description: "A Git repository URL." }),
-    ref: flag.string({ description: "The Git ref (with --git)." }),
+    ref: flag.string({ description: "A full commit, branch or tag (with --git; default the default branch)." }),
     bundle: flag.string({ description: "An https:// URL of a self-contained ES module bundle." }),
     static: flag.string({ description: "A static Session plugin the host links in, by source id." }),
     options: flag.string({ description: "The plugin's options as a JSON object, or - for stdin (default {})." }),
-    integrity: flag.string({ description: "Pin the artifact's integrity (sha256:<hex>)." }),
+    integrity: flag.string({ description: "Pin the artifact's integrity (sha256:<hex>, sha512-<base64>, git-sha1:<commit>)." }),
     revision: flag.string({ description: "Revision id; generated when omitted. Repeating an add with it is idempotent." }),
   },
   input: async ({ flags }): Promise<AddSessionPluginRequest & { sessionId: string }> => {
