@@ -116,3 +116,15 @@ export { CredentialRefresher, REFRESH_MARGIN_MS, refreshDue, refreshable, type R
 export { defaultLoginContext, type LoginContext } from "./login/oauth.js";
 export { CODEX_BASE_URL_VARIABLE, CODEX_ISSUER_VARIABLE, CODEX_METHOD_ID, codexEndpoint } from "./login/codex.js";
 export { loginMethodsOf } from "./login/methods.js";
+export {
+  DEFAULT_TAP_BASE_URL,
+  KEY_MISSING_CODE,
+  TAP_BASE_URL_VARIABLE,
+  TAP_ISSUER_VARIABLE,
+  TAP_METHOD_ID,
+  TAP_NOTICE,
+  TAP_PROVIDER_ID,
+  tapBaseURL,
+  viaFailure,
+  type ViaRoute,
+} from "./tap.js";

@@ -6,6 +6,7 @@ import type { ModelRequest, ModelStreamEvent } from "./events.js";
 import { ProviderFailure } from "./failure.js";
 import type { ModelProtocol } from "./protocol.js";
 import { Attempt } from "./wire.js";
+import { viaFailure } from "./tap.js";
 
 type Adapter = (request: ModelRequest, attempt: Attempt) => AsyncGenerator<ModelStreamEvent>;
 
@@ -45,7 +46,7 @@ export async function* streamModel(request: ModelRequest): AsyncGenerator<ModelS
     throw new ProviderFailure({
       kind: "auth",
       beforeOutput: true,
-      message: `${model.ref}: provider "${model.providerId}" has no credential`,
+      message: model.via !== undefined ? `${model.ref}: not signed in to ${model.via.displayName}` : `${model.ref}: provider "${model.providerId}" has no credential`,
     });
   }
   const attempt = new Attempt(request);
@@ -60,7 +61,8 @@ export async function* streamModel(request: ModelRequest): AsyncGenerator<ModelS
     }
     if (attempt.failure) throw attempt.failure;
   } catch (error) {
-    throw attempt.classify(error);
+    // A request routed through a key holder's gateway (TAP) fails naming it.
+    throw viaFailure(attempt.classify(error), model);
   } finally {
     attempt.dispose();
   }
