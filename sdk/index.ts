@@ -4,6 +4,7 @@
 // listenEmbeddedHarness adds a loopback listener to the same instance, so other processes (the
 // CLI with --remote, a browser at /dashboard) reach the very same Sessions.
 import { join, resolve } from "node:path";
+import type { ProviderDefinition } from "../plugin/index.js";
 import { HarnessClient, createClient, textPrompt, type CreateClientOptions } from "../clients/harness-client.js";
 import { createZeClient } from "../clients/client.js";
 import { stateDirectory, type Config, type Env } from "../services/config/index.js";
@@ -16,6 +17,19 @@ import { FIRST_PORT, PORT_SCAN } from "../services/daemon/paths.js";
 export { HarnessClient, createClient, textPrompt, type CreateClientOptions };
 export { sdk, unwrap, ZeClientError, watchTurn, watchSession, watchServer } from "../clients/index.js";
 export type * from "../generated/client/types.gen.js";
+// Native provider authoring (the same functions `ze-harness/plugin` exports).
+export { defineProvider, makeCompatibleProviderDefinition, makeRedacted, revealRedacted } from "../plugin/index.js";
+export type {
+  CompatibleProviderConfig,
+  ProviderCatalogModel,
+  ProviderDefinition,
+  ProviderDefinitionInput,
+  ProviderModelAcquisitionInput,
+  ProviderModelCorrection,
+  ProviderModelService,
+  ProviderStreamContext,
+  Redacted,
+} from "../plugin/index.js";
 
 /** What the embedding program hands over. */
 export interface CreateEmbeddedHarnessOptions {
@@ -31,6 +45,11 @@ export interface CreateEmbeddedHarnessOptions {
   readonly authFilePath?: string;
   /** The environment providers and paths read (default `process.env`). */
   readonly env?: Env;
+  /**
+   * Native providers (`defineProvider` / `makeCompatibleProviderDefinition`) keyed by configured
+   * provider ID (`config.providers` must list each); an unknown ID fails startup.
+   */
+  readonly providerDefinitions?: Readonly<Record<string, ProviderDefinition<never>>>;
 }
 
 /** A startup failure (bad configuration, an unusable database, a plugin that did not activate). */
@@ -91,6 +110,7 @@ export async function createEmbeddedHarness(options: CreateEmbeddedHarnessOption
       ...(options.config !== undefined ? { inlineConfig: options.config } : {}),
       ...(options.inlinePlugins !== undefined ? { inlinePlugins: options.inlinePlugins } : {}),
       ...(options.authFilePath !== undefined ? { authFilePath: resolve(cwd, options.authFilePath) } : {}),
+      ...(options.providerDefinitions !== undefined ? { providerDefinitions: options.providerDefinitions } : {}),
       allowedHosts: LOOPBACK_HOSTS,
       // Like an embedded command: this instance runs the Sessions it operates on (holding their
       // runner lease), and a serve on the same database runs the rest.

@@ -38,6 +38,7 @@ import { Secret } from "./secret.js";
 import type { Env } from "../config/paths.js";
 import { TAP_PROVIDER_ID, tapBaseURL, tapPreset, type ViaRoute } from "./tap.js";
 import { routeVia } from "./via.js";
+import { bindNative, checkNativeDefinitions, isCustomNative, nativeOptions, prepareNativeEntry, type NativeBinding } from "./native.js";
 
 /** The providers enabled when the config has no `providers` map. */
 export const DEFAULT_PROVIDER_IDS: readonly string[] = ["openai", "opencode-go", "openrouter"];
@@ -68,6 +69,8 @@ export interface ResolvedModel {
   readonly defaults: ModelDefaults;
   /** Set when the provider's requests go through a key holder's gateway (`via`, e.g. TAP). */
   readonly via?: ViaRoute;
+  /** Set for a model of a code-defined native provider: its requests go to the definition's model service. */
+  readonly native?: NativeBinding;
 }
 
 /** A compiled `providers.<id>` entry (or a default provider). Holds no secret in plain form. */
@@ -121,6 +124,8 @@ export interface ResolveProvidersOptions {
   readonly discovered?: Readonly<Record<string, readonly DiscoveredModel[]>>;
   /** The host environment: `ZE_HARNESS_TAP_BASE_URL` places the `tap` preset. */
   readonly env?: Env;
+  /** Native provider definitions by configured provider ID (the SDK's `providerDefinitions`; see native.ts). */
+  readonly definitions?: Readonly<Record<string, unknown>>;
 }
 
 const UNKNOWN_MODEL: Omit<CatalogModelRecord, "id" | "displayName" | "protocol"> = {
@@ -370,9 +375,20 @@ export function resolveProviders(
     if (!url.ok) return { ok: false, error: providerInvalid(TAP_PROVIDER_ID, "", url.message) };
     catalog = { ...catalog, providers: { ...catalog.providers, [TAP_PROVIDER_ID]: tapPreset(catalog, url.url) } };
   }
+  const natives = checkNativeDefinitions(options.definitions, entries);
+  if (!natives.ok) return natives;
   const compiled: ResolvedProvider[] = [];
   for (const id of Object.keys(entries).sort()) {
-    const result = compileEntry(id, entries[id]!, entries, catalog, options.discovered?.[id]);
+    const entry = entries[id]!;
+    const native = natives.value.get(id);
+    const base = typeof entry === "object" ? entry.base : undefined;
+    const prepared = prepareNativeEntry(id, entry, native, Object.hasOwn(catalog.providers, base ?? id));
+    if (!prepared.ok) return prepared;
+    let result = compileEntry(id, prepared.value, entries, catalog, options.discovered?.[id]);
+    if (result.ok && isCustomNative(native)) {
+      const nativeOpts = nativeOptions(id, native, typeof entry === "object" ? entry.options : undefined);
+      result = nativeOpts.ok ? bindNative(result.value, native, nativeOpts.value) : nativeOpts;
+    }
     if (!result.ok) return result;
     compiled.push(result.value);
   }

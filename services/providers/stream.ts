@@ -51,7 +51,8 @@ export async function* streamModel(request: ModelRequest): AsyncGenerator<ModelS
   }
   const attempt = new Attempt(request);
   try {
-    const adapter = await adapterFor(model.protocol);
+    // A code-defined native provider's model runs its own service; every other model one of the protocol adapters.
+    const adapter = model.native !== undefined ? (await import("./adapters/native.js")).streamNative : await adapterFor(model.protocol);
     for await (const event of adapter(request, attempt)) {
       // A deadline or failure recorded while the stream ran wins, even where its abort did not
       // reach the SDK's request in time (a stream that went on to finish is still over its deadline).
