@@ -190,3 +190,19 @@ export function prepareNativeEntry(id: string, entry: ProviderEntry, native: Nat
 }
 
 type ProviderEntryDefinition = Exclude<ProviderEntry, boolean>["definition"];
+
+/** Compiles one entry (`compile`: the declarative compiler), bound to its native definition when it has one. */
+export function compileWithNative(
+  id: string,
+  entry: ProviderEntry,
+  native: NativeProviderDefinition | undefined,
+  known: boolean,
+  compile: (entry: ProviderEntry) => ProviderResult<ResolvedProvider>,
+): ProviderResult<ResolvedProvider> {
+  const prepared = prepareNativeEntry(id, entry, native, known);
+  if (!prepared.ok) return prepared;
+  const result = compile(prepared.value);
+  if (!result.ok || !isCustomNative(native)) return result;
+  const options = nativeOptions(id, native, typeof entry === "object" ? entry.options : undefined);
+  return options.ok ? bindNative(result.value, native, options.value) : options;
+}

@@ -36,9 +36,9 @@ import { DEFAULT_ROUTES, defaultAuthentication, type Authentication, type ModelP
 import { discoveredRecord, type DiscoveredModel } from "./discovered.js";
 import { Secret } from "./secret.js";
 import type { Env } from "../config/paths.js";
-import { TAP_PROVIDER_ID, tapBaseURL, tapPreset, type ViaRoute } from "./tap.js";
+import { TAP_PROVIDER_ID, withTapPreset, type ViaRoute } from "./tap.js";
 import { routeVia } from "./via.js";
-import { bindNative, checkNativeDefinitions, isCustomNative, nativeOptions, prepareNativeEntry, type NativeBinding } from "./native.js";
+import { checkNativeDefinitions, compileWithNative, type NativeBinding } from "./native.js";
 
 /** The providers enabled when the config has no `providers` map. */
 export const DEFAULT_PROVIDER_IDS: readonly string[] = ["openai", "opencode-go", "openrouter"];
@@ -369,26 +369,16 @@ export function resolveProviders(
     entries = providers;
   }
   // The tap preset joins the catalog (its URL over a catalog section's) when an entry uses it.
-  const usesTap = Object.entries(entries).some(([id, entry]) => id === TAP_PROVIDER_ID || (typeof entry === "object" && entry.base === TAP_PROVIDER_ID));
-  if (usesTap) {
-    const url = tapBaseURL(options.env);
-    if (!url.ok) return { ok: false, error: providerInvalid(TAP_PROVIDER_ID, "", url.message) };
-    catalog = { ...catalog, providers: { ...catalog.providers, [TAP_PROVIDER_ID]: tapPreset(catalog, url.url) } };
-  }
+  const withTap = withTapPreset(catalog, entries, options.env);
+  if (!withTap.ok) return withTap;
+  catalog = withTap.value;
   const natives = checkNativeDefinitions(options.definitions, entries);
   if (!natives.ok) return natives;
   const compiled: ResolvedProvider[] = [];
   for (const id of Object.keys(entries).sort()) {
     const entry = entries[id]!;
-    const native = natives.value.get(id);
-    const base = typeof entry === "object" ? entry.base : undefined;
-    const prepared = prepareNativeEntry(id, entry, native, Object.hasOwn(catalog.providers, base ?? id));
-    if (!prepared.ok) return prepared;
-    let result = compileEntry(id, prepared.value, entries, catalog, options.discovered?.[id]);
-    if (result.ok && isCustomNative(native)) {
-      const nativeOpts = nativeOptions(id, native, typeof entry === "object" ? entry.options : undefined);
-      result = nativeOpts.ok ? bindNative(result.value, native, nativeOpts.value) : nativeOpts;
-    }
+    const known = Object.hasOwn(catalog.providers, (typeof entry === "object" ? entry.base : undefined) ?? id);
+    const result = compileWithNative(id, entry, natives.value.get(id), known, (prepared) => compileEntry(id, prepared, entries, catalog, options.discovered?.[id]));
     if (!result.ok) return result;
     compiled.push(result.value);
   }

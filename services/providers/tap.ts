@@ -14,6 +14,8 @@
 import type { Env } from "../config/paths.js";
 import { joinEndpoint, validateBaseURL } from "./base-url.js";
 import { ProviderFailure } from "./failure.js";
+import type { ProviderEntry } from "../config/types.js";
+import { providerInvalid, type ProviderResult } from "./errors.js";
 import type { CatalogProviderRecord, NormalizedCatalog } from "./models-dev.js";
 
 export const TAP_PROVIDER_ID = "tap";
@@ -57,6 +59,15 @@ export function tapIssuer(env: Env | undefined, baseURL: string): string {
 export function tapPreset(catalog: NormalizedCatalog, baseURL: string): CatalogProviderRecord {
   const section = Object.hasOwn(catalog.providers, TAP_PROVIDER_ID) ? catalog.providers[TAP_PROVIDER_ID] : undefined;
   return { id: TAP_PROVIDER_ID, displayName: TAP_DISPLAY_NAME, protocol: "chat", environment: [], models: section?.models ?? {}, baseURL };
+}
+
+/** The catalog with the tap preset in it, when an entry is `tap` or has `base: "tap"`. */
+export function withTapPreset(catalog: NormalizedCatalog, entries: Readonly<Record<string, ProviderEntry>>, env: Env | undefined): ProviderResult<NormalizedCatalog> {
+  const used = Object.entries(entries).some(([id, entry]) => id === TAP_PROVIDER_ID || (typeof entry === "object" && entry.base === TAP_PROVIDER_ID));
+  if (!used) return { ok: true, value: catalog };
+  const url = tapBaseURL(env);
+  if (!url.ok) return { ok: false, error: providerInvalid(TAP_PROVIDER_ID, "", url.message) };
+  return { ok: true, value: { ...catalog, providers: { ...catalog.providers, [TAP_PROVIDER_ID]: tapPreset(catalog, url.url) } } };
 }
 
 /** The gateway endpoint of a provider routed `via` a key holder whose base URL is `holderBaseURL`. */
