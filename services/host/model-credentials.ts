@@ -96,6 +96,7 @@ export function createModelCredentials(providers: (sessionId?: string) => Provid
     tools: call.tools,
     ...(call.reasoningEffort !== undefined ? { reasoningEffort: call.reasoningEffort } : {}),
     signal: call.signal,
+    ...(call.sessionId !== undefined ? { sessionId: call.sessionId } : {}),
     ...(call.timeoutMs !== undefined ? { timeoutMs: call.timeoutMs } : {}),
   });
 

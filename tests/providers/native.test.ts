@@ -3,6 +3,8 @@
 // models filtered and corrected) serves Turns by calling the scripted test model itself; a
 // `makeCompatibleProviderDefinition` provider and a config `providers.*.definition` go through
 // the same Chat adapter; bad definitions and unknown IDs fail startup with a typed error.
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { defineProvider as definePluginProvider, makeCompatibleProviderDefinition as makePluginCompatible } from "../../plugin/index.js";
 import {
@@ -144,6 +146,57 @@ describe("defineProvider through providerDefinitions", () => {
     await expect(harness.submitPrompt(session.id, { delivery: "queue", turnId: crypto.randomUUID(), prompt: textPrompt("hi"), model: "relay/fast" })).rejects.toMatchObject({
       body: { _tag: "UnavailableError", reason: "model_unavailable", message: expect.stringContaining("RELAY_API_KEY") },
     });
+  });
+
+  it("calls a tool and sees its result on the next request, with the Session in its stream context", async () => {
+    home = tempHome("ze-native-");
+    writeFileSync(join(home.root, "note.txt"), "the note says 42\n");
+    const requests: PluginModelRequest[] = [];
+    const sessions: string[] = [];
+    const toolUser = defineProvider({
+      definitionId: "example.tools",
+      version: "1",
+      acquireModel: () => ({
+        async *stream(request, context): AsyncGenerator<PluginModelEvent> {
+          requests.push(request);
+          sessions.push(context.sessionId);
+          yield { _tag: "ResponseStarted" };
+          if (requests.length === 1) {
+            yield { _tag: "ContentDelta", index: 0, contentId: "r0", contentType: "reasoning", delta: "Read the note first." };
+            yield { _tag: "ContentCompleted", index: 0, contentId: "r0", content: { type: "reasoning", text: "Read the note first." } };
+            yield { _tag: "ToolCallCompleted", index: 1, toolCall: { type: "tool-call", id: "call-1", name: "read", input: { filePath: "note.txt" } } };
+            yield { _tag: "ResponseFinished", reason: "tool-calls" };
+            return;
+          }
+          yield { _tag: "ContentDelta", index: 0, contentId: "c0", contentType: "text", delta: "It says 42." };
+          yield { _tag: "ResponseFinished", reason: "stop" };
+        },
+      }),
+    });
+    harness = await createEmbeddedHarness({
+      cwd: home.root,
+      databaseFilename: "native.db",
+      config: { model: "tools/m", providers: { tools: { definition: { models: { m: {} } } } } },
+      env: home.env,
+      providerDefinitions: { tools: toolUser },
+    });
+    const session = await harness.createSession();
+    const turnId = crypto.randomUUID();
+    await harness.submitPrompt(session.id, { delivery: "queue", turnId, prompt: textPrompt("What does the note say?") });
+    const turn = await harness.watchTurn(session.id, turnId);
+    expect(turn.outcome).toMatchObject({ kind: "completed", text: "It says 42." });
+    expect(requests).toHaveLength(2);
+    expect(sessions).toEqual([session.id, session.id]);
+    const [assistant, tool] = requests[1]!.messages.slice(-2);
+    expect(assistant).toEqual({
+      role: "assistant",
+      content: [
+        { type: "reasoning", text: "Read the note first." },
+        { type: "tool-call", id: "call-1", name: "read", input: { filePath: "note.txt" } },
+      ],
+    });
+    expect(tool).toMatchObject({ role: "tool", content: [{ type: "tool-result", toolCallId: "call-1", isError: false }] });
+    expect(JSON.stringify(tool)).toContain("the note says 42");
   });
 
   it("fails a Turn with our wording when the provider throws, never its text", async () => {

@@ -110,7 +110,7 @@ export async function* streamNative(request: ModelRequest, attempt: Attempt): As
       credentials: request.credential !== undefined ? redacted(request.credential) : undefined,
     });
     if (isThenable(service) || typeof service?.stream !== "function") throw broken("did not return a model service synchronously");
-    events = service.stream(neutralRequest(request), { signal: attempt.signal, sessionId: "" });
+    events = service.stream(neutralRequest(request), { signal: attempt.signal, sessionId: request.sessionId ?? "" });
     if (isThenable(events) || typeof (events as { [Symbol.asyncIterator]?: unknown })?.[Symbol.asyncIterator] !== "function") {
       throw broken("stream did not return an async iterable synchronously");
     }
