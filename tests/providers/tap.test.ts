@@ -89,6 +89,9 @@ describe("via: tap", () => {
     h = await startTap();
     await signIn(h);
     expect(await getProvider(h.api, "openrouter")).toMatchObject({ availability: { status: "available" }, source: "via", via: "tap" });
+    // The TAP tokens stay in auth.json: never in a provider summary.
+    const listed = JSON.stringify(await listProviders(h.api));
+    for (const token of ["access-1", "refresh-1", "device-code"]) expect(listed).not.toContain(token);
     const turn = await h.turn(ROUTED);
     expect(turn.outcome?.kind).toBe("completed");
     const request = h.model.requests.at(-1)!;
