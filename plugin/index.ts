@@ -16,6 +16,8 @@ import type {
   WorkspaceShellFailure,
 } from "./failures.js";
 import type { Plugin } from "./plugin.js";
+import type { JsonObject } from "./json.js";
+import type { CompatibleProviderConfig, ProviderDefinition, ProviderDefinitionInput, Redacted } from "./provider.js";
 
 export type { JsonObject, JsonSchema, JsonValue } from "./json.js";
 export type {
@@ -110,6 +112,21 @@ export type {
   TurnOutcome,
 } from "./session.js";
 export type { Plugin, PluginActivation, PluginCleanup, PluginContext } from "./plugin.js";
+export type {
+  CompatibleProviderAuthentication,
+  CompatibleProviderConfig,
+  CompatibleProviderModel,
+  ProviderCatalogModel,
+  ProviderCredentialsDeclaration,
+  ProviderDefinition,
+  ProviderDefinitionInput,
+  ProviderModelAcquisitionInput,
+  ProviderModelCorrection,
+  ProviderModelService,
+  ProviderProtocol,
+  ProviderStreamContext,
+  Redacted,
+} from "./provider.js";
 
 // ---------------------------------------------------------------------------------------------
 // limits
@@ -247,4 +264,86 @@ export const definePlugin = (plugin: { readonly id: string; readonly setup: Plug
   if (typeof id !== "string" || id === "") throw new PluginError({ message: "A plugin id must be a non-empty string." });
   if (typeof setup !== "function") throw new PluginError({ message: `Plugin ${JSON.stringify(id)} must have a setup function.` });
   return Object.freeze({ id, setup });
+};
+
+// ---------------------------------------------------------------------------------------------
+// provider
+
+/** A provider definition ID: lowercase segments joined by `.`, `_` or `-`, starting with a letter. */
+export const PROVIDER_DEFINITION_ID = /^[a-z][a-z0-9]*(?:[._-][a-z0-9]+)*$/;
+
+/** Where a `Redacted` keeps its reader; shared by every copy of this package (`Symbol.for`). */
+const REDACTED_VALUE = Symbol.for("ze-harness.redacted.value");
+
+/** Wraps a credential so it prints `<redacted>` everywhere; `revealRedacted` reads it back. */
+export const makeRedacted = (value: string): Redacted => {
+  const redacted = {
+    _tag: "Redacted" as const,
+    toString: () => "<redacted>",
+    toJSON: () => "<redacted>",
+    [Symbol.for("nodejs.util.inspect.custom")]: () => "<redacted>",
+  };
+  Object.defineProperty(redacted, REDACTED_VALUE, { value: () => value, enumerable: false });
+  return Object.freeze(redacted);
+};
+
+/** The credential a `Redacted` holds (from any copy of this package); throws for anything else. */
+export const revealRedacted = (redacted: Redacted): string => {
+  const read = (redacted as unknown as Record<symbol, unknown> | null | undefined)?.[REDACTED_VALUE];
+  if (typeof read !== "function") throw new PluginError({ message: "revealRedacted expects a Redacted credential." });
+  return read() as string;
+};
+
+const optionalFunction = (value: unknown, name: string, id: string): void => {
+  if (value !== undefined && typeof value !== "function") throw new PluginError({ message: `Provider definition ${JSON.stringify(id)}: ${name} must be a function.` });
+};
+
+/**
+ * Checks and freezes a native provider definition (see `ProviderDefinitionInput`). Throws a
+ * `PluginError` for a bad `definitionId`, an empty `version` or a missing `acquireModel`; Core
+ * checks the schemas when it compiles the provider.
+ */
+export const defineProvider = <Options = JsonObject>(input: ProviderDefinitionInput<Options> & { readonly compatible?: CompatibleProviderConfig }): ProviderDefinition<Options> => {
+  if (typeof input !== "object" || input === null) throw new PluginError({ message: "defineProvider expects an object." });
+  const { definitionId, version, acquireModel } = input;
+  if (typeof definitionId !== "string" || !PROVIDER_DEFINITION_ID.test(definitionId) || definitionId.length > 128) {
+    throw new PluginError({ message: "A provider definitionId is lowercase letters and digits in segments joined by `.`, `_` or `-`, starting with a letter." });
+  }
+  if (typeof version !== "string" || version === "") throw new PluginError({ message: `Provider definition ${JSON.stringify(definitionId)}: version must be a non-empty string.` });
+  if (typeof acquireModel !== "function") throw new PluginError({ message: `Provider definition ${JSON.stringify(definitionId)}: acquireModel must be a function.` });
+  optionalFunction(input.filterModel, "filterModel", definitionId);
+  optionalFunction(input.correctModel, "correctModel", definitionId);
+  return Object.freeze({
+    _tag: "ProviderDefinition" as const,
+    definitionId,
+    version,
+    optionsSchema: input.optionsSchema,
+    credentials: input.credentials,
+    requestOptionsSchema: input.requestOptionsSchema,
+    filterModel: input.filterModel,
+    correctModel: input.correctModel,
+    acquireModel,
+    ...(input.compatible !== undefined ? { compatible: input.compatible } : {}),
+  });
+};
+
+/**
+ * One native provider definition from data: a Chat Completions, Responses or Anthropic Messages
+ * compatible endpoint (the fields of a config `providers.<id>.definition`). Core runs it through
+ * its own adapters (the same ones a config definition uses) and validates the data like a config
+ * definition when it compiles the provider; its `acquireModel` is never called.
+ */
+export const makeCompatibleProviderDefinition = (config: CompatibleProviderConfig): ProviderDefinition => {
+  if (typeof config !== "object" || config === null) throw new PluginError({ message: "makeCompatibleProviderDefinition expects an object." });
+  const { definitionId, version, ...data } = config;
+  const needsKey = data.authentication?.kind !== "none";
+  return defineProvider({
+    definitionId,
+    version: version ?? "1",
+    ...(needsKey ? { credentials: { environment: data.credentials?.environment ?? [] } } : {}),
+    acquireModel: () => {
+      throw new PluginError({ message: `Provider definition ${JSON.stringify(definitionId)} is compatible: Ze runs it through its own adapters.` });
+    },
+    compatible: Object.freeze(JSON.parse(JSON.stringify({ definitionId, ...data })) as CompatibleProviderConfig),
+  });
 };

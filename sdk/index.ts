@@ -4,6 +4,7 @@
 // listenEmbeddedHarness adds a loopback listener to the same instance, so other processes (the
 // CLI with --remote, a browser at /dashboard) reach the very same Sessions.
 import { join, resolve } from "node:path";
+import type { ProviderDefinition } from "../plugin/index.js";
 import { HarnessClient, createClient, textPrompt, type CreateClientOptions } from "../clients/harness-client.js";
 import { createZeClient } from "../clients/client.js";
 import { stateDirectory, type Config, type Env } from "../services/config/index.js";
@@ -22,6 +23,19 @@ export { HarnessClient, createClient, textPrompt, type CreateClientOptions };
 export type { SessionPluginArtifactOptions };
 export { sdk, unwrap, ZeClientError, watchTurn, watchSession, watchServer } from "../clients/index.js";
 export type * from "../generated/client/types.gen.js";
+// Native provider authoring (the same functions `ze-harness/plugin` exports).
+export { defineProvider, makeCompatibleProviderDefinition, makeRedacted, revealRedacted } from "../plugin/index.js";
+export type {
+  CompatibleProviderConfig,
+  ProviderCatalogModel,
+  ProviderDefinition,
+  ProviderDefinitionInput,
+  ProviderModelAcquisitionInput,
+  ProviderModelCorrection,
+  ProviderModelService,
+  ProviderStreamContext,
+  Redacted,
+} from "../plugin/index.js";
 
 /** What the embedding program hands over. */
 export interface CreateEmbeddedHarnessOptions {
@@ -58,6 +72,11 @@ export interface CreateEmbeddedHarnessOptions {
    * optional `resolveTimeoutMs` / `installTimeoutMs` (default unlimited).
    */
   readonly sessionPluginArtifacts?: SessionPluginArtifactOptions;
+  /**
+   * Native providers (`defineProvider` / `makeCompatibleProviderDefinition`) keyed by configured
+   * provider ID (`config.providers` must list each); an unknown ID fails startup.
+   */
+  readonly providerDefinitions?: Readonly<Record<string, ProviderDefinition<never>>>;
 }
 
 /** A startup failure (bad configuration, an unusable database, a plugin that did not activate). */
@@ -158,6 +177,7 @@ export async function createEmbeddedHarness(options: CreateEmbeddedHarnessOption
       ...(options.providerCredentials !== undefined ? { providerCredentials: options.providerCredentials } : {}),
       ...(options.mcpCredentialResolver !== undefined ? { mcpCredentialResolver: options.mcpCredentialResolver } : {}),
       ...(options.mcpOAuthTokenResolver !== undefined ? { mcpOAuthTokenResolver: options.mcpOAuthTokenResolver } : {}),
+      ...(options.providerDefinitions !== undefined ? { providerDefinitions: options.providerDefinitions } : {}),
       allowedHosts: LOOPBACK_HOSTS,
       // Like an embedded command: this instance runs the Sessions it operates on (holding their
       // runner lease), and a serve on the same database runs the rest.

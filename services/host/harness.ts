@@ -75,6 +75,8 @@ export interface HarnessOptions {
   readonly inlinePlugins?: readonly unknown[] | undefined;
   /** How `Package` and `Git` Session plugin sources install (the embedded SDK's `sessionPluginArtifacts`). */
   readonly sessionPluginArtifacts?: SessionPluginArtifactOptions | undefined;
+  /** Native provider definitions (`defineProvider`) by configured provider ID (the embedded SDK's `providerDefinitions`). */
+  readonly providerDefinitions?: Readonly<Record<string, unknown>> | undefined;
   /** Where the provider `auth.json` is (default: `<state directory>/auth.json`). */
   readonly authFilePath?: string | undefined;
   /** Session workdirs resolve inside this directory; project config is discovered from it. */
@@ -229,7 +231,7 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
   let gateway: ModelGateway;
   let models: HostModelCatalog;
   try {
-    models = await HostModelCatalog.create({ config: loaded.value.config, env: options.env, warn: options.onWarning });
+    models = await HostModelCatalog.create({ config: loaded.value.config, env: options.env, warn: options.onWarning, definitions: options.providerDefinitions });
     gateway = options.gateway ?? createModelGateway(loaded.value.config, options.env, loaded.value.layers, models);
   } catch (error) {
     await storage.close();

@@ -51,6 +51,8 @@ export interface HostModelCatalogOptions {
   readonly warn?: ((message: string) => void) | undefined;
   /** The fetch used for discovery and catalog refreshes (tests: the global one is fine). */
   readonly fetch?: typeof fetch;
+  /** Native provider definitions by configured provider ID (the SDK's `providerDefinitions`). */
+  readonly definitions?: Readonly<Record<string, unknown>> | undefined;
 }
 
 /** Thrown at startup for an unusable `providers` map (the host names it as a setup error). */
@@ -85,11 +87,11 @@ export class HostModelCatalog {
   static async create(options: HostModelCatalogOptions): Promise<HostModelCatalog> {
     const loaded = await loadCatalog(options.env);
     const providers = options.config.providers as Providers;
-    let resolved = resolveProviders(providers, { catalog: loaded.catalog });
+    let resolved = resolveProviders(providers, { catalog: loaded.catalog, env: options.env, definitions: options.definitions });
     let catalog = loaded.catalog;
     if (!resolved.ok && loaded.origin === "cache") {
       // The bundle is the floor: a cached catalog the config cannot compile against is not used.
-      const bundled = resolveProviders(providers);
+      const bundled = resolveProviders(providers, { env: options.env, definitions: options.definitions });
       if (bundled.ok) {
         options.warn?.(`the cached model catalog could not be used (${describeProviderError(resolved.error)}); using the bundled catalog`);
         resolved = bundled;
@@ -148,7 +150,7 @@ export class HostModelCatalog {
   }
 
   private compile(catalog: NormalizedCatalog, discovered: Record<string, readonly DiscoveredModel[]>, config: Config = this.config): Generation | undefined {
-    const resolved = resolveProviders(config.providers as Providers, { catalog, discovered });
+    const resolved = resolveProviders(config.providers as Providers, { catalog, discovered, env: this.options.env, definitions: this.options.definitions });
     if (!resolved.ok) {
       this.options.warn?.(`the model catalog could not be compiled: ${describeProviderError(resolved.error)}`);
       return undefined;

@@ -33,6 +33,8 @@ export type OpenedCall =
       readonly credential?: Secret;
       /** The stored OAuth login the credential came from (a 401 may refresh it). */
       readonly login?: OAuthAuthEntry;
+      /** Whose login that is: the model's provider, or the holder it is routed `via`. */
+      readonly loginProviderId?: string;
     }
   | { readonly ok: false; readonly message: string };
 
@@ -60,11 +62,13 @@ export function createModelCredentials(providers: (sessionId?: string) => Provid
     let sources = await loadCredentialSources(env);
     const target = set.model(ref);
     const provider = target !== undefined ? set.provider(target.providerId) : undefined;
-    if (provider !== undefined && provider.configuredKey === undefined) {
-      const entry = storedEntry(provider, sources);
+    // A `via` provider authenticates with its holder's (TAP's) sign-in: that login is the one refreshed.
+    const owner = provider?.holder ?? provider;
+    if (owner !== undefined && owner.configuredKey === undefined) {
+      const entry = storedEntry(owner, sources);
       if (entry?.type === "oauth" && refreshable(entry) && refreshDue(entry, Date.now())) {
         // Detached from the Turn: a cancelled request still completes the refresh and its write.
-        await refresher.refresh(provider.id);
+        await refresher.refresh(owner.id);
         sources = await loadCredentialSources(env);
       }
     }
@@ -78,11 +82,16 @@ export function createModelCredentials(providers: (sessionId?: string) => Provid
     }
     const opened = openModel(set, ref, sources);
     if (!opened.ok) return { ok: false, message: opened.message };
-    const resolution = provider !== undefined ? resolveCredential(provider, sources) : undefined;
-    const entry = provider !== undefined ? storedEntry(provider, sources) : undefined;
+    const resolution = owner !== undefined ? resolveCredential(owner, sources) : undefined;
+    const entry = owner !== undefined ? storedEntry(owner, sources) : undefined;
     const login = resolution?.ok === true && resolution.origin === "stored" && entry?.type === "oauth" ? entry : undefined;
-    const model = login?.login === CODEX_METHOD_ID ? codexModel(opened.model, login, env) : opened.model;
-    return { ok: true, model, ...(opened.credential !== undefined ? { credential: opened.credential } : {}), ...(login !== undefined ? { login } : {}) };
+    const model = login?.login === CODEX_METHOD_ID && provider?.holder === undefined ? codexModel(opened.model, login, env) : opened.model;
+    return {
+      ok: true,
+      model,
+      ...(opened.credential !== undefined ? { credential: opened.credential } : {}),
+      ...(login !== undefined && owner !== undefined ? { login, loginProviderId: owner.id } : {}),
+    };
   }
 
   const unavailableFailure = (model: string, message: string): ProviderFailure =>
@@ -96,6 +105,7 @@ export function createModelCredentials(providers: (sessionId?: string) => Provid
     tools: call.tools,
     ...(call.reasoningEffort !== undefined ? { reasoningEffort: call.reasoningEffort } : {}),
     signal: call.signal,
+    ...(call.sessionId !== undefined ? { sessionId: call.sessionId } : {}),
     ...(call.timeoutMs !== undefined ? { timeoutMs: call.timeoutMs } : {}),
   });
 
@@ -117,7 +127,7 @@ export function createModelCredentials(providers: (sessionId?: string) => Provid
       }
       // The provider rejected the stored login's token: one forced refresh (unless another request
       // already rotated it), then one retry with whatever storage now holds.
-      await refresher.refresh(opened.model.providerId, { force: true, rejectedAccess: opened.credential.reveal() });
+      await refresher.refresh(opened.loginProviderId ?? opened.model.providerId, { force: true, rejectedAccess: opened.credential.reveal() });
       const again = await open(call.model, call.sessionId);
       if (!again.ok) throw unavailableFailure(call.model, again.message);
       yield* streamModel(requestOf(call, again));

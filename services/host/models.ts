@@ -51,7 +51,7 @@ export function setupFailed(error: ProviderSetupError, layers: readonly ConfigLa
 export function createModelGateway(config: Config, env: Env, layers: readonly ConfigLayer[] = [], source?: ProviderSource): ProviderGateway {
   let fixed: ProviderSet | undefined;
   if (source === undefined) {
-    const resolved = resolveProviders(config.providers as Parameters<typeof resolveProviders>[0]);
+    const resolved = resolveProviders(config.providers as Parameters<typeof resolveProviders>[0], { env });
     if (!resolved.ok) throw setupFailed(resolved.error, layers);
     fixed = resolved.value;
   }

@@ -31,7 +31,7 @@ export async function loadCredentialSources(env: Env, location: AuthFileLocation
 }
 
 /** Where a resolved credential came from. */
-export type CredentialOrigin = "config" | "stored" | "environment" | "none";
+export type CredentialOrigin = "config" | "stored" | "environment" | "none" | "via";
 
 export type CredentialResolution =
   | {
@@ -79,13 +79,7 @@ function missingMessage(provider: ResolvedProvider): string {
 /** Resolves the credential a request to `provider` would carry. */
 export function resolveCredential(provider: ResolvedProvider, sources: CredentialSources): CredentialResolution {
   if (!provider.enabled) return { ok: false, reason: "disabled", message: `Provider "${provider.id}" is disabled in the configuration.` };
-  if (provider.via !== undefined) {
-    return {
-      ok: false,
-      reason: "unsupported",
-      message: `Provider "${provider.id}" authenticates via "${provider.via}", which this host does not support yet.`,
-    };
-  }
+  if (provider.via !== undefined) return resolveVia(provider, sources);
   if (!requiresCredential(provider)) return { ok: true, origin: "none" };
   if (provider.configuredKey !== undefined && sources.injectedOnly !== true) return { ok: true, origin: "config", secret: provider.configuredKey };
   let expired = false;
@@ -110,6 +104,25 @@ export function resolveCredential(provider: ResolvedProvider, sources: Credentia
     return { ok: false, reason: "missing_credentials", message: `Provider "${provider.id}" has no injected credential: this host takes keys only from its embedder.` };
   }
   return { ok: false, reason: "missing_credentials", message: missingMessage(provider) };
+}
+
+/** A provider whose key its holder (`tap`) stores: the holder's sign-in authenticates its requests. */
+function resolveVia(provider: ResolvedProvider, sources: CredentialSources): CredentialResolution {
+  const holder = provider.holder;
+  if (holder === undefined) return { ok: false, reason: "unsupported", message: `Provider "${provider.id}" authenticates via "${provider.via}", which is not configured.` };
+  const name = holder.displayName;
+  const inner = resolveCredential(holder, sources);
+  if (inner.ok && inner.secret !== undefined) return { ok: true, origin: "via", secret: inner.secret };
+  if (inner.ok) return { ok: false, reason: "unsupported", message: `Provider "${provider.id}" is routed via "${holder.id}", which has no sign-in to route it with.` };
+  if (inner.reason === "disabled") return { ok: false, reason: "disabled", message: `Provider "${provider.id}" uses its key stored in ${name}, and ${name} is disabled in the configuration.` };
+  if (inner.reason === "reconnect_required") {
+    return { ok: false, reason: "reconnect_required", message: `Provider "${provider.id}" uses its key stored in ${name}, and your ${name} sign-in expired: run \`ze-harness provider login ${holder.id}\` again.` };
+  }
+  return {
+    ok: false,
+    reason: inner.reason,
+    message: `Provider "${provider.id}" uses its key stored in ${name}, and you are not signed in to ${name}: run \`ze-harness provider login ${holder.id}\`.`,
+  };
 }
 
 /** The connection ID of an entry written without Ze's metadata (by opencode, or by hand). */

@@ -7,8 +7,8 @@ import { isValidModelId } from "./models-dev.js";
 import type { Authentication, ModelProtocol } from "./protocol.js";
 
 const protocol = z.enum(["chat", "responses", "messages"]);
-/** Product-owned login modules this build carries (`codex`: the ChatGPT login of `openai`). */
-export const LOGIN_MODULES = ["codex"] as const;
+/** Product-owned login modules this build carries (`codex`: the ChatGPT login of `openai`; `tap`: the TAP sign-in). */
+export const LOGIN_MODULES = ["codex", "tap"] as const;
 /** An HTTP header name (RFC 9110 token). */
 const headerName = z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, "must be an HTTP header name");
 /** A header value: printable, no CR/LF (no header injection). */

@@ -11,6 +11,7 @@ import { isValidModelId, isValidProviderId } from "./models-dev.js";
 import { defaultAuthentication } from "./protocol.js";
 import { requiresCredential, type ResolvedProvider } from "./registry.js";
 import { readBoundedText } from "../contract/body.js";
+import { TAP_PROVIDER_ID } from "./tap.js";
 
 /** The most a `/models` answer may be (a listing of thousands of models stays far below it). */
 export const DISCOVERY_BODY_LIMIT = 4 * 1024 * 1024;
@@ -69,13 +70,15 @@ export function parseModelList(document: unknown): DiscoveredModel[] | undefined
 export async function discoverProviderModels(provider: ResolvedProvider, sources: CredentialSources, options: DiscoveryOptions = {}): Promise<DiscoveryResult> {
   const label = `${provider.id}: model discovery`;
   const credential = resolveCredential(provider, sources);
-  if (!credential.ok) return { ok: false, message: `${label} skipped: ${credential.message}` };
+  // TAP's model listing is public: it is read before the sign-in too.
+  const publicListing = (provider.base ?? provider.id) === TAP_PROVIDER_ID && !credential.ok && credential.reason !== "disabled";
+  if (!credential.ok && !publicListing) return { ok: false, message: `${label} skipped: ${credential.message}` };
   const url = joinEndpoint(provider.baseURL, "models");
   const headers = new Headers({ accept: "application/json" });
   for (const [name, value] of Object.entries(provider.headers)) headers.set(name, value);
   const authentication = provider.authentication ?? defaultAuthentication(provider.protocol);
   if (provider.protocol === "messages" && !headers.has("anthropic-version")) headers.set("anthropic-version", "2023-06-01");
-  if (requiresCredential(provider) && credential.secret !== undefined && authentication.kind !== "none") {
+  if (requiresCredential(provider) && credential.ok && credential.secret !== undefined && authentication.kind !== "none") {
     const key = credential.secret.reveal();
     if (authentication.kind === "bearer") headers.set("authorization", `Bearer ${key}`);
     else headers.set(authentication.name, `${authentication.prefix ?? ""}${key}`);

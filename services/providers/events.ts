@@ -27,6 +27,8 @@ export interface ModelRequest {
   /** Sent only to models that accept a temperature. */
   readonly temperature?: number;
   readonly signal: AbortSignal;
+  /** The Session whose Turn makes the request (a native provider's stream context sees it). */
+  readonly sessionId?: string;
   /**
    * The whole-attempt deadline in milliseconds, counted from the call (request setup, every body
    * read, error-body reads). The effective bound is the smaller of this and the provider's

@@ -127,3 +127,15 @@ export {
   type ProviderCredentialResolver,
   type ProviderCredentialsPort,
 } from "./injected.js";
+export {
+  DEFAULT_TAP_BASE_URL,
+  KEY_MISSING_CODE,
+  TAP_BASE_URL_VARIABLE,
+  TAP_ISSUER_VARIABLE,
+  TAP_METHOD_ID,
+  TAP_NOTICE,
+  TAP_PROVIDER_ID,
+  tapBaseURL,
+  viaFailure,
+  type ViaRoute,
+} from "./tap.js";

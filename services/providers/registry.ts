@@ -35,6 +35,10 @@ import {
 import { DEFAULT_ROUTES, defaultAuthentication, type Authentication, type ModelProtocol } from "./protocol.js";
 import { discoveredRecord, type DiscoveredModel } from "./discovered.js";
 import { Secret } from "./secret.js";
+import type { Env } from "../config/paths.js";
+import { TAP_PROVIDER_ID, withTapPreset, type ViaRoute } from "./tap.js";
+import { routeVia } from "./via.js";
+import { checkNativeDefinitions, compileWithNative, type NativeBinding } from "./native.js";
 
 /** The providers enabled when the config has no `providers` map. */
 export const DEFAULT_PROVIDER_IDS: readonly string[] = ["openai", "opencode-go", "openrouter"];
@@ -63,6 +67,10 @@ export interface ResolvedModel {
   readonly limits: ModelLimits;
   readonly pricing: ModelPricing;
   readonly defaults: ModelDefaults;
+  /** Set when the provider's requests go through a key holder's gateway (`via`, e.g. TAP). */
+  readonly via?: ViaRoute;
+  /** Set for a model of a code-defined native provider: its requests go to the definition's model service. */
+  readonly native?: NativeBinding;
 }
 
 /** A compiled `providers.<id>` entry (or a default provider). Holds no secret in plain form. */
@@ -72,8 +80,10 @@ export interface ResolvedProvider {
   readonly enabled: boolean;
   /** The catalog provider a named entry inherits from. */
   readonly base?: string;
-  /** The provider that holds this provider's key (not supported by this host yet: unavailable). */
+  /** The provider that holds this provider's key (`tap`): requests go through its gateway with its sign-in. */
   readonly via?: string;
+  /** The compiled provider `via` names (its credential authenticates this provider's requests). */
+  readonly holder?: ResolvedProvider;
   readonly baseURL: string;
   readonly protocol: ModelProtocol;
   readonly routes: Readonly<Record<ModelProtocol, string>>;
@@ -112,6 +122,10 @@ export interface ResolveProvidersOptions {
   readonly catalog?: NormalizedCatalog;
   /** Models each provider's discovery found, by provider ID: added to its catalog models; `definition.models` still wins. */
   readonly discovered?: Readonly<Record<string, readonly DiscoveredModel[]>>;
+  /** The host environment: `ZE_HARNESS_TAP_BASE_URL` places the `tap` preset. */
+  readonly env?: Env;
+  /** Native provider definitions by configured provider ID (the SDK's `providerDefinitions`; see native.ts). */
+  readonly definitions?: Readonly<Record<string, unknown>>;
 }
 
 const UNKNOWN_MODEL: Omit<CatalogModelRecord, "id" | "displayName" | "protocol"> = {
@@ -324,7 +338,8 @@ function compileEntry(
       ...(timeoutMs !== undefined ? { timeoutMs } : {}),
       environment: [...(definition.credentials?.environment ?? start?.environment ?? [])],
       ...(options.value.apiKey !== undefined ? { configuredKey: new Secret(options.value.apiKey) } : {}),
-      discovery: definition.discovery ?? (start === undefined && definition.models === undefined),
+      // The tap preset keeps discovering its models (`GET <base>/models`) whatever the catalog lists.
+      discovery: definition.discovery ?? ((config.base ?? id) === TAP_PROVIDER_ID || (start === undefined && definition.models === undefined)),
       ...loginOf(definition, config.base ?? id),
       models: models.value,
     },
@@ -332,7 +347,7 @@ function compileEntry(
 }
 
 /** Built-in presets' logins, by catalog provider ID. */
-const PRESET_LOGINS: Readonly<Record<string, LoginDefinition>> = { openai: { module: "codex" } };
+const PRESET_LOGINS: Readonly<Record<string, LoginDefinition>> = { openai: { module: "codex" }, tap: { module: "tap" } };
 
 function loginOf(definition: ProviderDefinition, catalogId: string): { login?: LoginDefinition } {
   if (definition.login !== undefined) return { login: definition.login };
@@ -345,7 +360,7 @@ export function resolveProviders(
   providers: { readonly [id: string]: ProviderEntry } | undefined,
   options: ResolveProvidersOptions = {},
 ): ProviderResult<ProviderSet> {
-  const catalog = options.catalog ?? bundledCatalog();
+  let catalog = options.catalog ?? bundledCatalog();
   let entries: Readonly<Record<string, ProviderEntry>>;
   if (providers === undefined) {
     entries = Object.fromEntries(DEFAULT_PROVIDER_IDS.filter((id) => Object.hasOwn(catalog.providers, id)).map((id) => [id, true]));
@@ -353,13 +368,23 @@ export function resolveProviders(
     if (Object.keys(providers).length === 0) return { ok: false, error: providersEmpty() };
     entries = providers;
   }
+  // The tap preset joins the catalog (its URL over a catalog section's) when an entry uses it.
+  const withTap = withTapPreset(catalog, entries, options.env);
+  if (!withTap.ok) return withTap;
+  catalog = withTap.value;
+  const natives = checkNativeDefinitions(options.definitions, entries);
+  if (!natives.ok) return natives;
   const compiled: ResolvedProvider[] = [];
   for (const id of Object.keys(entries).sort()) {
-    const result = compileEntry(id, entries[id]!, entries, catalog, options.discovered?.[id]);
+    const entry = entries[id]!;
+    const known = Object.hasOwn(catalog.providers, (typeof entry === "object" ? entry.base : undefined) ?? id);
+    const result = compileWithNative(id, entry, natives.value.get(id), known, (prepared) => compileEntry(id, prepared, entries, catalog, options.discovered?.[id]));
     if (!result.ok) return result;
     compiled.push(result.value);
   }
-  return { ok: true, value: providerSet(compiled) };
+  const routed = routeVia(compiled);
+  if (!routed.ok) return routed;
+  return { ok: true, value: providerSet(routed.value) };
 }
 
 /** A `ProviderSet` over already compiled providers. */

@@ -6,6 +6,7 @@ import type { ModelRequest, ModelStreamEvent } from "./events.js";
 import { ProviderFailure } from "./failure.js";
 import type { ModelProtocol } from "./protocol.js";
 import { Attempt } from "./wire.js";
+import { viaFailure } from "./tap.js";
 
 type Adapter = (request: ModelRequest, attempt: Attempt) => AsyncGenerator<ModelStreamEvent>;
 
@@ -45,12 +46,13 @@ export async function* streamModel(request: ModelRequest): AsyncGenerator<ModelS
     throw new ProviderFailure({
       kind: "auth",
       beforeOutput: true,
-      message: `${model.ref}: provider "${model.providerId}" has no credential`,
+      message: model.via !== undefined ? `${model.ref}: not signed in to ${model.via.displayName}` : `${model.ref}: provider "${model.providerId}" has no credential`,
     });
   }
   const attempt = new Attempt(request);
   try {
-    const adapter = await adapterFor(model.protocol);
+    // A code-defined native provider's model runs its own service; every other model one of the protocol adapters.
+    const adapter = model.native !== undefined ? (await import("./adapters/native.js")).streamNative : await adapterFor(model.protocol);
     for await (const event of adapter(request, attempt)) {
       // A deadline or failure recorded while the stream ran wins, even where its abort did not
       // reach the SDK's request in time (a stream that went on to finish is still over its deadline).
@@ -60,7 +62,8 @@ export async function* streamModel(request: ModelRequest): AsyncGenerator<ModelS
     }
     if (attempt.failure) throw attempt.failure;
   } catch (error) {
-    throw attempt.classify(error);
+    // A request routed through a key holder's gateway (TAP) fails naming it.
+    throw viaFailure(attempt.classify(error), model);
   } finally {
     attempt.dispose();
   }

@@ -20,6 +20,7 @@ const SOURCES: Readonly<Record<CredentialOrigin, ProviderCredentialSource>> = {
   environment: "environment",
   stored: "stored",
   none: "none",
+  via: "via",
 };
 
 function availabilityOf(credential: CredentialResolution): CatalogAvailability {
@@ -28,7 +29,8 @@ function availabilityOf(credential: CredentialResolution): CatalogAvailability {
 
 export function providerSummary(provider: ResolvedProvider, sources: CredentialSources): SafeProviderSummary {
   const credential = resolveCredential(provider, sources);
-  const connection = storedConnection(provider, sources);
+  // A `via` provider's own stored key is not what authenticates it: no connection is shown.
+  const connection = provider.via === undefined ? storedConnection(provider, sources) : undefined;
   const logins = loginMethodsOf(provider);
   const source: ProviderCredentialSource = provider.via !== undefined ? "via" : credential.ok ? SOURCES[credential.origin] : "none";
   return {

@@ -7,16 +7,17 @@
 // before project, shallower project levels before deeper ones, and configuration last, so the
 // most specific and most deliberate declaration wins:
 //
-//   1. global  ~/.claude/skills
-//   2. global  ~/.agents/skills
-//   3. global  $XDG_CONFIG_HOME/opencode/skill   (XDG_CONFIG_HOME absolute, else ~/.config)
-//   4. global  $XDG_CONFIG_HOME/opencode/skills
-//   5. global  ~/.ze-harness/skills
-//   6. project, for each directory from the repository root (nearest ancestor of the working
+//   1. global  ~/.codex/skills
+//   2. global  ~/.claude/skills
+//   3. global  ~/.agents/skills
+//   4. global  $XDG_CONFIG_HOME/opencode/skill   (XDG_CONFIG_HOME absolute, else ~/.config)
+//   5. global  $XDG_CONFIG_HOME/opencode/skills
+//   6. global  ~/.ze-harness/skills
+//   7. project, for each directory from the repository root (nearest ancestor of the working
 //      directory holding `.git`; the working directory alone outside a repository) down to the
-//      working directory: .claude/skills, .agents/skills, .opencode/skill, .opencode/skills,
-//      .ze-harness/skills
-//   7. config  each `skills` entry in its listed order (relative to the working directory; `~`
+//      working directory: .codex/skills, .claude/skills, .agents/skills, .opencode/skill,
+//      .opencode/skills, .ze-harness/skills
+//   8. config  each `skills` entry in its listed order (relative to the working directory; `~`
 //      and `~/…` expand to HOME)
 //
 // Below each root every `SKILL.md` is found recursively (a root may itself hold one), in lexical
@@ -45,7 +46,7 @@ export type { LoadedSkill, SkillFileEntry, SkillLoadFailed } from "./skill-load.
 export const MAX_SKILL_SCAN_DIRECTORIES = 10_000;
 
 /** Project-level Skill directories, relative to each level, in source order. */
-export const PROJECT_SKILL_DIRECTORIES: readonly string[] = [".claude/skills", ".agents/skills", ".opencode/skill", ".opencode/skills", ".ze-harness/skills"];
+export const PROJECT_SKILL_DIRECTORIES: readonly string[] = [".codex/skills", ".claude/skills", ".agents/skills", ".opencode/skill", ".opencode/skills", ".ze-harness/skills"];
 
 const SKIPPED_DIRECTORIES = new Set([".git", "node_modules"]);
 
@@ -154,6 +155,7 @@ export function skillSourceRoots(options: DiscoverSkillsOptions): SkillSourceRoo
   // configDirectory is `<XDG config home>/ze-harness`; its parent applies the same XDG rules.
   const opencode = join(dirname(configDirectory(options.env)), "opencode");
   const roots: SkillSourceRoot[] = [
+    join(home, ".codex", "skills"),
     join(home, ".claude", "skills"),
     join(home, ".agents", "skills"),
     join(opencode, "skill"),

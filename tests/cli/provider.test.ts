@@ -134,6 +134,29 @@ describe("provider login", () => {
     expect(model.requests.at(-1)?.credentialSha256).toBe(credentialHash("access-1"));
   });
 
+  it("tap: shows the TAP app's notice before the code, then routes a via: tap provider through the gateway", async () => {
+    const { home, oauth, model } = await setup();
+    writeGlobalConfig(home, { model: TEST_MODEL, providers: { ...testProviderConfig(model), tap: true, openrouter: { via: "tap", definition: { models: { "vendor/m": {} } } } } });
+    const env = { ...home.env, ZE_HARNESS_TAP_BASE_URL: `${model.url}/v1/credits`, ZE_HARNESS_TAP_ISSUER: oauth.url };
+    oauth.polls.push("approve");
+    const result = await runCli(["provider", "login", "tap", "--embedded"], { env, cwd: home.root });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain(
+      [
+        "By continuing, you acknowledge Zephyr Cloud's Terms of Service and Privacy Policy, and agree to receive occasional product emails and notifications.",
+        "  Terms of Service: https://zephyr-cloud.io/terms",
+        "  Privacy Policy: https://zephyr-cloud.io/privacy",
+        `Open ${oauth.url}/activate and enter the code: WDJB-MJHT`,
+      ].join("\n"),
+    );
+    expect(jsonOf(result)).toMatchObject({ status: "connected", connection: { providerId: "tap", method: "oauth" } });
+    const listed = jsonOf(await runCli(["provider", "list", "--embedded"], { env, cwd: home.root })).providers as { id: string }[];
+    expect(listed.find((provider) => provider.id === "openrouter")).toMatchObject({ source: "via", via: "tap", availability: { status: "available" } });
+    const ran = await runCli(["run", "--embedded", "--model", "openrouter/vendor/m", "hello"], { env, cwd: home.root });
+    expect(ran).toMatchObject({ code: 0, stdout: "ok\n" });
+    expect(model.requests.at(-1)).toMatchObject({ path: "/v1/via/openrouter/chat/completions", credentialSha256: credentialHash("access-1") });
+  });
+
   it("reports a denied login with exit 1", async () => {
     const { home, oauth } = await setup();
     oauth.polls.push("denied");

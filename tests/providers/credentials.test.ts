@@ -175,10 +175,16 @@ describe("credential resolution", () => {
     expect(fallback.ok && fallback.origin).toBe("environment");
   });
 
-  it("reports disabled and via providers as unavailable", async () => {
-    const set = resolved({ openai: { enabled: false }, openrouter: { via: "tap" } });
+  it("reports disabled providers as unavailable, and via providers by their holder's sign-in (never their own key)", async () => {
+    const set = resolved({ openai: { enabled: false }, openrouter: { via: "tap" }, tap: true });
     expect(resolveCredential(set.provider("openai")!, await sources({ OPENAI_API_KEY: ENV_KEY }))).toMatchObject({ ok: false, reason: "disabled" });
-    expect(resolveCredential(set.provider("openrouter")!, await sources({ OPENROUTER_API_KEY: ENV_KEY }))).toMatchObject({ ok: false, reason: "unsupported" });
+    expect(resolveCredential(set.provider("openrouter")!, await sources({ OPENROUTER_API_KEY: ENV_KEY }))).toMatchObject({ ok: false, reason: "missing_credentials" });
+    await setAuthEntry(authFileLocation(env), "tap", { type: "oauth", access: "tap-access-token", refresh: "r", expires: Date.now() + 3_600_000 });
+    const routed = resolveCredential(set.provider("openrouter")!, await sources({ OPENROUTER_API_KEY: ENV_KEY }));
+    expect(routed.ok && routed.origin).toBe("via");
+    expect(routed.ok && routed.secret?.reveal()).toBe("tap-access-token");
+    await setAuthEntry(authFileLocation(env), "tap", { type: "oauth", access: "tap-access-token", refresh: "r", expires: Date.now() - 1000 });
+    expect(resolveCredential(set.provider("openrouter")!, await sources())).toMatchObject({ ok: false, reason: "reconnect_required", message: expect.stringContaining("your TAP sign-in expired") });
     expect(openModel(set, "openai/gpt-4.1", await sources())).toMatchObject({ ok: false, reason: "disabled" });
   });
 

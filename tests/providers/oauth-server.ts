@@ -102,7 +102,8 @@ export async function startOAuthServer(options: OAuthServerOptions = {}): Promis
     requests.push({ method: request.method ?? "GET", path, form, json });
     for (const waiter of [...waiters]) waiter();
 
-    if (path === "/auth/device" && request.method === "GET") {
+    // The same descriptor at the RFC 8414 well-known path (where the TAP sign-in looks for it).
+    if ((path === "/auth/device" || path === "/.well-known/oauth-authorization-server") && request.method === "GET") {
       return send(response, 200, { issuer: url, device_authorization_endpoint: "/oauth/device", token_endpoint: `${url}/oauth/token`, client_id: options.clientId ?? "ze-test-client", scope: "models" });
     }
     if (path === "/oauth/device" && request.method === "POST") {

@@ -53,7 +53,10 @@ const EXPECTED: Record<string, Record<string, Kind>> = {
     ServerListenError: "class",
     startDaemonLogTrim: "function",
     StorageMigrationProgress: "type",
-    // Provider authoring (h-provider) adds here: defineProvider, makeCompatibleProviderDefinition.
+    // Native provider authoring (harness-llm's names, re-exported from ze-harness/plugin).
+    defineProvider: "function",
+    makeCompatibleProviderDefinition: "function",
+    ProviderDefinition: "type",
   },
   // The names issue 20 §8 adds to `@zephyrcloudio/harness-client`, and the client itself.
   "ze-harness/client": {

@@ -60,9 +60,10 @@ describe("discoverSkills: locations", () => {
   it("lists the source roots in the documented order", () => {
     const levels = [t.repo, join(t.repo, "packages"), t.cwd];
     const project = levels.flatMap((level) =>
-      [".claude/skills", ".agents/skills", ".opencode/skill", ".opencode/skills", ".ze-harness/skills"].map((sub) => ({ scope: "project", directory: join(level, sub) })),
+      [".codex/skills", ".claude/skills", ".agents/skills", ".opencode/skill", ".opencode/skills", ".ze-harness/skills"].map((sub) => ({ scope: "project", directory: join(level, sub) })),
     );
     expect(skillSourceRoots({ cwd: t.cwd, env: t.env, configSkills: ["./team", "~/shared", "~", t.path("abs")] })).toEqual([
+      { scope: "global", directory: join(t.home, ".codex/skills") },
       { scope: "global", directory: join(t.home, ".claude/skills") },
       { scope: "global", directory: join(t.home, ".agents/skills") },
       { scope: "global", directory: join(t.xdg, "opencode/skill") },
@@ -78,11 +79,13 @@ describe("discoverSkills: locations", () => {
 
   it("finds a Skill in every standard location and in configured directories", async () => {
     const places: [string, string, string][] = [
+      ["g-codex", "home/.codex/skills", "global"],
       ["g-claude", "home/.claude/skills", "global"],
       ["g-agents", "home/.agents/skills", "global"],
       ["g-opencode-skill", "xdg/opencode/skill", "global"],
       ["g-opencode-skills", "xdg/opencode/skills", "global"],
       ["g-ze", "home/.ze-harness/skills", "global"],
+      ["p-codex", "repo/packages/app/.codex/skills", "project"],
       ["p-claude", "repo/.claude/skills", "project"],
       ["p-agents", "repo/packages/.agents/skills", "project"],
       ["p-opencode-skill", "repo/packages/app/.opencode/skill", "project"],
@@ -138,10 +141,10 @@ describe("discoverSkills: locations", () => {
 
 describe("discoverSkills: order and replacement", () => {
   it("later sources replace earlier ones, each replacement warned, in source order", async () => {
-    const chain = ["home/.claude/skills", "home/.ze-harness/skills", "repo/.ze-harness/skills", "repo/packages/app/.claude/skills", "extra"];
+    const chain = ["home/.codex/skills", "home/.claude/skills", "home/.ze-harness/skills", "repo/.ze-harness/skills", "repo/packages/app/.claude/skills", "extra"];
     chain.forEach((dir, i) => t.write(`${dir}/dup/SKILL.md`, skillMd("dup", `version ${i}`)));
     const found = await discover(["../../../extra"]);
-    expect(byId(found, "dup").description).toBe("version 4");
+    expect(byId(found, "dup").description).toBe("version 5");
     expect(byId(found, "dup").source).toEqual({ scope: "config", directory: t.path("extra") });
     expect(found.warnings).toEqual(
       chain.slice(1).map((dir, i) => ({

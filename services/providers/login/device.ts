@@ -95,10 +95,14 @@ export async function pollDevice(
 }
 
 /** The device login of a provider whose definition declares `login.device`. */
-export function deviceLoginMethod(providerBaseURL: string, login: Extract<LoginDefinition, { device: unknown }>): LoginMethod {
+export function deviceLoginMethod(
+  providerBaseURL: string,
+  login: Extract<LoginDefinition, { device: unknown }>,
+  identity: { readonly id: string; readonly label: string } = { id: DEVICE_METHOD_ID, label: "Device code" },
+): LoginMethod {
   return {
-    id: DEVICE_METHOD_ID,
-    label: "Device code",
+    id: identity.id,
+    label: identity.label,
     ...(login.device.notice !== undefined ? { notice: login.device.notice } : {}),
     async start(context, signal): Promise<StartedLogin> {
       const url = resolveDiscoveryURL(providerBaseURL, login.device.discoveryURL);
@@ -131,7 +135,7 @@ export function deviceLoginMethod(providerBaseURL: string, login: Extract<LoginD
               if (tokens === undefined) return { ok: false, reason: "error", message: "the provider answered the login without a usable access token" };
               return {
                 ok: true,
-                entry: oauthEntry(tokens, { tokenEndpoint: tokenEndpoint.href, method: DEVICE_METHOD_ID, ...(descriptor.clientId !== undefined ? { clientId: descriptor.clientId } : {}) }),
+                entry: oauthEntry(tokens, { tokenEndpoint: tokenEndpoint.href, method: identity.id, ...(descriptor.clientId !== undefined ? { clientId: descriptor.clientId } : {}) }),
               };
             },
           }),
