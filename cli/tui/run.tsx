@@ -70,8 +70,8 @@ export async function runTui(options: TuiOptions): Promise<number> {
     clear: () => {
       if (terminal) stdout.write(CLEAR_ALL);
     },
-    line: (row) => mirror?.line(row) ?? "",
-    range: (from, to) => mirror?.range(from, to) ?? "",
+    line: async (row) => (mirror ? (await mirror.flushed(), mirror.line(row)) : ""),
+    range: async (from, to) => (mirror ? (await mirror.flushed(), mirror.range(from, to)) : ""),
     osc52: (text) => {
       if (terminal) stdout.write(osc52(text));
     },

@@ -13,10 +13,10 @@ export interface TerminalHooks {
    * undefined when the user cancelled (Ctrl-C, Esc).
    */
   readSecret(prompt: string): Promise<string | undefined>;
-  /** The text of screen row `row` (0-based, of the visible screen). */
-  line(row: number): string;
-  /** The text between two screen cells (inclusive, in reading order). */
-  range(from: Cell, to: Cell): string;
+  /** The text of screen row `row` (0-based, of the visible screen), once all output so far is parsed. */
+  line(row: number): Promise<string>;
+  /** The text between two screen cells (inclusive, in reading order), once all output so far is parsed. */
+  range(from: Cell, to: Cell): Promise<string>;
   /** Writes an OSC 52 sequence that asks the terminal to copy `text`. */
   osc52(text: string): void;
   /** Mouse capture on or off (off: the terminal's own selection works without Shift). */
@@ -44,7 +44,7 @@ export class ScreenMirror {
   private readonly original: NodeJS.WriteStream["write"];
 
   constructor(private readonly stream: NodeJS.WriteStream) {
-    this.terminal = new xterm.Terminal({ cols: stream.columns || 80, rows: stream.rows || 24, scrollback: 0, allowProposedApi: true });
+    this.terminal = new xterm.Terminal({ cols: stream.columns || 80, rows: stream.rows || 24, scrollback: 0, allowProposedApi: true, convertEol: true });
     this.original = stream.write;
     const terminal = this.terminal;
     const original = this.original;
@@ -58,6 +58,11 @@ export class ScreenMirror {
   private readonly resize = (): void => {
     this.terminal.resize(this.stream.columns || 80, this.stream.rows || 24);
   };
+
+  /** Resolves once everything written so far is parsed. */
+  flushed(): Promise<void> {
+    return new Promise((resolve) => this.terminal.write("", resolve));
+  }
 
   line(row: number): string {
     const buffer = this.terminal.buffer.active;

@@ -71,10 +71,12 @@ describe("the mouse", () => {
   it("a click on a tool row expands its output and a second click folds it", async () => {
     const file = join(t.home.root, "lines.txt");
     writeFileSync(file, Array.from({ length: 8 }, (_, index) => `line number ${index + 1}`).join("\n"));
-    // The output stays in the live area while the Turn waits on a second call's approval.
+    // The output stays in the live area while the Turn waits on a second call's approval (a file outside the workdir).
+    const outside = join(t.home.dir, "outside.txt");
+    writeFileSync(outside, "outside");
     const cli = t.pty(["--embedded"]);
     await cli.waitFor(/Ask anything/);
-    cli.write(`@call read {"filePath":"${file}"}\n@next\n@call bash {"command":"echo hi"}\n@then Finished.\r`);
+    cli.write(`@call read {"filePath":"${file}"}\n@next\n@call read {"filePath":"${outside}"}\n@then Finished.\r`);
     await cli.waitFor(/line number 2[\s\S]*more lines/, 20_000);
     expect(cli.screen()).not.toContain("line number 7");
     const row = cli.find("✓ read")!;

@@ -28,12 +28,12 @@ export function mouseEvent(controller: Controller, input: string): boolean {
   controller.mouseDown = undefined;
   const terminal = controller.terminal;
   if (down === undefined || terminal === undefined) return true;
+  const failed = (error: unknown): void => controller.error(error);
   if (down.x !== at.x || down.y !== at.y) {
-    const text = terminal.range(down, at);
-    if (text.trim() !== "") void copy(controller, text, `${text.length} characters`);
+    void terminal.range(down, at).then((text) => (text.trim() !== "" ? copy(controller, text, `${text.length} characters`) : undefined), failed);
     return true;
   }
-  click(controller, at.x, terminal.line(at.y));
+  void terminal.line(at.y).then((line) => click(controller, at.x, line), failed);
   return true;
 }
 
