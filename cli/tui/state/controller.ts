@@ -3,6 +3,8 @@
 // a sub-agent), and every key press. Components only render its snapshot; tests drive it
 // through the same keys a terminal sends. Pickers live in slash.ts, models.ts and onboarding.ts,
 // keys in keys.ts, the state shapes in ui-state.ts.
+// Over 400 lines: the Session switch, the feed's render pacing, prompts/steering and the local
+// state they settle (queued follow-ups, a cancel's notice) share private fields and one order.
 import { randomUUID } from "node:crypto";
 import type { CatalogSnapshot, Turn } from "../../../clients/index.js";
 import { parseCommand, suggestions, type SlashCommand } from "../commands.js";
