@@ -26,11 +26,14 @@ describe("the TUI screen", () => {
       await cli.waitFor(/working/);
     }
     await cli.waitFor(/OMEGA\.[\s\S]*test\/scripted · \d/, 20_000);
-    cli.write("\u000c"); // Ctrl+L
-    await cli.waitFor(/Enter send/);
+    const mark = cli.raw().length;
+    cli.write("\u000cz"); // Ctrl+L, then a key to know it was handled
+    await cli.waitFor(/│ z /);
+    expect(cli.raw().slice(mark)).toContain("\u001b[2J\u001b[3J\u001b[H");
     const screen = cli.screen();
     expect(count(screen, /│ ze /)).toBe(1);
     expect(count(screen, /Enter send · \/ commands/)).toBe(1);
+    expect(count(screen, /── Session · /)).toBe(1);
     expect(screen.match(/ALPHA/g)).toHaveLength(1);
     expect(screen.match(/OMEGA/g)).toHaveLength(1);
     expect(screen.match(/› you first prompt/g)).toHaveLength(1);
