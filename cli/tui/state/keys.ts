@@ -196,6 +196,11 @@ export function handleKey(controller: Controller, input: string, key: Key): void
     handleKey(controller, "x", { ...key, ctrl: true });
     return handleKey(controller, input.slice(1), { ...key, ctrl: false });
   }
+  // Another control key and what follows in one chunk (Ctrl+L then typing): one at a time.
+  if (input.length > 1 && /^[\u0001-\u0007\u000b\u000c\u000e-\u001a]/.test(input)) {
+    handleKey(controller, input[0]!, { ...key, ctrl: false });
+    return handleKey(controller, input.slice(1), { ...key, ctrl: false });
+  }
   const state = controller.state;
   if (state.exited) return;
   if (state.leader) return leader(controller, input, key);
