@@ -3,30 +3,43 @@
 // complete block outside a code fence; that stable part renders once (memoized) and the partial
 // block after it renders on its own, so a half-received fence is a code block to the end of what
 // arrived and never breaks the frame. Colour off (`--no-color`, NO_COLOR): the same layout, no escapes.
+// The renderer (with highlight.js) is loaded after the first frame (`loadMarkdown`), so it costs the
+// launch nothing; until then text shows as it came.
 import { stripVTControlCharacters } from "node:util";
-import { Marked } from "marked";
-import { markedTerminal } from "marked-terminal";
+import type { Marked } from "marked";
+
+let library: { Marked: typeof Marked; markedTerminal: (options: Record<string, unknown>) => unknown } | undefined;
+let loading: Promise<void> | undefined;
+
+/** Loads marked and marked-terminal (once); resolves when `renderMarkdown` renders. */
+export function loadMarkdown(): Promise<void> {
+  loading ??= Promise.all([import("marked"), import("marked-terminal")]).then(([marked, terminal]) => {
+    library = { Marked: marked.Marked, markedTerminal: terminal.markedTerminal };
+  });
+  return loading;
+}
 
 const parsers = new Map<number, Marked>();
 const cache = new Map<string, string>();
 const CACHE_SIZE = 200;
 
-function parser(width: number): Marked {
+function parser(width: number, lib: NonNullable<typeof library>): Marked {
   let found = parsers.get(width);
   if (!found) {
-    found = new Marked(markedTerminal({ reflowText: true, width, showSectionPrefix: false, tab: 2, emoji: false }) as never);
+    found = new lib.Marked(lib.markedTerminal({ reflowText: true, width, showSectionPrefix: false, tab: 2, emoji: false }) as never);
     parsers.set(width, found);
   }
   return found;
 }
 
 function renderBlock(text: string, width: number, color: boolean): string {
+  if (library === undefined) return text;
   const key = `${width}:${color ? 1 : 0}:${text}`;
   const hit = cache.get(key);
   if (hit !== undefined) return hit;
   let out: string;
   try {
-    out = (parser(width).parse(text, { async: false }) as string).replace(/\s+$/, "");
+    out = (parser(width, library).parse(text, { async: false }) as string).replace(/\s+$/, "");
   } catch {
     out = text; // never lose the answer to a renderer failure
   }

@@ -3,6 +3,7 @@
 import { dirname } from "node:path";
 import { render, type Instance } from "ink";
 import { readSecret, SecretInterrupted } from "../secret-input.js";
+import { loadMarkdown } from "./markdown.js";
 import { CLEAR_ALL, MOUSE_OFF, MOUSE_ON, osc52, ScreenMirror, type TerminalHooks } from "./terminal.js";
 import { authorIdentity } from "./state/author.js";
 import type { ZeClient } from "../../clients/index.js";
@@ -31,7 +32,9 @@ export function createController(options: TuiOptions, preferences = new Preferen
  * (`--onboarding`) or when no model is usable (no provider has credentials).
  */
 export async function startTui(controller: Controller, options: { readonly sessionId?: string | undefined; readonly onboarding?: boolean | undefined }): Promise<void> {
-  if (options.sessionId !== undefined) await controller.openSession(options.sessionId);
+  // A resumed history is printed as Markdown; the opening screen renders before the renderer loads.
+  if (options.sessionId !== undefined) await Promise.all([controller.openSession(options.sessionId), loadMarkdown()]);
+  else setImmediate(() => void loadMarkdown().then(() => controller.update({}), (error: unknown) => controller.error(error)));
   if (options.onboarding) controller.openPicker(providerPicker(controller));
   // The catalog is read while the first frame renders; the start does not wait on it.
   void loadCatalog(controller).then(

@@ -10,6 +10,7 @@ import { assertBuilt } from "../support/cli.js";
 import { writeGlobalConfig } from "../support/model.js";
 import { keyedProvider } from "../providers/provider-harness.js";
 import { ptyTuiPerTest } from "./pty-support.js";
+import { ONE_PIXEL_PNG } from "../support/png.js";
 
 assertBuilt();
 
@@ -85,6 +86,22 @@ describe("the mouse", () => {
     const again = cli.find("✓ read")!;
     cli.write(press(again.x, again.y) + release(again.x, again.y));
     await cli.waitFor(/more lines/);
+    cli.write("\u0003");
+    await cli.exited;
+  }, 60_000);
+  it("a click on an attachment removes it", async () => {
+    writeFileSync(join(t.home.root, "one.png"), ONE_PIXEL_PNG);
+    writeFileSync(join(t.home.root, "two.png"), ONE_PIXEL_PNG);
+    const cli = t.pty(["--embedded"]);
+    await cli.waitFor(/Ask anything/);
+    cli.write("/image one.png\r");
+    await cli.waitFor(/\[image 1\] one\.png/);
+    cli.write("/image two.png\r");
+    await cli.waitFor(/\[image 2\] two\.png/);
+    const first = cli.find("[image 1] one.png")!;
+    cli.write(press(first.x + 2, first.y) + release(first.x + 2, first.y));
+    await cli.waitFor(/\[image 1\] two\.png/);
+    expect(cli.screen()).not.toContain("one.png");
     cli.write("\u0003");
     await cli.exited;
   }, 60_000);

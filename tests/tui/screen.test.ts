@@ -48,7 +48,7 @@ describe("the TUI screen", () => {
     first.write("/models fake-model-mini\r");
     await first.waitFor(/› test\/fake-model-mini/);
     first.write("\r");
-    await first.waitFor(/test\/fake-model-mini · default agent/);
+    await first.waitFor(/test\/fake-model-mini · (default agent|build)/);
     first.write("@say Mini answer.\r");
     await first.waitFor(/Mini answer\.\n+test\/fake-model-mini · \d/);
     first.write("\u0003");
@@ -58,7 +58,7 @@ describe("the TUI screen", () => {
 
     const second = t.pty(["--embedded", "-s", id]);
     await second.waitFor(/Mini answer\./);
-    await second.waitFor(/test\/fake-model-mini · default agent/);
+    await second.waitFor(/│ ze [0-9a-f]{8} .*test\/fake-model-mini · (default agent|build)/);
     second.write("@say Second answer.\r");
     await second.waitFor(/Second answer\.\n+test\/fake-model-mini · \d/);
     expect(t.model.requests.at(-1)?.body).toMatchObject({ model: "fake-model-mini" });
