@@ -70,9 +70,21 @@ export function splitStable(text: string): [string, string] {
   return [lines.slice(0, cut).join("\n"), lines.slice(cut + 1).join("\n")];
 }
 
-/** The terminal rendering of Markdown `text` at `width` columns. */
-export function renderMarkdown(text: string, width: number, color: boolean): string {
-  const [stable, partial] = splitStable(text);
+/**
+ * The terminal rendering of Markdown `text` at `width` columns. `tailChars` (a running Turn's
+ * visible rows): a partial block longer than that, outside a code fence, renders from a line (or
+ * word) boundary near its end, so a long paragraph still streaming costs the same every frame.
+ */
+export function renderMarkdown(text: string, width: number, color: boolean, tailChars?: number): string {
+  const [stable, whole] = splitStable(text);
+  let partial = whole;
+  if (tailChars !== undefined && partial.length > tailChars && !FENCE.test(partial)) {
+    const from = partial.length - tailChars;
+    const line = partial.indexOf("\n", from);
+    const word = partial.indexOf(" ", from);
+    partial = partial.slice(line >= 0 ? line + 1 : word >= 0 ? word + 1 : from);
+    if (stable.trim() === "" || partial.trim() === "") return renderBlock(partial, width, color);
+  }
   const parts = [stable.trim() === "" ? "" : renderBlock(stable, width, color), partial.trim() === "" ? "" : renderBlock(partial, width, color)];
   return parts.filter((part) => part !== "").join("\n\n");
 }

@@ -57,7 +57,8 @@ export async function runTui(options: TuiOptions): Promise<number> {
   if (process.stdin.isTTY) process.stdin.setRawMode(true);
   const stdout = process.stdout;
   const terminal = stdout.isTTY === true;
-  let mouse = true;
+  const preferences = new Preferences();
+  let mouse = !preferences.get().mouseOff;
   const modes = (on: boolean): void => {
     if (!terminal) return;
     stdout.write(on ? BRACKETED_PASTE_ON + (mouse ? MOUSE_ON : "") : BRACKETED_PASTE_OFF + MOUSE_OFF);
@@ -102,7 +103,7 @@ export async function runTui(options: TuiOptions): Promise<number> {
         instance?.unmount();
       }),
   };
-  const controller = createController(options, new Preferences(), hooks);
+  const controller = createController(options, preferences, hooks);
   // A resize (either way, any number of times, also while a Turn streams): a clean repaint.
   const resized = (): void => controller.repaint();
   stdout.on("resize", resized);

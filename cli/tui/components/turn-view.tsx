@@ -23,7 +23,7 @@ export interface TurnViewProps {
 
 /** A text part as Markdown; a running Turn's cut to its last `maxLines` rows, a settled Turn's in full. */
 function tail(text: string, maxLines: number | undefined, width: number): string {
-  const rendered = renderMarkdown(text, Math.max(20, width - 1), colorWanted());
+  const rendered = renderMarkdown(text, Math.max(20, width - 1), colorWanted(), maxLines === undefined ? undefined : maxLines * width * 2);
   return maxLines === undefined ? rendered : rendered.split("\n").slice(-maxLines).join("\n");
 }
 

@@ -99,7 +99,7 @@ export class Controller {
     this.backend = options.backend;
     this.preferences = options.preferences;
     this.terminal = options.terminal;
-    this.state = { ...initial, tipsHidden: options.preferences.get().hideTips };
+    this.state = { ...initial, tipsHidden: options.preferences.get().hideTips, mouse: !options.preferences.get().mouseOff };
   }
 
   subscribe = (listener: () => void): (() => void) => {
