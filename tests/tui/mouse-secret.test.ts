@@ -67,6 +67,13 @@ describe("the mouse", () => {
     expect(cli.raw()).toContain("\u001b[?1006l");
     cli.write("\u0003");
     await cli.exited;
+    // Remembered: the next run leaves the mouse to the terminal.
+    const next = t.pty(["--embedded"], clip.env);
+    await next.waitFor(/Ask anything/);
+    expect(next.raw()).not.toContain("\u001b[?1002h");
+    next.write("/mouse on\r");
+    await next.waitFor(/mouse capture on/);
+    expect(next.raw()).toContain("\u001b[?1002h\u001b[?1006h");
   }, 60_000);
 
   it("a click on a tool row expands its output and a second click folds it", async () => {
