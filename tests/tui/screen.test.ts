@@ -4,7 +4,7 @@
 // render as Markdown (and without colour under --no-color), a queued follow-up shows at once and
 // a cancel's notice goes once the Turn settles.
 import { describe, expect, it } from "vitest";
-import { assertBuilt } from "../support/cli.js";
+import { assertBuilt, jsonOf, runCli } from "../support/cli.js";
 import { testProviderConfig, writeGlobalConfig } from "../support/model.js";
 import { ptyTuiPerTest } from "./pty-support.js";
 
@@ -12,7 +12,6 @@ assertBuilt();
 
 const t = ptyTuiPerTest();
 const count = (screen: string, pattern: RegExp): number => screen.split("\n").filter((line) => pattern.test(line)).length;
-const idOf = (text: string): string => /ze-harness -s ([0-9a-f-]{36})/.exec(text)?.[1] ?? "";
 
 describe("the TUI screen", () => {
   it("resizing while a Turn streams (narrower, wider, several times) and Ctrl+L leave one header, one status row and the transcript once", async () => {
@@ -26,6 +25,12 @@ describe("the TUI screen", () => {
       await cli.waitFor(/working/);
     }
     await cli.waitFor(/OMEGA\.[\s\S]*test\/scripted · \d/, 20_000);
+    await cli.waitFor(/Enter send/);
+    const resized = cli.screen();
+    expect(count(resized, /│ ze /)).toBe(1);
+    expect(count(resized, /Enter send · \/ commands/)).toBe(1);
+    expect(resized.match(/ALPHA/g)).toHaveLength(1);
+    expect(resized.match(/› you first prompt/g)).toHaveLength(1);
     const mark = cli.raw().length;
     cli.write("\u000cz"); // Ctrl+L, then a key to know it was handled
     await cli.waitFor(/│ z /);
@@ -53,8 +58,8 @@ describe("the TUI screen", () => {
     await first.waitFor(/Mini answer\.\n+test\/fake-model-mini · \d/);
     first.write("\u0003");
     await first.exited;
-    const id = idOf(first.screen());
-    expect(first.screen()).toMatch(/Resume this Session with: ze-harness -s [0-9a-f-]{36}/);
+    const listed = await runCli(["session", "list", "--all", "--embedded"], { env: t.home.env, cwd: t.home.root });
+    const id = jsonOf<{ id: string }[]>(listed)[0]!.id;
 
     const second = t.pty(["--embedded", "-s", id]);
     await second.waitFor(/Mini answer\./);
@@ -62,6 +67,7 @@ describe("the TUI screen", () => {
     second.write("@say Second answer.\r");
     await second.waitFor(/Second answer\.\n+test\/fake-model-mini · \d/);
     expect(t.model.requests.at(-1)?.body).toMatchObject({ model: "fake-model-mini" });
+    expect(first.screen()).toContain(`Resume this Session with: ze-harness -s ${id}`);
 
     // Ctrl+X N: a new Session replaces the conversation on screen; its banner names it.
     second.write("\u0018n");
