@@ -32,6 +32,7 @@ export default defineCommand({
     workdir: flag.string({ description: "Working directory of new Sessions (default: the current directory).", exclusive: ["no-workdir"] }),
     "no-workdir": flag.boolean({ description: "Start new Sessions in the server root instead of the current directory.", exclusive: ["workdir"] }),
     onboarding: flag.boolean({ description: "Open provider setup at start." }),
+    "no-color": flag.boolean({ description: "Render without colours (as NO_COLOR does)." }),
     sandbox: sandboxFlag,
   },
   connection: true,
@@ -42,6 +43,11 @@ export default defineCommand({
     // React's production build unless told otherwise: the development build checks every
     // element and commit, which a streaming Turn's renders pay for on every keystroke.
     process.env["NODE_ENV"] ??= "production";
+    // --no-color or NO_COLOR: no colour from Ink or the Markdown renderer (both read FORCE_COLOR when they load).
+    if (flags["no-color"] === true || (process.env["NO_COLOR"] ?? "") !== "") {
+      process.env["NO_COLOR"] = "1";
+      process.env["FORCE_COLOR"] = "0";
+    }
     // Ink, React and the TUI load while the connection opens (the embedded host starts).
     const loading = import("../tui/run.js");
     loading.catch(() => undefined);

@@ -2,6 +2,7 @@
 // opening screen or the conversation, and sends every key to keys.ts.
 import { Box, Static, Text, useApp, useInput, useStdout } from "ink";
 import { useEffect, useSyncExternalStore } from "react";
+import type { Session } from "../../clients/index.js";
 import { Attachments } from "./components/attachments.js";
 import { Composer } from "./components/composer.js";
 import { Header } from "./components/header.js";
@@ -19,6 +20,22 @@ import type { Controller } from "./state/controller.js";
 import { handleKey } from "./state/keys.js";
 import { hasUsableModel, nextEffort, nextModel } from "./state/models.js";
 import { tracedGroup } from "./state/trace.js";
+
+/** The first line of the scrollback: the product, or the viewed Session's title and full id. */
+function Banner({ session }: { readonly session: Session | undefined }) {
+  if (!session) {
+    return (
+      <Text bold color="cyan">
+        Ze Harness
+      </Text>
+    );
+  }
+  return (
+    <Text color="cyan">
+      ── <Text bold>{session.title ?? "Session"}</Text> · {session.id} ──
+    </Text>
+  );
+}
 
 export function App({ controller }: { readonly controller: Controller }) {
   const state = useSyncExternalStore(controller.subscribe, controller.getSnapshot);
@@ -48,6 +65,7 @@ export function App({ controller }: { readonly controller: Controller }) {
   const printedIds = new Set(state.printed.map((entry) => entry.key));
   const live = turns.filter((turn) => !printedIds.has(turn.id));
   const maxLines = Math.max(5, (stdout.rows || 40) - 14);
+  const width = stdout.columns || 80;
   const menu = controller.suggestionList();
   const overlay = state.overlay;
   const queued = turns.filter((turn) => turn.phase === "pending").length;
@@ -56,32 +74,32 @@ export function App({ controller }: { readonly controller: Controller }) {
 
   return (
     <Box flexDirection="column">
-      {state.screen === "conversation" ? (
-        // Keyed by Session: switching Sessions prints the new history.
-        <Static key={view?.session?.id ?? "none"} items={[...state.printed]}>
-          {(entry) =>
-            "turn" in entry ? (
-              <TurnView key={entry.key} turn={entry.turn} {...props} />
-            ) : entry.part.type === "tool" ? (
-              <ToolEntry key={entry.key} part={entry.part} children={entry.children} expanded spinner="" />
-            ) : (
-              <ReasoningRow key={entry.key} part={entry.part} expanded running={false} />
-            )
-          }
-        </Static>
-      ) : null}
-      {state.screen === "opening" ? (
-        <Box flexDirection="column" marginBottom={1}>
-          <Text bold color="cyan">
-            Ze Harness
-          </Text>
-          {state.tipsHidden ? null : (
-            <Text dimColor>Type a prompt and press Enter to start a Session · / for commands · Ctrl+X O open a Session by ID · Ctrl+Alt+O hides tips</Text>
-          )}
+      {/* Keyed by Session and repaint: a switch or a repaint prints the scrollback again (after a clear). */}
+      <Static key={`${view?.session?.id ?? "opening"}:${state.epoch}`} items={[{ key: "banner" } as const, ...(state.screen === "conversation" ? state.printed : [])]}>
+        {(entry) =>
+          !("turn" in entry) && !("part" in entry) ? (
+            <Banner key={`banner:${state.epoch}`} session={view?.session} />
+          ) : "turn" in entry ? (
+            <TurnView key={entry.key} turn={entry.turn} {...props} width={width} />
+          ) : entry.part.type === "tool" ? (
+            <ToolEntry key={entry.key} part={entry.part} children={entry.children} expanded spinner="" />
+          ) : (
+            <ReasoningRow key={entry.key} part={entry.part} expanded running={false} />
+          )
+        }
+      </Static>
+      {state.screen === "opening" && !state.tipsHidden ? (
+        <Box marginBottom={1}>
+          <Text dimColor>Type a prompt and press Enter to start a Session · / for commands · Ctrl+X O open a Session by ID · Ctrl+Alt+O hides tips</Text>
         </Box>
       ) : null}
       {live.map((turn) => (
-        <TurnView key={turn.id} turn={turn} {...props} maxLines={maxLines} width={stdout.columns || 80} />
+        <TurnView key={turn.id} turn={turn} {...props} maxLines={maxLines} width={width} />
+      ))}
+      {state.steers.map((steer) => (
+        <Text key={steer.steerId} dimColor>
+          ↳ queued: {steer.text}
+        </Text>
       ))}
       {traced && state.trace ? <ExecuteTrace group={traced} trace={state.trace} spinner={spinner} /> : null}
       <Header
@@ -109,9 +127,6 @@ export function App({ controller }: { readonly controller: Controller }) {
           loading={overlay.loading}
           error={overlay.error}
         />
-      ) : null}
-      {overlay?.kind === "secret" ? (
-        <Composer text={"•".repeat(overlay.text.length)} placeholder="API key (hidden) · Enter connect · Esc cancel" label={`API key for ${overlay.providerId}`} />
       ) : null}
       {overlay?.kind === "login" ? (
         <Box borderStyle="round" borderColor="magenta" paddingX={1} flexDirection="column">

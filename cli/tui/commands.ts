@@ -1,7 +1,7 @@
 // The composer's slash commands: their names, aliases and hints, which of them work before the
 // first prompt, the suggestion filter and the parser.
 
-export type CommandName = "new" | "queue" | "steer" | "sessions" | "models" | "effort" | "agents" | "skills" | "fork" | "subagents" | "back" | "image" | "base64" | "send" | "exit";
+export type CommandName = "new" | "queue" | "steer" | "sessions" | "models" | "effort" | "agents" | "skills" | "fork" | "subagents" | "back" | "image" | "base64" | "send" | "mouse" | "exit";
 
 export interface SlashCommand {
   readonly name: CommandName;
@@ -27,6 +27,7 @@ export const COMMANDS: readonly SlashCommand[] = [
   { name: "image", aliases: [], args: "PATH", summary: "attach a PNG, JPEG, GIF or WebP file to the draft", opening: true },
   { name: "base64", aliases: [], args: "DATA [MEDIA_TYPE]", summary: "attach base64 image data to the draft", opening: true },
   { name: "send", aliases: [], args: "[TEXT]", summary: "send TEXT with the attached images", opening: true },
+  { name: "mouse", aliases: [], args: "[on|off]", summary: "mouse capture (clicks, drag to copy) on or off (off: the terminal selects)", opening: true },
   { name: "exit", aliases: ["quit", "q"], args: "", summary: "quit (Sessions keep running)", opening: true },
 ];
 

@@ -11,6 +11,10 @@ export interface PtyCli {
   /** Everything written so far (raw, with escape sequences). */
   raw(): string;
   write(data: string): void;
+  /** Resizes the PTY and the emulator (the program gets SIGWINCH). */
+  resize(cols: number, rows: number): void;
+  /** Where `text` first shows on the visible screen (0-based column and row), if it does. */
+  find(text: string): { x: number; y: number } | undefined;
   /** Resolves once the screen matches `pattern`; rejects when the process exits first, or after `ms` (with the screen). */
   waitFor(pattern: RegExp, ms?: number): Promise<void>;
   readonly exited: Promise<{ exitCode: number; signal?: number | undefined }>;
@@ -60,6 +64,19 @@ export function startPty(args: readonly string[], options: PtyOptions): PtyCli {
     screen,
     raw: () => raw,
     write: (data) => pty.write(data),
+    resize: (newCols, newRows) => {
+      pty.resize(newCols, newRows);
+      terminal.resize(newCols, newRows);
+    },
+    find: (text) => {
+      const buffer = terminal.buffer.active;
+      for (let row = 0; row < terminal.rows; row++) {
+        const line = buffer.getLine(buffer.viewportY + row)?.translateToString(true) ?? "";
+        const x = line.indexOf(text);
+        if (x >= 0) return { x, y: row };
+      }
+      return undefined;
+    },
     waitFor: (pattern, ms = 12_000) =>
       new Promise<void>((resolve, reject) => {
         const timer = setTimeout(() => {

@@ -1,5 +1,5 @@
 // Connect provider against the real provider operations: the list with availability and
-// credential source, an API key typed in the masked field (connected, never rendered), a
+// credential source, an API key asked on the suspended terminal (connected, never rendered), a
 // device login against a local OAuth server (URL and code shown, then connected), opening
 // automatically at start when no model is usable, and `--onboarding` / Ctrl+X P on demand.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -8,6 +8,7 @@ import { credentialHash } from "../../tools/test-model/index.js";
 import { startOAuthServer, type OAuthServer } from "../providers/oauth-server.js";
 import { gateProvider, keyedProvider } from "../providers/provider-harness.js";
 import { KEY, tuiPerTest } from "./support.js";
+import type { TerminalHooks } from "../../cli/tui/terminal.js";
 
 describe("with a usable model (the keyless scripted provider)", () => {
   const { open } = tuiPerTest();
@@ -53,20 +54,25 @@ describe("with no provider credentials", () => {
     expect(tui.frame()).toContain("No model is usable yet");
   });
 
-  it("an API key typed in the masked field connects the provider; the key is never rendered; the model then answers", async () => {
+  it("an API key is asked on the suspended terminal (the TUI hands it the prompt); connected; the key is never rendered; the model then answers", async () => {
     const h = harness();
     const key = "sk-tui-secret-value-42";
-    const tui = await open();
+    const prompts: string[] = [];
+    const terminal: TerminalHooks = {
+      clear: () => undefined,
+      line: async () => "",
+      range: async () => "",
+      osc52: () => undefined,
+      mouse: () => undefined,
+      readSecret: async (prompt) => (prompts.push(prompt), key),
+    };
+    const tui = await open({ terminal });
     await tui.waitFor(/Connect provider[\s\S]*Keyed test model: API key/);
     await tui.press(..."keyed");
     await tui.waitFor(/› Keyed test model: API key/);
     await tui.press(KEY.enter);
-    await tui.waitFor(/API key for keyed/);
-    await tui.press(key);
-    const masked = await tui.waitFor(new RegExp(`•{${key.length}}`));
-    expect(masked).not.toContain(key);
-    await tui.press(KEY.enter);
     await tui.waitFor(/keyed connected/);
+    expect(prompts).toEqual(["API key for keyed (hidden; Enter connects, Ctrl-C cancels): "]);
     await tui.until(() => tui.controller.catalog?.models.some((model) => model.ref === "keyed/m" && model.availability.status === "available") === true);
     await tui.waitFor(/keyed\/m · default agent/);
     expect(tui.frame()).not.toContain("No model is usable yet");

@@ -12,7 +12,7 @@ export interface PtyTui {
   readonly model: TestModel;
   readonly home: TempHome;
   /** The built binary with `args` in a PTY in the home's root (stopped after the test). */
-  pty(args: readonly string[], env?: Record<string, string>): PtyCli;
+  pty(args: readonly string[], env?: Record<string, string>, size?: { readonly cols: number; readonly rows: number }): PtyCli;
   /** A real `serve` on its own database in the home (stopped after the test); its base URL. */
   serve(): Promise<string>;
 }
@@ -48,8 +48,8 @@ export function ptyTuiPerTest(): PtyTui {
     get home() {
       return current(home);
     },
-    pty(args, env) {
-      const cli = startPty(args, { env: env ?? current(home).env, cwd: current(home).root });
+    pty(args, env, size) {
+      const cli = startPty(args, { env: env ?? current(home).env, cwd: current(home).root, ...size });
       started.push(cli);
       return cli;
     },

@@ -9,6 +9,7 @@ import { App } from "../../cli/tui/app.js";
 import { createController, startTui } from "../../cli/tui/run.js";
 import type { Controller } from "../../cli/tui/state/controller.js";
 import { Preferences } from "../../cli/tui/state/preferences.js";
+import type { TerminalHooks } from "../../cli/tui/terminal.js";
 import { directiveTurn } from "../../tools/test-model/index.js";
 import { startModelHarness, type ModelHarness, type ModelHarnessOptions } from "../support/model.js";
 
@@ -53,12 +54,15 @@ export interface TuiOptions {
   readonly onboarding?: boolean;
   /** Another client of the harness (e.g. over a fetch that cuts streams) instead of `h.api`. */
   readonly client?: ZeClient;
+  /** A stand-in for the real terminal (run.tsx gives the TUI one; component tests have none). */
+  readonly terminal?: TerminalHooks;
 }
 
 export async function renderTui(h: ModelHarness, options: TuiOptions = {}): Promise<Tui> {
   const controller = createController(
     { client: options.client ?? h.api, server: "local", where: { directory: options.noDirectory ? undefined : (options.directory ?? h.home.root), local: true } },
     new Preferences(`${h.home.env["XDG_DATA_HOME"]}/ze-harness`),
+    options.terminal,
   );
   // The same start as `ze-harness tui`: the resumed Session, the catalog, onboarding.
   await startTui(controller, { sessionId: options.sessionId, onboarding: options.onboarding });

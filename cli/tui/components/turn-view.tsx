@@ -5,7 +5,7 @@ import type { Turn } from "../../../clients/index.js";
 import { codemodeParent, duration, executionMs, executeChildren, promptText, shortId } from "../format.js";
 import { ToolEntry } from "./execute-group.js";
 import { ReasoningRow } from "./reasoning-row.js";
-import { tailRows } from "../wrap.js";
+import { colorWanted, renderMarkdown } from "../markdown.js";
 
 export interface TurnViewProps {
   readonly turn: Turn;
@@ -21,9 +21,10 @@ export interface TurnViewProps {
   readonly width?: number;
 }
 
-/** A running Turn's text cut to its last `maxLines` screen rows (pre-wrapped); a settled Turn's in full. */
+/** A text part as Markdown; a running Turn's cut to its last `maxLines` rows, a settled Turn's in full. */
 function tail(text: string, maxLines: number | undefined, width: number): string {
-  return maxLines === undefined ? text : tailRows(text, maxLines, width);
+  const rendered = renderMarkdown(text, Math.max(20, width - 1), colorWanted(), maxLines === undefined ? undefined : maxLines * width * 2);
+  return maxLines === undefined ? rendered : rendered.split("\n").slice(-maxLines).join("\n");
 }
 
 /** `you` for this machine's author identity (or, for entries without one, this connection); a short ID otherwise. */

@@ -92,15 +92,20 @@ export class Backend {
     return turnId;
   }
 
-  async steer(sessionId: string, turnId: string, prompt: PromptPart[]): Promise<void> {
+  async steer(sessionId: string, turnId: string, prompt: PromptPart[], steerId: string = randomUUID()): Promise<void> {
     await unwrap(
       sdk.submitPrompt({
         client: this.client,
         path: { server: this.server, sessionId },
         headers: this.headers,
-        body: { delivery: "steer", steerId: randomUUID(), expectedTurnId: turnId, prompt, ...(this.authorId !== undefined ? { authorId: this.authorId } : {}) },
+        body: { delivery: "steer", steerId, expectedTurnId: turnId, prompt, ...(this.authorId !== undefined ? { authorId: this.authorId } : {}) },
       }),
     );
+  }
+
+  /** The model later Turns of `sessionId` use (unless a prompt or its agent names another). */
+  async setDefaultModel(sessionId: string, defaultModel: string): Promise<Session> {
+    return (await unwrap(sdk.setSessionDefaultModel({ client: this.client, path: { server: this.server, sessionId }, body: { defaultModel } }))).session;
   }
 
   async cancel(sessionId: string, turnId: string): Promise<void> {

@@ -2,7 +2,7 @@
 // it holds one (PNG, JPEG, GIF, WebP), otherwise its text. Linux: `wl-paste` (wl-clipboard)
 // when WAYLAND_DISPLAY is set, `xclip` when DISPLAY is set. Tools run without a shell
 // (argument arrays), with a timeout, a byte cap and an AbortSignal (Esc cancels a pending paste).
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 
 export type ClipboardContent = { readonly kind: "image"; readonly bytes: Buffer; readonly mimeType: string } | { readonly kind: "text"; readonly text: string };
 
@@ -116,4 +116,40 @@ export async function readClipboard(options: ClipboardOptions): Promise<Clipboar
     if (content !== undefined) return content;
   }
   throw new ClipboardUnavailable(`cannot read the clipboard: install ${tools.map((tool) => tool.install).join(" or ")}`);
+}
+
+/** A tool that copies its stdin to the clipboard. */
+interface CopyTool {
+  readonly command: string;
+  readonly args: readonly string[];
+}
+
+/** The copy tools to try here, in order (the TUI also writes OSC 52, which works over SSH). */
+export function copyTools(env: NodeJS.ProcessEnv, platform: NodeJS.Platform = process.platform): CopyTool[] {
+  if (platform === "darwin") return [{ command: "pbcopy", args: [] }];
+  if (platform === "win32") return [{ command: "powershell.exe", args: ["-NoProfile", "-Command", "Set-Clipboard -Value ([Console]::In.ReadToEnd())"] }];
+  const tools: CopyTool[] = [];
+  if ((env["WAYLAND_DISPLAY"] ?? "") !== "") tools.push({ command: "wl-copy", args: [] });
+  if ((env["DISPLAY"] ?? "") !== "") tools.push({ command: "xclip", args: ["-selection", "clipboard", "-in"] }, { command: "xsel", args: ["--clipboard", "--input"] });
+  // WSL: Windows' PowerShell reaches the Windows clipboard.
+  if ((env["WSL_DISTRO_NAME"] ?? "") !== "") tools.push({ command: "powershell.exe", args: ["-NoProfile", "-Command", "Set-Clipboard -Value ([Console]::In.ReadToEnd())"] });
+  return tools;
+}
+
+/** Copies `text` with the first tool that is installed and succeeds; its name, or undefined when none did. */
+export async function writeClipboard(text: string, env: NodeJS.ProcessEnv, platform: NodeJS.Platform = process.platform): Promise<string | undefined> {
+  for (const tool of copyTools(env, platform)) {
+    const ok = await new Promise<boolean>((resolve) => {
+      // stdout and stderr ignored and 'exit' awaited: xclip stays in the background to serve the
+      // selection, holding inherited pipes open.
+      const child = spawn(tool.command, [...tool.args], { env, stdio: ["pipe", "ignore", "ignore"], windowsHide: true });
+      const timer = setTimeout(() => child.kill(), 5_000);
+      child.once("error", () => (clearTimeout(timer), resolve(false)));
+      child.once("exit", (code) => (clearTimeout(timer), resolve(code === 0)));
+      child.stdin.on("error", () => undefined);
+      child.stdin.end(text);
+    });
+    if (ok) return tool.command;
+  }
+  return undefined;
 }

@@ -3,6 +3,9 @@
 // a sub-agent), and every key press. Components only render its snapshot; tests drive it
 // through the same keys a terminal sends. Pickers live in slash.ts, models.ts and onboarding.ts,
 // keys in keys.ts, the state shapes in ui-state.ts.
+// Over 400 lines: the Session switch, the feed's render pacing, prompts/steering and the local
+// state they settle (queued follow-ups, a cancel's notice) share private fields and one order.
+import { randomUUID } from "node:crypto";
 import type { CatalogSnapshot, Turn } from "../../../clients/index.js";
 import { parseCommand, suggestions, type SlashCommand } from "../commands.js";
 import type { PickerItem } from "../components/picker.js";
@@ -16,8 +19,11 @@ import { DescendantRequests } from "./descendants.js";
 import { ChildSummaries } from "./children.js";
 import type { Overlay, Pending, PickerSpec, Printed, UiState } from "./ui-state.js";
 import { promptParts, type Attachment } from "./images.js";
+import type { TerminalHooks } from "../terminal.js";
 
 export type { NextTurnChoice, Overlay, Pending, PickerSpec, Printed, UiState } from "./ui-state.js";
+
+const CANCELLING = "cancelling the running Turn";
 
 /** The shortest time between two renders caused by the Session feed (about 30 per second). */
 const FEED_FRAME_MS = 33;
@@ -26,6 +32,8 @@ export interface ControllerOptions {
   readonly backend: Backend;
   readonly preferences: Preferences;
   readonly feedOptions?: FeedOptions;
+  /** The real terminal (run.tsx); absent in component tests. */
+  readonly terminal?: TerminalHooks;
 }
 
 const initial: UiState = {
@@ -51,6 +59,10 @@ const initial: UiState = {
   agents: [],
   printed: [],
   defaultAgent: undefined,
+  epoch: 0,
+  mouse: true,
+  steers: [],
+  cancelling: undefined,
   version: 0,
 };
 
@@ -76,11 +88,18 @@ export class Controller {
   private spinner: ReturnType<typeof setInterval> | undefined;
   readonly backend: Backend;
   readonly preferences: Preferences;
+  /** The real terminal: clearing, suspending Ink, reading the screen, OSC 52. */
+  terminal: TerminalHooks | undefined;
+  /** The models agents name (an agent's model outranks the Session's default). */
+  agentModels: ReadonlyMap<string, string> = new Map();
+  /** Where the left mouse button went down (mouse.ts). */
+  mouseDown: { readonly x: number; readonly y: number } | undefined;
 
   constructor(private readonly options: ControllerOptions) {
     this.backend = options.backend;
     this.preferences = options.preferences;
-    this.state = { ...initial, tipsHidden: options.preferences.get().hideTips };
+    this.terminal = options.terminal;
+    this.state = { ...initial, tipsHidden: options.preferences.get().hideTips, mouse: !options.preferences.get().mouseOff };
   }
 
   subscribe = (listener: () => void): (() => void) => {
@@ -111,6 +130,12 @@ export class Controller {
     this.update({ notice: { text: error instanceof Error ? error.message : String(error), kind: "error" } });
   }
 
+  /** Ctrl+L, a resize: the screen and scrollback are cleared and everything is printed again once. */
+  repaint(): void {
+    this.terminal?.clear();
+    this.update({ epoch: this.state.epoch + 1 });
+  }
+
   // -------------------------------------------------------------------------------------------
   // Sessions
 
@@ -119,6 +144,8 @@ export class Controller {
     const feed = new SessionFeed(this.backend.api, this.backend.server, sessionId, this.options.feedOptions);
     await feed.open(); // an unknown Session fails here, before anything changes
     const previous = this.sessionId;
+    // Another Session replaces the conversation on screen (its banner names it).
+    if (previous !== undefined && previous !== sessionId) this.terminal?.clear();
     this.unsubscribeFeed?.();
     this.feed?.close();
     this.feed = feed;
@@ -131,7 +158,7 @@ export class Controller {
     const parents = how.parents ?? (how.asChild && previous !== undefined ? [...this.state.parents, previous] : []);
     // Attached images belong to the draft of the Session they were attached in.
     const attachments = how.keepAttachments ? this.state.attachments : [];
-    this.update({ screen: "conversation", parents, question: undefined, permissionChoice: 0, expanded: new Set(), trace: undefined, agents: [], printed: [], attachments });
+    this.update({ screen: "conversation", parents, question: undefined, permissionChoice: 0, expanded: new Set(), trace: undefined, agents: [], printed: [], attachments, steers: [], cancelling: undefined });
     this.onFeed();
     void this.loadAgents(sessionId);
     // The Session's catalog snapshot: its default model in the header, its models' effort levels.
@@ -142,6 +169,7 @@ export class Controller {
   private async loadAgents(sessionId: string): Promise<void> {
     try {
       const { agents, defaultAgent } = await this.backend.agents(sessionId);
+      if (this.sessionId === sessionId) this.agentModels = new Map(agents.flatMap((agent) => (agent.model !== undefined ? [[agent.id, agent.model] as const] : [])));
       if (this.sessionId === sessionId) this.update({ agents: agents.filter((agent) => agent.mode !== "subagent").map((agent) => agent.id), defaultAgent });
     } catch {
       // Tab cycling stays off without the list
@@ -190,6 +218,7 @@ export class Controller {
       if (!printed.some((entry) => entry.key === turn.id)) fresh.push({ key: turn.id, turn });
     }
     if (fresh.length > 0) this.update({ printed: [...printed, ...fresh] });
+    this.settleLocal(view);
     const running = view?.turns.some((turn) => turn.outcome === undefined) ?? false;
     if (running && !this.spinner) {
       this.spinner = setInterval(() => {
@@ -209,6 +238,19 @@ export class Controller {
     if (question && this.state.question?.requestId !== question.id) this.update({ question: { requestId: question.id, index: 0, selected: 0, answers: [] } });
     else if (!question && this.state.question) this.update({ question: undefined });
     else this.update({});
+  }
+
+  /** Queued follow-ups the Turn applied (or that ended with it) leave; a settled cancel's notice goes. */
+  private settleLocal(view: FeedView | undefined): void {
+    const turns = view?.turns ?? [];
+    const applied = new Set(turns.flatMap((turn) => turn.parts.flatMap((part) => (part.type === "steering" ? part.steers.map((steer) => steer.steerId) : []))));
+    const active = turns.some((turn) => turn.outcome === undefined);
+    const steers = this.state.steers.filter((steer) => !applied.has(steer.steerId) && active);
+    if (steers.length !== this.state.steers.length) this.update({ steers });
+    const cancelling = this.state.cancelling;
+    if (cancelling !== undefined && turns.find((turn) => turn.id === cancelling)?.outcome !== undefined) {
+      this.update({ cancelling: undefined, notice: this.state.notice?.text === CANCELLING ? undefined : this.state.notice });
+    }
   }
 
   /** The first open permission request or question of the viewed Session. */
@@ -241,6 +283,8 @@ export class Controller {
     const next = this.state.next;
     const turnId = await this.backend.queue(sessionId, promptParts(text, images), { ...next, effort: nextEffort(this) });
     this.sent(images);
+    // The picked model becomes the Session's: reopened later, the header and the next Turn agree.
+    if (next.model !== undefined && this.view?.session?.defaultModel !== next.model) void this.backend.setDefaultModel(sessionId, next.model).catch((error: unknown) => this.error(error));
     this.feed?.follow(turnId);
     if (next.model !== undefined) this.preferences.used(next.model);
     // Selected Skills load into the next queued Turn and then clear.
@@ -254,10 +298,14 @@ export class Controller {
       if (fallbackToQueue) return this.queue(text, images);
       throw new Error("/steer needs a running Turn to follow up on");
     }
+    const steerId = randomUUID();
+    // Shown as queued at once, until the Turn applies it.
+    this.update({ steers: [...this.state.steers, { steerId, text: text.trim() === "" ? "[image]" : text }] });
     try {
-      await this.backend.steer(sessionId, running.id, promptParts(text, images));
+      await this.backend.steer(sessionId, running.id, promptParts(text, images), steerId);
       this.sent(images);
     } catch (error) {
+      this.update({ steers: this.state.steers.filter((steer) => steer.steerId !== steerId) });
       const tag = (error as { name?: string }).name;
       if (fallbackToQueue && (tag === "TurnNotSteerableError" || tag === "TurnNotActiveError")) return this.queue(text, images);
       throw error;
@@ -310,7 +358,10 @@ export class Controller {
     const running = this.runningTurn();
     if (!running || this.sessionId === undefined) return false;
     await this.backend.cancel(this.sessionId, running.id);
-    this.info("cancelling the running Turn");
+    if (this.view?.turns.find((turn) => turn.id === running.id)?.outcome === undefined) {
+      this.update({ cancelling: running.id });
+      this.info(CANCELLING);
+    }
     return true;
   }
 

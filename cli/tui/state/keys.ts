@@ -6,12 +6,13 @@ import type { Key } from "ink";
 import { parseCommand } from "../commands.js";
 import { PERMISSION_CHOICES } from "../components/permission.js";
 import type { Controller, Overlay } from "./controller.js";
-import { cancelLogin, connectKey, providerPicker } from "./onboarding.js";
+import { cancelLogin, providerPicker } from "./onboarding.js";
 import { cycleEffort, modelPicker } from "./models.js";
 import { bracketedPaste, cancelPaste, pasteClipboard, pasteText, removeLastImage } from "./paste.js";
 import { agentPicker, compact, cycleAgent, forkPicker, openFirstSubagent, openSibling, sessionPicker, skillPicker, subagentPicker } from "./slash.js";
 import { toggleLatestDetails } from "./details.js";
 import { traceKey } from "./trace.js";
+import { mouseEvent } from "./mouse.js";
 
 type Action = () => void | Promise<void>;
 
@@ -114,17 +115,6 @@ function openById(controller: Controller, overlay: Extract<Overlay, { kind: "ope
   if (printable(input, key)) controller.update({ overlay: { ...overlay, text: overlay.text + input } });
 }
 
-function secret(controller: Controller, overlay: Extract<Overlay, { kind: "secret" }>, input: string, key: Key): void {
-  if (key.escape) return controller.closeOverlay();
-  if (key.return) {
-    const apiKey = overlay.text.trim();
-    controller.closeOverlay(); // the key leaves the UI state before the request
-    return run(controller, () => connectKey(controller, overlay.providerId, apiKey));
-  }
-  if (key.backspace || key.delete) return controller.update({ overlay: { ...overlay, text: overlay.text.slice(0, -1) } });
-  if (printable(input, key)) controller.update({ overlay: { ...overlay, text: overlay.text + input.trim() } });
-}
-
 const printable = (input: string, key: Key): boolean => input !== "" && !key.ctrl && !(key.meta && input.length === 1) && !/[\u0000-\u0008\u000b-\u001f\u007f]/.test(input);
 
 /** Answers the open permission request or question; true when the key was theirs. */
@@ -172,6 +162,7 @@ function interaction(controller: Controller, input: string, key: Key): boolean {
 const MODIFIED_ENTER = /^\[27;(\d+);13~$/;
 
 export function handleKey(controller: Controller, input: string, key: Key): void {
+  if (mouseEvent(controller, input)) return;
   // A bracketed paste arrives whole, then counts as one paste (a path attaches its image).
   const pasted = (text: string, plain: Key): void => {
     const state = controller.state;
@@ -205,11 +196,18 @@ export function handleKey(controller: Controller, input: string, key: Key): void
     handleKey(controller, "x", { ...key, ctrl: true });
     return handleKey(controller, input.slice(1), { ...key, ctrl: false });
   }
+  // Another control key and what follows in one chunk (Ctrl+L then typing): one at a time.
+  if (input.length > 1 && /^[\u0001-\u0007\u000b\u000c\u000e-\u001a]/.test(input)) {
+    handleKey(controller, input[0]!, { ...key, ctrl: false });
+    return handleKey(controller, input.slice(1), { ...key, ctrl: false });
+  }
   const state = controller.state;
   if (state.exited) return;
   if (state.leader) return leader(controller, input, key);
   if (key.ctrl && input === "x") return controller.update({ leader: true });
   if (key.ctrl && (input === "c" || input === "d")) return controller.quit();
+  // Ctrl+L repaints the screen (also with an overlay open).
+  if (key.ctrl && input === "l") return controller.repaint();
   if (key.ctrl && key.meta && input === "p") return leader(controller, "p", key);
   // Ctrl+Alt+O hides (or shows again) the first-run tips on future launches; Ctrl+Alt+K pins the shortcut panel.
   if (key.ctrl && key.meta && input === "o") return controller.toggleTips();
@@ -218,7 +216,6 @@ export function handleKey(controller: Controller, input: string, key: Key): void
   const overlay = state.overlay;
   if (overlay?.kind === "picker") return picker(controller, overlay, input, key);
   if (overlay?.kind === "open") return openById(controller, overlay, input, key);
-  if (overlay?.kind === "secret") return secret(controller, overlay, input, key);
   if (overlay?.kind === "login") return key.escape ? run(controller, () => cancelLogin(controller, overlay.providerId, overlay.loginId)) : undefined;
   // Esc cancels a pending paste before its other meanings.
   if (key.escape && state.pasting) return cancelPaste(controller);

@@ -101,10 +101,14 @@ function effortsOf(controller: Controller, model: string | undefined): readonly 
   return entry === undefined ? undefined : (entry.capabilities.reasoningEfforts ?? []);
 }
 
-/** The model the next Turn will use. */
+/**
+ * The model the next Turn will use, by the server's precedence: the prompt's (picked in this
+ * run), the agent's, the Session's default, then the configured (catalog) default.
+ */
 export function nextModel(controller: Controller): string | undefined {
   const view = controller.view;
-  return controller.state.next.model ?? view?.session?.defaultModel ?? view?.turns[view.turns.length - 1]?.model ?? controller.catalog?.defaultModel;
+  const agent = controller.state.next.agent ?? view?.session?.agent ?? controller.state.defaultAgent;
+  return controller.state.next.model ?? (agent !== undefined ? controller.agentModels.get(agent) : undefined) ?? view?.session?.defaultModel ?? controller.catalog?.defaultModel;
 }
 
 /** The effort the next Turn will use: the one chosen in this run, else the one remembered for its model. */

@@ -1,7 +1,7 @@
 // Connect provider (Ctrl+X P, Ctrl+Alt+P, --onboarding, and at start when no model is usable):
 // the server's providers with their availability and credential source; a device login (its
-// URL and code shown until the login settles) or an API key typed into a masked field (never
-// shown, never kept after the request). After a connection the catalog is read again. Through
+// URL and code shown until the login settles) or an API key typed on the real terminal while Ink
+// is suspended (no echo, never in the UI state, never kept after the request). After a connection the catalog is read again. Through
 // the generated client only: providers, startProviderLogin, getProviderLogin, connectProviderKey.
 import { sdk, unwrap, type SafeProviderSummary } from "../../../clients/index.js";
 import type { Controller, PickerSpec } from "./controller.js";
@@ -32,7 +32,7 @@ export function providerPicker(controller: Controller): PickerSpec {
       const [providerId, kind, methodId] = item.id.split("\u0000") as [string, string, string | undefined];
       if (kind === "none") return controller.info(`${providerId} needs no connection (${item.detail?.split(" · ").slice(1).join(" · ")})`);
       controller.closeOverlay();
-      if (kind === "key") return controller.update({ overlay: { kind: "secret", providerId, text: "" } });
+      if (kind === "key") return promptKey(controller, providerId);
       await deviceLogin(controller, providerId, methodId);
     },
   };
@@ -71,7 +71,16 @@ export async function cancelLogin(controller: Controller, providerId: string, lo
   await unwrap(sdk.cancelProviderLogin({ client: controller.backend.api.client, path: { providerId, loginId } }));
 }
 
-/** Enter in the masked API-key field. */
+/** The TUI suspends; the terminal asks for the key without echo; then the TUI resumes and connects. */
+async function promptKey(controller: Controller, providerId: string): Promise<void> {
+  const terminal = controller.terminal;
+  if (terminal === undefined) throw new Error(`an API key is typed on a terminal: run \`ze-harness provider connect ${providerId}\``);
+  const apiKey = await terminal.readSecret(`API key for ${providerId} (hidden; Enter connects, Ctrl-C cancels): `);
+  if (apiKey === undefined) return controller.info(`${providerId}: no key entered`);
+  await connectKey(controller, providerId, apiKey.trim());
+}
+
+/** Connects `providerId` with `apiKey` (typed on the suspended terminal). */
 export async function connectKey(controller: Controller, providerId: string, apiKey: string): Promise<void> {
   if (apiKey === "") throw new Error("an API key is needed");
   await unwrap(sdk.connectProviderKey({ client: controller.backend.api.client, path: { providerId }, body: { apiKey } }));

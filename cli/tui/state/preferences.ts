@@ -1,6 +1,7 @@
 // model-preferences.json in the durable state directory ($XDG_DATA_HOME/ze-harness when
 // XDG_DATA_HOME is absolute, else ~/.local/share/ze-harness): favorite models, recent models
-// (newest first), per-model reasoning effort, and whether first-run tips are hidden. Written
+// (newest first), per-model reasoning effort, whether first-run tips are hidden and whether the
+// mouse is left to the terminal (`/mouse off`). Written
 // atomically (temp file + rename); an unreadable file counts as empty preferences.
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
@@ -12,6 +13,8 @@ export interface ModelPreferences {
   recent: string[];
   efforts: Record<string, ReasoningEffort>;
   hideTips: boolean;
+  /** `/mouse off`: no mouse capture, the terminal selects and scrolls. */
+  mouseOff: boolean;
 }
 
 const RECENT_LIMIT = 10;
@@ -39,9 +42,10 @@ export class Preferences {
         recent: Array.isArray(raw.recent) ? raw.recent.filter((item) => typeof item === "string") : [],
         efforts: typeof raw.efforts === "object" && raw.efforts !== null ? raw.efforts : {},
         hideTips: raw.hideTips === true,
+        mouseOff: raw.mouseOff === true,
       };
     } catch {
-      return { favorites: [], recent: [], efforts: {}, hideTips: false };
+      return { favorites: [], recent: [], efforts: {}, hideTips: false, mouseOff: false };
     }
   }
 
@@ -67,6 +71,10 @@ export class Preferences {
 
   setHideTips(hideTips: boolean): void {
     this.save({ hideTips });
+  }
+
+  setMouseOff(mouseOff: boolean): void {
+    this.save({ mouseOff });
   }
 
   private save(patch: Partial<ModelPreferences>): void {

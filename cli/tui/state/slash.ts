@@ -50,6 +50,14 @@ export async function runSlashCommand(controller: Controller, command: SlashComm
       return base64Command(controller, argument);
     case "send":
       return controller.send(argument);
+    case "mouse": {
+      if (argument !== "" && argument !== "on" && argument !== "off") throw new Error("/mouse takes on or off");
+      const mouse = argument === "" ? !controller.state.mouse : argument === "on";
+      controller.terminal?.mouse(mouse);
+      controller.preferences.setMouseOff(!mouse);
+      controller.update({ mouse });
+      return controller.info(mouse ? "mouse capture on: drag to copy, click rows (Shift+drag selects in the terminal)" : "mouse capture off (also in later runs): the terminal selects, copies and scrolls");
+    }
     case "exit":
       return controller.quit();
   }

@@ -23,8 +23,6 @@ export interface PickerSpec {
 export type Overlay =
   | { readonly kind: "picker"; readonly spec: PickerSpec; readonly query: string; readonly selected: number; readonly items: readonly PickerItem[]; readonly loading: boolean; readonly error?: string | undefined }
   | { readonly kind: "open"; readonly text: string }
-  /** The masked API-key field of Connect provider. */
-  | { readonly kind: "secret"; readonly providerId: string; readonly text: string }
   /** A pending device login: its URL and code until it settles; Esc cancels it. */
   | { readonly kind: "login"; readonly providerId: string; readonly loginId: string; readonly url: string; readonly code: string };
 
@@ -79,5 +77,13 @@ export interface UiState {
   readonly printed: readonly Printed[];
   /** The host's default agent for this Session (when it names none). */
   readonly defaultAgent: string | undefined;
+  /** Bumped by a repaint (a resize, Ctrl+L): the scrollback is printed again from the start. */
+  readonly epoch: number;
+  /** Mouse capture (clicks, drag-to-copy); `/mouse` turns it off for the terminal's own selection. */
+  readonly mouse: boolean;
+  /** Follow-ups sent to the running Turn and not yet applied by it (shown as queued at once). */
+  readonly steers: readonly { readonly steerId: string; readonly text: string }[];
+  /** The Turn Esc is cancelling: its notice goes once it settles. */
+  readonly cancelling: string | undefined;
   readonly version: number;
 }
