@@ -4,6 +4,7 @@ import { connect, type Connection } from "./base.js";
 import { describeError } from "./errors.js";
 import type { CommandSpec, Context } from "./spec.js";
 import type { Parsed } from "./parse.js";
+import { readableBytes } from "./readable-bytes.js";
 import { checkShortIds } from "./short-ids.js";
 
 export async function execute(spec: CommandSpec, parsed: Parsed): Promise<number> {
@@ -19,7 +20,8 @@ export async function execute(spec: CommandSpec, parsed: Parsed): Promise<number
       await resolveIds?.(connection);
       return connection;
     },
-    printJson: (value) => void process.stdout.write(`${JSON.stringify(value, null, 2)}\n`),
+    // Workspace paths and terminal bytes gain their text beside the exact bytes (cli/readable-bytes.ts).
+    printJson: (value) => void process.stdout.write(`${JSON.stringify(value, readableBytes, 2)}\n`),
   };
   let code: number;
   try {
