@@ -4,6 +4,7 @@ import { connect, type Connection } from "./base.js";
 import { describeError } from "./errors.js";
 import type { CommandSpec, Context } from "./spec.js";
 import type { Parsed } from "./parse.js";
+import { withRestartHint } from "./config-hint.js";
 import { readableBytes } from "./readable-bytes.js";
 import { checkShortIds } from "./short-ids.js";
 
@@ -29,7 +30,7 @@ export async function execute(spec: CommandSpec, parsed: Parsed): Promise<number
     code = (await spec.run(context)) ?? 0;
   } catch (error) {
     const { line, exitCode } = describeError(error);
-    process.stderr.write(`${line}\n`);
+    process.stderr.write(`${withRestartHint(line, error, connection)}\n`);
     code = exitCode;
   }
   try {

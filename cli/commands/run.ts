@@ -4,6 +4,7 @@ import type { Connection } from "../base.js";
 import { sandboxFlag, existingSessionFlag } from "../args.js";
 import { authorField } from "../author.js";
 import { onStdoutClosed, stdoutClosed } from "../closed-stdout.js";
+import { readKey } from "../keypress.js";
 import { errorLine } from "../errors.js";
 import { arg, defineCommand, flag } from "../spec.js";
 import { DescendantRequests } from "../descendants.js";
@@ -129,18 +130,24 @@ async function followTurn(
   process.on("SIGINT", onInterrupt);
 
   const terminal = process.stdin.isTTY === true;
+  // A question's answer is a line (one readline per question, so a permission key read in raw
+  // mode between them reaches no line buffer); a permission reply is one key (cli/keypress.ts).
   let readline: import("node:readline/promises").Interface | undefined;
   const ask = terminal
     ? async (question: string): Promise<string | undefined> => {
         const { createInterface } = await import("node:readline/promises");
-        if (!readline) {
-          readline = createInterface({ input: process.stdin, output: process.stderr });
-          readline.on("SIGINT", onInterrupt); // a terminal in raw mode turns Ctrl-C into this event
+        readline = createInterface({ input: process.stdin, output: process.stderr });
+        readline.on("SIGINT", onInterrupt); // a terminal in raw mode turns Ctrl-C into this event
+        try {
+          return await readline.question(question);
+        } finally {
+          readline.close();
+          readline = undefined;
         }
-        return readline.question(question);
       }
     : undefined;
-  const interactions = new Interactions(connection, ask);
+  const choose = terminal ? (question: string, keys: readonly string[]) => readKey(question, { keys, interrupt: onInterrupt }) : undefined;
+  const interactions = new Interactions(connection, ask, choose);
   const descendants = new DescendantRequests(connection, turn.sessionId, interactions);
   descendants.start();
   const printer = new TextPrinter();
