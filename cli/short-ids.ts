@@ -91,6 +91,17 @@ export function checkShortIds(spec: CommandSpec, parsed: { readonly args: Record
   };
 }
 
+/** True for a value that is a short-id prefix (not a full UUID). */
+export const isIdPrefix = (value: string): boolean => !UUID.test(value) && PREFIX.test(value);
+
+/** Resolves one prefix `typed` of `kind` (a Turn or request within `sessionId`); throws the same errors as the arguments. */
+export async function resolveIdPrefix(connection: Connection, kind: IdKind, typed: string, sessionId?: string): Promise<string> {
+  const { ZeClientError } = await import("../clients/index.js");
+  const picked = pick({ key: "", kind, typed, into: {} }, await idsOf(connection, kind, sessionId));
+  if (typeof picked === "string") return picked;
+  throw new ZeClientError(picked.status, picked.body);
+}
+
 function sessionOf(parsed: { readonly args: Record<string, unknown>; readonly flags: Record<string, unknown> }): string {
   const id = parsed.args["sessionId"] ?? parsed.flags["session"];
   if (typeof id !== "string") throw usageError("a Turn or request id prefix needs its Session");
