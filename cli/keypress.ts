@@ -11,9 +11,11 @@ export interface KeyOptions {
 /** Writes `prompt` to stderr and resolves with the first accepted key, or undefined at end of input. */
 export function readKey(prompt: string, options: KeyOptions): Promise<string | undefined> {
   const stdin = process.stdin;
+  // Raw mode before the prompt shows: a key typed as soon as it appears is neither echoed nor held for Enter.
+  const wasRaw = stdin.isRaw;
+  stdin.setRawMode(true);
   process.stderr.write(prompt);
   return new Promise((resolve) => {
-    const wasRaw = stdin.isRaw;
     const finish = (key: string | undefined): void => {
       stdin.off("data", onData);
       stdin.off("end", onEnd);
@@ -30,7 +32,6 @@ export function readKey(prompt: string, options: KeyOptions): Promise<string | u
       }
     };
     const onEnd = (): void => finish(undefined);
-    stdin.setRawMode(true);
     stdin.on("data", onData);
     stdin.on("end", onEnd);
     stdin.resume();

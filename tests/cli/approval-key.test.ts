@@ -29,8 +29,8 @@ afterAll(async () => {
 describe("run's approval prompt on a terminal", () => {
   it.each([
     ["o", "once", "It says raw secret."],
-    ["R", "reject", "Rejected, fine."],
-  ])("takes %s as a single key (no Enter) and replies %s", async (key, _reply, answer) => {
+    ["R", "reject", "error: Turn failed: tool_denied"],
+  ])("takes %s as a single key (no Enter) and replies %s", async (key, reply, answer) => {
     const outside = join(home.dir, `outside-${key}.txt`);
     writeFileSync(outside, "raw secret\n");
     const prompt = `Read ${key} raw`;
@@ -40,12 +40,11 @@ describe("run's approval prompt on a terminal", () => {
     await pty.waitFor(/Allow external_directory \S+\? \[o\]nce\/\[a\]lways\/\[r\]eject $/m, 30_000);
     pty.write(key); // no Enter
     const exited = await pty.exited;
-    expect(exited.exitCode).toBe(0);
+    expect(exited.exitCode).toBe(reply === "once" ? 0 : 1); // a rejected read fails the Turn
     expect(pty.screen()).toMatch(new RegExp(`\\[r\\]eject ${key.toLowerCase()}\\n`));
     expect(pty.screen()).toContain(answer);
-    const toolResult = JSON.stringify(model.requests[before + 1]!.body);
-    if (key === "o") expect(toolResult).toContain("raw secret");
-    else expect(toolResult).not.toContain("raw secret");
+    if (reply === "once") expect(JSON.stringify(model.requests[before + 1]!.body)).toContain("raw secret");
+    else expect(model.requests.length).toBe(before + 1); // no second model call
   });
 
   it("ignores other keys until one of o, a, r", async () => {
