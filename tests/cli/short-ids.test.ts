@@ -56,6 +56,13 @@ describe("short ids", () => {
     expect(shown.id).toBe(turn.id);
   });
 
+  it("session fork --turn takes a Turn id prefix; up to 7 digits stay a sequence", async () => {
+    const forked = await succeeded<Session>(cli(["session", "fork", "5ca1ab1e", "--turn", turn.id.slice(0, 8)]));
+    expect(forked.forkedFrom).toMatchObject({ parentSessionId: single, turnId: turn.id });
+    const bySequence = await succeeded<Session>(cli(["session", "fork", "5ca1ab1e", "--turn", "1"]));
+    expect(bySequence.forkedFrom).toEqual(forked.forkedFrom);
+  });
+
   it("an ambiguous prefix is one line listing the matches, and nothing happens", async () => {
     const result = await cli(["session", "delete", "0beb6619"]);
     expect(result.code).toBe(1);
