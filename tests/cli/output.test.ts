@@ -88,6 +88,25 @@ describe("a closed stdout", () => {
       await serve?.stop();
     });
 
+    it("terminal output adds the text of UTF-8 bytes beside dataBase64", async () => {
+      const remote = ["--remote", serve.url, "--token", token];
+      const created = await succeeded<{ id: string }>(runCli(["session", "create", ...remote], options));
+      const terminal = await succeeded<{ id: string }>(runCli(["terminal", "open", created.id, "--exec", "printf 'h\\303\\251llo\\n'", ...remote], options));
+      // Read pages until the process exited and the page reached the end (each read is a full CLI run).
+      let page: { complete: boolean; events: { type: string; dataBase64?: string; text?: string }[] } = { complete: false, events: [] };
+      const events: (typeof page)["events"] = [];
+      let after = 0;
+      for (let reads = 0; !page.complete && reads < 40; reads++) {
+        page = await succeeded(runCli(["terminal", "output", created.id, terminal.id, "--after", String(after), ...remote], options));
+        events.push(...page.events);
+        after = (page as unknown as { next: number }).next;
+      }
+      const data = events.filter((event) => event.type === "terminal.data");
+      expect(data.length).toBeGreaterThan(0);
+      for (const event of data) expect(event.text).toBe(Buffer.from(event.dataBase64!, "base64").toString("utf8"));
+      expect(data.map((event) => event.text).join("")).toContain("héllo");
+    });
+
     it("`run --remote … | head -2` exits 0 at once and the Turn keeps running on the server", async () => {
       script("Remote lines", { events: [{ type: "text", text: "one\ntwo\nthree\n" }, { type: "delay", ms: 300 }, { type: "text", text: "four\n".repeat(15_000) }, { type: "delay", ms: 1000 }, { type: "text", text: "end\n" }] });
       const remote = ["--remote", serve.url, "--token", token];
