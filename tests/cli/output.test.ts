@@ -91,13 +91,13 @@ describe("a closed stdout", () => {
     it("terminal output adds the text of UTF-8 bytes beside dataBase64", async () => {
       const remote = ["--remote", serve.url, "--token", token];
       const created = await succeeded<{ id: string }>(runCli(["session", "create", ...remote], options));
-      const terminal = await succeeded<{ id: string }>(runCli(["terminal", "open", created.id, "--exec", "printf 'h\\303\\251llo\\n'", ...remote], options));
+      const terminal = await succeeded<{ terminalId: string }>(runCli(["terminal", "open", created.id, "--exec", "printf 'h\\303\\251llo\\n'", ...remote], options));
       // Read pages until the process exited and the page reached the end (each read is a full CLI run).
       let page: { complete: boolean; events: { type: string; dataBase64?: string; text?: string }[] } = { complete: false, events: [] };
       const events: (typeof page)["events"] = [];
       let after = 0;
       for (let reads = 0; !page.complete && reads < 40; reads++) {
-        page = await succeeded(runCli(["terminal", "output", created.id, terminal.id, "--after", String(after), ...remote], options));
+        page = await succeeded(runCli(["terminal", "output", created.id, terminal.terminalId, "--after", String(after), ...remote], options));
         events.push(...page.events);
         after = (page as unknown as { next: number }).next;
       }
