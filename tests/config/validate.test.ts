@@ -152,7 +152,7 @@ describe("validateConfig", () => {
     ["an unknown provider definition field", { providers: { x: { definition: { baseURL: "http://h/v1", colour: 1 } } } }, "/providers/x/definition/colour", 'unknown property "colour"'],
     ["an unknown authentication kind", { providers: { x: { definition: { authentication: { kind: "basic" } } } } }, "/providers/x/definition/authentication/kind", 'unknown kind "basic": must be one of "none", "bearer", "header"'],
     ["a header authentication without its name", { providers: { x: { definition: { authentication: { kind: "header" } } } } }, "/providers/x/definition/authentication/name", 'missing required property "name"'],
-    ["an unknown protocol", { providers: { x: { definition: { protocol: "gemini" } } } }, "/providers/x/definition/protocol", 'must be one of "chat", "responses", "messages"'],
+    ["an unknown protocol", { providers: { x: { definition: { protocol: "gemini" } } } }, "/providers/x/definition/protocol", 'must be "chat" or "responses" or "messages"'],
     ["a long provider base", { providers: { x: { base: "b".repeat(129) } } }, "/providers/x/base", "must NOT have more than 128 characters"],
     ["a plugin of the wrong type", { plugins: [42] }, "/plugins/0", "must be string or object"],
     ["a plugin without source", { plugins: [{ options: {} }] }, "/plugins/0/source", 'missing required property "source"'],
