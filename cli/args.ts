@@ -1,6 +1,7 @@
 // Shared argument definitions.
 import { usageError } from "./errors.js";
 import { arg, flag } from "./spec.js";
+import { idArg, idFlag } from "./short-ids.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -10,9 +11,16 @@ async function parseSessionId(value: string): Promise<string> {
   return value.toLowerCase();
 }
 
-export const sessionIdArg = arg.string({ name: "SESSION_ID", description: "Session id (a UUID).", required: true, parse: parseSessionId });
+/** SESSION_ID of an existing Session: its UUID or a unique prefix (cli/short-ids.ts). */
+export const sessionIdArg = idArg("session", "SESSION_ID", "The Session.");
 
-/** `--session ID` takes the same canonical form as SESSION_ID, so `create --session X` then `show X` agree. */
+/** TURN_ID of a Turn of the command's Session: its UUID or a unique prefix. */
+export const turnIdArg = idArg("turn", "TURN_ID", "The Turn.");
+
+/** `--session ID` naming an existing Session (run, plugins): its UUID or a unique prefix. */
+export const existingSessionFlag = (description: string) => idFlag("session", description);
+
+/** `--session ID` of a Session to create (a full UUID), in the canonical form SESSION_ID resolves to. */
 export const sessionIdFlag = (description: string) => flag.string({ description, parse: parseSessionId });
 
 /** A UUID flag (an entry or compaction id) in canonical lower-case form. */

@@ -13,6 +13,8 @@ export interface Connection {
   readonly server: string;
   /** True when the client runs on the same machine as the server (embedded or daemon). */
   readonly local: boolean;
+  /** The shared local daemon this connection reaches: when it started and what it loaded its host config from (cli/config-hint.ts). */
+  readonly daemon?: { readonly startedAt: string; readonly config: string | null; readonly serverRoot: string };
   /** True when atomically() really is one transaction (embedded only). */
   readonly atomic: boolean;
   /**
@@ -57,7 +59,8 @@ export async function connect(flags: ConnectionValues, options: ConnectOptions =
     });
     // The daemon fetch adds the token itself (and follows a restarted daemon to its new one).
     const client = createZeClient({ baseUrl: daemon.url, fetch: daemon.fetch });
-    return { client, server, local: true, atomic: false, atomically: (fn) => fn(), close: async () => {} };
+    const { startedAt, config, serverRoot } = daemon.status;
+    return { client, server, local: true, daemon: { startedAt, config, serverRoot }, atomic: false, atomically: (fn) => fn(), close: async () => {} };
   }
   const { createHarness } = await import("../services/host/harness.js");
   const harness = await createHarness({

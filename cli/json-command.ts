@@ -20,10 +20,12 @@ export interface JsonCommandSpec<A extends ArgSpecs, F extends FlagSpecs, I, D> 
   readonly call: (api: Api, context: CommandContext<A, F>, input: I) => Promise<{ data?: D; error?: unknown; response?: Response }>;
   /** What to print of the call's data (default: all of it). */
   readonly print?: (data: D) => unknown;
+  /** The readable form `--format table` prints (the command declares `format: formatFlag`, cli/format.ts). */
+  readonly table?: (data: D) => string;
 }
 
 export function jsonCommand<A extends ArgSpecs = {}, F extends FlagSpecs = {}, I = undefined, D = unknown>(spec: JsonCommandSpec<A, F, I, D>): CommandSpec<A, F> {
-  const { input, call, print, ...declaration } = spec;
+  const { input, call, print, table, ...declaration } = spec;
   return defineCommand<A, F>({
     ...declaration,
     connection: true,
@@ -31,7 +33,8 @@ export function jsonCommand<A extends ArgSpecs = {}, F extends FlagSpecs = {}, I
       const value = (await input?.(context)) as I;
       const connection = await context.connect();
       const data = await unwrap(call({ client: connection.client.client, server: connection.server, connection }, context, value));
-      context.printJson(print ? print(data) : data);
+      if (table && (context.flags as { format?: unknown }).format === "table") process.stdout.write(table(data));
+      else context.printJson(print ? print(data) : data);
     },
   });
 }

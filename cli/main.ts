@@ -3,6 +3,7 @@
 // no oclif, no command table. Help, topics and every command line the fast parser does not
 // fully understand (a usage error to word, a flag it does not know) go to oclif, which prints
 // them exactly as it always has. Global connection flags may stand before the command.
+import { quietOnClosedStdout } from "./closed-stdout.js";
 import { describeError, usageError } from "./errors.js";
 import { parseCommandLine } from "./parse.js";
 import { execute, exitWhenFlushed } from "./runtime.js";
@@ -70,6 +71,7 @@ function opensTui(words: readonly string[], rest: readonly string[]): boolean {
 }
 
 export async function main(argv: readonly string[], root: string): Promise<never> {
+  quietOnClosedStdout(); // `… | head -2`: exit 0 quietly, never an EPIPE stack trace
   const split = splitCommandLine(argv);
   const { words, globals, rest } = opensTui(split.words, split.rest) ? { ...split, words: ["tui"] } : split;
   const id = words.join(":");

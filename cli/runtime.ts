@@ -4,25 +4,33 @@ import { connect, type Connection } from "./base.js";
 import { describeError } from "./errors.js";
 import type { CommandSpec, Context } from "./spec.js";
 import type { Parsed } from "./parse.js";
+import { withRestartHint } from "./config-hint.js";
+import { readableBytes } from "./readable-bytes.js";
+import { checkShortIds } from "./short-ids.js";
 
 export async function execute(spec: CommandSpec, parsed: Parsed): Promise<number> {
   let connection: Connection | undefined;
+  // Id prefixes (cli/short-ids.ts): their form checked before run(), resolved on connecting.
+  let resolveIds: ((connection: Connection) => Promise<void>) | undefined;
   const context: Context<any, any> = {
     args: parsed.args,
     flags: parsed.flags,
     connect: async (options) => {
       if (!spec.connection) throw new Error("this command takes no connection flags");
       connection = await connect(parsed.flags, options);
+      await resolveIds?.(connection);
       return connection;
     },
-    printJson: (value) => void process.stdout.write(`${JSON.stringify(value, null, 2)}\n`),
+    // Workspace paths and terminal bytes gain their text beside the exact bytes (cli/readable-bytes.ts).
+    printJson: (value) => void process.stdout.write(`${JSON.stringify(value, readableBytes, 2)}\n`),
   };
   let code: number;
   try {
+    resolveIds = checkShortIds(spec, parsed);
     code = (await spec.run(context)) ?? 0;
   } catch (error) {
     const { line, exitCode } = describeError(error);
-    process.stderr.write(`${line}\n`);
+    process.stderr.write(`${withRestartHint(line, error, connection)}\n`);
     code = exitCode;
   }
   try {

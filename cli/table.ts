@@ -28,6 +28,7 @@ const loaders = {
   "plugins:refresh": () => import("./commands/plugins/refresh.js"),
   "plugins:reload": () => import("./commands/plugins/reload.js"),
   "plugins:remove": () => import("./commands/plugins/remove.js"),
+  "provider:add": () => import("./commands/provider/add.js"),
   "provider:connect": () => import("./commands/provider/connect.js"),
   "provider:disconnect": () => import("./commands/provider/disconnect.js"),
   "provider:list": () => import("./commands/provider/list.js"),

@@ -97,6 +97,9 @@ export function outcomeLine(turn: Turn): string | undefined {
 /** Asks the user one question; undefined when no answer can come (end of input). */
 export type Ask = (prompt: string) => Promise<string | undefined>;
 
+/** Asks for one of `keys` without Enter (a terminal in raw mode); undefined at end of input. */
+export type Choose = (prompt: string, keys: readonly string[]) => Promise<string | undefined>;
+
 /**
  * Replies to every pending permission request and question of the Turns it is shown, once
  * each and one at a time: with `ask` (a terminal) the user chooses; without it they are
@@ -109,6 +112,8 @@ export class Interactions {
   constructor(
     private readonly connection: Connection,
     private readonly ask: Ask | undefined,
+    /** Permission replies by one key (run on a terminal); without it they are typed lines. */
+    private readonly choose?: Choose,
   ) {}
 
   scan(turn: Turn): void {
@@ -157,8 +162,14 @@ export class Interactions {
       return reply({ reply: "reject", message: "no interactive terminal" });
     }
     const choices: Record<string, PermissionReply> = { o: "once", once: "once", a: "always", always: "always", r: "reject", reject: "reject" };
+    const question = `Allow ${what}? [o]nce/[a]lways/[r]eject `;
+    if (this.choose) {
+      startStderrLine();
+      const key = await this.choose(question, ["o", "a", "r"]);
+      return reply(key === undefined ? { reply: "reject", message: "no answer" } : { reply: choices[key]! });
+    }
     for (;;) {
-      const answer = await this.askOnLine(this.ask, `Allow ${what}? [o]nce/[a]lways/[r]eject `);
+      const answer = await this.askOnLine(this.ask, question);
       if (answer === undefined) return reply({ reply: "reject", message: "no answer" });
       const choice = choices[answer.trim().toLowerCase()];
       if (choice) return reply({ reply: choice });

@@ -3,6 +3,7 @@ import { createInterface } from "node:readline";
 import { sdk, unwrap, watchTurn } from "../../clients/index.js";
 import { sandboxFlag, sessionIdArg } from "../args.js";
 import type { SandboxSetting } from "../../services/sandbox/policy.js";
+import { authorField } from "../author.js";
 import { errorLine } from "../errors.js";
 import { defineCommand, flag } from "../spec.js";
 import { DescendantRequests } from "../descendants.js";
@@ -27,6 +28,7 @@ export default defineCommand({
     const client = connection.client.client;
     const path = { server: connection.server, sessionId: args.sessionId };
     const headers = { "x-ze-harness-client-id": connection.client.clientId };
+    const author = authorField(); // the TUI's identity: `you` there, one author across surfaces
     await unwrap(sdk.getSession({ client, path })); // an unknown Session fails before reading input
 
     // On a terminal the next input line answers a pending permission request or question.
@@ -105,7 +107,7 @@ export default defineCommand({
                   client,
                   path,
                   headers,
-                  body: { delivery: "steer", steerId: randomUUID(), expectedTurnId: current, prompt: [{ type: "text", text }] },
+                  body: { delivery: "steer", steerId: randomUUID(), expectedTurnId: current, prompt: [{ type: "text", text }], ...author },
                 }),
               );
             }
@@ -123,6 +125,7 @@ export default defineCommand({
                 prompt: [{ type: "text", text: line }],
                 ...(flags.model !== undefined ? { model: flags.model } : {}),
                 ...(flags.agent !== undefined ? { agent: flags.agent } : {}),
+                ...author,
               },
             }),
           );

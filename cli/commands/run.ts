@@ -1,7 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { sdk, unwrap, watchTurn, type CreateSessionRequest, type Turn } from "../../clients/index.js";
 import type { Connection } from "../base.js";
-import { sandboxFlag, sessionIdFlag } from "../args.js";
+import { sandboxFlag, existingSessionFlag } from "../args.js";
+import { authorField } from "../author.js";
+import { onStdoutClosed, stdoutClosed } from "../closed-stdout.js";
+import { readKey } from "../keypress.js";
 import { errorLine } from "../errors.js";
 import { arg, defineCommand, flag } from "../spec.js";
 import { DescendantRequests } from "../descendants.js";
@@ -26,7 +29,7 @@ export default defineCommand({
     model: flag.string({ description: "Model as PROVIDER/MODEL (also the new Session's default)." }),
     agent: flag.string({ description: "Agent that runs the Turn (a primary-capable one, such as build or plan; default: the Session's, else the host's default agent)." }),
     "system-prompt": flag.string({ description: "System prompt of the new Session.", exclusive: ["session"] }),
-    session: sessionIdFlag("Continue this Session instead of creating one."),
+    session: existingSessionFlag("Continue this Session instead of creating one."),
     json: flag.boolean({ description: "Print the final Turn as JSON instead of streaming the text." }),
     image: flag.string({ description: "Attach an image by URL (repeatable).", multiple: true, multipleNonGreedy: true }),
     "image-base64": flag.string({ description: "Attach an inline image as MIME:BASE64 (repeatable).", multiple: true, multipleNonGreedy: true }),
@@ -37,6 +40,9 @@ export default defineCommand({
   async run({ args, flags, connect, printJson }) {
     const prompt = buildPrompt(args.prompt, flags);
     const connection = await connect({ runTurns: true, sandbox: flags.sandbox as SandboxSetting | undefined });
+    // A closed stdout exits at once (the Turn keeps running on the daemon or server); embedded,
+    // this process runs the Turn, so it lets it finish and discards the answer (cli/closed-stdout.ts).
+    if (connection.atomic) onStdoutClosed(() => {});
     const client = connection.client.client;
     const server = connection.server;
     const turnId = randomUUID();
@@ -46,7 +52,15 @@ export default defineCommand({
           client,
           path: { server, sessionId },
           headers: { "x-ze-harness-client-id": connection.client.clientId },
-          body: { delivery: "queue", turnId, prompt, ...(flags.model !== undefined ? { model: flags.model } : {}), ...(flags.agent !== undefined ? { agent: flags.agent } : {}) },
+          body: {
+            delivery: "queue",
+            turnId,
+            prompt,
+            ...(flags.model !== undefined ? { model: flags.model } : {}),
+            ...(flags.agent !== undefined ? { agent: flags.agent } : {}),
+            // The TUI's author identity: the TUI shows `you` for this prompt (cli/author.ts).
+            ...authorField(),
+          },
         }),
       );
     let sessionId = flags.session;
@@ -116,18 +130,24 @@ async function followTurn(
   process.on("SIGINT", onInterrupt);
 
   const terminal = process.stdin.isTTY === true;
+  // A question's answer is a line (one readline per question, so a permission key read in raw
+  // mode between them reaches no line buffer); a permission reply is one key (cli/keypress.ts).
   let readline: import("node:readline/promises").Interface | undefined;
   const ask = terminal
     ? async (question: string): Promise<string | undefined> => {
         const { createInterface } = await import("node:readline/promises");
-        if (!readline) {
-          readline = createInterface({ input: process.stdin, output: process.stderr });
-          readline.on("SIGINT", onInterrupt); // a terminal in raw mode turns Ctrl-C into this event
+        readline = createInterface({ input: process.stdin, output: process.stderr });
+        readline.on("SIGINT", onInterrupt); // a terminal in raw mode turns Ctrl-C into this event
+        try {
+          return await readline.question(question);
+        } finally {
+          readline.close();
+          readline = undefined;
         }
-        return readline.question(question);
       }
     : undefined;
-  const interactions = new Interactions(connection, ask);
+  const choose = terminal ? (question: string, keys: readonly string[]) => readKey(question, { keys, interrupt: onInterrupt }) : undefined;
+  const interactions = new Interactions(connection, ask, choose);
   const descendants = new DescendantRequests(connection, turn.sessionId, interactions);
   descendants.start();
   const printer = new TextPrinter();
@@ -151,6 +171,7 @@ async function followTurn(
   if (turn.json) turn.printJson(finished);
   else printer.finish();
   if (interrupted) return 130;
+  if (stdoutClosed()) return 0;
   const failure = outcomeLine(finished);
   if (failure === undefined) return 0;
   report(failure);

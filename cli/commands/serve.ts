@@ -44,6 +44,13 @@ async function serveRegistered(flags: { readonly database?: string | undefined; 
   return 0;
 }
 
+/** A taken port as one line: `error: AddressInUse: 127.0.0.1:4317 is in use; pass --port 0 for any free port`. */
+function addressInUse(error: unknown, hostname: string, port: number): Error | undefined {
+  if ((error as NodeJS.ErrnoException | null)?.code !== "EADDRINUSE") return undefined;
+  const host = hostname.includes(":") ? `[${hostname}]` : hostname;
+  return Object.assign(new Error(`${host}:${port} is in use; pass --port 0 for any free port`), { _tag: "AddressInUse" });
+}
+
 export default defineCommand({
   summary: "Run a Ze Harness server in the foreground.",
   description:
@@ -121,6 +128,8 @@ export default defineCommand({
         const detail = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
         errorLog.error("request.failed", { operation: operationId ?? "-", error: detail });
       },
+    }).catch((error: unknown) => {
+      throw addressInUse(error, flags.hostname, flags.port) ?? error;
     });
     // The URL line tells the caller the server is ready, and may be followed at once by a signal:
     // the handlers are in place before it is written.

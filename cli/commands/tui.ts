@@ -3,11 +3,10 @@
 // React) is loaded only here, as its own chunk.
 import { resolve } from "node:path";
 import { usageError } from "../errors.js";
-import { arg, defineCommand, flag } from "../spec.js";
-import { sandboxFlag, sessionIdFlag } from "../args.js";
+import { defineCommand, flag } from "../spec.js";
+import { existingSessionFlag, sandboxFlag } from "../args.js";
+import { optionalIdArg, withChar } from "../short-ids.js";
 import type { SandboxSetting } from "../../services/sandbox/policy.js";
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export default defineCommand({
   summary: "Open the interactive TUI.",
@@ -17,18 +16,10 @@ export default defineCommand({
     "A bare `ze-harness` on a terminal opens it too. Needs a terminal on stdin and stdout.",
   examples: ["<%= config.bin %> tui", "<%= config.bin %> tui 550e8400-e29b-41d4-a716-446655440000", "<%= config.bin %> -s 550e8400-e29b-41d4-a716-446655440000", "<%= config.bin %> tui --workdir ../other"],
   args: {
-    sessionId: arg.string({
-      name: "SESSION_ID",
-      description: "Session to resume (a UUID).",
-      required: false,
-      parse: async (value) => {
-        if (!UUID.test(value)) throw usageError(`${JSON.stringify(value)} is not a Session id (a UUID)`);
-        return value.toLowerCase();
-      },
-    }),
+    sessionId: optionalIdArg("session", "SESSION_ID", "Session to resume."),
   },
   flags: {
-    resume: { ...sessionIdFlag("Resume this Session (the same as SESSION_ID)."), char: "s" },
+    resume: withChar(existingSessionFlag("Resume this Session (the same as SESSION_ID)."), "s"),
     workdir: flag.string({ description: "Working directory of new Sessions (default: the current directory).", exclusive: ["no-workdir"] }),
     "no-workdir": flag.boolean({ description: "Start new Sessions in the server root instead of the current directory.", exclusive: ["workdir"] }),
     onboarding: flag.boolean({ description: "Open provider setup at start." }),

@@ -38,13 +38,28 @@ export interface ProviderSource {
 
 /**
  * An empty `providers` map is named like a config error (`file: /providers: message`): it is
- * exactly what the last layer that set `providers` wrote. Other setup errors keep their pointer
- * only — a provider entry can be merged from several files, so no one file is certain.
+ * exactly what the last layer that set `providers` wrote. An invalid provider entry names the
+ * file that set it, or every file when the entry is merged from several.
  */
 export function setupFailed(error: ProviderSetupError, layers: readonly ConfigLayer[]): ProviderSetupFailed {
-  const file = error._tag === "ProvidersEmpty" ? fileSettingKey(layers, "providers") : undefined;
-  const message = file !== undefined ? describeConfigError(configInvalid(file, error.path, error.message)) : describeProviderError(error);
+  const files = error._tag === "ProvidersEmpty" ? [fileSettingKey(layers, "providers")].filter((file) => file !== undefined) : providerFiles(layers, error.providerId);
+  // One file: named like a config error (`file: /pointer: message`); an entry merged from
+  // several files names them all after the pointer.
+  const message =
+    files.length === 1
+      ? describeConfigError(configInvalid(files[0]!, error.path, error.message))
+      : `${describeProviderError(error)}${files.length > 1 ? ` (providers.${"providerId" in error ? error.providerId : ""} is set in ${files.join(", ")})` : ""}`;
   return new ProviderSetupFailed(error._tag, message);
+}
+
+/** The config files that set `providers.<id>`, lowest precedence first. */
+function providerFiles(layers: readonly ConfigLayer[], providerId: string): string[] {
+  return layers
+    .filter((layer) => {
+      const providers = (layer.config as { providers?: unknown }).providers;
+      return typeof providers === "object" && providers !== null && Object.hasOwn(providers, providerId);
+    })
+    .map((layer) => layer.file);
 }
 
 /** `layers`: the loaded config files (`LoadedConfig.layers`), so a setup error can name its file. */

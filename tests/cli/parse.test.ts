@@ -7,6 +7,7 @@ import { toOclifCommand } from "../../cli/oclif.js";
 import { flagsOf, parseCommandLine } from "../../cli/parse.js";
 import type { ArgSpec, CommandSpec, FlagSpec } from "../../cli/spec.js";
 import { commandIds, loadCommand } from "../../cli/table.js";
+import { checkShortIds } from "../../cli/short-ids.js";
 
 const UUID = "550E8400-E29B-41D4-A716-446655440000";
 
@@ -102,8 +103,18 @@ describe("the fast parser agrees with oclif's", () => {
     }
   });
 
-  it("canonicalises ids with the command's own parser (a Session id comes back lower-case)", async () => {
-    const parsed = await parseCommandLine(await loadCommand("session:show"), [UUID]);
+  it("canonicalises ids before run (cli/short-ids.ts: a Session id comes back lower-case, and needs no lookup)", async () => {
+    const spec = await loadCommand("session:show");
+    const parsed = await parseCommandLine(spec, [UUID]);
+    expect(checkShortIds(spec, parsed!)).toBeUndefined();
     expect(parsed?.args).toEqual({ sessionId: UUID.toLowerCase() });
+  });
+
+  it("leaves an id prefix for resolution once connected, and refuses what is neither", async () => {
+    const spec = await loadCommand("session:show");
+    const prefixed = await parseCommandLine(spec, ["0BEB6619"]);
+    expect(typeof checkShortIds(spec, prefixed!)).toBe("function");
+    const wrong = await parseCommandLine(spec, ["0beb661"]);
+    expect(() => checkShortIds(spec, wrong!)).toThrow('"0beb661" is not a Session id (a UUID, or a unique prefix of 8 or more hex digits)');
   });
 });

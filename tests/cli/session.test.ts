@@ -236,7 +236,7 @@ describe("errors", () => {
   });
 
   it.each([["show"], ["children"], ["delete"], ["config", "show"]])("an invalid UUID (session %s) is one clear usage-error line", async (...command) => {
-    expectUsageError(await cli(["session", ...command, "not-a-uuid"]), /^error: "not-a-uuid" is not a Session id \(a UUID\)\n$/);
+    expectUsageError(await cli(["session", ...command, "not-a-uuid"]), /^error: "not-a-uuid" is not a Session id \(a UUID, or a unique prefix of 8 or more hex digits\)\n$/);
   });
 
   it.each([

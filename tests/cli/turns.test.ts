@@ -203,6 +203,15 @@ describe("permission", () => {
     expect(await succeeded<SavedPermission[]>(remote(["permission", "saved", "list", sessionId]))).toEqual([]);
   });
 
+  it("takes short ids: Session and request id prefixes (8 hex digits) resolve through the server", async () => {
+    const { sessionId, turnId, request } = await readOutside("Short and read.");
+    const reply = await succeeded<PermissionReplyResponse>(remote(["permission", "reply", sessionId.slice(0, 8), request.id.slice(0, 8), "once"]));
+    expect(reply.requestId).toBe(request.id);
+    expect((await finished(sessionId, turnId)).outcome).toMatchObject({ kind: "completed", text: "Short and read." });
+    const shown = await succeeded<Turn>(remote(["turn", "show", sessionId.slice(0, 8), turnId.slice(0, 9)]));
+    expect(shown.id).toBe(turnId);
+  });
+
   it("reply reject --message: the denial carries the message", async () => {
     const { sessionId, turnId, request } = await readOutside("Understood.");
     await succeeded<PermissionReplyResponse>(remote(["permission", "reply", sessionId, request.id, "reject", "--message", "Stay in the repository."]));

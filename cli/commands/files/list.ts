@@ -3,11 +3,12 @@ import { sessionIdArg } from "../../args.js";
 import { usageError } from "../../errors.js";
 import { arg, defineCommand, flag } from "../../spec.js";
 import { workspacePathValue } from "../../workspace-path.js";
+import { filesTable, formatFlag } from "../../format.js";
 
 export default defineCommand({
   summary: "Print a page of a directory's direct children in a Session's workdir as JSON.",
   description:
-    "Prints `{ path, directoryIdentity, entries: [{ path: { bytesBase64 }, kind: file|directory|symlink|other, size?, modifiedAt }], next? }`: at most 128 entries, sorted by name bytes; " +
+    "Prints `{ path, directoryIdentity, entries: [{ path: { bytesBase64, path }, kind: file|directory|symlink|other, size?, modifiedAt }], next? }`: at most 128 entries, sorted by name bytes (`path` is the text of the exact bytes, left out when they are not UTF-8); " +
     "symlinks are not followed, `.git` and the workdir's private state are left out. Pass `next` as --cursor for the next page, or use --all to read every page.",
   examples: ["<%= config.bin %> files list SESSION_ID", "<%= config.bin %> files list SESSION_ID src --all"],
   args: { sessionId: sessionIdArg, path: arg.string({ name: "PATH", description: "The directory, relative to the workdir (default: the workdir).", required: false }) },
@@ -16,6 +17,7 @@ export default defineCommand({
     base64: flag.boolean({ description: "PATH (or --path) is the exact path bytes in Base64 (bytesBase64)." }),
     cursor: flag.string({ description: "Continue after this page's `next`." }),
     all: flag.boolean({ description: "Follow `next` and print every entry in one page.", exclusive: ["cursor"] }),
+    format: formatFlag,
   },
   connection: true,
   async run({ args, flags, connect, printJson }) {
@@ -40,6 +42,7 @@ export default defineCommand({
       }
       page = { path: page.path, directoryIdentity: page.directoryIdentity, entries };
     }
-    printJson(page);
+    if (flags.format === "table") process.stdout.write(filesTable(page));
+    else printJson(page);
   },
 });

@@ -1,5 +1,6 @@
 import { sdk } from "../../../clients/index.js";
-import { sessionIdArg, uuidArg } from "../../args.js";
+import { sessionIdArg } from "../../args.js";
+import { idArg } from "../../short-ids.js";
 import { jsonCommand } from "../../json-command.js";
 import { arg, flag } from "../../spec.js";
 
@@ -10,7 +11,7 @@ export default jsonCommand({
   examples: ["<%= config.bin %> permission reply SESSION_ID REQUEST_ID once", "<%= config.bin %> permission reply SESSION_ID REQUEST_ID reject --message 'Stay inside the repository.'"],
   args: {
     sessionId: sessionIdArg,
-    requestId: uuidArg("REQUEST_ID", "The permission request id."),
+    requestId: idArg("permission", "REQUEST_ID", "The permission request."),
     reply: arg.string({ name: "REPLY", description: "once, always or reject.", required: true, options: ["once", "always", "reject"] }),
   },
   flags: { message: flag.string({ description: "A message for the model, typically with reject." }) },

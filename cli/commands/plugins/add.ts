@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { sdk, type AddSessionPluginRequest } from "../../../clients/index.js";
-import { readJsonArgument, sessionIdFlag } from "../../args.js";
+import { readJsonArgument, existingSessionFlag } from "../../args.js";
 import { usageError } from "../../errors.js";
 import { jsonCommand } from "../../json-command.js";
 import { flag } from "../../spec.js";
@@ -20,7 +20,7 @@ export default jsonCommand({
     `<%= config.bin %> plugins add --session SESSION_ID --bundle https://plugins.example.com/notes.js --plugin-id example.notes --options '{"folder":"notes"}'`,
   ],
   flags: {
-    session: sessionIdFlag("The Session (a UUID)."),
+    session: existingSessionFlag("The Session."),
     "plugin-id": flag.string({ description: "The id the plugin must declare." }),
     file: flag.string({ description: "A plugin module file." }),
     package: flag.string({ description: "An npm package name." }),
@@ -62,6 +62,7 @@ export default jsonCommand({
       skills: [],
     };
   },
-  call: ({ client, server }, _context, { sessionId, ...body }) => sdk.addSessionPlugin({ client, path: { server, sessionId }, body }),
+  // The Session is read after connecting: a Session id prefix is resolved then (cli/short-ids.ts).
+  call: ({ client, server }, { flags }, { sessionId: _typed, ...body }) => sdk.addSessionPlugin({ client, path: { server, sessionId: flags.session! }, body }),
   print: (result) => result.status,
 });

@@ -1,5 +1,5 @@
 import { sdk, unwrap } from "../../../clients/index.js";
-import { sessionIdFlag } from "../../args.js";
+import { existingSessionFlag } from "../../args.js";
 import { usageError } from "../../errors.js";
 import { defineCommand, flag } from "../../spec.js";
 
@@ -9,7 +9,7 @@ export default defineCommand({
     "The only way a Session plugin moves to a changed file or a newly installed package version: the active revision's source is resolved again and, when it now names another artifact and the revision did not pin one (--integrity at add), a new revision is recorded and activated. --revision defaults to the active revision.",
   examples: ["<%= config.bin %> plugins refresh --session SESSION_ID"],
   flags: {
-    session: sessionIdFlag("The Session (a UUID)."),
+    session: existingSessionFlag("The Session."),
     revision: flag.string({ description: "The active revision's id (default: read from the Session's status)." }),
   },
   connection: true,

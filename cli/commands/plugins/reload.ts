@@ -1,5 +1,5 @@
 import { sdk, unwrap } from "../../../clients/index.js";
-import { sessionIdFlag } from "../../args.js";
+import { existingSessionFlag } from "../../args.js";
 import { defineCommand } from "../../spec.js";
 
 export default defineCommand({
@@ -8,7 +8,7 @@ export default defineCommand({
     "Without --session the host reads its configuration again and activates a new plugin generation: `{ result: reloaded | rejected, plugins }`; a rejected reload keeps the current generation and exits 1. " +
     "With --session the Session's desired plugin revision is rebuilt from its recorded artifact and activated; prints the Session's plugin status (exit 1 when its activation failed). Running Turns keep the plugins they started with.",
   examples: ["<%= config.bin %> plugins reload", "<%= config.bin %> plugins reload --session SESSION_ID"],
-  flags: { session: sessionIdFlag("Reload this Session's plugin (a UUID).") },
+  flags: { session: existingSessionFlag("Reload this Session's plugin.") },
   connection: true,
   async run({ flags, connect, printJson }) {
     const connection = await connect();

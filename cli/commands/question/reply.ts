@@ -1,5 +1,6 @@
 import { sdk } from "../../../clients/index.js";
-import { readJsonArgument, sessionIdArg, uuidArg } from "../../args.js";
+import { readJsonArgument, sessionIdArg } from "../../args.js";
+import { idArg } from "../../short-ids.js";
 import { usageError } from "../../errors.js";
 import { jsonCommand } from "../../json-command.js";
 import { arg } from "../../spec.js";
@@ -11,7 +12,7 @@ export default jsonCommand({
   examples: [`<%= config.bin %> question reply SESSION_ID REQUEST_ID '[["Yes"]]'`],
   args: {
     sessionId: sessionIdArg,
-    requestId: uuidArg("REQUEST_ID", "The question request id."),
+    requestId: idArg("question", "REQUEST_ID", "The question request."),
     answers: arg.string({ name: "ANSWERS", description: "Answers as JSON string[][], or - for stdin.", required: true }),
   },
   input: async ({ args }) => {

@@ -1,6 +1,7 @@
 import { sdk, unwrap } from "../../../clients/index.js";
 import { usageError } from "../../errors.js";
 import { defineCommand, flag } from "../../spec.js";
+import { formatFlag, modelsTable } from "../../format.js";
 
 export default defineCommand({
   summary: "Print the runtime model catalog as JSON, or refresh it with --refresh.",
@@ -12,6 +13,7 @@ export default defineCommand({
   flags: {
     refresh: flag.boolean({ description: "Refresh the catalog data and repeat discovery first." }),
     provider: flag.string({ description: "Refresh only this provider (with --refresh)." }),
+    format: formatFlag,
   },
   connection: true,
   async run({ flags, connect, printJson }) {
@@ -19,11 +21,14 @@ export default defineCommand({
     const connection = await connect();
     const client = connection.client.client;
     if (flags.refresh !== true) {
-      printJson(await unwrap(sdk.models({ client })));
+      const snapshot = await unwrap(sdk.models({ client }));
+      if (flags.format === "table") process.stdout.write(modelsTable(snapshot));
+      else printJson(snapshot);
       return 0;
     }
     const result = await unwrap(sdk.refreshProviderModels({ client, body: flags.provider !== undefined ? { providerId: flags.provider } : {} }));
-    printJson(result);
+    if (flags.format === "table") process.stdout.write(modelsTable(result.snapshot));
+    else printJson(result);
     return result.providers.some((outcome) => outcome.status === "failed") ? 1 : 0;
   },
 });

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { sdk, unwrap, ZeClientError } from "../../../clients/index.js";
 import { sessionIdArg, sessionIdFlag } from "../../args.js";
 import { usageError } from "../../errors.js";
+import { isIdPrefix, resolveIdPrefix } from "../../short-ids.js";
 import { defineCommand, flag } from "../../spec.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -13,7 +14,7 @@ export default defineCommand({
   examples: ["<%= config.bin %> session fork SESSION_ID", "<%= config.bin %> session fork SESSION_ID --turn 3 --session 550e8400-e29b-41d4-a716-446655440000"],
   args: { sessionId: sessionIdArg },
   flags: {
-    turn: flag.string({ description: "Fork before this Turn: its id, or its sequence number in the Session." }),
+    turn: flag.string({ description: "Fork before this Turn: its id (or a unique prefix of 8+ hex digits), or its sequence number in the Session." }),
     session: sessionIdFlag("Id of the new Session (a UUID); generated when omitted."),
   },
   connection: true,
@@ -23,6 +24,7 @@ export default defineCommand({
     const client = connection.client.client;
     const server = connection.server;
     let turnId = turn && "turnId" in turn ? turn.turnId : undefined;
+    if (turn && "prefix" in turn) turnId = await resolveIdPrefix(connection, "turn", turn.prefix, args.sessionId);
     if (turn && "sequence" in turn) {
       // A sequence names the Session's Turn at that position in its work order.
       const page = await unwrap(sdk.listSessionTurns({ client, path: { server, sessionId: args.sessionId }, query: { afterSequence: String(turn.sequence - 1), limit: "1" } }));
@@ -38,9 +40,11 @@ export default defineCommand({
 });
 
 /** `--turn`: a Turn id, or a Turn sequence; anything else is a usage error. */
-function turnOf(turn: string | undefined): { turnId: string } | { sequence: number } | undefined {
+function turnOf(turn: string | undefined): { turnId: string } | { sequence: number } | { prefix: string } | undefined {
   if (turn === undefined) return undefined;
   if (UUID.test(turn)) return { turnId: turn.toLowerCase() };
-  if (/^[1-9]\d*$/.test(turn) && Number.isSafeInteger(Number(turn))) return { sequence: Number(turn) };
-  throw usageError(`--turn ${JSON.stringify(turn)} is neither a Turn id (a UUID) nor a Turn sequence (a positive integer)`);
+  // Up to 7 digits is a sequence; 8 or more hex digits a Turn id prefix (cli/short-ids.ts).
+  if (/^[1-9]\d{0,6}$/.test(turn)) return { sequence: Number(turn) };
+  if (isIdPrefix(turn)) return { prefix: turn };
+  throw usageError(`--turn ${JSON.stringify(turn)} is neither a Turn id (a UUID or a unique prefix of 8 or more hex digits) nor a Turn sequence (a positive integer)`);
 }

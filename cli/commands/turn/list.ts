@@ -2,6 +2,7 @@ import { sdk } from "../../../clients/index.js";
 import { sessionIdArg } from "../../args.js";
 import { jsonCommand } from "../../json-command.js";
 import { flag } from "../../spec.js";
+import { formatFlag, turnsTable } from "../../format.js";
 
 export default jsonCommand({
   summary: "Print a page of a Session's Turns, oldest first, as JSON.",
@@ -11,6 +12,7 @@ export default jsonCommand({
   flags: {
     limit: flag.integer({ description: "Turns per page.", min: 1 }),
     after: flag.integer({ description: "Start after this Turn sequence.", min: 0 }),
+    format: formatFlag,
   },
   call: ({ client, server }, { args, flags }) => {
     const query = {
@@ -19,4 +21,5 @@ export default jsonCommand({
     };
     return sdk.listSessionTurns({ client, path: { server, sessionId: args.sessionId }, query });
   },
+  table: turnsTable,
 });
