@@ -16,6 +16,7 @@ import { sessionHandlers, turnHandlers } from "./handlers.js";
 import { depthHandlers } from "./depth-handlers.js";
 import { createModelGateway, ProviderSetupFailed, setupFailed } from "./models.js";
 import { CatalogSetupError, HostModelCatalog } from "./model-catalog.js";
+import { HostServedModels } from "./served-models.js";
 import { modelHandlers } from "./model-handlers.js";
 import type { ProviderGateway } from "./models.js";
 import type { ModelGateway } from "../core/turns/gateway.js";
@@ -168,9 +169,11 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
 
   let gateway: ModelGateway;
   let models: HostModelCatalog;
+  // Plugin models (the host generation's, or what a running Turn leased) beside the composed ones.
+  const served = new HostServedModels();
   try {
-    models = await HostModelCatalog.create({ config: loaded.value.config, env: options.env, warn: options.onWarning });
-    gateway = options.gateway ?? createModelGateway(loaded.value.config, options.env, loaded.value.layers, models);
+    models = await HostModelCatalog.create({ config: loaded.value.config, env: options.env, warn: options.onWarning, served });
+    gateway = options.gateway ?? createModelGateway(loaded.value.config, options.env, loaded.value.layers, models, served);
   } catch (error) {
     await storage.close();
     const failed = error instanceof CatalogSetupError ? setupFailed(error.error, loaded.value.layers) : error;
@@ -205,6 +208,7 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
     throw error;
   }
   const { catalogs, plugins } = hostScope;
+  served.attach(() => plugins);
   // The configuration of each Session's project: the host's scope where the files match it.
   const scopes = new ProjectScopes({
     env: options.env,
@@ -244,7 +248,7 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
   const sessionMcp = subagents ? new SessionMcpHosts({ env: options.env, onWarning: options.onWarning, sandbox: sandbox?.resolver }) : undefined;
   // PTYs clients open in Session workdirs and `shell` calls with `tty: true` run in (node-pty and the emulator load on the first one).
   const terminals = new TerminalHost(storage, options.serverRoot, {}, sandbox?.resolver);
-  const runner = subagents && sessionMcp ? await createRunner(storage, hub, gateway, config, catalogs, subagents, mcp, scopes, models, options, sessionMcp, rewind, terminals, sandbox) : undefined;
+  const runner = subagents && sessionMcp ? await createRunner(storage, hub, gateway, config, catalogs, subagents, mcp, scopes, models, options, sessionMcp, rewind, terminals, sandbox, served) : undefined;
   const sessions = new SessionService({
     storage,
     serverRoot: options.serverRoot,
