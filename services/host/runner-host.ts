@@ -85,8 +85,10 @@ export async function createRunner(
       const { scope } = held;
       const extensions = await leasePlugins(scope, session);
       const projectMcp = (await scope.mcp()).loaded();
-      // A project's servers start with its first Turn, which waits (bounded) for their first connection attempts.
-      if (!scopes.isHost(scope)) await projectMcp?.ready();
+      // A project's servers start with its first Turn, which waits (bounded) for their first connection
+      // attempts; so does a Turn right after the host started (an embedded `run`): the servers it
+      // configured or its plugins registered are offered from the first Turn (later, nothing to wait for).
+      await projectMcp?.ready();
       return {
         ...extensions,
         skills: (workdir: string) => scope.catalogs.skills(workdir),

@@ -41,6 +41,22 @@ export class HostServedModels {
     return servedModel(this.current(sessionId), ref);
   }
 
+  /**
+   * The models a Turn of `sessionId` would lease: the host generation's and its Session overlay's
+   * (an overlay activates on this first use, as a Turn would activate it).
+   */
+  async forSession(sessionId: string): Promise<readonly ServedModel[]> {
+    const services = this.plugins?.()?.loaded();
+    if (services === undefined) return this.runtime();
+    this.module ??= await import("../plugins/models.js");
+    const lease = await services.sessions.lease(sessionId);
+    try {
+      return [...this.module.servedModelsOf(lease.host), ...this.module.servedModelsOf(lease.session)];
+    } finally {
+      lease.release();
+    }
+  }
+
   /** Pins a Turn's generations' models for its Session; the returned function ends the pin. */
   async pin(sessionId: string, generations: readonly (PluginGeneration | undefined)[]): Promise<() => void> {
     this.module ??= await import("../plugins/models.js");

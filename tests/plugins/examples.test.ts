@@ -63,7 +63,8 @@ describe("examples", () => {
     expect(run).toMatchObject({ code: 0, stdout: "Grey waves fold and break\n" });
     const body = JSON.parse(run.requests[0]!) as { messages: { content: unknown }[]; tools?: { function: { name: string } }[] };
     expect(JSON.stringify(body.messages[0])).toContain("Answer in exactly one haiku");
-    expect(body.tools?.map((tool) => tool.function.name)).toEqual(["read"]);
+    // Only read (and CodeMode's execute, which can call only read).
+    expect(body.tools?.map((tool) => tool.function.name)).toEqual(["read", "execute"]);
   });
 
   it("skill: the registered Skill is advertised and loaded by the skill tool", async () => {

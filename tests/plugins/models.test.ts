@@ -7,10 +7,12 @@
 // any other throw is generic.
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { sdk } from "../../clients/index.js";
 import { startModelHarness, type ModelHarness } from "../support/model.js";
-import { queue, runToEnd } from "../turns/helpers.js";
+import { failure } from "../support/calls.js";
+import { queue, runToEnd, submitCall, text } from "../turns/helpers.js";
 import { contractUrl } from "./helpers.js";
 
 let h: ModelHarness | undefined;
@@ -187,5 +189,31 @@ describe("plugin models", () => {
     const malformed = await run(host, "local.echo/malformed", "go");
     expect(malformed.turn.phase).toBe("failed");
     expect((malformed.turn.outcome as { fault: { message: string } }).fault.message).toBe("local.echo/malformed: the plugin model sent a malformed response: ContentDelta before ResponseStarted");
+  });
+
+  it("from a Session plugin serve that Session's Turns (admitted for it alone), and the runtime catalog does not list them", async () => {
+    const host = await start();
+    const api = { api: host.api, fetch: host.fetch };
+    const file = join(h!.home.dir, "session-model.mjs");
+    writeFileSync(
+      file,
+      `export default { id: "session.models", setup(context) { context.models.register({ providerId: "session.only", providerDisplayName: "Session only", modelId: "answer",
+        metadata: { displayName: "Answer", capabilities: { input: ["text"], output: ["text"], tools: false }, limits: { contextUnits: 200000, outputUnits: 1000 } },
+        stream: async function* () { yield { _tag: "ResponseStarted" }; yield { _tag: "ContentCompleted", index: 0, contentId: "a", content: { type: "text", text: "from the overlay" } }; yield { _tag: "ResponseFinished", reason: "stop" }; } }); } };`,
+    );
+    const sessionId = crypto.randomUUID();
+    await sdk.createSession({ client: api.api.client, path: { server: "local", sessionId }, body: { defaultModel: "session.only/answer" } });
+    const added = await sdk.addSessionPlugin({ client: api.api.client, path: { server: "local", sessionId }, body: { id: "rev-1", source: { _tag: "File", uri: pathToFileURL(file).href }, resolved: { pluginId: "session.models" }, options: {}, mcpServers: [], skills: [] } as never });
+    expect(added.data?.status.plugins.at(-1)).toMatchObject({ pluginId: "session.models", status: "active", registrations: ["model:session.only/answer"] });
+    const { turn } = await runToEnd(api, sessionId, (await queue(api, sessionId, "hi")).turnId);
+    expect(turn.outcome).toMatchObject({ kind: "completed", text: "from the overlay" });
+    // Another Session cannot name it: admission refuses the unknown model.
+    const other = crypto.randomUUID();
+    await sdk.createSession({ client: api.api.client, path: { server: "local", sessionId: other }, body: {} });
+    const refused = await failure(submitCall(api, other, { delivery: "queue", turnId: crypto.randomUUID(), model: "session.only/answer", prompt: text("hi") }));
+    expect(refused).toMatchObject({ status: 503, body: { _tag: "UnavailableError" } });
+    // The runtime catalog does not list a Session's plugin model.
+    const { data } = await sdk.models({ client: api.api.client });
+    expect(data!.models.some((model) => model.providerId === "session.only")).toBe(false);
   });
 });
