@@ -5,6 +5,7 @@
 // config (basic), an awaited hook approving a call (approval-hook), an inline plugin in the
 // embedded SDK (plugin-tool), an Agent, a Skill, a Skill source, a Skill transform, an MCP server,
 // a plugin model, a journal kind, and an event subscriber.
+import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { startTestModel, type ScriptedResponse, type TestModel } from "../../tools/test-model/index.js";
 import { assertBuilt, runProcess } from "../support/cli.js";
@@ -111,5 +112,25 @@ describe("examples", () => {
     expect(lines[0]).toBe("turn.started");
     expect(lines).toContain("model.text.delta");
     expect(lines.slice(-2)).toEqual(["turn.terminal", "outcome: completed"]);
+  });
+
+  it("plugins list reports exactly what each example's tests above show in use", async () => {
+    const expected: Record<string, string[]> = {
+      basic: ["tool:double"],
+      "approval-hook": ["tool:double", "hook:tool.execute.before"],
+      agent: ["agent:haiku"],
+      skill: ["skill:release-notes"],
+      "skill-source": ["skill-source:example.local-skills"],
+      "skill-transform": ["skill:code-review", "skill-transform:example.house-rules"],
+      mcp: ["mcp:example.calc"],
+      model: ["model:example.loud/shout"],
+      journal: ["tool:deploy", "journal-kind:deployment"],
+    };
+    for (const [name, registrations] of Object.entries(expected)) {
+      const listed = await runProcess(process.execPath, [join(repoRoot, "bin", "ze-harness.js"), "plugins", "list", "--embedded"], { env: home.env, cwd: join(repoRoot, "examples", name) });
+      expect(listed.code, listed.stderr).toBe(0);
+      const { plugins } = JSON.parse(listed.stdout) as { plugins: { pluginId: string; status: string; registrations: string[] }[] };
+      expect(plugins, name).toEqual([expect.objectContaining({ pluginId: `example.${name}`, status: "active", registrations })]);
+    }
   });
 });
