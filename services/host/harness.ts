@@ -208,7 +208,7 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
     throw error;
   }
   const { catalogs, plugins } = hostScope;
-  served.attach(() => plugins);
+
   // The configuration of each Session's project: the host's scope where the files match it.
   const scopes = new ProjectScopes({
     env: options.env,
@@ -220,6 +220,7 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
     onWarning: options.onWarning,
   });
   const scopeOf = (workdir: string) => scopes.forWorkdir(workdir);
+  served.attach(() => plugins, (workdir) => scopes.forWorkdir(workdir));
   // What admission and Session creation read: a scope whose plugins activate is waited for (they may add agents).
   const settledScopeOf = async (workdir: string) => {
     const scope = await scopes.forWorkdir(workdir);

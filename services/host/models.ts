@@ -81,10 +81,10 @@ export function createModelGateway(config: Config, env: Env, layers: readonly Co
     async defaultModel(): Promise<string | undefined> {
       return source?.defaultModel?.();
     },
-    async check(model: string, sessionId?: string): Promise<void> {
+    async check(model: string, sessionId?: string, workdir?: string): Promise<void> {
       await served.ready();
       // A model no composed provider lists may be a plugin model: the host generation's, or its Session overlay's.
-      const plugin = current().model(model) === undefined ? (pluginModel(model) ?? (sessionId !== undefined ? servedModel(await served.forSession(sessionId), model) : undefined)) : undefined;
+      const plugin = current().model(model) === undefined ? (pluginModel(model) ?? (sessionId !== undefined ? servedModel(await served.forSession(sessionId, workdir), model) : undefined)) : undefined;
       if (plugin !== undefined && current().provider(plugin.providerId) === undefined) {
         if ((await siblingModels(current(), env)).length === 0) throw unavailable(`Model ${model} is unavailable: ${NO_SIBLING_MESSAGE}`, "model_unavailable");
         return;

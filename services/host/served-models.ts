@@ -13,12 +13,14 @@ type ModelsModule = typeof import("../plugins/models.js");
 
 export class HostServedModels {
   private plugins: (() => HostPlugins | undefined) | undefined;
+  private scopeOf: ((workdir: string) => Promise<{ readonly plugins: HostPlugins; readonly config: { readonly plugins?: readonly unknown[] | undefined } }>) | undefined;
   private module: ModelsModule | undefined;
   private readonly pins = new Map<string, { models: readonly ServedModel[]; count: number }>();
 
-  /** The host scope's plugins (set once the scope exists). */
-  attach(plugins: () => HostPlugins | undefined): void {
+  /** The host scope's plugins, and the scope of a Session's workdir (set once the scopes exist). */
+  attach(plugins: () => HostPlugins | undefined, scopeOf?: HostServedModels["scopeOf"]): void {
     this.plugins = plugins;
+    this.scopeOf = scopeOf;
   }
 
   /** Loads the plugin room's model module when plugins are loaded (so `runtime()` can read them). */
@@ -42,11 +44,16 @@ export class HostServedModels {
   }
 
   /**
-   * The models a Turn of `sessionId` would lease: the host generation's and its Session overlay's
-   * (an overlay activates on this first use, as a Turn would activate it).
+   * The models a Turn of `sessionId` (in `workdir`) would lease: its project scope's generation's
+   * and its Session overlay's (an overlay activates on this first use, as a Turn would activate it).
    */
-  async forSession(sessionId: string): Promise<readonly ServedModel[]> {
-    const services = this.plugins?.()?.loaded();
+  async forSession(sessionId: string, workdir?: string): Promise<readonly ServedModel[]> {
+    // The Session's project scope (the host's unless its workdir has another project file); a
+    // project's configured plugins activate here when its first Turn is admitted.
+    const scope = workdir !== undefined ? await this.scopeOf?.(workdir) : undefined;
+    const plugins = scope?.plugins ?? this.plugins?.();
+    let services = plugins?.loaded();
+    if (services === undefined && plugins !== undefined && (plugins.activating() || (scope?.config.plugins?.length ?? 0) > 0)) services = await plugins.get();
     if (services === undefined) return this.runtime();
     this.module ??= await import("../plugins/models.js");
     const lease = await services.sessions.lease(sessionId);

@@ -5,7 +5,7 @@
 // delegation to a sibling (the scripted test model), a malformed stream, and the error rule: a
 // thrown PluginError's first 200 characters of `message` reach the fault, `publicMessage` never,
 // any other throw is generic.
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
@@ -215,5 +215,23 @@ describe("plugin models", () => {
     // The runtime catalog does not list a Session's plugin model.
     const { data } = await sdk.models({ client: api.api.client });
     expect(data!.models.some((model) => model.providerId === "session.only")).toBe(false);
+  });
+
+  it("from a project's configured plugin serve Turns of Sessions in that project (its plugins start with the first Turn)", async () => {
+    h = await startModelHarness();
+    const project = join(h.home.root, "project");
+    mkdirSync(project);
+    const file = join(project, "models.mjs");
+    writeFileSync(file, plugin);
+    writeFileSync(join(project, "ze-harness.config.json"), JSON.stringify({ plugins: ["./models.mjs"] }));
+    const api = { api: h.api, fetch: h.fetch };
+    const sessionId = crypto.randomUUID();
+    const created = await sdk.createSession({ client: api.api.client, path: { server: "local", sessionId }, body: { workdir: "project", defaultModel: "local.echo/echo" } });
+    expect(created.error).toBeUndefined();
+    const { turn } = await runToEnd(api, sessionId, (await queue(api, sessionId, "from the project")).turnId);
+    expect(turn.outcome).toMatchObject({ kind: "completed", text: "Echo: from the project" });
+    // A Session at the server root (the host's scope, no plugins) cannot name it.
+    const other = await h.createSession();
+    expect(await failure(submitCall(api, other, { delivery: "queue", turnId: crypto.randomUUID(), model: "local.echo/echo", prompt: text("hi") }))).toMatchObject({ status: 503 });
   });
 });
