@@ -96,10 +96,17 @@ export function servePluginModel(declaration: ModelDeclaration, options: PluginM
         }
       };
       let iterator: AsyncIterator<unknown> | undefined;
+      // A stream that ignores the signal never holds a cancelled Turn: each pull races the abort.
+      let onAbort: (() => void) | undefined;
+      const aborted = new Promise<never>((_, reject) => {
+        onAbort = () => reject(new ProviderFailure({ kind: "aborted", beforeOutput: !checker.responseStarted, message: `${ref}: the model request was cancelled` }));
+        request.signal.addEventListener("abort", onAbort, { once: true });
+      });
+      aborted.catch(() => undefined);
       try {
         iterator = declaration.stream(pluginRequest(declaration, request), context)[Symbol.asyncIterator]();
         for (;;) {
-          const next = await iterator.next();
+          const next = await Promise.race([iterator.next(), aborted]);
           if (next.done) break;
           for (const event of checker.accept(next.value)) yield event;
         }
@@ -109,7 +116,10 @@ export function servePluginModel(declaration: ModelDeclaration, options: PluginM
         const failure = failureOf(ref, error, request.signal.aborted, checker.responseStarted);
         throw error instanceof DelegateFailure && checker.responseStarted ? new ProviderFailure({ ...failure.toJSON(), retryable: false, beforeOutput: false }) : failure;
       } finally {
-        await iterator?.return?.()?.catch?.(() => undefined);
+        request.signal.removeEventListener("abort", onAbort!);
+        // Ends the plugin's generator (its finally blocks run); never awaited past an abort, where it may hang.
+        const closing = Promise.resolve(iterator?.return?.()).catch(() => undefined);
+        if (!request.signal.aborted) await closing;
       }
     },
   };

@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { sdk } from "../../clients/index.js";
 import { startModelHarness, type ModelHarness } from "../support/model.js";
 import { failure } from "../support/calls.js";
-import { queue, runToEnd, submitCall, text } from "../turns/helpers.js";
+import { cancel, queue, runToEnd, submitCall, text } from "../turns/helpers.js";
 import { contractUrl } from "./helpers.js";
 
 let h: ModelHarness | undefined;
@@ -25,7 +25,7 @@ afterEach(async () => {
 });
 
 const LONG = `${"x".repeat(199)}Y${"z".repeat(100)}`;
-const shared = globalThis as unknown as { zeRequests?: unknown[] };
+const shared = globalThis as unknown as { zeRequests?: unknown[]; zeHanging?: boolean };
 
 const plugin = `
 import { definePlugin, PluginError } from ${JSON.stringify(contractUrl)};
@@ -80,6 +80,11 @@ export default definePlugin({
     model("crasher", false, async function* () {
       throw new Error("private detail sk-secret-value");
     });
+    model("hang", false, async function* () {
+      yield { _tag: "ResponseStarted" };
+      globalThis.zeHanging = true;
+      await new Promise(() => {});
+    });
     model("malformed", false, async function* () {
       yield { _tag: "ContentDelta", index: 0, contentId: "t", contentType: "text", delta: "too early" };
     });
@@ -125,7 +130,7 @@ describe("plugin models", () => {
       availability: { status: "available" },
     });
     expect(data!.providers).toContainEqual({ id: "local.echo", displayName: "Local echo", availability: { status: "available" } });
-    expect(data!.models.filter((model) => model.providerId === "local.echo").map((model) => model.id)).toEqual(["crasher", "echo", "malformed", "reader", "router", "thrower"]);
+    expect(data!.models.filter((model) => model.providerId === "local.echo").map((model) => model.id)).toEqual(["crasher", "echo", "hang", "malformed", "reader", "router", "thrower"]);
     // A plugin model is chosen by name only: the default stays the configured composed model.
     expect(data!.defaultModel).toBe("test/scripted");
   });
@@ -233,5 +238,18 @@ describe("plugin models", () => {
     // A Session at the server root (the host's scope, no plugins) cannot name it.
     const other = await h.createSession();
     expect(await failure(submitCall(api, other, { delivery: "queue", turnId: crypto.randomUUID(), model: "local.echo/echo", prompt: text("hi") }))).toMatchObject({ status: 503 });
+  });
+
+  it("never hold a cancelled Turn, even when the stream ignores the signal", async () => {
+    delete shared.zeHanging;
+    const host = await start();
+    const api = { api: host.api, fetch: host.fetch };
+    const sessionId = crypto.randomUUID();
+    await sdk.createSession({ client: api.api.client, path: { server: "local", sessionId }, body: { defaultModel: "local.echo/hang" } });
+    const { turnId } = await queue(api, sessionId, "wait");
+    while (shared.zeHanging !== true) await new Promise((resolve) => setImmediate(resolve));
+    await cancel(api, sessionId, turnId, "enough");
+    const { turn } = await runToEnd(api, sessionId, turnId);
+    expect(turn.phase).toBe("cancelled");
   });
 });
