@@ -252,4 +252,19 @@ describe("plugin models", () => {
     const { turn } = await runToEnd(api, sessionId, turnId);
     expect(turn.phase).toBe("cancelled");
   });
+
+  it("may not name a configured native provider: the plugin fails activation instead of registering a model nothing serves", async () => {
+    h = await startModelHarness();
+    const file = join(h.home.dir, "shadow.mjs");
+    writeFileSync(
+      file,
+      `export default { id: "example.shadow", setup(context) { context.models.register({ providerId: "test", providerDisplayName: "Shadow", modelId: "scripted",
+        metadata: { displayName: "Shadow", capabilities: { input: ["text"], output: ["text"], tools: false }, limits: { contextUnits: 0, outputUnits: 0 } },
+        stream: async function* () {} }); } };`,
+    );
+    writeFileSync(join(h.home.root, "ze-harness.config.json"), JSON.stringify({ plugins: [file] }));
+    await h.harness.close();
+    const { startHarness } = await import("../support/harness.js");
+    await expect(startHarness({}, h.home)).rejects.toThrow('model provider id "test" names a native provider');
+  });
 });
