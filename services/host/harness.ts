@@ -16,6 +16,7 @@ import { sessionHandlers, turnHandlers } from "./handlers.js";
 import { depthHandlers } from "./depth-handlers.js";
 import { createModelGateway, ProviderSetupFailed, setupFailed } from "./models.js";
 import { CatalogSetupError, HostModelCatalog } from "./model-catalog.js";
+import { HostServedModels } from "./served-models.js";
 import { modelHandlers } from "./model-handlers.js";
 import type { ProviderGateway } from "./models.js";
 import type { ModelGateway } from "../core/turns/gateway.js";
@@ -230,9 +231,11 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
 
   let gateway: ModelGateway;
   let models: HostModelCatalog;
+  // Plugin models (the host generation's, or what a running Turn leased) beside the composed ones.
+  const served = new HostServedModels();
   try {
-    models = await HostModelCatalog.create({ config: loaded.value.config, env: options.env, warn: options.onWarning, definitions: options.providerDefinitions });
-    gateway = options.gateway ?? createModelGateway(loaded.value.config, options.env, loaded.value.layers, models);
+    models = await HostModelCatalog.create({ config: loaded.value.config, env: options.env, warn: options.onWarning, definitions: options.providerDefinitions, served });
+    gateway = options.gateway ?? createModelGateway(loaded.value.config, options.env, loaded.value.layers, models, served);
   } catch (error) {
     await storage.close();
     const failed = error instanceof CatalogSetupError ? setupFailed(error.error, loaded.value.layers) : error;
@@ -269,6 +272,7 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
     throw error;
   }
   const { catalogs, plugins } = hostScope;
+
   // The configuration of each Session's project: the host's scope where the files match it.
   const scopes = new ProjectScopes({
     env: options.env,
@@ -280,6 +284,7 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
     onWarning: options.onWarning,
   });
   const scopeOf = (workdir: string) => scopes.forWorkdir(workdir);
+  served.attach(() => plugins, (workdir) => scopes.forWorkdir(workdir));
   // What admission and Session creation read: a scope whose plugins activate is waited for (they may add agents).
   const settledScopeOf = async (workdir: string) => {
     const scope = await scopes.forWorkdir(workdir);
@@ -308,7 +313,7 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
   const sessionMcp = subagents ? new SessionMcpHosts({ env: options.env, onWarning: options.onWarning, sandbox: sandbox?.resolver }) : undefined;
   // PTYs clients open in Session workdirs and `shell` calls with `tty: true` run in (node-pty and the emulator load on the first one).
   const terminals = new TerminalHost(storage, options.serverRoot, {}, sandbox?.resolver);
-  const runner = subagents && sessionMcp ? await createRunner(storage, hub, gateway, config, catalogs, subagents, mcp, scopes, models, options, sessionMcp, rewind, terminals, sandbox) : undefined;
+  const runner = subagents && sessionMcp ? await createRunner(storage, hub, gateway, config, catalogs, subagents, mcp, scopes, models, options, sessionMcp, rewind, terminals, sandbox, served) : undefined;
   const sessions = new SessionService({
     storage,
     serverRoot: options.serverRoot,

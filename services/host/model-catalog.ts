@@ -18,6 +18,7 @@
 import type { CatalogSnapshot, ProviderModelRefreshOutcome, RefreshProviderModelsResponse } from "../../generated/client/types.gen.js";
 import type { Config, Env } from "../config/index.js";
 import { notFound } from "../contract/failure.js";
+import type { HostServedModels } from "./served-models.js";
 import {
   bundledCatalog,
   catalogSnapshot,
@@ -53,6 +54,8 @@ export interface HostModelCatalogOptions {
   readonly fetch?: typeof fetch;
   /** Native provider definitions by configured provider ID (the SDK's `providerDefinitions`). */
   readonly definitions?: Readonly<Record<string, unknown>> | undefined;
+  /** Plugin models, listed beside the composed ones (served-models.ts). */
+  readonly served?: HostServedModels;
 }
 
 /** Thrown at startup for an unusable `providers` map (the host names it as a setup error). */
@@ -159,12 +162,15 @@ export class HostModelCatalog {
   }
 
   private async snapshotOf(generation: Generation): Promise<CatalogSnapshot> {
+    await this.options.served?.ready();
     return this.snapshotFrom(generation, await loadCredentialSources(this.options.env));
   }
 
-  private snapshotFrom(generation: Generation, sources: Awaited<ReturnType<typeof loadCredentialSources>>): CatalogSnapshot {
+  /** `sessionId`: the Session whose running Turn's plugin models are listed (else the runtime's). */
+  private snapshotFrom(generation: Generation, sources: Awaited<ReturnType<typeof loadCredentialSources>>, sessionId?: string): CatalogSnapshot {
     const defaultModel = this.config.model;
-    return catalogSnapshot(generation.set, sources, defaultModel !== undefined ? { defaultModel } : {});
+    const served = this.options.served?.current(sessionId) ?? [];
+    return catalogSnapshot(generation.set, sources, { ...(defaultModel !== undefined ? { defaultModel } : {}), served });
   }
 
   /** The host's default model: the configured one when available, else the first available ref. */
@@ -193,7 +199,7 @@ export class HostModelCatalog {
       // only when someone asks for the Session's models while the Turn runs.
       const sources = await loadCredentialSources(this.options.env);
       let built: CatalogSnapshot | undefined;
-      pin = { generation, snapshot: () => (built ??= this.snapshotFrom(generation, sources)), count: 0 };
+      pin = { generation, snapshot: () => (built ??= this.snapshotFrom(generation, sources, sessionId)), count: 0 };
       // A concurrent pin of the same Session may have finished first: share it.
       pin = this.pins.get(sessionId) ?? pin;
       this.pins.set(sessionId, pin);

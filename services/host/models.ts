@@ -5,8 +5,12 @@ import { configInvalid, describeConfigError, fileSettingKey, type Config, type C
 import { unavailable } from "../contract/failure.js";
 import type { ModelCall, ModelGateway, ModelLimits } from "../core/turns/gateway.js";
 import { createModelCredentials } from "./model-credentials.js";
+import { HostServedModels, siblingModels } from "./served-models.js";
 import {
+  NO_SIBLING_MESSAGE,
+  ProviderFailure,
   describeProviderError,
+  servedModel,
   resolveProviders,
   type ModelStreamEvent,
   type ProviderSet,
@@ -62,8 +66,11 @@ function providerFiles(layers: readonly ConfigLayer[], providerId: string): stri
     .map((layer) => layer.file);
 }
 
-/** `layers`: the loaded config files (`LoadedConfig.layers`), so a setup error can name its file. */
-export function createModelGateway(config: Config, env: Env, layers: readonly ConfigLayer[] = [], source?: ProviderSource): ProviderGateway {
+/**
+ * `layers`: the loaded config files (`LoadedConfig.layers`), so a setup error can name its file.
+ * `served`: plugin models (served-models.ts), run beside at least one available composed model.
+ */
+export function createModelGateway(config: Config, env: Env, layers: readonly ConfigLayer[] = [], source?: ProviderSource, served: HostServedModels = new HostServedModels()): ProviderGateway {
   let fixed: ProviderSet | undefined;
   if (source === undefined) {
     const resolved = resolveProviders(config.providers as Parameters<typeof resolveProviders>[0], { env });
@@ -73,6 +80,11 @@ export function createModelGateway(config: Config, env: Env, layers: readonly Co
   const current = (sessionId?: string): ProviderSet => fixed ?? source!.providers(sessionId);
 
   const credentials = createModelCredentials(current, env);
+  // A plugin model under a composed provider's id is never served (the catalog leaves it out too).
+  const pluginModel = (ref: string, sessionId?: string) => {
+    const model = served.find(ref, sessionId);
+    return model !== undefined && current(sessionId).provider(model.providerId) === undefined ? model : undefined;
+  };
 
   return {
     get providers() {
@@ -84,12 +96,19 @@ export function createModelGateway(config: Config, env: Env, layers: readonly Co
     async defaultModel(): Promise<string | undefined> {
       return source?.defaultModel?.();
     },
-    async check(model: string): Promise<void> {
+    async check(model: string, sessionId?: string, workdir?: string): Promise<void> {
+      await served.ready();
+      // A model no composed provider lists may be a plugin model: the host generation's, or its Session overlay's.
+      const plugin = current().model(model) === undefined ? (pluginModel(model) ?? (sessionId !== undefined ? servedModel(await served.forSession(sessionId, workdir), model) : undefined)) : undefined;
+      if (plugin !== undefined && current().provider(plugin.providerId) === undefined) {
+        if ((await siblingModels(current(), env)).length === 0) throw unavailable(`Model ${model} is unavailable: ${NO_SIBLING_MESSAGE}`, "model_unavailable");
+        return;
+      }
       const opened = await credentials.open(model);
       if (!opened.ok) throw unavailable(`Model ${model} is unavailable: ${opened.message}`, "model_unavailable");
     },
     limits(model: string, sessionId?: string): ModelLimits | undefined {
-      const limits = current(sessionId).model(model)?.limits;
+      const limits = (pluginModel(model, sessionId) ?? current(sessionId).model(model))?.limits;
       if (!limits) return undefined;
       return {
         ...(limits.contextUnits > 0 ? { context: limits.contextUnits } : {}),
@@ -97,6 +116,27 @@ export function createModelGateway(config: Config, env: Env, layers: readonly Co
       };
     },
     // Credentials per request: refresh of stored logins, the Codex route, one 401 retry (model-credentials.ts).
-    stream: (call: ModelCall): AsyncGenerator<ModelStreamEvent> => credentials.stream(call),
+    stream: (call: ModelCall): AsyncGenerator<ModelStreamEvent> => streamCall(call),
   };
+
+  // A plugin model runs its own stream, given the siblings of the catalog the call uses and a
+  // delegate through the same credentials path; any other model goes to the adapters.
+  async function* streamCall(call: ModelCall): AsyncGenerator<ModelStreamEvent> {
+    await served.ready();
+    const model = pluginModel(call.model, call.sessionId);
+    if (model === undefined) return yield* credentials.stream(call);
+    const siblings = await siblingModels(current(call.sessionId), env);
+    if (siblings.length === 0) throw new ProviderFailure({ kind: "auth", beforeOutput: true, retryable: false, message: `Model ${call.model} is unavailable: ${NO_SIBLING_MESSAGE}` });
+    yield* model.stream({
+      ...(call.system !== undefined ? { system: call.system } : {}),
+      messages: call.messages,
+      tools: call.tools,
+      ...(call.reasoningEffort !== undefined ? { reasoningEffort: call.reasoningEffort } : {}),
+      signal: call.signal,
+      sessionId: call.sessionId ?? "",
+      turnId: call.turnId ?? "",
+      siblings,
+      delegate: (ref, request) => credentials.stream({ ...request, model: ref, signal: call.signal, ...(call.sessionId !== undefined ? { sessionId: call.sessionId } : {}), ...(call.timeoutMs !== undefined ? { timeoutMs: call.timeoutMs } : {}) }),
+    });
+  }
 }

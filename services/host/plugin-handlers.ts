@@ -53,6 +53,8 @@ export interface CreatePluginServicesOptions {
   readonly setupTimeoutMs?: number;
   /** Reference behaviour: only a `PluginError` with a `publicMessage` skips a failing host plugin. */
   readonly failClosed?: boolean;
+  /** The composed native provider ids a plugin model may not name (the configured `providers`, or the defaults). */
+  readonly nativeProviders?: ReadonlySet<string>;
   /** Full plugin errors, for the host's log. */
   readonly onDiagnostic?: (source: string, error: unknown) => void;
   /** Hears the inventory while the first generation activates (see `PluginRuntime.start`). */
@@ -81,6 +83,7 @@ export async function createPluginServices(options: CreatePluginServicesOptions)
     capabilities,
     journal,
     reservedToolIds: options.reservedToolIds,
+    ...(options.nativeProviders !== undefined ? { nativeProviders: options.nativeProviders } : {}),
     ...(options.setupTimeoutMs !== undefined ? { setupTimeoutMs: options.setupTimeoutMs } : {}),
     ...(options.onDiagnostic ? { onDiagnostic: options.onDiagnostic } : {}),
   };

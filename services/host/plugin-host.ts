@@ -16,6 +16,7 @@ import type { Config, Env } from "../config/index.js";
 import type { McpServer } from "../config/types.js";
 import type { SessionPluginArtifactOptions } from "../plugins/index.js";
 import type { StorageHandle } from "../storage/index.js";
+import { DEFAULT_PROVIDER_IDS } from "../providers/index.js";
 import { HarnessStartupError } from "./errors.js";
 import type { PluginHandlerServices } from "./plugin-handlers.js";
 
@@ -77,6 +78,7 @@ export async function prepareHostPlugins(options: HostPluginsOptions): Promise<H
       ...(options.inlinePlugins !== undefined ? { inlinePlugins: options.inlinePlugins } : {}),
       ...(options.sessionPluginArtifacts !== undefined ? { sessionPluginArtifacts: options.sessionPluginArtifacts } : {}),
       reservedToolIds: options.reservedToolIds,
+      nativeProviders: new Set(options.config.providers !== undefined ? Object.keys(options.config.providers) : DEFAULT_PROVIDER_IDS),
       ...(options.setupTimeoutMs !== undefined ? { setupTimeoutMs: options.setupTimeoutMs } : {}),
       ...(options.onDiagnostic ? { onDiagnostic: options.onDiagnostic } : {}),
       onProgress: (plugins) => (progress = plugins),

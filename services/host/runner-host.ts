@@ -16,6 +16,7 @@ import type { HostMcp } from "./mcp-host.js";
 import type { HostModelCatalog } from "./model-catalog.js";
 import type { ProjectScope, ProjectScopes } from "./project-scopes.js";
 import type { HostSandboxSetup } from "./sandbox-host.js";
+import type { HostServedModels } from "./served-models.js";
 import { combineOffers, type SessionMcpHosts } from "./session-mcp.js";
 import type { TerminalHost } from "./terminals.js";
 
@@ -35,6 +36,7 @@ export async function createRunner(
   rewind: RewindService,
   terminals: TerminalHost,
   sandbox: HostSandboxSetup | undefined,
+  served: HostServedModels,
 ): Promise<TurnRunner> {
   const { toolTerminals } = await import("./tool-terminals.js");
   const [{ TurnRunner: Runner }, { builtinTools, coreTools, createShellTool, executeTool, ToolRegistry }, { HookPipeline }] = await Promise.all([
@@ -52,6 +54,14 @@ export async function createRunner(
     if (!plugins.loaded() && !plugins.activating() && !session.pluginOverlay) return { tools: registry, hooks: hostHooks, agents: scoped.agents, release: () => {} };
     const [services, { createToolRegistry }, { TurnEventQueue }] = await Promise.all([plugins.get(), import("../plugins/generation.js"), import("../plugins/observers.js")]);
     const lease = await services.sessions.lease(session.id);
+    // The Turn's plugin models: the host generation's and its overlay's, for its whole run.
+    let unpinModels: () => void;
+    try {
+      unpinModels = await served.pin(session.id, [lease.host, lease.session]);
+    } catch (error) {
+      lease.release();
+      throw error;
+    }
     // Host subscribers first, then the Session overlay's (plugin order, then registration order).
     const subscribers = [...lease.host.subscribers, ...(lease.session?.subscribers ?? [])];
     return {
@@ -59,7 +69,7 @@ export async function createRunner(
       hooks: HookPipeline.combine(hostHooks, lease.hooks),
       agents: lease.session?.agentCatalog ?? lease.host.agentCatalog ?? scoped.agents,
       ...(subscribers.length > 0 ? { observe: () => new TurnEventQueue(subscribers, scope.config.observerBufferSize) } : {}),
-      release: () => lease.release(),
+      release: () => (unpinModels(), lease.release()),
     };
   };
   // Each Turn leases its project's scope (re-read when its file changed), plugins, MCP servers and Skills.
@@ -75,8 +85,10 @@ export async function createRunner(
       const { scope } = held;
       const extensions = await leasePlugins(scope, session);
       const projectMcp = (await scope.mcp()).loaded();
-      // A project's servers start with its first Turn, which waits (bounded) for their first connection attempts.
-      if (!scopes.isHost(scope)) await projectMcp?.ready();
+      // A project's servers start with its first Turn, which waits (bounded) for their first connection
+      // attempts; so does a Turn right after the host started (an embedded `run`): the servers it
+      // configured or its plugins registered are offered from the first Turn (later, nothing to wait for).
+      await projectMcp?.ready();
       return {
         ...extensions,
         skills: (workdir: string) => scope.catalogs.skills(workdir),

@@ -13,6 +13,7 @@ import type {
 import { resolveCredential, storedConnection, type CredentialOrigin, type CredentialResolution, type CredentialSources } from "./credentials.js";
 import { loginMethodsOf } from "./login/methods.js";
 import { requiresCredential, type ProviderSet, type ResolvedProvider } from "./registry.js";
+import { servedCatalogEntries, type ServedModel } from "./served.js";
 
 /** The contract's credential source: a configured `options.apiKey` is host-supplied, like the environment. */
 const SOURCES: Readonly<Record<CredentialOrigin, ProviderCredentialSource>> = {
@@ -53,6 +54,8 @@ export function providerSummaries(set: ProviderSet, sources: CredentialSources):
 export interface CatalogSnapshotOptions {
   /** The configured `model`: the default when it names an available model. */
   readonly defaultModel?: string;
+  /** Served (plugin) models, listed after the composed ones (served.ts); a configured default may name one. */
+  readonly served?: readonly ServedModel[];
 }
 
 /**
@@ -82,12 +85,16 @@ export function catalogSnapshot(set: ProviderSet, sources: CredentialSources, op
       });
     }
   }
+  const served = servedCatalogEntries(options.served ?? [], models, new Set(set.providers.map((provider) => provider.id)));
+  // With no configured default, the first available composed ref (a served model is chosen only by name).
+  const fallback = models.filter((model) => model.availability.status === "available").sort((a, b) => (a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0))[0]?.ref;
+  providers.push(...served.providers);
+  models.push(...served.models);
   models.sort((a, b) => (a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0));
   const available = models.filter((model) => model.availability.status === "available");
   const configured = options.defaultModel;
   // The configured default only when it is available; with no configured default, the first available ref.
-  const defaultModel =
-    configured !== undefined ? available.find((model) => model.ref === configured)?.ref : available[0]?.ref;
+  const defaultModel = configured !== undefined ? available.find((model) => model.ref === configured)?.ref : fallback;
   const hostRevision = `catalog-${createHash("sha256").update(JSON.stringify({ providers, models, defaultModel })).digest("hex").slice(0, 32)}`;
   return { hostRevision, ...(defaultModel !== undefined ? { defaultModel } : {}), providers, models };
 }

@@ -17,6 +17,8 @@ export interface ModelCall {
   readonly timeoutMs?: number;
   /** The Session whose Turn makes the call (the host serves it from the catalog that Turn leased). */
   readonly sessionId?: string;
+  /** The Turn making the call (absent outside a Turn: titles, compaction). */
+  readonly turnId?: string;
 }
 
 export interface ModelLimits {

@@ -59,6 +59,7 @@ export async function callModel(t: RunningTurn, original: ModelRequest): Promise
       for await (const event of t.deps.gateway.stream({
         model: t.row.model,
         sessionId: t.sessionId,
+        turnId: t.row.id,
         ...(request.system !== undefined ? { system: request.system } : {}),
         messages: request.messages,
         tools: request.tools,

@@ -30,7 +30,8 @@ import { titleFrom } from "./title.js";
 
 /** Decides whether a model can serve Turns; throws a typed Failure when it cannot. */
 export interface ModelAvailability {
-  check(model: string): void | Promise<void>;
+  /** `sessionId`, `workdir`: the Session asking and its absolute workdir (its project's or overlay's plugins may serve the model). */
+  check(model: string, sessionId?: string, workdir?: string): void | Promise<void>;
   /**
    * Work that may reach the network (discovering a provider's models for a model the catalog
    * lacks), done before the admission transaction so it never holds the write lock.
@@ -191,7 +192,7 @@ export class TurnService {
       const workdir = early && this.serverRoot !== undefined ? absoluteWorkdir(this.serverRoot, early.workdir) : undefined;
       // The Session's project decides its rules, default model and agents (re-read when its file changed).
       const { config, catalogs, configFile } = await this.projectOf(workdir);
-      const checks = this.admissionChecks(catalogs);
+      const checks = this.admissionChecks(catalogs, sessionId, workdir);
       let model = request.model;
       if (model === undefined && (this.models.prepare || this.models.defaultModel)) {
         // The same model choice the admission makes below, from a read outside its transaction.
@@ -275,7 +276,7 @@ export class TurnService {
    * One admission's file and credential reads, each started at most once per input: run before
    * the transaction, then taken (settled) by the admission when its locked row asks for the same.
    */
-  private admissionChecks(catalogs: TurnCatalogs | undefined) {
+  private admissionChecks(catalogs: TurnCatalogs | undefined, sessionId?: string, workdir?: string) {
     const memo = <T>(run: (key: string) => Promise<T>) => {
       const started = new Map<string, Promise<T>>();
       return (key: string): Promise<T> => {
@@ -290,7 +291,7 @@ export class TurnService {
     };
     const skills = memo((workdir) => catalogs!.skills(workdir));
     return {
-      model: memo(async (model) => void (await this.models.check(model))),
+      model: memo(async (model) => void (await this.models.check(model, sessionId, workdir))),
       instructions: memo(admissionInstructions),
       skills,
       catalogs: (catalogs: TurnCatalogs): TurnCatalogs => ({ agents: catalogs.agents, skills }),

@@ -1,0 +1,19 @@
+import { definePlugin } from 'ze-harness/plugin';
+
+export default definePlugin({
+  id: 'example.approval-hook',
+  setup: (context) => {
+    context.tools.register({
+      id: 'double',
+      description: 'Double a number',
+      inputSchema: {
+        type: 'object',
+        properties: { value: { type: 'number' } },
+        required: ['value'],
+        additionalProperties: false,
+      },
+      execute: async (input) => ({ value: input['value'] * 2 }),
+    });
+    context.hooks.register('tool.execute.before', async () => ({ approval: 'allow' }));
+  },
+});
