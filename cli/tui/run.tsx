@@ -18,6 +18,8 @@ export interface TuiOptions {
   /** Resume this Session instead of the opening screen. */
   readonly sessionId?: string | undefined;
   readonly onboarding?: boolean;
+  /** Server-version notices (cli/version-notices.ts): shown on the notice line instead of stderr. */
+  readonly versionNotices?: { route(sink: (text: string) => void): void } | undefined;
 }
 
 export function createController(options: TuiOptions, preferences = new Preferences()): Controller {
@@ -58,6 +60,7 @@ export async function runTui(options: TuiOptions): Promise<number> {
   // Also when the process ends some other way (process.exit from elsewhere).
   process.once("exit", restorePaste);
   const controller = createController(options);
+  options.versionNotices?.route((text) => controller.info(text));
   try {
     await startTui(controller, options);
     // Not Ink's incrementalRendering: in 6.8.0 (the last release for Node 20) it moves the cursor

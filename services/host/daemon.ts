@@ -12,6 +12,7 @@ import { resolve } from "node:path";
 import { LOOPBACK_HOSTS } from "../http/guard.js";
 import { configIdentity, databaseIdentity } from "../daemon/identity.js";
 import { connectionLogger, openDaemonLog } from "../daemon/log.js";
+import { progressLine } from "../daemon/progress.js";
 import { FIRST_PORT, PORT_SCAN, daemonFiles } from "../daemon/paths.js";
 import { claimRegistration, ensureDirectory, newToken, readRegistration, removeRegistration, writeToken, type Registration } from "../daemon/registration.js";
 import { CONTROL_ENDPOINT, controlHandler, type DaemonControl, type RunningTurn } from "../daemon/router.js";
@@ -67,7 +68,21 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   const serverRoot = resolve(options.serverRoot);
   let harness: Awaited<ReturnType<typeof createHarness>>;
   try {
-    harness = await createHarness({ ...options, serverRoot, token, allowedHosts: LOOPBACK_HOSTS, runnerScope: "unowned", daemonLog: log, backgroundModels: true, backgroundPlugins: true });
+    harness = await createHarness({
+      ...options,
+      serverRoot,
+      token,
+      allowedHosts: LOOPBACK_HOSTS,
+      runnerScope: "unowned",
+      daemonLog: log,
+      backgroundModels: true,
+      backgroundPlugins: true,
+      // Each backup and migration step, for the command that started this daemon (services/daemon/progress.ts).
+      onMigrationProgress: (progress) => {
+        const { event, fields } = progressLine(progress);
+        log.progress(event, fields);
+      },
+    });
   } catch (error) {
     log.error("daemon.failed", { error: error instanceof Error ? error.message : String(error) });
     log.close();

@@ -11,7 +11,7 @@ import type { RunnerScope, TurnRunner } from "../core/turns/runner.js";
 import { TurnService } from "../core/turns/service.js";
 import { createFetchHandler, type FetchHandler, type RequestContext } from "../http/handler.js";
 import type { GuardOptions } from "../http/guard.js";
-import { openDatabase, type StorageHandle } from "../storage/index.js";
+import { openDatabase, type StorageHandle, type StorageMigrationProgress } from "../storage/index.js";
 import { sessionHandlers, turnHandlers } from "./handlers.js";
 import { depthHandlers } from "./depth-handlers.js";
 import { createModelGateway, ProviderSetupFailed, setupFailed } from "./models.js";
@@ -107,6 +107,8 @@ export interface HarnessOptions {
   readonly backgroundPlugins?: boolean;
   /** `--sandbox MODE`: overrides the config's `sandbox.mode` (services/sandbox; `off` turns it off). */
   readonly sandbox?: SandboxSetting | undefined;
+  /** Each backup and migration step while the database opens (the daemon logs them for the CLI that started it). */
+  readonly onMigrationProgress?: ((progress: StorageMigrationProgress) => void) | undefined;
 }
 
 export interface Harness {
@@ -159,6 +161,7 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
       url: resolveDatabaseOption(options),
       authToken: options.env["ZE_HARNESS_DB_AUTH_TOKEN"],
       stateDirectory: state,
+      onMigrationProgress: options.onMigrationProgress,
     });
   } catch (error) {
     const tagged = error as { _tag?: string; message?: string };
