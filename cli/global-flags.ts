@@ -10,6 +10,18 @@ export const LOG_LEVEL_VARIABLE = "ZE_HARNESS_LOG_LEVEL";
 export const COMPLETION_SHELLS = ["bash", "zsh", "fish", "sh"] as const;
 export const LOG_LEVEL_CHOICES = ["all", "trace", "debug", "info", "warn", "warning", "error", "fatal", "none"] as const;
 
+/** The root help's FLAGS section: the connection flags every connected command takes (before or after it), and the TUI's --resume. */
+export const ROOT_FLAG_ROWS: readonly (readonly [string, string])[] = [
+  ["--remote string", "Connect to a remote Harness instead of the local daemon"],
+  ["--embedded", "Run in-process instead of using the local daemon"],
+  ["--resume, -s string", "Resume an existing Session in the TUI"],
+  ["--server string", "Select a server; requires --remote"],
+  ["--token string", "Authenticate to a remote Harness with a bearer token"],
+  ["--config string", "Use a local configuration file; unavailable with --remote"],
+  ["--database string", "Use a local SQLite database path or ':memory:'"],
+  ["--mcp-callback-port string", "Listen locally for MCP OAuth callbacks"],
+];
+
 /** The root help's GLOBAL FLAGS section: [flag, description] rows. */
 export const GLOBAL_FLAG_ROWS: readonly (readonly [string, string])[] = [
   ["--help, -h", "Show help information"],

@@ -250,6 +250,19 @@ async function fileSize(path: string): Promise<number> {
   }
 }
 
+/** What VACUUM INTO will write: the database's used pages (WAL content included), else its files' size. */
+async function logicalSize(client: Client, databasePath: string): Promise<number> {
+  try {
+    const pages = Number((await client.execute("PRAGMA page_count")).rows[0]?.[0]);
+    const free = Number((await client.execute("PRAGMA freelist_count")).rows[0]?.[0]);
+    const size = Number((await client.execute("PRAGMA page_size")).rows[0]?.[0]);
+    if (Number.isFinite(pages * size) && pages > 0) return (pages - (Number.isFinite(free) ? free : 0)) * size;
+  } catch {
+    // Fall back to the files.
+  }
+  return (await fileSize(databasePath)) + (await fileSize(`${databasePath}-wal`));
+}
+
 /** Copies the live database to `backupPath` (mode 0600) through SQLite, so WAL content is included. */
 async function writeBackup(
   client: Client,
@@ -261,7 +274,7 @@ async function writeBackup(
   onProgress?.({
     kind: "backup-started",
     path: backupPath,
-    totalBytes: (await fileSize(databasePath)) + (await fileSize(`${databasePath}-wal`)),
+    totalBytes: await logicalSize(client, databasePath),
     temporaryPath: temporary,
   });
   try {
