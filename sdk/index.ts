@@ -14,7 +14,8 @@ import { resolveProjectId } from "../services/contract/project.js";
 import { FIRST_PORT, PORT_SCAN } from "../services/daemon/paths.js";
 
 export { HarnessClient, createClient, textPrompt, type CreateClientOptions };
-export { sdk, unwrap, ZeClientError, watchTurn, watchSession, watchServer } from "../clients/index.js";
+export { sdk, unwrap, ZeClientError, watchTurn, watchSession, watchServer, SERVER_VERSION_HEADER, parseServerVersionHeader } from "../clients/index.js";
+export type { ServerVersion } from "../clients/index.js";
 export type * from "../generated/client/types.gen.js";
 
 /** What the embedding program hands over. */
