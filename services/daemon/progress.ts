@@ -17,18 +17,27 @@ export type StartProgress =
   | { readonly kind: "migrated"; readonly count: number }
   | { readonly kind: "done" };
 
-/** The daemon side: one log line per step (only steps of a database that already held data are followed by the CLI). */
-export function progressLine(progress: StorageMigrationProgress): { readonly event: string; readonly fields: LogFields } {
-  switch (progress.kind) {
-    case "backup-started":
-      return { event: "storage.backup.started", fields: { path: progress.path, temporary: progress.temporaryPath, bytes: progress.totalBytes } };
-    case "backup-finished":
-      return { event: "storage.backup.finished", fields: { path: progress.path, bytes: progress.bytes } };
-    case "migration-started":
-      return { event: "storage.migration.started", fields: { id: progress.id, index: progress.index, total: progress.total, upgrade: progress.upgrade } };
-    case "migrations-committed":
-      return { event: "storage.migrations.committed", fields: { count: progress.ids.length } };
-  }
+/**
+ * The daemon side: one log line per step of a database that already held data (a new database's
+ * migrations are not logged: its start has nothing to report).
+ */
+export function progressLogger(log: (event: string, fields: LogFields) => void): (progress: StorageMigrationProgress) => void {
+  let upgrading = false;
+  return (progress) => {
+    switch (progress.kind) {
+      case "backup-started":
+        return log("storage.backup.started", { path: progress.path, temporary: progress.temporaryPath, bytes: progress.totalBytes });
+      case "backup-finished":
+        return log("storage.backup.finished", { path: progress.path, bytes: progress.bytes });
+      case "migration-started":
+        if (!progress.upgrade) return;
+        upgrading = true;
+        return log("storage.migration.started", { id: progress.id, index: progress.index, total: progress.total, upgrade: true });
+      case "migrations-committed":
+        if (upgrading) log("storage.migrations.committed", { count: progress.ids.length });
+        return;
+    }
+  };
 }
 
 function size(file: string): number | undefined {

@@ -12,7 +12,7 @@ import { resolve } from "node:path";
 import { LOOPBACK_HOSTS } from "../http/guard.js";
 import { configIdentity, databaseIdentity } from "../daemon/identity.js";
 import { connectionLogger, openDaemonLog } from "../daemon/log.js";
-import { progressLine } from "../daemon/progress.js";
+import { progressLogger } from "../daemon/progress.js";
 import { FIRST_PORT, PORT_SCAN, daemonFiles } from "../daemon/paths.js";
 import { claimRegistration, ensureDirectory, newToken, readRegistration, removeRegistration, writeToken, type Registration } from "../daemon/registration.js";
 import { CONTROL_ENDPOINT, controlHandler, type DaemonControl, type RunningTurn } from "../daemon/router.js";
@@ -78,10 +78,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
       backgroundModels: true,
       backgroundPlugins: true,
       // Each backup and migration step, for the command that started this daemon (services/daemon/progress.ts).
-      onMigrationProgress: (progress) => {
-        const { event, fields } = progressLine(progress);
-        log.progress(event, fields);
-      },
+      onMigrationProgress: progressLogger((event, fields) => log.progress(event, fields)),
     });
   } catch (error) {
     log.error("daemon.failed", { error: error instanceof Error ? error.message : String(error) });
