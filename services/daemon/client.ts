@@ -1,3 +1,5 @@
+// Longer than ~400 lines on purpose: finding, proving, spawning (following its start-up progress),
+// following and stopping the daemon are one client of one registration, read together.
 // The daemon's client side, the one module of this room a surface loads (cli/base.ts, the
 // `service` commands): find the registered daemon and check it is healthy (its pid alive, its
 // status answering with its id behind the token), or spawn `serve --register` detached (stdio
