@@ -9,7 +9,7 @@ const { join } = require("node:path");
 const root = join(__dirname, "..");
 const argv = process.argv.slice(2);
 
-if (argv.length === 1 && argv[0] === "--version") {
+if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
   const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
   process.stdout.write(`ze-harness/${manifest.version} ${process.platform}-${process.arch} node-${process.version}\n`);
 } else if (

@@ -6,6 +6,8 @@ import { createZeClient, type ZeClient } from "../clients/index.js";
 import type { ConnectionValues } from "./spec.js";
 import type { SandboxSetting } from "../services/sandbox/policy.js";
 import { usageError } from "./errors.js";
+import { daemonStartProgress } from "./start-progress.js";
+import { VersionNotices } from "./version-notices.js";
 
 export interface Connection {
   readonly client: ZeClient;
@@ -23,6 +25,8 @@ export interface Connection {
    */
   atomically<T>(fn: () => Promise<T>): Promise<T>;
   close(): Promise<void>;
+  /** Server-version notices (stderr by default; the TUI routes them to its notice line). */
+  readonly versionNotices: VersionNotices;
 }
 
 export interface ConnectOptions {
@@ -32,19 +36,16 @@ export interface ConnectOptions {
   readonly sandbox?: SandboxSetting | undefined;
 }
 
-/** A line while the daemon starts, only on a terminal (stderr stays clean for scripts). */
-function startingProgress(state: "starting" | "done"): void {
-  if (!process.stderr.isTTY) return;
-  process.stderr.write(state === "starting" ? "Starting the local Ze Harness daemon…" : "\r\x1b[2K");
-}
-
 export async function connect(flags: ConnectionValues, options: ConnectOptions = {}): Promise<Connection> {
+  checkConnectionFlags(flags);
   const server = flags.server ?? "local";
+  const versionNotices = new VersionNotices();
+  const onServerVersion = versionNotices.observe;
   if (flags.remote !== undefined) {
     // A remote server's own config decides; a sandbox asked for here would not be applied.
     if (options.sandbox !== undefined) throw usageError("--sandbox applies to a local host (the daemon or --embedded); a --remote server runs commands as its own configuration says");
-    const client = createZeClient({ baseUrl: flags.remote.replace(/\/+$/, ""), token: flags.token });
-    return { client, server, local: false, atomic: false, atomically: (fn) => fn(), close: async () => {} };
+    const client = createZeClient({ baseUrl: flags.remote.replace(/\/+$/, ""), token: flags.token, onServerVersion });
+    return { client, server, local: false, atomic: false, atomically: (fn) => fn(), close: async () => {}, versionNotices };
   }
   if (flags.embedded !== true) {
     const { connectDaemon } = await import("../services/daemon/client.js");
@@ -55,24 +56,39 @@ export async function connect(flags: ConnectionValues, options: ConnectOptions =
       config: flags.config,
       sandbox: options.sandbox,
       notice: (line) => void process.stderr.write(`${line}\n`),
-      progress: startingProgress,
+      progress: daemonStartProgress(),
     });
     // The daemon fetch adds the token itself (and follows a restarted daemon to its new one).
-    const client = createZeClient({ baseUrl: daemon.url, fetch: daemon.fetch });
+    const client = createZeClient({ baseUrl: daemon.url, fetch: daemon.fetch, onServerVersion });
     const { startedAt, config, serverRoot } = daemon.status;
-    return { client, server, local: true, daemon: { startedAt, config, serverRoot }, atomic: false, atomically: (fn) => fn(), close: async () => {} };
+    return { client, server, local: true, daemon: { startedAt, config, serverRoot }, atomic: false, atomically: (fn) => fn(), close: async () => {}, versionNotices };
   }
   const { createHarness } = await import("../services/host/harness.js");
+  const callbackPort = flags["mcp-callback-port"];
   const harness = await createHarness({
     database: flags.database,
     configPath: flags.config,
     serverRoot: process.cwd(),
-    env: process.env,
+    // The embedded host's MCP OAuth callback address (services/mcp/callback.ts reads it).
+    env: callbackPort === undefined ? process.env : { ...process.env, ZE_HARNESS_MCP_CALLBACK_PORT: String(callbackPort) },
     runTurns: options.runTurns ?? false,
     sandbox: options.sandbox,
     // An embedded command runs only the Sessions it operates on; a server runs the rest.
     runnerScope: "owned",
   });
   const client = createZeClient({ baseUrl: "http://localhost", fetch: harness.fetch });
-  return { client, server, local: true, atomic: true, atomically: (fn) => harness.atomically(fn), close: () => harness.close() };
+  return { client, server, local: true, atomic: true, atomically: (fn) => harness.atomically(fn), close: () => harness.close(), versionNotices };
+}
+
+/**
+ * The reference's rules for the connection flags: `--server` selects a server of a remote Harness
+ * (a local host serves only `local`), and `--config` configures a local host, so it is
+ * unavailable with `--remote`.
+ */
+export function checkConnectionFlags(flags: ConnectionValues): void {
+  if (flags.remote === undefined && flags.server !== undefined) throw usageError("--server selects a server of a remote Harness; it requires --remote");
+  if (flags.remote !== undefined && flags.config !== undefined) throw usageError("--config configures a local host; it is unavailable with --remote (the remote server uses its own configuration)");
+  if (flags["mcp-callback-port"] !== undefined && flags.embedded !== true) {
+    throw usageError("--mcp-callback-port sets an embedded host's callback address (pass --embedded); the local daemon and a remote server decide their own");
+  }
 }

@@ -5,6 +5,7 @@
 // them exactly as it always has. Global connection flags may stand before the command.
 import { quietOnClosedStdout } from "./closed-stdout.js";
 import { describeError, usageError } from "./errors.js";
+import { extractGlobalFlags, LOG_LEVEL_VARIABLE, type GlobalFlags } from "./global-flags.js";
 import { parseCommandLine } from "./parse.js";
 import { execute, exitWhenFlushed } from "./runtime.js";
 import { connectionFlags } from "./spec.js";
@@ -70,8 +71,31 @@ function opensTui(words: readonly string[], rest: readonly string[]): boolean {
   return TUI_FLAGS.has(first.split("=")[0]!);
 }
 
-export async function main(argv: readonly string[], root: string): Promise<never> {
+export async function main(commandLine: readonly string[], root: string): Promise<never> {
   quietOnClosedStdout(); // `… | head -2`: exit 0 quietly, never an EPIPE stack trace
+  let global: GlobalFlags;
+  try {
+    global = extractGlobalFlags(commandLine);
+  } catch (error) {
+    const { line, exitCode } = describeError(error);
+    process.stderr.write(`${line}\n`);
+    return exitWhenFlushed(exitCode);
+  }
+  // Read by every logger this process (and a daemon it starts) creates (services/daemon/log.ts).
+  if (global.logLevel !== undefined) process.env[LOG_LEVEL_VARIABLE] = global.logLevel;
+  if (global.version) return viaOclif(["--version"], root);
+  if (global.completions !== undefined) {
+    const extra = global.rest.filter((token) => !token.startsWith("-"));
+    if (extra.length > 0) return usage(`--completions prints a script; it takes no command (${extra.join(" ")})`);
+    return main(["completions", global.completions], root);
+  }
+  if (global.wizard) {
+    const { runWizard } = await import("./wizard.js");
+    const answered = await runWizard(global.rest);
+    if (typeof answered === "number") return exitWhenFlushed(answered);
+    return main(answered, root);
+  }
+  const argv = global.rest;
   const split = splitCommandLine(argv);
   const { words, globals, rest } = opensTui(split.words, split.rest) ? { ...split, words: ["tui"] } : split;
   const id = words.join(":");

@@ -1,6 +1,6 @@
 // Runs a parsed command: run() with its context, then the connection closed, every failure as
 // one line (cli/errors.ts). Resolves with the exit code; the caller exits once output is flushed.
-import { connect, type Connection } from "./base.js";
+import { checkConnectionFlags, connect, type Connection } from "./base.js";
 import { describeError } from "./errors.js";
 import type { CommandSpec, Context } from "./spec.js";
 import type { Parsed } from "./parse.js";
@@ -26,6 +26,7 @@ export async function execute(spec: CommandSpec, parsed: Parsed): Promise<number
   };
   let code: number;
   try {
+    if (spec.connection) checkConnectionFlags(parsed.flags);
     resolveIds = checkShortIds(spec, parsed);
     code = (await spec.run(context)) ?? 0;
   } catch (error) {

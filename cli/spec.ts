@@ -98,11 +98,12 @@ export function defineCommand<A extends ArgSpecs = {}, F extends FlagSpecs = {}>
 /** The flags every connection command takes, wherever they stand on the command line. */
 export const connectionFlags = {
   remote: flag.string({ description: "Base URL of a remote Ze Harness server (e.g. http://127.0.0.1:4317).", helpGroup: "CONNECTION" }),
-  server: flag.string({ description: "Server name to address.", default: "local", helpGroup: "CONNECTION" }),
+  server: flag.string({ description: "Select a server (default: local); requires --remote.", helpGroup: "CONNECTION" }),
   token: flag.string({ description: "Bearer token for the server (or ZE_HARNESS_TOKEN).", env: "ZE_HARNESS_TOKEN", helpGroup: "CONNECTION" }),
   embedded: flag.boolean({ description: "Run in-process against the local database, without a daemon.", helpGroup: "CONNECTION", exclusive: ["remote"] }),
   database: flag.string({ description: "Database: a path, :memory:, or a libsql:// or http(s):// URL (or ZE_HARNESS_DB).", helpGroup: "CONNECTION" }),
-  config: flag.string({ description: "Config file to use instead of the nearest ze-harness.config.json.", helpGroup: "CONNECTION" }),
+  config: flag.string({ description: "Config file to use instead of the nearest ze-harness.config.json; unavailable with --remote.", helpGroup: "CONNECTION" }),
+  "mcp-callback-port": flag.integer({ description: "Listen locally for MCP OAuth callbacks on this port (an --embedded host's; default 19876).", min: 1, max: 65535, helpGroup: "CONNECTION" }),
 };
 
 export type ConnectionValues = Partial<Values<typeof connectionFlags>>;

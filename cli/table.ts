@@ -39,6 +39,7 @@ const loaders = {
   "runtime:models": () => import("./commands/runtime/models.js"),
   "runtime:reload": () => import("./commands/runtime/reload.js"),
   serve: () => import("./commands/serve.js"),
+  "server:delete": () => import("./commands/server/delete.js"),
   "service:restart": () => import("./commands/service/restart.js"),
   "service:start": () => import("./commands/service/start.js"),
   "service:status": () => import("./commands/service/status.js"),

@@ -1,6 +1,7 @@
 // The one client every surface uses: the generated SDK over network fetch or an
 // in-process Fetch handler, with typed error unwrapping.
 import { createClient, createConfig, type Client } from "../generated/client/client/index.js";
+import { observeServerVersion, type ServerVersionListener } from "./server-version.js";
 
 export type FetchLike = (request: Request) => Promise<Response>;
 
@@ -13,6 +14,12 @@ export interface ZeClientOptions {
   readonly fetch?: FetchLike | undefined;
   /** Sent as `x-ze-harness-client-id` by callers that submit work. */
   readonly clientId?: string | undefined;
+  /**
+   * Observes the `Ze-Harness-Version` header (clients/server-version.ts): called with the first
+   * valid value and each change, on ordinary responses and newly opened SSE streams. Advisory:
+   * it never fails, retries or cancels a call.
+   */
+  readonly onServerVersion?: ServerVersionListener | undefined;
 }
 
 export interface ZeClient {
@@ -22,7 +29,8 @@ export interface ZeClient {
 }
 
 export function createZeClient(options: ZeClientOptions): ZeClient {
-  const handler = options.fetch;
+  const base = options.fetch;
+  const handler = options.onServerVersion === undefined ? base : observeServerVersion(base ?? ((request: Request) => globalThis.fetch(request)), options.onServerVersion);
   const client = createClient(
     createConfig({
       baseUrl: options.baseUrl,

@@ -1,5 +1,7 @@
 export { createZeClient, unwrap, ZeClientError } from "./client.js";
 export type { ZeClient, ZeClientOptions, FetchLike, EncodedErrorBody } from "./client.js";
+export { SERVER_VERSION_HEADER, CLIENT_PROTOCOL_VERSION, parseServerVersionHeader, observeServerVersion, serverVersionNotice } from "./server-version.js";
+export type { ServerVersion, ServerVersionListener } from "./server-version.js";
 export * as sdk from "../generated/client/sdk.gen.js";
 export type * from "../generated/client/types.gen.js";
 export { watchTurn, watchSession, watchServer, HEARTBEAT_MS } from "./watch.js";
@@ -17,7 +19,7 @@ export type {
 export { HarnessClient, createClient, textPrompt } from "./harness-client.js";
 export { imageUrlPrompt, imageBase64Prompt, sniffImageMime, IMAGE_MIME_TYPES } from "./prompts.js";
 export type { InlineImage } from "./prompts.js";
-export { SERVER_VERSION_HEADER, HARNESS_PROTOCOL_VERSION, MCP_PROTOCOL_VERSION } from "./version.js";
+export { HARNESS_PROTOCOL_VERSION, MCP_PROTOCOL_VERSION } from "./version.js";
 export type { CreateClientOptions } from "./harness-client.js";
 export {
   getRuntimeModels,

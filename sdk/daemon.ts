@@ -105,7 +105,7 @@ export class Daemon {
         config: options.config,
         ...(options.notice ? { notice: options.notice } : {}),
         progress: (state) => {
-          if (state !== "starting" || options.onStartup === undefined) return;
+          if (state.kind !== "starting" || options.onStartup === undefined) return;
           try {
             watcher = watch(this.directory, (_event, name) => {
               if (name === STARTUP_FILE) report();

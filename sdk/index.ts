@@ -21,7 +21,8 @@ export { DECLARATIVE_SESSION_PLUGIN } from "../services/host/plugin-handlers.js"
 
 export { HarnessClient, createClient, textPrompt, type CreateClientOptions };
 export type { SessionPluginArtifactOptions };
-export { sdk, unwrap, ZeClientError, watchTurn, watchSession, watchServer } from "../clients/index.js";
+export { sdk, unwrap, ZeClientError, watchTurn, watchSession, watchServer, SERVER_VERSION_HEADER, parseServerVersionHeader } from "../clients/index.js";
+export type { ServerVersion } from "../clients/index.js";
 export type * from "../generated/client/types.gen.js";
 // Native provider authoring (the same functions `ze-harness/plugin` exports).
 export { defineProvider, makeCompatibleProviderDefinition, makeRedacted, revealRedacted } from "../plugin/index.js";

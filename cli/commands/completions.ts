@@ -9,16 +9,19 @@ interface CompletionEntry {
 }
 
 export default defineCommand({
-  summary: "Print a shell completion script (bash, zsh or fish).",
-  description: "Add `source <(ze-harness completions bash)` to ~/.bashrc, `source <(ze-harness completions zsh)` to ~/.zshrc, or `ze-harness completions fish | source` to fish's config.",
-  args: { shell: arg.string({ description: "Shell to complete.", required: true, options: ["bash", "zsh", "fish"] }) },
+  summary: "Print a shell completion script (bash, zsh, fish or sh).",
+  description:
+    "Add `source <(ze-harness completions bash)` to ~/.bashrc, `source <(ze-harness completions zsh)` to ~/.zshrc, or `ze-harness completions fish | source` to fish's config; or write the script to a file: `ze-harness completions bash > ~/.local/share/bash-completion/completions/ze-harness`. " +
+    "`sh` prints the script for POSIX shells that have bash's `complete` builtin (bash in sh mode). `ze-harness --completions SHELL` is the same.",
+  examples: ["<%= config.bin %> completions bash > ~/.local/share/bash-completion/completions/ze-harness", "<%= config.bin %> completions zsh > ~/.zsh/completions/_ze-harness", "<%= config.bin %> completions fish > ~/.config/fish/completions/ze-harness.fish"],
+  args: { shell: arg.string({ description: "Shell to complete.", required: true, options: ["bash", "zsh", "fish", "sh"] }) },
   async run({ args }) {
     const entries: CompletionEntry[] = await Promise.all(
       commandIds.map(async (id) => ({ words: id.split(":"), flags: Object.keys(flagsOf(await loadCommand(id))).map((name) => `--${name}`) })),
     );
     entries.sort((a, b) => a.words.join(" ").localeCompare(b.words.join(" ")));
     const bin = "ze-harness";
-    const script = args.shell === "bash" ? bash(bin, entries) : args.shell === "zsh" ? zsh(bin, entries) : fish(bin, entries);
+    const script = args.shell === "bash" ? bash(bin, entries) : args.shell === "sh" ? sh(bin, entries) : args.shell === "zsh" ? zsh(bin, entries) : fish(bin, entries);
     process.stdout.write(script);
   },
 });
@@ -57,6 +60,12 @@ ${cases}
 }
 complete -F ${fn(bin)} ${bin}
 `;
+}
+
+/** The bash script without bash-only syntax in its header: for sh-mode shells with `complete`. */
+function sh(bin: string, entries: readonly CompletionEntry[]): string {
+  return `# ${bin} sh completion (needs the \`complete\` builtin, as bash has also in sh mode)
+${bash(bin, entries).split("\n").slice(1).join("\n")}`;
 }
 
 function zsh(bin: string, entries: readonly CompletionEntry[]): string {

@@ -50,6 +50,7 @@ export default defineCommand({
       where: { directory: flags["no-workdir"] ? undefined : resolve(flags.workdir ?? process.cwd()), local: connection.local },
       sessionId: sessionId ?? flags.resume,
       onboarding: flags.onboarding === true,
+      versionNotices: connection.versionNotices,
     });
   },
 });

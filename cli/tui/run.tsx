@@ -21,6 +21,8 @@ export interface TuiOptions {
   /** Resume this Session instead of the opening screen. */
   readonly sessionId?: string | undefined;
   readonly onboarding?: boolean;
+  /** Server-version notices (cli/version-notices.ts): shown on the notice line instead of stderr. */
+  readonly versionNotices?: { route(sink: (text: string) => void): void } | undefined;
 }
 
 export function createController(options: TuiOptions, preferences = new Preferences(), terminal?: TerminalHooks): Controller {
@@ -104,6 +106,7 @@ export async function runTui(options: TuiOptions): Promise<number> {
       }),
   };
   const controller = createController(options, preferences, hooks);
+  options.versionNotices?.route((text) => controller.info(text));
   // A resize (either way, any number of times, also while a Turn streams): a clean repaint.
   const resized = (): void => controller.repaint();
   stdout.on("resize", resized);

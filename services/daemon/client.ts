@@ -1,3 +1,5 @@
+// Longer than ~400 lines on purpose: finding, proving, spawning (following its start-up progress),
+// following and stopping the daemon are one client of one registration, read together.
 // The daemon's client side, the one module of this room a surface loads (cli/base.ts, the
 // `service` commands): find the registered daemon and check it is healthy (its pid alive, its
 // status answering with its id behind the token), or spawn `serve --register` detached (stdio
@@ -13,6 +15,7 @@ import { controlClient, ControlError } from "./control-client.js";
 import { daemonFiles, type DaemonFiles, type Env } from "./paths.js";
 import { processAlive, processOwned } from "../contract/process.js";
 import { CHALLENGE_PATH, newNonce, verifyProof } from "./challenge.js";
+import { ProgressFollower, type StartProgress } from "./progress.js";
 import { ensureDirectory, readRegistration, readToken, removeStaleRegistration, type Registration } from "./registration.js";
 import { binaryPath, daemonRelease } from "./release.js";
 import { FOREIGN_LISTENER, verifiedFetch } from "./transport.js";
@@ -21,6 +24,7 @@ export { verifiedFetch } from "./transport.js";
 import type { DaemonStatus, RunningTurn } from "./router.js";
 
 export type { DaemonStatus, RunningTurn } from "./router.js";
+export type { StartProgress } from "./progress.js";
 
 import { DaemonError, DaemonOptionsMismatch } from "./errors.js";
 
@@ -36,8 +40,11 @@ export interface DaemonRequest {
   readonly sandbox?: string | undefined;
   /** Lines for the user (a started or updated daemon); the CLI writes them to stderr. */
   readonly notice?: (line: string) => void;
-  /** Shown while a daemon starts (the CLI passes one only when stderr is a terminal). */
-  readonly progress?: (state: "starting" | "done") => void;
+  /**
+   * A starting daemon's progress (services/daemon/progress.ts): `starting`, the pre-migration
+   * copy byte by byte and each migration of a database that held data, then `done`.
+   */
+  readonly progress?: ((progress: StartProgress) => void) | undefined;
 }
 
 export interface DaemonEndpoint {
@@ -193,9 +200,15 @@ interface SpawnOptions {
   readonly database?: string | undefined;
   readonly config?: string | null | undefined;
   readonly sandbox?: string | null | undefined;
+  readonly progress?: ((progress: StartProgress) => void) | undefined;
 }
 
-/** Spawns `serve --register` detached, its stdio on daemon.log; resolves once a live daemon is registered. */
+/**
+ * Spawns `serve --register` detached, its stdio on daemon.log; resolves once a live daemon is
+ * registered. It waits as long as the daemon is alive and reporting: the 60 s start limit counts
+ * from its latest sign of work (a log line, a backup copy that grew), and not at all while a
+ * backup or migration step it reported is under way.
+ */
 async function spawnDaemon(files: DaemonFiles, options: SpawnOptions): Promise<void> {
   ensureDirectory(files.directory);
   const offset = logSize(files.log);
@@ -214,8 +227,12 @@ async function spawnDaemon(files: DaemonFiles, options: SpawnOptions): Promise<v
   } finally {
     closeSync(fd);
   }
-  const deadline = Date.now() + START_TIMEOUT_MS;
+  const follower = new ProgressFollower(files.log, offset);
+  let lastSign = Date.now();
   for (;;) {
+    const { events, active } = follower.poll();
+    if (active) lastSign = Date.now();
+    for (const event of events) options.progress?.(event);
     const registration = readRegistration(files.registration);
     if (registration !== undefined && processOwned(registration.pid)) {
       // Ours, or a racing spawner's that won: either way one live daemon is registered.
@@ -227,7 +244,9 @@ async function spawnDaemon(files: DaemonFiles, options: SpawnOptions): Promise<v
       if (winner !== undefined && (await probe(files, winner)).healthy) return;
       throw daemonError(files.log, offset);
     }
-    if (Date.now() > deadline) throw new DaemonError("DaemonStartFailed", `the local daemon did not register within ${START_TIMEOUT_MS / 1000} s (see ${files.log})`);
+    if (!follower.busy && Date.now() - lastSign > START_TIMEOUT_MS) {
+      throw new DaemonError("DaemonStartFailed", `the local daemon did not register or report progress within ${START_TIMEOUT_MS / 1000} s (see ${files.log})`);
+    }
     await sleep(POLL_MS);
   }
 }
@@ -305,12 +324,12 @@ export async function connectDaemon(request: DaemonRequest): Promise<DaemonEndpo
       const { status, token } = found;
       if (!spawned && (await handOff(files, request, status))) continue;
       checkCompatible(request, status);
-      if (spawned) request.progress?.("done");
+      if (spawned) request.progress?.({ kind: "done" });
       return { url: status.url, fetch: followingFetch(files, { url: status.url, token }), token, status, spawned };
     }
-    if (!spawned) request.progress?.("starting");
+    if (!spawned) request.progress?.({ kind: "starting" });
     spawned = true;
-    await spawnDaemon(files, { env: request.env, cwd: request.cwd, database: request.database, config: configIdentity(request.config, request.cwd), sandbox: request.sandbox });
+    await spawnDaemon(files, { env: request.env, cwd: request.cwd, database: request.database, config: configIdentity(request.config, request.cwd), sandbox: request.sandbox, progress: request.progress });
   }
   throw new DaemonError("DaemonStartFailed", "the local daemon kept disappearing while starting");
 }
@@ -323,7 +342,7 @@ async function handOff(files: DaemonFiles, request: DaemonRequest, status: Daemo
   const mine = daemonRelease();
   if (request.env["ZE_HARNESS_DISABLE_AUTOUPDATE"] === "1" || compareReleases(status.version, mine) >= 0 || status.runningTurns.length > 0) return false;
   await stopDaemon({ env: request.env, reason: "update" });
-  await spawnDaemon(files, { env: request.env, cwd: status.serverRoot, database: status.database, config: status.config, sandbox: status.sandbox });
+  await spawnDaemon(files, { env: request.env, cwd: status.serverRoot, database: status.database, config: status.config, sandbox: status.sandbox, progress: request.progress });
   request.notice?.(`Local daemon updated from ${status.version} to ${mine}.`);
   return true;
 }

@@ -93,8 +93,31 @@ export interface Logger {
   error(event: string, fields?: LogFields): void;
 }
 
+/** `--log-level` (cli/global-flags.ts) travels as ZE_HARNESS_LOG_LEVEL: the lowest level written. */
+export const LOG_LEVEL_VARIABLE = "ZE_HARNESS_LOG_LEVEL";
+
+/** The index in LOG_LEVELS of the lowest level to write (LOG_LEVELS.length: none). */
+export function logFloor(setting: string | undefined): number {
+  switch (setting?.toLowerCase()) {
+    case "info":
+      return 1;
+    case "warn":
+    case "warning":
+      return 2;
+    case "error":
+    case "fatal":
+      return 3;
+    case "none":
+      return LOG_LEVELS.length;
+    default:
+      return 0; // all, trace, debug, or not set
+  }
+}
+
 function logger(run: string, service: string, write: (line: string) => void): Logger {
+  const floor = logFloor(process.env[LOG_LEVEL_VARIABLE]);
   const log = (level: LogLevel, event: string, fields?: LogFields): void => {
+    if (LOG_LEVELS.indexOf(level) < floor) return;
     try {
       write(formatLogLine({ timestamp: new Date().toISOString(), level, run, service, event, ...(fields ? { fields } : {}) }));
     } catch {
@@ -115,6 +138,8 @@ export interface DaemonLog extends Logger {
   trim(): boolean;
   /** A newest-first page of entries at or above `level`. */
   read(options?: { readonly limit?: number; readonly level?: LogLevel }): { entries: LogEntry[]; truncated: boolean };
+  /** An INFO line written whatever the log level: the start-up progress the starting CLI follows (services/daemon/progress.ts). */
+  progress(event: string, fields?: LogFields): void;
   close(): void;
 }
 
@@ -123,11 +148,19 @@ export function openDaemonLog(file: string, options: { readonly run?: string; re
   const fd = openSync(file, "a", 0o600);
   chmodSync(file, 0o600);
   let open = true;
-  const base = logger(options.run ?? newRunId(), options.service ?? "daemon", (line) => {
+  const write = (line: string): void => {
     if (open) writeSync(fd, line);
-  });
+  };
+  const base = logger(options.run ?? newRunId(), options.service ?? "daemon", write);
   return {
     ...base,
+    progress: (event, fields) => {
+      try {
+        write(formatLogLine({ timestamp: new Date().toISOString(), level: "info", run: base.run, service: options.service ?? "daemon", event, ...(fields ? { fields } : {}) }));
+      } catch {
+        // As every log line: never takes the host down.
+      }
+    },
     file,
     trim: () => trimLog(file),
     read: (page = {}) => readLogPage(file, page),

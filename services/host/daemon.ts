@@ -13,6 +13,7 @@ import { configIdentity, databaseIdentity } from "../daemon/identity.js";
 import { connectionLogger, openDaemonLog, startDaemonLogTrim } from "../daemon/log.js";
 import { STARTUP_FILE, makeDaemonStartupReporter } from "../daemon/startup.js";
 import { join, resolve } from "node:path";
+import { progressLogger } from "../daemon/progress.js";
 import { FIRST_PORT, PORT_SCAN, daemonFiles } from "../daemon/paths.js";
 import { claimRegistration, ensureDirectory, newToken, readRegistration, removeRegistration, writeToken, type Registration } from "../daemon/registration.js";
 import { CONTROL_ENDPOINT, controlHandler, type DaemonControl, type RunningTurn } from "../daemon/router.js";
@@ -68,6 +69,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   // Where a waiting client reads the backup and migration steps (removed once serving or failed).
   const startup = makeDaemonStartupReporter(join(files.directory, STARTUP_FILE));
   startup.step("opening");
+  const logProgress = progressLogger((event, fields) => log.progress(event, fields));
   const serverRoot = resolve(options.serverRoot);
   let harness: Awaited<ReturnType<typeof createHarness>>;
   try {
@@ -80,7 +82,11 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
       daemonLog: log,
       backgroundModels: true,
       backgroundPlugins: true,
-      onMigrationProgress: (progress) => startup.migration(progress),
+      onMigrationProgress: (progress) => {
+        startup.migration(progress);
+        // Each backup and migration step, for the command that started this daemon (services/daemon/progress.ts).
+        logProgress(progress);
+      },
     });
   } catch (error) {
     startup.done();

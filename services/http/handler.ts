@@ -2,6 +2,7 @@
 // GET without its body. One function serves the network listener, the daemon and the embedded
 // in-process client.
 import { routes, type Handlers, type RouteDefinition, type SseMessage } from "../../generated/server/routes.js";
+import { HARNESS_PROTOCOL_VERSION } from "../contract/protocol.js";
 import { Failure, isFailure, type EncodedError } from "../contract/failure.js";
 import { dashboardResponse, isDashboardRequest, type DashboardOptions } from "./dashboard.js";
 import { checkHost, checkOrigin, checkToken, type GuardOptions } from "./guard.js";
@@ -9,8 +10,8 @@ import { BodyTooLarge, checkRequestSize, readInput, MAX_REQUEST_BODY_BYTES } fro
 import { Router } from "./router.js";
 import { sseBody } from "./sse.js";
 
-/** Protocol version advertised in `Ze-Harness-Version: <protocol>/<release>`. */
-export const PROTOCOL_VERSION = 1;
+/** Protocol version advertised in `Ze-Harness-Version: <protocol>/<release>` (services/contract/protocol.ts). */
+export const PROTOCOL_VERSION = HARNESS_PROTOCOL_VERSION;
 export const VERSION_HEADER = "Ze-Harness-Version";
 
 /** What every handler receives besides its validated input. */

@@ -54,9 +54,9 @@ CREATE TABLE IF NOT EXISTS ${SCHEMA_OBJECT_TABLE} (
 const MIGRATION_ID = /^\d{14}_[a-z0-9][a-z0-9_-]*$/;
 
 export type StorageMigrationProgress =
-  | { readonly kind: "backup-started"; readonly path: string; readonly totalBytes: number }
+  | { readonly kind: "backup-started"; readonly path: string; readonly totalBytes: number; /** Where the copy is written until it is complete (its size is the copy's progress). */ readonly temporaryPath: string }
   | { readonly kind: "backup-finished"; readonly path: string; readonly bytes: number }
-  | { readonly kind: "migration-started"; readonly id: string; readonly index: number; readonly total: number }
+  | { readonly kind: "migration-started"; readonly id: string; readonly index: number; readonly total: number; /** The database held data before (an upgrade, not a new database). */ readonly upgrade: boolean }
   | { readonly kind: "migrations-committed"; readonly ids: readonly string[] };
 
 export interface ApplyMigrationsOptions {
@@ -250,6 +250,19 @@ async function fileSize(path: string): Promise<number> {
   }
 }
 
+/** What VACUUM INTO will write: the database's used pages (WAL content included), else its files' size. */
+async function logicalSize(client: Client, databasePath: string): Promise<number> {
+  try {
+    const pages = Number((await client.execute("PRAGMA page_count")).rows[0]?.[0]);
+    const free = Number((await client.execute("PRAGMA freelist_count")).rows[0]?.[0]);
+    const size = Number((await client.execute("PRAGMA page_size")).rows[0]?.[0]);
+    if (Number.isFinite(pages * size) && pages > 0) return (pages - (Number.isFinite(free) ? free : 0)) * size;
+  } catch {
+    // Fall back to the files.
+  }
+  return (await fileSize(databasePath)) + (await fileSize(`${databasePath}-wal`));
+}
+
 /** Copies the live database to `backupPath` (mode 0600) through SQLite, so WAL content is included. */
 async function writeBackup(
   client: Client,
@@ -261,7 +274,8 @@ async function writeBackup(
   onProgress?.({
     kind: "backup-started",
     path: backupPath,
-    totalBytes: (await fileSize(databasePath)) + (await fileSize(`${databasePath}-wal`)),
+    totalBytes: await logicalSize(client, databasePath),
+    temporaryPath: temporary,
   });
   try {
     // Create the (empty) target owner-only first: SQLite keeps an existing file's mode.
@@ -408,14 +422,16 @@ async function applyPending(
   now: () => number,
 ): Promise<string[]> {
   // Another opener may have migrated between our read and our lock: decide again under the lock.
-  const pending = plan(await readState(tx), migrations);
+  const state = await readState(tx);
+  const pending = plan(state, migrations);
   if (pending.length === 0) return [];
+  const upgrade = state.ledger.length > 0;
   await tx.executeMultiple(LEDGER_DDL);
   const firstOrdinal = migrations.length - pending.length + 1;
   const applied: string[] = [];
   for (const [offset, migration] of pending.entries()) {
     const ordinal = firstOrdinal + offset;
-    options.onProgress?.({ kind: "migration-started", id: migration.id, index: offset, total: pending.length });
+    options.onProgress?.({ kind: "migration-started", id: migration.id, index: offset, total: pending.length, upgrade });
     try {
       const before = await readSchemaObjects(tx);
       await migration.up(tx);

@@ -234,7 +234,7 @@ describe("HEAD on an SSE route", () => {
     const response = await fetch(new Request(`${base}/v1/servers/local/events`, { method: "HEAD" }));
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toMatch(/^text\/event-stream/);
-    expect(response.headers.get("ze-harness-version")).toBe("1/9.9.9");
+    expect(response.headers.get("ze-harness-version")).toBe("2/9.9.9");
     expect(response.body).toBeNull();
     expect({ nexts, returns }).toEqual({ nexts: 0, returns: 1 });
   });

@@ -40,7 +40,7 @@ const listedIds = async (): Promise<string[]> =>
 
 describe("headers on every response", () => {
   const expectVersionHeaders = (response: Response): void => {
-    expect(response.headers.get("Ze-Harness-Version")).toBe(`1/${packageVersion}`);
+    expect(response.headers.get("Ze-Harness-Version")).toBe(`2/${packageVersion}`);
     const exposed = (response.headers.get("Access-Control-Expose-Headers") ?? "").split(",").map((h) => h.trim().toLowerCase());
     expect(exposed).toContain("ze-harness-version");
   };

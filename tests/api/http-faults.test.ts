@@ -31,7 +31,7 @@ function handlerWith(handlers: Partial<Handlers<RequestContext>>, openapi: () =>
 
 async function expect500(response: Response): Promise<void> {
   expect(response.status).toBe(500);
-  expect(response.headers.get("ze-harness-version")).toBe("1/9.9.9");
+  expect(response.headers.get("ze-harness-version")).toBe("2/9.9.9");
   expect(await response.json()).toEqual({ _tag: "InternalServerError", message: "The server failed to handle the request" });
 }
 

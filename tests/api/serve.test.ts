@@ -70,7 +70,7 @@ describe("ze-harness serve", () => {
   it("sends Ze-Harness-Version on network responses", async () => {
     const { url } = await serve([]);
     const response = await networkFetch(new Request(`${url}/v1/health`));
-    expect(response.headers.get("ze-harness-version")).toMatch(/^1\/\d+\.\d+\.\d+/);
+    expect(response.headers.get("ze-harness-version")).toMatch(/^2\/\d+\.\d+\.\d+/);
   });
 
   it("refuses a body over 1 MiB over the network and keeps serving", async () => {

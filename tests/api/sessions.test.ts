@@ -49,10 +49,10 @@ describe("system", () => {
     expect(await ok(sdk.health({ client: client() }))).toEqual({ status: "ok" });
   });
 
-  it("capabilities report protocol 1, this package's version and background sub-agents", async () => {
+  it("capabilities report protocol 2 (nested agent ids), this package's version and background sub-agents", async () => {
     expect(await ok(sdk.capabilities({ client: client() }))).toEqual({
       backgroundSubagents: true,
-      protocolVersion: 1,
+      protocolVersion: 2,
       harnessVersion: packageVersion,
     });
   });

@@ -55,7 +55,24 @@ describe("root help (fast path)", () => {
 
   it("names the topics and commands", async () => {
     const result = await runCli(["--help"], options);
-    for (const word of ["session", "serve", "completions"]) expect(result.stdout).toMatch(new RegExp(`^  ${word} `, "m"));
+    for (const word of ["session", "serve", "server", "completions"]) expect(result.stdout).toMatch(new RegExp(`^  ${word} `, "m"));
+  });
+
+  it("lists the reference's FLAGS and GLOBAL FLAGS", async () => {
+    const result = await runCli(["--help"], options);
+    expect(result.stdout).toContain(
+      [
+        "GLOBAL FLAGS",
+        "  --help, -h                                                          Show help information",
+        "  --version, -v                                                       Show version information",
+        "  --wizard                                                            Start wizard mode for a command",
+        "  --completions <bash|zsh|fish|sh>                                    Print shell completion script (choices: bash, zsh, fish, sh)",
+        "  --log-level <all|trace|debug|info|warn|warning|error|fatal|none>    Sets the minimum log level (choices: all, trace, debug, info, warn, warning, error, fatal, none)",
+      ].join("\n"),
+    );
+    for (const line of ["  --server string               Select a server; requires --remote", "  --config string               Use a local configuration file; unavailable with --remote", "  --mcp-callback-port string    Listen locally for MCP OAuth callbacks"]) {
+      expect(result.stdout).toContain(line);
+    }
   });
 });
 
@@ -93,7 +110,7 @@ describe("session --help", () => {
 describe("every command's --help", () => {
   // The files were written by oclif's command table before the CLI took its fast path; oclif
   // still prints every help text (cli/oclif.ts), so a change here is a change to the help.
-  const topics = ["session", "session:config", "session:conversation", "permission", "permission:saved", "question", "turn", "compaction", "mcp", "plugins", "provider", "runtime", "service", "terminal", "git", "files"];
+  const topics = ["session", "session:config", "session:conversation", "permission", "permission:saved", "question", "turn", "compaction", "mcp", "plugins", "provider", "runtime", "service", "server", "terminal", "git", "files"];
 
   it.each([...Object.keys(commands), ...topics])("%s --help is unchanged", async (id) => {
     const result = await runCli([...id.split(":"), "--help"], options);
@@ -136,7 +153,7 @@ describe("completions", () => {
     ].join("\n");
     const result = await runProcess("bash", ["-c", probe], options);
     expect(result.stderr).toBe("");
-    expect(result.stdout.split("\n")).toEqual(["serve service session", "create", "replace show", "--model", ""]);
+    expect(result.stdout.split("\n")).toEqual(["serve server service session", "create", "replace show", "--model", ""]);
   });
 
   it("zsh and fish scripts have their shell's headers", async () => {
@@ -150,6 +167,6 @@ describe("completions", () => {
     expect(result.code).toBe(2);
     expect(result.stdout).toBe("");
     expect(result.stderr).toMatch(/^error: .+\n$/);
-    if (args[1] === "tcsh") expect(result.stderr).toBe("error: Expected tcsh to be one of: bash, zsh, fish\n");
+    if (args[1] === "tcsh") expect(result.stderr).toBe("error: Expected tcsh to be one of: bash, zsh, fish, sh\n");
   });
 });

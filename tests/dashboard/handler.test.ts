@@ -14,7 +14,7 @@ describe("the /dashboard route", () => {
       const page = await h.harness.fetch(new Request("http://localhost/dashboard"));
       expect(page.status).toBe(200);
       expect(page.headers.get("content-security-policy")).toMatch(/^default-src 'none'; style-src 'unsafe-inline'; script-src '(sha256-[A-Za-z0-9+/]+=*|none)'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'self'$/);
-      expect(page.headers.get("ze-harness-version")).toMatch(/^1\//);
+      expect(page.headers.get("ze-harness-version")).toMatch(/^2\//);
       expect(await page.text()).toContain('<meta name="ze-harness-server" content="local">');
       expect((await h.harness.fetch(new Request("http://localhost/v1/servers/local/sessions"))).status).toBe(401);
       expect((await h.harness.fetch(new Request("http://localhost/dashboard?x=1"))).status).toBe(200);

@@ -1,5 +1,6 @@
 // Shared resources of the MCP suites: the real servers from npm, a free port, process checks
 // through /proc, and hosts that are always closed after each test.
+import { locatePackage } from "../../services/contract/package.js";
 import { spawn, type ChildProcess } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
@@ -147,7 +148,7 @@ export function composeMcpHandler(mcp: McpHost, sessions: ReadonlySet<string>, s
         },
       }),
     },
-    release: "0.0.0-test",
+    release: locatePackage().release,
     servers: (name) => name === "local",
     openapi: () => "{}",
     referencePage: () => "",

@@ -1,6 +1,7 @@
 // `ze-harness plugins list|add|remove|reload|refresh` (the built binary) against a server
 // composed here: the plugin handlers and Session operations over real storage, on a loopback
 // listener, reached with --remote.
+import { locatePackage } from "../../services/contract/package.js";
 import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
@@ -40,8 +41,8 @@ beforeAll(async () => {
   runtime = started.runtime;
   sessions = new SessionPluginService({ storage, runtime, capabilities: unavailableCapabilities(), projectDirectory: dir.dir });
   const fetch = createFetchHandler({
-    handlers: { ...unavailableHandlers<RequestContext>(), ...sessionHandlers({ sessions: new SessionService({ storage, serverRoot: dir.dir }), release: "0.0.0-test" }), ...pluginHandlers({ services: async () => ({ runtime, sessions }) }) },
-    release: "0.0.0-test",
+    handlers: { ...unavailableHandlers<RequestContext>(), ...sessionHandlers({ sessions: new SessionService({ storage, serverRoot: dir.dir }), release: locatePackage().release }), ...pluginHandlers({ services: async () => ({ runtime, sessions }) }) },
+    release: locatePackage().release,
     servers: (name) => name === "local",
     openapi: () => "{}",
   });

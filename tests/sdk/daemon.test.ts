@@ -84,9 +84,9 @@ describe("daemon startup reports", () => {
     reporter.step("opening");
     expect(readDaemonStartup(file)).toMatchObject({ step: "opening", pid: 4242 });
     expect(mode(file)).toBe(0o600);
-    reporter.migration({ kind: "backup-started", path: "/db.pre-x.bak", totalBytes: 10 });
+    reporter.migration({ kind: "backup-started", path: "/db.pre-x.bak", temporaryPath: "/db.pre-x.bak.tmp", totalBytes: 10 });
     expect(readDaemonStartup(file)).toMatchObject({ step: "backup", backup: { path: "/db.pre-x.bak", totalBytes: 10, bytes: 0 } });
-    reporter.migration({ kind: "migration-started", id: "20260101000000_x", index: 1, total: 3 });
+    reporter.migration({ kind: "migration-started", id: "20260101000000_x", index: 1, total: 3, upgrade: true });
     expect(readDaemonStartup(file)).toMatchObject({ step: "migration", migration: { id: "20260101000000_x", index: 1, total: 3 } });
     reporter.done();
     expect(existsSync(file)).toBe(false);

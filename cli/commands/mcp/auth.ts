@@ -1,6 +1,5 @@
 import { sdk, unwrap, type McpCredentialStartResponse, type StartMcpCredentialRequest } from "../../../clients/index.js";
 import { sessionIdArg } from "../../args.js";
-import { usageError } from "../../errors.js";
 import { defineCommand, flag } from "../../spec.js";
 import { serverNameArg } from "./args.js";
 
@@ -24,19 +23,13 @@ export default defineCommand({
   examples: ["<%= config.bin %> mcp auth SESSION_ID linear", "<%= config.bin %> mcp auth SESSION_ID linear --mcp-callback-port 8765 --client-id my-public-client"],
   args: { sessionId: sessionIdArg, serverName: serverNameArg },
   flags: {
-    "mcp-callback-port": flag.integer({ description: "Listen locally for MCP OAuth callbacks on this port.", min: 1, max: 65535 }),
     "client-id": flag.string({ description: "A pre-registered public OAuth client id (instead of dynamic client registration)." }),
     "authorization-server": flag.string({ description: "The authorization server to use, when the MCP server advertises several." }),
     resource: flag.string({ description: "The protected resource to request a token for (default: the server's advertised resource)." }),
   },
   connection: true,
   async run({ args, flags, connect, printJson }) {
-    const { CALLBACK_PORT_VARIABLE, listenForCallbacks } = await import("../../../services/mcp/callback.js");
-    if (flags["mcp-callback-port"] !== undefined) {
-      if (flags.embedded !== true) throw usageError("--mcp-callback-port sets an embedded host's callback address (pass --embedded); the local daemon and a remote server decide their own");
-      // The embedded host reads its callback port from the environment it is given.
-      process.env[CALLBACK_PORT_VARIABLE] = String(flags["mcp-callback-port"]);
-    }
+    const { listenForCallbacks } = await import("../../../services/mcp/callback.js");
     const connection = await connect();
     const client = connection.client.client;
     const path = { server: connection.server, sessionId: args.sessionId, serverName: args.serverName };

@@ -11,7 +11,7 @@ export default defineCommand({
     "Prints the connection's metadata as JSON, never the key.",
   examples: ["<%= config.bin %> provider connect openai", "<%= config.bin %> provider connect openai --label personal"],
   args: { provider: providerIdArg },
-  flags: { label: flag.string({ description: "A label for the connection." }) },
+  flags: { label: flag.string({ description: "A label for the connection (kept with the key, locally too; provider list shows it)." }) },
   connection: true,
   async run({ args, flags, connect, printJson }) {
     if (process.stdin.isTTY !== true) {

@@ -1,3 +1,4 @@
+import { daemonStartProgress } from "../../start-progress.js";
 import { defineCommand, flag } from "../../spec.js";
 import { daemonFlags, nameEndingTurns } from "./shared.js";
 
@@ -23,6 +24,7 @@ export default defineCommand({
       config: flags.config ?? (before.running ? (before.config ?? undefined) : undefined),
       sandbox: flags.sandbox ?? (before.running ? (before.sandbox ?? undefined) : undefined),
       notice: (line) => void process.stderr.write(`${line}\n`),
+      progress: daemonStartProgress(),
     });
     printJson({ restarted: true, running: true, ...daemon.status });
   },

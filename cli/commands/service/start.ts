@@ -1,3 +1,4 @@
+import { daemonStartProgress } from "../../start-progress.js";
 import { defineCommand } from "../../spec.js";
 import { daemonFlags } from "./shared.js";
 
@@ -16,6 +17,7 @@ export default defineCommand({
       config: flags.config,
       sandbox: flags.sandbox,
       notice: (line) => void process.stderr.write(`${line}\n`),
+      progress: daemonStartProgress(),
     });
     printJson({ running: true, started: daemon.spawned, ...daemon.status });
   },
