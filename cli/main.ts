@@ -102,6 +102,12 @@ export async function main(commandLine: readonly string[], root: string): Promis
   const helpRequested = rest.slice(0, rest.includes("--") ? rest.indexOf("--") : undefined).includes("--help");
   if (isCommandId(id)) {
     const normalized = [...globals, ...rest];
+    // A key typed after `--api-key` would be echoed by the parser's "Unexpected argument" line
+    // (and is in the shell's history already): refuse without repeating it.
+    if (id === "provider:add" && inlineSecret(normalized, "--api-key")) {
+      process.stderr.write("error: --api-key takes no value: the key is never read from the command line (type it at the prompt, or pipe it on stdin); nothing was written\n");
+      return exitWhenFlushed(2);
+    }
     const spec = await loadCommand(id);
     const parsed = helpRequested ? undefined : await parseCommandLine(spec, normalized);
     if (!parsed) return viaOclif([...words, ...normalized], root);
@@ -113,4 +119,10 @@ export async function main(commandLine: readonly string[], root: string): Promis
   if (next === undefined && globals.length > 0) return usage(`${globals[0]} needs a command after it (see ze-harness --help)`);
   if (next !== undefined && next !== "--help" && next !== "--version") return usage(`command ${next} not found`);
   return viaOclif(rest, root);
+}
+
+/** Whether `flag` is given a value on the command line (`--flag=value`, or `--flag value` before `--`). */
+function inlineSecret(argv: readonly string[], flag: string): boolean {
+  const end = argv.includes("--") ? argv.indexOf("--") : argv.length;
+  return argv.slice(0, end).some((token, index) => token.startsWith(`${flag}=`) || (token === flag && argv[index + 1] !== undefined && index + 1 < end && !argv[index + 1]!.startsWith("-")));
 }

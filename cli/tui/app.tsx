@@ -139,7 +139,7 @@ export function App({ controller }: { readonly controller: Controller }) {
           <Text dimColor>waiting for the login to complete · Esc cancel</Text>
         </Box>
       ) : null}
-      {overlay?.kind === "open" ? <Composer text={overlay.text} placeholder="Session ID (a UUID) · Enter open · Esc close" label="Open a Session" /> : null}
+      {overlay?.kind === "open" ? <Composer text={overlay.text} placeholder="Session ID (a UUID or 8+ hex digits of one) · Enter open · Esc close" label="Open a Session" /> : null}
       {overlay === undefined && state.attachments.length > 0 ? <Attachments items={state.attachments} /> : null}
       {overlay === undefined ? (
         <Composer text={state.draft} placeholder={state.screen === "opening" ? "Ask anything…" : running ? "Follow up on the running Turn…" : "Send a prompt…"} />

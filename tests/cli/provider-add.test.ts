@@ -81,9 +81,13 @@ describe("provider add", () => {
     expect(badName.code).toBe(2);
     expect(badName.stderr).toMatch(/^error: \/providers\/Bad Name: a provider ID is lowercase letters/);
     const keyInArgv = await runCli(["--embedded", "provider", "add", "other", "--base-url", "http://127.0.0.1:1/v1", "--api-key", KEY], options);
-    // --api-key takes no value: a key on the command line is refused, and nothing is stored.
+    // --api-key takes no value: a key on the command line is refused without repeating it, and nothing is stored.
     expect(keyInArgv.code).toBe(2);
-    expect(keyInArgv.stderr).toMatch(/^error: Unexpected argument/);
+    expect(keyInArgv.stderr).toMatch(/^error: --api-key takes no value/);
+    expect(keyInArgv.stderr).not.toContain(KEY);
+    const keyInFlag = await runCli(["--embedded", "provider", "add", "other", "--base-url", "http://127.0.0.1:1/v1", `--api-key=${KEY}`], options);
+    expect(keyInFlag.code).toBe(2);
+    expect(keyInFlag.stderr).not.toContain(KEY);
     const noKey = await runCli(["--embedded", "provider", "add", "other", "--base-url", "http://127.0.0.1:1/v1", "--api-key"], { ...options, input: "\n" });
     expect(noKey.code).toBe(2);
     expect(noKey.stderr).toMatch(/^error: --api-key: no key was entered/);

@@ -107,4 +107,30 @@ describe("short ids", () => {
       pty.kill();
     }
   });
+
+  it("the TUI's Ctrl+X O takes a prefix too, and an ambiguous one names the matches", async () => {
+    const pty = startPty(["--embedded"], { env: home.env, cwd: home.root });
+    try {
+      await pty.waitFor(/Ctrl\+X O/, 30_000);
+      // Ctrl+X, then O, each its own key press; then the id once the field is open.
+      const open = async (): Promise<void> => {
+        pty.write("\x18");
+        await pty.waitFor(/Ctrl\+X then:/, 30_000);
+        pty.write("o");
+        await pty.waitFor(/Open a Session/, 30_000);
+      };
+      await open();
+      pty.write("0beb6619");
+      await pty.waitFor(/0beb6619/, 30_000);
+      pty.write("\r");
+      await pty.waitFor(/matches 2 Sessions/, 30_000);
+      await open();
+      pty.write("5ca1ab1e");
+      await pty.waitFor(/5ca1ab1e/, 30_000);
+      pty.write("\r");
+      await pty.waitFor(/Short ids please/, 30_000);
+    } finally {
+      pty.kill();
+    }
+  });
 });

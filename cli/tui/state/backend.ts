@@ -131,6 +131,16 @@ export class Backend {
     return sessions.filter((session) => session.spawnedFrom === undefined).sort((a, b) => b.updatedAt - a.updatedAt);
   }
 
+  /** The one Session (of any project) whose id starts with `prefix`; an error naming the matches otherwise. */
+  async sessionByPrefix(prefix: string): Promise<string> {
+    const wanted = prefix.toLowerCase();
+    const { sessions } = await unwrap(sdk.listSessions({ client: this.client, path: { server: this.server } }));
+    const matches = sessions.map((session) => session.id).filter((id) => id.startsWith(wanted));
+    if (matches.length === 1) return matches[0]!;
+    if (matches.length === 0) throw new Error(`no Session id starts with ${JSON.stringify(prefix)}`);
+    throw new Error(`${JSON.stringify(prefix)} matches ${matches.length} Sessions: ${matches.sort().join(", ")}; type more of the id`);
+  }
+
   async models(sessionId: string | undefined): Promise<CatalogSnapshot> {
     if (sessionId !== undefined) return unwrap(sdk.sessionModels({ client: this.client, path: { server: this.server, sessionId } }));
     return unwrap(sdk.models({ client: this.client }));

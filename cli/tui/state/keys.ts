@@ -2,6 +2,7 @@
 // keys, the open overlay, an open permission request or question, the suggestion menu, then
 // the composer. Esc closes the overlay, cancels a pending paste, hides the suggestion menu,
 // cancels the active Turn, or returns to the parent Session from a sub-agent — in that order.
+import { isIdPrefix } from "../../short-ids.js";
 import type { Key } from "ink";
 import { parseCommand } from "../commands.js";
 import { PERMISSION_CHOICES } from "../components/permission.js";
@@ -106,9 +107,11 @@ function openById(controller: Controller, overlay: Extract<Overlay, { kind: "ope
   if (key.return) {
     const id = overlay.text.trim().toLowerCase();
     return run(controller, async () => {
-      if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(id)) throw new Error(`${JSON.stringify(overlay.text.trim())} is not a Session id (a UUID)`);
+      // A full id, or a unique prefix of 8 or more hex digits (as `ze-harness -s` takes).
+      const full = isIdPrefix(id) ? await controller.backend.sessionByPrefix(id) : id;
+      if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(full)) throw new Error(`${JSON.stringify(overlay.text.trim())} is not a Session id (a UUID, or a unique prefix of 8 or more hex digits)`);
       controller.closeOverlay();
-      await controller.openSession(id);
+      await controller.openSession(full);
     });
   }
   if (key.backspace || key.delete) return controller.update({ overlay: { ...overlay, text: overlay.text.slice(0, -1) } });
