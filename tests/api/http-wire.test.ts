@@ -10,10 +10,11 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { listen, NODE_MAX_HEADER_BYTES, type Listener } from "../../services/host/listen.js";
 import { MAX_REQUEST_HEADER_BYTES, MAX_REQUEST_TARGET_BYTES } from "../../services/http/request.js";
+import { HARNESS_PROTOCOL_VERSION } from "../../services/contract/protocol.js";
 import { repoRoot, startHarness, type TestHarness } from "../support/harness.js";
 
 const packageVersion = (JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as { version: string }).version;
-const version = `1/${packageVersion}`;
+const version = `${HARNESS_PROTOCOL_VERSION}/${packageVersion}`;
 const sessionsPath = "/v1/servers/local/sessions";
 
 let t: TestHarness;

@@ -4,6 +4,7 @@
 // placeholder (`<SESSION_ID>`, `N`, `PATH`, …) replaced by a sample value — and each of them must
 // name a command and pass oclif's own parser in strict mode (oclif is what words a refusal such as
 // `Unexpected argument`), or be the root forms (`ze-harness`, `--help`, `-s ID`).
+import { extractGlobalFlags, type GlobalFlags } from "../../cli/global-flags.js";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Parser } from "@oclif/core";
@@ -135,7 +136,16 @@ function alternatives(tokens: string[]): string[][] {
 const GLOBAL = connectionFlags as Record<string, { readonly type: string }>;
 
 /** Why `argv` (after `ze-harness`) is not a command line the CLI accepts, or undefined when it is. */
-async function refusal(argv: string[]): Promise<string | undefined> {
+async function refusal(line: string[]): Promise<string | undefined> {
+  // The global flags (`-v`, `--completions SHELL`, `--wizard`, `--log-level LEVEL`) go first, as main.ts takes them.
+  let global: GlobalFlags;
+  try {
+    global = extractGlobalFlags(line.slice(0, line.includes(">") ? line.indexOf(">") : undefined));
+  } catch (error) {
+    return (error as Error).message.split("\n")[0];
+  }
+  if (global.version || global.completions !== undefined) return global.rest.length === 0 ? undefined : `${line.join(" ")}: takes no command`;
+  const argv = [...global.rest];
   let index = 0;
   const globals: string[] = [];
   while (index < argv.length && argv[index]!.startsWith("--") && Object.hasOwn(GLOBAL, argv[index]!.slice(2))) {

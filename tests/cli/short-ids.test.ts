@@ -124,7 +124,9 @@ describe("short ids", () => {
       await pty.waitFor(/0beb6619/, 30_000);
       pty.write("\r");
       await pty.waitFor(/matches 2 Sessions/, 30_000);
-      await open();
+      // The field stays open with what was typed: clear it and type more of an id.
+      pty.write("\x7f".repeat(8));
+      await pty.waitFor(/Session ID \(a UUID or 8\+ hex digits of one\)/, 30_000);
       pty.write("5ca1ab1e");
       await pty.waitFor(/5ca1ab1e/, 30_000);
       pty.write("\r");

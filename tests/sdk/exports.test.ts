@@ -4,6 +4,7 @@
 // must be there with its kind. Type-only names are read from the declaration file the entry's
 // `types` condition names, with the TypeScript compiler. One list per entry: extend it when the
 // reference gains a name.
+import { HARNESS_PROTOCOL_VERSION } from "../../services/contract/protocol.js";
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -155,7 +156,7 @@ describe("public exports, imported from the built package", () => {
       declarative: "ze-harness.declarative",
       secret: "s3",
       header: "Ze-Harness-Version",
-      protocol: 1,
+      protocol: HARNESS_PROTOCOL_VERSION,
       mcp: "2025-06-18",
       sniffed: "image/png",
       prompt: [
