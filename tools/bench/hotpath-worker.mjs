@@ -20,7 +20,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { binPath, tempHome, writeTestModelConfig } from "./lib.mjs";
 
-const options = { warmupTurns: 20, batchTurns: 25, batches: 6, slowdown: 0, baselineRatio: 0, ...JSON.parse(process.argv[2] ?? "{}") };
+const options = { warmupTurns: 150, batchTurns: 25, batches: 8, slowdown: 0, baselineRatio: 0, ...JSON.parse(process.argv[2] ?? "{}") };
 
 const { startTestModel } = await import("../test-model/index.ts");
 const { createZeClient, sdk, unwrap } = await import("../../dist/clients/index.js");

@@ -14,7 +14,7 @@ export const description = "Server CPU per one-step Turn on a warm `serve` (/pro
  */
 export function measure({ quick = false, slowdown = 0 } = {}) {
   const baselineRatio = readBaseline(process.env.ZE_BENCH_BASELINE ?? baselinePath).figures["hotpath.cpuPerTurn"]?.value ?? 0;
-  const shape = quick ? { warmupTurns: 15, batchTurns: 20, batches: 5 } : {};
+  const shape = quick ? { warmupTurns: 300, batchTurns: 25, batches: 10 } : {};
   return runWorker("hotpath-worker.mjs", { ...shape, slowdown, baselineRatio }, 120_000);
 }
 
