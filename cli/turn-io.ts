@@ -16,6 +16,7 @@ import {
 } from "../clients/index.js";
 import type { Connection } from "./base.js";
 import { errorLine, oneLine, usageError } from "./errors.js";
+import { sniffImageMime } from "../clients/prompts.js";
 
 // ---------------------------------------------------------------------------------------------
 // Output
@@ -214,12 +215,7 @@ const EXTENSIONS: Record<string, ImageMimeType> = { ".jpg": "image/jpeg", ".jpeg
 
 /** The image type of `bytes` by its magic number, else by the file's extension. */
 export function imageTypeOf(path: string, bytes: Uint8Array): ImageMimeType | undefined {
-  const ascii = (from: number, to: number): string => String.fromCharCode(...bytes.subarray(from, to));
-  if (bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) return "image/jpeg";
-  if (ascii(0, 8) === "\x89PNG\r\n\x1a\n") return "image/png";
-  if (ascii(0, 6) === "GIF87a" || ascii(0, 6) === "GIF89a") return "image/gif";
-  if (ascii(0, 4) === "RIFF" && ascii(8, 12) === "WEBP") return "image/webp";
-  return EXTENSIONS[extname(path).toLowerCase()];
+  return sniffImageMime(bytes) ?? EXTENSIONS[extname(path).toLowerCase()];
 }
 
 export interface ImageFlags {

@@ -23,14 +23,15 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { createInterface } from "node:readline";
 import OpenAI from "openai";
-import { binPath, tempHome, writeTestModelConfig } from "./lib.mjs";
+import { binPath, tempHome, writeTestModelConfig, watchedTurn } from "./lib.mjs";
 
 const options = { warmup: 10, rounds: 40, ...JSON.parse(process.argv[2] ?? "{}") };
 const SERVER = "local";
 const log = (line) => process.stderr.write(`depth-worker: ${line}\n`);
 
 const { startTestModel } = await import("../test-model/index.ts");
-const { createZeClient, sdk, unwrap } = await import("../../dist/clients/index.js");
+const clientModule = await import("../../dist/clients/index.js");
+const { createZeClient, sdk, unwrap } = clientModule;
 
 const model = await startTestModel({ directives: true });
 const home = tempHome("ze-bench-depth-");
@@ -70,27 +71,7 @@ async function createSession() {
 }
 
 /** One Turn: submit, watch to `turn.finished`; the elapsed ms. */
-async function turn(sessionId, text) {
-  const turnId = randomUUID();
-  const started = performance.now();
-  await unwrap(sdk.submitPrompt({ client: api.client, path: { server: SERVER, sessionId }, headers: { "x-ze-harness-client-id": api.clientId }, body: { delivery: "queue", turnId, prompt: [{ type: "text", text }] } }));
-  const controller = new AbortController();
-  const { stream } = await sdk.watchTurn({ client: api.client, path: { server: SERVER, sessionId, turnId }, sseMaxRetryAttempts: 0, signal: controller.signal });
-  let outcome;
-  try {
-    for await (const event of stream) {
-      if (event.type === "turn.finished") {
-        outcome = event.outcome;
-        break;
-      }
-    }
-  } finally {
-    controller.abort();
-  }
-  const elapsed = performance.now() - started;
-  if (outcome?.kind !== "completed") throw new Error(`Turn ended ${JSON.stringify(outcome ?? "without turn.finished")}`);
-  return elapsed;
-}
+const turn = (sessionId, text) => watchedTurn(clientModule, api, SERVER, sessionId, text);
 
 async function direct() {
   const started = performance.now();

@@ -17,13 +17,14 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { createInterface } from "node:readline";
-import { binPath, repoRoot, tempHome, writeTestModelConfig } from "./lib.mjs";
+import { binPath, repoRoot, tempHome, writeTestModelConfig, watchedTurn } from "./lib.mjs";
 
 const options = { warmup: 5, rounds: 30, startups: 5, ...JSON.parse(process.argv[2] ?? "{}") };
 const SERVER = "local";
 const log = (line) => process.stderr.write(`extensions-worker: ${line}\n`);
 const { startTestModel } = await import("../test-model/index.ts");
-const { createZeClient, sdk, unwrap } = await import("../../dist/clients/index.js");
+const clientModule = await import("../../dist/clients/index.js");
+const { createZeClient, sdk, unwrap } = clientModule;
 
 const model = await startTestModel({ directives: true });
 const home = tempHome("ze-bench-extensions-");
@@ -61,25 +62,7 @@ async function startServe(extra, database) {
 async function turn(api, text) {
   const sessionId = randomUUID();
   await unwrap(sdk.createSession({ client: api.client, path: { server: SERVER, sessionId }, body: {} }));
-  const turnId = randomUUID();
-  const started = performance.now();
-  await unwrap(sdk.submitPrompt({ client: api.client, path: { server: SERVER, sessionId }, headers: { "x-ze-harness-client-id": api.clientId }, body: { delivery: "queue", turnId, prompt: [{ type: "text", text }] } }));
-  const controller = new AbortController();
-  const { stream } = await sdk.watchTurn({ client: api.client, path: { server: SERVER, sessionId, turnId }, sseMaxRetryAttempts: 0, signal: controller.signal });
-  let outcome;
-  try {
-    for await (const event of stream) {
-      if (event.type === "turn.finished") {
-        outcome = event.outcome;
-        break;
-      }
-    }
-  } finally {
-    controller.abort();
-  }
-  const elapsed = performance.now() - started;
-  if (outcome?.kind !== "completed") throw new Error(`Turn "${text.slice(0, 40)}" ended ${JSON.stringify(outcome)}`);
-  return elapsed;
+  return watchedTurn(clientModule, api, SERVER, sessionId, text);
 }
 
 const call = (tool, args) => `@call ${tool} ${JSON.stringify(args)}\n@then done`;

@@ -18,12 +18,13 @@ import { randomUUID } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { binPath, tempHome, writeTestModelConfig } from "./lib.mjs";
+import { binPath, tempHome, writeTestModelConfig, watchedTurn } from "./lib.mjs";
 
 const options = { warmupTurns: 150, batchTurns: 25, batches: 8, slowdown: 0, baselineRatio: 0, ...JSON.parse(process.argv[2] ?? "{}") };
 
 const { startTestModel } = await import("../test-model/index.ts");
-const { createZeClient, sdk, unwrap } = await import("../../dist/clients/index.js");
+const clientModule = await import("../../dist/clients/index.js");
+const { createZeClient, sdk, unwrap } = clientModule;
 
 const SERVER = "local";
 const ticksPerSecond = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
@@ -102,22 +103,7 @@ try {
   /** One one-step Turn: submit, then watch it to `turn.finished` as a client would. */
   const turn = async () => {
     model.enqueue({ events: [{ type: "text", text: "Hello! This is the scripted answer from the bench model." }] });
-    const turnId = randomUUID();
-    await unwrap(sdk.submitPrompt({ client: api.client, path: { server: SERVER, sessionId }, headers: { "x-ze-harness-client-id": api.clientId }, body: { delivery: "queue", turnId, prompt: [{ type: "text", text: "hello" }] } }));
-    const controller = new AbortController();
-    const { stream } = await sdk.watchTurn({ client: api.client, path: { server: SERVER, sessionId, turnId }, sseMaxRetryAttempts: 0, signal: controller.signal });
-    let outcome;
-    try {
-      for await (const event of stream) {
-        if (event.type === "turn.finished") {
-          outcome = event.outcome;
-          break;
-        }
-      }
-    } finally {
-      controller.abort();
-    }
-    if (outcome?.kind !== "completed") throw new Error(`Turn ${turnId} ended ${JSON.stringify(outcome ?? "without turn.finished")}`);
+    await watchedTurn(clientModule, api, SERVER, sessionId, "hello");
   };
 
   for (let index = 0; index < options.warmupTurns; index++) await turn();

@@ -1,6 +1,8 @@
 // Shared helpers for benchmarks (plain Node ESM): process timing, statistics, peak RSS,
 // temp XDG homes and table printing. Benchmarks print figures; they assert nothing.
 import { spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { performance } from "node:perf_hooks";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -156,4 +158,33 @@ export function runWorker(file, options, timeoutMs) {
       }
     });
   });
+}
+
+/**
+ * One Turn through a harness as a client makes it: submit `text` to `sessionId` (queued), watch
+ * the Turn to `turn.finished`, and resolve with the elapsed ms (submit → finished). `client` is
+ * the built client module (`dist/clients/index.js`: `sdk`, `unwrap`); a Turn that does not
+ * complete throws naming its outcome.
+ */
+export async function watchedTurn(client, api, server, sessionId, text) {
+  const { sdk, unwrap } = client;
+  const turnId = randomUUID();
+  const started = performance.now();
+  await unwrap(sdk.submitPrompt({ client: api.client, path: { server, sessionId }, headers: { "x-ze-harness-client-id": api.clientId }, body: { delivery: "queue", turnId, prompt: [{ type: "text", text }] } }));
+  const controller = new AbortController();
+  const { stream } = await sdk.watchTurn({ client: api.client, path: { server, sessionId, turnId }, sseMaxRetryAttempts: 0, signal: controller.signal });
+  let outcome;
+  try {
+    for await (const event of stream) {
+      if (event.type === "turn.finished") {
+        outcome = event.outcome;
+        break;
+      }
+    }
+  } finally {
+    controller.abort();
+  }
+  const elapsed = performance.now() - started;
+  if (outcome?.kind !== "completed") throw new Error(`Turn "${text.slice(0, 40)}" ended ${JSON.stringify(outcome ?? "without turn.finished")}`);
+  return elapsed;
 }

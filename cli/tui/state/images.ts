@@ -6,6 +6,7 @@ import { homedir } from "node:os";
 import { basename, extname, isAbsolute, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { MAX_REQUEST_BODY_BYTES } from "../../../clients/limits.js";
+import { sniffImageMime } from "../../../clients/prompts.js";
 import type { ImageMimeType, PromptPart } from "../../../clients/index.js";
 
 export const IMAGE_TYPES: readonly ImageMimeType[] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
@@ -30,14 +31,7 @@ export const MAX_IMAGE_BYTES = Math.floor(((MAX_REQUEST_BODY_BYTES - ENVELOPE_BY
 let nextId = 1;
 
 /** The image type of `bytes` by its magic number (PNG, JPEG, GIF, WebP), else undefined. */
-export function imageType(bytes: Uint8Array): ImageMimeType | undefined {
-  const ascii = (from: number, to: number): string => String.fromCharCode(...bytes.subarray(from, to));
-  if (bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) return "image/jpeg";
-  if (ascii(0, 8) === "\x89PNG\r\n\x1a\n") return "image/png";
-  if (ascii(0, 6) === "GIF87a" || ascii(0, 6) === "GIF89a") return "image/gif";
-  if (ascii(0, 4) === "RIFF" && ascii(8, 12) === "WEBP") return "image/webp";
-  return undefined;
-}
+export const imageType = sniffImageMime;
 
 const NOT_AN_IMAGE = "is not a PNG, JPEG, GIF or WebP image";
 
