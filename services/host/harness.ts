@@ -1,3 +1,5 @@
+// Longer than ~400 lines on purpose: the composition root builds and wires every service in
+// dependency order; its length is the list of services it composes.
 // createHarness: options → one Fetch handler over real storage and services.
 import { readFileSync, existsSync } from "node:fs";
 import { join, resolve } from "node:path";

@@ -1,3 +1,5 @@
+// Longer than ~400 lines on purpose: one host owns every server's connection, catalog, tools,
+// prompts, resources and OAuth lifecycle; splitting it would pass the connection map around.
 // McpHost: every configured MCP server of one host. It starts them lazily (the first catalog,
 // tools, prompt or resource use, or start()), keeps one McpConnection each, and answers the
 // contract's MCP operations: the catalog of the connected servers, the Tools a model request may

@@ -1,3 +1,5 @@
+// Longer than ~400 lines on purpose: the reference's resolution rules (the map, enabled,
+// definitions, via, native providers) are applied in one pass, in the order they are stated.
 // Provider resolution: the config's `providers` map + the catalog → the set of providers and
 // models this host can address (`ProviderSet`). Reference rules:
 //

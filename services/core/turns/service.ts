@@ -1,3 +1,5 @@
+// Longer than ~400 lines on purpose: `submit` is one admission path (replay by identity,
+// validation, model and agent choice, the atomic write) that reads top to bottom.
 // Turn admission and reads: submitPrompt (queue and steer), getTurn, listSessionTurns and
 // cancelTurn. Every admission is committed before it is acknowledged and replays by its
 // identity: the same body returns the original receipt, a different one is a conflict.
