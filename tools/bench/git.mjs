@@ -1,8 +1,7 @@
 // `gitStatus` on a 10,000-file repository (made with isomorphic-git in a temp dir): clean, and
 // with 10 modified, 5 staged and 5 untracked files; baseline `git status --porcelain -uall`
-// of the git binary on the same repository when there is one. Also the Turn-patch workdir scan
-// (services/workspace/files/snapshot.ts) cold (every file read and hashed) and warm (stats
-// only), as every Turn pays it before and after it runs. Runs the BUILT services (dist/).
+// of the git binary on the same repository when there is one. (The Turn recorder's workdir scan
+// is measured by recording.mjs.) Runs the BUILT services (dist/).
 import git from "isomorphic-git";
 import * as fs from "node:fs";
 import { execFileSync } from "node:child_process";
@@ -31,7 +30,6 @@ const row = (label, times) => [label, percentile(times, 50).toFixed(1), percenti
 export async function run({ runs, log }) {
   const dist = (path) => import(pathToFileURL(join(repoRoot, "dist", path)).href);
   const { gitStatus } = await dist("services/workspace/git/status.js");
-  const { scanWorkdir } = await dist("services/workspace/files/snapshot.js");
   const home = tempHome("ze-bench-git-");
   try {
     const dir = join(home.root, "repo");
@@ -71,12 +69,6 @@ export async function run({ runs, log }) {
     const status = await gitStatus(dir);
     rows.push(row(`gitStatus, ${status.worktree.length} worktree / ${status.staged.length} staged / ${status.untracked.length} untracked`, dirty));
 
-    const store = async () => {};
-    const cold = await timed(() => scanWorkdir(dir, { store }), 3);
-    rows.push(row("Turn workdir scan, cold (read + SHA-256 of every file)", cold));
-    const previous = new Map((await scanWorkdir(dir, { store })).map((entry) => [entry[0], entry]));
-    const warm = await timed(() => scanWorkdir(dir, { previous, store }), count);
-    rows.push(row("Turn workdir scan, warm (stats only)", warm));
     log(formatTable(["measure", "median ms", "p99 ms", "runs"], rows));
     if (baseline) log(`ratio gitStatus / git binary (clean, medians): ${(percentile(clean, 50) / percentile(baseline, 50)).toFixed(1)}×`);
   } finally {
