@@ -11,7 +11,7 @@ import { pathToFileURL } from "node:url";
 import { formatTable, percentile, repoRoot, tempHome } from "./lib.mjs";
 
 export const name = "git";
-export const description = "gitStatus on a 10,000-file repository (ms), against git status; Turn workdir scan cold/warm";
+export const description = "gitStatus on a 10,000-file repository (ms), against git status";
 
 const FILES = 10_000;
 
