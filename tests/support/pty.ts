@@ -15,6 +15,12 @@ export interface PtyCli {
   resize(cols: number, rows: number): void;
   /** Where `text` first shows on the visible screen (0-based column and row), if it does. */
   find(text: string): { x: number; y: number } | undefined;
+  /**
+   * Waits until `text` shows on the visible screen, then says where. Ink erases and rewrites its
+   * live area, so a screen read between two PTY chunks can hold half a frame: never `find` on a
+   * screen that only matched some other pattern.
+   */
+  locate(text: string, ms?: number): Promise<{ x: number; y: number }>;
   /** Resolves once the screen matches `pattern`; rejects when the process exits first, or after `ms` (with the screen). */
   waitFor(pattern: RegExp, ms?: number): Promise<void>;
   readonly exited: Promise<{ exitCode: number; signal?: number | undefined }>;
@@ -59,6 +65,35 @@ export function startPty(args: readonly string[], options: PtyOptions): PtyCli {
     for (let index = 0; index < buffer.length; index++) lines.push(buffer.getLine(index)?.translateToString(true) ?? "");
     return lines.join("\n").replace(/\n+$/, "");
   };
+  const find = (text: string): { x: number; y: number } | undefined => {
+    const buffer = terminal.buffer.active;
+    for (let row = 0; row < terminal.rows; row++) {
+      const line = buffer.getLine(buffer.viewportY + row)?.translateToString(true) ?? "";
+      const x = line.indexOf(text);
+      if (x >= 0) return { x, y: row };
+    }
+    return undefined;
+  };
+  const waitUntil = (test: () => boolean, what: string, ms: number): Promise<void> =>
+    new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        waiters.delete(check);
+        reject(new Error(`the screen did not show ${what} in ${ms} ms:\n${screen()}`));
+      }, ms);
+      const check = (): void => {
+        if (test()) {
+          clearTimeout(timer);
+          waiters.delete(check);
+          resolve();
+        } else if (done) {
+          clearTimeout(timer);
+          waiters.delete(check);
+          reject(new Error(`exited before the screen showed ${what}:\n${screen()}`));
+        }
+      };
+      waiters.add(check);
+      check();
+    });
   return {
     pty,
     screen,
@@ -68,35 +103,12 @@ export function startPty(args: readonly string[], options: PtyOptions): PtyCli {
       pty.resize(newCols, newRows);
       terminal.resize(newCols, newRows);
     },
-    find: (text) => {
-      const buffer = terminal.buffer.active;
-      for (let row = 0; row < terminal.rows; row++) {
-        const line = buffer.getLine(buffer.viewportY + row)?.translateToString(true) ?? "";
-        const x = line.indexOf(text);
-        if (x >= 0) return { x, y: row };
-      }
-      return undefined;
+    find,
+    locate: async (text, ms = 12_000) => {
+      await waitUntil(() => find(text) !== undefined, JSON.stringify(text), ms);
+      return find(text)!;
     },
-    waitFor: (pattern, ms = 12_000) =>
-      new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => {
-          waiters.delete(check);
-          reject(new Error(`the screen did not match ${pattern} in ${ms} ms:\n${screen()}`));
-        }, ms);
-        const check = (): void => {
-          if (pattern.test(screen())) {
-            clearTimeout(timer);
-            waiters.delete(check);
-            resolve();
-          } else if (done) {
-            clearTimeout(timer);
-            waiters.delete(check);
-            reject(new Error(`exited before the screen matched ${pattern}:\n${screen()}`));
-          }
-        };
-        waiters.add(check);
-        check();
-      }),
+    waitFor: (pattern, ms = 12_000) => waitUntil(() => pattern.test(screen()), String(pattern), ms),
     exited,
     kill: () => {
       if (!done) pty.kill();

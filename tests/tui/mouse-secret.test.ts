@@ -50,13 +50,13 @@ describe("the mouse", () => {
     const banner = /── Session · ([0-9a-f-]{36}) ──/.exec(cli.screen());
     expect(banner).not.toBeNull();
     const id = banner![1]!;
-    const short = cli.find(`ze ${id.slice(0, 8)}`)!;
+    const short = await cli.locate(`ze ${id.slice(0, 8)}`);
     cli.write(press(short.x + 4, short.y) + release(short.x + 4, short.y));
     await cli.waitFor(/copied the Session id/);
     expect(clip.copies()).toContain(id);
     expect(cli.raw()).toContain(osc52(id));
 
-    const at = cli.find("Copy this sentence")!;
+    const at = await cli.locate("Copy this sentence");
     cli.write(press(at.x, at.y) + `\u001b[<32;${at.x + 5};${at.y + 1}M` + release(at.x + 17, at.y));
     await cli.waitFor(/copied 18 characters/);
     expect(clip.copies()).toContain("Copy this sentence");
@@ -87,10 +87,10 @@ describe("the mouse", () => {
     cli.write(`@call read {"filePath":"${file}"}\n@next\n@call read {"filePath":"${outside}"}\n@then Finished.\r`);
     await cli.waitFor(/line number 2[\s\S]*more lines/, 20_000);
     expect(cli.screen()).not.toContain("line number 7");
-    const row = cli.find("✓ read")!;
+    const row = await cli.locate("✓ read");
     cli.write(press(row.x, row.y) + release(row.x, row.y));
     await cli.waitFor(/line number 7/);
-    const again = cli.find("✓ read")!;
+    const again = await cli.locate("✓ read");
     cli.write(press(again.x, again.y) + release(again.x, again.y));
     await cli.waitFor(/more lines/);
     cli.write("\u0003");
@@ -105,7 +105,7 @@ describe("the mouse", () => {
     await cli.waitFor(/\[image 1\] one\.png/);
     cli.write("/image two.png\r");
     await cli.waitFor(/\[image 2\] two\.png/);
-    const first = cli.find("[image 1] one.png")!;
+    const first = await cli.locate("[image 1] one.png");
     cli.write(press(first.x + 2, first.y) + release(first.x + 2, first.y));
     await cli.waitFor(/\[image 1\] two\.png/);
     expect(cli.screen()).not.toContain("one.png");
