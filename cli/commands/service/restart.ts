@@ -5,12 +5,17 @@ import { daemonFlags, nameEndingTurns } from "./shared.js";
 export default defineCommand({
   summary: "Restart the local daemon, picking up configuration, plugin, MCP server and Skill changes.",
   description:
-    "Stops the running daemon (naming the running Turns it ends on stderr) and starts a new one with the same database, config, sandbox and directory, or with the --database / --config / --sandbox given. --if-idle restarts only a daemon without running Turns. Prints the new daemon's status as JSON.",
+    "Stops the running daemon (naming the running Turns it ends on stderr) and starts a new one with the same database, config, sandbox and directory, or with the --database / --config / --sandbox given. --if-idle restarts only a running daemon without running Turns (and starts none). Prints the new daemon's status as JSON.",
   examples: ["<%= config.bin %> service restart", "<%= config.bin %> service restart --if-idle", "<%= config.bin %> service restart --database other.db"],
-  flags: { ...daemonFlags, "if-idle": flag.boolean({ description: "Leave a daemon with running Turns as it is." }) },
+  flags: { ...daemonFlags, "if-idle": flag.boolean({ description: "Leave a daemon with running Turns as it is, and start none when none runs." }) },
   async run({ flags, printJson }) {
     const { connectDaemon, daemonStatus, stopDaemon } = await import("../../../services/daemon/client.js");
     const before = await daemonStatus(process.env);
+    // The installers' finishing step: with no daemon running there is nothing to hand off, and none is started.
+    if (!before.running && flags["if-idle"]) {
+      printJson({ restarted: false, running: false });
+      return;
+    }
     if (before.running && flags["if-idle"] && before.runningTurns.length > 0) {
       process.stderr.write(`the local daemon has ${before.runningTurns.length} running Turn${before.runningTurns.length === 1 ? "" : "s"}; not restarting (--if-idle)\n`);
       printJson({ restarted: false, ...before });
