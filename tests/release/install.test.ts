@@ -11,6 +11,9 @@ import { install, PLATFORM, publish, releaseKey, releaseServer, standInArchive, 
 let work: TempHome;
 let key: ReleaseKey;
 let archives: { v010: string; v011: string };
+/** Published once: 0.1.0 on stable and dev (sequence 1); `next` adds 0.1.1 on stable (sequence 2). */
+let base: string;
+let next: string;
 const servers: { close(): Promise<void> }[] = [];
 const homes: TempHome[] = [];
 
@@ -18,6 +21,12 @@ beforeAll(() => {
   work = tempHome("ze-release-");
   key = releaseKey(join(work.dir, "keys"));
   archives = { v010: standInArchive(join(work.dir, "a"), "0.1.0"), v011: standInArchive(join(work.dir, "a"), "0.1.1") };
+  base = join(work.dir, "base");
+  publish(base, key, "stable", [archives.v010]);
+  publish(base, key, "dev", [archives.v010]);
+  next = join(work.dir, "next");
+  cpSync(base, next, { recursive: true });
+  publish(next, key, "stable", [archives.v011]);
 });
 afterAll(async () => {
   for (const server of servers) await server.close();
@@ -25,11 +34,10 @@ afterAll(async () => {
   work.cleanup();
 });
 
-/** A release directory with 0.1.0 on stable and dev (sequence 1), served on 127.0.0.1. */
-async function published(name: string): Promise<{ out: string; origin: string }> {
+/** A copy of `from` (base: 0.1.0 on stable and dev), served on 127.0.0.1. */
+async function published(name: string, from = base): Promise<{ out: string; origin: string }> {
   const out = join(work.dir, name);
-  publish(out, key, "stable", [archives.v010]);
-  publish(out, key, "dev", [archives.v010]);
+  cpSync(from, out, { recursive: true });
   const server = await releaseServer(out);
   servers.push(server);
   return { out, origin: server.origin };
@@ -69,8 +77,7 @@ describe("install.sh", () => {
   });
 
   it("--version pins an immutable release; --dir places the launcher; --no-modify-path leaves the profile alone", async () => {
-    const { out, origin } = await published("pin");
-    publish(out, key, "stable", [archives.v011]);
+    const { out, origin } = await published("pin", next);
     const h = home(origin);
     const bin = join(h.dir, "mybin");
     const result = await install(out, ["--version", "0.1.0", "--dir", bin, "--no-modify-path", "--no-restart-daemon"], h.env, h.root);
@@ -117,7 +124,7 @@ describe("install.sh", () => {
       const h = home(origin);
       expect((await install(out, ["--no-restart-daemon", "--no-modify-path"], h.env, h.root)).code).toBe(0);
       const before = record(h.data);
-      publish(out, key, "stable", [archives.v011]);
+      cpSync(next, out, { recursive: true });
       tamper(out);
       const result = await install(out, ["--no-restart-daemon", "--no-modify-path"], h.env, h.root);
       expect(result.code).toBe(1);
@@ -129,9 +136,8 @@ describe("install.sh", () => {
   }
 
   it("a replayed older pointer is refused once a newer one was accepted", async () => {
-    const { out, origin } = await published("replay");
-    const old = readFileSync(join(out, "channels", "stable.json"));
-    publish(out, key, "stable", [archives.v011]);
+    const { out, origin } = await published("replay", next);
+    const old = readFileSync(join(base, "channels", "stable.json"));
     const h = home(origin);
     expect((await install(out, ["--no-restart-daemon", "--no-modify-path"], h.env, h.root)).code).toBe(0);
     expect(record(h.data)).toMatchObject({ version: "0.1.1", sequence: 2 });
