@@ -4,7 +4,7 @@
 // stopping a daemon whose shutdown request fails falls back to SIGTERM. "Older" and "newer" CLIs
 // are this build run as another release (ZE_HARNESS_TEST_RELEASE).
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { startTestModel, type TestModel } from "../../tools/test-model/index.js";
@@ -52,6 +52,27 @@ describe("daemon handoff", () => {
     expect(disabled.code, disabled.stderr).toBe(0);
     expect(disabled.stderr).not.toContain("Local daemon updated");
     expect(h.registration()).toMatchObject({ pid: handed.pid, version: "0.1.1" });
+  });
+
+  it("a new release that cannot start: the previous daemon is restarted as it was, the reason reported, no retry until service restart", async () => {
+    const h = (home = daemonHome(model));
+    const started = jsonOf(await h.cli(["service", "start"], as(h, "0.1.0")));
+    // The newer CLI's environment makes its daemon fail (an unreadable global config); the old daemon's own does not.
+    const broken = join(h.dir, "broken-config");
+    mkdirSync(join(broken, "ze-harness"), { recursive: true });
+    writeFileSync(join(broken, "ze-harness", "config.json"), "{ not json");
+    const newer = await h.cli(["session", "list"], as(h, "0.1.1", { XDG_CONFIG_HOME: broken }));
+    expect(newer.code, newer.stderr).toBe(0);
+    expect(newer.stderr).toMatch(/Local daemon not updated from 0\.1\.0 to 0\.1\.1: .+\. Restarted 0\.1\.0 so work can continue; `ze-harness service restart` tries 0\.1\.1 again\./);
+    const restored = h.registration()!;
+    expect(restored).toMatchObject({ version: "0.1.0" });
+    expect(restored.pid).not.toBe(started.pid);
+
+    const again = await h.cli(["session", "list"], as(h, "0.1.1"));
+    expect(again.stderr).not.toContain("Local daemon");
+    expect(h.registration()!.pid).toBe(restored.pid);
+    expect(jsonOf(await h.cli(["service", "restart"], as(h, "0.1.1")))).toMatchObject({ restarted: true, version: "0.1.1" });
+    expect(existsSync(join(h.stateDir, "handoff-failed.json"))).toBe(false);
   });
 
   it("stopping a daemon whose shutdown request fails falls back to SIGTERM", async () => {

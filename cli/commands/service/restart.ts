@@ -20,7 +20,7 @@ export default defineCommand({
       if (result.status !== 0) throw new Error(`the restart from ${staged.executable} failed (${result.error?.message ?? `exit ${String(result.status ?? result.signal)}`})`);
       return;
     }
-    const { connectDaemon, daemonStatus, stopDaemon } = await import("../../../services/daemon/client.js");
+    const { clearHandOffFailure, connectDaemon, daemonStatus, stopDaemon } = await import("../../../services/daemon/client.js");
     const before = await daemonStatus(process.env);
     // The installers' finishing step: with no daemon running there is nothing to hand off, and none is started.
     if (!before.running && flags["if-idle"]) {
@@ -42,6 +42,7 @@ export default defineCommand({
       notice: (line) => void process.stderr.write(`${line}\n`),
       progress: daemonStartProgress(),
     });
+    clearHandOffFailure(process.env);
     printJson({ restarted: true, running: true, ...daemon.status });
   },
 });
