@@ -51,14 +51,14 @@ interface Installed {
 }
 
 /** 0.1.0 published on stable and installed by install.sh in a fresh daemon home. */
-async function installed(name: string): Promise<Installed> {
+async function installed(name: string, flags: readonly string[] = ["--no-modify-path", "--no-restart-daemon"]): Promise<Installed> {
   const out = join(work.dir, name);
   publish(out, key, "stable", [archives.v010]);
   const server = await releaseServer(out);
   servers.push(server);
   const h = (home = daemonHome(model));
   h.env["ZE_HARNESS_RELEASE_ORIGIN"] = server.origin;
-  const result = await install(out, ["--no-modify-path"], h.env, h.root);
+  const result = await install(out, flags, h.env, h.root);
   expect(result.code, result.stderr).toBe(0);
   const data = join(h.env["XDG_DATA_HOME"]!, "ze-harness");
   const launcher = join(h.env["HOME"]!, ".ze-harness", "bin", "ze-harness");
@@ -77,7 +77,7 @@ const versionPath = (i: Installed, version: string): string => join(i.data, "ver
 
 describe("update", () => {
   it("stages a release while a Turn runs, leaves the daemon alone; service restart activates it; the Session survives", async () => {
-    const i = await installed("e2e");
+    const i = await installed("e2e", ["--no-modify-path"]);
     const before = model.requests.length;
     const turn = i.zh(["run", "a long Turn across an update"]);
     await model.waitForRequest(before + 1);
@@ -124,6 +124,8 @@ describe("update", () => {
     const again = await i.zh(["update"]);
     expect(again.stderr).toBe("Ze Harness 0.1.1 is up to date (stable channel).\n");
     expect(i.h.registration()).toBeUndefined();
+    expect(jsonOf(await i.zh(["update", "--auto", "off"]))).toEqual({ auto: false, channel: "stable", pin: null });
+    expect(i.record()).toMatchObject({ auto: false, version: "0.1.1" });
   });
 
   const tampers: [string, (out: string) => void, string][] = [
