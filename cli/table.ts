@@ -72,6 +72,8 @@ const loaders = {
   "turn:rewind": () => import("./commands/turn/rewind.js"),
   "turn:show": () => import("./commands/turn/show.js"),
   tui: () => import("./commands/tui.js"),
+  uninstall: () => import("./commands/uninstall.js"),
+  update: () => import("./commands/update.js"),
 } satisfies Record<string, () => Promise<{ default: CommandSpec<any, any> }>>;
 
 export type CommandId = keyof typeof loaders;

@@ -9,7 +9,8 @@
 // to this release when it is idle. Imports only node: built-ins and the light files beside it —
 // never services/host — so a warm-daemon command stays cheap.
 import { spawn } from "node:child_process";
-import { closeSync, openSync, readFileSync, readSync, statSync } from "node:fs";
+import { closeSync, openSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { configIdentity, databaseIdentity, namesDatabase } from "./identity.js";
 import { controlClient, ControlError } from "./control-client.js";
 import { daemonFiles, type DaemonFiles, type Env } from "./paths.js";
@@ -201,6 +202,29 @@ interface SpawnOptions {
   readonly config?: string | null | undefined;
   readonly sandbox?: string | null | undefined;
   readonly progress?: ((progress: StartProgress) => void) | undefined;
+  /** Start exactly this command line and environment (a previous daemon's, read from /proc) instead of this release. */
+  readonly launch?: Launch | undefined;
+}
+
+/** How a running daemon was started: its command line and environment. */
+interface Launch {
+  readonly argv: readonly string[];
+  readonly env: Record<string, string>;
+}
+
+/** The command line and environment of this user's process `pid` (Linux /proc), or undefined. */
+function launchOf(pid: number): Launch | undefined {
+  try {
+    const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter((word) => word !== "");
+    const env: Record<string, string> = {};
+    for (const entry of readFileSync(`/proc/${pid}/environ`, "utf8").split("\0")) {
+      const at = entry.indexOf("=");
+      if (at > 0) env[entry.slice(0, at)] = entry.slice(at + 1);
+    }
+    return argv.length > 0 ? { argv, env } : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -218,9 +242,10 @@ async function spawnDaemon(files: DaemonFiles, options: SpawnOptions): Promise<v
   for (const [key, value] of Object.entries(options.env)) if (value !== undefined) env[key] = value;
   if (options.database !== undefined) env["ZE_HARNESS_DB"] = options.database;
   const args = [binaryPath(), "serve", "--register", ...(options.config ? ["--config", options.config] : []), ...(options.sandbox ? ["--sandbox", options.sandbox] : [])];
+  const [command, ...argv] = options.launch ? options.launch.argv : [process.execPath, ...args];
   let exited = false;
   try {
-    const child = spawn(process.execPath, args, { cwd: options.cwd, env, detached: true, stdio: ["ignore", fd, fd] });
+    const child = spawn(command!, argv, { cwd: options.cwd, env: options.launch?.env ?? env, detached: true, stdio: ["ignore", fd, fd] });
     child.once("exit", () => (exited = true));
     child.once("error", () => (exited = true));
     child.unref();
@@ -334,15 +359,43 @@ export async function connectDaemon(request: DaemonRequest): Promise<DaemonEndpo
   throw new DaemonError("DaemonStartFailed", "the local daemon kept disappearing while starting");
 }
 
+/** A handoff to this release that failed: not retried until an explicit `service restart` succeeds. */
+const handOffFailureFile = (files: DaemonFiles): string => join(files.directory, "handoff-failed.json");
+
+function handOffFailed(files: DaemonFiles, release: string): boolean {
+  try {
+    return (JSON.parse(readFileSync(handOffFailureFile(files), "utf8")) as { release?: unknown }).release === release;
+  } catch {
+    return false;
+  }
+}
+
+/** `service restart` succeeded: automatic handoffs may be tried again. */
+export const clearHandOffFailure = (env: Env): void => rmSync(handOffFailureFile(daemonFiles(env)), { force: true });
+
 /**
  * An idle daemon of an older release restarts onto this one (`Local daemon updated from <old> to
- * <new>.`) with its own database and config; a busy or newer one is left as it is. True when it did.
+ * <new>.`) with its own database and config; a busy or newer one is left as it is. When this
+ * release cannot start, the previous daemon is started again as it was (its command line and
+ * environment, read before it stopped) so work can continue, and the reason is reported.
+ * True when the daemon was restarted (onto either).
  */
 async function handOff(files: DaemonFiles, request: DaemonRequest, status: DaemonStatus): Promise<boolean> {
   const mine = daemonRelease();
   if (request.env["ZE_HARNESS_DISABLE_AUTOUPDATE"] === "1" || compareReleases(status.version, mine) >= 0 || status.runningTurns.length > 0) return false;
+  if (handOffFailed(files, mine)) return false;
+  const previous = launchOf(status.pid);
   await stopDaemon({ env: request.env, reason: "update" });
-  await spawnDaemon(files, { env: request.env, cwd: status.serverRoot, database: status.database, config: status.config, sandbox: status.sandbox, progress: request.progress });
+  const options = { env: request.env, cwd: status.serverRoot, database: status.database, config: status.config, sandbox: status.sandbox, progress: request.progress };
+  try {
+    await spawnDaemon(files, options);
+  } catch (error) {
+    if (!(error instanceof DaemonError) || previous === undefined) throw error;
+    writeFileSync(handOffFailureFile(files), `${JSON.stringify({ release: mine, from: status.version, reason: error.message })}\n`, { mode: 0o600 });
+    await spawnDaemon(files, { ...options, launch: previous });
+    request.notice?.(`Local daemon not updated from ${status.version} to ${mine}: ${error.message}. Restarted ${status.version} so work can continue; \`ze-harness service restart\` tries ${mine} again.`);
+    return true;
+  }
   request.notice?.(`Local daemon updated from ${status.version} to ${mine}.`);
   return true;
 }

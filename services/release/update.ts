@@ -1,0 +1,175 @@
+// `ze-harness update`: check the signed channel pointer, verify and stage the release it names
+// (versions/<version>/, its manifest and archive checked first), then switch the launcher and hand
+// the local daemon off when it is idle; with running Turns the release stays staged (staged.json)
+// and the daemon unchanged until `service restart` activates it (takeStaged). The new executable
+// restarts the daemon itself (`service restart --if-idle`): a daemon runs the executable that
+// started it. Pins stay pinned; a pointer that does not advance installs nothing.
+import { spawnSync, execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { compareReleases, daemonStatus } from "../daemon/client.js";
+import { clearStaged, executableOf, installPaths, PLATFORM, readRecord, readStaged, writeJsonAtomically, writeRecord, type Env, type InstallPaths, type InstallRecord } from "./layout.js";
+import { archiveFor, ReleaseError, verifyArchive, verifyManifest, verifyPointer, type Pointer } from "./verify.js";
+
+interface Installation {
+  readonly paths: InstallPaths;
+  readonly record: InstallRecord;
+  readonly certificate: string;
+}
+
+function installation(env: Env): Installation {
+  const paths = installPaths(env);
+  const record = readRecord(paths);
+  if (record === undefined) {
+    throw new ReleaseError("NotInstalled", `no native installation here (${paths.record} is missing): install with install.sh; Homebrew and WinGet installs update with their package manager`);
+  }
+  if (!existsSync(paths.cert)) throw new ReleaseError("NotInstalled", `the release certificate ${paths.cert} is missing: reinstall with install.sh`);
+  return { paths, record, certificate: readFileSync(paths.cert, "utf8") };
+}
+
+async function download(origin: string, path: string): Promise<Uint8Array> {
+  let response: Response;
+  try {
+    response = await fetch(`${origin}/${path}`, { signal: AbortSignal.timeout(120_000) });
+  } catch (error) {
+    throw new ReleaseError("ReleaseUnavailable", `cannot download ${origin}/${path}: ${(error as { cause?: { code?: string } }).cause?.code ?? String(error)}`);
+  }
+  if (!response.ok) throw new ReleaseError("ReleaseUnavailable", `cannot download ${origin}/${path}: HTTP ${response.status}`);
+  return new Uint8Array(await response.arrayBuffer());
+}
+
+async function latestPointer(install: Installation, channel: "stable" | "dev"): Promise<Pointer> {
+  const text = Buffer.from(await download(install.record.origin, `channels/${channel}.json`)).toString("utf8");
+  const seen = install.record.channel === channel ? install.record.sequence : 0;
+  return verifyPointer(text, install.certificate, channel, seen);
+}
+
+export interface CheckResult {
+  readonly installed: string;
+  readonly channel: string | null;
+  readonly pin: string | null;
+  readonly latest: string;
+  readonly updateAvailable: boolean;
+  readonly staged: string | null;
+}
+
+/** `update --check`: the verified pointer against the installed version; nothing is written. */
+export async function checkForUpdate(env: Env): Promise<CheckResult> {
+  const install = installation(env);
+  const { record } = install;
+  const staged = readStaged(install.paths)?.version ?? null;
+  if (record.channel === null) return { installed: record.version, channel: null, pin: record.pin, latest: record.version, updateAvailable: false, staged };
+  const pointer = await latestPointer(install, record.channel);
+  return { installed: record.version, channel: record.channel, pin: null, latest: pointer.version, updateAvailable: compareReleases(pointer.version, record.version) > 0, staged };
+}
+
+/** `update --auto on|off`: background checks for a channel install. */
+export function setAuto(env: Env, on: boolean): InstallRecord {
+  const install = installation(env);
+  const record = { ...install.record, auto: on };
+  writeRecord(install.paths, record);
+  return record;
+}
+
+/** The launcher pointed at `version` (a new symlink renamed over the old one), the record following. */
+function activate(paths: InstallPaths, record: InstallRecord, version: string): InstallRecord {
+  const temporary = `${record.launcher}.${process.pid}.new`;
+  rmSync(temporary, { force: true });
+  symlinkSync(executableOf(paths, version), temporary);
+  renameSync(temporary, record.launcher);
+  const next = { ...record, version };
+  writeRecord(paths, next);
+  clearStaged(paths);
+  return next;
+}
+
+/** The verified archive unpacked to versions/<version>/ (through a partial directory, renamed at the end). */
+function unpack(paths: InstallPaths, version: string, name: string, bytes: Uint8Array): void {
+  mkdirSync(paths.versions, { recursive: true });
+  const work = join(paths.versions, `.${version}.partial`);
+  rmSync(work, { recursive: true, force: true });
+  mkdirSync(work);
+  try {
+    const archive = join(work, name);
+    writeFileSync(archive, bytes);
+    execFileSync("tar", ["-xzf", archive, "-C", work], { stdio: ["ignore", "ignore", "pipe"] });
+    const unpacked = join(work, `ze-harness-${version}-${PLATFORM}`);
+    if (!existsSync(join(unpacked, "ze-harness"))) throw new ReleaseError("ReleaseVerificationFailed", `${name} holds no ze-harness executable; nothing was installed`);
+    rmSync(join(paths.versions, version), { recursive: true, force: true });
+    renameSync(unpacked, join(paths.versions, version));
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+export interface UpdateResult {
+  readonly updated: boolean;
+  readonly from: string;
+  readonly version: string;
+  /** A release verified and waiting for `service restart` (the daemon had running Turns). */
+  readonly staged: string | null;
+  readonly daemon: "none" | "restarted" | "unchanged";
+}
+
+/** `update`: see the file's head. `notice` gets the lines for the user (stderr). */
+export async function runUpdate(env: Env, notice: (line: string) => void): Promise<UpdateResult> {
+  const install = installation(env);
+  const { paths, record } = install;
+  if (record.channel === null) {
+    notice(`Ze Harness is pinned to ${record.pin ?? record.version}; rerun the installer with --version or --channel to change versions.`);
+    return { updated: false, from: record.version, version: record.version, staged: null, daemon: "unchanged" };
+  }
+  const pointer = await latestPointer(install, record.channel);
+  const accepted = { ...record, sequence: Math.max(record.sequence, pointer.sequence) };
+  if (compareReleases(pointer.version, record.version) <= 0) {
+    writeRecord(paths, accepted);
+    clearStaged(paths);
+    notice(`Ze Harness ${record.version} is up to date (${record.channel} channel).`);
+    return { updated: false, from: record.version, version: record.version, staged: null, daemon: "unchanged" };
+  }
+  const release = `releases/v${pointer.version}`;
+  const manifest = verifyManifest(await download(record.origin, `${release}/manifest.json`), Buffer.from(await download(record.origin, `${release}/manifest.json.sig`)).toString("utf8"), install.certificate, pointer.version, pointer.manifestSha256);
+  const archive = archiveFor(manifest, PLATFORM);
+  const staged = readStaged(paths);
+  // Repeated update commands reuse a verified staged copy of the same release.
+  if (!(staged?.version === pointer.version && staged.sha256 === archive.sha256 && existsSync(executableOf(paths, pointer.version)))) {
+    const bytes = await download(record.origin, `${release}/${archive.name}`);
+    verifyArchive(bytes, archive);
+    unpack(paths, pointer.version, archive.name, bytes);
+  }
+  writeRecord(paths, accepted);
+  const daemon = await daemonStatus(env);
+  if (daemon.running && daemon.runningTurns.length > 0) {
+    writeJsonAtomically(paths.staged, { version: pointer.version, sha256: archive.sha256 });
+    const turns = daemon.runningTurns.length === 1 ? "1 running Turn" : `${daemon.runningTurns.length} running Turns`;
+    notice(`Staged Ze Harness ${pointer.version}. The local daemon has ${turns}, so it stays unchanged on ${daemon.version}: run \`ze-harness service restart\` once they finish.`);
+    return { updated: false, from: record.version, version: record.version, staged: pointer.version, daemon: "unchanged" };
+  }
+  activate(paths, accepted, pointer.version);
+  notice(`Updated Ze Harness from ${record.version} to ${pointer.version}.`);
+  if (!daemon.running) return { updated: true, from: record.version, version: pointer.version, staged: null, daemon: "none" };
+  // The new executable restarts the daemon itself: only while it is idle (a Turn may have started since).
+  const restart = spawnSync(executableOf(paths, pointer.version), ["service", "restart", "--if-idle"], { env: env as NodeJS.ProcessEnv, stdio: ["ignore", "pipe", "inherit"], encoding: "utf8" });
+  const restarted = restart.status === 0 && (JSON.parse(restart.stdout || "{}") as { restarted?: boolean }).restarted === true;
+  if (restarted) notice(`Local daemon updated from ${daemon.version} to ${pointer.version}.`);
+  else notice(`The local daemon stays on ${daemon.version}: run \`ze-harness service restart\` once its Turns finish.`);
+  return { updated: true, from: record.version, version: pointer.version, staged: null, daemon: restarted ? "restarted" : "unchanged" };
+}
+
+/**
+ * `service restart`'s first step: a staged release newer than the installed one is activated
+ * (the launcher switched) and its executable returned, for the restart to run from it; a staged
+ * release the installation already matches or passes is discarded.
+ */
+export function takeStaged(env: Env): { readonly version: string; readonly executable: string } | undefined {
+  const paths = installPaths(env);
+  const staged = readStaged(paths);
+  if (staged === undefined) return undefined;
+  const record = readRecord(paths);
+  if (record === undefined || compareReleases(staged.version, record.version) <= 0 || !existsSync(executableOf(paths, staged.version))) {
+    clearStaged(paths);
+    return undefined;
+  }
+  activate(paths, record, staged.version);
+  return { version: staged.version, executable: executableOf(paths, staged.version) };
+}
