@@ -20,6 +20,14 @@ export interface ZeClientOptions {
    * it never fails, retries or cancels a call.
    */
   readonly onServerVersion?: ServerVersionListener | undefined;
+  /**
+   * Check every response body against the contract's schemas (the generated zod validators; a
+   * body that breaks it fails as InvalidResponse). Default true. False only for a server whose
+   * bodies this build's own code wrote — the local daemon of this very release, proven by its
+   * token (services/daemon/client.ts) — where the check would only cost start-up (zod is ≈ 60 ms
+   * of a one-shot command): --remote servers and the SDK always validate.
+   */
+  readonly validateResponses?: boolean | undefined;
 }
 
 export interface ZeClient {
@@ -31,14 +39,29 @@ export interface ZeClient {
 export function createZeClient(options: ZeClientOptions): ZeClient {
   const base = options.fetch;
   const handler = options.onServerVersion === undefined ? base : observeServerVersion(base ?? ((request: Request) => globalThis.fetch(request)), options.onServerVersion);
-  const client = createClient(
+  const generated = createClient(
     createConfig({
       baseUrl: options.baseUrl,
       ...(options.token !== undefined ? { auth: options.token } : {}),
       ...(handler ? { fetch: (input: RequestInfo | URL, init?: RequestInit) => handler(new Request(input, init)) } : {}),
     }),
   );
+  const client = options.validateResponses === false ? withoutResponseValidation(generated) : generated;
   return { client, baseUrl: options.baseUrl, clientId: options.clientId ?? `ze-harness-cli/${process.pid}` };
+}
+
+const METHODS = ["connect", "delete", "get", "head", "options", "patch", "post", "put", "trace"] as const;
+
+/**
+ * `client` with the response validator the generated SDK functions pass dropped from every call
+ * (plain and SSE): the SDK function builds `{ responseValidator, url, ...options }` and hands it
+ * to one of these methods, so removing it here means the schemas are never imported.
+ */
+export function withoutResponseValidation(client: Client): Client {
+  const strip = <O extends { responseValidator?: unknown }>(options: O): O => ({ ...options, responseValidator: undefined });
+  const methods = Object.fromEntries(METHODS.map((method) => [method, (options: Parameters<Client["get"]>[0]) => client[method](strip(options))]));
+  const sse = Object.fromEntries(METHODS.map((method) => [method, (options: Parameters<Client["sse"]["get"]>[0]) => client.sse[method](strip(options))]));
+  return { ...client, ...methods, request: (options) => client.request(strip(options)), sse } as Client;
 }
 
 /** An error body as the contract encodes it. */

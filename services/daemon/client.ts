@@ -58,6 +58,8 @@ export interface DaemonEndpoint {
   readonly status: DaemonStatus;
   /** This call spawned it. */
   readonly spawned: boolean;
+  /** It runs this very release (so this build's code wrote its response bodies: a client may skip validating them). */
+  readonly sameRelease: boolean;
 }
 
 const STATUS_TIMEOUT_MS = 3_000;
@@ -325,7 +327,7 @@ export async function connectDaemon(request: DaemonRequest): Promise<DaemonEndpo
       if (!spawned && (await handOff(files, request, status))) continue;
       checkCompatible(request, status);
       if (spawned) request.progress?.({ kind: "done" });
-      return { url: status.url, fetch: followingFetch(files, { url: status.url, token }), token, status, spawned };
+      return { url: status.url, fetch: followingFetch(files, { url: status.url, token }), token, status, spawned, sameRelease: status.version === daemonRelease() };
     }
     if (!spawned) request.progress?.({ kind: "starting" });
     spawned = true;
