@@ -60,7 +60,7 @@ export async function connect(flags: ConnectionValues, options: ConnectOptions =
     });
     // The daemon fetch adds the token itself (and follows a restarted daemon to its new one).
     // A daemon of this release wrote its bodies with this build's code: not validated again here.
-    const client = createZeClient({ baseUrl: daemon.url, fetch: daemon.fetch, onServerVersion, validateResponses: !daemon.sameRelease });
+    const client = createZeClient({ baseUrl: daemon.url, fetch: daemon.fetch, onServerVersion, validateResponses: !daemon.sameRelease, lightRequests: true });
     const { startedAt, config, serverRoot } = daemon.status;
     return { client, server, local: true, daemon: { startedAt, config, serverRoot }, atomic: false, atomically: (fn) => fn(), close: async () => {}, versionNotices };
   }

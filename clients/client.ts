@@ -1,6 +1,7 @@
 // The one client every surface uses: the generated SDK over network fetch or an
 // in-process Fetch handler, with typed error unwrapping.
 import { createClient, createConfig, type Client } from "../generated/client/client/index.js";
+import { isLightRequest, LightRequest, toWebRequest } from "../services/contract/light-http.js";
 import { observeServerVersion, type ServerVersionListener } from "./server-version.js";
 
 export type FetchLike = (request: Request) => Promise<Response>;
@@ -28,6 +29,12 @@ export interface ZeClientOptions {
    * of a one-shot command): --remote servers and the SDK always validate.
    */
   readonly validateResponses?: boolean | undefined;
+  /**
+   * `fetch` reads requests structurally (the local daemon's does: services/daemon/client.ts), so
+   * the CLI bundle's light requests (services/contract/light-http.ts) reach it as they are; any
+   * other fetch gets undici's Request, rebuilt from them.
+   */
+  readonly lightRequests?: boolean | undefined;
 }
 
 export interface ZeClient {
@@ -37,18 +44,28 @@ export interface ZeClient {
 }
 
 export function createZeClient(options: ZeClientOptions): ZeClient {
-  const base = options.fetch;
-  const handler = options.onServerVersion === undefined ? base : observeServerVersion(base ?? ((request: Request) => globalThis.fetch(request)), options.onServerVersion);
+  // Always a wrapper, even over the global fetch: in the CLI bundle the generated client makes
+  // light requests (services/contract/light-http.ts), which only a wrapper turns into undici's.
+  const base = options.fetch ?? ((request: Request) => globalThis.fetch(request));
+  const handler = options.onServerVersion === undefined ? base : observeServerVersion(base, options.onServerVersion);
   const generated = createClient(
     createConfig({
       baseUrl: options.baseUrl,
       ...(options.token !== undefined ? { auth: options.token } : {}),
-      ...(handler ? { fetch: (input: RequestInfo | URL, init?: RequestInit) => handler(new Request(input, init)) } : {}),
+      fetch: (input: RequestInfo | URL, init?: RequestInit) => handler(options.lightRequests === true ? lightRequest(input, init) : webRequest(input, init)),
     }),
   );
   const client = options.validateResponses === false ? withoutResponseValidation(generated) : generated;
   return { client, baseUrl: options.baseUrl, clientId: options.clientId ?? `ze-harness-cli/${process.pid}` };
 }
+
+/** The generated client's request as it is when it is light (the CLI bundle), else undici's. */
+const lightRequest = (input: RequestInfo | URL, init?: RequestInit): Request =>
+  (isLightRequest(input) ? (init === undefined ? input : new LightRequest(input, init as ConstructorParameters<typeof LightRequest>[1])) : new Request(input, init)) as Request;
+
+/** Undici's Request for a fetch that needs one (the embedded handler, the global fetch). */
+const webRequest = (input: RequestInfo | URL, init?: RequestInit): Request =>
+  isLightRequest(input) ? toWebRequest(init === undefined ? input : new LightRequest(input, init as ConstructorParameters<typeof LightRequest>[1])) : new Request(input, init);
 
 const METHODS = ["connect", "delete", "get", "head", "options", "patch", "post", "put", "trace"] as const;
 
