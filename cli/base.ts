@@ -59,7 +59,8 @@ export async function connect(flags: ConnectionValues, options: ConnectOptions =
       progress: daemonStartProgress(),
     });
     // The daemon fetch adds the token itself (and follows a restarted daemon to its new one).
-    const client = createZeClient({ baseUrl: daemon.url, fetch: daemon.fetch, onServerVersion });
+    // A daemon of this release wrote its bodies with this build's code: not validated again here.
+    const client = createZeClient({ baseUrl: daemon.url, fetch: daemon.fetch, onServerVersion, validateResponses: !daemon.sameRelease, lightRequests: true });
     const { startedAt, config, serverRoot } = daemon.status;
     return { client, server, local: true, daemon: { startedAt, config, serverRoot }, atomic: false, atomically: (fn) => fn(), close: async () => {}, versionNotices };
   }
@@ -76,7 +77,8 @@ export async function connect(flags: ConnectionValues, options: ConnectOptions =
     // An embedded command runs only the Sessions it operates on; a server runs the rest.
     runnerScope: "owned",
   });
-  const client = createZeClient({ baseUrl: "http://localhost", fetch: harness.fetch });
+  // The in-process host is this build: its bodies are not validated again (nor zod.gen.ts's schemas built for it).
+  const client = createZeClient({ baseUrl: "http://localhost", fetch: harness.fetch, validateResponses: false });
   return { client, server, local: true, atomic: true, atomically: (fn) => harness.atomically(fn), close: () => harness.close(), versionNotices };
 }
 

@@ -1,6 +1,7 @@
 // The one client every surface uses: the generated SDK over network fetch or an
 // in-process Fetch handler, with typed error unwrapping.
 import { createClient, createConfig, type Client } from "../generated/client/client/index.js";
+import { isLightRequest, LightRequest, toWebRequest } from "../services/contract/light-http.js";
 import { observeServerVersion, type ServerVersionListener } from "./server-version.js";
 
 export type FetchLike = (request: Request) => Promise<Response>;
@@ -20,6 +21,20 @@ export interface ZeClientOptions {
    * it never fails, retries or cancels a call.
    */
   readonly onServerVersion?: ServerVersionListener | undefined;
+  /**
+   * Check every response body against the contract's schemas (the generated zod validators; a
+   * body that breaks it fails as InvalidResponse). Default true. False only for a server whose
+   * bodies this build's own code wrote — the local daemon of this very release, proven by its
+   * token (services/daemon/client.ts) — where the check would only cost start-up (zod is ≈ 60 ms
+   * of a one-shot command): --remote servers and the SDK always validate.
+   */
+  readonly validateResponses?: boolean | undefined;
+  /**
+   * `fetch` reads requests structurally (the local daemon's does: services/daemon/client.ts), so
+   * the CLI bundle's light requests (services/contract/light-http.ts) reach it as they are; any
+   * other fetch gets undici's Request, rebuilt from them.
+   */
+  readonly lightRequests?: boolean | undefined;
 }
 
 export interface ZeClient {
@@ -29,16 +44,41 @@ export interface ZeClient {
 }
 
 export function createZeClient(options: ZeClientOptions): ZeClient {
-  const base = options.fetch;
-  const handler = options.onServerVersion === undefined ? base : observeServerVersion(base ?? ((request: Request) => globalThis.fetch(request)), options.onServerVersion);
-  const client = createClient(
+  // Always a wrapper, even over the global fetch: in the CLI bundle the generated client makes
+  // light requests (services/contract/light-http.ts), which only a wrapper turns into undici's.
+  const base = options.fetch ?? ((request: Request) => globalThis.fetch(request));
+  const handler = options.onServerVersion === undefined ? base : observeServerVersion(base, options.onServerVersion);
+  const generated = createClient(
     createConfig({
       baseUrl: options.baseUrl,
       ...(options.token !== undefined ? { auth: options.token } : {}),
-      ...(handler ? { fetch: (input: RequestInfo | URL, init?: RequestInit) => handler(new Request(input, init)) } : {}),
+      fetch: (input: RequestInfo | URL, init?: RequestInit) => handler(options.lightRequests === true ? lightRequest(input, init) : webRequest(input, init)),
     }),
   );
+  const client = options.validateResponses === false ? withoutResponseValidation(generated) : generated;
   return { client, baseUrl: options.baseUrl, clientId: options.clientId ?? `ze-harness-cli/${process.pid}` };
+}
+
+/** The generated client's request as it is when it is light (the CLI bundle), else undici's. */
+const lightRequest = (input: RequestInfo | URL, init?: RequestInit): Request =>
+  (isLightRequest(input) ? (init === undefined ? input : new LightRequest(input, init as ConstructorParameters<typeof LightRequest>[1])) : new Request(input, init)) as Request;
+
+/** Undici's Request for a fetch that needs one (the embedded handler, the global fetch). */
+const webRequest = (input: RequestInfo | URL, init?: RequestInit): Request =>
+  isLightRequest(input) ? toWebRequest(init === undefined ? input : new LightRequest(input, init as ConstructorParameters<typeof LightRequest>[1])) : new Request(input, init);
+
+const METHODS = ["connect", "delete", "get", "head", "options", "patch", "post", "put", "trace"] as const;
+
+/**
+ * `client` with the response validator the generated SDK functions pass dropped from every call
+ * (plain and SSE): the SDK function builds `{ responseValidator, url, ...options }` and hands it
+ * to one of these methods, so removing it here means the schemas are never imported.
+ */
+export function withoutResponseValidation(client: Client): Client {
+  const strip = <O extends { responseValidator?: unknown }>(options: O): O => ({ ...options, responseValidator: undefined });
+  const methods = Object.fromEntries(METHODS.map((method) => [method, (options: Parameters<Client["get"]>[0]) => client[method](strip(options))]));
+  const sse = Object.fromEntries(METHODS.map((method) => [method, (options: Parameters<Client["sse"]["get"]>[0]) => client.sse[method](strip(options))]));
+  return { ...client, ...methods, request: (options) => client.request(strip(options)), sse } as Client;
 }
 
 /** An error body as the contract encodes it. */

@@ -90,6 +90,12 @@ run(process.execPath, ["tools/codegen/routes.mjs"]);
 // zod's lazy is transparent to parsing, issues (paths, codes, union members), optionality and
 // discriminator values, so every use in sdk.gen.ts and server/routes.ts is unchanged.
 lazyZodSchemas(join(root, "generated", "client", "zod.gen.ts"));
+// Lazy zod module: sdk.gen.ts imported zod.gen.ts (and so zod itself, ≈ 750 KB bundled, ≈ 60 ms
+// to load) at its top, so every command paid for validators it may never run: a warm-daemon
+// command skips response validation (clients/client.ts). Each validator now imports the module
+// on its first call (cached by the module loader after); what it validates and throws (a
+// ZodError) is unchanged.
+lazyZodImport(join(root, "generated", "client", "sdk.gen.ts"));
 
 function lazyZodSchemas(file) {
   const source = readFileSync(file, "utf8");
@@ -106,4 +112,20 @@ function lazyZodSchemas(file) {
   if (total !== declared) throw new Error(`zod.gen.ts: wrapped ${total} of ${declared} exported schemas; the statement pattern no longer matches hey-api's output`);
   writeFileSync(file, output);
   console.log(`zod.gen.ts: ${wrapped} schemas lazy, ${total - wrapped} aliases and enums`);
+}
+
+function lazyZodImport(file) {
+  const source = readFileSync(file, "utf8");
+  const importLine = /^import \{ [^}]+ \} from '\.\/zod\.gen\.js';\n/m;
+  if (!importLine.test(source)) throw new Error("sdk.gen.ts: no static import of ./zod.gen.js; hey-api's output changed");
+  let count = 0;
+  const output = source
+    .replace(importLine, "")
+    .replace(/Validator: async \(data\) => await (z\w+)\.parseAsync\(data\)/g, (_match, name) => {
+      count += 1;
+      return `Validator: async (data) => await (await import('./zod.gen.js')).${name}.parseAsync(data)`;
+    });
+  if (/\bz[A-Z]\w*\.parse/.test(output.replace(/\(await import\('\.\/zod\.gen\.js'\)\)\.z\w+\.parse/g, ""))) throw new Error("sdk.gen.ts: a zod schema is used outside the validator pattern; hey-api's output changed");
+  writeFileSync(file, output);
+  console.log(`sdk.gen.ts: ${count} validators import zod.gen.js lazily`);
 }

@@ -20,6 +20,7 @@ import { ProgressFollower, type StartProgress } from "./progress.js";
 import { ensureDirectory, readRegistration, readToken, removeStaleRegistration, type Registration } from "./registration.js";
 import { binaryPath, daemonRelease } from "./release.js";
 import { FOREIGN_LISTENER, verifiedFetch } from "./transport.js";
+import { isLightRequest, toHttpRequest, toWebResponse, type HttpRequest, type LightResponse, type RequestLike } from "../contract/light-http.js";
 
 export { verifiedFetch } from "./transport.js";
 import type { DaemonStatus, RunningTurn } from "./router.js";
@@ -53,12 +54,16 @@ export interface DaemonEndpoint {
   /**
    * The transport for API calls (node:http: cheaper than the global fetch for a one-shot command).
    * It adds the token itself and follows a replaced daemon (see followingFetch): give the client no token.
+   * It answers a real Request with a real Response, and the CLI bundle's light request
+   * (services/contract/light-http.ts) with a light response: no undici on the warm-daemon path.
    */
-  readonly fetch: (request: Request) => Promise<Response>;
+  readonly fetch: DaemonFetch;
   readonly token: string;
   readonly status: DaemonStatus;
   /** This call spawned it. */
   readonly spawned: boolean;
+  /** It runs this very release (so this build's code wrote its response bodies: a client may skip validating them). */
+  readonly sameRelease: boolean;
 }
 
 const STATUS_TIMEOUT_MS = 3_000;
@@ -79,9 +84,9 @@ type Challenge = { readonly kind: "proven" } | { readonly kind: "unproven"; read
 /** Asks the listener at the registration's URL to prove it holds `token` (challenge.ts); the token itself is not sent. */
 async function challenge(registration: Registration, token: string, timeoutMs: number): Promise<Challenge> {
   const nonce = newNonce();
-  let response: Response;
+  let response: LightResponse;
   try {
-    response = await verifiedFetch(new Request(`${registration.url}${CHALLENGE_PATH}?nonce=${nonce}`, { signal: AbortSignal.timeout(timeoutMs) }));
+    response = await verifiedFetch({ url: `${registration.url}${CHALLENGE_PATH}?nonce=${nonce}`, method: "GET", headers: {}, body: null, signal: AbortSignal.timeout(timeoutMs) });
   } catch (error) {
     const cause = (error as { cause?: { code?: string; message?: string } }).cause;
     if (cause?.code === FOREIGN_LISTENER) return { kind: "foreign", reason: cause.message ?? "another user's listener" };
@@ -292,14 +297,18 @@ interface Target {
 }
 
 /** `request` sent to `target`: its origin and bearer token, the rest as it was (the body already read). */
-function sendTo(target: Target, request: Request, body: ArrayBuffer | null): Promise<Response> {
+function sendTo(target: Target, request: HttpRequest): Promise<LightResponse> {
   const url = new URL(request.url);
   const base = new URL(target.url);
   url.protocol = base.protocol;
   url.host = base.host;
-  const headers = new Headers(request.headers);
-  headers.set("authorization", `Bearer ${target.token}`);
-  return verifiedFetch(new Request(url, { method: request.method, headers, body, signal: request.signal }));
+  return verifiedFetch({ ...request, url: url.href, headers: { ...request.headers, authorization: `Bearer ${target.token}` } });
+}
+
+/** The daemon's API fetch: undici's Request → Response, or the light ones (light-http.ts) alike. */
+export interface DaemonFetch {
+  (request: Request): Promise<Response>;
+  (request: RequestLike): Promise<Response | LightResponse>;
 }
 
 const refused = (error: unknown): boolean => {
@@ -314,15 +323,15 @@ const refused = (error: unknown): boolean => {
  * once more there. Neither answer means the first request took effect, so resending is safe.
  * A long-lived client (the TUI, `chat`) so outlives `service restart`.
  */
-function followingFetch(files: DaemonFiles, first: Target): (request: Request) => Promise<Response> {
+function followingFetch(files: DaemonFiles, first: Target): DaemonFetch {
   let current = first;
-  return async (request) => {
-    const body = request.body === null ? null : await request.arrayBuffer();
+  const send = async (original: RequestLike): Promise<LightResponse> => {
+    const request = await toHttpRequest(original);
     const target = current;
-    let answer: Response | undefined;
+    let answer: LightResponse | undefined;
     let failure: unknown;
     try {
-      answer = await sendTo(target, request, body);
+      answer = await sendTo(target, request);
       if (answer.status !== 401) return answer;
     } catch (error) {
       if (!refused(error) || request.signal.aborted) throw error;
@@ -335,8 +344,12 @@ function followingFetch(files: DaemonFiles, first: Target): (request: Request) =
     }
     await answer?.body?.cancel();
     current = { url: found.status.url, token: found.token };
-    return sendTo(current, request, body);
+    return sendTo(current, request);
   };
+  return (async (request: RequestLike) => {
+    const answer = await send(request);
+    return isLightRequest(request) ? answer : toWebResponse(answer);
+  }) as DaemonFetch;
 }
 
 /** The shared daemon for a local command: the registered one, or a new one spawned for it. */
@@ -350,7 +363,7 @@ export async function connectDaemon(request: DaemonRequest): Promise<DaemonEndpo
       if (!spawned && (await handOff(files, request, status))) continue;
       checkCompatible(request, status);
       if (spawned) request.progress?.({ kind: "done" });
-      return { url: status.url, fetch: followingFetch(files, { url: status.url, token }), token, status, spawned };
+      return { url: status.url, fetch: followingFetch(files, { url: status.url, token }), token, status, spawned, sameRelease: status.version === daemonRelease() };
     }
     if (!spawned) request.progress?.({ kind: "starting" });
     spawned = true;

@@ -4,7 +4,15 @@
 // `{ error: { message, data: { code, httpStatus } } }`. Its types come from the router
 // (type-only import: nothing of @trpc/server loads in the client).
 import type { inferRouterInputs, inferRouterOutputs } from "@trpc/server";
+import type { HttpRequest } from "../contract/light-http.js";
 import type { DaemonRouter } from "./router.js";
+
+/** What a control call reads of an answer (the daemon transport's light response, or fetch's). */
+interface ControlResponse {
+  readonly ok: boolean;
+  readonly status: number;
+  text(): Promise<string>;
+}
 
 type Inputs = inferRouterInputs<DaemonRouter>;
 type Outputs = inferRouterOutputs<DaemonRouter>;
@@ -33,22 +41,21 @@ export interface ControlClient {
 export function controlClient(
   baseUrl: string,
   token: string,
-  options: { readonly timeoutMs?: number; readonly fetch?: (request: Request) => Promise<Response> } = {},
+  options: { readonly timeoutMs?: number; readonly fetch?: (request: HttpRequest) => Promise<ControlResponse> } = {},
 ): ControlClient {
-  const send = options.fetch ?? ((request: Request) => fetch(request));
+  const send = options.fetch ?? ((request: HttpRequest) => fetch(request.url, { method: request.method, headers: request.headers, body: request.body as BodyInit | null, signal: request.signal }));
   const call = async (method: "GET" | "POST", path: string, input: unknown): Promise<any> => {
     let url = `${baseUrl}/_daemon/${path}`;
     if (method === "GET" && input !== undefined) url += `?input=${encodeURIComponent(JSON.stringify(input))}`;
-    let response: Response;
+    let response: ControlResponse;
     try {
-      response = await send(
-        new Request(url, {
-          method,
-          headers: { authorization: `Bearer ${token}`, ...(method === "POST" ? { "content-type": "application/json" } : {}) },
-          ...(method === "POST" ? { body: input === undefined ? "" : JSON.stringify(input) } : {}),
-          signal: AbortSignal.timeout(options.timeoutMs ?? 5_000),
-        }),
-      );
+      response = await send({
+        url,
+        method,
+        headers: { authorization: `Bearer ${token}`, ...(method === "POST" ? { "content-type": "application/json" } : {}) },
+        body: method === "POST" ? Buffer.from(input === undefined ? "" : JSON.stringify(input)) : null,
+        signal: AbortSignal.timeout(options.timeoutMs ?? 5_000),
+      });
     } catch (error) {
       const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error instanceof Error ? error.message : String(error));
       throw new ControlError(`cannot reach the daemon at ${baseUrl}: ${cause}`, 0, "TransportError");

@@ -1,5 +1,6 @@
 // A Fetch function over node:http for the loopback daemon. The global fetch() costs a Node 20
-// process ≈ 60 ms and ≈ 40 MiB on first use (undici's dispatcher); node:http costs a fraction,
+// process ≈ 60 ms and ≈ 40 MiB on first use (undici's dispatcher), and even its Request and
+// Response classes ≈ 40 ms and 12 MiB (light-http.ts stands in for them); node:http costs a fraction,
 // and a local one-shot command makes only a couple of small requests. Streams (SSE) are passed
 // through as they arrive; an aborted signal ends the request (and its body) with an AbortError;
 // a request that gets no answer rejects like fetch (`TypeError: fetch failed` with the cause).
@@ -13,6 +14,7 @@
 import { Agent, request as httpRequest, type ClientRequestArgs, type IncomingMessage } from "node:http";
 import { connect as netConnect, type Socket } from "node:net";
 import type { Duplex } from "node:stream";
+import { LightResponse, type HttpRequest } from "../contract/light-http.js";
 import { ownUid, ownerOf, procEndpoint, readSocketOwnersAsync } from "../contract/socket-owner.js";
 
 /** How many event-loop turns a just-accepted peer socket may take to appear in the table. */
@@ -93,15 +95,18 @@ function bodyOf(response: IncomingMessage, signal: AbortSignal): ReadableStream<
   });
 }
 
-export async function verifiedFetch(input: Request): Promise<Response> {
+/**
+ * Sends `input` and answers a LightResponse (services/contract/light-http.ts: no undici); the
+ * callers that hand it on to code expecting undici's classes convert it (toWebResponse).
+ */
+export async function verifiedFetch(input: HttpRequest): Promise<LightResponse> {
   const url = new URL(input.url);
   const signal = input.signal;
   if (signal.aborted) throw abortError(signal);
-  const body = input.body === null ? undefined : Buffer.from(await input.arrayBuffer());
-  const headers: Record<string, string> = {};
-  input.headers.forEach((value, key) => (headers[key] = value));
+  const body = input.body ?? undefined;
+  const headers: Record<string, string> = { ...input.headers };
   if (body !== undefined) headers["content-length"] = String(body.byteLength);
-  return new Promise<Response>((resolvePromise, reject) => {
+  return new Promise<LightResponse>((resolvePromise, reject) => {
     const outgoing = httpRequest({ agent, hostname: url.hostname.replace(/^\[|\]$/g, ""), port: url.port, path: `${url.pathname}${url.search}`, method: input.method, headers });
     const onAbort = (): void => void outgoing.destroy(abortError(signal));
     signal.addEventListener("abort", onAbort, { once: true });
@@ -110,16 +115,11 @@ export async function verifiedFetch(input: Request): Promise<Response> {
       reject(signal.aborted ? abortError(signal) : new TypeError("fetch failed", { cause: error }));
     });
     outgoing.once("response", (response) => {
-      const responseHeaders = new Headers();
-      for (const [key, value] of Object.entries(response.headers)) {
-        if (value === undefined) continue;
-        for (const item of Array.isArray(value) ? value : [value]) responseHeaders.append(key, item);
-      }
       const status = response.statusCode ?? 502;
       const empty = input.method === "HEAD" || status === 204 || status === 304;
       if (empty) response.resume();
       response.once("close", () => signal.removeEventListener("abort", onAbort));
-      resolvePromise(new Response(empty ? null : bodyOf(response, signal), { status, statusText: response.statusMessage ?? "", headers: responseHeaders }));
+      resolvePromise(new LightResponse(empty ? null : bodyOf(response, signal), { status, statusText: response.statusMessage ?? "", headers: response.headers }));
     });
     outgoing.end(body);
   });

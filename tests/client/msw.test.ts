@@ -88,6 +88,40 @@ describe("generated client over fetch (MSW)", () => {
       expect(failure).toBeInstanceOf(ZeClientError);
       expect((failure as ZeClientError).message).toContain("workdir");
     });
+
+    it("validateResponses: false (a same-release local daemon) returns the body as sent, unchecked", async () => {
+      server.use(http.get(sessionUrl, () => HttpResponse.json(invalid)));
+      const client = createZeClient({ baseUrl, validateResponses: false });
+      const data = await unwrap(sdk.getSession({ client: client.client, path: { server: "local", sessionId } }));
+      expect(data).toEqual(JSON.parse(JSON.stringify(invalid)));
+    });
+
+    it("validateResponses: true is the default, and keeps the check", async () => {
+      server.use(http.get(sessionUrl, () => HttpResponse.json(invalid)));
+      const client = createZeClient({ baseUrl, validateResponses: true });
+      const failure = await sdk.getSession({ client: client.client, path: { server: "local", sessionId } }).catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(ZodError);
+    });
+
+    it("an SSE event that breaks the contract: an error with validation, passed through without", async () => {
+      const turnId = randomUUID();
+      const event = { type: "turn.snapshot", revision: 1 };
+      server.use(http.get(`${sessionUrl}/turns/${turnId}/events`, () => new HttpResponse(`event: turn.snapshot\nid: 1\ndata: ${JSON.stringify(event)}\n\n`, { headers: { "content-type": "text/event-stream" } })));
+      const read = async (validateResponses: boolean): Promise<{ events: unknown[]; errors: unknown[] }> => {
+        const client = createZeClient({ baseUrl, validateResponses });
+        const errors: unknown[] = [];
+        const events: unknown[] = [];
+        const { stream } = await sdk.watchTurn({ client: client.client, path: { server: "local", sessionId, turnId }, sseMaxRetryAttempts: 1, onSseError: (error) => errors.push(error) });
+        for await (const item of stream) events.push(item);
+        return { events, errors };
+      };
+      const checked = await read(true);
+      expect(checked.events).toEqual([]);
+      expect(checked.errors[0]).toBeInstanceOf(ZodError);
+      const unchecked = await read(false);
+      expect(unchecked.events).toEqual([event]);
+      expect(unchecked.errors).toEqual([]);
+    });
   });
 
   it("the bearer token is sent as `Authorization: Bearer …`; without a token, no Authorization header", async () => {

@@ -41,7 +41,7 @@ export async function startFuzzTarget(token?: string): Promise<FuzzTarget> {
     try {
       request = new Request(`http://localhost${fuzz.target}`, {
         method: fuzz.method,
-        headers: fuzz.headers.map(([name, value]) => [name, value]),
+        headers: fuzz.headers.map(([name, value]): [string, string] => [name, value]),
         ...(fuzz.body !== undefined ? { body: new Uint8Array(fuzz.body) } : {}),
       });
     } catch (error) {

@@ -2,14 +2,20 @@
 // warm-daemon `run "hello"` beside `run --embedded "hello"` (the scripted test model, a warm
 // state directory), `session list` on a warm daemon beside `--embedded`, and the cold first
 // command (a fresh XDG home: the daemon is spawned, its database created, then the command
-// answered), against `node -e 0`. Peak RSS is the client's only: the daemon is detached (not a
-// waited-for child of the command), so /usr/bin/time does not count it. Every daemon it starts
-// is stopped with `service stop`.
-import { binPath, formatTable, hasGnuTime, median, mib, ms, peakRssKiB, percentile, tempHome, timeRun, writeTestModelConfig } from "./lib.mjs";
+// answered), against `node -e 0` and the floor (floor-client.mjs: node's start, one HTTP round
+// trip and one SSE stream — a prompt submitted and its Turn's events read to the end — against
+// the same warm daemon over bare node:http: what no client can go below). Peak RSS is the
+// client's only: the daemon is detached (not a waited-for child of the command), so
+// /usr/bin/time does not count it. Every daemon it starts is stopped with `service stop`.
+import { randomUUID } from "node:crypto";
+import { join } from "node:path";
+import { binPath, formatTable, hasGnuTime, median, mib, ms, peakRssKiB, percentile, repoRoot, tempHome, timeRun, writeTestModelConfig } from "./lib.mjs";
 import { startModelProcess } from "./oneshot.mjs";
 
+const floorClientPath = join(repoRoot, "tools", "bench", "floor-client.mjs");
+
 export const name = "daemon";
-export const description = 'warm-daemon `run "hello"` and `session list` vs --embedded, and the cold first command (daemon spawn included)';
+export const description = 'warm-daemon `run "hello"` and `session list` vs --embedded, and the cold first command (daemon spawn included), against the client floor';
 
 const RUN_TIMEOUT_MS = 30_000;
 
@@ -18,7 +24,8 @@ export async function run({ runs, budgetMs, log }) {
   const warm = tempHome("ze-bench-daemon-");
   const rssRuns = 3;
   const coldHomes = [];
-  const model = await startModelProcess(warm.dir, 2 * (runs + rssRuns + 2));
+  // Per run: one answer each for the embedded run, the daemon run and the floor; plus warm-ups and RSS runs.
+  const model = await startModelProcess(warm.dir, 3 * (runs + rssRuns + 2));
   const baseURL = `${model.url}/v1`;
   const stop = (home) => timeRun(process.execPath, [binPath, "service", "stop"], { env: home.env, cwd: home.root, timeoutMs: RUN_TIMEOUT_MS });
   try {
@@ -30,13 +37,18 @@ export async function run({ runs, budgetMs, log }) {
       writeTestModelConfig(home, baseURL);
       return { env: home.env, cwd: home.root };
     };
+    // The floor submits its prompts to this Session (creating it starts the warm daemon).
+    const floorSession = randomUUID();
+    const created = await timeRun(process.execPath, [binPath, "session", "create", "--session", floorSession], { ...warmOptions, timeoutMs: RUN_TIMEOUT_MS });
+    if (created.code !== 0) throw new Error(`session create exited ${created.code}: ${created.stderr.trim()}`);
     const cases = [
       { label: "node -e 0 (baseline)", args: ["-e", "0"], options: () => warmOptions, target: "" },
+      { label: "floor (node:http: 1 round trip + 1 SSE stream)", args: [floorClientPath, floorSession], options: () => warmOptions, answers: true, target: "" },
       { label: 'run --embedded "hello" (warm state)', args: [binPath, "run", "--embedded", "hello"], options: () => warmOptions, answers: true, target: "" },
-      { label: 'run "hello", warm daemon', args: [binPath, "run", "hello"], options: () => warmOptions, answers: true, target: "≤ 0.25 s, ≤ 70 MiB", limits: { ms: 250, kib: 70 * 1024 } },
+      { label: 'run "hello", warm daemon', args: [binPath, "run", "hello"], options: () => warmOptions, answers: true, target: "≤ 1.5x floor, ≤ 60 MiB", limits: { floor: 1.5, kib: 60 * 1024 } },
       { label: "session list --embedded", args: [binPath, "session", "list", "--embedded"], options: () => warmOptions, target: "" },
-      { label: "session list, warm daemon", args: [binPath, "session", "list"], options: () => warmOptions, target: "≤ 0.2 s", limits: { ms: 200 } },
-      { label: "session list, cold (spawns the daemon)", args: [binPath, "session", "list"], options: cold, target: "≤ 1 s", limits: { ms: 1000 }, cold: true },
+      { label: "session list, warm daemon", args: [binPath, "session", "list"], options: () => warmOptions, target: "≤ 80 ms, ≤ 60 MiB", limits: { ms: 80, kib: 60 * 1024 } },
+      { label: "session list, cold (spawns the daemon)", args: [binPath, "session", "list"], options: cold, target: "≤ 0.5 s, ≤ 60 MiB", limits: { ms: 500, kib: 60 * 1024 }, cold: true },
     ];
     const once = async (entry, extra = {}) => {
       const options = entry.options();
@@ -74,6 +86,9 @@ export async function run({ runs, budgetMs, log }) {
       rss.push(peaks.length > 0 && peaks.every((peak) => peak !== undefined) ? Math.max(...peaks) : undefined);
     }
     const medians = samples.map((values) => (values.length > 0 ? median(values) : undefined));
+    /** A case's limits: wall time in ms or as a multiple of the floor's median, peak RSS in KiB. */
+    const met = (limits, value, kib) =>
+      (limits.ms === undefined || value <= limits.ms) && (limits.floor === undefined || (medians[1] !== undefined && value <= limits.floor * medians[1])) && (limits.kib === undefined || (kib ?? Infinity) <= limits.kib);
     const ratio = (value, base) => (value === undefined || base === undefined ? "n/a" : `${(value / base).toFixed(2)}x`);
     const rows = cases.map((entry, index) => [
       entry.label,
@@ -81,13 +96,13 @@ export async function run({ runs, budgetMs, log }) {
       medians[index] === undefined ? "n/a" : ms(medians[index]),
       samples[index].length === 0 ? "n/a" : ms(percentile(samples[index], 99)),
       ratio(medians[index], medians[0]),
+      ratio(medians[index], medians[1]),
       mib(rss[index]),
-      entry.limits === undefined || medians[index] === undefined
-        ? entry.target
-        : `${entry.target} (${medians[index] <= entry.limits.ms && (entry.limits.kib === undefined || (rss[index] ?? 0) <= entry.limits.kib) ? "met" : "missed"})`,
+      rss[index] === undefined || rss[1] === undefined ? "n/a" : `${(rss[index] / rss[1]).toFixed(2)}x`,
+      entry.limits === undefined || medians[index] === undefined ? entry.target : `${entry.target} (${met(entry.limits, medians[index], rss[index]) ? "met" : "missed"})`,
     ]);
     log(`${completed} interleaved runs per case, wall time from spawn to exit; client peak RSS is the max of ${hasGnuTime ? rssRuns : 0} runs under /usr/bin/time -v.`);
-    log(formatTable(["command", "n", "median", "p99", "vs node -e 0", "client peak RSS", "target"], rows));
+    log(formatTable(["command", "n", "median", "p99", "vs node -e 0", "vs floor", "client peak RSS", "RSS vs floor", "target"], rows));
   } finally {
     await stop({ env: warm.env, cwd: warm.root });
     await model.stop();
