@@ -135,7 +135,22 @@ export async function createRunner(
     workspace: rewind.observer,
     scope: options.runnerScope ?? "unowned",
     ...(config.contentFlushMillis !== undefined ? { flushMs: config.contentFlushMillis } : {}),
-    ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
+    ...leaseOption(options),
   });
+}
+
+/**
+ * The claim lease: the option, else `ZE_HARNESS_LEASE_MS` (docs/scale.md: how long a host that
+ * stopped answering keeps its Turns before another host settles them), else the runner's default.
+ */
+function leaseOption(options: HarnessOptions): { leaseMs?: number } {
+  if (options.leaseMs !== undefined) return { leaseMs: options.leaseMs };
+  const raw = options.env["ZE_HARNESS_LEASE_MS"];
+  if (raw === undefined || raw === "") return {};
+  const leaseMs = Number(raw);
+  if (!Number.isInteger(leaseMs) || leaseMs < 300 || leaseMs > 3_600_000) {
+    throw Object.assign(new Error(`ZE_HARNESS_LEASE_MS must be a whole number of milliseconds from 300 to 3600000, not ${JSON.stringify(raw)}`), { _tag: "ConfigInvalid" });
+  }
+  return { leaseMs };
 }
 
