@@ -15,6 +15,7 @@ import { startTestModel, type RecordedRequest, type ScriptedResponse, type TestM
 import { assertBuilt } from "../support/cli.js";
 import { binPath, networkClient, tempHome, type TempHome } from "../support/harness.js";
 import { TEST_MODEL, testProviderConfig, writeGlobalConfig } from "../support/model.js";
+import { openDatabase } from "../../services/storage/index.js";
 import { startSqld, type Sqld } from "../support/sqld.js";
 
 const server = "local";
@@ -150,6 +151,8 @@ describe("serve hosts on one sqld, each in its own PID namespace", () => {
       writeGlobalConfig(home, { model: TEST_MODEL, providers: testProviderConfig(model) });
     }
     const root = homes[0]!.root;
+    // Migrated once here, so the hosts start side by side without racing to migrate.
+    await (await openDatabase({ url: sqld.url, stateDirectory: homes[0]!.dir })).close();
     const [killed, pausing, survivor] = await Promise.all(["killed", "paused", "survivor"].map((name, i) => startHost(name, homes[i]!, root, sqld.url)));
 
     // Turns admitted through a host are claimed by it in the admission; the second of each Session waits behind the first.
