@@ -3,7 +3,7 @@
 // separate machines), so a pid says nothing about another host: only the lease does. One host is
 // killed mid-Turn, one is paused past its lease and resumed; the third settles every accepted Turn
 // once, no model call is made twice, and the resumed host changes nothing the survivor settled.
-// Needs root (unshare) and the built binary (`npm run build`).
+// Needs unshare (util-linux) and the built binary (`npm run build`).
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
@@ -52,7 +52,8 @@ async function startHost(name: string, home: TempHome, root: string, database: s
   // --kill-child: a host whose unshare is killed (the test's cleanup) takes its namespace with it.
   const child: ChildProcess = spawn(
     "unshare",
-    ["--pid", "--fork", "--mount-proc", "--kill-child", process.execPath, binPath, "serve", "--port", "0", "--database", database, "--root", root],
+    // CI runs as root; elsewhere a user namespace grants the PID namespace.
+    [...(process.getuid?.() === 0 ? [] : ["--user", "--map-root-user"]), "--pid", "--fork", "--mount-proc", "--kill-child", process.execPath, binPath, "serve", "--port", "0", "--database", database, "--root", root],
     { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] },
   );
   let stderr = "";
