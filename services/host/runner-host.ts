@@ -17,6 +17,7 @@ import type { HarnessOptions } from "./harness.js";
 import type { HostMcp } from "./mcp-host.js";
 import type { HostModelCatalog } from "./model-catalog.js";
 import type { ProjectScope, ProjectScopes } from "./project-scopes.js";
+import { hostLeaseMs } from "./lease.js";
 import type { HostSandboxSetup } from "./sandbox-host.js";
 import type { HostServedModels } from "./served-models.js";
 import { combineOffers, type SessionMcpHosts } from "./session-mcp.js";
@@ -162,18 +163,9 @@ async function reachableWorkdir(workdir: string): Promise<void> {
   );
 }
 
-/**
- * The claim lease: the option, else `ZE_HARNESS_LEASE_MS` (docs/scale.md: how long a host that
- * stopped answering keeps its Turns before another host settles them), else the runner's default.
- */
+/** The claim lease (lease.ts). */
 function leaseOption(options: HarnessOptions): { leaseMs?: number } {
-  if (options.leaseMs !== undefined) return { leaseMs: options.leaseMs };
-  const raw = options.env["ZE_HARNESS_LEASE_MS"];
-  if (raw === undefined || raw === "") return {};
-  const leaseMs = Number(raw);
-  if (!Number.isInteger(leaseMs) || leaseMs < 300 || leaseMs > 3_600_000) {
-    throw Object.assign(new Error(`ZE_HARNESS_LEASE_MS must be a whole number of milliseconds from 300 to 3600000, not ${JSON.stringify(raw)}`), { _tag: "ConfigInvalid" });
-  }
-  return { leaseMs };
+  const leaseMs = hostLeaseMs(options);
+  return leaseMs === undefined ? {} : { leaseMs };
 }
 
