@@ -51,6 +51,7 @@ import { ANSWERED_DURING_PLUGIN_ACTIVATION, afterActivation } from "./plugin-hos
 import { createProjectScope, ProjectScopes, type ProjectScope, type ScopeDependencies } from "./project-scopes.js";
 import { absoluteWorkdir } from "../contract/paths.js";
 import { HarnessStartupError } from "./errors.js";
+import { hostLeaseMs } from "./lease.js";
 import { packageRoot, release } from "./version.js";
 import { AUTH_FILE_VARIABLE } from "../providers/index.js";
 import { dashboardAsset } from "./dashboard.js";
@@ -314,7 +315,7 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
   });
   const sessionMcp = subagents ? new SessionMcpHosts({ env: options.env, onWarning: options.onWarning, sandbox: sandbox?.resolver }) : undefined;
   // PTYs clients open in Session workdirs and `shell` calls with `tty: true` run in (node-pty and the emulator load on the first one).
-  const terminals = new TerminalHost(storage, options.serverRoot, {}, sandbox?.resolver);
+  const terminals = new TerminalHost(storage, options.serverRoot, {}, sandbox?.resolver, hostLeaseMs(options));
   const runner = subagents && sessionMcp ? await createRunner(storage, hub, gateway, config, catalogs, subagents, mcp, scopes, models, options, sessionMcp, rewind, terminals, sandbox, served) : undefined;
   const sessions = new SessionService({
     storage,

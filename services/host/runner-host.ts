@@ -2,6 +2,8 @@
 // Turn, the lease of its project's scope (project-scopes.ts) — the plugin generation (and the
 // Session's overlay), the agents, Skills, MCP servers and CodeMode setting of the project the
 // Session's workdir belongs to — and of the model catalog's current generation.
+import { stat } from "node:fs/promises";
+import { hostname } from "node:os";
 import type { Config } from "../config/index.js";
 import { absoluteWorkdir } from "../contract/paths.js";
 import type { ActivityHub } from "../core/events/hub.js";
@@ -15,6 +17,7 @@ import type { HarnessOptions } from "./harness.js";
 import type { HostMcp } from "./mcp-host.js";
 import type { HostModelCatalog } from "./model-catalog.js";
 import type { ProjectScope, ProjectScopes } from "./project-scopes.js";
+import { hostLeaseMs } from "./lease.js";
 import type { HostSandboxSetup } from "./sandbox-host.js";
 import type { HostServedModels } from "./served-models.js";
 import { combineOffers, type SessionMcpHosts } from "./session-mcp.js";
@@ -74,9 +77,11 @@ export async function createRunner(
   };
   // Each Turn leases its project's scope (re-read when its file changed), plugins, MCP servers and Skills.
   const leaseProject = async (session: SessionRow) => {
+    const workdir = absoluteWorkdir(options.serverRoot, session.workdir);
+    await reachableWorkdir(workdir);
     let held: { scope: ProjectScope; release: () => void };
     try {
-      held = await scopes.acquire(absoluteWorkdir(options.serverRoot, session.workdir));
+      held = await scopes.acquire(workdir);
     } catch (error) {
       // The file broke after the admission: the Turn fails naming it.
       throw Object.assign(new Error(error instanceof Error ? error.message : String(error)), { code: "config_invalid" });
@@ -135,7 +140,32 @@ export async function createRunner(
     workspace: rewind.observer,
     scope: options.runnerScope ?? "unowned",
     ...(config.contentFlushMillis !== undefined ? { flushMs: config.contentFlushMillis } : {}),
-    ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
+    ...leaseOption(options),
   });
+}
+
+/**
+ * Fails the Turn, before its first model call, when this host cannot reach the Session's workdir:
+ * hosts sharing a database run each other's Sessions, and a workdir made on another machine (or
+ * outside the shared filesystem) would otherwise run with tools failing one by one (docs/scale.md).
+ */
+async function reachableWorkdir(workdir: string): Promise<void> {
+  let problem: string | undefined;
+  try {
+    if (!(await stat(workdir)).isDirectory()) problem = "it is not a directory";
+  } catch (error) {
+    problem = (error as NodeJS.ErrnoException).code ?? String(error);
+  }
+  if (problem === undefined) return;
+  throw Object.assign(
+    new Error(`This host (${hostname()}) cannot reach the Session's workdir ${workdir} (${problem}); every host that may run the Session must see it at the same path`),
+    { code: "workdir_unreachable" },
+  );
+}
+
+/** The claim lease (lease.ts). */
+function leaseOption(options: HarnessOptions): { leaseMs?: number } {
+  const leaseMs = hostLeaseMs(options);
+  return leaseMs === undefined ? {} : { leaseMs };
 }
 

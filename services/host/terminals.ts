@@ -23,6 +23,8 @@ const MAX_INPUT_BYTES = 64 * 1024;
 export const MAX_TERMINALS_PER_SESSION = 32;
 /** Most PTYs this host runs at once, over every Session (each is a process tree, an emulator and an output log). */
 export const MAX_TERMINALS_PER_HOST = 256;
+/** How long a host vouches for its running PTYs without renewing (the Turn runner's default lease). */
+export const TERMINAL_LEASE_MS = 30_000;
 /** How long a PTY may take to exit after SIGHUP at host shutdown before it gets SIGKILL. */
 const STOP_GRACE_MS = 2_000;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -93,12 +95,25 @@ export class TerminalHost {
   readonly #serverRoot: string;
   readonly #sandbox: SandboxResolver | undefined;
 
-  /** `sandbox`: the OS sandbox of a workdir's terminals (services/sandbox); absent, they run unsandboxed. */
-  constructor(storage: StorageHandle, serverRoot: string, limits: TerminalLimits = {}, sandbox?: SandboxResolver) {
+  readonly #leaseMs: number;
+  /** Renews this host's running terminals' lease while it has any. */
+  readonly #renewal: NodeJS.Timeout;
+
+  /**
+   * `sandbox`: the OS sandbox of a workdir's terminals (services/sandbox); absent, they run
+   * unsandboxed. `leaseMs`: how long this host vouches for its running PTYs without renewing.
+   */
+  constructor(storage: StorageHandle, serverRoot: string, limits: TerminalLimits = {}, sandbox?: SandboxResolver, leaseMs = TERMINAL_LEASE_MS) {
     this.#storage = storage;
     this.#serverRoot = serverRoot;
     this.#sandbox = sandbox;
     this.#slots = new TerminalSlots({ perSession: limits.perSession ?? MAX_TERMINALS_PER_SESSION, perHost: limits.perHost ?? MAX_TERMINALS_PER_HOST });
+    this.#leaseMs = leaseMs;
+    this.#renewal = setInterval(() => {
+      // No PTY here, no statement; a busy database is retried on the next tick.
+      if (this.#live.size > 0) void store.renewTerminalLeases(this.#storage, this.#instance, Date.now() + this.#leaseMs).catch(() => {});
+    }, Math.max(100, Math.floor(leaseMs / 3)));
+    this.#renewal.unref();
   }
 
   // node-pty and the emulator load only when a terminal is first opened.
@@ -134,9 +149,19 @@ export class TerminalHost {
 
   /** A row still `running` whose host is gone settles now (exit unknown, no display). */
   async #reconcile(row: StoredTerminal): Promise<StoredTerminal> {
-    if (row.status !== "running" || row.ownerInstance === this.#instance || processAlive(row.ownerPid)) return row;
+    if (row.status !== "running" || row.ownerInstance === this.#instance || !this.#ownerGone(row)) return row;
     await store.settleTerminal(this.#storage, row.id, { exitCode: null, signal: null, exitedAt: Date.now(), display: null });
     return (await store.getTerminal(this.#storage, row.sessionId, row.id)) ?? row;
+  }
+
+  /**
+   * Whether another host's running terminal is orphaned. On a libSQL server the hosts may be on
+   * other machines or in other PID namespaces, where its owner pid names nothing (or an unrelated
+   * process): its lease decides. On a local database the hosts share this machine: its pid does.
+   */
+  #ownerGone(row: StoredTerminal): boolean {
+    if (this.#storage.location.kind === "remote" && row.leaseExpiresAt !== null) return row.leaseExpiresAt < Date.now();
+    return !processAlive(row.ownerPid);
   }
 
   #view(row: StoredTerminal): Terminal {
@@ -215,6 +240,7 @@ export class TerminalHost {
       createdAt: Date.now(),
       ownerPid: process.pid,
       ownerInstance: this.#instance,
+      leaseExpiresAt: Date.now() + this.#leaseMs,
       ...(origin ? { origin } : {}),
     });
   }
@@ -375,6 +401,7 @@ export class TerminalHost {
 
   /** Host shutdown: ends every PTY and stores each exit and display. */
   async stop(): Promise<void> {
+    clearInterval(this.#renewal);
     const all = [...this.#live.values()];
     await Promise.all(
       all.map(async (live) => {

@@ -475,6 +475,8 @@ export const terminal = sqliteTable(
     display: text("display"),
     /** JSON `TerminalToolOrigin` for a `shell` call's PTY (migration 20261206100000); null when a client opened it. */
     origin: text("origin"),
+    /** Until when the owner host vouches for a running PTY (migration 20261208100000); null for older rows. */
+    leaseExpiresAt: integer("lease_expires_at"),
   },
   (table) => [index("terminal_session_idx").on(table.sessionId, table.createdAt)],
 );

@@ -4,7 +4,7 @@ import { mapBusy } from "./errors.js";
 import type { TerminalToolOrigin } from "../../generated/client/types.gen.js";
 import type { TerminalRow } from "./schema.js";
 
-const SELECT = "id, session_id, command, request_hash, initial_cols, initial_rows, cols, rows, status, exit_code, signal, created_at, exited_at, owner_pid, owner_instance, origin";
+const SELECT = "id, session_id, command, request_hash, initial_cols, initial_rows, cols, rows, status, exit_code, signal, created_at, exited_at, owner_pid, owner_instance, origin, lease_expires_at";
 
 function fromRow(raw: Record<string, unknown>): Omit<TerminalRow, "display" | "origin"> & { readonly hasDisplay: boolean; readonly origin: TerminalToolOrigin | null } {
   return {
@@ -23,6 +23,7 @@ function fromRow(raw: Record<string, unknown>): Omit<TerminalRow, "display" | "o
     exitedAt: (raw["exited_at"] as number | null) ?? null,
     ownerPid: raw["owner_pid"] as number,
     ownerInstance: raw["owner_instance"] as string,
+    leaseExpiresAt: (raw["lease_expires_at"] as number | null) ?? null,
     hasDisplay: raw["has_display"] === 1,
     origin: typeof raw["origin"] === "string" ? (JSON.parse(raw["origin"]) as TerminalToolOrigin) : null,
   };
@@ -36,11 +37,11 @@ const COLUMNS = `${SELECT}, display IS NOT NULL AS has_display`;
 export async function insertTerminal(storage: StorageHandle, row: NewTerminal): Promise<StoredTerminal | undefined> {
   return storage.transaction(async (tx) => {
     const raw = await tx.sql.get(
-      `INSERT INTO terminal (id, session_id, command, request_hash, initial_cols, initial_rows, cols, rows, status, created_at, owner_pid, owner_instance, origin)
-       SELECT ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM session WHERE id = ?2)
+      `INSERT INTO terminal (id, session_id, command, request_hash, initial_cols, initial_rows, cols, rows, status, created_at, owner_pid, owner_instance, origin, lease_expires_at)
+       SELECT ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM session WHERE id = ?2)
        ON CONFLICT (id) DO NOTHING
        RETURNING ${COLUMNS}`,
-      [row.id, row.sessionId, JSON.stringify(row.command), row.requestHash, row.initialCols, row.initialRows, row.cols, row.rows, row.createdAt, row.ownerPid, row.ownerInstance, row.origin ? JSON.stringify(row.origin) : null, row.sessionId],
+      [row.id, row.sessionId, JSON.stringify(row.command), row.requestHash, row.initialCols, row.initialRows, row.cols, row.rows, row.createdAt, row.ownerPid, row.ownerInstance, row.origin ? JSON.stringify(row.origin) : null, row.leaseExpiresAt],
     );
     return raw ? fromRow(raw) : undefined;
   });
@@ -85,6 +86,13 @@ export function settleTerminal(
       exit.display,
       terminalId,
     ]);
+  });
+}
+
+/** Renews the lease of every running terminal `ownerInstance` runs (one statement for all of them). */
+export function renewTerminalLeases(storage: StorageHandle, ownerInstance: string, leaseExpiresAt: number): Promise<void> {
+  return storage.transaction(async (tx) => {
+    await tx.sql.run(`UPDATE terminal SET lease_expires_at = ? WHERE owner_instance = ? AND status = 'running'`, [leaseExpiresAt, ownerInstance]);
   });
 }
 

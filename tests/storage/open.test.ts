@@ -104,6 +104,7 @@ describe("openDatabase", () => {
         { id: serverMigrations[10]!.id, ordinal: 11, breaking: 0, compatible_floor: serverMigrations[0]!.id },
         { id: serverMigrations[11]!.id, ordinal: 12, breaking: 0, compatible_floor: serverMigrations[0]!.id },
         { id: serverMigrations[12]!.id, ordinal: 13, breaking: 1, compatible_floor: serverMigrations[12]!.id },
+        { id: serverMigrations[13]!.id, ordinal: 14, breaking: 0, compatible_floor: serverMigrations[12]!.id },
       ]);
       const recorded = await rows(handle.client, "SELECT type, name FROM harness_schema_object ORDER BY type, name");
       expect(recorded.map((r) => `${String(r["type"])}:${String(r["name"])}`)).toEqual([

@@ -82,6 +82,8 @@ export class TurnRunner {
   private readonly compactions: CompactionWorker;
   private readonly processId: number;
   private readonly leaseMs: number;
+  /** A libSQL server: hosts elsewhere share it, so owner loss is decided by the lease alone (see holderAlive). */
+  private readonly leaseOnly: boolean;
   private readonly now: () => number;
   private scheduling = false;
   private scheduleAgain = false;
@@ -100,6 +102,7 @@ export class TurnRunner {
   constructor(private readonly options: TurnRunnerOptions) {
     this.processId = options.processId ?? process.pid;
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+    this.leaseOnly = options.storage.location.kind === "remote";
     this.now = options.now ?? Date.now;
     this.compactions = new CompactionWorker({
       storage: options.storage,
@@ -263,7 +266,7 @@ export class TurnRunner {
       holder !== null &&
       holder !== this.instance &&
       (session.runnerLeaseExpiresAt ?? 0) >= now &&
-      (session.runnerProcessId === this.processId ? liveInstances.has(holder) : session.runnerProcessId === null || processAlive(session.runnerProcessId));
+      (session.runnerProcessId === null || this.holderAlive(session.runnerProcessId, holder));
     if (this.options.scope === "unowned") {
       // A lease left by a host that is gone (or expired) no longer keeps a server away.
       if (holder !== null && holder !== this.instance && !live) await store.clearRunnerLease(this.options.storage, holder);
@@ -391,15 +394,27 @@ export class TurnRunner {
     });
   }
 
-  /** Whether the claim's owner is gone: its process exited, its instance restarted, or its lease ran out. */
+  /**
+   * Whether the claim's owner is gone: its lease ran out, or — on a local database, whose hosts
+   * share this machine's process table — its process exited or its instance restarted.
+   */
   private ownerGone(row: { ownerInstance: string | null; ownerProcessId: number | null; leaseExpiresAt: number | null }, now: number): boolean {
     const owner = row.ownerProcessId;
-    return (
-      row.ownerInstance === null ||
-      owner === null ||
-      (owner === this.processId ? !liveInstances.has(row.ownerInstance) : !processAlive(owner)) ||
-      (row.leaseExpiresAt ?? 0) < now
-    );
+    return row.ownerInstance === null || owner === null || !this.holderAlive(owner, row.ownerInstance) || (row.leaseExpiresAt ?? 0) < now;
+  }
+
+  /**
+   * Whether the host instance `instance` in process `processId` may still be alive (its lease is
+   * checked apart). A local database's hosts share this machine: an instance of this process is
+   * alive while it runs, another process while its pid exists. A libSQL server's hosts may run on
+   * other machines or in other PID namespaces, where a pid names nothing here (or, reused, some
+   * unrelated process): only an instance of this very process is known; for the rest the lease
+   * alone decides, so a host is never judged gone while it still renews its lease.
+   */
+  private holderAlive(processId: number, instance: string): boolean {
+    if (liveInstances.has(instance)) return true;
+    if (this.leaseOnly) return true;
+    return processId === this.processId ? false : processAlive(processId);
   }
 
   /**

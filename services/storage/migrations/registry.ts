@@ -11,6 +11,7 @@ import { migration as terminals } from "./20261205100000-terminals.js";
 import { migration as terminalOrigin } from "./20261206100000-terminal-origin.js";
 import { migration as workspacePatches } from "./20261204120000-workspace-patches.js";
 import { migration as workspaceRecording } from "./20261207100000-workspace-recording.js";
+import { migration as terminalLease } from "./20261208100000-terminal-lease.js";
 import type { MigrationRegistry } from "./types.js";
 
 export type { Migration, MigrationRegistry, MigrationTransaction } from "./types.js";
@@ -19,4 +20,4 @@ export type { Migration, MigrationRegistry, MigrationTransaction } from "./types
  * The server database's migrations, in order. To change the schema add
  * `<YYYYMMDDHHMMSS>-<name>.ts` next to this file and append it here (and update `../schema.ts`).
  */
-export const serverMigrations: MigrationRegistry = [sessionsFoundation, turns, turnStampsAndRunners, historyRevisions, compactionsAndJournal, sessionPlugins, sessionPluginFlag, historyRows, diagnosticsAndContext, workspacePatches, terminals, terminalOrigin, workspaceRecording];
+export const serverMigrations: MigrationRegistry = [sessionsFoundation, turns, turnStampsAndRunners, historyRevisions, compactionsAndJournal, sessionPlugins, sessionPluginFlag, historyRows, diagnosticsAndContext, workspacePatches, terminals, terminalOrigin, workspaceRecording, terminalLease];
