@@ -22,6 +22,8 @@ const { version } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"))
 const target = `${process.platform}-${process.arch}`;
 const release = join(root, "dist", "release");
 const work = join(release, "work");
+const started = performance.now();
+const elapsed = () => `${((performance.now() - started) / 1000).toFixed(1)} s`;
 const mib = (bytes) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 
 /** The payload blob and its manifest: files back to back, each at [offset, offset + size). */
@@ -73,7 +75,7 @@ execFileSync(
   { stdio: ["ignore", "ignore", "pipe"] },
 );
 rmSync(work, { recursive: true, force: true });
-console.log(`binary: dist/release/ze-harness (${mib(statSync(executable).size)}; payload ${manifest.files.length} files, ${mib(raw.length)}, ${packages.length} packages)`);
+console.log(`binary: dist/release/ze-harness (${mib(statSync(executable).size)}; payload ${manifest.files.length} files, ${mib(raw.length)}, ${packages.length} packages) in ${elapsed()}`);
 
 if (archive) {
   const name = `ze-harness-${version}-${target}`;
@@ -86,5 +88,5 @@ if (archive) {
   const tarball = join(release, `${name}.tar.gz`);
   execFileSync("tar", ["-czf", tarball, "-C", release, "--owner=0", "--group=0", "--numeric-owner", name]);
   rmSync(folder, { recursive: true, force: true });
-  console.log(`archive: dist/release/${name}.tar.gz (${mib(statSync(tarball).size)})`);
+  console.log(`archive: dist/release/${name}.tar.gz (${mib(statSync(tarball).size)}) in ${elapsed()}`);
 }

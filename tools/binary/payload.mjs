@@ -125,13 +125,13 @@ export function runtimePackages(root, seeds) {
 
 /** Whether a file inside node_modules is left out (`path` relative to the package folder). */
 function dropped(packageFolder, path) {
-  if (/\.(map|d\.ts|d\.mts|d\.cts|ts|tsx|mts|cts|md|markdown)$/i.test(path)) return true;
+  if (/\.(map|d\.ts|d\.mts|d\.cts|ts|tsx|mts|cts|md|markdown)$|\.(test|spec)\.[cm]?js$/i.test(path)) return true;
   const parts = path.split(sep);
   if (parts.includes(".bin")) return true;
   const prebuilds = parts.indexOf("prebuilds");
   if (prebuilds !== -1 && parts[prebuilds + 1] !== undefined && !parts[prebuilds + 1].startsWith(PLATFORM)) return true;
   if (packageFolder.endsWith(`${sep}node-pty`)) {
-    if (parts[0] === "build") return !(parts[1] === "Release" && path.endsWith(".node"));
+    if (parts[0] === "build") return !(parts.length === 1 || (parts[1] === "Release" && (parts.length === 2 || path.endsWith(".node"))));
     return ["deps", "src", "third_party", "scripts", "typings", "node-addon-api", "prebuilds", "binding.gyp"].includes(parts[0]);
   }
   return false;
