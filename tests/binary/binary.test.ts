@@ -5,7 +5,7 @@
 // PTY, ACP over stdio and an MCP server over stdio (its supervisor is the executable's `-e`).
 // The binary is built once for the file (~30 s); the tests share one home and one test model.
 import { spawn, spawnSync } from "node:child_process";
-import { chmodSync, mkdirSync, readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
+import { chmodSync, chownSync, mkdirSync, readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -75,6 +75,14 @@ describe("the executable without node on PATH", () => {
     expect(statSync(join(base, folder!, "node_modules", "node-pty", "build", "Release", "pty.node")).isFile()).toBe(true);
   });
 
+  it("two first runs at once share one extracted folder", async () => {
+    const cache = join(home.dir, "race-cache");
+    const results = await Promise.all([exe(["--version"], { XDG_CACHE_HOME: cache }), exe(["--version"], { XDG_CACHE_HOME: cache })]);
+    for (const result of results) expect(result).toMatchObject({ code: 0, stderr: "" });
+    // The loser's temporary folder is gone too.
+    expect(readdirSync(join(cache, "ze-harness"))).toEqual(readdirSync(join(env["XDG_CACHE_HOME"]!, "ze-harness")));
+  });
+
   it("refuses a cache folder others can write to", async () => {
     const cache = join(home.dir, "shared-cache");
     mkdirSync(join(cache, "ze-harness"), { recursive: true });
@@ -83,6 +91,16 @@ describe("the executable without node on PATH", () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/writable by others; refusing/);
     expect(readdirSync(join(cache, "ze-harness"))).toEqual([]);
+  });
+
+  // Only root can give a folder to another user (CI runs as root).
+  it.runIf(process.getuid?.() === 0)("refuses a cache folder that belongs to another user", async () => {
+    const cache = join(home.dir, "foreign-cache");
+    mkdirSync(join(cache, "ze-harness"), { recursive: true, mode: 0o700 });
+    chownSync(join(cache, "ze-harness"), 65534, 65534);
+    const result = await exe(["--version"], { XDG_CACHE_HOME: cache });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/belongs to another user; refusing/);
   });
 
   it("run --embedded streams a Turn's answer", async () => {

@@ -65,6 +65,20 @@ function unpack(directory, manifest) {
   for (const [name, target] of manifest.links) fs.symlinkSync(target, path.join(directory, name));
 }
 
+/** Removes what an extraction killed midway left (its temporary folder), after an hour. */
+function pruneLeftovers(base) {
+  const before = Date.now() - 3_600_000;
+  for (const name of fs.readdirSync(base)) {
+    if (!name.startsWith(".extract-")) continue;
+    const folder = path.join(base, name);
+    try {
+      if (fs.lstatSync(folder).mtimeMs < before) fs.rmSync(folder, { recursive: true, force: true });
+    } catch {
+      // Another run removed it first.
+    }
+  }
+}
+
 /** The extracted package root for this build: found, or extracted now (atomically, race-safe). */
 function extracted(manifest) {
   const base = cacheBase();
@@ -75,6 +89,7 @@ function extracted(manifest) {
     checkPrivate(target);
     return target;
   }
+  pruneLeftovers(base);
   const temporary = fs.mkdtempSync(path.join(base, `.extract-${manifest.version}-`));
   try {
     unpack(temporary, manifest);
