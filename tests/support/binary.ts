@@ -8,7 +8,7 @@ import { delimiter, join } from "node:path";
 import { repoRoot } from "./harness.js";
 
 export interface BuiltBinary {
-  /** dist/release/ze-harness-<version>-<platform>-<arch>.tar.gz */
+  /** ze-harness-<version>-<platform>-<arch>.tar.gz */
   readonly archive: string;
   /** The archive's top folder, unpacked in a temp directory. */
   readonly folder: string;
@@ -19,13 +19,16 @@ export interface BuiltBinary {
   cleanup(): void;
 }
 
-/** Runs `npm run build:binary`'s second step (dist/ is already built) and unpacks the archive. */
+/**
+ * Runs `npm run build:binary`'s second step (dist/ is already built) into a temp folder, not
+ * dist/release/ (a concurrent `npm pack` walks dist/), and unpacks the archive beside it.
+ */
 export function buildBinary(): BuiltBinary {
-  execFileSync(process.execPath, [join(repoRoot, "tools", "binary", "build.mjs")], { cwd: repoRoot, stdio: ["ignore", "ignore", "pipe"] });
-  const release = join(repoRoot, "dist", "release");
+  const directory = realpathSync(mkdtempSync(join(tmpdir(), "ze-binary-")));
+  const release = join(directory, "release");
+  execFileSync(process.execPath, [join(repoRoot, "tools", "binary", "build.mjs"), `--out=${release}`], { cwd: repoRoot, stdio: ["ignore", "ignore", "pipe"] });
   const archive = readdirSync(release).find((name) => name.endsWith(".tar.gz"));
   if (archive === undefined) throw new Error("tools/binary/build.mjs wrote no archive");
-  const directory = realpathSync(mkdtempSync(join(tmpdir(), "ze-binary-")));
   execFileSync("tar", ["-xzf", join(release, archive), "-C", directory]);
   const folder = join(directory, archive.replace(/\.tar\.gz$/, ""));
   return {

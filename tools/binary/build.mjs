@@ -7,11 +7,12 @@
 // run-time file of the package, tools/binary/payload.mjs, back to back) and
 // `manifest` (where each file sits in it). The bootstrap extracts them on first use.
 //
-// --no-archive: the executable only (dist/release/ze-harness), no licenses or archive (the tests).
+// --no-archive: the executable only (dist/release/ze-harness), no licences or archive.
+// --out=DIR: write into DIR instead of dist/release/ (the tests, which must not race `npm pack`).
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { chmodSync, copyFileSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { chmodSync, copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { writeLicenses } from "./licenses.mjs";
 import { payloadEntries } from "./payload.mjs";
@@ -20,7 +21,8 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const archive = !process.argv.includes("--no-archive");
 const { version } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
 const target = `${process.platform}-${process.arch}`;
-const release = join(root, "dist", "release");
+const out = process.argv.find((argument) => argument.startsWith("--out="));
+const release = out !== undefined ? resolve(out.slice("--out=".length)) : join(root, "dist", "release");
 const work = join(release, "work");
 const started = performance.now();
 const elapsed = () => `${((performance.now() - started) / 1000).toFixed(1)} s`;
@@ -43,8 +45,10 @@ function pack() {
   return { raw, manifest: { version, hash, directories, files: entries, links }, packages };
 }
 
-rmSync(release, { recursive: true, force: true });
-mkdirSync(work, { recursive: true });
+// Only what an earlier build wrote here is replaced (--out may name a folder holding more).
+mkdirSync(release, { recursive: true });
+for (const name of readdirSync(release)) if (name === "work" || name === "ze-harness" || /^ze-harness-.+-.+-.+/.test(name)) rmSync(join(release, name), { recursive: true, force: true });
+mkdirSync(work);
 if (statSync(join(root, "dist", "bundle", "main.js"), { throwIfNoEntry: false }) === undefined) {
   throw new Error("dist/bundle/main.js is missing: run npm run build first");
 }
@@ -75,7 +79,7 @@ execFileSync(
   { stdio: ["ignore", "ignore", "pipe"] },
 );
 rmSync(work, { recursive: true, force: true });
-console.log(`binary: dist/release/ze-harness (${mib(statSync(executable).size)}; payload ${manifest.files.length} files, ${mib(raw.length)}, ${packages.length} packages) in ${elapsed()}`);
+console.log(`binary: ${relative(root, executable)} (${mib(statSync(executable).size)}; payload ${manifest.files.length} files, ${mib(raw.length)}, ${packages.length} packages) in ${elapsed()}`);
 
 if (archive) {
   const name = `ze-harness-${version}-${target}`;
@@ -88,5 +92,5 @@ if (archive) {
   const tarball = join(release, `${name}.tar.gz`);
   execFileSync("tar", ["-czf", tarball, "-C", release, "--owner=0", "--group=0", "--numeric-owner", name]);
   rmSync(folder, { recursive: true, force: true });
-  console.log(`archive: dist/release/${name}.tar.gz (${mib(statSync(tarball).size)}) in ${elapsed()}`);
+  console.log(`archive: ${relative(root, tarball)} (${mib(statSync(tarball).size)}) in ${elapsed()}`);
 }
