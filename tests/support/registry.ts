@@ -2,6 +2,7 @@
 // built from package-lock.json (every locked version with its dependencies, platforms and
 // integrity) and its tarballs are read from npm's own content cache by that integrity (npm ci
 // put them there). A package missing from the cache answers 404, so an install needing it fails.
+import { execFileSync } from "node:child_process";
 import { createServer, type Server } from "node:http";
 import { readFile } from "node:fs/promises";
 import { readFileSync } from "node:fs";
@@ -33,7 +34,16 @@ function contentPath(cache: string, integrity: string): string {
   return join(cache, "content-v2", algorithm, hex.slice(0, 2), hex.slice(2, 4), hex.slice(4));
 }
 
-export async function startLockRegistry(lockPath: string, cache = join(homedir(), ".npm", "_cacache")): Promise<LockRegistry> {
+/** npm's content cache: `npm config get cache` (default ~/.npm) + `_cacache`. */
+function npmCache(): string {
+  try {
+    return join(execFileSync("npm", ["config", "get", "cache"], { encoding: "utf8" }).trim(), "_cacache");
+  } catch {
+    return join(homedir(), ".npm", "_cacache");
+  }
+}
+
+export async function startLockRegistry(lockPath: string, cache = npmCache()): Promise<LockRegistry> {
   const lock = JSON.parse(readFileSync(lockPath, "utf8")) as { packages: Record<string, LockEntry> };
   const served: string[] = [];
   const integrities = new Map<string, string>();
