@@ -10,6 +10,8 @@ export interface AcpProcessOptions {
   readonly env: Record<string, string>;
   readonly cwd: string;
   readonly args?: readonly string[];
+  /** The program and its leading arguments (default: this Node with the built bin/ze-harness.js). */
+  readonly command?: readonly [string, ...string[]];
 }
 
 type PermissionHandler = (params: acp.RequestPermissionRequest) => Promise<acp.RequestPermissionResponse> | acp.RequestPermissionResponse;
@@ -38,7 +40,8 @@ export interface AcpProcess {
 }
 
 export function startAcp(options: AcpProcessOptions): AcpProcess {
-  const child = spawn(process.execPath, [binPath, "acp", ...(options.args ?? [])], { cwd: options.cwd, env: options.env, stdio: ["pipe", "pipe", "pipe"] });
+  const [program, ...leading] = options.command ?? [process.execPath, binPath];
+  const child = spawn(program, [...leading, "acp", ...(options.args ?? [])], { cwd: options.cwd, env: options.env, stdio: ["pipe", "pipe", "pipe"] });
   let stdoutText = "";
   let stderrText = "";
   child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderrText += chunk));

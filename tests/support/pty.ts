@@ -32,13 +32,16 @@ export interface PtyOptions {
   readonly cwd: string;
   readonly cols?: number;
   readonly rows?: number;
+  /** The program and its leading arguments (default: this Node with the built bin/ze-harness.js). */
+  readonly command?: readonly [string, ...string[]];
 }
 
 export function startPty(args: readonly string[], options: PtyOptions): PtyCli {
   const cols = options.cols ?? 120;
   const rows = options.rows ?? 40;
   const terminal = new xterm.Terminal({ cols, rows, scrollback: 5000, allowProposedApi: true });
-  const pty = spawn(process.execPath, [binPath, ...args], { name: "xterm-256color", cols, rows, cwd: options.cwd, env: { ...options.env, TERM: "xterm-256color" } });
+  const [program, ...leading] = options.command ?? [process.execPath, binPath];
+  const pty = spawn(program, [...leading, ...args], { name: "xterm-256color", cols, rows, cwd: options.cwd, env: { ...options.env, TERM: "xterm-256color" } });
   let raw = "";
   let done = false;
   const waiters = new Set<() => void>();
