@@ -8,7 +8,7 @@
 import type { Handlers } from "../generated/server/routes.js";
 import { sessionHandlers } from "../services/host/handlers.js";
 import { checkHost, checkOrigin, checkToken, type GuardOptions } from "../services/http/guard.js";
-import { createFetchHandler, statusOf, type FetchHandler, type RequestContext } from "../services/http/handler.js";
+import { createFetchHandler, PROTOCOL_VERSION, statusOf, VERSION_HEADER, type FetchHandler, type RequestContext } from "../services/http/handler.js";
 import type { EncodedError } from "../services/contract/failure.js";
 import type { SessionService } from "../services/core/sessions.js";
 import { OPENAPI_DOCUMENT, RELEASE } from "./release.js";
@@ -43,7 +43,9 @@ export function guardOf(env: WorkerEnv): GuardOptions {
   };
 }
 
-const refuse = (error: EncodedError): Response => Response.json(error, { status: statusOf(error) });
+/** A refusal of the gateway's own, with the version header every answer of the API carries. */
+const refuse = (error: EncodedError): Response =>
+  Response.json(error, { status: statusOf(error), headers: { [VERSION_HEADER]: `${PROTOCOL_VERSION}/${RELEASE}`, "Access-Control-Expose-Headers": VERSION_HEADER } });
 
 /** The server name of a `/v1/servers/:server/...` path (`undefined` for other paths). */
 export function serverOf(pathname: string): string | undefined {

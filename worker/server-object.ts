@@ -10,7 +10,7 @@ import { ActivityHub } from "../services/core/events/hub.js";
 import { SessionService } from "../services/core/sessions.js";
 import { sessionHandlers } from "../services/host/handlers.js";
 import { withStorageFailures } from "../services/host/storage-failures.js";
-import { createFetchHandler, statusOf, type FetchHandler, type RequestContext } from "../services/http/handler.js";
+import { createFetchHandler, PROTOCOL_VERSION, statusOf, VERSION_HEADER, type FetchHandler, type RequestContext } from "../services/http/handler.js";
 import type { StorageHandle } from "../services/storage/index.js";
 import { openDurableObjectStorage, type DurableObjectStorageInput } from "./storage.js";
 import { workerUnavailableHandlers } from "./unavailable.js";
@@ -35,7 +35,8 @@ interface Served {
   readonly fetch: FetchHandler;
 }
 
-const errorResponse = (failure: Failure): Response => Response.json(failure.body, { status: statusOf(failure.body) });
+const errorResponse = (failure: Failure): Response =>
+  Response.json(failure.body, { status: statusOf(failure.body), headers: { [VERSION_HEADER]: `${PROTOCOL_VERSION}/${RELEASE}`, "Access-Control-Expose-Headers": VERSION_HEADER } });
 const notServed = (message: string): Failure => new Failure({ _tag: "NotFoundError", message });
 
 /** The Session id of a `/v1/servers/:server/sessions/:sessionId...` path, if it names one. */
