@@ -8,7 +8,8 @@ import type { Handlers } from "../generated/server/routes.js";
 import { Failure, unavailable } from "../services/contract/failure.js";
 import { ActivityHub } from "../services/core/events/hub.js";
 import { SessionService } from "../services/core/sessions.js";
-import { sessionHandlers } from "../services/host/handlers.js";
+import { EventStreams } from "../services/core/events/streams.js";
+import { sessionHandlers, turnHandlers } from "../services/host/handlers.js";
 import { withStorageFailures } from "../services/host/storage-failures.js";
 import { createFetchHandler, PROTOCOL_VERSION, statusOf, VERSION_HEADER, type FetchHandler, type RequestContext } from "../services/http/handler.js";
 import type { StorageHandle } from "../services/storage/index.js";
@@ -71,9 +72,14 @@ export class HarnessServerObject {
     const hub = new ActivityHub((announce) => storage.afterCommit(announce));
     storage.onTurnEvents((rows) => hub.turnEvents(rows));
     const sessions = new SessionService({ storage, serverRoot: WORKSPACE_ROOT, hub, workdirs: workspaceWorkdirs });
+    // The server activity stream (replay from a cursor, then live, 15 s heartbeats): the Node
+    // host's handler, whose only service is the streams (Turns are not served here yet).
+    const streams = new EventStreams(storage, hub);
+    const { watchServer } = turnHandlers({ streams, turns: undefined as never, interactions: undefined as never });
     const handlers: Handlers<RequestContext> = {
       ...workerUnavailableHandlers<RequestContext>(),
       ...sessionHandlers({ sessions, release: RELEASE }),
+      watchServer,
     };
     return createFetchHandler({
       handlers: withStorageFailures(handlers),

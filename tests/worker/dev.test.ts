@@ -90,6 +90,40 @@ describe("the Worker host in workerd (npm run worker:dev)", () => {
     expect(login.status).toBe(503);
   });
 
+  it("streams the server's activity: the cursor first, then each Session created, replayable from a cursor", async () => {
+    const headers = { authorization: `Bearer ${TOKEN}` };
+    const abort = new AbortController();
+    const response = await fetch(`${url}/v1/servers/gamma/events`, { headers, signal: abort.signal });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toContain("text/event-stream");
+    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = "";
+    const until = async (needle: string): Promise<void> => {
+      while (!text.includes(needle)) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`the stream ended before ${needle}: ${text}`);
+        text += value;
+      }
+    };
+    await until('"type":"server.cursor"');
+    const { client } = networkClient(url, TOKEN);
+    await ok(sdk.createSession({ client, path: { server: "gamma", sessionId: S1 }, body: {} }));
+    await until('"type":"session.created"');
+    expect(text).toContain(`"id":"${S1}"`);
+    abort.abort();
+    await reader.cancel().catch(() => undefined);
+
+    // Replayed from cursor 0: the creation is there without waiting for anything live.
+    const replay = new AbortController();
+    const again = await fetch(`${url}/v1/servers/gamma/events?afterServerCursor=0`, { headers, signal: replay.signal });
+    const replayed = again.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let seen = "";
+    while (!seen.includes('"type":"session.created"')) seen += (await replayed.read()).value ?? "";
+    expect(seen).toContain(`"id":"${S1}"`);
+    replay.abort();
+    await replayed.cancel().catch(() => undefined);
+  });
+
   it("serves the CLI with --remote: session create and session list --all", async () => {
     assertBuilt();
     const options = { env: home.env, cwd: home.root };
