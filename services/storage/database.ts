@@ -1,6 +1,7 @@
-// Opening the database and the handle every repository uses: reads (joining the caller's open
-// transaction, so work inside a unit of work sees its own writes), queued write transactions
-// with a durability choice, after-commit callbacks, and close.
+// Opening a libSQL database (a file, `:memory:` or a server) as the handle every repository uses
+// (assembled in handle.ts, which the Worker host's Durable Object adapter shares): reads joining
+// the caller's open transaction, queued write transactions with a durability choice,
+// after-commit callbacks, and close.
 import { mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { Client } from "@libsql/client";
