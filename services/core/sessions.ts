@@ -15,7 +15,7 @@ import type { StorageHandle } from "../storage/index.js";
 import * as store from "../storage/index.js";
 import type { SessionRow, SavedPermissionRow } from "../storage/index.js";
 import { resolveProjectId } from "../contract/project.js";
-import { resolveWorkdir } from "../workspace/workdir.js";
+import { resolveWorkdir, type ResolvedWorkdir, type WorkdirRequest } from "../workspace/workdir.js";
 import type { ActivityHub } from "./events/hub.js";
 import { checkModelReference, checkTitle } from "./validation.js";
 import { conflict, notFound } from "../contract/failure.js";
@@ -37,7 +37,20 @@ export interface SessionServiceOptions {
    * configuration cannot be loaded (the Session is not created).
    */
   readonly agents?: ((workdir: string) => AgentCatalog | Promise<AgentCatalog>) | undefined;
+  /**
+   * How a creation request's workdir resolves and which project it belongs to: the host's
+   * workspace capability. Default: directories on this machine's disk and their git identity
+   * (a Worker host passes its `/workspace` store's; worker/workspace.ts).
+   */
+  readonly workdirs?: SessionWorkdirs | undefined;
 }
+
+export interface SessionWorkdirs {
+  resolve(serverRoot: string, request: WorkdirRequest): ResolvedWorkdir;
+  projectId(absoluteWorkdir: string): string;
+}
+
+const diskWorkdirs: SessionWorkdirs = { resolve: resolveWorkdir, projectId: resolveProjectId };
 
 /** What a spawned child Session takes from the `task` call that creates it. */
 export interface SpawnChild {
@@ -107,6 +120,7 @@ export class SessionService {
   private readonly hub: ActivityHub | undefined;
   private readonly onDeleted: (sessionIds: readonly string[]) => void;
   private readonly agents: ((workdir: string) => AgentCatalog | Promise<AgentCatalog>) | undefined;
+  private readonly workdirs: SessionWorkdirs;
 
   constructor(options: SessionServiceOptions) {
     this.storage = options.storage;
@@ -115,6 +129,7 @@ export class SessionService {
     this.hub = options.hub;
     this.onDeleted = options.onDeleted ?? (() => {});
     this.agents = options.agents;
+    this.workdirs = options.workdirs ?? diskWorkdirs;
   }
 
   private announce(server: string, sessionIds: readonly string[]): void {
@@ -143,7 +158,7 @@ export class SessionService {
     const replay = await this.replayCreate(server, id, hash);
     if (replay) return replay;
     checkModelReference(request.defaultModel, "/defaultModel");
-    const workdir = resolveWorkdir(this.serverRoot, request);
+    const workdir = this.workdirs.resolve(this.serverRoot, request);
     const agents = await this.agents?.(workdir.absolute);
     if (request.agent !== undefined && agents) primaryAgent(agents, request.agent, "/agent");
     const now = this.now();
@@ -152,7 +167,7 @@ export class SessionService {
         id,
         server,
         workdir: workdir.stored,
-        projectId: resolveProjectId(workdir.absolute),
+        projectId: this.workdirs.projectId(workdir.absolute),
         defaultModel: request.defaultModel ?? null,
         systemPrompt: request.systemPrompt ?? null,
         agent: request.agent ?? null,

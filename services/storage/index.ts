@@ -1,7 +1,11 @@
 export {
   DEFAULT_BUSY_TIMEOUT_MS,
+  createStorageHandle,
+  drizzleOver,
   isStorageHandle,
   openDatabase,
+  type HandleWriter,
+  type StorageHandleParts,
   type OpenDatabaseOptions,
   type StorageDatabase,
   type StorageExecutor,
@@ -10,6 +14,7 @@ export {
   type Durability,
 } from "./database.js";
 export { resolveDatabaseLocation, type DatabaseLocation } from "./location.js";
+export { Queue } from "./queue.js";
 export {
   StorageBusy,
   StorageCorrupt,
@@ -35,11 +40,13 @@ export {
 } from "./errors.js";
 export {
   applyMigrations,
+  applyMigrationsInHostTransaction,
   pendingMigrations,
   validateRegistry,
   LEDGER_TABLE,
   SCHEMA_OBJECT_TABLE,
   type ApplyMigrationsOptions,
+  type HostTransactionMigrationOptions,
   type MigrationReport,
   type StorageMigrationProgress,
 } from "./migrate.js";

@@ -5,7 +5,9 @@ import { pathToFileURL } from "node:url";
 export type DatabaseLocation =
   | { readonly kind: "memory"; readonly url: ":memory:" }
   | { readonly kind: "file"; readonly url: string; readonly path: string }
-  | { readonly kind: "remote"; readonly url: string };
+  | { readonly kind: "remote"; readonly url: string }
+  /** A Durable Object's own SQLite (the Worker host); `url` is `durable-object:<server>`, for messages. */
+  | { readonly kind: "durable-object"; readonly url: string };
 
 const REMOTE = /^(libsql|https?|wss?):\/\//i;
 

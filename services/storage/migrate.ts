@@ -18,7 +18,7 @@ import { randomBytes } from "node:crypto";
 import { constants as fsConstants } from "node:fs";
 import { chmod, open, rename, rm, stat } from "node:fs/promises";
 import { dirname } from "node:path";
-import type { Client, InStatement, ResultSet, Transaction } from "@libsql/client";
+import type { Client, InStatement, ResultSet } from "@libsql/client";
 import {
   StorageMigrationDiverged,
   StorageMigrationFailed,
@@ -30,7 +30,7 @@ import {
   type SchemaDrift,
 } from "./errors.js";
 import type { DatabaseLocation } from "./location.js";
-import type { Migration, MigrationRegistry } from "./migrations/types.js";
+import type { Migration, MigrationRegistry, MigrationTransaction } from "./migrations/types.js";
 
 export const LEDGER_TABLE = "harness_migration";
 export const SCHEMA_OBJECT_TABLE = "harness_schema_object";
@@ -315,7 +315,7 @@ function compatibleFloor(migrations: MigrationRegistry, index: number): string |
 }
 
 async function recordSchemaChanges(
-  tx: Transaction,
+  tx: MigrationTransaction,
   before: ReadonlyMap<string, SchemaObject>,
   after: ReadonlyMap<string, SchemaObject>,
 ): Promise<void> {
@@ -377,6 +377,41 @@ export async function applyMigrations(options: ApplyMigrationsOptions): Promise<
   }
 }
 
+export interface HostTransactionMigrationOptions {
+  /** Reads and writes run here (inside `transaction` for the writes). */
+  readonly client: MigrationTransaction;
+  readonly migrations: MigrationRegistry;
+  /** The host's own transaction (a Durable Object's `storage.transaction`): commits, or rolls back when `fn` throws. */
+  readonly transaction: <T>(fn: () => Promise<T>) => Promise<T>;
+  readonly onProgress?: ((progress: StorageMigrationProgress) => void) | undefined;
+  readonly now?: (() => number) | undefined;
+}
+
+/**
+ * Brings a database whose host owns transactions to `migrations`: a Durable Object's SQLite,
+ * where SQL may not BEGIN or SAVEPOINT and foreign keys cannot be switched off. The same ledger,
+ * refusals and schema-object records as `applyMigrations`; no backup (the platform keeps
+ * point-in-time recovery); foreign keys are deferred to the commit (`PRAGMA defer_foreign_keys`),
+ * so a table rebuild's copy never trips them — but a DROP still runs its cascades, which a
+ * rebuild migration of a table other rows reference must keep in mind.
+ */
+export async function applyMigrationsInHostTransaction(options: HostTransactionMigrationOptions): Promise<MigrationReport> {
+  const now = options.now ?? Date.now;
+  validateRegistry(options.migrations);
+  try {
+    const pending = plan(await readState(options.client), options.migrations);
+    if (pending.length === 0) return { applied: [], backupPath: null };
+    const applied = await options.transaction(async () => {
+      await options.client.execute("PRAGMA defer_foreign_keys = ON");
+      return applyPending(options.client, options.migrations, options, now);
+    });
+    if (applied.length > 0) options.onProgress?.({ kind: "migrations-committed", ids: applied });
+    return { applied, backupPath: null };
+  } catch (error) {
+    throw toStorageError(error);
+  }
+}
+
 /**
  * A file or remote database migrates on a dedicated single-connection client (closed afterwards,
  * so the connection whose foreign keys were switched off never serves anything else). `:memory:`
@@ -416,9 +451,9 @@ async function migrateOnOneConnection(options: ApplyMigrationsOptions, now: () =
 }
 
 async function applyPending(
-  tx: Transaction,
+  tx: MigrationTransaction,
   migrations: MigrationRegistry,
-  options: ApplyMigrationsOptions,
+  options: Pick<ApplyMigrationsOptions, "onProgress">,
   now: () => number,
 ): Promise<string[]> {
   // Another opener may have migrated between our read and our lock: decide again under the lock.

@@ -1,0 +1,28 @@
+// Runs Workers in workerd through miniflare (the registry's workerd binary; no network):
+// bundles an entry with the project's Worker bundler and starts a Miniflare on it.
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { Miniflare, type MiniflareOptions } from "miniflare";
+// @ts-expect-error -- a plain .mjs build tool without types
+import { bundleWorker, COMPATIBILITY_DATE, COMPATIBILITY_FLAGS } from "../../tools/worker/bundle.mjs";
+
+/** Bundles `entry` (relative to the repository root) into a temp directory; returns the file. */
+export async function bundle(entry: string): Promise<string> {
+  const outfile = join(mkdtempSync(join(tmpdir(), "zh-worker-bundle-")), "worker.mjs");
+  await bundleWorker({ entry, outfile });
+  return outfile;
+}
+
+/** A Miniflare over one bundled ES module with the project's compatibility settings. */
+export function miniflare(scriptPath: string, options: Partial<MiniflareOptions> & Record<string, unknown>): Miniflare {
+  return new Miniflare({
+    modules: true,
+    scriptPath,
+    // Module names are paths below this root (the default, the cwd, cannot reach a temp dir).
+    modulesRoot: dirname(scriptPath),
+    compatibilityDate: COMPATIBILITY_DATE,
+    compatibilityFlags: COMPATIBILITY_FLAGS,
+    ...options,
+  } as MiniflareOptions);
+}

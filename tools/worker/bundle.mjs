@@ -1,0 +1,59 @@
+// Bundles a Worker entry for workerd: one ESM file, platform neutral with the `workerd` /
+// `worker` / `browser` export conditions. `node:*` built-ins stay imports (workerd serves them
+// under the `nodejs_compat` flag); a bare Node built-in name is rewritten to its `node:` form.
+// Native addons cannot be bundled: they are reported, never silently left external.
+import { build } from "esbuild";
+import { builtinModules } from "node:module";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+/** The compatibility settings every Worker of this project runs with (worker/miniflare.config.mjs too). */
+export const COMPATIBILITY_DATE = "2025-12-01";
+export const COMPATIBILITY_FLAGS = ["nodejs_compat"];
+
+const NATIVE = /^(libsql|@libsql\/|@neon-rs\/|node-pty|bufferutil|utf-8-validate)/;
+const builtins = new Set(builtinModules);
+
+/**
+ * Bundles `entry` to `outfile`; resolves with esbuild's metafile and the native packages the
+ * graph asked for (left as imports that fail in workerd: each is a seam still to cut).
+ */
+export async function bundleWorker({ entry, outfile, write = true }) {
+  const natives = new Map();
+  const result = await build({
+    absWorkingDir: root,
+    entryPoints: [entry],
+    outfile,
+    write,
+    bundle: true,
+    format: "esm",
+    platform: "neutral",
+    target: "es2022",
+    conditions: ["workerd", "worker", "browser", "import"],
+    mainFields: ["module", "main"],
+    metafile: true,
+    logLevel: "silent",
+    define: { "process.env.NODE_ENV": '"production"' },
+    plugins: [
+      {
+        name: "node-builtins-and-natives",
+        setup(b) {
+          b.onResolve({ filter: /.*/ }, (args) => {
+            if (args.path.startsWith("node:")) return { path: args.path, external: true };
+            const bare = args.path.split("/")[0];
+            if (builtins.has(args.path) || (builtins.has(bare) && !args.path.startsWith("."))) return { path: `node:${args.path}`, external: true };
+            if (NATIVE.test(args.path)) {
+              const list = natives.get(args.path) ?? [];
+              list.push(args.importer.replace(`${root}/`, ""));
+              natives.set(args.path, list);
+              return { path: args.path, external: true };
+            }
+            return undefined;
+          });
+        },
+      },
+    ],
+  });
+  return { metafile: result.metafile, natives };
+}

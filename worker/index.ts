@@ -1,0 +1,103 @@
+// The Cloudflare Worker host's entry: the gateway Worker and the Durable Object classes it
+// binds. The gateway checks Host, Origin and the bearer token (configured by Worker variables),
+// then forwards every `/v1/servers/:server/...` request to that server's HarnessServerObject
+// (binding HARNESS_SERVERS, addressed by name) with `x-zephyr-server` (and
+// `x-zephyr-session-id` on Session routes) set; everything else — health, capabilities, the
+// OpenAPI document, and the runtime routes this host does not serve yet — it answers itself
+// through the same generated route table.
+import type { Handlers } from "../generated/server/routes.js";
+import { sessionHandlers } from "../services/host/handlers.js";
+import { checkHost, checkOrigin, checkToken, type GuardOptions } from "../services/http/guard.js";
+import { createFetchHandler, PROTOCOL_VERSION, statusOf, VERSION_HEADER, type FetchHandler, type RequestContext } from "../services/http/handler.js";
+import type { EncodedError } from "../services/contract/failure.js";
+import type { SessionService } from "../services/core/sessions.js";
+import { OPENAPI_DOCUMENT, RELEASE } from "./release.js";
+import { SERVER_HEADER, SESSION_HEADER, sessionIdOf } from "./server-object.js";
+import { workerUnavailableHandlers } from "./unavailable.js";
+
+export { HarnessServerObject } from "./server-object.js";
+
+interface DurableObjectNamespaceLike {
+  idFromName(name: string): unknown;
+  get(id: unknown): { fetch(request: Request): Promise<Response> };
+}
+
+export interface WorkerEnv {
+  readonly HARNESS_SERVERS: DurableObjectNamespaceLike;
+  /** Bearer token every authenticated operation demands (a Worker secret); absent: no authentication. */
+  readonly HARNESS_API_TOKEN?: string;
+  /** Comma-separated Host names accepted besides loopback (`*` accepts any): a deployed Worker names its own. */
+  readonly HARNESS_ALLOWED_HOSTS?: string;
+  /** Comma-separated browser origins allowed to call the API. */
+  readonly HARNESS_ALLOWED_ORIGINS?: string;
+}
+
+const list = (value: string | undefined): string[] => (value ?? "").split(",").map((item) => item.trim()).filter((item) => item !== "");
+
+export function guardOf(env: WorkerEnv): GuardOptions {
+  const hosts = list(env.HARNESS_ALLOWED_HOSTS);
+  return {
+    allowedHosts: ["localhost", "127.0.0.1", "[::1]", "::1", ...hosts],
+    allowedOrigins: list(env.HARNESS_ALLOWED_ORIGINS),
+    ...(env.HARNESS_API_TOKEN !== undefined && env.HARNESS_API_TOKEN !== "" ? { token: env.HARNESS_API_TOKEN } : {}),
+  };
+}
+
+/** A refusal of the gateway's own, with the version header every answer of the API carries. */
+const refuse = (error: EncodedError): Response =>
+  Response.json(error, { status: statusOf(error), headers: { [VERSION_HEADER]: `${PROTOCOL_VERSION}/${RELEASE}`, "Access-Control-Expose-Headers": VERSION_HEADER } });
+
+/** The server name of a `/v1/servers/:server/...` path (`undefined` for other paths). */
+export function serverOf(pathname: string): string | undefined {
+  const match = /^\/v1\/servers\/([^/]+)(?:\/|$)/.exec(pathname);
+  if (!match) return undefined;
+  try {
+    return decodeURIComponent(match[1]!);
+  } catch {
+    return undefined;
+  }
+}
+
+async function forward(request: Request, env: WorkerEnv, server: string): Promise<Response> {
+  const guard = guardOf(env);
+  const host = checkHost(request, guard);
+  if (!host.ok) return refuse({ _tag: "ForbiddenError", message: host.message });
+  const origin = checkOrigin(request, guard);
+  if (!origin.ok) return refuse({ _tag: "ForbiddenError", message: origin.message });
+  if (request.method !== "OPTIONS") {
+    const token = checkToken(request, guard);
+    if (!token.ok) return refuse({ _tag: "UnauthorizedError", message: token.message });
+  }
+  const headers = new Headers(request.headers);
+  // The identity headers are the gateway's alone: a client's own values never reach the object.
+  headers.set(SERVER_HEADER, server);
+  headers.delete(SESSION_HEADER);
+  const sessionId = sessionIdOf(new URL(request.url).pathname);
+  if (sessionId !== undefined) headers.set(SESSION_HEADER, sessionId);
+  const object = env.HARNESS_SERVERS.get(env.HARNESS_SERVERS.idFromName(server));
+  return object.fetch(new Request(request, { headers }));
+}
+
+let gatewayHandler: { readonly token: string | undefined; readonly fetch: FetchHandler } | undefined;
+
+/** What the gateway answers itself: health, capabilities, /openapi.json; runtime routes are typed 503s for now. */
+function gateway(env: WorkerEnv): FetchHandler {
+  const guard = guardOf(env);
+  if (gatewayHandler === undefined || gatewayHandler.token !== guard.token) {
+    const served = sessionHandlers({ sessions: undefined as unknown as SessionService, release: RELEASE });
+    const handlers: Handlers<RequestContext> = { ...workerUnavailableHandlers<RequestContext>(), health: served.health, capabilities: served.capabilities };
+    gatewayHandler = {
+      token: guard.token,
+      fetch: createFetchHandler({ handlers, release: RELEASE, guard, servers: () => false, openapi: () => OPENAPI_DOCUMENT }),
+    };
+  }
+  return gatewayHandler.fetch;
+}
+
+export default {
+  async fetch(request: Request, env: WorkerEnv): Promise<Response> {
+    const server = serverOf(new URL(request.url).pathname);
+    if (server !== undefined) return forward(request, env, server);
+    return gateway(env)(request);
+  },
+};

@@ -1,0 +1,39 @@
+// The Worker's deployment configuration for local runs (what a wrangler.toml would say, in
+// miniflare's terms): the bundled entry, the compatibility settings, the Durable Object
+// bindings (SQLite-backed) and the Worker variables. `npm run worker:dev` and the tests use it.
+import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS } from "../tools/worker/bundle.mjs";
+import { dirname } from "node:path";
+
+/** Worker variables taken from the environment when set (secrets included: they are bindings too). */
+export const WORKER_VARIABLES = [
+  "HARNESS_API_TOKEN",
+  "HARNESS_ALLOWED_HOSTS",
+  "HARNESS_ALLOWED_ORIGINS",
+  "HARNESS_PERMISSIONS",
+  "HARNESS_PERMISSION_CASE_SENSITIVE",
+  "HARNESS_APPROVAL_TIMEOUT_MS",
+  "HARNESS_PROVIDERS",
+  "HARNESS_CODEMODE_ENABLED",
+  "HARNESS_MCP_CALLBACK_BASE_URL",
+];
+
+/**
+ * Miniflare options for the bundled Worker at `scriptPath`. `persist` is the directory the
+ * Durable Objects' SQLite files live under (omitted: in memory); `host`/`port` the listener.
+ */
+export function workerOptions({ scriptPath, persist, host = "127.0.0.1", port, env = process.env }) {
+  const bindings = {};
+  for (const name of WORKER_VARIABLES) if (env[name] !== undefined) bindings[name] = env[name];
+  return {
+    modules: true,
+    scriptPath,
+    modulesRoot: dirname(scriptPath),
+    compatibilityDate: COMPATIBILITY_DATE,
+    compatibilityFlags: COMPATIBILITY_FLAGS,
+    durableObjects: { HARNESS_SERVERS: { className: "HarnessServerObject", useSQLite: true } },
+    ...(persist !== undefined ? { durableObjectsPersist: persist } : {}),
+    bindings,
+    host,
+    ...(port !== undefined ? { port } : {}),
+  };
+}
