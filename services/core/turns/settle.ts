@@ -4,7 +4,7 @@
 // runner for a lost process): a pending approval resolves as denied by the Turn's end
 // (`terminal`), a pending question is dismissed, and the call fails — each change announced by
 // the event a live watcher expects, so nothing is left showing as waiting on a finished Turn.
-import type { Fault, Steer, ToolTurnPart, TurnOutcome } from "../../../generated/client/types.gen.js";
+import type { Fault, Steer, ToolTurnPart, TurnOutcome, TurnPart } from "../../../generated/client/types.gen.js";
 import type { ToolResultMessage } from "../../providers/index.js";
 import { isFullError, isRetryableStorageError, turns as store, type NewTurnEvent, type StorageHandle, type StorageTransaction } from "../../storage/index.js";
 
@@ -61,6 +61,7 @@ export async function complete(t: RunningTurn, text: string): Promise<boolean> {
           parts: swept.parts,
           events: swept.events,
           ...(within ? { within } : {}),
+          ...ownParts(t),
           expectOwner: t.deps.instance,
           expectPhases: ["running"],
           expectNoWaitingSteers: true,
@@ -95,6 +96,15 @@ function withSettleWrite(riders: Within | undefined, settleWrite: Within | undef
     await riders?.(tx);
     await settleWrite(tx);
   };
+}
+
+/**
+ * The Turn's parts for its settlement to publish without reading them back, when this process
+ * alone wrote them: streamed content only (a tool part can be changed by another caller's reply).
+ */
+function ownParts(t: RunningTurn): { allParts?: readonly TurnPart[] } {
+  const parts = t.recorder.all;
+  return parts.every((part) => part.type === "text" || part.type === "reasoning" || part.type === "refusal") ? { allParts: parts } : {};
 }
 
 /** The outcome a stop settles as, and how its undelivered steers are marked. */
@@ -172,6 +182,7 @@ export async function settleStopped(t: RunningTurn, error: unknown): Promise<voi
         parts: swept.parts,
         events: swept.events,
         ...(within ? { within } : {}),
+        ...ownParts(t),
         expectOwner: t.deps.instance,
         expectPhases: ["running"],
       });
