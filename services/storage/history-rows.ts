@@ -167,28 +167,36 @@ export function rowFromRaw(raw: Record<string, unknown>): HistoryRowRecord {
 }
 
 /**
- * Publishes `rows` at the Session's next history event, in the caller's transaction: one SELECT
- * takes the sequence (the Session's highest + 1, from the position index), then the rows and
- * their index entries are written in chunks (chunks.ts), so a Turn of any length publishes.
+ * Publishes `rows` at the Session's next history event, in the caller's transaction: the rows
+ * and their index entries are written in chunks (chunks.ts), so a Turn of any length publishes;
+ * the first chunk's INSERT takes the sequence (the Session's highest + 1, from the position index).
  * Returns the sequence (undefined, writing nothing, when `rows` is empty).
  */
 export async function publishRows(tx: StorageTransaction, sessionId: string, rows: readonly HistoryRowWrite[]): Promise<number | undefined> {
   if (rows.length === 0) return undefined;
-  const next = await tx.sql.get<{ sequence: number }>("SELECT COALESCE(MAX(source_sequence), 0) + 1 AS sequence FROM history_row WHERE session_id = ?", [sessionId]);
-  const sequence = next!.sequence;
   const indexed = rows.map((row, itemIndex) => ({ row, itemIndex }));
   const ids = new Map<number, number>();
-  for (const chunk of chunked(indexed, 14)) {
+  // The first chunk's INSERT takes the sequence itself (the Session's highest + 1, evaluated once
+  // before it inserts); later chunks reuse the one it returned.
+  let sequence: number | undefined;
+  for (const chunk of chunked(indexed, 13, 1)) {
     const args: SqlValue[] = [];
     for (const { row, itemIndex } of chunk) {
-      args.push(sessionId, sequence, itemIndex, row.role, row.kind, row.turnId, row.entryId, row.partId, row.hidden ? 1 : 0, row.body, row.thinking, row.toolInput, row.tool ? JSON.stringify(row.tool) : null, row.createdAt);
+      args.push(sessionId, itemIndex, row.role, row.kind, row.turnId, row.entryId, row.partId, row.hidden ? 1 : 0, row.body, row.thinking, row.toolInput, row.tool ? JSON.stringify(row.tool) : null, row.createdAt);
     }
-    const inserted = await tx.sql.all<{ id: number; item_index: number }>(
-      `INSERT INTO history_row (session_id, source_sequence, item_index, role, kind, turn_id, entry_id, part_id, hidden, body, thinking, tool_input, tool, created_at)
-       VALUES ${valueRows(chunk.length, 14)} RETURNING id, item_index`,
-      args,
+    const next = sequence === undefined ? "(SELECT COALESCE(MAX(source_sequence), 0) + 1 FROM history_row WHERE session_id = ?)" : "?";
+    const inserted = await tx.sql.all<{ id: number; item_index: number; source_sequence: number }>(
+      `WITH next (sequence) AS MATERIALIZED (SELECT ${next})
+       INSERT INTO history_row (session_id, source_sequence, item_index, role, kind, turn_id, entry_id, part_id, hidden, body, thinking, tool_input, tool, created_at)
+       SELECT v.column1, next.sequence, v.column2, v.column3, v.column4, v.column5, v.column6, v.column7, v.column8, v.column9, v.column10, v.column11, v.column12, v.column13
+       FROM (VALUES ${valueRows(chunk.length, 13)}) AS v CROSS JOIN next
+       RETURNING id, item_index, source_sequence`,
+      [sequence ?? sessionId, ...args],
     );
-    for (const row of inserted) ids.set(row.item_index, row.id);
+    for (const row of inserted) {
+      ids.set(row.item_index, row.id);
+      sequence = row.source_sequence;
+    }
   }
   for (const chunk of chunked(indexed, 7)) {
     const args: SqlValue[] = [];
@@ -197,7 +205,7 @@ export async function publishRows(tx: StorageTransaction, sessionId: string, row
     }
     await tx.sql.run(`INSERT INTO history_fts (rowid, body, thinking, tool_input, body_folded, thinking_folded, tool_input_folded) VALUES ${valueRows(chunk.length, 7)}`, args);
   }
-  return sequence;
+  return sequence!;
 }
 
 /** What publishing a settled Turn reads of its row. */
@@ -226,14 +234,15 @@ function parsedOrUndefined(text: string | null): unknown {
 /**
  * Publishes a settled Turn's rows (its row read back, or as `settled` gives it, and its parts, one
  * row each) in the caller's transaction; a Turn settled by this Session's own work (not a fork's
- * copy) also records its failure as a diagnostic. `promptOnly` publishes the prompt alone, reading
+ * copy) also records its failure as a diagnostic. `parts`, when the caller holds every part as
+ * stored, are published without reading them back. `promptOnly` publishes the prompt alone, reading
  * no part: the settlement of a Turn whose parts could not be published (see
  * `services/core/turns/settle.ts`).
  */
 export async function publishSettledTurn(
   tx: StorageTransaction,
   turnId: string,
-  options: { readonly diagnostics?: boolean; readonly settled?: SettledTurnRead; readonly promptOnly?: boolean } = {},
+  options: { readonly diagnostics?: boolean; readonly settled?: SettledTurnRead; readonly promptOnly?: boolean; readonly parts?: readonly unknown[] } = {},
 ): Promise<number | undefined> {
   const turn = options.settled ?? (await tx.sql.get<SettledTurnRead>(`SELECT ${SETTLED_TURN_COLUMNS} FROM turn WHERE turn.id = ?`, [turnId]));
   if (!turn) return undefined;
@@ -242,7 +251,7 @@ export async function publishSettledTurn(
   }
   const parts = options.promptOnly
     ? []
-    : (await tx.sql.all<{ data: string }>("SELECT data FROM turn_part WHERE turn_id = ? ORDER BY ordinal", [turnId])).map((row) => JSON.parse(row.data) as unknown);
+    : options.parts ?? (await tx.sql.all<{ data: string }>("SELECT data FROM turn_part WHERE turn_id = ? ORDER BY ordinal", [turnId])).map((row) => JSON.parse(row.data) as unknown);
   const request = options.promptOnly ? parsedOrUndefined(turn.request) : JSON.parse(turn.request);
   return publishRows(tx, turn.session_id, turnRows({ id: turnId, request, acceptedAt: turn.accepted_at, completedAt: turn.completed_at }, parts));
 }

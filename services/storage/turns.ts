@@ -111,6 +111,11 @@ export interface TurnChange {
   readonly within?: (tx: StorageTransaction) => Promise<void>;
   /** A settlement that publishes the Turn's prompt alone, reading none of its parts (a Turn whose full settlement could not be written). */
   readonly promptOnly?: boolean;
+  /**
+   * A settlement's every part as stored once this change applied, in ordinal order, when the
+   * caller holds them all (its own writes): published as given instead of read back.
+   */
+  readonly allParts?: readonly unknown[];
 }
 
 /**
@@ -172,7 +177,7 @@ export function changeTurn(context: StorageContext, turnId: string, change: Turn
       );
       if (settles) {
         const settled = returning === STAMPS ? undefined : (row as unknown as SettledTurnRead);
-        await publishSettledTurn(tx, turnId, { diagnostics: true, ...(settled ? { settled } : {}), ...(change.promptOnly ? { promptOnly: true } : {}) });
+        await publishSettledTurn(tx, turnId, { diagnostics: true, ...(settled ? { settled } : {}), ...(change.promptOnly ? { promptOnly: true } : {}), ...(change.allParts ? { parts: change.allParts } : {}) });
       }
       if (change.within) await change.within(tx);
       return { turn, events };

@@ -13,7 +13,7 @@
 import { createHash } from "node:crypto";
 import { deflateRawSync, inflateRawSync } from "node:zlib";
 import { isStorageHandle, type StorageHandle, type StorageTransaction } from "./database.js";
-import type { SqlExecutor } from "./engine.js";
+import type { SqlExecutor, SqlValue } from "./engine.js";
 import { chunked, inChunks, valueRows } from "./chunks.js";
 import { mapBusy } from "./errors.js";
 import { placeholders } from "./rows.js";
@@ -280,6 +280,40 @@ const INSERT_PATCH = "INSERT INTO turn_patch (turn_id, session_id, turn_sequence
 async function insertPatch(tx: StorageTransaction, patch: Omit<TurnPatchRow, "rewoundAt">): Promise<TurnPatchRow> {
   const inserted = await tx.sql.get(INSERT_PATCH, [patch.turnId, patch.sessionId, patch.turnSequence, JSON.stringify(patch.files), patch.patch, patch.size, patch.sha256, patch.capturedAt]);
   return patchFromRow((inserted ?? (await tx.sql.get("SELECT * FROM turn_patch WHERE turn_id = ?", [patch.turnId])))!);
+}
+
+/** The digest of the manifest a "tools" recording with nothing pending keeps: no files. */
+export const EMPTY_TOOLS_MANIFEST_SHA256 = createHash("sha256").update(JSON.stringify({ mode: "tools", files: [] }), "utf8").digest("hex");
+const EMPTY_SHA256 = createHash("sha256").digest("hex");
+
+/** A Turn's empty patch (it changed nothing recorded), as `turn_patch` values after the Turn's id. */
+const emptyPatchArgs = (turn: { readonly id: string; readonly sessionId: string; readonly sequence: number }, capturedAt: number): SqlValue[] => [turn.id, turn.sessionId, turn.sequence, "[]", "", 0, EMPTY_SHA256, capturedAt];
+
+/**
+ * Writes the empty patch of a Turn recorded in "tools" mode that no file tool touched, in the
+ * caller's transaction (its settlement): one statement, nothing else changes.
+ */
+export async function putEmptyPatch(tx: StorageTransaction, turn: { readonly id: string; readonly sessionId: string; readonly sequence: number }, capturedAt: number): Promise<void> {
+  await tx.sql.run("INSERT INTO turn_patch (turn_id, session_id, turn_sequence, files, patch, size, sha256, captured_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (turn_id) DO NOTHING", emptyPatchArgs(turn, capturedAt));
+}
+
+/**
+ * The recovery of a Turn lost before it settled whose before-state was the Session's "tools"
+ * manifest left unmarked (see services/core/rewind/recording.ts): when the manifest names no Turn,
+ * records no files, and no file tool of the Turn took a before-image, the Turn changed nothing
+ * recorded — its empty patch is written (in the caller's transaction, the lost Turn's settlement),
+ * so a rewind of it is not refused for want of a recorded state. Otherwise nothing is written.
+ */
+export async function repairUnmarkedPatch(tx: StorageTransaction, turn: { readonly id: string; readonly sessionId: string; readonly sequence: number }, capturedAt: number): Promise<boolean> {
+  const { changes } = await tx.sql.run(
+    `INSERT INTO turn_patch (turn_id, session_id, turn_sequence, files, patch, size, sha256, captured_at)
+       SELECT ?, ?, ?, ?, ?, ?, ?, ?
+       WHERE EXISTS (SELECT 1 FROM workspace_manifest WHERE session_id = ? AND turn_id IS NULL AND files_sha256 = ?)
+         AND NOT EXISTS (SELECT 1 FROM turn_touch WHERE turn_id = ?)
+       ON CONFLICT (turn_id) DO NOTHING`,
+    [...emptyPatchArgs(turn, capturedAt), turn.sessionId, EMPTY_TOOLS_MANIFEST_SHA256, turn.id],
+  );
+  return changes > 0;
 }
 
 /** Inserts a patch unless the Turn has one; resolves with the stored one either way. */

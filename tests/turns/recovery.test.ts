@@ -1,11 +1,14 @@
 // Crash recovery over real processes: a `serve` running a Turn is SIGKILLed mid model call; a
 // new `serve` on the same database settles that Turn as failed (`process_lost`), marks its
-// accepted steer undelivered, and runs the Turn queued behind it exactly once.
+// accepted steer undelivered, and runs the Turn queued behind it exactly once; a lost Turn whose
+// workdir state before it was left unmarked gets its empty patch from that recovery.
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { TurnStreamEvent } from "../../clients/index.js";
 import { assertBuilt } from "../support/cli.js";
-import { createSession, getTurn, processResources, queue, runToEnd, steer, watchTurn } from "./helpers.js";
+import { sdk } from "../../clients/index.js";
+import { ok } from "../support/calls.js";
+import { createSession, getTurn, processResources, queue, runToEnd, server, steer, watchTurn } from "./helpers.js";
 
 beforeAll(() => {
   assertBuilt();
@@ -55,6 +58,30 @@ describe("a serve process killed mid-Turn", () => {
     expect(JSON.stringify(model.requests[1]!.body)).toContain("This one waits");
     // The undelivered steer never reached any model request.
     expect(JSON.stringify(model.requests[1]!.body)).not.toContain("a steer that will never arrive");
+  });
+
+  it("gives a Turn lost before its workdir state was marked its empty patch, so its rewind is not refused", async () => {
+    // Outside a repository ("tools" recording) with nothing pending, a Turn's state before it is
+    // the Session's unchanged manifest, left unmarked until a file tool writes; its settlement
+    // writes its empty patch. The crash keeps the settlement from running: recovery writes it.
+    const { home, model, database } = await setup();
+    model.enqueue({ events: [{ type: "text", text: "First answer." }] }, { hang: true });
+    const first = await serve(home, model, database);
+    const sessionId = await createSession(first);
+    const answered = await queue(first, sessionId, "Answer");
+    await runToEnd(first, sessionId, answered.turnId);
+    const lost = await queue(first, sessionId, "This one hangs");
+    await model.waitForRequest(2);
+    expect((await getTurn(first, sessionId, lost.turnId)).phase).toBe("running");
+    expect(await first.process.stop("SIGKILL")).toBeNull();
+
+    const second = await serve(home, model, database);
+    const { turn } = await runToEnd(second, sessionId, lost.turnId);
+    expect(turn.outcome).toMatchObject({ kind: "failed", fault: { code: "process_lost" } });
+    const page = await ok(sdk.readPatch({ client: second.api.client, path: { server, sessionId, turnId: lost.turnId } }));
+    expect(page.patch).toMatchObject({ turnId: lost.turnId, files: [], size: 0 });
+    const { rewind } = await ok(sdk.rewindTurn({ client: second.api.client, path: { server, sessionId, turnId: lost.turnId }, body: {} }));
+    expect(rewind).toMatchObject({ turnId: lost.turnId, turnIds: [lost.turnId], restored: [] });
   });
 
   it("settles a Turn lost while waiting on a permission request, failing its pending tool call", async () => {

@@ -109,6 +109,24 @@ describe("what a Turn records", () => {
     expect(readFileSync(join(root, "b.txt"), "utf8")).toBe("by-shell\n");
   });
 
+  it("outside a repository, a later Turn no tool wrote settles with its empty patch; one that writes is still recorded", async () => {
+    h = await startModelHarness();
+    const root = h.home.root;
+    writeFileSync(join(root, "a.txt"), "one\n");
+    const sessionId = await h.createSession();
+    await turnWith(h, sessionId, [{ name: "write", arguments: { filePath: "a.txt", content: "two\n" } }]);
+    // Nothing pending: the answer-only Turn leaves the manifest unmarked, its settlement writes its patch.
+    const answered = await turnWith(h, sessionId, []);
+    expect(await workspace.getTurnPatch(h.harness.storage, answered)).toMatchObject({ turnId: answered, files: [], size: 0 });
+    expect((await workspace.readManifest(h.harness.storage, sessionId))?.turnId).toBeNull();
+    // The next Turn's write marks it first: its before-image is kept and rewound.
+    const writing = await turnWith(h, sessionId, [{ name: "write", arguments: { filePath: "a.txt", content: "three\n" } }]);
+    expect(listed((await patchOf(h, sessionId, writing)).files)).toEqual(["modified a.txt"]);
+    await ok(sdk.rewindTurn({ client: h.api.client, path: { server, sessionId, turnId: writing }, body: { filesOnly: true } }));
+    expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("two\n");
+    expect((await ok(sdk.rewindTurn({ client: h.api.client, path: { server, sessionId, turnId: answered }, body: {} }))).rewind.restored).toEqual([]);
+  });
+
   it('workspace.recording "off" records nothing: no patch, no rewind', async () => {
     h = await startModelHarness({ config: { workspace: { recording: "off" } } });
     const root = h.home.root;

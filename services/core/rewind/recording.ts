@@ -16,7 +16,7 @@
 import { Buffer } from "node:buffer";
 import { promises as fsp } from "node:fs";
 import { relative, sep } from "node:path";
-import type { TurnRow } from "../../storage/index.js";
+import type { StorageTransaction, TurnRow } from "../../storage/index.js";
 import { turns as turnStore, workspace as store, type ManifestContent, type ManifestEntry, type RecordedMode, type StorageHandle, type TurnPatchRow } from "../../storage/index.js";
 import { recordingRules, type RecordingRules } from "../../workspace/files/ignore-rules.js";
 import { PRIVATE_ROOT_NAMES } from "../../workspace/files/path.js";
@@ -46,6 +46,12 @@ export class Recorder {
   readonly #listings = new ListingCache();
   /** In-flight before-images, by Turn and path: a second write of the path waits for the first one's. */
   readonly #touching = new Map<string, Promise<void>>();
+  /**
+   * Turns whose before-state is the Session's "tools" manifest with nothing pending, left
+   * unmarked (see `recordBefore`), by id: marked at their first file-tool write, or settled with
+   * their empty patch in their settlement's transaction (`settleWrite`; `written` once it committed).
+   */
+  readonly #unmarked = new Map<string, { readonly turn: Pick<TurnRow, "id" | "sessionId" | "sequence">; marking?: Promise<void>; written?: boolean }>();
 
   constructor(private readonly options: RecorderOptions) {}
 
@@ -67,8 +73,14 @@ export class Recorder {
     }
   }
 
-  /** Records the workdir as the state before `row` (what a rewind of it restores). */
-  async recordBefore(row: Pick<TurnRow, "id" | "sessionId">, workdir: string): Promise<void> {
+  /**
+   * Records the workdir as the state before `row` (what a rewind of it restores). In "tools" mode
+   * with nothing pending (the manifest names no Turn and records no files) nothing is written: the
+   * state before is that manifest, and the Turn is marked in it only when a file tool first writes
+   * (`beforeWrite`); a Turn no tool wrote settles with its empty patch (`settleWrite`), and one lost
+   * to a crash before it settled gets it from recovery (`repairLost`).
+   */
+  async recordBefore(row: Pick<TurnRow, "id" | "sessionId" | "sequence">, workdir: string): Promise<void> {
     let previous = await store.readManifest(this.options.storage, row.sessionId);
     // The previous Turn settled but its capture has not run yet (this Turn was claimed first):
     // the workdir now is what it left, so capture it first.
@@ -85,6 +97,10 @@ export class Recorder {
     const rules = mode === "repository" ? await this.#rules(canonical) : undefined;
     const files = rules ? await this.#scan(canonical, rules, previous?.mode === "repository" ? previous.files : undefined) : undefined;
     const content: ManifestContent = files ? { mode: "repository", files } : { mode: "tools", files: [] };
+    if (previous && previous.turnId === null && content.mode === "tools" && previous.mode === "tools" && previous.files.length === 0) {
+      this.#unmarked.set(row.id, { turn: { id: row.id, sessionId: row.sessionId, sequence: row.sequence } });
+      return;
+    }
     const now = this.options.now();
     if (previous && previous.mode === content.mode && sameEntries(previous.files, content.files)) await store.markManifest(this.options.storage, row.sessionId, row.id, now);
     else await store.writeManifest(this.options.storage, row.sessionId, row.id, content, now);
@@ -109,6 +125,7 @@ export class Recorder {
     const rel = inside.split(sep).join("/");
     if (PRIVATE_ROOT_NAMES.includes(rel.split("/")[0]!)) return;
     const key = Buffer.from(rel, "utf8").toString("base64");
+    await this.#mark(turn);
     if (await store.hasTouch(this.options.storage, turn.id, key)) return;
     const current = await readCurrent(canonical, Buffer.from(rel, "utf8"), MAX_SNAPSHOT_FILE_BYTES);
     const before =
@@ -120,12 +137,63 @@ export class Recorder {
     await store.recordTouch(this.options.storage, { turnId: turn.id, sessionId: turn.sessionId, path: key, before });
   }
 
+  /** Names an unmarked Turn in its Session's manifest (durably) before its first before-image is kept. */
+  #mark(turn: { readonly id: string; readonly sessionId: string }): Promise<void> {
+    const entry = this.#unmarked.get(turn.id);
+    if (!entry) return Promise.resolve();
+    entry.marking ??= store.markManifest(this.options.storage, turn.sessionId, turn.id, this.options.now()).then(
+      () => void this.#unmarked.delete(turn.id),
+      (error: unknown) => {
+        entry.marking = undefined;
+        throw error;
+      },
+    );
+    return entry.marking;
+  }
+
+  /**
+   * What a Turn's settlement writes in its own transaction: the empty patch of an unmarked Turn
+   * no file tool wrote (undefined otherwise, or while its before-state is still being recorded).
+   */
+  settleWrite(turnId: string): ((tx: StorageTransaction) => Promise<void>) | undefined {
+    const entry = this.#unmarked.get(turnId);
+    if (!entry || entry.marking) return undefined;
+    return async (tx) => {
+      await store.putEmptyPatch(tx, entry.turn, this.options.now());
+      this.options.storage.afterCommit(() => {
+        entry.written = true;
+      });
+    };
+  }
+
+  /** After a Turn settled: its capture, unless its settlement wrote its patch already. */
+  async afterTurn(row: Pick<TurnRow, "id" | "sessionId" | "sequence">, workdir: string): Promise<void> {
+    if (this.#unmarked.get(row.id)?.written) {
+      this.#unmarked.delete(row.id);
+      return;
+    }
+    await this.capture(row, workdir);
+  }
+
+  /** The write that repairs a Turn lost before it settled (in its recovery's settlement), unless the workdir is not recorded. */
+  async repairLost(row: Pick<TurnRow, "id" | "sessionId" | "sequence">, workdir: string): Promise<((tx: StorageTransaction) => Promise<void>) | undefined> {
+    if ((await this.modeFor(workdir)) === "off") return undefined;
+    return async (tx) => void (await store.repairUnmarkedPatch(tx, row, this.options.now()));
+  }
+
   /**
    * Captures `row`'s patch against the state recorded before it: the stored patch when it has
    * one (the manifest no longer names it), undefined when no state was recorded before it.
    */
   async capture(row: Pick<TurnRow, "id" | "sessionId" | "sequence">, workdir: string): Promise<TurnPatchRow | undefined> {
     const storage = this.options.storage;
+    const unmarked = this.#unmarked.get(row.id);
+    if (unmarked) {
+      // No file tool wrote: its patch is the empty one (written by its settlement, or now).
+      this.#unmarked.delete(row.id);
+      const empty = Buffer.alloc(0);
+      if (!unmarked.written) return store.insertTurnPatch(storage, { turnId: row.id, sessionId: row.sessionId, turnSequence: row.sequence, files: [], patch: "", size: 0, sha256: sha256Hex(empty), capturedAt: this.options.now() });
+    }
     const before = await store.readManifest(storage, row.sessionId);
     if (!before || before.turnId !== row.id) return store.getTurnPatch(storage, row.id);
     const canonical = await fsp.realpath(workdir).catch(() => workdir);

@@ -13,7 +13,7 @@
 import { Buffer } from "node:buffer";
 import type { RewindConflictReason, TurnPatch, TurnPatchPage, TurnRewind } from "../../../generated/client/types.gen.js";
 import { conflict, Failure, notFound, validationFailure } from "../../contract/failure.js";
-import { sessions as sessionStore, turns as turnStore, workspace as store, type StorageHandle, type StoredPatchFile, type TurnPatchRow, type TurnRow } from "../../storage/index.js";
+import { sessions as sessionStore, turns as turnStore, workspace as store, type StorageHandle, type StorageTransaction, type StoredPatchFile, type TurnPatchRow, type TurnRow } from "../../storage/index.js";
 import { compareBytes } from "../../workspace/files/path.js";
 import { sha256Hex } from "../../workspace/files/snapshot.js";
 import { KeyedSerial } from "../../contract/serial.js";
@@ -33,6 +33,10 @@ export interface TurnWorkspaceObserver {
   hiddenTurns(sessionId: string): Promise<readonly string[]>;
   /** A file tool is about to write `path` (absolute, canonical) in this Turn. */
   beforeWrite(turn: { readonly id: string; readonly sessionId: string }, workdir: string, path: string): Promise<void>;
+  /** What the Turn's settlement writes in its own transaction (its patch, when that is known without a capture). */
+  settleWrite(turnId: string): ((tx: StorageTransaction) => Promise<void>) | undefined;
+  /** What the settlement of a Turn lost to a crash writes in its transaction (a patch the crash kept from being written). */
+  repairLost(row: TurnRow, workdir: string): Promise<((tx: StorageTransaction) => Promise<void>) | undefined>;
 }
 
 export interface RewindServiceOptions {
@@ -106,10 +110,12 @@ export class RewindService {
 
   readonly observer: TurnWorkspaceObserver = {
     before: (row, workdir) => this.serial(row.sessionId, () => this.guard(row.sessionId, () => this.recorder.recordBefore(row, workdir))),
-    after: (row, workdir) => this.serial(row.sessionId, () => this.guard(row.sessionId, async () => void (await this.recorder.capture(row, workdir)))),
+    after: (row, workdir) => this.serial(row.sessionId, () => this.guard(row.sessionId, () => this.recorder.afterTurn(row, workdir))),
     hiddenTurns: (sessionId) => store.hiddenTurnIds(this.storage, sessionId),
     // A before-image that cannot be taken never stops the write: the file is then unrecorded.
     beforeWrite: (turn, workdir, path) => this.guard(turn.sessionId, () => this.recorder.beforeWrite(turn, workdir, path)),
+    settleWrite: (turnId) => this.recorder.settleWrite(turnId),
+    repairLost: (row, workdir) => this.recorder.repairLost(row, workdir),
   };
 
   private async guard(sessionId: string, fn: () => Promise<void>): Promise<void> {
@@ -128,7 +134,7 @@ export class RewindService {
   }
 
   /** Records the workdir as the state before `row` (what a rewind of it restores). */
-  recordBefore(row: Pick<TurnRow, "id" | "sessionId">, workdir: string): Promise<void> {
+  recordBefore(row: Pick<TurnRow, "id" | "sessionId" | "sequence">, workdir: string): Promise<void> {
     return this.recorder.recordBefore(row, workdir);
   }
 

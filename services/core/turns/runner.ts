@@ -324,7 +324,7 @@ export class TurnRunner {
     const execution = new TurnExecution(
       {
         ...(workspaceRecorded ? { workspaceRecorded } : {}),
-        ...(this.options.workspace ? { beforeWrite: this.options.workspace.beforeWrite } : {}),
+        ...(this.options.workspace ? { beforeWrite: this.options.workspace.beforeWrite, workspaceSettle: () => this.options.workspace?.settleWrite(row.id) } : {}),
         ...(admissionDurable ? { admissionDurable } : {}),
         hostStopping: this.stopping.signal,
         storage: this.options.storage,
@@ -441,12 +441,16 @@ export class TurnRunner {
     }
   }
 
-  private settleLostFully(row: TurnRow, now: number): Promise<boolean> {
+  private async settleLostFully(row: TurnRow, now: number): Promise<boolean> {
     const outcome: TurnOutcome = {
       kind: "failed",
       turnId: row.id,
       fault: { code: "process_lost", message: "The process running this Turn stopped before it finished" },
     };
+    // A Turn whose workdir state before it was left unmarked gets its patch here (see
+    // services/core/rewind/recording.ts): the crash kept its own settlement from writing it.
+    const session = this.options.workspace ? await getSessionById(this.options.storage, row.sessionId) : undefined;
+    const repair = session ? await this.options.workspace?.repairLost(row, absoluteWorkdir(this.options.serverRoot, session.workdir)).catch(() => undefined) : undefined;
     return this.options.storage.transaction(async (tx) => {
       const current = await store.getTurnById(tx, row.id);
       if (!current || current.phase !== "running" || current.ownerInstance !== row.ownerInstance) return false;
@@ -469,6 +473,7 @@ export class TurnRunner {
         parts,
         events: [...settledTools, { type: "turn.finished", data: { outcome, completedAt: now } }],
         expectPhases: ["running"],
+        ...(repair ? { within: repair } : {}),
       });
       return true;
     });

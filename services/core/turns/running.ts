@@ -5,7 +5,7 @@
 import type { PromptPart, ToolTurnPart, TurnPart, TurnPolicy, TurnUsage } from "../../../generated/client/types.gen.js";
 import type { HookPipeline } from "../../plugins/hooks.js";
 import type { ModelMessage, UserContentPart } from "../../providers/index.js";
-import type { SessionRow, StorageHandle, TurnRow } from "../../storage/index.js";
+import type { SessionRow, StorageHandle, StorageTransaction, TurnRow } from "../../storage/index.js";
 import type { SkillCapability, SubagentCapability, ToolRegistry } from "../../tools/index.js";
 import type { AgentCatalog } from "../../workspace/agents.js";
 import type { ActivityHub } from "../events/hub.js";
@@ -38,6 +38,8 @@ export interface TurnDeps {
    * recorded while the first model request runs, and awaited before any tool can write.
    */
   readonly workspaceRecorded?: Promise<void>;
+  /** Turn recording's settlement write: what rides the Turn's settling transaction (its patch, when known without a capture). */
+  readonly workspaceSettle?: () => ((tx: StorageTransaction) => Promise<void>) | undefined;
   /** Turn recording's write hook: file tools record a path's content before they write it. */
   readonly beforeWrite?: (turn: { readonly id: string; readonly sessionId: string }, workdir: string, path: string) => Promise<void>;
   /**

@@ -4,9 +4,11 @@
 // runner for a lost process): a pending approval resolves as denied by the Turn's end
 // (`terminal`), a pending question is dismissed, and the call fails — each change announced by
 // the event a live watcher expects, so nothing is left showing as waiting on a finished Turn.
-import type { Fault, Steer, ToolTurnPart, TurnOutcome } from "../../../generated/client/types.gen.js";
+import type { Fault, Steer, ToolTurnPart, TurnOutcome, TurnPart } from "../../../generated/client/types.gen.js";
 import type { ToolResultMessage } from "../../providers/index.js";
-import { isFullError, isRetryableStorageError, turns as store, type NewTurnEvent, type StorageHandle } from "../../storage/index.js";
+import { isFullError, isRetryableStorageError, turns as store, type NewTurnEvent, type StorageHandle, type StorageTransaction } from "../../storage/index.js";
+
+type Within = (tx: StorageTransaction) => Promise<void>;
 import { observeEvents } from "./observe.js";
 import type { RunningTurn } from "./running.js";
 import { StopSignal, fault, type Stop } from "./stop.js";
@@ -46,6 +48,7 @@ export async function complete(t: RunningTurn, text: string): Promise<boolean> {
     messages: [...t.transcript],
     ...(t.usage ? { usage: t.usage } : {}),
   });
+  const within = withSettleWrite(swept.within, t.deps.workspaceSettle?.());
   const { phase: _phase, outcome: _outcome, completedAt: _completedAt, steeringGate: _gate, messages: _messages, ...kept } = swept.patch;
   const putBack = () => t.recorder.unsweep({ parts: swept.parts, events: swept.events.filter((event) => event.type !== "turn.finished"), patch: kept, within: swept.within });
   let result: Awaited<ReturnType<typeof store.changeTurn>>;
@@ -57,7 +60,8 @@ export async function complete(t: RunningTurn, text: string): Promise<boolean> {
           patch: swept.patch,
           parts: swept.parts,
           events: swept.events,
-          ...(swept.within ? { within: swept.within } : {}),
+          ...(within ? { within } : {}),
+          ...ownParts(t),
           expectOwner: t.deps.instance,
           expectPhases: ["running"],
           expectNoWaitingSteers: true,
@@ -79,6 +83,28 @@ export async function complete(t: RunningTurn, text: string): Promise<boolean> {
   if (row?.phase !== "running" || row.ownerInstance !== t.deps.instance) throw new StopSignal({ kind: "lost" });
   putBack();
   return false;
+}
+
+/**
+ * The settlement's riders plus Turn recording's settlement write (the Turn's patch when it is known
+ * without a capture): written with the outcome, so no crash separates the two. Kept apart from the
+ * recorder's riders, which a refused completion puts back for a later, non-settling commit.
+ */
+function withSettleWrite(riders: Within | undefined, settleWrite: Within | undefined): Within | undefined {
+  if (!settleWrite) return riders;
+  return async (tx) => {
+    await riders?.(tx);
+    await settleWrite(tx);
+  };
+}
+
+/**
+ * The Turn's parts for its settlement to publish without reading them back, when this process
+ * alone wrote them: streamed content only (a tool part can be changed by another caller's reply).
+ */
+function ownParts(t: RunningTurn): { allParts?: readonly TurnPart[] } {
+  const parts = t.recorder.all;
+  return parts.every((part) => part.type === "text" || part.type === "reasoning" || part.type === "refusal") ? { allParts: parts } : {};
 }
 
 /** The outcome a stop settles as, and how its undelivered steers are marked. */
@@ -143,6 +169,7 @@ export async function settleStopped(t: RunningTurn, error: unknown): Promise<voi
     messages: [...t.transcript],
     ...(t.usage ? { usage: t.usage } : {}),
   });
+  const within = withSettleWrite(swept.within, t.deps.workspaceSettle?.());
   const settle = () =>
     t.deps.storage.transaction(async (tx) => {
       const steers = (await store.listSteers(tx, [t.id])).map((row) => row.data as Steer).filter((steer) => steer.state.state === "accepted");
@@ -154,7 +181,8 @@ export async function settleStopped(t: RunningTurn, error: unknown): Promise<voi
         patch: swept.patch,
         parts: swept.parts,
         events: swept.events,
-        ...(swept.within ? { within: swept.within } : {}),
+        ...(within ? { within } : {}),
+        ...ownParts(t),
         expectOwner: t.deps.instance,
         expectPhases: ["running"],
       });
