@@ -8,7 +8,12 @@
 // sees the Session's prompt attachments (`attachments`: metadata plus one `read(offset, length)`
 // over their concatenated bytes), a resource Core makes for this call and this call releases
 // when it settles.
-import { LIMIT_CODES, renderResult, runCodeMode, toolSignature, type CodeModeCallEvent, type CodeModeError, type CodeModeTool } from "../codemode/index.js";
+// The sandbox (services/codemode/run.ts: the engine, its worker source and prelude) is imported
+// at the first execution, so a Turn that never runs a script does not load it.
+import type { CodeModeCallEvent, CodeModeError, CodeModeTool, runCodeMode } from "../codemode/index.js";
+import { LIMIT_CODES } from "../codemode/errors.js";
+import { renderResult } from "../codemode/render.js";
+import { toolSignature } from "../codemode/signature.js";
 import type { ToolResult } from "../../generated/client/types.gen.js";
 import { ToolFailure, byteLength, interrupted, isToolFailure, throwIfAborted, type CodeModeToolInfo, type ToolDefinition, type ToolFailureCode } from "./tool.js";
 
@@ -111,6 +116,7 @@ export const executeTool: ToolDefinition<ExecuteInput> = {
       : undefined;
     let outcome: Awaited<ReturnType<typeof runCodeMode>>;
     try {
+      const { runCodeMode } = await import("../codemode/run.js");
       outcome = await runCodeMode({
         code: input.code,
         tools,

@@ -51,4 +51,4 @@ export type { ReadInput } from "./read.js";
 export type { ShellInput } from "./shell.js";
 export type { WebFetchFormat, WebFetchInput } from "./webfetch.js";
 export type { WriteInput } from "./write.js";
-export { AttachmentResource, type AttachmentFile, type AttachmentMetadata } from "../codemode/index.js";
+export { AttachmentResource, type AttachmentFile, type AttachmentMetadata } from "../codemode/attachments.js";

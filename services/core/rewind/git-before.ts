@@ -4,9 +4,8 @@
 // index's blob — git's own rule for trusting stat data. The blob is read from the object store
 // (loose or packed, verified against its oid) and its size checked against the record.
 import { Buffer } from "node:buffer";
-import { readIndexFile, type IndexEntry, type IndexFile } from "../../workspace/git/index-file.js";
+import { readIndexFile, sameTime, type IndexEntry, type IndexFile } from "../../workspace/git/index-file.js";
 import { ObjectReader } from "../../workspace/git/objects.js";
-import { sameTime } from "../../workspace/git/worktree.js";
 import type { SnapshotEntry } from "../../workspace/files/snapshot.js";
 
 const UINT32 = 2 ** 32;

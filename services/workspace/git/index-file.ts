@@ -7,6 +7,18 @@ import { createHash } from "node:crypto";
 import { promises as fsp } from "node:fs";
 import { join } from "node:path";
 
+/**
+ * Whether a recorded (seconds, nanoseconds) is the timestamp `ms` (Stats' float milliseconds):
+ * as git records it (exact; `ms` is computed from seconds and nanoseconds the same way), or as
+ * isomorphic-git does (derived from these very milliseconds). Here rather than in worktree.ts:
+ * services/core/rewind/git-before.ts uses it and must not load isomorphic-git.
+ */
+export function sameTime(recordedSeconds: number, recordedNanoseconds: number, ms: number): boolean {
+  if (recordedSeconds * 1000 + recordedNanoseconds / 1e6 === ms) return true;
+  const seconds = Math.floor(ms / 1000);
+  return seconds % 2 ** 32 === recordedSeconds && Math.floor((ms - seconds * 1000) * 1e6) === recordedNanoseconds;
+}
+
 export interface IndexEntry {
   readonly path: string;
   /** The mode git recorded (`0o100644`, `0o100755`, `0o120000`, `0o160000`). */

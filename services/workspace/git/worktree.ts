@@ -19,7 +19,7 @@ import git from "isomorphic-git";
 import type { GitChangeKind } from "../../../generated/client/types.gen.js";
 import { checkSignal, readOnlyGitFs } from "./fs.js";
 import { fileMode, type HeadTree } from "./head-tree.js";
-import type { IndexEntry, IndexFile } from "./index-file.js";
+import { sameTime, type IndexEntry, type IndexFile } from "./index-file.js";
 import { checkAttributes, type Repository } from "./repository.js";
 
 export interface WorktreeScan {
@@ -71,17 +71,6 @@ function listing(path: string): { name: string; dirent: Dirent }[] {
     if (code === "ENOENT" || code === "ENOTDIR") return [];
     throw error;
   }
-}
-
-/**
- * Whether a recorded (seconds, nanoseconds) is the timestamp `ms` (Stats' float milliseconds):
- * as git records it (exact; `ms` is computed from seconds and nanoseconds the same way), or as
- * isomorphic-git does (derived from these very milliseconds).
- */
-export function sameTime(recordedSeconds: number, recordedNanoseconds: number, ms: number): boolean {
-  if (recordedSeconds * 1000 + recordedNanoseconds / 1e6 === ms) return true;
-  const seconds = Math.floor(ms / 1000);
-  return seconds % UINT32 === recordedSeconds && Math.floor((ms - seconds * 1000) * 1e6) === recordedNanoseconds;
 }
 
 function statMatches(entry: IndexEntry, stat: Stats): boolean {

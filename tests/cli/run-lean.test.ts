@@ -1,0 +1,58 @@
+// What an embedded one-shot loads: `run --embedded` in a git repository does not load
+// isomorphic-git (the rewind recording reads the index and objects with its own small readers;
+// isomorphic-git is for `workspace git …`, plugins from git and the general status walk).
+// The bundle inlines packages into chunks, so the probe is an ESM load hook (it runs in a hooks
+// thread) that appends each loaded file's path to a list; the test then reads those files.
+import { spawnSync } from "node:child_process";
+import { readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { afterAll, beforeAll, expect, it, vi } from "vitest";
+import { startTestModel, type TestModel } from "../../tools/test-model/index.js";
+import { assertBuilt, runCli, scriptByPrompt } from "../support/cli.js";
+import { repoRoot, tempHome, type TempHome } from "../support/harness.js";
+import { TEST_MODEL, testProviderConfig, writeGlobalConfig } from "../support/model.js";
+
+vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
+
+/** esbuild's comment above isomorphic-git's code in whichever chunk holds it. */
+const MARKER = "node_modules/isomorphic-git/index.cjs";
+
+let model: TestModel;
+let home: TempHome;
+
+beforeAll(async () => {
+  assertBuilt();
+  model = await startTestModel();
+  home = tempHome("ze-cli-run-lean-");
+  writeGlobalConfig(home, { model: TEST_MODEL, providers: testProviderConfig(model) });
+});
+afterAll(async () => {
+  await model?.close();
+  home?.cleanup();
+});
+
+it("an embedded one-shot in a git repository does not load isomorphic-git", async () => {
+  // The marker names isomorphic-git in this build (else the check below would prove nothing).
+  const bundle = join(repoRoot, "dist", "bundle");
+  expect(readdirSync(bundle).some((name) => name.endsWith(".js") && readFileSync(join(bundle, name), "utf8").includes(MARKER))).toBe(true);
+
+  writeFileSync(join(home.root, "notes.txt"), "tracked\n");
+  const git = (...args: string[]) => spawnSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.com", ...args], { cwd: home.root, env: home.env, encoding: "utf8" });
+  for (const args of [["init", "-q"], ["add", "notes.txt"], ["commit", "-qm", "init"]]) expect(git(...args).status).toBe(0);
+
+  const list = join(home.dir, "loaded.txt");
+  const hook = join(home.dir, "hook.mjs");
+  writeFileSync(hook, `import { appendFileSync } from "node:fs";\nexport async function load(url, context, next) {\n  if (url.startsWith("file:")) appendFileSync(${JSON.stringify(list)}, url + "\\n");\n  return next(url, context);\n}\n`);
+  const preload = join(home.dir, "preload.mjs");
+  writeFileSync(preload, `import { register } from "node:module";\nregister(${JSON.stringify(pathToFileURL(hook).href)});\n`);
+
+  scriptByPrompt(model)("hello", { events: [{ type: "text", text: "Hi." }] });
+  const result = await runCli(["run", "--embedded", "hello"], { env: { ...home.env, NODE_OPTIONS: `--import ${pathToFileURL(preload).href}` }, cwd: home.root });
+  expect(result).toMatchObject({ code: 0, stdout: "Hi.\n" });
+
+  const loaded = readFileSync(list, "utf8").trim().split("\n").map((url) => new URL(url));
+  expect(loaded.some((url) => url.pathname.endsWith("/dist/bundle/main.js"))).toBe(true);
+  const withGit = loaded.filter((url) => url.pathname.endsWith(".js") && readFileSync(url, "utf8").includes(MARKER));
+  expect(withGit.map((url) => url.pathname)).toEqual([]);
+});
