@@ -4,15 +4,22 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, existsSync, rmSync } from "node:fs";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
+import { buildIsCurrent } from "./build-stamp.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const npm = process.platform === "win32" ? "npm.cmd" : "npm";
 const extra = process.argv.slice(2);
 
-const build = spawnSync(npm, ["run", "build", "--silent"], { cwd: root, stdio: "inherit" });
-if (build.status !== 0) {
-  console.log("0 passed, 1 failed");
-  process.exit(build.status ?? 1);
+// Build unless dist/ is already the build of this tree (tools/build-stamp.mjs: a content
+// fingerprint; on a fresh clone `npm ci` has just built it through `prepare`).
+if (buildIsCurrent()) {
+  console.log("build: dist/ is the build of this tree (tools/build-stamp.mjs); not rebuilding");
+} else {
+  const build = spawnSync(npm, ["run", "build", "--silent"], { cwd: root, stdio: "inherit" });
+  if (build.status !== 0) {
+    console.log("0 passed, 1 failed");
+    process.exit(build.status ?? 1);
+  }
 }
 
 mkdirSync(join(root, ".tmp"), { recursive: true });

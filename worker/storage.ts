@@ -12,12 +12,13 @@
 // writes before it are durable, so `durable()` has nothing left to wait for.
 //
 // Types are structural (no Cloudflare type package): what `ctx.storage` offers that this uses.
-import type { Client, InArgs, InStatement, InValue, ResultSet, Row, Transaction, TransactionMode } from "@libsql/client";
+import type { Client, InArgs, InStatement, InValue, ResultSet, Transaction, TransactionMode } from "@libsql/client";
 import {
   applyMigrationsInHostTransaction,
   createStorageHandle,
   drizzleOver,
   serverMigrations,
+  toRow,
   Queue,
   type HandleWriter,
   type MigrationRegistry,
@@ -81,18 +82,6 @@ function bindings(args: InArgs | readonly SqlValue[] | undefined): unknown[] {
 
 /** Blobs come back as ArrayBuffer; the repositories read bytes as Uint8Array (what libSQL gives). */
 const readValue = (value: DurableObjectSqlValue): unknown => (value instanceof ArrayBuffer ? new Uint8Array(value) : value);
-
-function toRow(values: readonly unknown[], columns: readonly string[]): Row {
-  const row = {} as Row;
-  Object.defineProperty(row, "length", { value: values.length });
-  for (let index = 0; index < values.length; index++) {
-    const value = values[index];
-    Object.defineProperty(row, index, { value });
-    const column = columns[index]!;
-    if (!Object.hasOwn(row, column)) Object.defineProperty(row, column, { value, enumerable: true, configurable: true, writable: true });
-  }
-  return row;
-}
 
 /** One connection's statements: what the client and its transactions share. */
 class Statements implements SqlExecutor {

