@@ -24,8 +24,9 @@ export async function startFuzzTarget(token?: string): Promise<FuzzTarget> {
   const home = tempHome("ze-fuzz-");
   Object.assign(home.env, FUZZ_ENV);
   // A terminal opened without a command runs $SHELL of this process (not of the harness's env):
-  // `cat` here too, so fuzzed input never reaches a real shell. Vitest runs each file in a process
-  // of its own.
+  // `cat` here too, so fuzzed input never reaches a real shell. Restored on close: test files share
+  // a worker process (vitest.config.ts, isolate: false).
+  const shellBefore = process.env["SHELL"];
   process.env["SHELL"] = FUZZ_ENV["SHELL"];
   writeGlobalConfig(home, fuzzConfig(model));
   const unexpected: { operationId: string | undefined; error: string }[] = [];
@@ -63,6 +64,8 @@ export async function startFuzzTarget(token?: string): Promise<FuzzTarget> {
     close: async () => {
       await harness.close();
       await model.close();
+      if (shellBefore === undefined) delete process.env["SHELL"];
+      else process.env["SHELL"] = shellBefore;
     },
   };
 }
