@@ -1,3 +1,6 @@
+// Longer than ~400 lines on purpose: opening, input, output paging, the lease renewal on a shared
+// database and reconciling rows of gone hosts all guard the same row-and-live-entry pair; split,
+// each part would re-derive which host owns a terminal.
 // The host's terminals: PTYs clients open in a Session's workdir. The row (storage) is the
 // identity and last known state; the live PTY, its complete output and its emulator are this
 // host's memory (services/workspace/terminals). When the byte source closes, the settled display
