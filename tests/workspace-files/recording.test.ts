@@ -154,7 +154,9 @@ describe("at any size", () => {
     await ok(sdk.rewindTurn({ client: h.api.client, path: { server, sessionId, turnId }, body: { filesOnly: true } }));
     expect(readFileSync(join(root, "f999.txt"), "utf8")).toBe("old 999\n");
     expect(existsSync(join(root, "f1000.txt"))).toBe(false);
-  });
+    // A size test, not a speed one: 2,000 writes, their records and the rewind take 20-25 s of a
+    // loaded 2-core machine, near the suite's 30 s default (its speed is `npm run bench recording`).
+  }, 120_000);
 });
 
 describe("each project's own setting", () => {
