@@ -18,6 +18,7 @@ import {
   createStorageHandle,
   drizzleOver,
   serverMigrations,
+  resultSet,
   toRow,
   Queue,
   type HandleWriter,
@@ -101,9 +102,7 @@ class Statements implements SqlExecutor {
     const query = typeof stmt === "string" ? stmt : stmt.sql;
     const values = typeof stmt === "string" ? args : stmt.args;
     const { columns, rows, changes, lastInsertRowid } = this.#run(query, values);
-    const resultRows = rows.map((row) => toRow(row, columns));
-    const columnTypes = columns.map(() => "");
-    return { columns, columnTypes, rows: resultRows, rowsAffected: changes, lastInsertRowid, toJSON: () => ({ columns, columnTypes, rows: resultRows, rowsAffected: changes }) };
+    return resultSet(columns, columns.map(() => ""), rows.map((row) => toRow(row, columns)), changes, lastInsertRowid);
   }
 
   objects<T>(query: string, args?: readonly SqlValue[]): T[] {

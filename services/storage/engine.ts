@@ -8,9 +8,9 @@
 // would add no concurrency. A transaction holds the connection; other calls on the client wait
 // for it to finish (only `:memory:` shares one client between reads and writes).
 import { createRequire } from "node:module";
-import type { Client, InArgs, InStatement, InValue, ResultSet, Row, Transaction, TransactionMode } from "@libsql/client";
+import type { Client, InArgs, InStatement, InValue, ResultSet, Transaction, TransactionMode } from "@libsql/client";
 import { StorageCorrupt } from "./errors.js";
-import { toRow } from "./row.js";
+import { resultSet, toRow } from "./row.js";
 
 /** One positional SQL argument. */
 export type SqlValue = string | number | bigint | null | Uint8Array;
@@ -105,9 +105,6 @@ function toSqlValue(value: InValue | undefined): unknown {
   return value;
 }
 
-function resultSet(columns: string[], columnTypes: string[], rows: Row[], rowsAffected: number, lastInsertRowid: bigint | undefined): ResultSet {
-  return { columns, columnTypes, rows, rowsAffected, lastInsertRowid, toJSON: () => ({ columns, columnTypes, rows, rowsAffected }) };
-}
 
 /** One native connection and its statement cache. */
 export class LocalConnection implements SqlExecutor {

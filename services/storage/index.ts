@@ -69,7 +69,7 @@ export * as sessions from "./sessions.js";
 export * as turns from "./turns.js";
 export type { NewTurn, NewTurnEvent, PartWrite, TurnChange, TurnPatch, TurnPage, Claim, TurnStamps, AdmissionPlan, AdmissionClaim, Admission } from "./turns.js";
 export type { SqlExecutor, SqlValue } from "./engine.js";
-export { toRow } from "./row.js";
+export { resultSet, toRow } from "./row.js";
 export type { TurnRow, TurnInsert, TurnPartRow, TurnSteerRow, TurnEventRow, ConversationEntryRow, CompactionRow, CompactionInsert, PluginJournalRow } from "./schema.js";
 export * as history from "./history.js";
 export type { ForkCopy, NewConversationEntry, StoredHistoryItem } from "./history.js";
