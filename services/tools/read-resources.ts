@@ -11,33 +11,15 @@
 import { constants } from "node:fs";
 import { openVerified } from "../workspace/files/verified.js";
 import { fileFailure } from "./paths.js";
+import type { ReadNext } from "./file-contract.js";
 import { MAX_FILE_READ_BYTES, ToolFailure, byteLength, jsonResult, throwIfAborted, type ArchivedToolResult, type ToolContext, type ToolOutput } from "./tool.js";
 
-/** The continuation a page returns; passed back unchanged. */
-export type ReadNext =
-  | { readonly kind: "artifact"; readonly id: string; readonly afterByte: number; readonly totalBytes: number }
-  | { readonly kind: "attachment"; readonly name: string; readonly digest: string; readonly afterByte: number; readonly totalBytes: number };
+export { NEXT_SCHEMA, type ReadNext } from "./file-contract.js";
 
 /** Room for the page's JSON fields besides `content`. */
 const ENVELOPE_RESERVE = 1_024;
 /** Most JSON-encoded content bytes in one page. */
 const PAGE_BYTES = MAX_FILE_READ_BYTES - ENVELOPE_RESERVE;
-
-/** The JSON Schema of `next` (the tool's input). */
-export const NEXT_SCHEMA = {
-  type: "object",
-  description: "A previous page's `next`, unchanged.",
-  properties: {
-    kind: { type: "string", enum: ["artifact", "attachment"] },
-    id: { type: "string", minLength: 1 },
-    name: { type: "string", minLength: 1 },
-    digest: { type: "string", minLength: 1 },
-    afterByte: { type: "integer", minimum: 0 },
-    totalBytes: { type: "integer", minimum: 0 },
-  },
-  required: ["kind", "afterByte", "totalBytes"],
-  additionalProperties: false,
-} as const;
 
 const notInSession = (what: string): ToolFailure => new ToolFailure("resource_not_in_session", `No ${what} belongs to this Session.`);
 const badNext = (why: string): ToolFailure => new ToolFailure("invalid_continuation", `The next object does not continue a read: ${why}. Pass back the complete next object of the previous page, unchanged.`);

@@ -6,27 +6,13 @@
 // itself stays a link.
 import { writeFileAtomic } from "./atomic-write.js";
 import { authorizedPath, fileFailure, filePermissions } from "./paths.js";
+import { WRITE_SPEC, writeResultText, type WriteInput } from "./file-contract.js";
 import { byteLength, textResult, throwIfAborted, type ToolDefinition } from "./tool.js";
 
-export interface WriteInput {
-  readonly filePath: string;
-  readonly content: string;
-}
+export type { WriteInput } from "./file-contract.js";
 
 export const writeTool: ToolDefinition<WriteInput> = {
-  id: "write",
-  description:
-    "Create or replace a text file with the given content, creating missing parent directories. " +
-    "Paths are relative to the Session workdir or absolute.",
-  inputSchema: {
-    type: "object",
-    properties: {
-      filePath: { type: "string", minLength: 1, description: "File to write." },
-      content: { type: "string", description: "The complete new content." },
-    },
-    required: ["filePath", "content"],
-    additionalProperties: false,
-  },
+  ...WRITE_SPEC,
   permissions: filePermissions("edit"),
   async execute(input, ctx) {
     throwIfAborted(ctx.signal);
@@ -39,7 +25,6 @@ export const writeTool: ToolDefinition<WriteInput> = {
       // A parent that exists as a file is ENOTDIR: not_file.
       throw fileFailure(error, target.resource);
     }
-    const bytes = byteLength(input.content);
-    return textResult(`${replaced ? "Replaced" : "Created"} ${target.resource} (${bytes} bytes).`);
+    return textResult(writeResultText(target.resource, replaced, byteLength(input.content)));
   },
 };
