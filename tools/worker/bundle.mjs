@@ -2,12 +2,18 @@
 // `worker` / `browser` export conditions. `node:*` built-ins stay imports (workerd serves them
 // under the `nodejs_compat` flag); a bare Node built-in name is rewritten to its `node:` form.
 // Native addons cannot be bundled: they are reported, never silently left external.
+// WebAssembly: workerd compiles no module from bytes at run time, it takes `.wasm` files only as
+// module imports. A `.wasm` import (worker/codemode.ts imports QuickJS's) is copied next to the
+// bundle under a content-hashed name and stays an import of that file; the runtime loads it as a
+// compiled module (miniflare: `modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"] }]`).
 import { build } from "esbuild";
 import { builtinModules } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+/** How workerd loads the `.wasm` files the bundle imports (give it to every Miniflare of a bundle). */
+export const WASM_MODULE_RULES = [{ type: "CompiledWasm", include: ["**/*.wasm"] }];
 /** The compatibility settings every Worker of this project runs with (worker/miniflare.config.mjs too). */
 export const COMPATIBILITY_DATE = "2025-12-01";
 export const COMPATIBILITY_FLAGS = ["nodejs_compat"];
@@ -35,6 +41,7 @@ export async function bundleWorker({ entry, outfile, write = true }) {
     metafile: true,
     logLevel: "silent",
     define: { "process.env.NODE_ENV": '"production"' },
+    loader: { ".wasm": "copy" },
     plugins: [
       {
         name: "node-builtins-and-natives",
