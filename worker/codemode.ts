@@ -23,8 +23,13 @@
 //   advances only on I/O). A cancellation reaches a script when it next waits on the host.
 // - The deadline defaults to WORKER_CODEMODE_TIMEOUT_MS (30 s, Cloudflare's default CPU limit per
 //   invocation): a runaway script must end with `timed_out`, never take the object with it.
-// - QuickJS's stack limit is WORKER_STACK_BYTES: the isolate's native stack (about 1 MiB) holds the
-//   WebAssembly frames too, so the engine's own limit must trip first (`call_depth`, catchable).
+// - QuickJS's stack limit is WORKER_STACK_BYTES (320 KiB, not Node's 2 MiB): the isolate's native
+//   stack also holds the WebAssembly frames, and measured in workerd it overflows between 2,500 and
+//   2,900 frames of a one-argument recursive function, so the engine's own limit must trip first —
+//   at about 1,700 such frames, a `call_depth` the script can catch (the reference's 10,000 needs
+//   Node's 8 MiB worker stack). Recursion through built-ins (`[x].map(f)`, JSON on 100,000-deep
+//   data) can still exhaust the native stack: the execution ends with `call_depth` and its module
+//   instance is dropped; the object and later executions are unaffected.
 import { newQuickJSWASMModuleFromVariant, newVariant, type QuickJSContext, type QuickJSDeferredPromise, type QuickJSHandle, type QuickJSRuntime, type QuickJSWASMModule } from "quickjs-emscripten";
 import variant from "@jitl/quickjs-wasmfile-release-sync";
 import wasmModule from "@jitl/quickjs-wasmfile-release-sync/wasm";
@@ -46,8 +51,8 @@ export const WORKER_CODEMODE_TIMEOUT_MS = 30_000;
  * stops a script earlier than its deadline.
  */
 export const WORKER_POLLS_PER_MS = 4;
-/** QuickJS's stack limit inside the isolate (the native stack also holds the WebAssembly frames). */
-export const WORKER_STACK_BYTES = 256 * 1024;
+/** QuickJS's stack limit inside the isolate (the native stack also holds the WebAssembly frames; see above). */
+export const WORKER_STACK_BYTES = 320 * 1024;
 
 const WASM_PAGE_BYTES = 65_536;
 const WASM_MAX_PAGES = 32_768;
@@ -95,6 +100,8 @@ class IsolateEngine {
     readonly memory: WebAssembly.Memory,
     readonly maxPages: number,
     readonly post: (message: FromWorker) => void,
+    readonly now: () => number,
+    readonly pollsPerMs: number,
   ) {}
 
   receive(message: ToWorker): void {
@@ -129,8 +136,8 @@ class IsolateEngine {
   #start(m: Extract<ToWorker, { type: "run" }>): void {
     const L = m.limits;
     const rt = this.mod.newRuntime();
-    const deadline = L.timeoutMs === null ? Number.POSITIVE_INFINITY : Date.now() + L.timeoutMs;
-    const pollBudget = L.timeoutMs === null ? Number.POSITIVE_INFINITY : Math.max(1, L.timeoutMs * WORKER_POLLS_PER_MS);
+    const deadline = L.timeoutMs === null ? Number.POSITIVE_INFINITY : this.now() + L.timeoutMs;
+    const pollBudget = L.timeoutMs === null ? Number.POSITIVE_INFINITY : Math.max(1, Math.ceil(L.timeoutMs * this.pollsPerMs));
     const run: Run = {
       id: m.id, rt, vm: undefined, flag: new Int32Array(m.interrupt), L, pending: new Map(), handles: [], main: undefined, helpers: undefined,
       reserve: undefined, fatal: undefined, done: false, reported: false, logs: 0, logBytes: 0, omitted: 0, settled: 0, lastCall: 0,
@@ -143,7 +150,7 @@ class IsolateEngine {
       rt.setInterruptHandler(() => {
         if (run.fatal !== undefined || Atomics.load(run.flag, 0) !== INTERRUPT.none) return true;
         run.polls -= 1;
-        if (run.polls <= 0 || Date.now() >= run.deadline) {
+        if (run.polls <= 0 || this.now() >= run.deadline) {
           Atomics.store(run.flag, 0, INTERRUPT.timedOut);
           return true;
         }
@@ -340,17 +347,24 @@ class IsolateEngine {
   }
 }
 
+export interface IsolateEngineOptions {
+  /** The clock the deadline is checked against (default `Date.now`; tests stop it to stand for a clock that only advances on I/O). */
+  readonly now?: () => number;
+  /** Interrupt polls per millisecond of the deadline in one synchronous slice (default WORKER_POLLS_PER_MS). */
+  readonly pollsPerMs?: number;
+}
+
 /**
- * The in-isolate engine's channel: a fresh module instance for one execution. Messages both ways
- * are delivered as microtasks, in order, so the execution sees the same asynchrony as a worker's
- * messages; a CPU-bound slice of the script runs inside one of them.
+ * The in-isolate engine: each channel is a fresh module instance for one execution. Messages both
+ * ways are delivered as microtasks, in order, so the execution sees the same asynchrony as a
+ * worker's messages; a CPU-bound slice of the script runs inside one of them.
  */
-export const openIsolateChannel: OpenChannel = async (handlers: ChannelHandlers, memoryBytes: number): Promise<EngineChannel> => {
+export const isolateEngine = (options: IsolateEngineOptions = {}): OpenChannel => async (handlers: ChannelHandlers, memoryBytes: number): Promise<EngineChannel> => {
   const maxPages = Math.min(WASM_MAX_PAGES, Math.ceil((memoryBytes + WASM_BASE_BYTES) / WASM_PAGE_BYTES));
   const memory = new WebAssembly.Memory({ initial: 256, maximum: maxPages });
   const mod = await newQuickJSWASMModuleFromVariant(newVariant(variant, { wasmModule, wasmMemory: memory }));
   let live: ChannelHandlers | undefined = handlers;
-  const engine = new IsolateEngine(mod, memory, maxPages, (message) => queueMicrotask(() => live?.onMessage(message)));
+  const engine = new IsolateEngine(mod, memory, maxPages, (message) => queueMicrotask(() => live?.onMessage(message)), options.now ?? Date.now, options.pollsPerMs ?? WORKER_POLLS_PER_MS);
   return {
     send(message) {
       queueMicrotask(() => {
@@ -371,16 +385,16 @@ export const openIsolateChannel: OpenChannel = async (handlers: ChannelHandlers,
 export const workerLimits = (limits: CodeModeLimits | undefined): CodeModeLimits => ({ ...limits, timeoutMs: limits?.timeoutMs ?? WORKER_CODEMODE_TIMEOUT_MS });
 
 /** Runs one script in this isolate: `runCodeMode`'s request and outcome, the Worker's default deadline. */
-export function runWorkerCodeMode(request: CodeModeRequest): Promise<CodeModeOutcome> {
-  return runCodeModeWith(openIsolateChannel, { ...request, limits: workerLimits(request.limits) });
+export function runWorkerCodeMode(request: CodeModeRequest, options: IsolateEngineOptions = {}): Promise<CodeModeOutcome> {
+  return runCodeModeWith(isolateEngine(options), { ...request, limits: workerLimits(request.limits) });
 }
 
-export interface WorkerExecuteOptions {
+export interface WorkerExecuteOptions extends IsolateEngineOptions {
   /** Per-execution limits (memory, deadline); the deadline defaults to WORKER_CODEMODE_TIMEOUT_MS. */
   readonly limits?: CodeModeLimits;
 }
 
 /** The `execute` tool on the Worker host: the Node tool's contract and results over this isolate's engine. */
 export function workerExecuteTool(options: WorkerExecuteOptions = {}): ToolDefinition<ExecuteInput> {
-  return createExecuteTool((request) => runWorkerCodeMode({ ...request, limits: workerLimits(options.limits ?? request.limits) }));
+  return createExecuteTool((request) => runWorkerCodeMode({ ...request, limits: workerLimits(options.limits ?? request.limits) }, options));
 }
