@@ -30,8 +30,8 @@
 //   Node's 8 MiB worker stack). Recursion through built-ins (`[x].map(f)`, JSON on 100,000-deep
 //   data) can still exhaust the native stack: the execution ends with `call_depth` and its module
 //   instance is dropped; the object and later executions are unaffected.
-import { newQuickJSWASMModuleFromVariant, newVariant, type QuickJSContext, type QuickJSDeferredPromise, type QuickJSHandle, type QuickJSRuntime, type QuickJSWASMModule } from "quickjs-emscripten";
-import variant from "@jitl/quickjs-wasmfile-release-sync";
+import { newQuickJSWASMModuleFromVariant, newVariant, type QuickJSContext, type QuickJSDeferredPromise, type QuickJSHandle, type QuickJSRuntime, type QuickJSSyncVariant, type QuickJSWASMModule } from "quickjs-emscripten";
+import variantExport from "@jitl/quickjs-wasmfile-release-sync";
 import wasmModule from "@jitl/quickjs-wasmfile-release-sync/wasm";
 import type { CodeModeError } from "../services/codemode/errors.js";
 import { runCodeModeWith, type CodeModeOutcome, type CodeModeRequest } from "../services/codemode/execution.js";
@@ -60,6 +60,9 @@ const WASM_MAX_PAGES = 32_768;
 const WASM_BASE_BYTES = 16 * 1024 * 1024;
 /** Freed when a run fails, so describing an out-of-memory error has room to allocate. */
 const RESERVE_BYTES = 1024 * 1024;
+
+/** The variant's ES module default export (its CommonJS typings describe the namespace instead). */
+const variant = variantExport as unknown as QuickJSSyncVariant;
 
 const encoder = new TextEncoder();
 const utf8Length = (text: string): number => encoder.encode(text).length;

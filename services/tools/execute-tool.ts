@@ -11,7 +11,8 @@
 // `createExecuteTool(run)` is the tool over a host's engine: execute.ts gives Node's (the worker
 // threads of services/codemode/run.ts, imported at the first execution), worker/codemode.ts the
 // workerd isolate's. Nothing here imports an engine, so the Worker bundle can take this file.
-import type { CodeModeCallEvent, CodeModeError, CodeModeOutcome, CodeModeRequest, CodeModeTool } from "../codemode/execution.js";
+import type { CodeModeCallEvent, CodeModeOutcome, CodeModeRequest, CodeModeTool } from "../codemode/execution.js";
+import type { CodeModeError } from "../codemode/errors.js";
 import { LIMIT_CODES } from "../codemode/errors.js";
 import { renderResult } from "../codemode/render.js";
 import { toolSignature } from "../codemode/signature.js";
