@@ -138,8 +138,15 @@ describe("/workspace file store (workerd)", () => {
     expect((await store("agents", { workdir: "/workspace/g" })).body).toEqual({ instructions: null });
     await tool("write", { filePath: "g/AGENTS.md", content: "\uFEFFUse tabs.\n" });
     expect((await store("agents", { workdir: "/workspace/g" })).body.instructions).toEqual({ _tag: "InstructionFile", path: "AGENTS.md", canonicalPath: "/workspace/g/AGENTS.md", content: "Use tabs.\n" });
+    // Nested files between a read target and the workdir, nearest-first (the workdir's own is the Session-level one).
+    await tool("write", { filePath: "g/deep/AGENTS.md", content: "Deep rules.\n" });
+    const nested = await store("nestedAgents", { workdir: "/workspace", target: "/workspace/g/deep/b.ts", isDirectory: false });
+    expect(nested.body.found.map((file: { path: string }) => file.path)).toEqual(["g/deep/AGENTS.md", "g/AGENTS.md"]);
+    expect((await store("nestedAgents", { workdir: "/workspace/g", target: "/workspace/g/deep", isDirectory: true })).body.found).toEqual([
+      { _tag: "InstructionFile", path: "deep/AGENTS.md", canonicalPath: "/workspace/g/deep/AGENTS.md", content: "Deep rules.\n" },
+    ]);
     await store("fill", { path: "/workspace/g/AGENTS.md", size: 51_201 });
-    expect((await store("agents", { workdir: "/workspace/g" })).body.instructions).toMatchObject({ _tag: "InstructionFileInvalid", reason: "oversized" });
+    expect((await store("agents", { workdir: "/workspace/g" })).body.instructions).toMatchObject({ _tag: "InstructionFileInvalid", reason: "oversized", message: "AGENTS.md cannot be applied: it is larger than 51200 bytes." });
 
     expect((await tool("read", { filePath: "g/a.ts" }, "/workspace", "b")).body.failure).toMatchObject({ code: "not_found" });
     expect((await tool("read", { filePath: "." }, "/workspace", "b")).body.output.result.value).toMatchObject({ entries: [], totalEntries: 0 });

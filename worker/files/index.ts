@@ -1,6 +1,6 @@
 // The Worker's `/workspace` file store and its file tools (see README.md).
 export { WorkspaceFileStore, MAX_WORKSPACE_FILE_BYTES, CHUNK_BYTES, MAX_GLOB_RESULTS, MAX_GREP_MATCHES, decodeUtf8, type StoredEntry, type WorkspaceFileStoreOptions } from "./store.js";
 export { workspaceFileTools } from "./tools.js";
-export { agentsInstructions, AGENTS_FILE } from "./instructions.js";
+export { agentsInstructions, nestedAgentsInstructions, AGENTS_FILE } from "./instructions.js";
 export { migrateWorkspaceFiles, filesMigrations, FILES_LEDGER_TABLE, type FilesStorageInput } from "./migrations.js";
 export { workspacePath, MAX_NAME_BYTES, MAX_PATH_BYTES } from "./paths.js";
