@@ -92,6 +92,9 @@ describe("/workspace file store (workerd)", () => {
     expect((await tool("write", { filePath: "keep.txt/inner", content: "x" })).body.failure).toMatchObject({ code: "not_file" });
     expect((await tool("write", { filePath: "proj", content: "x" })).body.failure).toMatchObject({ code: "not_file" });
     expect((await tool("edit", { filePath: "keep.txt", oldString: "absent", newString: "x" })).body.failure).toMatchObject({ code: "no_match" });
+    // The store's own methods confine what they are given too, whoever calls them.
+    expect((await store("writeBytes", { path: "/etc/passwd", bytes: [0x78] })).body.failure).toMatchObject({ tag: "WorkspaceFileError", code: "invalid_path" });
+    expect((await store("writeBytes", { path: "/workspace/../x", bytes: [0x78] })).body.failure).toMatchObject({ code: "invalid_path" });
     expect(await snapshot()).toEqual(before);
 
     // The plugin API's WorkspaceFiles answers with WorkspaceFileError codes, never a path.

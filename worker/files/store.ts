@@ -87,12 +87,14 @@ export class WorkspaceFileStore implements WorkspaceFiles {
     return this.#storage.sql.exec(query, ...bindings).toArray();
   }
 
-  /** What is at `path` (canonical), or undefined. */
+  /** What is at `path` (absolute; normalised and confined like every path here), or undefined. */
   stat(path: string): StoredEntry | undefined {
+    path = workspacePath(path);
     const [row] = this.#rows("SELECT kind, size FROM workspace_entry WHERE path = ?", path);
     return row === undefined ? undefined : { path, kind: row["kind"] as EntryKind, size: Number(row["size"]) };
   }
 
+  /** The file at the canonical `path`. */
   #file(path: string): StoredEntry {
     const entry = this.stat(path);
     if (entry === undefined) {
@@ -108,6 +110,7 @@ export class WorkspaceFileStore implements WorkspaceFiles {
 
   /** The file's bytes in stored order, one chunk per call (for paged reads: only what is asked for is read). */
   chunks(path: string): () => Promise<Uint8Array | undefined> {
+    path = workspacePath(path);
     this.#file(path);
     let seq = 0;
     return async () => {
@@ -119,6 +122,7 @@ export class WorkspaceFileStore implements WorkspaceFiles {
 
   /** The whole file (at most `maxFileBytes`, checked before anything is read). */
   readBytes(path: string, maxBytes: number = this.maxFileBytes): Uint8Array {
+    path = workspacePath(path);
     const entry = this.#file(path);
     if (entry.size > maxBytes) throw fail("too_large");
     const out = new Uint8Array(entry.size);
@@ -132,17 +136,18 @@ export class WorkspaceFileStore implements WorkspaceFiles {
   }
 
   /**
-   * Creates or replaces the file at `path` (canonical), creating missing parents, in one
+   * Creates or replaces the file at `path` (absolute), creating missing parents, in one
    * transaction. Refused, with nothing changed: larger than `maxFileBytes` (`too_large`), a
    * directory at the path or a file on the way (`not_file`).
    */
   writeBytes(path: string, bytes: Uint8Array): { readonly replaced: boolean } {
+    path = workspacePath(path);
     if (path === WORKSPACE_ROOT) throw fail("not_file");
     if (bytes.length > this.maxFileBytes) throw fail("too_large");
     return this.#storage.transactionSync(() => {
       const now = this.#now();
       const chain: string[] = [];
-      for (let parent = parentOf(path); parent !== WORKSPACE_ROOT; parent = parentOf(parent)) chain.unshift(parent);
+      for (let parent = parentOf(path); parent !== WORKSPACE_ROOT && isInside(WORKSPACE_ROOT, parent); parent = parentOf(parent)) chain.unshift(parent);
       for (const directory of chain) {
         const existing = this.stat(directory);
         if (existing?.kind === "file") throw fail("not_file");
@@ -168,8 +173,9 @@ export class WorkspaceFileStore implements WorkspaceFiles {
     });
   }
 
-  /** The entries directly in `directory` (canonical): `not_found`, or `not_file` when it is a file. */
+  /** The entries directly in `directory` (absolute): `not_found`, or `not_file` when it is a file. */
   list(directory: string): { readonly name: string; readonly kind: EntryKind }[] {
+    directory = workspacePath(directory);
     const entry = this.stat(directory);
     if (entry === undefined) throw fail("not_found");
     if (entry.kind !== "directory") throw fail("not_file");
