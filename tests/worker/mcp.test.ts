@@ -6,6 +6,8 @@
 // outcome and is never started; an OAuth reference without a composed lifecycle is
 // `authorization_required`, an unset credential variable `credential_unresolved`, an unreachable
 // endpoint `connection_failed` — each failure that server's alone.
+import { createServer, request as httpRequest, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import type { Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { McpServer } from "../../services/config/types.js";
@@ -14,16 +16,36 @@ import { bundle, miniflare } from "./support.js";
 
 let server: Awaited<ReturnType<typeof everythingHttp>>;
 let mf: Miniflare;
+/** A pass-through proxy in front of the everything server, recording the headers it was sent. */
+let proxy: Server;
+let proxied: string;
+const seenTokens: (string | undefined)[] = [];
+
+function startProxy(target: URL): Promise<string> {
+  proxy = createServer((incoming, outgoing) => {
+    seenTokens.push(incoming.headers["x-worker-token"] as string | undefined);
+    const upstream = httpRequest({ host: target.hostname, port: target.port, path: incoming.url, method: incoming.method, headers: incoming.headers }, (answer) => {
+      outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(outgoing);
+    });
+    upstream.on("error", () => outgoing.destroy());
+    incoming.pipe(upstream);
+  });
+  return new Promise((resolve) => proxy.listen(0, "127.0.0.1", () => resolve(`http://127.0.0.1:${(proxy.address() as AddressInfo).port}/mcp`)));
+}
 
 beforeAll(async () => {
   const [script, started] = await Promise.all([bundle("tests/worker/mcp-fixture.ts"), everythingHttp()]);
   server = started;
+  proxied = await startProxy(new URL(server.endpoint));
   mf = miniflare(script, { bindings: { WEB_TOKEN: "token-from-a-worker-secret" } });
   await mf.ready;
 }, 60_000);
 
 afterAll(async () => {
   await mf?.dispose();
+  proxy?.closeAllConnections();
+  await new Promise((resolve) => (proxy ? proxy.close(resolve) : resolve(undefined)));
   await server?.close();
 });
 
@@ -43,7 +65,7 @@ async function run(servers: McpServer[], calls: { tool: string; input: Record<st
 describe("MCP over Streamable HTTP in the Worker (workerd)", () => {
   it("connects a remote server over fetch, offers its Tools as <server>_<tool> and runs them", async () => {
     const ran = await run(
-      [remote("web", server.endpoint, {}, { headers: { "X-Worker-Token": { kind: "environment", reference: "WEB_TOKEN" } } })],
+      [remote("web", proxied, {}, { headers: { "X-Worker-Token": { kind: "environment", reference: "WEB_TOKEN" } } })],
       [
         { tool: "web_echo", input: { message: "hello from workerd" } },
         { tool: "web_get-structured-content", input: { location: "Chicago" } },
@@ -62,6 +84,9 @@ describe("MCP over Streamable HTTP in the Worker (workerd)", () => {
     expect(ran.results[0]).toEqual({ ok: { format: "text", value: "Echo: hello from workerd" } });
     expect(ran.results[1]).toEqual({ ok: { format: "json", value: { temperature: 36, conditions: "Light rain / drizzle", humidity: 82 } } });
     expect(JSON.stringify(ran.results[2])).toContain("42");
+    // Every request carried the header resolved from the Worker secret.
+    expect(seenTokens.length).toBeGreaterThan(3);
+    expect(new Set(seenTokens)).toEqual(new Set(["token-from-a-worker-secret"]));
     // Closing ends the session.
     expect(ran.closed).toEqual([{ id: "web", name: "web", status: { state: "closed" } }]);
   });
