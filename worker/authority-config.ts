@@ -8,6 +8,7 @@
 import type { Env } from "../services/config/paths.js";
 import type { ProviderEntry } from "../services/config/types.js";
 import { bundledCatalog } from "../services/providers/catalog.js";
+import type { DiscoveredModel } from "../services/providers/discovered.js";
 import { providerInvalid, type ProviderSetupError } from "../services/providers/errors.js";
 import { resolveProviders, type ProviderSet } from "../services/providers/registry.js";
 
@@ -22,7 +23,9 @@ export interface ProvidersMalformed {
 
 export type AuthoritySetupError = ProviderSetupError | ProvidersMalformed;
 
-export type AuthorityConfig = { readonly ok: true; readonly providers: ProviderSet } | { readonly ok: false; readonly error: AuthoritySetupError };
+export type AuthorityConfig =
+  | { readonly ok: true; readonly providers: ProviderSet; readonly map: Readonly<Record<string, ProviderEntry>> | undefined }
+  | { readonly ok: false; readonly error: AuthoritySetupError };
 
 const ENTRY_KEYS = new Set(["options", "enabled", "base", "via", "definition"]);
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
@@ -67,11 +70,11 @@ export function parseProvidersVariable(value: string | undefined): { readonly ok
   return { ok: true, map: parsed as Record<string, ProviderEntry> };
 }
 
-/** Compiles the providers this deployment enables (with the bundled catalog). */
-export function authorityConfig(env: Env): AuthorityConfig {
+/** Compiles the providers this deployment enables (with the bundled catalog and what discovery found). */
+export function authorityConfig(env: Env, discovered: Readonly<Record<string, readonly DiscoveredModel[]>> = {}): AuthorityConfig {
   const parsed = parseProvidersVariable(env[PROVIDERS_VARIABLE]);
   if (!parsed.ok) return parsed;
-  const resolved = resolveProviders(parsed.map, { catalog: bundledCatalog(), env });
+  const resolved = resolveProviders(parsed.map, { catalog: bundledCatalog(), discovered, env });
   if (!resolved.ok) return { ok: false, error: resolved.error };
-  return { ok: true, providers: resolved.value };
+  return { ok: true, providers: resolved.value, map: parsed.map };
 }

@@ -1,6 +1,7 @@
 // The gateway's runtime model and provider routes over the provider authority's RPC (binding
 // HARNESS_PROVIDER_AUTHORITY): `models`, `modelEvents` (one `models.revision` event, then the
-// stream closes, as on Node), `providers`, `getProvider`, `connectProviderKey`,
+// stream closes, as on Node), `refreshProviderModels` (discovery again), `providers`,
+// `getProvider`, `connectProviderKey`,
 // `updateProviderConnection` and `deleteProviderConnection`. The generated Fetch handler decodes
 // each request once; the authority's typed failures become protocol errors here. Logins stay
 // the typed "unsupported" answer (unavailable.ts). Also the server objects' key seam,
@@ -14,7 +15,7 @@ import { AUTHORITY_BINDING, AUTHORITY_NAME, type AuthorityError, type AuthorityN
 
 type RuntimeOperations = Pick<
   Handlers<RequestContext>,
-  "models" | "modelEvents" | "providers" | "getProvider" | "connectProviderKey" | "updateProviderConnection" | "deleteProviderConnection"
+  "models" | "modelEvents" | "refreshProviderModels" | "providers" | "getProvider" | "connectProviderKey" | "updateProviderConnection" | "deleteProviderConnection"
 >;
 
 export interface AuthorityEnv {
@@ -66,6 +67,7 @@ export function authorityRuntimeHandlers(env: AuthorityEnv): RuntimeOperations {
   return {
     models: async () => ({ status: 200, body: await call(env, (authority) => authority.catalog()) }),
     modelEvents: async () => ({ status: 200, stream: once((await call(env, (authority) => authority.catalog())).hostRevision) }),
+    refreshProviderModels: async ({ body }) => ({ status: 200, body: await call(env, (authority) => authority.refreshModels(body.providerId)) }),
     providers: async () => ({ status: 200, body: { providers: await call(env, (authority) => authority.listProviders()) } }),
     getProvider: async ({ path }) => ({ status: 200, body: { provider: await call(env, (authority) => authority.getProvider(path.providerId)) } }),
     connectProviderKey: async ({ path, body }) => ({

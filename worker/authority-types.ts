@@ -2,7 +2,7 @@
 // (the gateway's runtime routes and the server objects' key seam, authority-routes.ts): typed
 // results whose failures carry a `_tag` the gateway maps to protocol errors. Only
 // `providerCredentials()` carries key material, and only to server objects, never to a client.
-import type { CatalogSnapshot, CatalogUnavailableReason, SafeProviderConnection, SafeProviderSummary } from "../generated/client/types.gen.js";
+import type { CatalogSnapshot, CatalogUnavailableReason, RefreshProviderModelsResponse, SafeProviderConnection, SafeProviderSummary } from "../generated/client/types.gen.js";
 import type { AuthoritySetupError } from "./authority-config.js";
 
 export const AUTHORITY_BINDING = "HARNESS_PROVIDER_AUTHORITY";
@@ -38,6 +38,8 @@ export interface ProviderAuthorityRpc {
   connectKey(providerId: string, apiKey: string, label: string | undefined): Promise<AuthorityResult<SafeProviderConnection>>;
   relabelConnection(providerId: string, connectionId: string, label: string): Promise<AuthorityResult<SafeProviderConnection>>;
   deleteConnection(providerId: string, connectionId: string): Promise<AuthorityResult<true>>;
+  /** Discovery again (for `providerId`, or every provider); the bundled catalog itself never changes. */
+  refreshModels(providerId: string | undefined): Promise<AuthorityResult<RefreshProviderModelsResponse>>;
   providerCredentials(): Promise<AuthorityResult<ProviderCredentials>>;
 }
 

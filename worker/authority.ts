@@ -6,13 +6,18 @@
 // and `providerCredentials()` for server objects. Credentials resolve as the reference says for
 // this host: a stored key wins over the Worker secret named by `definition.credentials.environment`,
 // and a stored-but-unreadable connection blocks that fallback (unavailable, `reconnect_required`),
-// so inference matches the catalog. Keys never appear in a summary, a snapshot, an error or a log.
+// so inference matches the catalog. Providers that discover their models (`GET <baseURL>/models`)
+// are listed on first need and again by `refreshModels` (a failure keeps what was known; a
+// connection made later populates them on the next refresh, as a reload does on Node).
+// Keys never appear in a summary, a snapshot, an error or a log.
 import { createHash } from "node:crypto";
 import { DurableObject } from "cloudflare:workers";
-import type { CatalogSnapshot, SafeProviderConnection, SafeProviderSummary } from "../generated/client/types.gen.js";
+import type { CatalogSnapshot, ProviderModelRefreshOutcome, RefreshProviderModelsResponse, SafeProviderConnection, SafeProviderSummary } from "../generated/client/types.gen.js";
 import type { Env } from "../services/config/paths.js";
 import type { AuthEntry, AuthState } from "../services/providers/auth-file.js";
 import { resolveCredential, type CredentialSources } from "../services/providers/credentials.js";
+import type { DiscoveredModel } from "../services/providers/discovered.js";
+import { discoverProviderModels, discovers } from "../services/providers/discovery.js";
 import { requiresCredential, type ProviderSet, type ResolvedProvider } from "../services/providers/registry.js";
 import { catalogSnapshot, providerSummary } from "../services/providers/summary.js";
 import { authorityConfig, workerEnvironment, type AuthorityConfig } from "./authority-config.js";
@@ -23,6 +28,12 @@ import type { AuthorityError, AuthorityResult, ProviderAuthorityRpc, ProviderCre
 const API_KEY = /^[\x21-\x7e]{1,8192}$/;
 /** A label is free text without control characters (as on Node). */
 const LABEL = /^[^\x00-\x1f\x7f]{1,256}$/;
+
+/**
+ * Discovery never follows a redirect (its request says `redirect: "error"`, which workerd's fetch
+ * refuses): `manual` here, so a redirect is answered as its 3xx status — a failure, as on Node.
+ */
+const discoveryFetch: typeof fetch = (input, init) => globalThis.fetch(input, { ...init, redirect: "manual" });
 
 const fail = <T>(error: AuthorityError): AuthorityResult<T> => ({ ok: false, error });
 const invalid = <T>(message: string): AuthorityResult<T> => fail({ _tag: "InvalidInput", message });
@@ -48,7 +59,10 @@ function safeConnection(row: StoredConnection): SafeProviderConnection {
 
 export class HarnessProviderAuthorityObject extends DurableObject<Record<string, unknown>> implements ProviderAuthorityRpc {
   readonly #store: ConnectionStore;
-  readonly #config: AuthorityConfig;
+  /** The current generation: the configuration compiled with what discovery found. */
+  #config: AuthorityConfig;
+  #discovered: Readonly<Record<string, readonly DiscoveredModel[]>> = {};
+  #discovery: Promise<unknown> | undefined;
   readonly #env: Env;
 
   constructor(ctx: unknown, env: Record<string, unknown>) {
@@ -56,6 +70,42 @@ export class HarnessProviderAuthorityObject extends DurableObject<Record<string,
     this.#store = new ConnectionStore((ctx as { readonly storage: AuthoritySqlStorage }).storage);
     this.#env = workerEnvironment(env);
     this.#config = authorityConfig(this.#env);
+  }
+
+  /** Resolves once the first discovery ran (at most once; never rejects). */
+  #ready(): Promise<unknown> {
+    this.#discovery ??= this.#discover(undefined);
+    return this.#discovery;
+  }
+
+  /** Discovery for `only` (else every discovering provider); a result that compiles becomes the generation. */
+  async #discover(only: string | undefined): Promise<Map<string, ProviderModelRefreshOutcome>> {
+    const outcomes = new Map<string, ProviderModelRefreshOutcome>();
+    if (!this.#config.ok) return outcomes;
+    const set = this.#config.providers;
+    const targets = set.providers.filter((provider) => discovers(provider) && (only === undefined || provider.id === only));
+    if (targets.length === 0) return outcomes;
+    const { sources } = this.#resolution(set);
+    const before = this.#discovered;
+    const discovered: Record<string, readonly DiscoveredModel[]> = { ...before };
+    await Promise.all(
+      targets.map(async (provider) => {
+        const result = await discoverProviderModels(provider, sources, { fetch: discoveryFetch });
+        if (!result.ok) {
+          outcomes.set(provider.id, { providerId: provider.id, status: "failed", message: result.message });
+          return;
+        }
+        discovered[provider.id] = result.models;
+        const same = JSON.stringify(before[provider.id] ?? []) === JSON.stringify(result.models);
+        outcomes.set(provider.id, { providerId: provider.id, status: same ? "unchanged" : "updated" });
+      }),
+    );
+    const next = authorityConfig(this.#env, discovered);
+    if (next.ok) {
+      this.#discovered = discovered;
+      this.#config = next;
+    }
+    return outcomes;
   }
 
   #providers<T>(use: (set: ProviderSet) => AuthorityResult<T>): AuthorityResult<T> {
@@ -115,10 +165,12 @@ export class HarnessProviderAuthorityObject extends DurableObject<Record<string,
   }
 
   async catalog(): Promise<AuthorityResult<CatalogSnapshot>> {
+    await this.#ready();
     return this.#providers((set) => ({ ok: true, value: this.#snapshot(set, this.#resolution(set)) }));
   }
 
   async listProviders(): Promise<AuthorityResult<SafeProviderSummary[]>> {
+    await this.#ready();
     return this.#providers((set) => {
       const resolution = this.#resolution(set);
       return { ok: true, value: set.providers.map((provider) => this.#summary(provider, resolution)) };
@@ -126,6 +178,7 @@ export class HarnessProviderAuthorityObject extends DurableObject<Record<string,
   }
 
   async getProvider(providerId: string): Promise<AuthorityResult<SafeProviderSummary>> {
+    await this.#ready();
     return this.#provider(providerId, (provider, set) => ({ ok: true, value: this.#summary(provider, this.#resolution(set)) }));
   }
 
@@ -164,7 +217,25 @@ export class HarnessProviderAuthorityObject extends DurableObject<Record<string,
   }
 
   /** For server objects only: each enabled provider's inference credential, resolved as the catalog shows it. */
+  async refreshModels(providerId: string | undefined): Promise<AuthorityResult<RefreshProviderModelsResponse>> {
+    await this.#ready();
+    if (!this.#config.ok) return fail(this.#config.error);
+    if (providerId !== undefined && this.#config.providers.provider(providerId) === undefined) {
+      return fail({ _tag: "ProviderNotFound", providerId, message: `Provider "${providerId}" is not configured on this host` });
+    }
+    const outcomes = await this.#discover(providerId);
+    return this.#providers((set) => {
+      // The bundled catalog is all this host has: a provider that does not discover is unchanged.
+      for (const provider of set.providers) {
+        if ((providerId === undefined || provider.id === providerId) && !outcomes.has(provider.id)) outcomes.set(provider.id, { providerId: provider.id, status: "unchanged" });
+      }
+      const providers = [...outcomes.values()].sort((a, b) => (a.providerId < b.providerId ? -1 : a.providerId > b.providerId ? 1 : 0));
+      return { ok: true, value: { providers, snapshot: this.#snapshot(set, this.#resolution(set)) } };
+    });
+  }
+
   async providerCredentials(): Promise<AuthorityResult<ProviderCredentials>> {
+    await this.#ready();
     return this.#providers((set) => {
       const resolution = this.#resolution(set);
       const providers: Record<string, ProviderCredential> = {};

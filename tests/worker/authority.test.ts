@@ -6,6 +6,8 @@
 // key winning over the Worker secret (and an unreadable stored one blocking it) through the
 // server objects' key seam, logins answered as unsupported, and no key in any response body.
 import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "libsql";
@@ -216,6 +218,52 @@ describe("the provider authority (workerd)", () => {
     expect((await ok(sdk.getProvider({ client: third.api.client, path: { providerId: "openrouter" } }))).provider).toMatchObject({ source: "environment" });
     expect(await third.keys("openrouter")).toEqual({ ok: true, origin: "environment", key: ENV_KEY });
     await stop(third);
+  });
+
+  it("discovers a custom provider's models with its Worker secret, and refreshProviderModels lists them again", async () => {
+    const listed = ["local-a", "local-b"];
+    const authorizations: (string | undefined)[] = [];
+    const models: Server = createServer((request, response) => {
+      authorizations.push(request.headers.authorization);
+      if (request.url !== "/v1/models") return void response.writeHead(404).end();
+      response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ object: "list", data: listed.map((id) => ({ id, object: "model" })) }));
+    });
+    await new Promise<void>((resolve) => models.listen(0, "127.0.0.1", resolve));
+    try {
+      const definition = {
+        displayName: "Local proxy",
+        baseURL: `http://127.0.0.1:${(models.address() as AddressInfo).port}/v1`,
+        protocol: "chat",
+        authentication: { kind: "bearer" },
+        credentials: { environment: ["LOCAL_PROXY_API_KEY"] },
+      };
+      const host = await start({ HARNESS_PROVIDERS: JSON.stringify({ "local-proxy": { definition } }), LOCAL_PROXY_API_KEY: ENV_KEY });
+      const refs = (snapshot: { models: { ref: string }[] }) => snapshot.models.map((model) => model.ref);
+      const first = await ok(sdk.models({ client: host.api.client }));
+      expect(refs(first)).toEqual(["local-proxy/local-a", "local-proxy/local-b"]);
+      expect(authorizations).toEqual([`Bearer ${ENV_KEY}`]);
+
+      listed.push("local-c");
+      const refreshed = await ok(sdk.refreshProviderModels({ client: host.api.client, body: { providerId: "local-proxy" } }));
+      expect(refreshed.providers).toEqual([{ providerId: "local-proxy", status: "updated" }]);
+      expect(refs(refreshed.snapshot)).toEqual(["local-proxy/local-a", "local-proxy/local-b", "local-proxy/local-c"]);
+      expect(refreshed.snapshot.hostRevision).not.toBe(first.hostRevision);
+      expect(refs(await ok(sdk.models({ client: host.api.client })))).toContain("local-proxy/local-c");
+      const again = await ok(sdk.refreshProviderModels({ client: host.api.client, body: {} }));
+      expect(again.providers).toEqual([{ providerId: "local-proxy", status: "unchanged" }]);
+      expect((await failure(sdk.refreshProviderModels({ client: host.api.client, body: { providerId: "nosuch" } }))).status).toBe(404);
+
+      // A failed discovery keeps what was known.
+      models.closeAllConnections();
+      await new Promise((resolve) => models.close(resolve));
+      const failed = await ok(sdk.refreshProviderModels({ client: host.api.client, body: {} }));
+      expect(failed.providers).toMatchObject([{ providerId: "local-proxy", status: "failed" }]);
+      expect(refs(failed.snapshot)).toEqual(["local-proxy/local-a", "local-proxy/local-b", "local-proxy/local-c"]);
+      await stop(host);
+    } finally {
+      models.closeAllConnections();
+      models.close();
+    }
   });
 
   it("never puts a key in a response body", () => {
