@@ -33,6 +33,9 @@ import type { JsonSchema, PermissionProjection, ToolContext, ToolDefinition, Too
 /** The reference's words for a local (stdio) MCP server on this host. */
 export const LOCAL_STDIO_UNAVAILABLE = "Local stdio is unavailable because Workers cannot spawn local processes; the Worker does not emulate stdio or silently fall back to HTTP";
 
+/** The suffix of a server's resource-reading Tool (as on Node). */
+export const READ_RESOURCE_TOOL = "read-resource";
+
 /** Longest error text passed on from an `isError` result (as on Node). */
 const MAX_ERROR_TEXT = 4_000;
 
@@ -127,7 +130,10 @@ export class WorkerMcpHost {
   /** The Tools of the servers connected now, `<server>_<tool>`, in server order then the server's tool order. */
   tools(): ToolDefinition<Json>[] {
     const slots = this.#slots.filter((slot) => slot.connected !== undefined).sort((a, b) => a.server.order - b.server.order || (a.server.name < b.server.name ? -1 : a.server.name > b.server.name ? 1 : 0));
-    return slots.flatMap((slot) => slot.connected!.lists.tools.map((tool) => this.#tool(slot, tool)));
+    return slots.flatMap((slot) => [
+      ...slot.connected!.lists.tools.map((tool) => this.#tool(slot, tool)),
+      ...(slot.server.resourceReadTool ? [this.#readResourceTool(slot) as unknown as ToolDefinition<Json>] : []),
+    ]);
   }
 
   async close(): Promise<void> {
@@ -199,24 +205,7 @@ export class WorkerMcpHost {
       inputSchema: inputSchemaOf(tool.inputSchema),
       permissions: (): PermissionProjection[] => [{ action: id, resources: ["*"], save: ["*"], metadata: { mcpServer: server.id, mcpTool: tool.name } }],
       execute: async (input: Json, ctx: ToolContext): Promise<ToolOutput> => {
-        const connected = slot.connected;
-        if (connected === undefined) {
-          const status = slot.status;
-          throw new McpToolFailure("mcp_unavailable", `MCP server ${JSON.stringify(server.name)} is not connected${status.state === "failed" ? ` (${status.reason}: ${status.message})` : ""}`);
-        }
-        let result: Json;
-        try {
-          result = (await bounded((signal) => connected.client.callTool({ name: tool.name, arguments: input }, undefined, { signal, timeout: MAX_TIMER_MS }), {
-            ms: server.limits.executionMs,
-            limit: "executionMs",
-            signal: ctx.signal,
-          })) as Json;
-        } catch (error) {
-          if (ctx.signal.aborted) throw new McpToolFailure("interrupted", "The tool call was interrupted.");
-          if (isLimitReached(error)) throw new McpToolFailure("mcp_limit_reached", `The MCP server ${JSON.stringify(server.name)} did not answer within its execution limit (${error.value} ms).`);
-          if (error instanceof McpError) throw new McpToolFailure("mcp_request_failed", `The MCP server ${JSON.stringify(server.name)} failed the request: ${error.message}`);
-          throw new McpToolFailure("mcp_request_failed", `The request to the MCP server ${JSON.stringify(server.name)} failed: ${error instanceof Error ? error.message : String(error)}`);
-        }
+        const result = (await this.#request(slot, ctx, (client, signal) => client.callTool({ name: tool.name, arguments: input }, undefined, { signal, timeout: MAX_TIMER_MS }))) as Json;
         const mapped = mapToolResult(result, limits);
         if (result["isError"] === true) {
           const text = resultText(mapped).slice(0, MAX_ERROR_TEXT);
@@ -225,5 +214,47 @@ export class WorkerMcpHost {
         return { result: mapped };
       },
     };
+  }
+
+  /** `<server>_read-resource` (when the entry enables `resourceReadTool`): one resource by URI, as on Node. */
+  #readResourceTool(slot: Slot): ToolDefinition<{ uri: string }> {
+    const server = slot.server;
+    const id = `${server.toolPrefix}_${READ_RESOURCE_TOOL}`;
+    const limits = this.#options.results ?? { maxImageBase64Bytes: undefined };
+    return {
+      id,
+      description: `Reads a resource of the MCP server ${server.name} by its URI.`,
+      inputSchema: { type: "object", properties: { uri: { type: "string", description: "The resource URI." } }, required: ["uri"], additionalProperties: false },
+      permissions: (input): PermissionProjection[] => [{ action: id, resources: [input.uri], save: [input.uri], metadata: { mcpServer: server.id } }],
+      execute: async (input, ctx) => {
+        const read = await this.#request(slot, ctx, (client, signal) => client.readResource({ uri: input.uri }, { signal, timeout: MAX_TIMER_MS }));
+        const content = read.contents.map((item) =>
+          "text" in item && typeof item.text === "string"
+            ? { type: "text", text: item.text }
+            : typeof item.mimeType === "string" && item.mimeType.startsWith("image/") && "blob" in item
+              ? { type: "image", data: item.blob, mimeType: item.mimeType }
+              : { type: "resource", resource: item },
+        );
+        return { result: mapToolResult({ content }, limits) };
+      },
+    };
+  }
+
+  /** One request to a connected server under its `executionMs`, failures as McpToolFailure codes. */
+  async #request<T>(slot: Slot, ctx: ToolContext, work: (client: Client, signal: AbortSignal) => Promise<T>): Promise<T> {
+    const server = slot.server;
+    const connected = slot.connected;
+    if (connected === undefined) {
+      const status = slot.status;
+      throw new McpToolFailure("mcp_unavailable", `MCP server ${JSON.stringify(server.name)} is not connected${status.state === "failed" ? ` (${status.reason}: ${status.message})` : ""}`);
+    }
+    try {
+      return await bounded((signal) => work(connected.client, signal), { ms: server.limits.executionMs, limit: "executionMs", signal: ctx.signal });
+    } catch (error) {
+      if (ctx.signal.aborted) throw new McpToolFailure("interrupted", "The tool call was interrupted.");
+      if (isLimitReached(error)) throw new McpToolFailure("mcp_limit_reached", `The MCP server ${JSON.stringify(server.name)} did not answer within its execution limit (${error.value} ms).`);
+      if (error instanceof McpError) throw new McpToolFailure("mcp_request_failed", `The MCP server ${JSON.stringify(server.name)} failed the request: ${error.message}`);
+      throw new McpToolFailure("mcp_request_failed", `The request to the MCP server ${JSON.stringify(server.name)} failed: ${error instanceof Error ? error.message : String(error)}`);
+    }
   }
 }

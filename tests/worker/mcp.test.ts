@@ -1,7 +1,7 @@
 // MCP over Streamable HTTP from the Worker (worker/mcp.ts) in workerd: a real
 // @modelcontextprotocol/server-everything in its streamable HTTP mode, started here in Node, is
 // connected through the SDK's StreamableHTTPClientTransport over workerd's fetch; its Tools are
-// offered as `<server>_<tool>` and run (a structured result validated against the tool's output
+// offered as `<server>_<tool>` (and `<server>_read-resource`) and run (a structured result validated against the tool's output
 // schema without code generation); a local stdio entry is the reference's typed "unavailable"
 // outcome and is never started; an OAuth reference without a composed lifecycle is
 // `authorization_required`, an unset credential variable `credential_unresolved`, an unreachable
@@ -65,11 +65,13 @@ async function run(servers: McpServer[], calls: { tool: string; input: Record<st
 describe("MCP over Streamable HTTP in the Worker (workerd)", () => {
   it("connects a remote server over fetch, offers its Tools as <server>_<tool> and runs them", async () => {
     const ran = await run(
-      [remote("web", proxied, {}, { headers: { "X-Worker-Token": { kind: "environment", reference: "WEB_TOKEN" } } })],
+      [remote("web", proxied, { resourceReadTool: true }, { headers: { "X-Worker-Token": { kind: "environment", reference: "WEB_TOKEN" } } })],
       [
         { tool: "web_echo", input: { message: "hello from workerd" } },
         { tool: "web_get-structured-content", input: { location: "Chicago" } },
         { tool: "web_get-sum", input: { a: 2, b: 40 } },
+        { tool: "web_read-resource", input: { uri: "demo://resource/dynamic/text/3" } },
+        { tool: "web_echo", input: {} },
       ],
     );
     expect(ran.statuses).toEqual([{ id: "web", name: "web", status: { state: "connected", protocolVersion: "2025-06-18" } }]);
@@ -84,6 +86,11 @@ describe("MCP over Streamable HTTP in the Worker (workerd)", () => {
     expect(ran.results[0]).toEqual({ ok: { format: "text", value: "Echo: hello from workerd" } });
     expect(ran.results[1]).toEqual({ ok: { format: "json", value: { temperature: 36, conditions: "Light rain / drizzle", humidity: 82 } } });
     expect(JSON.stringify(ran.results[2])).toContain("42");
+    expect(ids).toContain("web_read-resource");
+    expect(ran.results[3]).toMatchObject({ ok: { format: "text" } });
+    expect(String((ran.results[3]!["ok"] as { value: string }).value)).toMatch(/^Resource 3: This is a plaintext resource/);
+    // The server's refusal of bad arguments is the Tool's typed failure.
+    expect(ran.results[4]).toMatchObject({ failed: "mcp_tool_error", message: expect.stringContaining("Invalid arguments for tool echo") });
     // Every request carried the header resolved from the Worker secret.
     expect(seenTokens.length).toBeGreaterThan(3);
     expect(new Set(seenTokens)).toEqual(new Set(["token-from-a-worker-secret"]));
