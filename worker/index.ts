@@ -3,8 +3,10 @@
 // then forwards every `/v1/servers/:server/...` request to that server's HarnessServerObject
 // (binding HARNESS_SERVERS, addressed by name) with `x-zephyr-server` (and
 // `x-zephyr-session-id` on Session routes) set; everything else — health, capabilities, the
-// OpenAPI document, and the runtime routes this host does not serve yet — it answers itself
-// through the same generated route table.
+// OpenAPI document, the runtime model and provider routes (over the singleton
+// HarnessProviderAuthorityObject's RPC, binding HARNESS_PROVIDER_AUTHORITY) and the typed
+// answers for runtime routes this host does not serve — it answers itself through the same
+// generated route table.
 import type { Handlers } from "../generated/server/routes.js";
 import { sessionHandlers } from "../services/host/handlers.js";
 import { checkHost, checkOrigin, checkToken, type GuardOptions } from "../services/http/guard.js";
@@ -14,15 +16,17 @@ import type { SessionService } from "../services/core/sessions.js";
 import { OPENAPI_DOCUMENT, RELEASE } from "./release.js";
 import { SERVER_HEADER, SESSION_HEADER, sessionIdOf } from "./server-object.js";
 import { workerUnavailableHandlers } from "./unavailable.js";
+import { authorityRuntimeHandlers, type AuthorityEnv } from "./authority-routes.js";
 
 export { HarnessServerObject } from "./server-object.js";
+export { HarnessProviderAuthorityObject } from "./authority.js";
 
 interface DurableObjectNamespaceLike {
   idFromName(name: string): unknown;
   get(id: unknown): { fetch(request: Request): Promise<Response> };
 }
 
-export interface WorkerEnv {
+export interface WorkerEnv extends AuthorityEnv {
   readonly HARNESS_SERVERS: DurableObjectNamespaceLike;
   /** Bearer token every authenticated operation demands (a Worker secret); absent: no authentication. */
   readonly HARNESS_API_TOKEN?: string;
@@ -78,15 +82,24 @@ async function forward(request: Request, env: WorkerEnv, server: string): Promis
   return object.fetch(new Request(request, { headers }));
 }
 
-let gatewayHandler: { readonly token: string | undefined; readonly fetch: FetchHandler } | undefined;
+let gatewayHandler: { readonly env: WorkerEnv; readonly token: string | undefined; readonly fetch: FetchHandler } | undefined;
 
-/** What the gateway answers itself: health, capabilities, /openapi.json; runtime routes are typed 503s for now. */
+/**
+ * What the gateway answers itself: health, capabilities, /openapi.json, the runtime model and
+ * provider routes through the authority; the other runtime routes are typed 503s.
+ */
 function gateway(env: WorkerEnv): FetchHandler {
   const guard = guardOf(env);
-  if (gatewayHandler === undefined || gatewayHandler.token !== guard.token) {
+  if (gatewayHandler === undefined || gatewayHandler.env !== env || gatewayHandler.token !== guard.token) {
     const served = sessionHandlers({ sessions: undefined as unknown as SessionService, release: RELEASE });
-    const handlers: Handlers<RequestContext> = { ...workerUnavailableHandlers<RequestContext>(), health: served.health, capabilities: served.capabilities };
+    const handlers: Handlers<RequestContext> = {
+      ...workerUnavailableHandlers<RequestContext>(),
+      ...authorityRuntimeHandlers(env),
+      health: served.health,
+      capabilities: served.capabilities,
+    };
     gatewayHandler = {
+      env,
       token: guard.token,
       fetch: createFetchHandler({ handlers, release: RELEASE, guard, servers: () => false, openapi: () => OPENAPI_DOCUMENT }),
     };

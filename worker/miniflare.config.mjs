@@ -18,19 +18,31 @@ export const WORKER_VARIABLES = [
 ];
 
 /**
+ * Provider keys as Worker secrets: variables named like the catalog's credential variables
+ * (`OPENAI_API_KEY`, `OPENROUTER_API_KEY`, …) are passed through too, so a provider's
+ * `definition.credentials.environment` names find them.
+ */
+export const SECRET_PATTERN = /^[A-Z][A-Z0-9_]*_API_KEY$/;
+
+/**
  * Miniflare options for the bundled Worker at `scriptPath`. `persist` is the directory the
  * Durable Objects' SQLite files live under (omitted: in memory); `host`/`port` the listener.
  */
 export function workerOptions({ scriptPath, persist, host = "127.0.0.1", port, env = process.env }) {
   const bindings = {};
   for (const name of WORKER_VARIABLES) if (env[name] !== undefined) bindings[name] = env[name];
+  for (const [name, value] of Object.entries(env)) if (SECRET_PATTERN.test(name) && value !== undefined) bindings[name] = value;
   return {
     modules: true,
     scriptPath,
     modulesRoot: dirname(scriptPath),
     compatibilityDate: COMPATIBILITY_DATE,
     compatibilityFlags: COMPATIBILITY_FLAGS,
-    durableObjects: { HARNESS_SERVERS: { className: "HarnessServerObject", useSQLite: true } },
+    durableObjects: {
+      HARNESS_SERVERS: { className: "HarnessServerObject", useSQLite: true },
+      // The singleton provider authority (addressed by name; its connections in its own SQLite).
+      HARNESS_PROVIDER_AUTHORITY: { className: "HarnessProviderAuthorityObject", useSQLite: true },
+    },
     ...(persist !== undefined ? { durableObjectsPersist: persist } : {}),
     bindings,
     host,

@@ -1,6 +1,6 @@
 // Bundles a Worker entry for workerd: one ESM file, platform neutral with the `workerd` /
 // `worker` / `browser` export conditions. `node:*` built-ins stay imports (workerd serves them
-// under the `nodejs_compat` flag); a bare Node built-in name is rewritten to its `node:` form.
+// under the `nodejs_compat` flag), as do `cloudflare:*` modules; a bare Node built-in name is rewritten to its `node:` form.
 // Native addons cannot be bundled: they are reported, never silently left external.
 // WebAssembly: workerd compiles no module from bytes at run time, it takes `.wasm` files only as
 // module imports. A `.wasm` import (worker/codemode.ts imports QuickJS's) is copied next to the
@@ -48,6 +48,8 @@ export async function bundleWorker({ entry, outfile, write = true }) {
         setup(b) {
           b.onResolve({ filter: /.*/ }, (args) => {
             if (args.path.startsWith("node:")) return { path: args.path, external: true };
+            // workerd's own modules (`cloudflare:workers`: DurableObject, the base class RPC needs).
+            if (args.path.startsWith("cloudflare:")) return { path: args.path, external: true };
             const bare = args.path.split("/")[0];
             if (builtins.has(args.path) || (builtins.has(bare) && !args.path.startsWith("."))) return { path: `node:${args.path}`, external: true };
             if (NATIVE.test(args.path)) {
