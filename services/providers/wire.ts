@@ -110,10 +110,10 @@ export class Attempt {
     return safeToken(value, this.#secrets);
   }
 
-  /** Ends the attempt: clears the deadline and (unless `abort` is false: its stream was read to the end) aborts whatever is still open. */
-  dispose(abort = true): void {
+  /** Ends the attempt: clears the deadline and aborts whatever is still open (always: see streamModel). */
+  dispose(): void {
     if (this.#timer !== undefined) clearTimeout(this.#timer);
-    if (abort) this.#controller.abort();
+    this.#controller.abort();
   }
 
   fail(kind: ProviderFailureKind, message: string, extra: { status?: number; providerCode?: string; retryAfterMs?: number; requestId?: string } = {}): ProviderFailure {
