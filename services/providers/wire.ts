@@ -110,7 +110,7 @@ export class Attempt {
     return safeToken(value, this.#secrets);
   }
 
-  /** Ends the attempt: clears the deadline and aborts whatever is still open. */
+  /** Ends the attempt: clears the deadline and aborts whatever is still open (always: see streamModel). */
   dispose(): void {
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#controller.abort();

@@ -4,7 +4,9 @@
  * same transaction as the change itself: `changeTurn` when its events settle the Turn
  * (`turn.finished`), `appendConversationEntry`, and `insertFork` for what it copies. Rows are
  * immutable. `history_fts` (FTS5, trigram, contentless) indexes each row's fields as written and
- * simple-case-folded (`text-fold.ts`), keyed by the row id; the `history_row_unindexed` trigger
+ * simple-case-folded (`text-fold.ts`), keyed by the row id: the `history_row_indexed` trigger
+ * indexes a row as it is inserted (folding with SQLite's ASCII-only `lower()`), and a row with
+ * non-ASCII text is indexed again here with `foldCase`; the `history_row_unindexed` trigger
  * drops a row's index entry when the row goes (Session deletion cascades).
  *
  * The stored part JSON is the contract's Turn part shape; this room maps it without importing
@@ -198,15 +200,21 @@ export async function publishRows(tx: StorageTransaction, sessionId: string, row
       sequence = row.source_sequence;
     }
   }
-  for (const chunk of chunked(indexed, 7)) {
+  // The insert trigger indexed every row with SQLite's lower(), which folds ASCII only: rows with
+  // other text are indexed again, folded by foldCase (one statement per chunk, none for ASCII).
+  const unicode = indexed.filter(({ row }) => !isAscii(row.body) || (row.thinking !== null && !isAscii(row.thinking)) || (row.toolInput !== null && !isAscii(row.toolInput)));
+  for (const chunk of chunked(unicode, 7)) {
     const args: SqlValue[] = [];
     for (const { row, itemIndex } of chunk) {
       args.push(ids.get(itemIndex)!, row.body, row.thinking, row.toolInput, foldCase(row.body), row.thinking === null ? null : foldCase(row.thinking), row.toolInput === null ? null : foldCase(row.toolInput));
     }
-    await tx.sql.run(`INSERT INTO history_fts (rowid, body, thinking, tool_input, body_folded, thinking_folded, tool_input_folded) VALUES ${valueRows(chunk.length, 7)}`, args);
+    await tx.sql.run(`INSERT OR REPLACE INTO history_fts (rowid, body, thinking, tool_input, body_folded, thinking_folded, tool_input_folded) VALUES ${valueRows(chunk.length, 7)}`, args);
   }
   return sequence!;
 }
+
+/** Whether `text` is ASCII only (SQLite's lower() folds it as foldCase does). */
+const isAscii = (text: string): boolean => /^[\x01-\x7f]*$/.test(text);
 
 /** What publishing a settled Turn reads of its row. */
 export interface SettledTurnRead {

@@ -105,6 +105,11 @@ export interface HistoryRange {
    * `compactionId` (null: none). Used only while that checkpoint is still the one that applies.
    */
   readonly base?: { readonly compactionId: string | null; readonly after: number } | undefined;
+  /**
+   * Also read the Turns rewinds took out of the Session's conversation (session_rewind, not
+   * `filesOnly`), in the same statement: a Turn's launch learns both at once (services/core/turns/runner.ts).
+   */
+  readonly hidden?: boolean | undefined;
 }
 
 /**
@@ -114,7 +119,11 @@ export interface HistoryRange {
  * entries after it (or after `base.after` while `base`'s checkpoint still applies) and below
  * `before`, in revision order. Unsettled Turns are left out: their transcripts are not final.
  */
-export function readHistoryRange(context: Context, sessionId: string, range: HistoryRange): Promise<{ checkpoint: StoredCheckpoint | undefined; items: StoredHistoryItem[] }> {
+export function readHistoryRange(
+  context: Context,
+  sessionId: string,
+  range: HistoryRange,
+): Promise<{ checkpoint: StoredCheckpoint | undefined; items: StoredHistoryItem[]; hidden: string[] }> {
   return read(context, async (sql) => {
     const rows = await sql.all<{ kind: string; id: string; revision: number; body: string; request: string | null }>(
       `WITH cp AS (
@@ -129,18 +138,26 @@ export function readHistoryRange(context: Context, sessionId: string, range: His
        WHERE session_id = ?1 AND history_revision > (SELECT after FROM low) AND history_revision < ?3 AND phase IN ('completed', 'cancelled', 'failed')
        UNION ALL
        SELECT 'entry', id, history_revision, content, NULL FROM conversation_entry
-       WHERE session_id = ?1 AND history_revision > (SELECT after FROM low) AND history_revision < ?3
+       WHERE session_id = ?1 AND history_revision > (SELECT after FROM low) AND history_revision < ?3${
+         range.hidden
+           ? `
+       UNION ALL
+       SELECT 'hidden', NULL, 0, turn_ids, NULL FROM session_rewind WHERE session_id = ?1 AND files_only = 0`
+           : ""
+       }
        ORDER BY revision`,
       [sessionId, range.visibilityKey, range.before, range.base?.compactionId ?? null, range.base?.after ?? null, range.floor ?? 0],
     );
     let checkpoint: StoredCheckpoint | undefined;
     const items: StoredHistoryItem[] = [];
+    const hidden = new Set<string>();
     for (const row of rows) {
-      if (row.kind === "checkpoint") checkpoint = { compactionId: row.id, throughHistoryRevision: row.revision, outcome: JSON.parse(row.body) as unknown };
+      if (row.kind === "hidden") for (const id of JSON.parse(row.body) as string[]) hidden.add(id);
+      else if (row.kind === "checkpoint") checkpoint = { compactionId: row.id, throughHistoryRevision: row.revision, outcome: JSON.parse(row.body) as unknown };
       else if (row.kind === "turn") items.push({ kind: "turn", id: row.id, revision: row.revision, messages: JSON.parse(row.body) as unknown[], request: JSON.parse(row.request!) as unknown });
       else items.push({ kind: "entry", id: row.id, revision: row.revision, content: JSON.parse(row.body) as unknown[] });
     }
-    return { checkpoint, items };
+    return { checkpoint, items, hidden: [...hidden] };
   });
 }
 

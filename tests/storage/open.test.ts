@@ -105,6 +105,7 @@ describe("openDatabase", () => {
         { id: serverMigrations[11]!.id, ordinal: 12, breaking: 0, compatible_floor: serverMigrations[0]!.id },
         { id: serverMigrations[12]!.id, ordinal: 13, breaking: 1, compatible_floor: serverMigrations[12]!.id },
         { id: serverMigrations[13]!.id, ordinal: 14, breaking: 0, compatible_floor: serverMigrations[12]!.id },
+        { id: serverMigrations[14]!.id, ordinal: 15, breaking: 1, compatible_floor: serverMigrations[14]!.id },
       ]);
       const recorded = await rows(handle.client, "SELECT type, name FROM harness_schema_object ORDER BY type, name");
       expect(recorded.map((r) => `${String(r["type"])}:${String(r["name"])}`)).toEqual([
@@ -162,6 +163,7 @@ describe("openDatabase", () => {
         "table:workspace_blob",
         "table:workspace_blob_ref",
         "table:workspace_manifest",
+        "trigger:history_row_indexed",
         "trigger:history_row_unindexed",
         "trigger:session_plugin_overlay_cleared",
         "trigger:session_plugin_overlay_set",

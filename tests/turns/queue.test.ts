@@ -122,6 +122,21 @@ describe("admission", () => {
     expect((await listTurns(h, stale)).turns).toEqual([]);
   });
 
+  it("admits from the Session as it is now, not as an earlier prompt left it (a changed default model)", async () => {
+    // The first prompt leaves the Session's row as the next admission's hint (services/core/turns/session-hints.ts).
+    const sessionId = await h.createSession({ defaultModel: "test/scripted" });
+    const first = await queue(h, sessionId, "first");
+    expect((await runToEnd(h, sessionId, first.turnId)).turn.model).toBe("test/scripted");
+    const setModel = (defaultModel: string) => ok(sdk.setSessionDefaultModel({ client: h.api.client, path: { server, sessionId }, body: { defaultModel } }));
+    await setModel("test/gone");
+    const before = await admissionState(sessionId);
+    expect(await failure(submitCall(h, sessionId, { delivery: "queue", turnId: randomUUID(), prompt: text("second") }))).toMatchObject({ status: 503 });
+    expect(await admissionState(sessionId)).toEqual(before);
+    await setModel("test/scripted");
+    const third = await queue(h, sessionId, "third");
+    expect((await runToEnd(h, sessionId, third.turnId)).turn.model).toBe("test/scripted");
+  });
+
   it.each([
     ["an empty prompt list", { prompt: [] }],
     ["a prompt of blank text only", { prompt: text("  \n\t ") }],

@@ -8,7 +8,9 @@
 // baseline is a fixed calibration workload (JSON encode/decode of Turn-sized events) timed with
 // process.cpuUsage in this process, so the ratio follows the code, not the machine's speed.
 //
-// Options (one JSON argument): { warmupTurns, batchTurns, batches, slowdown, baselineRatio }.
+// Options (one JSON argument): { warmupTurns, batchTurns, batches, slowdown, baselineRatio,
+// serveNodeArgs } — `serveNodeArgs` go to the serve's node (e.g. ["--cpu-prof", "--cpu-prof-dir=/tmp/p"]
+// to profile the hot path; the profile is written when the serve exits).
 // `slowdown` > 0 loads a plugin whose `turn.before` hook burns slowdown × baselineRatio ×
 // calibration ms of CPU per Turn, i.e. that fraction of the committed figure: a deliberate
 // slowdown of the hot path through a real seam, used to show that `--check` catches it.
@@ -20,7 +22,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { binPath, tempHome, writeTestModelConfig, watchedTurn } from "./lib.mjs";
 
-const options = { warmupTurns: 150, batchTurns: 25, batches: 8, slowdown: 0, baselineRatio: 0, ...JSON.parse(process.argv[2] ?? "{}") };
+const options = { warmupTurns: 150, batchTurns: 25, batches: 8, slowdown: 0, baselineRatio: 0, serveNodeArgs: [], ...JSON.parse(process.argv[2] ?? "{}") };
 
 const { startTestModel } = await import("../test-model/index.ts");
 const clientModule = await import("../../dist/clients/index.js");
@@ -81,7 +83,7 @@ export default {
 }
 writeTestModelConfig(home, model.openaiBaseURL, extra);
 
-const serve = spawn(process.execPath, [binPath, "serve", "--port", "0", "--database", join(home.dir, "bench.db")], {
+const serve = spawn(process.execPath, [...options.serveNodeArgs, binPath, "serve", "--port", "0", "--database", join(home.dir, "bench.db")], {
   cwd: home.root,
   env: { ...home.env, ZE_BENCH_SPIN_MS: String(spinMs) },
   stdio: ["ignore", "pipe", "pipe"],

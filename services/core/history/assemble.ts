@@ -63,7 +63,20 @@ export function toHistoryItem(stored: StoredHistoryItem): HistoryItem {
  * target's, from the same checkpoint) only the items from `base.revision` on are read.
  */
 export async function readHistory(context: Context, target: HistoryTarget, base?: { readonly revision: number; readonly view: HistoryView }): Promise<HistoryView> {
-  if (target.revision <= 1) return { compactionId: undefined, checkpoint: undefined, items: [] };
+  return (await readHistoryWithHidden(context, target, base, false)).view;
+}
+
+/**
+ * `readHistory`, and with `hidden` the Turns rewinds took out of the Session (read in the same
+ * statement; none before the Session's first history revision, where there is nothing to hide).
+ */
+async function readHistoryWithHidden(
+  context: Context,
+  target: HistoryTarget,
+  base: { readonly revision: number; readonly view: HistoryView } | undefined,
+  hidden: boolean,
+): Promise<{ view: HistoryView; hidden: readonly string[] }> {
+  if (target.revision <= 1) return { view: { compactionId: undefined, checkpoint: undefined, items: [] }, hidden: [] };
   const visibility = normalizeVisibility(target.visibility);
   const usable = base !== undefined && !visibility && base.revision <= target.revision ? base : undefined;
   // One statement: the checkpoint, then what follows it (or what follows the base, when the base's checkpoint still applies).
@@ -72,11 +85,12 @@ export async function readHistory(context: Context, target: HistoryTarget, base?
     visibilityKey: visibilityKey(visibility),
     floor: visibility?.floorHistoryRevision,
     base: usable ? { compactionId: usable.view.compactionId ?? null, after: usable.revision - 1 } : undefined,
+    hidden,
   });
   const checkpoint = read.checkpoint ? (read.checkpoint.outcome as { checkpoint: CompactionCheckpoint }).checkpoint : undefined;
   const reused = usable !== undefined && usable.view.compactionId === read.checkpoint?.compactionId;
   const added = read.items.map(toHistoryItem).filter((item) => isVisible(visibility, item));
-  return { compactionId: read.checkpoint?.compactionId, checkpoint, items: reused ? [...usable.view.items, ...added] : added };
+  return { view: { compactionId: read.checkpoint?.compactionId, checkpoint, items: reused ? [...usable.view.items, ...added] : added }, hidden: read.hidden };
 }
 
 /** The entries whose Turn's transcript stands for them in this view (and the target's own prompt entry). */
@@ -131,12 +145,31 @@ export class HistoryCache {
   constructor(private readonly capacity = 128) {}
 
   async messages(context: Context, target: HistoryTarget): Promise<ModelMessage[]> {
-    if (normalizeVisibility(target.visibility)) return assembleHistory(context, target);
-    const view = await readHistory(context, target, this.views.get(target.sessionId));
+    return (await this.read(context, target, false)).messages;
+  }
+
+  /**
+   * The messages of `target` with the Turns rewinds hid left out (`excludedTurnIds`): the hidden
+   * Turns are read in the history's own statement, and only a Session that has some reads again,
+   * filtered. Resolves with the messages and the hidden Turns.
+   */
+  async messagesUnlessRewound(context: Context, target: HistoryTarget): Promise<{ readonly messages: ModelMessage[]; readonly hidden: readonly string[] }> {
+    const first = await this.read(context, target, true);
+    if (first.hidden.length === 0) return first;
+    const excluded = [...new Set([...(target.visibility?.excludedTurnIds ?? []), ...first.hidden])];
+    return { messages: await this.messages(context, { ...target, visibility: { ...target.visibility, excludedTurnIds: excluded } }), hidden: first.hidden };
+  }
+
+  private async read(context: Context, target: HistoryTarget, hidden: boolean): Promise<{ messages: ModelMessage[]; hidden: readonly string[] }> {
+    if (normalizeVisibility(target.visibility)) {
+      const read = await readHistoryWithHidden(context, target, undefined, hidden);
+      return { messages: historyMessages(read.view, target), hidden: read.hidden };
+    }
+    const read = await readHistoryWithHidden(context, target, this.views.get(target.sessionId), hidden);
     this.views.delete(target.sessionId);
-    this.views.set(target.sessionId, { revision: target.revision, view });
+    this.views.set(target.sessionId, { revision: target.revision, view: read.view });
     if (this.views.size > this.capacity) this.views.delete(this.views.keys().next().value!);
-    return historyMessages(view, target);
+    return { messages: historyMessages(read.view, target), hidden: read.hidden };
   }
 
   delete(sessionId: string): void {

@@ -363,11 +363,9 @@ export class TurnRunner {
   /** The Turn's model-visible history (see services/core/history), from the cache plus what it lacks. */
   private async history(row: TurnRow): Promise<ModelMessage[]> {
     const target = turnHistoryTarget(row);
-    // Turns a rewind took back are hidden from every later Turn.
-    const hidden = await this.options.workspace?.hiddenTurns(row.sessionId);
-    if (!hidden?.length) return this.histories.messages(this.options.storage, target);
-    const excluded = [...new Set([...(target.visibility?.excludedTurnIds ?? []), ...hidden])];
-    return this.histories.messages(this.options.storage, { ...target, visibility: { ...target.visibility, excludedTurnIds: excluded } });
+    if (!this.options.workspace) return this.histories.messages(this.options.storage, target);
+    // Turns a rewind took back are hidden from every later Turn (read with the history, one statement).
+    return (await this.histories.messagesUnlessRewound(this.options.storage, target)).messages;
   }
 
   /** Sessions with pending Turns or manual compactions (each once, oldest work first). */

@@ -29,6 +29,7 @@ import { absoluteWorkdir } from "../../contract/paths.js";
 import { checkHistorySelection } from "../history/visibility.js";
 import { queueReceipt, steerReceipt } from "./receipts.js";
 import { titleFrom } from "./title.js";
+import { SessionHints, StaleSessionHint, hintKey } from "./session-hints.js";
 
 /** Decides whether a model can serve Turns; throws a typed Failure when it cannot. */
 export interface ModelAvailability {
@@ -130,6 +131,8 @@ export class TurnService {
   private readonly catalogs: TurnCatalogs | undefined;
   private readonly serverRoot: string | undefined;
   private readonly project: ((workdir: string) => Promise<AdmissionProject>) | undefined;
+  /** The Session rows recent admissions locked: the next prompt's pre-transaction read (session-hints.ts). */
+  private readonly hints = new SessionHints();
 
   constructor(options: TurnServiceOptions) {
     this.storage = options.storage;
@@ -181,6 +184,16 @@ export class TurnService {
   }
 
   private async queue(server: string, sessionId: string, clientId: string, request: QueuePromptRequest): Promise<PromptReceipt> {
+    try {
+      return await this.queueOnce(server, sessionId, clientId, request, true);
+    } catch (error) {
+      if (!(error instanceof StaleSessionHint)) throw error;
+      this.hints.delete(server, sessionId);
+      return this.queueOnce(server, sessionId, clientId, request, false);
+    }
+  }
+
+  private async queueOnce(server: string, sessionId: string, clientId: string, request: QueuePromptRequest, useHint: boolean): Promise<PromptReceipt> {
     const hash = requestHash(request);
     const { delivery: _delivery, turnId, authorId, providerOptions, ...prompt } = request;
     try {
@@ -190,7 +203,9 @@ export class TurnService {
       // admission decides from the Session row it locks; what it finds computed here for the same
       // model and workdir it takes as is, anything else it computes itself.
       let hostDefault: string | undefined;
-      const early = request.model === undefined || this.serverRoot !== undefined ? await getSession(this.storage, server, sessionId) : undefined;
+      const needed = request.model === undefined || this.serverRoot !== undefined;
+      const hint = needed && useHint ? this.hints.get(server, sessionId) : undefined;
+      const early = needed ? (hint ?? (await getSession(this.storage, server, sessionId))) : undefined;
       const workdir = early && this.serverRoot !== undefined ? absoluteWorkdir(this.serverRoot, early.workdir) : undefined;
       // The Session's project decides its rules, default model and agents (re-read when its file changed).
       const { config, catalogs, configFile } = await this.projectOf(workdir);
@@ -217,6 +232,8 @@ export class TurnService {
         this.storage,
         { server, sessionId },
         async (sessionRow) => {
+          // What was prepared above from a remembered row must match the row locked now.
+          if (hint !== undefined && hintKey(hint) !== hintKey(sessionRow)) throw new StaleSessionHint();
           const session = toSession(sessionRow);
           checkModelReference(request.model, "/model");
           const agent = catalogs ? chooseTurnAgent(catalogs.agents, sessionRow, request.agent) : undefined;
@@ -260,13 +277,18 @@ export class TurnService {
           if (admission.claimed) launched = this.runner?.launchAdmitted?.(admission.turn, admission.session, durable) ?? false;
         },
       );
-      if (!admitted) throw notFound("session", `Session ${sessionId} does not exist`);
+      if (!admitted) {
+        this.hints.delete(server, sessionId);
+        throw notFound("session", `Session ${sessionId} does not exist`);
+      }
+      this.hints.set(admitted.session);
       this.hub.changed(server, sessionId);
       if (!admitted.claimed) this.hub.workAvailable();
       // Decided when it runs: inside an outer transaction the launch above happens at its COMMIT, after this line.
       this.storage.afterCommit(() => launched || this.runner?.onAdmitted(admitted.turn, admitted.session, admitted.claimed));
       return queueReceipt(admitted.turn);
     } catch (error) {
+      if (error instanceof StaleSessionHint) throw error;
       // A replay (or a concurrent admission of the same turnId that won) answers with the original receipt.
       const replay = await this.replayQueue(sessionId, turnId, hash);
       if (replay) return replay;
