@@ -3,8 +3,9 @@
 // interval (ZE_HARNESS_UPDATE_CHECK_INTERVAL_MS stands in for six hours), stages a newer signed
 // release in a separate process without touching the daemon or the launcher, and `update` then
 // reuses that verified copy; an install record without the auto flag (an older installer's) gets
-// no checks until `update --auto on`, and a pin gets none. Every wait is on daemon.log or
-// staged.json. The archives are the stand-ins of ./support.ts (this build run as another release).
+// no checks until `update --auto on`, and a pin gets none. A TUI that sees a newer server release
+// checks the channel once and stages it in a process of its own. Every wait is on daemon.log,
+// staged.json or the TUI's screen. The archives are the stand-ins of ./support.ts (this build run as another release).
 import { existsSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
@@ -12,6 +13,7 @@ import { startTestModel, type TestModel } from "../../tools/test-model/index.js"
 import { assertBuilt, jsonOf, runProcess, type CliResult } from "../support/cli.js";
 import { tempHome, type TempHome } from "../support/harness.js";
 import { cleanupDaemonHome, daemonHome, waitUntil, type DaemonHome } from "../daemon/support.js";
+import { startPty } from "../support/pty.js";
 import { install, PLATFORM, publish, releaseKey, releaseServer, standInArchive, type ReleaseKey } from "./support.js";
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 });
@@ -139,5 +141,33 @@ describe("background update checks", () => {
     await waitUntil(() => (i.h.log().match(/reason=pinned/g) ?? []).length > pinSkips, "another pinned skip", 60_000);
     expect(i.requested.length).toBe(pinnedAsked);
     expect(i.staged()).toBeUndefined();
+  });
+
+  it("a TUI that sees a newer server release stages the channel's release once and says so; nothing is switched", async () => {
+    const i = await installed("tui", 3_600_000);
+    // The daemon runs 0.1.1 (this build as that release); its own start-up check finds nothing yet.
+    const daemon = jsonOf<{ pid: number }>(await i.h.cli(["service", "start"], { env: { ...i.h.env, ZE_HARNESS_TEST_RELEASE: "0.1.1" } }));
+    await logged(i, /event=update\.check\.current/);
+    publish(i.out, key, "stable", [archives.v011]);
+    // The installed 0.1.0 TUI connects to it.
+    const tui = startPty([], { env: { ...i.h.env, ZE_HARNESS_TEST_RELEASE: "0.1.0" }, cwd: i.h.root });
+    try {
+      await tui.waitFor(/Ask anything/);
+      await tui.waitFor(/Ze Harness 0\.1\.1 downloaded and verified/, 60_000);
+      expect(i.staged()?.version).toBe("0.1.1");
+      expect(readlinkSync(i.launcher)).toBe(versionPath(i, "0.1.0"));
+      expect(i.record()).toMatchObject({ version: "0.1.0" });
+      expect(i.h.registration()?.pid).toBe(daemon.pid);
+      // The TUI staged it, not the daemon's checks; once for the session.
+      expect(i.h.log()).not.toMatch(/event=update\.check\.staged/);
+      // Install, the daemon's start-up check, the TUI's: and no more after further responses.
+      tui.write("@say Still on 0.1.0.\r");
+      await tui.waitFor(/Still on 0\.1\.0\.\n/);
+      expect(i.requested.filter((path) => path === "/channels/stable.json")).toHaveLength(3);
+      tui.write("\u0003");
+      expect((await tui.exited).exitCode).toBe(0);
+    } finally {
+      tui.kill();
+    }
   });
 });
