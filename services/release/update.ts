@@ -85,6 +85,9 @@ function activate(paths: InstallPaths, record: InstallRecord, version: string): 
   return next;
 }
 
+/** The version install.json names now (another process may have changed it since this one read it). */
+const activeVersion = (paths: InstallPaths): string | undefined => readRecord(paths)?.version;
+
 /** The verified archive unpacked to versions/<version>/ (through a partial directory, renamed at the end). */
 function unpack(paths: InstallPaths, version: string, name: string, bytes: Uint8Array): void {
   mkdirSync(paths.versions, { recursive: true });
@@ -98,6 +101,8 @@ function unpack(paths: InstallPaths, version: string, name: string, bytes: Uint8
     execFileSync("tar", ["-xzf", archive, "-C", work], { stdio: ["ignore", "ignore", "pipe"] });
     const unpacked = join(work, `ze-harness-${version}-${PLATFORM}`);
     if (!existsSync(join(unpacked, "ze-harness"))) throw new ReleaseError("ReleaseVerificationFailed", `${name} holds no ze-harness executable; nothing was installed`);
+    // An `update` that ran meanwhile activated this version: its folder is in use, not replaced.
+    if (activeVersion(paths) === version) return;
     rmSync(join(paths.versions, version), { recursive: true, force: true });
     renameSync(unpacked, join(paths.versions, version));
   } finally {
@@ -151,6 +156,9 @@ async function prepare(install: Installation, channel: "stable" | "dev"): Promis
   const release = `releases/v${pointer.version}`;
   const manifest = verifyManifest(await download(record.origin, `${release}/manifest.json`), Buffer.from(await download(record.origin, `${release}/manifest.json.sig`)).toString("utf8"), install.certificate, pointer.version, pointer.manifestSha256);
   const archive = archiveFor(manifest, PLATFORM);
+  // A background check and an `update` may run at once: the other may have activated it by now.
+  const now = activeVersion(paths);
+  if (now !== undefined && compareReleases(pointer.version, now) <= 0) return undefined;
   const staged = readStaged(paths);
   // Repeated update commands reuse a verified staged copy of the same release.
   if (!(staged?.version === pointer.version && staged.sha256 === archive.sha256 && existsSync(executableOf(paths, pointer.version)))) {
@@ -171,8 +179,9 @@ export async function runUpdate(env: Env, notice: (line: string) => void): Promi
   }
   const prepared = await prepare(install, record.channel);
   if (prepared === undefined) {
-    notice(`Ze Harness ${record.version} is up to date (${record.channel} channel).`);
-    return { updated: false, from: record.version, version: record.version, staged: null, daemon: "unchanged" };
+    const current = activeVersion(paths) ?? record.version;
+    notice(`Ze Harness ${current} is up to date (${record.channel} channel).`);
+    return { updated: false, from: record.version, version: current, staged: null, daemon: "unchanged" };
   }
   const { version, accepted } = prepared;
   const daemon = await daemonStatus(env);

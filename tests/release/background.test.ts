@@ -100,6 +100,10 @@ describe("background update checks", () => {
     expect(i.h.registration()).toMatchObject({ pid: started.pid, version: "0.1.0" });
     expect(jsonOf(await i.zh(["update", "--check"]))).toMatchObject({ installed: "0.1.0", latest: "0.1.1", staged: "0.1.1" });
 
+    // The checks off, and none in flight (a tick that logs a skip runs only when none is), so the
+    // daemon's checks cannot race the update below.
+    expect((await i.zh(["update", "--auto", "off"])).code).toBe(0);
+    await logged(i, /event=update\.check\.skipped reason=auto-off installed=0\.1\.0/);
     const archive = `/releases/v0.1.1/ze-harness-0.1.1-${PLATFORM}.tar.gz`;
     const update = await i.zh(["update"]);
     expect(update.code, update.stderr).toBe(0);
@@ -108,9 +112,19 @@ describe("background update checks", () => {
     // Every check and the update reused the one verified download.
     expect(i.requested.filter((path) => path === archive)).toHaveLength(1);
     expect(readlinkSync(i.launcher)).toBe(versionPath(i, "0.1.1"));
-    expect(i.record()).toMatchObject({ version: "0.1.1" });
+    expect(i.record()).toMatchObject({ version: "0.1.1", auto: false });
     expect(i.staged()).toBeUndefined();
     expect(i.h.registration()).toMatchObject({ version: "0.1.1" });
+
+    // A staged release the installation already matches or passes is discarded by service
+    // restart, not activated (the checks are off: an up-to-date check would discard it too).
+    writeFileSync(join(i.data, "staged.json"), JSON.stringify({ version: "0.1.0", sha256: "0".repeat(64) }));
+    const restart = await i.zh(["service", "restart"]);
+    expect(restart.code, restart.stderr).toBe(0);
+    expect(restart.stderr).not.toContain("Activating the staged");
+    expect(i.staged()).toBeUndefined();
+    expect(readlinkSync(i.launcher)).toBe(versionPath(i, "0.1.1"));
+    expect(jsonOf(restart)).toMatchObject({ restarted: true, version: "0.1.1" });
   });
 
   it("an install record without the auto flag gets none until update --auto on; a pin gets none", async () => {

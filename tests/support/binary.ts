@@ -85,9 +85,10 @@ function describe(folder: string, version: string): BuiltBinary {
 
 /** `npm run build:binary`'s second step (dist/ is already built) into the shared cache, unpacked beside its archive. */
 async function build(root: string, key: string, version: string, override: string | undefined): Promise<void> {
-  // Builds of an older tree of this checkout are stale.
+  // Builds of an older tree of this checkout are stale (this tree's, of other versions or still
+  // in progress, start with its stamp too).
   for (const name of readdirSync(root)) if (!name.startsWith(key.slice(0, 16)) && !name.endsWith(".lock")) rmSync(join(root, name), { recursive: true, force: true });
-  const partial = mkdtempSync(join(root, `.${key}.partial-`));
+  const partial = mkdtempSync(join(root, `${key}.partial-`));
   try {
     const release = join(partial, "release");
     // --out: not dist/release/, which a concurrent `npm pack` walks.
