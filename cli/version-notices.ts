@@ -11,6 +11,7 @@ export type NoticeSink = (text: string) => void;
 export class VersionNotices {
   private sink: NoticeSink = (text) => void process.stderr.write(`notice: ${text}\n`);
   private last: ServerVersion | undefined;
+  private readonly watchers: ((version: ServerVersion) => void)[] = [];
   private readonly client: ServerVersion;
 
   constructor(client: ServerVersion = { protocolVersion: CLIENT_PROTOCOL_VERSION, harnessVersion: locatePackage().release }) {
@@ -22,7 +23,19 @@ export class VersionNotices {
     const text = serverVersionNotice(version, this.client, this.last);
     this.last = version;
     if (text !== undefined) this.sink(text);
+    for (const watcher of this.watchers) watcher(version);
   };
+
+  /** Also tells `watcher` every observed server version, from the latest one already seen (the TUI's update check). */
+  watch(watcher: (version: ServerVersion) => void): void {
+    this.watchers.push(watcher);
+    if (this.last !== undefined) watcher(this.last);
+  }
+
+  /** A notice of the command's own, shown where the version notices go. */
+  notify(text: string): void {
+    this.sink(text);
+  }
 
   /** Shows later notices through `sink` (the TUI's notice line) instead of stderr. */
   route(sink: NoticeSink): void {

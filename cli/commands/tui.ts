@@ -43,6 +43,13 @@ export default defineCommand({
     const loading = import("../tui/run.js");
     loading.catch(() => undefined);
     const connection = await connect({ runTurns: true, sandbox: flags.sandbox as SandboxSetting | undefined });
+    // A newer server release, with native auto-update on: the signed channel is checked (and a
+    // release staged) once for this session, in a process of its own (services/release/background.ts).
+    const { tuiUpdateCheck } = await import("../../services/release/background.js");
+    const { binaryPath, daemonRelease } = await import("../../services/daemon/release.js");
+    const notices = connection.versionNotices;
+    const check = tuiUpdateCheck({ env: process.env, release: daemonRelease(), command: [process.execPath, binaryPath()], notice: (text) => notices.notify(text) });
+    notices.watch((version) => check(version.harnessVersion));
     const { runTui } = await loading;
     return runTui({
       client: connection.client,

@@ -6,7 +6,8 @@
 // A racing spawner that loses the registration closes again; a daemon whose registration is
 // replaced shuts itself down on its 10-second heartbeat. Shutdown (the `shutdown` mutation,
 // SIGTERM/SIGINT, a lost registration) closes the listener and the harness — running Turns end
-// with host_shutdown — and then removes its own registration.
+// with host_shutdown — and then removes its own registration. A native installation's background
+// update checks start once it is registered (services/release/background.ts).
 import { randomUUID } from "node:crypto";
 import { LOOPBACK_HOSTS } from "../http/guard.js";
 import { configIdentity, databaseIdentity } from "../daemon/identity.js";
@@ -17,6 +18,8 @@ import { progressLogger } from "../daemon/progress.js";
 import { FIRST_PORT, PORT_SCAN, daemonFiles } from "../daemon/paths.js";
 import { claimRegistration, ensureDirectory, newToken, readRegistration, removeRegistration, writeToken, type Registration } from "../daemon/registration.js";
 import { CONTROL_ENDPOINT, controlHandler, type DaemonControl, type RunningTurn } from "../daemon/router.js";
+import { binaryPath } from "../daemon/release.js";
+import { startUpdateChecks } from "../release/background.js";
 import { createHarness, type HarnessOptions } from "./harness.js";
 import { listen, type Listener } from "./listen.js";
 import { release } from "./version.js";
@@ -106,11 +109,13 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   let resolveClosed!: () => void;
   const closed = new Promise<void>((resolvePromise) => (resolveClosed = resolvePromise));
   const timers: NodeJS.Timeout[] = [];
+  let stopUpdateChecks = (): void => {};
 
   const runningTurns = (): readonly RunningTurn[] => harness.runner?.running() ?? [];
   const shutdown = (reason: string): Promise<void> => {
     closing ??= (async () => {
       for (const timer of timers) clearInterval(timer);
+      stopUpdateChecks();
       stopTrim();
       const ending = runningTurns();
       log.info("daemon.shutdown", { reason, runningTurns: ending.length });
@@ -191,5 +196,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   const beat = setInterval(heartbeat, HEARTBEAT_MS);
   beat.unref();
   timers.push(beat);
+  // Checked by a CLI process of this daemon's own executable, so a check never blocks the daemon.
+  stopUpdateChecks = startUpdateChecks({ env: options.env, log, command: [process.execPath, binaryPath()] });
   return { registration, closed, shutdown };
 }

@@ -3,7 +3,9 @@
 // the local daemon off when it is idle; with running Turns the release stays staged (staged.json)
 // and the daemon unchanged until `service restart` activates it (takeStaged). The new executable
 // restarts the daemon itself (`service restart --if-idle`): a daemon runs the executable that
-// started it. Pins stay pinned; a pointer that does not advance installs nothing.
+// started it. Pins stay pinned; a pointer that does not advance installs nothing. `update --stage`
+// (stageUpdate: the daemon's background checks, services/release/background.ts) verifies and
+// stages only.
 import { spawnSync, execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -83,10 +85,14 @@ function activate(paths: InstallPaths, record: InstallRecord, version: string): 
   return next;
 }
 
+/** The version install.json names now (another process may have changed it since this one read it). */
+const activeVersion = (paths: InstallPaths): string | undefined => readRecord(paths)?.version;
+
 /** The verified archive unpacked to versions/<version>/ (through a partial directory, renamed at the end). */
 function unpack(paths: InstallPaths, version: string, name: string, bytes: Uint8Array): void {
   mkdirSync(paths.versions, { recursive: true });
-  const work = join(paths.versions, `.${version}.partial`);
+  // Per process: a background check and an `update` may unpack the same release at once.
+  const work = join(paths.versions, `.${version}.partial-${process.pid}`);
   rmSync(work, { recursive: true, force: true });
   mkdirSync(work);
   try {
@@ -95,6 +101,8 @@ function unpack(paths: InstallPaths, version: string, name: string, bytes: Uint8
     execFileSync("tar", ["-xzf", archive, "-C", work], { stdio: ["ignore", "ignore", "pipe"] });
     const unpacked = join(work, `ze-harness-${version}-${PLATFORM}`);
     if (!existsSync(join(unpacked, "ze-harness"))) throw new ReleaseError("ReleaseVerificationFailed", `${name} holds no ze-harness executable; nothing was installed`);
+    // An `update` that ran meanwhile activated this version: its folder is in use, not replaced.
+    if (activeVersion(paths) === version) return;
     rmSync(join(paths.versions, version), { recursive: true, force: true });
     renameSync(unpacked, join(paths.versions, version));
   } finally {
@@ -111,6 +119,56 @@ export interface UpdateResult {
   readonly daemon: "none" | "restarted" | "unchanged";
 }
 
+/**
+ * The pointer's sequence accepted into the record as it is NOW (read again: a background check and
+ * an `update` may run at once, and one must not write back the version the other replaced).
+ */
+function acceptSequence(paths: InstallPaths, fallback: InstallRecord, sequence: number): InstallRecord {
+  const current = readRecord(paths) ?? fallback;
+  if (current.channel !== fallback.channel || current.sequence >= sequence) return current;
+  const next = { ...current, sequence };
+  writeRecord(paths, next);
+  return next;
+}
+
+/** A newer channel release, verified and unpacked to versions/<version>/ (or the verified staged copy reused). */
+interface Prepared {
+  readonly version: string;
+  readonly sha256: string;
+  /** The record with the pointer's sequence accepted. */
+  readonly accepted: InstallRecord;
+}
+
+/**
+ * The channel's release when it is newer than the installed one: pointer, manifest and archive
+ * verified, unpacked; undefined (the pointer's sequence accepted, a stale staged copy discarded)
+ * when the installation is up to date.
+ */
+async function prepare(install: Installation, channel: "stable" | "dev"): Promise<Prepared | undefined> {
+  const { paths, record } = install;
+  const pointer = await latestPointer(install, channel);
+  if (compareReleases(pointer.version, record.version) <= 0) {
+    acceptSequence(paths, record, pointer.sequence);
+    const staged = readStaged(paths);
+    if (staged !== undefined && compareReleases(staged.version, record.version) <= 0) clearStaged(paths);
+    return undefined;
+  }
+  const release = `releases/v${pointer.version}`;
+  const manifest = verifyManifest(await download(record.origin, `${release}/manifest.json`), Buffer.from(await download(record.origin, `${release}/manifest.json.sig`)).toString("utf8"), install.certificate, pointer.version, pointer.manifestSha256);
+  const archive = archiveFor(manifest, PLATFORM);
+  // A background check and an `update` may run at once: the other may have activated it by now.
+  const now = activeVersion(paths);
+  if (now !== undefined && compareReleases(pointer.version, now) <= 0) return undefined;
+  const staged = readStaged(paths);
+  // Repeated update commands reuse a verified staged copy of the same release.
+  if (!(staged?.version === pointer.version && staged.sha256 === archive.sha256 && existsSync(executableOf(paths, pointer.version)))) {
+    const bytes = await download(record.origin, `${release}/${archive.name}`);
+    verifyArchive(bytes, archive);
+    unpack(paths, pointer.version, archive.name, bytes);
+  }
+  return { version: pointer.version, sha256: archive.sha256, accepted: acceptSequence(paths, record, pointer.sequence) };
+}
+
 /** `update`: see the file's head. `notice` gets the lines for the user (stderr). */
 export async function runUpdate(env: Env, notice: (line: string) => void): Promise<UpdateResult> {
   const install = installation(env);
@@ -119,41 +177,65 @@ export async function runUpdate(env: Env, notice: (line: string) => void): Promi
     notice(`Ze Harness is pinned to ${record.pin ?? record.version}; rerun the installer with --version or --channel to change versions.`);
     return { updated: false, from: record.version, version: record.version, staged: null, daemon: "unchanged" };
   }
-  const pointer = await latestPointer(install, record.channel);
-  const accepted = { ...record, sequence: Math.max(record.sequence, pointer.sequence) };
-  if (compareReleases(pointer.version, record.version) <= 0) {
-    writeRecord(paths, accepted);
-    clearStaged(paths);
-    notice(`Ze Harness ${record.version} is up to date (${record.channel} channel).`);
-    return { updated: false, from: record.version, version: record.version, staged: null, daemon: "unchanged" };
+  const prepared = await prepare(install, record.channel);
+  if (prepared === undefined) {
+    const current = activeVersion(paths) ?? record.version;
+    notice(`Ze Harness ${current} is up to date (${record.channel} channel).`);
+    return { updated: false, from: record.version, version: current, staged: null, daemon: "unchanged" };
   }
-  const release = `releases/v${pointer.version}`;
-  const manifest = verifyManifest(await download(record.origin, `${release}/manifest.json`), Buffer.from(await download(record.origin, `${release}/manifest.json.sig`)).toString("utf8"), install.certificate, pointer.version, pointer.manifestSha256);
-  const archive = archiveFor(manifest, PLATFORM);
-  const staged = readStaged(paths);
-  // Repeated update commands reuse a verified staged copy of the same release.
-  if (!(staged?.version === pointer.version && staged.sha256 === archive.sha256 && existsSync(executableOf(paths, pointer.version)))) {
-    const bytes = await download(record.origin, `${release}/${archive.name}`);
-    verifyArchive(bytes, archive);
-    unpack(paths, pointer.version, archive.name, bytes);
-  }
-  writeRecord(paths, accepted);
+  const { version, accepted } = prepared;
   const daemon = await daemonStatus(env);
   if (daemon.running && daemon.runningTurns.length > 0) {
-    writeJsonAtomically(paths.staged, { version: pointer.version, sha256: archive.sha256 });
+    writeJsonAtomically(paths.staged, { version, sha256: prepared.sha256 });
     const turns = daemon.runningTurns.length === 1 ? "1 running Turn" : `${daemon.runningTurns.length} running Turns`;
-    notice(`Staged Ze Harness ${pointer.version}. The local daemon has ${turns}, so it stays unchanged on ${daemon.version}: run \`ze-harness service restart\` once they finish.`);
-    return { updated: false, from: record.version, version: record.version, staged: pointer.version, daemon: "unchanged" };
+    notice(`Staged Ze Harness ${version}. The local daemon has ${turns}, so it stays unchanged on ${daemon.version}: run \`ze-harness service restart\` once they finish.`);
+    return { updated: false, from: record.version, version: record.version, staged: version, daemon: "unchanged" };
   }
-  activate(paths, accepted, pointer.version);
-  notice(`Updated Ze Harness from ${record.version} to ${pointer.version}.`);
-  if (!daemon.running) return { updated: true, from: record.version, version: pointer.version, staged: null, daemon: "none" };
+  activate(paths, accepted, version);
+  notice(`Updated Ze Harness from ${record.version} to ${version}.`);
+  if (!daemon.running) return { updated: true, from: record.version, version, staged: null, daemon: "none" };
   // The new executable restarts the daemon itself: only while it is idle (a Turn may have started since).
-  const restart = spawnSync(executableOf(paths, pointer.version), ["service", "restart", "--if-idle"], { env: env as NodeJS.ProcessEnv, stdio: ["ignore", "pipe", "inherit"], encoding: "utf8" });
+  const restart = spawnSync(executableOf(paths, version), ["service", "restart", "--if-idle"], { env: env as NodeJS.ProcessEnv, stdio: ["ignore", "pipe", "inherit"], encoding: "utf8" });
   const restarted = restart.status === 0 && (JSON.parse(restart.stdout || "{}") as { restarted?: boolean }).restarted === true;
-  if (restarted) notice(`Local daemon updated from ${daemon.version} to ${pointer.version}.`);
+  if (restarted) notice(`Local daemon updated from ${daemon.version} to ${version}.`);
   else notice(`The local daemon stays on ${daemon.version}: run \`ze-harness service restart\` once its Turns finish.`);
-  return { updated: true, from: record.version, version: pointer.version, staged: null, daemon: restarted ? "restarted" : "unchanged" };
+  return { updated: true, from: record.version, version, staged: null, daemon: restarted ? "restarted" : "unchanged" };
+}
+
+export interface StageResult {
+  readonly installed: string;
+  readonly channel: string | null;
+  readonly pin: string | null;
+  /** The verified release waiting for `update` or `service restart`, or null. */
+  readonly staged: string | null;
+}
+
+/**
+ * `update --stage` (what background checks run, in a process of their own): the channel's newer
+ * release verified and staged, nothing switched — neither the launcher nor the daemon. A pin
+ * stages nothing; an up-to-date installation discards a stale staged copy.
+ */
+export async function stageUpdate(env: Env, notice: (line: string) => void): Promise<StageResult> {
+  const install = installation(env);
+  const { paths, record } = install;
+  if (record.channel === null) {
+    notice(`Ze Harness is pinned to ${record.pin ?? record.version}; nothing to stage.`);
+    return { installed: record.version, channel: null, pin: record.pin, staged: null };
+  }
+  const prepared = await prepare(install, record.channel);
+  if (prepared === undefined) {
+    notice(`Ze Harness ${record.version} is up to date (${record.channel} channel).`);
+    return { installed: record.version, channel: record.channel, pin: null, staged: null };
+  }
+  // An `update` (or the installer) that ran meanwhile may have activated it or pinned the
+  // installation: then there is nothing to stage.
+  if (prepared.accepted.channel !== record.channel || compareReleases(prepared.version, prepared.accepted.version) <= 0) {
+    notice(`Ze Harness ${prepared.accepted.version} is up to date (${record.channel} channel).`);
+    return { installed: prepared.accepted.version, channel: record.channel, pin: null, staged: null };
+  }
+  writeJsonAtomically(paths.staged, { version: prepared.version, sha256: prepared.sha256 });
+  notice(`Staged Ze Harness ${prepared.version}: run \`ze-harness update\` when current work finishes to switch the launcher and the local daemon to it.`);
+  return { installed: record.version, channel: record.channel, pin: null, staged: prepared.version };
 }
 
 /**

@@ -3,7 +3,8 @@
 // first run's extraction to a private versioned cache), run --embedded, CodeMode, serve and a Turn
 // over HTTP, the local daemon (the executable spawns itself as `serve --register`), the TUI in a
 // PTY, ACP over stdio and an MCP server over stdio (its supervisor is the executable's `-e`).
-// The binary is built once for the file (~30 s); the tests share one home and one test model.
+// The binary is built once for the tree (tests/support/binary.ts, shared with tests/release/native.test.ts);
+// the tests share one home and one test model.
 import { spawn, spawnSync } from "node:child_process";
 import { chmodSync, chownSync, mkdirSync, readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -27,7 +28,7 @@ let home: TempHome;
 let env: Record<string, string>;
 
 beforeAll(async () => {
-  built = buildBinary();
+  built = await buildBinary();
   model = await startTestModel({ directives: true });
   home = tempHome("ze-binary-");
   writeGlobalConfig(home, { model: TEST_MODEL, providers: testProviderConfig(model), permissions: [{ action: "*", resource: "*", effect: "allow" }] });
@@ -37,7 +38,6 @@ afterAll(async () => {
   if (built !== undefined) await exe(["service", "stop"]);
   await model?.close();
   home?.cleanup();
-  built?.cleanup();
 });
 
 const exe = (args: readonly string[], extra: Record<string, string> = {}): Promise<CliResult> =>

@@ -45,10 +45,12 @@ export function publish(out: string, key: ReleaseKey, channel: "stable" | "dev",
   execFileSync(process.execPath, [join(repoRoot, "tools", "release", "publish.mjs"), "--dir", out, "--key", key.key, "--cert", key.cert, "--channel", channel, ...extra, ...archives], { stdio: "pipe" });
 }
 
-/** A static file server of `root` on 127.0.0.1 (GET only, no listings). */
-export async function releaseServer(root: string): Promise<{ readonly origin: string; close(): Promise<void> }> {
+/** A static file server of `root` on 127.0.0.1 (GET only, no listings); `requested` lists the paths asked for. */
+export async function releaseServer(root: string): Promise<{ readonly origin: string; readonly requested: readonly string[]; close(): Promise<void> }> {
+  const requested: string[] = [];
   const server: Server = createServer((request, response) => {
     const path = normalize(decodeURIComponent(new URL(request.url ?? "/", "http://x").pathname));
+    requested.push(path);
     const file = join(root, path);
     if (request.method !== "GET" || path.includes("..") || !existsSync(file) || !statSync(file).isFile()) {
       response.writeHead(404).end();
@@ -59,7 +61,7 @@ export async function releaseServer(root: string): Promise<{ readonly origin: st
   });
   await new Promise<void>((resolvePromise) => server.listen(0, "127.0.0.1", resolvePromise));
   const { port } = server.address() as AddressInfo;
-  return { origin: `http://127.0.0.1:${port}`, close: () => new Promise((resolvePromise) => server.close(() => resolvePromise())) };
+  return { origin: `http://127.0.0.1:${port}`, requested, close: () => new Promise((resolvePromise) => server.close(() => resolvePromise())) };
 }
 
 /** `sh OUT/install.sh ...args` with `env` (the origin comes from ZE_HARNESS_RELEASE_ORIGIN). */

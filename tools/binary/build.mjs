@@ -9,6 +9,9 @@
 //
 // --no-archive: the executable only (dist/release/ze-harness), no licences or archive.
 // --out=DIR: write into DIR instead of dist/release/ (the tests, which must not race `npm pack`).
+// --version=X.Y.Z: build this release number instead of package.json's (the embedded package.json
+// says it, so `--version`, the daemon and `update` all see it): a second, newer release of the same
+// tree for the end-to-end update test (tests/release/native.test.ts) without a commit bumping it.
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { chmodSync, copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -19,7 +22,10 @@ import { payloadEntries } from "./payload.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const archive = !process.argv.includes("--no-archive");
-const { version } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+const override = process.argv.find((argument) => argument.startsWith("--version="))?.slice("--version=".length);
+if (override !== undefined && !/^\d+\.\d+\.\d+(-[0-9A-Za-z.]+)?$/.test(override)) throw new Error(`--version must look like 1.2.3, not ${override}`);
+const packageJson = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+const version = override ?? packageJson.version;
 const target = `${process.platform}-${process.arch}`;
 const out = process.argv.find((argument) => argument.startsWith("--out="));
 const release = out !== undefined ? resolve(out.slice("--out=".length)) : join(root, "dist", "release");
@@ -35,7 +41,8 @@ function pack() {
   const entries = [];
   let offset = 0;
   for (const [name, mode] of files) {
-    const bytes = readFileSync(join(root, name));
+    // The release number lives in the package manifest the CLI reads (services/contract/package.ts).
+    const bytes = name === "package.json" && override !== undefined ? Buffer.from(`${JSON.stringify({ ...packageJson, version }, null, 2)}\n`) : readFileSync(join(root, name));
     entries.push([name, offset, bytes.length, mode]);
     buffers.push(bytes);
     offset += bytes.length;
