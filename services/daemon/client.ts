@@ -20,6 +20,7 @@ import { ProgressFollower, type StartProgress } from "./progress.js";
 import { ensureDirectory, readRegistration, readToken, removeStaleRegistration, type Registration } from "./registration.js";
 import { binaryPath, daemonRelease } from "./release.js";
 import { FOREIGN_LISTENER, verifiedFetch } from "./transport.js";
+import { forgetProof, provenStatus, recordProof, type ProvenStatus } from "./proof-cache.js";
 import { isLightRequest, toHttpRequest, toWebResponse, type HttpRequest, type LightResponse, type RequestLike } from "../contract/light-http.js";
 
 export { verifiedFetch } from "./transport.js";
@@ -27,6 +28,7 @@ import type { DaemonStatus, RunningTurn } from "./router.js";
 
 export type { DaemonStatus, RunningTurn } from "./router.js";
 export type { StartProgress } from "./progress.js";
+export type { ProvenStatus } from "./proof-cache.js";
 
 import { DaemonError, DaemonOptionsMismatch } from "./errors.js";
 
@@ -146,7 +148,7 @@ export function compareReleases(a: string, b: string): number {
 }
 
 /** First start wins: a command naming another database or config than the daemon's is refused. */
-function checkCompatible(request: DaemonRequest, status: DaemonStatus): void {
+function checkCompatible(request: DaemonRequest, status: ProvenStatus): void {
   if (namesDatabase(request.database, request.env)) {
     const wanted = databaseIdentity(request.database, request.env);
     if (wanted !== status.database) {
@@ -286,7 +288,10 @@ async function registered(files: DaemonFiles): Promise<{ registration: Registrat
   const registration = readRegistration(files.registration);
   if (registration === undefined) return undefined;
   const probed = await probe(files, registration);
-  if (probed.healthy) return { registration, token: probed.token, status: probed.status };
+  if (probed.healthy) {
+    recordProof(files, registration, probed.token, probed.status);
+    return { registration, token: probed.token, status: probed.status };
+  }
   removeStaleRegistration(files.registration, registration);
   return undefined;
 }
@@ -321,10 +326,13 @@ const refused = (error: unknown): boolean => {
  * it reached is gone or was replaced (the connection refused, or 401: a new daemon has a new
  * token), the registered daemon found again — proven as a probe proves it — and the request sent
  * once more there. Neither answer means the first request took effect, so resending is safe.
- * A long-lived client (the TUI, `chat`) so outlives `service restart`.
+ * A long-lived client (the TUI, `chat`) so outlives `service restart`. `reconnect` (a connection
+ * made from a reused proof, proof-cache.ts) finds or starts a daemon when the first request is
+ * refused and none is registered: what the probe would have done before that request.
  */
-function followingFetch(files: DaemonFiles, first: Target): DaemonFetch {
+function followingFetch(files: DaemonFiles, first: Target, reconnect?: () => Promise<Target>): DaemonFetch {
   let current = first;
+  let answered = false;
   const send = async (original: RequestLike): Promise<LightResponse> => {
     const request = await toHttpRequest(original);
     const target = current;
@@ -332,12 +340,18 @@ function followingFetch(files: DaemonFiles, first: Target): DaemonFetch {
     let failure: unknown;
     try {
       answer = await sendTo(target, request);
+      answered = true;
       if (answer.status !== 401) return answer;
     } catch (error) {
       if (!refused(error) || request.signal.aborted) throw error;
       failure = error;
     }
+    if (reconnect !== undefined) forgetProof(files);
     const found = await registered(files);
+    if (found === undefined && answer === undefined && !answered && reconnect !== undefined) {
+      current = await reconnect();
+      return sendTo(current, request);
+    }
     if (found === undefined || (found.status.url === target.url && found.token === target.token)) {
       if (answer !== undefined) return answer;
       throw failure;
@@ -350,6 +364,29 @@ function followingFetch(files: DaemonFiles, first: Target): DaemonFetch {
     const answer = await send(request);
     return isLightRequest(request) ? answer : toWebResponse(answer);
   }) as DaemonFetch;
+}
+
+/** A connection to the daemon as a local command sees it: its status may be a reused proof's (no running Turns, no uptime). */
+export type LocalEndpoint = Omit<DaemonEndpoint, "status"> & { readonly status: ProvenStatus };
+
+/**
+ * The shared daemon for a local API command (cli/base.ts): as connectDaemon, but a daemon proven
+ * by an earlier command that still stands (proof-cache.ts: the same registration, token and
+ * process) is used at once — no challenge, no status call. A daemon of an older release is
+ * always probed (a handoff to this release needs its running Turns).
+ */
+export async function connectLocal(request: DaemonRequest): Promise<LocalEndpoint> {
+  const files = daemonFiles(request.env);
+  const registration = readRegistration(files.registration);
+  const token = registration === undefined ? undefined : readToken(files.token);
+  const status = registration === undefined || token === undefined ? undefined : provenStatus(files, registration, token);
+  if (registration === undefined || token === undefined || status === undefined || !processOwned(registration.pid) || compareReleases(status.version, daemonRelease()) < 0) return connectDaemon(request);
+  checkCompatible(request, status);
+  const reconnect = async (): Promise<Target> => {
+    const endpoint = await connectDaemon(request);
+    return { url: endpoint.url, token: endpoint.token };
+  };
+  return { url: status.url, fetch: followingFetch(files, { url: status.url, token }, reconnect), token, status, spawned: false, sameRelease: status.version === daemonRelease() };
 }
 
 /** The shared daemon for a local command: the registered one, or a new one spawned for it. */
