@@ -8,7 +8,6 @@
 // pid, nothing answering, another server at its URL) are removed; an older daemon is handed off
 // to this release when it is idle. Imports only node: built-ins and the light files beside it —
 // never services/host — so a warm-daemon command stays cheap.
-import { spawn } from "node:child_process";
 import { closeSync, openSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { configIdentity, databaseIdentity, namesDatabase } from "./identity.js";
@@ -240,7 +239,7 @@ function launchOf(pid: number): Launch | undefined {
  * from its latest sign of work (a log line, a backup copy that grew), and not at all while a
  * backup or migration step it reported is under way.
  */
-async function spawnDaemon(files: DaemonFiles, options: SpawnOptions): Promise<void> {
+async function spawnDaemon(files: DaemonFiles, options: SpawnOptions): Promise<Found> {
   ensureDirectory(files.directory);
   const offset = logSize(files.log);
   const fd = openSync(files.log, "a", 0o600);
@@ -251,6 +250,8 @@ async function spawnDaemon(files: DaemonFiles, options: SpawnOptions): Promise<v
   const args = [binaryPath(), "serve", "--register", ...(options.config ? ["--config", options.config] : []), ...(options.sandbox ? ["--sandbox", options.sandbox] : [])];
   const [command, ...argv] = options.launch ? options.launch.argv : [process.execPath, ...args];
   let exited = false;
+  // Loaded here: only a command that starts the daemon spawns (a warm one never loads child_process).
+  const { spawn } = await import("node:child_process");
   try {
     const child = spawn(command!, argv, { cwd: options.cwd, env: options.launch?.env ?? env, detached: true, stdio: ["ignore", fd, fd] });
     child.once("exit", () => (exited = true));
@@ -268,12 +269,14 @@ async function spawnDaemon(files: DaemonFiles, options: SpawnOptions): Promise<v
     const registration = readRegistration(files.registration);
     if (registration !== undefined && processOwned(registration.pid)) {
       // Ours, or a racing spawner's that won: either way one live daemon is registered.
-      if ((await probe(files, registration)).healthy) return;
+      const found = await provenFound(files, registration);
+      if (found !== undefined) return found;
     }
     if (exited) {
       // A spawner that lost the race exits once the winner is registered: look once more.
       const winner = readRegistration(files.registration);
-      if (winner !== undefined && (await probe(files, winner)).healthy) return;
+      const found = winner === undefined ? undefined : await provenFound(files, winner);
+      if (found !== undefined) return found;
       throw daemonError(files.log, offset);
     }
     if (!follower.busy && Date.now() - lastSign > START_TIMEOUT_MS) {
@@ -283,15 +286,27 @@ async function spawnDaemon(files: DaemonFiles, options: SpawnOptions): Promise<v
   }
 }
 
+/** A registered daemon that proved itself: what it answered. */
+interface Found {
+  readonly registration: Registration;
+  readonly token: string;
+  readonly status: DaemonStatus;
+}
+
+/** `registration` probed: when healthy, what it answered (its proof recorded for the next command, proof-cache.ts). */
+async function provenFound(files: DaemonFiles, registration: Registration): Promise<Found | undefined> {
+  const probed = await probe(files, registration);
+  if (!probed.healthy) return undefined;
+  recordProof(files, registration, probed.token, probed.status);
+  return { registration, token: probed.token, status: probed.status };
+}
+
 /** The healthy registered daemon, or undefined (a stale registration is removed). */
-async function registered(files: DaemonFiles): Promise<{ registration: Registration; token: string; status: DaemonStatus } | undefined> {
+async function registered(files: DaemonFiles): Promise<Found | undefined> {
   const registration = readRegistration(files.registration);
   if (registration === undefined) return undefined;
-  const probed = await probe(files, registration);
-  if (probed.healthy) {
-    recordProof(files, registration, probed.token, probed.status);
-    return { registration, token: probed.token, status: probed.status };
-  }
+  const found = await provenFound(files, registration);
+  if (found !== undefined) return found;
   removeStaleRegistration(files.registration, registration);
   return undefined;
 }
@@ -393,8 +408,11 @@ export async function connectLocal(request: DaemonRequest): Promise<LocalEndpoin
 export async function connectDaemon(request: DaemonRequest): Promise<DaemonEndpoint> {
   const files = daemonFiles(request.env);
   let spawned = false;
+  // The daemon a spawn just proved: not asked to prove itself a second time.
+  let started: Found | undefined;
   for (let attempt = 0; attempt < 4; attempt++) {
-    const found = await registered(files);
+    const found = started ?? (await registered(files));
+    started = undefined;
     if (found) {
       const { status, token } = found;
       if (!spawned && (await handOff(files, request, status))) continue;
@@ -404,7 +422,7 @@ export async function connectDaemon(request: DaemonRequest): Promise<DaemonEndpo
     }
     if (!spawned) request.progress?.({ kind: "starting" });
     spawned = true;
-    await spawnDaemon(files, { env: request.env, cwd: request.cwd, database: request.database, config: configIdentity(request.config, request.cwd), sandbox: request.sandbox, progress: request.progress });
+    started = await spawnDaemon(files, { env: request.env, cwd: request.cwd, database: request.database, config: configIdentity(request.config, request.cwd), sandbox: request.sandbox, progress: request.progress });
   }
   throw new DaemonError("DaemonStartFailed", "the local daemon kept disappearing while starting");
 }

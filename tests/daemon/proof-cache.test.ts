@@ -48,6 +48,8 @@ interface Traced extends CliResult {
   readonly loaded: readonly string[];
   /** Whether zod was loaded (its global config is set when it loads). */
   readonly zod: boolean;
+  /** Whether node:child_process was loaded (only a command that starts the daemon needs it). */
+  readonly childProcess: boolean;
 }
 
 /** Runs the CLI in `h` with its HTTP requests and loaded modules recorded. */
@@ -69,15 +71,16 @@ async function traced(h: DaemonHome, args: readonly string[]): Promise<Traced> {
       `const original = http.request;`,
       `http.request = function (options, ...rest) { appendFileSync(${JSON.stringify(requests)}, options.method + " " + options.hostname + ":" + options.port + options.path + "\\n"); return original.call(this, options, ...rest); };`,
       `syncBuiltinESMExports();`,
-      `process.on("exit", () => appendFileSync(${JSON.stringify(requests)}, "zod=" + ("__zod_globalConfig" in globalThis) + "\\n"));`,
+      `process.on("exit", () => appendFileSync(${JSON.stringify(requests)}, "zod=" + ("__zod_globalConfig" in globalThis) + "\\nchild_process=" + process.moduleLoadList.includes("NativeModule child_process") + "\\n"));`,
     ].join("\n"),
   );
   const result = await h.cli(args, { env: { ...h.env, NODE_OPTIONS: `--import ${pathToFileURL(preload).href}` } });
   const lines = readFileSync(requests, "utf8").trim().split("\n");
   return {
     ...result,
-    requests: lines.filter((line) => !line.startsWith("zod=")),
+    requests: lines.filter((line) => !line.startsWith("zod=") && !line.startsWith("child_process=")),
     zod: lines.includes("zod=true"),
+    childProcess: lines.includes("child_process=true"),
     loaded: readFileSync(loaded, "utf8").trim().split("\n").filter((line) => line !== ""),
   };
 }
@@ -100,8 +103,11 @@ describe("a proof reused", () => {
     const h = fresh();
     const first = await traced(h, ["session", "list"]);
     expect(first).toMatchObject({ code: 0, stdout: "[]\n" });
-    // The first command proved the daemon it started (the challenge, then the status with the token).
-    expect(first.requests.map(pathOf)).toEqual(expect.arrayContaining([expect.stringMatching(/^GET \/_daemon\/challenge\?nonce=/), "GET /_daemon/status"]));
+    // The first command proved the daemon it started (the challenge, then the status with the
+    // token) once: not again after the start, before its one API request.
+    const paths = first.requests.map(pathOf);
+    expect(paths.filter((path) => path === "GET /_daemon/status")).toHaveLength(1);
+    expect(paths.slice(-3)).toEqual([expect.stringMatching(/^GET \/_daemon\/challenge\?nonce=/), "GET /_daemon/status", "GET /v1/servers/local/sessions?projectId=global"]);
     expect(statSync(proofPath(h)).mode & 0o777).toBe(0o600);
     const proof = readFileSync(proofPath(h), "utf8");
     expect(proof).not.toContain(h.token());
@@ -112,7 +118,7 @@ describe("a proof reused", () => {
     expect(warm.requests.map(pathOf)).toEqual(["GET /v1/servers/local/sessions?projectId=global"]);
   });
 
-  it('a warm run "hello": create, submit and the Turn\'s stream only (no server stream without a Tool call), and no zod or oclif loaded', async () => {
+  it('a warm run "hello": create, submit and the Turn\'s stream only (no server stream without a Tool call), and no zod, oclif or child_process loaded', async () => {
     const h = fresh();
     expect(await h.cli(["session", "list"])).toMatchObject({ code: 0 });
     script("hello-lean", { events: [{ type: "text", text: "Hi." }] });
@@ -124,6 +130,7 @@ describe("a proof reused", () => {
       expect.stringMatching(/^GET \/v1\/servers\/local\/sessions\/[0-9a-f-]{36}\/turns\/[0-9a-f-]{36}\/events$/),
     ]);
     expect(run.zod).toBe(false);
+    expect(run.childProcess).toBe(false);
     expect(run.loaded.some((url) => url.endsWith("/dist/bundle/main.js"))).toBe(true);
     expect(run.loaded.filter((url) => url.includes("@oclif") || url.includes("/zod/"))).toEqual([]);
   });
