@@ -48,8 +48,10 @@ export async function connect(flags: ConnectionValues, options: ConnectOptions =
     return { client, server, local: false, atomic: false, atomically: (fn) => fn(), close: async () => {}, versionNotices };
   }
   if (flags.embedded !== true) {
-    const { connectDaemon } = await import("../services/daemon/client.js");
-    const daemon = await connectDaemon({
+    // A daemon an earlier command proved, still the same process with the same token, is used at
+    // once (services/daemon/proof-cache.ts); otherwise it is proven (or started) first.
+    const { connectLocal } = await import("../services/daemon/client.js");
+    const daemon = await connectLocal({
       env: process.env,
       cwd: process.cwd(),
       database: flags.database,

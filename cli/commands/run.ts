@@ -80,7 +80,7 @@ export default defineCommand({
       // No provider connected: one line that says how to connect one.
       throw await withProviderHint(connection.client, error);
     }
-    return followTurn(connection, { sessionId, turnId, json: flags.json === true, printJson });
+    return followTurn(connection, { sessionId, turnId, newSession: flags.session === undefined, json: flags.json === true, printJson });
   },
 });
 
@@ -112,7 +112,7 @@ async function createAndSubmit(
 /** Streams (or, with --json, prints) the Turn until it finishes; answers its requests; the exit code. */
 async function followTurn(
   connection: Connection,
-  turn: { readonly sessionId: string; readonly turnId: string; readonly json: boolean; readonly printJson: (value: unknown) => void },
+  turn: { readonly sessionId: string; readonly turnId: string; readonly newSession: boolean; readonly json: boolean; readonly printJson: (value: unknown) => void },
 ): Promise<number> {
   const client = connection.client.client;
   const path = { server: connection.server, sessionId: turn.sessionId, turnId: turn.turnId };
@@ -149,13 +149,24 @@ async function followTurn(
   const choose = terminal ? (question: string, keys: readonly string[]) => readKey(question, { keys, interrupt: onInterrupt }) : undefined;
   const interactions = new Interactions(connection, ask, choose);
   const descendants = new DescendantRequests(connection, turn.sessionId, interactions);
-  descendants.start();
+  // Sub-agents are started by a Turn's `task` calls: a new Session has none until its Turn calls a
+  // Tool, so its watch starts then (a plain answer opens no server stream). A continued Session
+  // may have sub-agents of earlier Turns still asking: its watch starts at once. The watch reads
+  // the requests already pending when it starts, so starting late misses none.
+  let watching = false;
+  const watchDescendants = (): void => {
+    if (watching) return;
+    watching = true;
+    descendants.start();
+  };
+  if (!turn.newSession) watchDescendants();
   const printer = new TextPrinter();
   let finished: Turn;
   try {
     finished = await watchTurn(connection.client, {
       ...path,
-      onEvent: (_event, held) => {
+      onEvent: (event, held) => {
+        if (!watching && (event.type.startsWith("turn.tool.") || held.parts.some((part) => part.type === "tool"))) watchDescendants();
         if (!turn.json) printer.update(held);
         interactions.scan(held);
       },

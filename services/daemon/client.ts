@@ -8,7 +8,6 @@
 // pid, nothing answering, another server at its URL) are removed; an older daemon is handed off
 // to this release when it is idle. Imports only node: built-ins and the light files beside it —
 // never services/host — so a warm-daemon command stays cheap.
-import { spawn } from "node:child_process";
 import { closeSync, openSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { configIdentity, databaseIdentity, namesDatabase } from "./identity.js";
@@ -20,6 +19,7 @@ import { ProgressFollower, type StartProgress } from "./progress.js";
 import { ensureDirectory, readRegistration, readToken, removeStaleRegistration, type Registration } from "./registration.js";
 import { binaryPath, daemonRelease } from "./release.js";
 import { FOREIGN_LISTENER, verifiedFetch } from "./transport.js";
+import { forgetProof, provenStatus, recordProof, type ProvenStatus } from "./proof-cache.js";
 import { isLightRequest, toHttpRequest, toWebResponse, type HttpRequest, type LightResponse, type RequestLike } from "../contract/light-http.js";
 
 export { verifiedFetch } from "./transport.js";
@@ -27,6 +27,7 @@ import type { DaemonStatus, RunningTurn } from "./router.js";
 
 export type { DaemonStatus, RunningTurn } from "./router.js";
 export type { StartProgress } from "./progress.js";
+export type { ProvenStatus } from "./proof-cache.js";
 
 import { DaemonError, DaemonOptionsMismatch } from "./errors.js";
 
@@ -146,7 +147,7 @@ export function compareReleases(a: string, b: string): number {
 }
 
 /** First start wins: a command naming another database or config than the daemon's is refused. */
-function checkCompatible(request: DaemonRequest, status: DaemonStatus): void {
+function checkCompatible(request: DaemonRequest, status: ProvenStatus): void {
   if (namesDatabase(request.database, request.env)) {
     const wanted = databaseIdentity(request.database, request.env);
     if (wanted !== status.database) {
@@ -238,7 +239,7 @@ function launchOf(pid: number): Launch | undefined {
  * from its latest sign of work (a log line, a backup copy that grew), and not at all while a
  * backup or migration step it reported is under way.
  */
-async function spawnDaemon(files: DaemonFiles, options: SpawnOptions): Promise<void> {
+async function spawnDaemon(files: DaemonFiles, options: SpawnOptions): Promise<Found> {
   ensureDirectory(files.directory);
   const offset = logSize(files.log);
   const fd = openSync(files.log, "a", 0o600);
@@ -249,6 +250,8 @@ async function spawnDaemon(files: DaemonFiles, options: SpawnOptions): Promise<v
   const args = [binaryPath(), "serve", "--register", ...(options.config ? ["--config", options.config] : []), ...(options.sandbox ? ["--sandbox", options.sandbox] : [])];
   const [command, ...argv] = options.launch ? options.launch.argv : [process.execPath, ...args];
   let exited = false;
+  // Loaded here: only a command that starts the daemon spawns (a warm one never loads child_process).
+  const { spawn } = await import("node:child_process");
   try {
     const child = spawn(command!, argv, { cwd: options.cwd, env: options.launch?.env ?? env, detached: true, stdio: ["ignore", fd, fd] });
     child.once("exit", () => (exited = true));
@@ -266,12 +269,14 @@ async function spawnDaemon(files: DaemonFiles, options: SpawnOptions): Promise<v
     const registration = readRegistration(files.registration);
     if (registration !== undefined && processOwned(registration.pid)) {
       // Ours, or a racing spawner's that won: either way one live daemon is registered.
-      if ((await probe(files, registration)).healthy) return;
+      const found = await provenFound(files, registration);
+      if (found !== undefined) return found;
     }
     if (exited) {
       // A spawner that lost the race exits once the winner is registered: look once more.
       const winner = readRegistration(files.registration);
-      if (winner !== undefined && (await probe(files, winner)).healthy) return;
+      const found = winner === undefined ? undefined : await provenFound(files, winner);
+      if (found !== undefined) return found;
       throw daemonError(files.log, offset);
     }
     if (!follower.busy && Date.now() - lastSign > START_TIMEOUT_MS) {
@@ -281,12 +286,27 @@ async function spawnDaemon(files: DaemonFiles, options: SpawnOptions): Promise<v
   }
 }
 
+/** A registered daemon that proved itself: what it answered. */
+interface Found {
+  readonly registration: Registration;
+  readonly token: string;
+  readonly status: DaemonStatus;
+}
+
+/** `registration` probed: when healthy, what it answered (its proof recorded for the next command, proof-cache.ts). */
+async function provenFound(files: DaemonFiles, registration: Registration): Promise<Found | undefined> {
+  const probed = await probe(files, registration);
+  if (!probed.healthy) return undefined;
+  recordProof(files, registration, probed.token, probed.status);
+  return { registration, token: probed.token, status: probed.status };
+}
+
 /** The healthy registered daemon, or undefined (a stale registration is removed). */
-async function registered(files: DaemonFiles): Promise<{ registration: Registration; token: string; status: DaemonStatus } | undefined> {
+async function registered(files: DaemonFiles): Promise<Found | undefined> {
   const registration = readRegistration(files.registration);
   if (registration === undefined) return undefined;
-  const probed = await probe(files, registration);
-  if (probed.healthy) return { registration, token: probed.token, status: probed.status };
+  const found = await provenFound(files, registration);
+  if (found !== undefined) return found;
   removeStaleRegistration(files.registration, registration);
   return undefined;
 }
@@ -321,10 +341,13 @@ const refused = (error: unknown): boolean => {
  * it reached is gone or was replaced (the connection refused, or 401: a new daemon has a new
  * token), the registered daemon found again — proven as a probe proves it — and the request sent
  * once more there. Neither answer means the first request took effect, so resending is safe.
- * A long-lived client (the TUI, `chat`) so outlives `service restart`.
+ * A long-lived client (the TUI, `chat`) so outlives `service restart`. `reconnect` (a connection
+ * made from a reused proof, proof-cache.ts) finds or starts a daemon when the first request is
+ * refused and none is registered: what the probe would have done before that request.
  */
-function followingFetch(files: DaemonFiles, first: Target): DaemonFetch {
+function followingFetch(files: DaemonFiles, first: Target, reconnect?: () => Promise<Target>): DaemonFetch {
   let current = first;
+  let answered = false;
   const send = async (original: RequestLike): Promise<LightResponse> => {
     const request = await toHttpRequest(original);
     const target = current;
@@ -332,12 +355,18 @@ function followingFetch(files: DaemonFiles, first: Target): DaemonFetch {
     let failure: unknown;
     try {
       answer = await sendTo(target, request);
+      answered = true;
       if (answer.status !== 401) return answer;
     } catch (error) {
       if (!refused(error) || request.signal.aborted) throw error;
       failure = error;
     }
+    if (reconnect !== undefined) forgetProof(files);
     const found = await registered(files);
+    if (found === undefined && answer === undefined && !answered && reconnect !== undefined) {
+      current = await reconnect();
+      return sendTo(current, request);
+    }
     if (found === undefined || (found.status.url === target.url && found.token === target.token)) {
       if (answer !== undefined) return answer;
       throw failure;
@@ -352,12 +381,38 @@ function followingFetch(files: DaemonFiles, first: Target): DaemonFetch {
   }) as DaemonFetch;
 }
 
+/** A connection to the daemon as a local command sees it: its status may be a reused proof's (no running Turns, no uptime). */
+export type LocalEndpoint = Omit<DaemonEndpoint, "status"> & { readonly status: ProvenStatus };
+
+/**
+ * The shared daemon for a local API command (cli/base.ts): as connectDaemon, but a daemon proven
+ * by an earlier command that still stands (proof-cache.ts: the same registration, token and
+ * process) is used at once — no challenge, no status call. A daemon of an older release is
+ * always probed (a handoff to this release needs its running Turns).
+ */
+export async function connectLocal(request: DaemonRequest): Promise<LocalEndpoint> {
+  const files = daemonFiles(request.env);
+  const registration = readRegistration(files.registration);
+  const token = registration === undefined ? undefined : readToken(files.token);
+  const status = registration === undefined || token === undefined ? undefined : provenStatus(files, registration, token);
+  if (registration === undefined || token === undefined || status === undefined || !processOwned(registration.pid) || compareReleases(status.version, daemonRelease()) < 0) return connectDaemon(request);
+  checkCompatible(request, status);
+  const reconnect = async (): Promise<Target> => {
+    const endpoint = await connectDaemon(request);
+    return { url: endpoint.url, token: endpoint.token };
+  };
+  return { url: status.url, fetch: followingFetch(files, { url: status.url, token }, reconnect), token, status, spawned: false, sameRelease: status.version === daemonRelease() };
+}
+
 /** The shared daemon for a local command: the registered one, or a new one spawned for it. */
 export async function connectDaemon(request: DaemonRequest): Promise<DaemonEndpoint> {
   const files = daemonFiles(request.env);
   let spawned = false;
+  // The daemon a spawn just proved: not asked to prove itself a second time.
+  let started: Found | undefined;
   for (let attempt = 0; attempt < 4; attempt++) {
-    const found = await registered(files);
+    const found = started ?? (await registered(files));
+    started = undefined;
     if (found) {
       const { status, token } = found;
       if (!spawned && (await handOff(files, request, status))) continue;
@@ -367,7 +422,7 @@ export async function connectDaemon(request: DaemonRequest): Promise<DaemonEndpo
     }
     if (!spawned) request.progress?.({ kind: "starting" });
     spawned = true;
-    await spawnDaemon(files, { env: request.env, cwd: request.cwd, database: request.database, config: configIdentity(request.config, request.cwd), sandbox: request.sandbox, progress: request.progress });
+    started = await spawnDaemon(files, { env: request.env, cwd: request.cwd, database: request.database, config: configIdentity(request.config, request.cwd), sandbox: request.sandbox, progress: request.progress });
   }
   throw new DaemonError("DaemonStartFailed", "the local daemon kept disappearing while starting");
 }

@@ -12,10 +12,10 @@
 // the first connection or on any later one (the challenge in challenge.ts proves the daemon
 // where the table cannot be read).
 import { Agent, request as httpRequest, type ClientRequestArgs, type IncomingMessage } from "node:http";
-import { connect as netConnect, type Socket } from "node:net";
+import { connect as netConnect, isIPv4, type Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { LightResponse, type HttpRequest } from "../contract/light-http.js";
-import { ownUid, ownerOf, procEndpoint, readSocketOwnersAsync } from "../contract/socket-owner.js";
+import { IPV4_TABLE, ownUid, ownerOf, procEndpoint, readSocketOwnersAsync, type Endpoint, type SocketOwners } from "../contract/socket-owner.js";
 
 /** How many event-loop turns a just-accepted peer socket may take to appear in the table. */
 const LISTING_TRIES = 20;
@@ -25,6 +25,10 @@ export const FOREIGN_LISTENER = "ZE_FOREIGN_LISTENER";
 
 const foreign = (message: string): Error => Object.assign(new Error(message), { code: FOREIGN_LISTENER });
 
+/** The uid of the listener's end of the connection `mine` → `peer` (the accepted socket, else the listening one). */
+const listenerOwner = (owners: SocketOwners, peer: Endpoint, mine: Endpoint): number | undefined =>
+  ownerOf(owners, peer, mine) ?? ownerOf(owners, peer, { address: peer.address.includes(":") ? "::" : "0.0.0.0", port: 0 });
+
 /** Resolves once `socket`'s peer is known to be this user's (or cannot be known here); rejects otherwise. */
 export async function verifyPeerOwner(socket: Socket): Promise<void> {
   const uid = ownUid();
@@ -32,10 +36,15 @@ export async function verifyPeerOwner(socket: Socket): Promise<void> {
   const mine = { address: socket.localAddress ?? "", port: socket.localPort ?? 0 };
   const peer = { address: socket.remoteAddress ?? "", port: socket.remotePort ?? 0 };
   const port = procEndpoint(peer)?.split(":")[1];
+  const keep = port === undefined ? undefined : (line: string): boolean => line.includes(`:${port} `);
   for (let attempt = 0; attempt < LISTING_TRIES; attempt++) {
-    const owners = await readSocketOwnersAsync(port === undefined ? undefined : (line) => line.includes(`:${port} `));
+    // An IPv4 listener's end is in the IPv4 table (a dual-stack one's in the IPv6 table): that
+    // one alone first, both when it does not list the listener's end.
+    const first = attempt === 0 && isIPv4(peer.address) ? await readSocketOwnersAsync(keep, IPV4_TABLE) : undefined;
+    const found = first === undefined || first === null ? undefined : listenerOwner(first, peer, mine);
+    const owners = found === undefined ? await readSocketOwnersAsync(keep) : first!;
     if (owners === null) return; // no socket table on this system
-    const owner = ownerOf(owners, peer, mine) ?? ownerOf(owners, peer, { address: peer.address.includes(":") ? "::" : "0.0.0.0", port: 0 });
+    const owner = found ?? listenerOwner(owners, peer, mine);
     if (owner !== undefined) {
       if (owner === uid) return;
       throw foreign(`the listener at ${peer.address}:${peer.port} belongs to another user (uid ${owner})`);

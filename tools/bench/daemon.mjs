@@ -7,8 +7,15 @@
 // the same warm daemon over bare node:http: what no client can go below). Peak RSS is the
 // client's only: the daemon is detached (not a waited-for child of the command), so
 // /usr/bin/time does not count it. Every daemon it starts is stopped with `service stop`.
+//
+// Guarded (check.mjs): the HTTP requests a warm `run "hello"` and a warm `session list` make
+// (exact counts, recorded by a preload that wraps node:http in the client process: 3 and 1 once
+// a proven daemon's proof is reused, services/daemon/proof-cache.ts), the warm `run`'s ratio to
+// the floor and the warm `session list`'s to `node -e 0`.
 import { randomUUID } from "node:crypto";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { binPath, formatTable, hasGnuTime, median, mib, ms, peakRssKiB, percentile, repoRoot, tempHome, timeRun, writeTestModelConfig } from "./lib.mjs";
 import { startModelProcess } from "./oneshot.mjs";
 
@@ -19,13 +26,27 @@ export const description = 'warm-daemon `run "hello"` and `session list` vs --em
 
 const RUN_TIMEOUT_MS = 30_000;
 
-/** @param {{ runs: number, budgetMs: number, log: (line: string) => void }} context */
-export async function run({ runs, budgetMs, log }) {
+/** The HTTP requests (`METHOD path`) one command makes in `home`, recorded in the client process. */
+async function requestsOf(home, args) {
+  const list = join(home.dir, `requests-${randomUUID()}.txt`);
+  const preload = join(home.dir, "trace-requests.mjs");
+  writeFileSync(list, "");
+  writeFileSync(
+    preload,
+    `import http from "node:http";\nimport { appendFileSync } from "node:fs";\nimport { syncBuiltinESMExports } from "node:module";\nconst original = http.request;\nhttp.request = function (options, ...rest) { appendFileSync(process.env.ZE_BENCH_REQUESTS, options.method + " " + options.path + "\\n"); return original.call(this, options, ...rest); };\nsyncBuiltinESMExports();\n`,
+  );
+  const result = await timeRun(process.execPath, args, { env: { ...home.env, NODE_OPTIONS: `--import ${pathToFileURL(preload).href}`, ZE_BENCH_REQUESTS: list }, cwd: home.root, timeoutMs: RUN_TIMEOUT_MS });
+  if (result.code !== 0) throw new Error(`${args.slice(1).join(" ")} (traced) exited ${result.code}: ${result.stderr.trim()}`);
+  return readFileSync(list, "utf8").trim().split("\n").filter((line) => line !== "");
+}
+
+/** @param {{ runs: number, budgetMs: number, log: (line: string) => void, record: (figure: import("./check.mjs").Figure) => void }} context */
+export async function run({ runs, budgetMs, log, record }) {
   const warm = tempHome("ze-bench-daemon-");
   const rssRuns = 3;
   const coldHomes = [];
   // Per run: one answer each for the embedded run, the daemon run and the floor; plus warm-ups and RSS runs.
-  const model = await startModelProcess(warm.dir, 3 * (runs + rssRuns + 2));
+  const model = await startModelProcess(warm.dir, 3 * (runs + rssRuns + 2) + 2);
   const baseURL = `${model.url}/v1`;
   const stop = (home) => timeRun(process.execPath, [binPath, "service", "stop"], { env: home.env, cwd: home.root, timeoutMs: RUN_TIMEOUT_MS });
   try {
@@ -102,6 +123,16 @@ export async function run({ runs, budgetMs, log }) {
       entry.limits === undefined || medians[index] === undefined ? entry.target : `${entry.target} (${met(entry.limits, medians[index], rss[index]) ? "met" : "missed"})`,
     ]);
     log(`${completed} interleaved runs per case, wall time from spawn to exit; client peak RSS is the max of ${hasGnuTime ? rssRuns : 0} runs under /usr/bin/time -v.`);
+    // The round trips of the warm commands (the same warm daemon, its proof on file).
+    const runRequests = await requestsOf(warm, [binPath, "run", "hello"]);
+    const listRequests = await requestsOf(warm, [binPath, "session", "list"]);
+    log(`warm run "hello" requests (${runRequests.length}): ${runRequests.map((line) => line.replace(/[0-9a-f]{8}-[0-9a-f-]{27}/g, "…")).join(", ")}`);
+    log(`warm session list requests (${listRequests.length}): ${listRequests.join(", ")}`);
+    record({ key: "daemon.runRequests", value: runRequests.length, kind: "count", label: 'HTTP requests of a warm run "hello"' });
+    record({ key: "daemon.sessionListRequests", value: listRequests.length, kind: "count", label: "HTTP requests of a warm session list" });
+    const [node, floor, , warmRun, , warmList] = medians;
+    if (warmRun !== undefined && floor !== undefined) record({ key: "daemon.runVsFloor", value: warmRun / floor, kind: "ratio", label: 'warm run "hello" / floor' });
+    if (warmList !== undefined && node !== undefined) record({ key: "daemon.sessionListVsNode", value: warmList / node, kind: "ratio", label: "warm session list / node -e 0" });
     log(formatTable(["command", "n", "median", "p99", "vs node -e 0", "vs floor", "client peak RSS", "RSS vs floor", "target"], rows));
   } finally {
     await stop({ env: warm.env, cwd: warm.root });
