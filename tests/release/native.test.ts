@@ -2,7 +2,8 @@
 // (tools/binary/build.mjs, shared with tests/binary through tests/support/binary.ts) published with
 // release:publish under a throwaway key, served on 127.0.0.1, installed by `sh install.sh` on a
 // PATH holding only the installer's tools (no node), then used through the installed launcher:
-// --version, a one-shot run through the daemon it starts, serve over HTTP, ACP. A second release
+// --version, a one-shot run through the daemon it starts (and that daemon's start-up update
+// check), serve over HTTP, ACP. A second release
 // (the same tree built as the next patch number: the embedded package.json says it) is published,
 // `update` stages it while a Turn runs on the daemon and leaves the daemon alone, and once the Turn
 // finished a second `update` reuses the verified staged copy, switches the launcher and hands the
@@ -14,7 +15,7 @@ import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { directiveTurn, startTestModel, type ScriptedResponse, type TestModel } from "../../tools/test-model/index.js";
 import { startAcp } from "../acp/client.js";
-import { cleanupDaemonHome, daemonHome, type DaemonHome } from "../daemon/support.js";
+import { cleanupDaemonHome, daemonHome, waitUntil, type DaemonHome } from "../daemon/support.js";
 import { buildBinary, toolsOnlyPath, type BuiltBinary } from "../support/binary.js";
 import { jsonOf, runProcess, type CliResult } from "../support/cli.js";
 import { install, PLATFORM, publish, releaseKey, releaseServer, type ReleaseKey } from "./support.js";
@@ -91,6 +92,8 @@ describe("the native installation, from sh install.sh to update", () => {
     const status = jsonOf<{ running: boolean; pid: number; version: string }>(await zh(["service", "status"]));
     expect(status).toMatchObject({ running: true, version: first.version });
     expect(daemonExecutable(status.pid)).toBe(versionExecutable(first.version));
+    // Its start-up update check ran (a process of the executable itself) and found nothing newer.
+    await waitUntil(() => /event=update\.check\.current installed=\d/.test(home.log()), "the daemon's start-up update check", 60_000);
   });
 
   it("serve answers HTTP", async () => {
