@@ -118,6 +118,7 @@ export interface HistoryRange {
  * below it, the latest on ties), then the Session's settled Turns' transcripts and conversation
  * entries after it (or after `base.after` while `base`'s checkpoint still applies) and below
  * `before`, in revision order. Unsettled Turns are left out: their transcripts are not final.
+ * With `range.hidden`, the same statement also returns the Turns rewinds hid (`hidden`; else []).
  */
 export function readHistoryRange(
   context: Context,
