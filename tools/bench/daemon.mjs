@@ -1,4 +1,4 @@
-// The local daemon from the client's side: wall time and the CLI process's peak RSS of
+// The local daemon from the client's side: wall time, the CLI process's CPU time and its peak RSS of
 // warm-daemon `run "hello"` beside `run --embedded "hello"` (the scripted test model, a warm
 // state directory), `session list` on a warm daemon beside `--embedded`, and the cold first
 // command (a fresh XDG home: the daemon is spawned, its database created, then the command
@@ -13,10 +13,11 @@
 // a proven daemon's proof is reused, services/daemon/proof-cache.ts), the warm `run`'s ratio to
 // the floor and the warm `session list`'s to `node -e 0`.
 import { randomUUID } from "node:crypto";
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { binPath, formatTable, hasGnuTime, median, mib, ms, peakRssKiB, percentile, repoRoot, tempHome, timeRun, writeTestModelConfig } from "./lib.mjs";
+import { binPath, formatTable, hasGnuTime, median, mib, ms, percentile, repoRoot, tempHome, timeRun, writeTestModelConfig } from "./lib.mjs";
 import { startModelProcess } from "./oneshot.mjs";
 
 const floorClientPath = join(repoRoot, "tools", "bench", "floor-client.mjs");
@@ -25,6 +26,25 @@ export const name = "daemon";
 export const description = 'warm-daemon `run "hello"` and `session list` vs --embedded, and the cold first command (daemon spawn included), against the client floor';
 
 const RUN_TIMEOUT_MS = 30_000;
+
+/**
+ * The client process's CPU time (user + system, ms; /usr/bin/time's 10 ms resolution) and peak
+ * RSS (KiB) of one run, or undefined without GNU time. CPU time is what the client itself spends
+ * (start-up, modules, its side of each request): on a loaded machine it moves far less than wall time.
+ */
+async function clientUsage(args, options) {
+  if (!hasGnuTime) return undefined;
+  const dir = mkdtempSync(join(tmpdir(), "ze-bench-usage-"));
+  const out = join(dir, "usage.txt");
+  try {
+    const { code } = await timeRun("/usr/bin/time", ["-f", "%U %S %M", "-o", out, process.execPath, ...args], { ...options, timeoutMs: RUN_TIMEOUT_MS });
+    if (code !== 0) return undefined;
+    const [user, system, kib] = readFileSync(out, "utf8").trim().split("\n").pop().split(" ").map(Number);
+    return { cpuMs: (user + system) * 1000, kib };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
 
 /** The HTTP requests (`METHOD path`) one command makes in `home`, recorded in the client process. */
 async function requestsOf(home, args) {
@@ -97,14 +117,17 @@ export async function run({ runs, budgetMs, log, record }) {
     }
     if (completed < runs) log(`(time budget reached: ${completed} of ${runs} rounds)`);
     const rss = [];
+    const cpu = [];
     for (const entry of cases) {
-      const peaks = [];
+      const usages = [];
       for (let index = 0; index < rssRuns && hasGnuTime; index++) {
         const options = entry.options();
-        peaks.push(await peakRssKiB(process.execPath, entry.args, options));
+        usages.push(await clientUsage(entry.args, options));
         if (entry.cold) await stop(options);
       }
-      rss.push(peaks.length > 0 && peaks.every((peak) => peak !== undefined) ? Math.max(...peaks) : undefined);
+      const complete = usages.length > 0 && usages.every((usage) => usage !== undefined);
+      rss.push(complete ? Math.max(...usages.map((usage) => usage.kib)) : undefined);
+      cpu.push(complete ? median(usages.map((usage) => usage.cpuMs)) : undefined);
     }
     const medians = samples.map((values) => (values.length > 0 ? median(values) : undefined));
     /** A case's limits: wall time in ms or as a multiple of the floor's median, peak RSS in KiB. */
@@ -118,11 +141,13 @@ export async function run({ runs, budgetMs, log, record }) {
       samples[index].length === 0 ? "n/a" : ms(percentile(samples[index], 99)),
       ratio(medians[index], medians[0]),
       ratio(medians[index], medians[1]),
+      cpu[index] === undefined ? "n/a" : `${cpu[index].toFixed(0)} ms`,
+      ratio(cpu[index], cpu[1]),
       mib(rss[index]),
       rss[index] === undefined || rss[1] === undefined ? "n/a" : `${(rss[index] / rss[1]).toFixed(2)}x`,
       entry.limits === undefined || medians[index] === undefined ? entry.target : `${entry.target} (${met(entry.limits, medians[index], rss[index]) ? "met" : "missed"})`,
     ]);
-    log(`${completed} interleaved runs per case, wall time from spawn to exit; client peak RSS is the max of ${hasGnuTime ? rssRuns : 0} runs under /usr/bin/time -v.`);
+    log(`${completed} interleaved runs per case, wall time from spawn to exit; client CPU (user + system) is the median and client peak RSS the max of ${hasGnuTime ? rssRuns : 0} runs under /usr/bin/time.`);
     // The round trips of the warm commands (the same warm daemon, its proof on file).
     const runRequests = await requestsOf(warm, [binPath, "run", "hello"]);
     const listRequests = await requestsOf(warm, [binPath, "session", "list"]);
@@ -133,7 +158,8 @@ export async function run({ runs, budgetMs, log, record }) {
     const [node, floor, , warmRun, , warmList] = medians;
     if (warmRun !== undefined && floor !== undefined) record({ key: "daemon.runVsFloor", value: warmRun / floor, kind: "ratio", label: 'warm run "hello" / floor' });
     if (warmList !== undefined && node !== undefined) record({ key: "daemon.sessionListVsNode", value: warmList / node, kind: "ratio", label: "warm session list / node -e 0" });
-    log(formatTable(["command", "n", "median", "p99", "vs node -e 0", "vs floor", "client peak RSS", "RSS vs floor", "target"], rows));
+    if (cpu[3] !== undefined && cpu[1] !== undefined) record({ key: "daemon.runCpuVsFloor", value: cpu[3] / cpu[1], kind: "ratio", label: 'warm run "hello" client CPU / floor client CPU' });
+    log(formatTable(["command", "n", "median", "p99", "vs node -e 0", "vs floor", "client CPU", "CPU vs floor", "client peak RSS", "RSS vs floor", "target"], rows));
   } finally {
     await stop({ env: warm.env, cwd: warm.root });
     await model.stop();
