@@ -112,7 +112,8 @@ export class RecoveryAlarm {
     const state = await this.#state();
     if (state.quarantined) return;
     if ((await this.#options.storage.getAlarm()) !== null) return;
-    if (await this.#options.due()) await this.#options.storage.setAlarm(state.retryAt ?? this.#now() + this.#options.intervalMs);
+    // Due now: open work found at wake belongs to no running instance of this object.
+    if (await this.#options.due()) await this.#options.storage.setAlarm(state.retryAt ?? this.#now());
   }
 
   /** The Durable Object's `alarm()`: the drain when due, its backoff when it fails, re-armed while work is due. */

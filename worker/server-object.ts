@@ -14,7 +14,7 @@ import { createFetchHandler, PROTOCOL_VERSION, statusOf, VERSION_HEADER, type Fe
 import type { StorageHandle } from "../services/storage/index.js";
 import { compactions as compactionStore, turns as turnStore } from "../services/storage/index.js";
 import type { TurnRunner } from "../services/core/turns/runner.js";
-import { errorName, RecoveryAlarm, type AlarmStorage } from "./alarm.js";
+import { RecoveryAlarm, type AlarmStorage } from "./alarm.js";
 import { readWorkerConfig, type WorkerConfigVariables } from "./config.js";
 import { openDurableObjectStorage, type DurableObjectStorageInput } from "./storage.js";
 import { composeWorkerTurns, environmentKeys, gatewayEnvironment, type ProviderKeys } from "./turns.js";
@@ -67,6 +67,8 @@ export class HarnessServerObject {
   /** Where provider keys come from (the provider authority's RPC, later); absent: the Worker's secrets. */
   readonly #keys: ProviderKeys | undefined;
   #alarms: RecoveryAlarm | undefined;
+  /** Starts (or re-runs) the runner's recovery and scheduling without waiting for it. */
+  #drain: (() => void) | undefined;
 
   constructor(state: DurableObjectStateLike, env: ServerObjectEnv, keys?: ProviderKeys) {
     this.#state = state;
@@ -106,37 +108,37 @@ export class HarnessServerObject {
       sessions,
       configured: configured.value,
       env: await gatewayEnvironment(configured.value.providers, keys),
-      onAdmission: () => this.#alarms?.admitted(),
+      // Recovery runs first on every admission (the alarm is the backstop).
+      onAdmission: () => {
+        this.#alarms?.admitted();
+        this.#drain?.();
+      },
     });
     runner = turns.runner;
     const started = runner;
-    let running = false;
-    const intervalMs = positiveInteger(this.#env.HARNESS_RECOVERY_INTERVAL_MS) ?? DEFAULT_RECOVERY_INTERVAL_MS;
+    // The runner starts with the first drain: its own recovery (claims of a previous instance are
+    // gone), then the pending work, then its lease renewal. Waking the object starts nothing: reads
+    // and the streams are observational; an admission or the alarm drains.
+    let starting: Promise<void> | undefined;
+    const drain = async (): Promise<void> => {
+      if (starting === undefined) {
+        starting = started.start();
+        starting.catch(() => (starting = undefined));
+        return starting;
+      }
+      await starting;
+      await started.recover();
+      await started.schedule();
+    };
+    this.#drain = () => void drain().catch(() => {});
     this.#alarms = new RecoveryAlarm({
       storage: this.#state.storage,
-      intervalMs,
-      // The first drain starts the runner (its own recovery first); later ones recover and schedule.
-      recover: async () => {
-        if (!running) {
-          await started.start();
-          running = true;
-          return;
-        }
-        await started.recover();
-        await started.schedule();
-      },
+      intervalMs: positiveInteger(this.#env.HARNESS_RECOVERY_INTERVAL_MS) ?? DEFAULT_RECOVERY_INTERVAL_MS,
+      recover: drain,
       due: () => workDue(storage),
       log: (line) => console.warn(`harness alarm: ${line}`),
     });
-    // Recovery runs at wake too (the alarm is the backstop): a failure here is the alarm's to retry.
-    try {
-      await started.start();
-      running = true;
-    } catch (error) {
-      // The name only, never the message (the reference's rule for recovery failures).
-      console.warn(`harness: recovery at wake failed (${errorName(error)}); the alarm retries it`);
-      await this.#state.storage.setAlarm(Date.now());
-    }
+    // Work left open (an object restarted mid-Turn) gets its alarm if none is armed.
     await this.#alarms.wake();
     const handlers: Handlers<RequestContext> = {
       ...workerUnavailableHandlers<RequestContext>(),
