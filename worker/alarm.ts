@@ -111,7 +111,13 @@ export class RecoveryAlarm {
   async wake(): Promise<void> {
     const state = await this.#state();
     if (state.quarantined) return;
-    if ((await this.#options.storage.getAlarm()) !== null) return;
+    const armed = await this.#options.storage.getAlarm();
+    if (armed !== null) {
+      // Set again, same time: local workerd restores an object's alarm from its storage without
+      // scheduling it after a restart (the platform's scheduler needs no help; this is a no-op there).
+      await this.#options.storage.setAlarm(armed);
+      return;
+    }
     // Due now: open work found at wake belongs to no running instance of this object.
     if (await this.#options.due()) await this.#options.storage.setAlarm(state.retryAt ?? this.#now());
   }

@@ -170,7 +170,7 @@ describe("Turns in the Worker host (workerd)", () => {
     expect((await ok(sdk.listSessions({ client, path: { server: "gamma" } }))).sessions).toEqual([]);
   });
 
-  it("answers a bad Worker variable as a typed error at every request, and serves again once fixed", async () => {
+  it("answers a bad Worker variable as a typed error at every request, never echoing its value", async () => {
     const directory = mkdtempSync(join(tmpdir(), "zh-worker-config-"));
     try {
       const bad = await start({ HARNESS_PROVIDERS: "{}" }, directory);
