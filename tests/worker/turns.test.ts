@@ -2,7 +2,8 @@
 // routes from each server's HarnessServerObject, with the scripted model (tools/test-model)
 // reached over fetch through a HARNESS_PROVIDERS definition with a loopback baseURL. The built
 // CLI's `run` streams an answer with --remote; a permission ask is answered over the API (and
-// `shell` answers its typed unavailable outcome); two servers keep their Turns apart; a bad
+// `shell` answers its typed unavailable outcome); two servers keep their Turns apart; a running
+// Turn is cancelled inside the object; a bad
 // Worker variable is answered as a typed error; and a Turn open when workerd stops is settled
 // after a restart on the persisted state by the object's alarm alone, the Turn queued behind it
 // run exactly once.
@@ -168,6 +169,19 @@ describe("Turns in the Worker host (workerd)", () => {
     expect((await failure(sdk.getTurn({ client, path: { server: "gamma", sessionId, turnId } }))).status).toBe(404);
     expect((await failure(sdk.submitPrompt({ client, path: { server: "gamma", sessionId }, headers: { "x-ze-harness-client-id": "t" }, body: { delivery: "queue", turnId: randomUUID(), prompt: [{ type: "text", text: "x" }] } as never }))).status).toBe(404);
     expect((await ok(sdk.listSessions({ client, path: { server: "gamma" } }))).sessions).toEqual([]);
+  });
+
+  it("cancels a running Turn inside the object: the model request is aborted and the Turn settles cancelled", async () => {
+    model.enqueue({ hang: true });
+    const before = model.requests.length;
+    const sessionId = await createSession("zeta");
+    const turnId = await queue("zeta", sessionId, "Hang until cancelled");
+    await model.waitForRequest(before + 1);
+    const cancelled = await ok(sdk.cancelTurn({ client, path: { server: "zeta", sessionId, turnId }, body: { reason: "enough" } }));
+    expect(cancelled.turn.id).toBe(turnId);
+    const events = await watch(url, "zeta", sessionId, turnId, finished);
+    expect(events.at(-1)).toMatchObject({ type: "turn.finished", outcome: { kind: "cancelled" } });
+    expect(model.requests.length).toBe(before + 1);
   });
 
   it("answers a bad Worker variable as a typed error at every request, never echoing its value", async () => {
