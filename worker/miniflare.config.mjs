@@ -15,6 +15,8 @@ export const WORKER_VARIABLES = [
   "HARNESS_PROVIDERS",
   "HARNESS_CODEMODE_ENABLED",
   "HARNESS_MCP_CALLBACK_BASE_URL",
+  "HARNESS_MODEL",
+  "HARNESS_RECOVERY_INTERVAL_MS",
 ];
 
 /**
@@ -25,12 +27,29 @@ export const WORKER_VARIABLES = [
 export const SECRET_PATTERN = /^[A-Z][A-Z0-9_]*_API_KEY$/;
 
 /**
+ * The provider-key secrets to bind: every variable a `HARNESS_PROVIDERS` definition names in
+ * `credentials.environment`, plus the names listed in `HARNESS_SECRETS` (comma-separated: keys
+ * of catalog providers, such as OPENAI_API_KEY). Only names set in the environment are bound.
+ */
+export function secretNames(env) {
+  const names = new Set((env.HARNESS_SECRETS ?? "").split(",").map((name) => name.trim()).filter((name) => name !== ""));
+  try {
+    for (const entry of Object.values(JSON.parse(env.HARNESS_PROVIDERS ?? "{}") ?? {})) {
+      for (const name of entry?.definition?.credentials?.environment ?? []) if (typeof name === "string") names.add(name);
+    }
+  } catch {
+    // An invalid map is the server object's to refuse (with its typed error), not the launcher's.
+  }
+  return [...names];
+}
+
+/**
  * Miniflare options for the bundled Worker at `scriptPath`. `persist` is the directory the
  * Durable Objects' SQLite files live under (omitted: in memory); `host`/`port` the listener.
  */
 export function workerOptions({ scriptPath, persist, host = "127.0.0.1", port, env = process.env }) {
   const bindings = {};
-  for (const name of WORKER_VARIABLES) if (env[name] !== undefined) bindings[name] = env[name];
+  for (const name of [...WORKER_VARIABLES, ...secretNames(env)]) if (env[name] !== undefined) bindings[name] = env[name];
   for (const [name, value] of Object.entries(env)) if (SECRET_PATTERN.test(name) && value !== undefined) bindings[name] = value;
   return {
     modules: true,

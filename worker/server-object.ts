@@ -8,12 +8,16 @@ import type { Handlers } from "../generated/server/routes.js";
 import { Failure, unavailable } from "../services/contract/failure.js";
 import { ActivityHub } from "../services/core/events/hub.js";
 import { SessionService } from "../services/core/sessions.js";
-import { EventStreams } from "../services/core/events/streams.js";
-import { sessionHandlers, turnHandlers } from "../services/host/handlers.js";
+import { sessionHandlers } from "../services/host/handlers.js";
 import { withStorageFailures } from "../services/host/storage-failures.js";
 import { createFetchHandler, PROTOCOL_VERSION, statusOf, VERSION_HEADER, type FetchHandler, type RequestContext } from "../services/http/handler.js";
 import type { StorageHandle } from "../services/storage/index.js";
+import { compactions as compactionStore, turns as turnStore } from "../services/storage/index.js";
+import type { TurnRunner } from "../services/core/turns/runner.js";
+import { RecoveryAlarm, type AlarmStorage } from "./alarm.js";
+import { readWorkerConfig, type WorkerConfigVariables } from "./config.js";
 import { openDurableObjectStorage, type DurableObjectStorageInput } from "./storage.js";
+import { composeWorkerTurns, environmentKeys, gatewayEnvironment, type ProviderKeys } from "./turns.js";
 import { workerUnavailableHandlers } from "./unavailable.js";
 import { WORKSPACE_ROOT, workspaceWorkdirs } from "./workspace.js";
 import { OPENAPI_DOCUMENT, RELEASE } from "./release.js";
@@ -24,12 +28,19 @@ export const SESSION_HEADER = "x-zephyr-session-id";
 const BINDING_KEY = "harness:server";
 
 export interface DurableObjectStateLike {
-  readonly storage: DurableObjectStorageInput & {
-    get<T>(key: string): Promise<T | undefined>;
-    put<T>(key: string, value: T): Promise<void>;
-  };
+  readonly storage: DurableObjectStorageInput & AlarmStorage;
   blockConcurrencyWhile<T>(fn: () => Promise<T>): Promise<T>;
 }
+
+/** The Worker variables a server object reads (worker/config.ts) and the secrets keys come from. */
+export type ServerObjectEnv = WorkerConfigVariables & {
+  /** How far ahead the recovery alarm is armed while Turns are due (ms; default 10 s). A development knob: tests shorten it. */
+  readonly HARNESS_RECOVERY_INTERVAL_MS?: string;
+  readonly [secret: string]: unknown;
+};
+
+/** The recovery alarm's default interval: a restarted object's open Turns are recovered within it. */
+export const DEFAULT_RECOVERY_INTERVAL_MS = 10_000;
 
 interface Served {
   readonly storage: StorageHandle;
@@ -52,14 +63,22 @@ export class HarnessServerObject {
   #served: Served | undefined;
   /** Why the database cannot be used (a migration refusal), answered to every request. */
   #refusal: { readonly tag: string; readonly message: string } | undefined;
+  readonly #env: ServerObjectEnv;
+  /** Where provider keys come from (the provider authority's RPC, later); absent: the Worker's secrets. */
+  readonly #keys: ProviderKeys | undefined;
+  #alarms: RecoveryAlarm | undefined;
+  /** Starts (or re-runs) the runner's recovery and scheduling without waiting for it. */
+  #drain: (() => void) | undefined;
 
-  constructor(state: DurableObjectStateLike, _env: unknown) {
+  constructor(state: DurableObjectStateLike, env: ServerObjectEnv, keys?: ProviderKeys) {
     this.#state = state;
+    this.#env = env ?? {};
+    this.#keys = keys;
     void state.blockConcurrencyWhile(async () => {
       this.#bound = await state.storage.get<string>(BINDING_KEY);
       try {
         const storage = await openDurableObjectStorage({ storage: state.storage, server: this.#bound ?? "(unbound)" });
-        this.#served = { storage, fetch: this.#compose(storage) };
+        this.#served = { storage, fetch: await this.#compose(storage) };
       } catch (error) {
         // Kept and answered: thrown out of blockConcurrencyWhile it would reset the object.
         const tagged = error as { _tag?: string; message?: string };
@@ -68,18 +87,63 @@ export class HarnessServerObject {
     });
   }
 
-  #compose(storage: StorageHandle): FetchHandler {
+  async #compose(storage: StorageHandle): Promise<FetchHandler> {
     const hub = new ActivityHub((announce) => storage.afterCommit(announce));
     storage.onTurnEvents((rows) => hub.turnEvents(rows));
-    const sessions = new SessionService({ storage, serverRoot: WORKSPACE_ROOT, hub, workdirs: workspaceWorkdirs });
-    // The server activity stream (replay from a cursor, then live, 15 s heartbeats): the Node
-    // host's handler, whose only service is the streams (Turns are not served here yet).
-    const streams = new EventStreams(storage, hub);
-    const { watchServer } = turnHandlers({ streams, turns: undefined as never, interactions: undefined as never });
+    let runner: TurnRunner | undefined;
+    const sessions = new SessionService({
+      storage,
+      serverRoot: WORKSPACE_ROOT,
+      hub,
+      workdirs: workspaceWorkdirs,
+      onDeleted: (ids) => runner?.abandonSessions(ids),
+    });
+    const configured = readWorkerConfig(this.#env);
+    // A bad Worker variable is refused at wake and answered to every request (never a crash loop).
+    if (!configured.ok) throw Object.assign(new Error(configured.message), { _tag: configured.tag });
+    const keys = this.#keys ?? environmentKeys(this.#env as Record<string, unknown>, configured.value.providers);
+    const turns = composeWorkerTurns({
+      storage,
+      hub,
+      sessions,
+      configured: configured.value,
+      env: await gatewayEnvironment(configured.value.providers, keys),
+      // Recovery runs first on every admission (the alarm is the backstop).
+      onAdmission: () => {
+        this.#alarms?.admitted();
+        this.#drain?.();
+      },
+    });
+    runner = turns.runner;
+    const started = runner;
+    // The runner starts with the first drain: its own recovery (claims of a previous instance are
+    // gone), then the pending work, then its lease renewal. Waking the object starts nothing: reads
+    // and the streams are observational; an admission or the alarm drains.
+    let starting: Promise<void> | undefined;
+    const drain = async (): Promise<void> => {
+      if (starting === undefined) {
+        starting = started.start();
+        starting.catch(() => (starting = undefined));
+        return starting;
+      }
+      await starting;
+      await started.recover();
+      await started.schedule();
+    };
+    this.#drain = () => void drain().catch(() => {});
+    this.#alarms = new RecoveryAlarm({
+      storage: this.#state.storage,
+      intervalMs: positiveInteger(this.#env.HARNESS_RECOVERY_INTERVAL_MS) ?? DEFAULT_RECOVERY_INTERVAL_MS,
+      recover: drain,
+      due: () => workDue(storage),
+      log: (line) => console.warn(`harness alarm: ${line}`),
+    });
+    // Work left open (an object restarted mid-Turn) gets its alarm if none is armed.
+    await this.#alarms.wake();
     const handlers: Handlers<RequestContext> = {
       ...workerUnavailableHandlers<RequestContext>(),
       ...sessionHandlers({ sessions, release: RELEASE }),
-      watchServer,
+      ...turns.handlers,
     };
     return createFetchHandler({
       handlers: withStorageFailures(handlers),
@@ -89,6 +153,11 @@ export class HarnessServerObject {
       servers: (name) => name === this.#bound,
       openapi: () => OPENAPI_DOCUMENT,
     });
+  }
+
+  /** The Durable Object alarm: recovery of lost and pending Turns, with backoff and quarantine (worker/alarm.ts). */
+  async alarm(): Promise<void> {
+    await this.#alarms?.alarm();
   }
 
   async fetch(request: Request): Promise<Response> {
@@ -108,6 +177,23 @@ export class HarnessServerObject {
       const refusal = this.#refusal ?? { tag: "StorageError", message: "The server's database is not open" };
       return errorResponse(unavailable(`${refusal.tag}: ${refusal.message}`));
     }
-    return this.#served.fetch(request);
+    const response = await this.#served.fetch(request);
+    // The alarm an admission asked for is armed before its answer leaves.
+    await this.#alarms?.settled();
+    return response;
   }
+}
+
+const positiveInteger = (text: string | undefined): number | undefined => {
+  const value = text !== undefined && /^[0-9]+$/.test(text) ? Number(text) : Number.NaN;
+  return Number.isSafeInteger(value) && value > 0 ? value : undefined;
+};
+
+/** Whether Turns or manual compactions are admitted or running (the recovery alarm stays armed). */
+async function workDue(storage: StorageHandle): Promise<boolean> {
+  const [open, compacting] = await Promise.all([
+    turnStore.allTurnsInPhases(storage, ["pending", "running"]),
+    compactionStore.sessionsWithPendingCompactions(storage),
+  ]);
+  return open.length > 0 || compacting.length > 0;
 }

@@ -13,7 +13,10 @@ const ROOT_ID = "Config.json";
 
 let compiled: { readonly ajv: Ajv2020; readonly validate: ValidateFunction } | undefined;
 
-const require = createRequire(import.meta.url);
+// Made on first use: a host without `import.meta.url` (the Worker bundle) imports this module
+// for its types and helpers and never validates a file.
+let required: NodeRequire | undefined;
+const require = (id: string): unknown => (required ??= createRequire(import.meta.url))(id);
 
 function validator(): { readonly ajv: Ajv2020; readonly validate: ValidateFunction } {
   if (compiled) return compiled;

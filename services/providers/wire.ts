@@ -259,8 +259,14 @@ export function wireFetch(attempt: Attempt, target: WireTarget): typeof fetch {
       headers,
       body: init?.body ?? null,
       signal: init?.signal ?? attempt.signal,
-      redirect: "error",
+      // Never followed. `manual` rather than `error`: workerd (the Worker host) accepts only
+      // `follow` and `manual`; the redirect answer is refused here instead.
+      redirect: "manual",
     });
+    if (response.type === "opaqueredirect" || (response.status >= 300 && response.status < 400)) {
+      await response.body?.cancel().catch(() => {});
+      throw attempt.record(attempt.fail("transport", `could not reach the provider: it answered with a redirect (HTTP ${response.status}), which is not followed`));
+    }
 
     if (!response.ok) {
       const body = await readBounded(response.body, WIRE_LIMIT_BYTES);

@@ -19,6 +19,13 @@ export const COMPATIBILITY_DATE = "2025-12-01";
 export const COMPATIBILITY_FLAGS = ["nodejs_compat"];
 
 const NATIVE = /^(libsql|@libsql\/|@neon-rs\/|node-pty|bufferutil|utf-8-validate)/;
+/**
+ * Node-only modules the Anthropic SDK reaches only through lazy imports this host never takes:
+ * its `node.mjs` helpers (child_process, fs, readline, worker_threads) behind the local agent
+ * toolset and the credential-file chain (Ze always passes the key). Each dynamic import of one
+ * becomes a module that throws if it is ever loaded.
+ */
+const NODE_ONLY_LAZY = /(^|\/)node\.mjs$/;
 const builtins = new Set(builtinModules);
 
 /**
@@ -47,6 +54,7 @@ export async function bundleWorker({ entry, outfile, write = true }) {
         name: "node-builtins-and-natives",
         setup(b) {
           b.onResolve({ filter: /.*/ }, (args) => {
+            if (args.kind === "dynamic-import" && NODE_ONLY_LAZY.test(args.path) && args.importer.includes("@anthropic-ai/sdk/")) return { path: args.path, namespace: "node-only" };
             if (args.path.startsWith("node:")) return { path: args.path, external: true };
             // workerd's own modules (`cloudflare:workers`: DurableObject, the base class RPC needs).
             if (args.path.startsWith("cloudflare:")) return { path: args.path, external: true };
@@ -60,6 +68,10 @@ export async function bundleWorker({ entry, outfile, write = true }) {
             }
             return undefined;
           });
+          b.onLoad({ filter: /.*/, namespace: "node-only" }, (args) => ({
+            contents: `throw new Error(${JSON.stringify(`${args.path} is Node-only and not part of the Worker bundle`)});`,
+            loader: "js",
+          }));
         },
       },
     ],

@@ -12,8 +12,10 @@
 import { randomUUID } from "node:crypto";
 import type { PromptPart, TurnOutcome, TurnPolicy } from "../../../generated/client/types.gen.js";
 import { isFailure } from "../../contract/failure.js";
+import { unrefTimer } from "../../contract/timers.js";
 import { getSession, getSessionById, turns as store, type SessionRow, type StorageHandle, type TurnRow } from "../../storage/index.js";
-import { ToolFailure, type SubagentCapability } from "../../tools/index.js";
+import type { SubagentCapability } from "../../tools/index.js";
+import { ToolFailure } from "../../tools/tool.js";
 import type { AgentCatalog } from "../../workspace/agents.js";
 import type { ActivityHub } from "../events/hub.js";
 import type { SessionService } from "../sessions.js";
@@ -179,7 +181,7 @@ export class Subagents implements SubagentHost {
         if (rows.some((row) => row.turnId === turnId && row.type === "turn.finished")) void check();
       });
       const timer = setInterval(() => void check(), this.options.pollMs ?? 1000);
-      timer.unref();
+      unrefTimer(timer);
       const onAbort = (): void => {
         finish(() => reject(signal.reason));
         void this.services?.turns.cancel(parent.server, childId, turnId, "The parent Turn stopped").catch(() => {});

@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto";
 import type { Fault, PermissionRequest, Question, ToolTurnPart, TurnPart } from "../../../generated/client/types.gen.js";
 import type { ToolApprovalDecision } from "../../plugins/hooks.js";
 import { listSavedPermissions, turns as store } from "../../storage/index.js";
-import { QuestionDismissedError, type PermissionProjection } from "../../tools/index.js";
+import { QuestionDismissedError, type PermissionProjection } from "../../tools/tool.js";
 import { evaluateProjection } from "../permissions/index.js";
 import { toolFields, type RunningTurn } from "./running.js";
 import { fault, finite, limitReached } from "./stop.js";

@@ -27,6 +27,7 @@ import { TurnExecution } from "./loop.js";
 import { closeToolPart, settleUnrecorded } from "./settle.js";
 import type { TurnWorkspaceObserver } from "../rewind/service.js";
 import { processAlive } from "../../contract/process.js";
+import { unrefTimer } from "../../contract/timers.js";
 
 /** Which Sessions a runner runs: those it operates on (embedded), or those no other live host holds (a server). */
 export type RunnerScope = "owned" | "unowned";
@@ -135,7 +136,7 @@ export class TurnRunner {
       this.workHint = true;
       void this.track(this.schedule());
     }, this.options.pollMs ?? 1000);
-    for (const timer of [maintain, poll]) timer.unref();
+    for (const timer of [maintain, poll]) unrefTimer(timer);
     this.timers = [maintain, poll];
     if (this.options.scope === "unowned") await this.track(this.schedule());
   }

@@ -24,7 +24,7 @@ import { isTerminal, toTurn } from "./codec.js";
 import { resolvePolicy } from "./policy.js";
 import { checkModelReference, checkPrompt } from "../validation.js";
 import { agentRules, chooseTurnAgent } from "./agents.js";
-import { admissionInstructions, checkSelectedSkills, type TurnCatalogs } from "./admission.js";
+import { admissionInstructions, checkSelectedSkills, type StoredInstructions, type TurnCatalogs } from "./admission.js";
 import { absoluteWorkdir } from "../../contract/paths.js";
 import { checkHistorySelection } from "../history/visibility.js";
 import { queueReceipt, steerReceipt } from "./receipts.js";
@@ -71,6 +71,8 @@ export interface TurnServiceOptions {
   readonly serverRoot?: string | undefined;
   /** The configuration of the project a Session's absolute workdir belongs to, resolved before each admission (a typed Failure when it cannot be loaded); absent, `config`, `catalogs` and `configFile` serve every Session. */
   readonly project?: ((workdir: string) => Promise<AdmissionProject>) | undefined;
+  /** Reads the Session workdir's AGENTS.md at admission (a Failure when it cannot be applied); absent, from the disk. A host without one (the Worker's `/workspace` store) supplies its own. */
+  readonly instructions?: ((workdir: string) => Promise<StoredInstructions | null>) | undefined;
 }
 
 /** What admission reads from one project's configuration. */
@@ -133,6 +135,7 @@ export class TurnService {
   private readonly project: ((workdir: string) => Promise<AdmissionProject>) | undefined;
   /** The Session rows recent admissions locked: the next prompt's pre-transaction read (session-hints.ts). */
   private readonly hints = new SessionHints();
+  private readonly readInstructions: (workdir: string) => Promise<StoredInstructions | null>;
 
   constructor(options: TurnServiceOptions) {
     this.storage = options.storage;
@@ -146,6 +149,7 @@ export class TurnService {
     this.catalogs = options.catalogs;
     this.serverRoot = options.serverRoot;
     this.project = options.project;
+    this.readInstructions = options.instructions ?? admissionInstructions;
   }
 
   /** The configuration, catalogs and config file that apply to a Session in `workdir`. */
@@ -316,7 +320,7 @@ export class TurnService {
     const skills = memo((workdir) => catalogs!.skills(workdir));
     return {
       model: memo(async (model) => void (await this.models.check(model, sessionId, workdir))),
-      instructions: memo(admissionInstructions),
+      instructions: memo(this.readInstructions),
       skills,
       catalogs: (catalogs: TurnCatalogs): TurnCatalogs => ({ agents: catalogs.agents, skills }),
     };

@@ -15,7 +15,8 @@
 import { isAbsolute, resolve } from "node:path";
 import type { HistoryVisibility, PromptPart, Steer, TurnRequest } from "../../../generated/client/types.gen.js";
 import { sessionResources as store } from "../../storage/index.js";
-import { AttachmentResource, type ArchivedToolResult, type AttachmentFile, type SessionResourceCapability } from "../../tools/index.js";
+import { AttachmentResource, type AttachmentFile } from "../../codemode/attachments.js";
+import type { ArchivedToolResult, SessionResourceCapability } from "../../tools/tool.js";
 import { isVisible, normalizeVisibility } from "../history/visibility.js";
 import type { RunningTurn } from "./running.js";
 

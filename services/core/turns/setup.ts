@@ -6,7 +6,7 @@
 // Skills the model may load.
 import type { TurnRequest } from "../../../generated/client/types.gen.js";
 import type { ModelTool } from "../../providers/index.js";
-import { ToolFailure, type AnyToolDefinition, type SkillCapability, type ToolDescribeContext } from "../../tools/index.js";
+import { ToolFailure, type AnyToolDefinition, type SkillCapability, type ToolDescribeContext } from "../../tools/tool.js";
 import type { AgentDefinition } from "../../workspace/agents.js";
 import { renderInstructionFile } from "../../workspace/instructions.js";
 import type { Skill } from "../../../plugin/index.js";

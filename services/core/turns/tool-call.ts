@@ -8,10 +8,11 @@ import { randomUUID } from "node:crypto";
 import type { CodeModeToolOrigin, Fault, ToolActivity, ToolResult, ToolTurnPart } from "../../../generated/client/types.gen.js";
 import { isHookFailure } from "../../plugins/hooks.js";
 import type { ToolResultMessage } from "../../providers/index.js";
+// The tools' contract modules, not services/tools/index.ts: that index brings the Node tools
+// (shell, read, write) into every host's import graph, the Worker's included.
 import {
   ToolFailure,
   isToolFailure,
-  validateToolInput,
   type AnyToolDefinition,
   type CodeModeCallRequest,
   type CodeModeCapability,
@@ -19,7 +20,8 @@ import {
   type ToolContext,
   type ToolFailureCode,
   type ToolOutput,
-} from "../../tools/index.js";
+} from "../../tools/tool.js";
+import { validateToolInput } from "../../tools/validate.js";
 import { askQuestions, authorize } from "./approvals.js";
 import { attachNestedInstructions } from "./nested-instructions.js";
 import { sessionResources } from "./session-resources.js";
