@@ -1,7 +1,7 @@
 // The Worker's deployment configuration for local runs (what a wrangler.toml would say, in
 // miniflare's terms): the bundled entry, the compatibility settings, the Durable Object
 // bindings (SQLite-backed) and the Worker variables. `npm run worker:dev` and the tests use it.
-import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS } from "../tools/worker/bundle.mjs";
+import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS, WASM_MODULE_RULES } from "../tools/worker/bundle.mjs";
 import { dirname } from "node:path";
 
 /** Worker variables taken from the environment when set (secrets included: they are bindings too). */
@@ -57,6 +57,8 @@ export function workerOptions({ scriptPath, persist, host = "127.0.0.1", port, e
     modulesRoot: dirname(scriptPath),
     compatibilityDate: COMPATIBILITY_DATE,
     compatibilityFlags: COMPATIBILITY_FLAGS,
+    // CodeMode's QuickJS WebAssembly, copied next to the bundle, loads as a compiled module.
+    modulesRules: WASM_MODULE_RULES,
     durableObjects: {
       HARNESS_SERVERS: { className: "HarnessServerObject", useSQLite: true },
       // The singleton provider authority (addressed by name; its connections in its own SQLite).

@@ -18,6 +18,11 @@ import { RecoveryAlarm, type AlarmStorage } from "./alarm.js";
 import { readWorkerConfig, type WorkerConfigVariables } from "./config.js";
 import { openDurableObjectStorage, type DurableObjectStorageInput } from "./storage.js";
 import { composeWorkerTurns, environmentKeys, gatewayEnvironment, type ProviderKeys } from "./turns.js";
+import { authorityProviderKeys, type AuthorityEnv } from "./authority-routes.js";
+import { workerExecuteTool } from "./codemode.js";
+import { WorkspaceFileStore, agentsInstructions, workspaceFileTools, type FilesStorageInput } from "./files/index.js";
+import { validationFailure } from "../services/contract/failure.js";
+import type { StoredInstructions } from "../services/core/turns/admission.js";
 import { workerUnavailableHandlers } from "./unavailable.js";
 import { WORKSPACE_ROOT, workspaceWorkdirs } from "./workspace.js";
 import { OPENAPI_DOCUMENT, RELEASE } from "./release.js";
@@ -28,12 +33,12 @@ export const SESSION_HEADER = "x-zephyr-session-id";
 const BINDING_KEY = "harness:server";
 
 export interface DurableObjectStateLike {
-  readonly storage: DurableObjectStorageInput & AlarmStorage;
+  readonly storage: DurableObjectStorageInput & AlarmStorage & FilesStorageInput;
   blockConcurrencyWhile<T>(fn: () => Promise<T>): Promise<T>;
 }
 
 /** The Worker variables a server object reads (worker/config.ts) and the secrets keys come from. */
-export type ServerObjectEnv = WorkerConfigVariables & {
+export type ServerObjectEnv = WorkerConfigVariables & AuthorityEnv & {
   /** How far ahead the recovery alarm is armed while Turns are due (ms; default 10 s). A development knob: tests shorten it. */
   readonly HARNESS_RECOVERY_INTERVAL_MS?: string;
   readonly [secret: string]: unknown;
@@ -101,13 +106,20 @@ export class HarnessServerObject {
     const configured = readWorkerConfig(this.#env);
     // A bad Worker variable is refused at wake and answered to every request (never a crash loop).
     if (!configured.ok) throw Object.assign(new Error(configured.message), { _tag: configured.tag });
-    const keys = this.#keys ?? environmentKeys(this.#env as Record<string, unknown>, configured.value.providers);
+    // Keys from the provider authority when it is bound (a stored connection wins over the Worker
+    // secret; a stored-but-unreadable one blocks it), else from the Worker's secrets alone.
+    const keys = this.#keys ?? (this.#env.HARNESS_PROVIDER_AUTHORITY !== undefined ? authorityKeys(this.#env) : environmentKeys(this.#env as Record<string, unknown>, configured.value.providers));
+    // The server's /workspace (the object's SQLite; its own migration runs here, after the server's).
+    const files = new WorkspaceFileStore(this.#state.storage);
+    const codemode = configured.value.config.codemode?.enabled !== false;
     const turns = composeWorkerTurns({
       storage,
       hub,
       sessions,
       configured: configured.value,
       env: await gatewayEnvironment(configured.value.providers, keys),
+      extraTools: { ...workspaceFileTools(files), ...(codemode ? { execute: workerExecuteTool() } : {}) },
+      instructions: async (workdir) => storedInstructions(files, workdir),
       // Recovery runs first on every admission (the alarm is the backstop).
       onAdmission: () => {
         this.#alarms?.admitted();
@@ -196,4 +208,23 @@ async function workDue(storage: StorageHandle): Promise<boolean> {
     compactionStore.sessionsWithPendingCompactions(storage),
   ]);
   return open.length > 0 || compacting.length > 0;
+}
+
+/** The authority's `providerKeys` as the gateway's key seam: a provider with no usable key has none. */
+function authorityKeys(env: AuthorityEnv): ProviderKeys {
+  const resolve = authorityProviderKeys(env);
+  return {
+    async providerKeys(providerId) {
+      const key = await resolve(providerId);
+      return key.ok ? key.key?.reveal() : undefined;
+    },
+  };
+}
+
+/** The workdir's AGENTS.md for a new Turn, as Node's admission reads it: null when absent, a 400 when unusable. */
+function storedInstructions(files: WorkspaceFileStore, workdir: string): StoredInstructions | null {
+  const read = agentsInstructions(files, workdir);
+  if (read === undefined) return null;
+  if (read._tag === "InstructionFileInvalid") throw validationFailure(`Invalid request: ${read.message} (${read.canonicalPath})`);
+  return { path: read.path, content: read.content };
 }

@@ -11,7 +11,9 @@ import { questionTool } from "../services/tools/question.js";
 import { skillTool } from "../services/tools/skill.js";
 import { taskTool } from "../services/tools/task.js";
 import { ToolFailure, type AnyToolDefinition, type ToolDefinition } from "../services/tools/tool.js";
-import { validateToolInput } from "../services/tools/validate.js";
+// Tool inputs are checked by an interpreting validator here: workerd forbids Ajv's generated code
+// once startup is over (worker/validation.ts installs it for every schema).
+import "./validation.js";
 
 /** Said by `shell` when the server has no container to run commands in. */
 export const SHELL_UNAVAILABLE =
@@ -59,19 +61,6 @@ const BASE_TOOLS: Readonly<Record<string, AnyToolDefinition>> = {
   task: taskTool as AnyToolDefinition,
   skill: skillTool as AnyToolDefinition,
 };
-
-/**
- * Compiles each tool's input validator now. Ajv compiles schemas into code, which workerd allows
- * only while the Worker's global scope is evaluated (`allow_eval_during_startup`, on from
- * compatibility date 2025-06-01), never while serving: so every tool the Worker offers is
- * compiled at module load (validateToolInput caches by tool). A tool registered later must be
- * passed here from its own module's top level.
- */
-export function precompileToolValidators(tools: Iterable<AnyToolDefinition>): void {
-  for (const tool of tools) validateToolInput(tool, undefined);
-}
-
-precompileToolValidators(Object.values(BASE_TOOLS));
 
 export interface WorkerToolOptions {
   /** Tools a later slice supplies (the /workspace file tools, CodeMode's `execute`), by id; they replace same-named ones. */

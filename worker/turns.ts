@@ -27,6 +27,8 @@ import { HookPipeline } from "../services/plugins/hooks.js";
 import type { ProviderSet } from "../services/providers/index.js";
 import type { StorageHandle } from "../services/storage/index.js";
 import { ToolRegistry } from "../services/tools/registry.js";
+import type { AnyToolDefinition } from "../services/tools/tool.js";
+import type { StoredInstructions } from "../services/core/turns/admission.js";
 import { loadAgentCatalog, type AgentCatalog } from "../services/workspace/agents.js";
 import type { SkillDiscovery } from "../services/workspace/skills.js";
 import type { WorkerConfig } from "./config.js";
@@ -98,6 +100,10 @@ export interface WorkerTurnsInput {
   readonly leaseMs?: number;
   /** Told of each admission (the object arms its recovery alarm). */
   readonly onAdmission?: () => void;
+  /** Tools beside the base set (the /workspace file tools, CodeMode's `execute`), by id. */
+  readonly extraTools?: Readonly<Record<string, AnyToolDefinition>>;
+  /** The workdir's AGENTS.md at admission (from the /workspace store); absent: none. */
+  readonly instructions?: (workdir: string) => Promise<StoredInstructions | null>;
 }
 
 export interface WorkerTurns {
@@ -122,7 +128,7 @@ export function composeWorkerTurns(input: WorkerTurnsInput): WorkerTurns {
   const gateway = createModelGateway(config, input.env);
   const agents = builtinAgents();
   const catalogs = { agents, skills: async () => NO_SKILLS };
-  const tools = workerTools();
+  const tools = workerTools(input.extraTools !== undefined ? { extra: input.extraTools } : {});
   const subagents = new Subagents({ storage, hub, agents: () => agents });
   const runner = new TurnRunner({
     storage,
@@ -152,9 +158,8 @@ export function composeWorkerTurns(input: WorkerTurnsInput): WorkerTurns {
     models: gateway,
     catalogs,
     serverRoot: WORKSPACE_ROOT,
-    // AGENTS.md lives in the server's /workspace store (worker/files/, a sibling slice); until it
-    // is registered here, no instructions are applied.
-    instructions: async () => null,
+    // AGENTS.md lives in the server's /workspace store (worker/files/).
+    instructions: input.instructions ?? (async () => null),
     interrupt: (turnId, reason) => runner.interrupt(turnId, reason),
     runner: {
       admissionClaim: (sessionId) => runner.admissionClaim(sessionId),

@@ -1,5 +1,5 @@
 // Tool input validation against each tool's JSON Schema (draft 2020-12), compiled once per tool
-// definition and cached. Runs BEFORE `permissions` and `execute`. Failures list every problem
+// schema and cached. Runs BEFORE `permissions` and `execute`. Failures list every problem
 // Ajv found, each located by a JSON pointer into the input, in a message safe for the model
 // (it only describes the model's own input).
 import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
@@ -16,15 +16,41 @@ export const ALLOWED_SCHEMA_KEYWORDS: ReadonlySet<string> = new Set([
 ]);
 
 const ajv = new Ajv2020({ strict: true, allErrors: true });
-const compiled = new WeakMap<object, ValidateFunction>();
 
-function validatorFor(tool: ToolDefinition<unknown>): ValidateFunction {
-  let validate = compiled.get(tool);
-  if (!validate) {
-    validate = ajv.compile(tool.inputSchema);
-    compiled.set(tool, validate);
+/** A schema's check: whether `input` passes, and each problem (as `describe` words Ajv's errors) when not. */
+type SchemaCheck = (input: unknown) => readonly string[];
+
+/**
+ * A validator that generates no code, for hosts that forbid it: workerd refuses Ajv's compiled
+ * functions once the Worker's startup is over ("Code generation from strings disallowed"), so
+ * the Worker host installs an interpreting validator (worker/validation.ts), used for every
+ * schema there. Node never sets one.
+ */
+export type SchemaInterpreter = (schema: object) => SchemaCheck;
+let interpreter: SchemaInterpreter | undefined;
+export function useSchemaInterpreter(next: SchemaInterpreter): void {
+  interpreter = next;
+}
+
+// Keyed by the schema object: tools built per use over shared schema constants (the Worker's
+// file tools over each object's store) compile once.
+const compiled = new WeakMap<object, SchemaCheck>();
+
+function compile(schema: object): SchemaCheck {
+  // A host that installed an interpreter forbids generated code: Ajv is never asked there.
+  if (interpreter !== undefined) return interpreter(schema);
+  const validate: ValidateFunction = ajv.compile(schema);
+  return (input) => (validate(input) ? [] : [...new Set((validate.errors ?? []).map(describe))]);
+}
+
+function validatorFor(tool: ToolDefinition<unknown>): SchemaCheck {
+  const schema = tool.inputSchema as object;
+  let check = compiled.get(schema);
+  if (!check) {
+    check = compile(schema);
+    compiled.set(schema, check);
   }
-  return validate;
+  return check;
 }
 
 function describe(error: ErrorObject): string {
@@ -47,9 +73,8 @@ export type ToolInputValidation<I> =
 
 /** Validates `input` against `tool.inputSchema`. */
 export function validateToolInput<I>(tool: ToolDefinition<I>, input: unknown): ToolInputValidation<I> {
-  const validate = validatorFor(tool as ToolDefinition<unknown>);
-  if (validate(input)) return { ok: true, input: input as I };
-  const problems = [...new Set((validate.errors ?? []).map(describe))];
+  const problems = validatorFor(tool as ToolDefinition<unknown>)(input);
+  if (problems.length === 0) return { ok: true, input: input as I };
   const failure = new ToolFailure("invalid_input", `Tool input validation failed: ${problems.join("; ")}.`);
   return { ok: false, failure, problems };
 }

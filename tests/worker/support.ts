@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { Miniflare, type MiniflareOptions } from "miniflare";
 // @ts-expect-error -- a plain .mjs build tool without types
-import { bundleWorker, COMPATIBILITY_DATE, COMPATIBILITY_FLAGS } from "../../tools/worker/bundle.mjs";
+import { bundleWorker, COMPATIBILITY_DATE, COMPATIBILITY_FLAGS, WASM_MODULE_RULES } from "../../tools/worker/bundle.mjs";
 
 /** Bundles `entry` (relative to the repository root) into a temp directory; returns the file. */
 export async function bundle(entry: string): Promise<string> {
@@ -23,6 +23,8 @@ export function miniflare(scriptPath: string, options: Partial<MiniflareOptions>
     modulesRoot: dirname(scriptPath),
     compatibilityDate: COMPATIBILITY_DATE,
     compatibilityFlags: COMPATIBILITY_FLAGS,
+    // A bundle that imports CodeMode carries QuickJS's WebAssembly beside it, loaded as a compiled module.
+    modulesRules: WASM_MODULE_RULES,
     ...options,
   } as MiniflareOptions);
 }

@@ -2,7 +2,8 @@
 // routes from each server's HarnessServerObject, with the scripted model (tools/test-model)
 // reached over fetch through a HARNESS_PROVIDERS definition with a loopback baseURL. The built
 // CLI's `run` streams an answer with --remote; a permission ask is answered over the API (and
-// `shell` answers its typed unavailable outcome); two servers keep their Turns apart; a running
+// `shell` answers its typed unavailable outcome); the /workspace file tools, AGENTS.md and a
+// CodeMode script work over the object's store; two servers keep their Turns apart; a running
 // Turn is cancelled inside the object; a bad
 // Worker variable is answered as a typed error; and a Turn open when workerd stops is settled
 // after a restart on the persisted state by the object's alarm alone, the Turn queued behind it
@@ -158,6 +159,35 @@ describe("Turns in the Worker host (workerd)", () => {
     // Listed through the Session's Turn list.
     const listed = await ok(sdk.listSessionTurns({ client, path: { server: "alpha", sessionId }, query: {} }));
     expect(listed.turns.map((item) => item.turn.id)).toContain(turnId);
+  });
+
+  it("writes and reads /workspace through the file tools, applies AGENTS.md at admission, and runs a CodeMode script", async () => {
+    const sessionId = await createSession("files");
+    // A Turn writes AGENTS.md through `write` (inside the workdir: allowed by default).
+    model.enqueue(
+      { events: [{ type: "tool_call", name: "write", arguments: { filePath: "AGENTS.md", content: "Answer like a lighthouse keeper." } }] },
+      { events: [{ type: "text", text: "Written." }] },
+    );
+    let turnId = await queue("files", sessionId, "Write the instructions");
+    expect((await watch(url, "files", sessionId, turnId, finished)).at(-1)).toMatchObject({ type: "turn.finished", outcome: { kind: "completed", text: "Written." } });
+    // The next Turn's admission reads it from the store; its CodeMode script writes through the same tools.
+    const script = 'await tools.write({ filePath: "notes/todo.md", content: "- ship the Worker" }); return 6 * 7;';
+    model.enqueue({ events: [{ type: "tool_call", name: "execute", arguments: { code: script } }] }, { events: [{ type: "text", text: "Scripted." }] });
+    turnId = await queue("files", sessionId, "Run the script");
+    expect((await watch(url, "files", sessionId, turnId, finished)).at(-1)).toMatchObject({ type: "turn.finished", outcome: { kind: "completed", text: "Scripted." } });
+    const scripted = JSON.stringify(model.requests.at(-1)!.body);
+    expect(scripted).toContain("Answer like a lighthouse keeper.");
+    expect(scripted).toContain("42");
+    // A third Turn reads what the script wrote; a path out of /workspace is refused, nothing read.
+    model.enqueue(
+      { events: [{ type: "tool_call", name: "read", arguments: { filePath: "notes/todo.md" } }, { type: "tool_call", name: "read", arguments: { filePath: "../../etc/passwd" } }] },
+      { events: [{ type: "text", text: "Read." }] },
+    );
+    turnId = await queue("files", sessionId, "Read the notes");
+    expect((await watch(url, "files", sessionId, turnId, finished)).at(-1)).toMatchObject({ type: "turn.finished", outcome: { kind: "completed", text: "Read." } });
+    const read = JSON.stringify(model.requests.at(-1)!.body);
+    expect(read).toContain("- ship the Worker");
+    expect(read).not.toContain("root:x:0:0");
   });
 
   it("keeps two servers' Turns apart, each in its own object", async () => {
