@@ -8,6 +8,7 @@
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { daemonDirectory, type Env } from "../daemon/paths.js";
+import { VERSION } from "./verify.js";
 
 export type { Env } from "../daemon/paths.js";
 
@@ -78,9 +79,14 @@ export function writeJsonAtomically(file: string, value: unknown): void {
 
 export const writeRecord = (paths: InstallPaths, record: InstallRecord): void => writeJsonAtomically(paths.record, record);
 
+/**
+ * staged.json as update wrote it: a plain release version (a name under versions/, never a path
+ * such as `9/../../elsewhere`) and a SHA-256; anything else is no staged release.
+ */
 export function readStaged(paths: InstallPaths): StagedRelease | undefined {
   const value = readJson(paths.staged) as Partial<StagedRelease> | undefined;
-  return typeof value?.version === "string" && typeof value.sha256 === "string" ? { version: value.version, sha256: value.sha256 } : undefined;
+  if (typeof value?.version !== "string" || !VERSION.test(value.version) || typeof value.sha256 !== "string" || !/^[0-9a-f]{64}$/.test(value.sha256)) return undefined;
+  return { version: value.version, sha256: value.sha256 };
 }
 
 export const clearStaged = (paths: InstallPaths): void => rmSync(paths.staged, { force: true });

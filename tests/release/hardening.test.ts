@@ -1,0 +1,92 @@
+// Attacks on the native update path that need no daemon: files planted beside the installation
+// (a staged.json naming a path outside versions/) and a release whose signed manifest names its
+// archive with `..` (what a leaked-but-revoked or buggy publisher could sign). Each must change
+// nothing: the launcher keeps pointing at the installed version and no file lands outside the
+// update's own work folder. Real files, a throwaway openssl key, a local release server.
+import { createHash, sign, createPrivateKey } from "node:crypto";
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { installPaths, executableOf } from "../../services/release/layout.js";
+import { runUpdate, takeStaged } from "../../services/release/update.js";
+import { tempHome, type TempHome } from "../support/harness.js";
+import { PLATFORM, releaseKey, releaseServer, standInArchive, type ReleaseKey } from "./support.js";
+
+let work: TempHome;
+let key: ReleaseKey;
+
+beforeAll(() => {
+  work = tempHome("ze-hardening-");
+  key = releaseKey(join(work.dir, "keys"));
+});
+afterAll(() => work?.cleanup());
+
+/** An installation of 0.1.0 laid out the way install.sh leaves it, with a stand-in executable. */
+function installed(env: Record<string, string>, origin = "http://127.0.0.1:9"): { launcher: string; active: string } {
+  const paths = installPaths(env);
+  const active = executableOf(paths, "0.1.0");
+  mkdirSync(join(paths.versions, "0.1.0"), { recursive: true });
+  writeFileSync(active, "#!/bin/sh\necho 0.1.0\n");
+  chmodSync(active, 0o755);
+  const launcher = join(env["HOME"] ?? "", ".ze-harness", "bin", "ze-harness");
+  mkdirSync(join(launcher, ".."), { recursive: true });
+  symlinkSync(active, launcher);
+  writeFileSync(paths.record, JSON.stringify({ channel: "stable", pin: null, version: "0.1.0", sequence: 1, launcher, origin, auto: true }));
+  copyFileSync(key.cert, paths.cert);
+  return { launcher, active };
+}
+
+describe("a staged.json naming a path outside versions/", () => {
+  it("is discarded by service restart's takeStaged: the launcher is not switched to the planted executable", () => {
+    const home = tempHome("ze-staged-");
+    const env = home.env;
+    const { launcher, active } = installed(env);
+    const paths = installPaths(env);
+    // The planted executable: <temp>/evil/ze-harness, reached from versions/ by `..`.
+    const evil = join(paths.data, "..", "..", "evil");
+    mkdirSync(evil, { recursive: true });
+    writeFileSync(join(evil, "ze-harness"), "#!/bin/sh\necho owned\n", { mode: 0o755 });
+    writeFileSync(paths.staged, JSON.stringify({ version: "9/../../../../evil", sha256: "0".repeat(64) }));
+    expect(takeStaged(env)).toBeUndefined();
+    expect(readlinkSync(launcher)).toBe(active);
+    expect(JSON.parse(readFileSync(paths.record, "utf8")).version).toBe("0.1.0");
+    home.cleanup();
+  });
+});
+
+describe("a signed manifest naming its archive with ..", () => {
+  it("is refused before the archive is written anywhere", async () => {
+    const home = tempHome("ze-dotdot-");
+    const root = join(home.dir, "site");
+    const server = await releaseServer(root);
+    try {
+      const { launcher, active } = installed(home.env, server.origin);
+      const archive = standInArchive(join(home.dir, "a"), "0.1.1");
+      const bytes = readFileSync(archive);
+      const digest = (data: Buffer) => createHash("sha256").update(data).digest("hex");
+      // The archive's bytes, served where the `..` name resolves on the origin.
+      const name = `../../../../planted-${PLATFORM}.tar.gz`;
+      mkdirSync(join(root, "releases", "v0.1.1"), { recursive: true });
+      writeFileSync(join(root, `planted-${PLATFORM}.tar.gz`), bytes);
+      const privateKey = createPrivateKey(readFileSync(key.key));
+      const signed = (data: Buffer) => sign("sha256", data, privateKey).toString("base64");
+      const manifest = Buffer.from(`${JSON.stringify({ version: "0.1.1", archives: [{ name, platform: PLATFORM, sha256: digest(bytes), size: bytes.length }] })}\n`);
+      writeFileSync(join(root, "releases", "v0.1.1", "manifest.json"), manifest);
+      writeFileSync(join(root, "releases", "v0.1.1", "manifest.json.sig"), `${signed(manifest)}\n`);
+      const payload = Buffer.from(JSON.stringify({ channel: "stable", version: "0.1.1", sequence: 2, manifest: "releases/v0.1.1/manifest.json", manifestSha256: digest(manifest) }));
+      mkdirSync(join(root, "channels"), { recursive: true });
+      writeFileSync(join(root, "channels", "stable.json"), JSON.stringify({ payload: payload.toString("base64"), signature: signed(payload) }));
+
+      const paths = installPaths(home.env);
+      // Where update's work folder (versions/.0.1.1.partial-<pid>) plus that name would land: the temp dir.
+      const landing = join(paths.versions, ".0.1.1.partial-x", name);
+      await expect(runUpdate(home.env, () => {})).rejects.toMatchObject({ _tag: "ReleaseVerificationFailed" });
+      expect(existsSync(landing)).toBe(false);
+      expect(existsSync(join(paths.versions, "0.1.1"))).toBe(false);
+      expect(readlinkSync(launcher)).toBe(active);
+    } finally {
+      await server.close();
+      home.cleanup();
+    }
+  });
+});
