@@ -10,7 +10,7 @@ import { spawnSync, execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { compareReleases, daemonStatus } from "../daemon/client.js";
-import { clearStaged, executableOf, installPaths, PLATFORM, readRecord, readStaged, writeJsonAtomically, writeRecord, type Env, type InstallPaths, type InstallRecord } from "./layout.js";
+import { clearStaged, executableOf, installPaths, PLATFORM, readRecord, readStaged, seenSequence, writeJsonAtomically, writeRecord, type Env, type InstallPaths, type InstallRecord } from "./layout.js";
 import { archiveFor, ReleaseError, verifyArchive, verifyManifest, verifyPointer, type Pointer } from "./verify.js";
 
 interface Installation {
@@ -42,8 +42,7 @@ async function download(origin: string, path: string): Promise<Uint8Array> {
 
 async function latestPointer(install: Installation, channel: "stable" | "dev"): Promise<Pointer> {
   const text = Buffer.from(await download(install.record.origin, `channels/${channel}.json`)).toString("utf8");
-  const seen = install.record.channel === channel ? install.record.sequence : 0;
-  return verifyPointer(text, install.certificate, channel, seen);
+  return verifyPointer(text, install.certificate, channel, seenSequence(install.record, channel));
 }
 
 export interface CheckResult {
@@ -125,8 +124,8 @@ export interface UpdateResult {
  */
 function acceptSequence(paths: InstallPaths, fallback: InstallRecord, sequence: number): InstallRecord {
   const current = readRecord(paths) ?? fallback;
-  if (current.channel !== fallback.channel || current.sequence >= sequence) return current;
-  const next = { ...current, sequence };
+  if (current.channel !== fallback.channel || current.channel === null || current.sequence >= sequence) return current;
+  const next = { ...current, sequence, ...(current.channel === "stable" ? { stableSequence: Math.max(current.stableSequence, sequence) } : { devSequence: Math.max(current.devSequence, sequence) }) };
   writeRecord(paths, next);
   return next;
 }

@@ -107,6 +107,24 @@ field() {
   sed -n "s/.*\"$1\": *\"\{0,1\}\([^\",}]*\)\"\{0,1\}[,}].*/\1/p" "$2" | head -n 1
 }
 
+# number VALUE: VALUE when it is a non-negative integer, else 0
+number() {
+  case $1 in '' | *[!0-9]*) printf '0' ;; *) printf '%s' "$1" ;; esac
+}
+# The highest pointer sequence accepted here on each channel, kept across channel switches and
+# pins (an older installer's record holds only its own channel's, as "sequence").
+stable_seen=0
+dev_seen=0
+if [ -f "$record" ]; then
+  stable_seen=$(number "$(field stableSequence "$record")")
+  dev_seen=$(number "$(field devSequence "$record")")
+  legacy=$(number "$(field sequence "$record")")
+  case $(field channel "$record") in
+    stable) [ "$legacy" -le "$stable_seen" ] || stable_seen=$legacy ;;
+    dev) [ "$legacy" -le "$dev_seen" ] || dev_seen=$legacy ;;
+  esac
+fi
+
 if [ -z "$pin" ]; then
   fetch "channels/$channel.json" "$tmp/pointer.json"
   field payload "$tmp/pointer.json" | tr -d '\n' >"$tmp/payload.b64"
@@ -118,11 +136,9 @@ if [ -z "$pin" ]; then
   sequence=$(field sequence "$tmp/payload.json")
   manifest_sha=$(field manifestSha256 "$tmp/payload.json")
   case $sequence in '' | *[!0-9]*) die "the $channel pointer has no sequence" ;; esac
-  if [ -f "$record" ] && [ "$(field channel "$record")" = "$channel" ]; then
-    seen=$(field sequence "$record")
-    case $seen in '' | *[!0-9]*) seen=0 ;; esac
-    [ "$sequence" -ge "$seen" ] || die "the $channel pointer (sequence $sequence) is older than the one this installation accepted (sequence $seen): a replayed pointer; nothing was installed"
-  fi
+  if [ "$channel" = stable ]; then seen=$stable_seen; else seen=$dev_seen; fi
+  [ "$sequence" -ge "$seen" ] || die "the $channel pointer (sequence $sequence) is older than the one this installation accepted (sequence $seen): a replayed pointer; nothing was installed"
+  if [ "$channel" = stable ]; then stable_seen=$sequence; else dev_seen=$sequence; fi
 else
   version=$pin
   sequence=0
@@ -182,6 +198,8 @@ cat >"$record.tmp" <<EOF
   "pin": $pin_json,
   "version": "$version",
   "sequence": $sequence,
+  "stableSequence": $stable_seen,
+  "devSequence": $dev_seen,
   "launcher": "$(esc "$launcher")",
   "origin": "$(esc "$origin")",
   "auto": $auto
