@@ -29,15 +29,46 @@ function installation(env: Env): Installation {
   return { paths, record, certificate: readFileSync(paths.cert, "utf8") };
 }
 
-async function download(origin: string, path: string): Promise<Uint8Array> {
+/** A pointer, a manifest or a signature is small: a mirror answering with more is not believed. */
+const METADATA_LIMIT = 1024 * 1024;
+
+/**
+ * `origin/path`, read up to `limit` bytes: a hostile mirror's endless or oversized answer is cut
+ * off there (an archive's limit is the size its signed manifest gives) instead of filling memory.
+ */
+async function download(origin: string, path: string, limit = METADATA_LIMIT): Promise<Uint8Array> {
+  const tooLarge = (): ReleaseError => new ReleaseError("ReleaseVerificationFailed", `${origin}/${path} is larger than the ${limit} bytes expected; nothing was installed`);
+  const unavailable = (error: unknown): ReleaseError =>
+    new ReleaseError("ReleaseUnavailable", `cannot download ${origin}/${path}: ${(error as { cause?: { code?: string } }).cause?.code ?? String(error)}`);
   let response: Response;
   try {
     response = await fetch(`${origin}/${path}`, { signal: AbortSignal.timeout(120_000) });
   } catch (error) {
-    throw new ReleaseError("ReleaseUnavailable", `cannot download ${origin}/${path}: ${(error as { cause?: { code?: string } }).cause?.code ?? String(error)}`);
+    throw unavailable(error);
   }
   if (!response.ok) throw new ReleaseError("ReleaseUnavailable", `cannot download ${origin}/${path}: HTTP ${response.status}`);
-  return new Uint8Array(await response.arrayBuffer());
+  if (Number(response.headers.get("content-length") ?? 0) > limit) {
+    await response.body?.cancel();
+    throw tooLarge();
+  }
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  const reader = response.body?.getReader();
+  try {
+    for (;;) {
+      const next = await reader?.read();
+      if (next === undefined || next.done) break;
+      total += next.value.length;
+      if (total > limit) {
+        await reader?.cancel();
+        throw tooLarge();
+      }
+      chunks.push(next.value);
+    }
+  } catch (error) {
+    throw error instanceof ReleaseError ? error : unavailable(error);
+  }
+  return Buffer.concat(chunks, total);
 }
 
 async function latestPointer(install: Installation, channel: "stable" | "dev"): Promise<Pointer> {
@@ -161,7 +192,7 @@ async function prepare(install: Installation, channel: "stable" | "dev"): Promis
   const staged = readStaged(paths);
   // Repeated update commands reuse a verified staged copy of the same release.
   if (!(staged?.version === pointer.version && staged.sha256 === archive.sha256 && existsSync(executableOf(paths, pointer.version)))) {
-    const bytes = await download(record.origin, `${release}/${archive.name}`);
+    const bytes = await download(record.origin, `${release}/${archive.name}`, archive.size);
     verifyArchive(bytes, archive);
     unpack(paths, pointer.version, archive.name, bytes);
   }

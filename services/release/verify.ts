@@ -88,6 +88,7 @@ export function archiveFor(manifest: Manifest, platform: string): ManifestArchiv
   const expected = archiveName(manifest.version, platform);
   if (archive.name !== expected) throw refuse(`the v${manifest.version} manifest names its ${platform} archive ${JSON.stringify(archive.name)}, not ${expected}`);
   if (typeof archive.sha256 !== "string" || !/^[0-9a-f]{64}$/.test(archive.sha256)) throw refuse(`the v${manifest.version} manifest gives no SHA-256 for ${expected}`);
+  if (!Number.isSafeInteger(archive.size) || archive.size <= 0) throw refuse(`the v${manifest.version} manifest gives no size for ${expected}`);
   return archive;
 }
 

@@ -1,10 +1,13 @@
 // Attacks on the native update path that need no daemon: files planted beside the installation
-// (a staged.json naming a path outside versions/) and a release whose signed manifest names its
-// archive with `..` (what a leaked-but-revoked or buggy publisher could sign). Each must change
+// (a staged.json naming a path outside versions/), a release whose signed manifest names its
+// archive with `..` (what a leaked-but-revoked or buggy publisher could sign), and a hostile
+// mirror that answers the archive's download with bytes that never end. Each must change
 // nothing: the launcher keeps pointing at the installed version and no file lands outside the
 // update's own work folder. Real files, a throwaway openssl key, a local release server.
 import { createHash, sign, createPrivateKey } from "node:crypto";
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { installPaths, executableOf } from "../../services/release/layout.js";
@@ -20,6 +23,21 @@ beforeAll(() => {
   key = releaseKey(join(work.dir, "keys"));
 });
 afterAll(() => work?.cleanup());
+
+const digest = (data: Buffer): string => createHash("sha256").update(data).digest("hex");
+
+/** Release files signed with the test key: manifest, its signature and the stable pointer (sequence 2). */
+function signedRelease(version: string, archives: readonly { name: string; sha256: string; size: number }[]): Record<string, Buffer> {
+  const privateKey = createPrivateKey(readFileSync(key.key));
+  const signed = (data: Buffer) => sign("sha256", data, privateKey).toString("base64");
+  const manifest = Buffer.from(`${JSON.stringify({ version, archives: archives.map((archive) => ({ ...archive, platform: PLATFORM })) })}\n`);
+  const payload = Buffer.from(JSON.stringify({ channel: "stable", version, sequence: 2, manifest: `releases/v${version}/manifest.json`, manifestSha256: digest(manifest) }));
+  return {
+    [`/releases/v${version}/manifest.json`]: manifest,
+    [`/releases/v${version}/manifest.json.sig`]: Buffer.from(`${signed(manifest)}\n`),
+    "/channels/stable.json": Buffer.from(JSON.stringify({ payload: payload.toString("base64"), signature: signed(payload) })),
+  };
+}
 
 /** An installation of 0.1.0 laid out the way install.sh leaves it, with a stand-in executable. */
 function installed(env: Record<string, string>, origin = "http://127.0.0.1:9"): { launcher: string; active: string } {
@@ -63,7 +81,6 @@ describe("a signed manifest naming its archive with ..", () => {
       const { launcher, active } = installed(home.env, server.origin);
       const archive = standInArchive(join(home.dir, "a"), "0.1.1");
       const bytes = readFileSync(archive);
-      const digest = (data: Buffer) => createHash("sha256").update(data).digest("hex");
       // The archive's bytes, served where the `..` name resolves on the origin.
       const name = `../../../../planted-${PLATFORM}.tar.gz`;
       mkdirSync(join(root, "releases", "v0.1.1"), { recursive: true });
@@ -89,4 +106,46 @@ describe("a signed manifest naming its archive with ..", () => {
       home.cleanup();
     }
   });
+});
+
+describe("a mirror that serves an archive without end", () => {
+  it("is cut off past the size the signed manifest gives, and nothing is installed", async () => {
+    const home = tempHome("ze-endless-");
+    const archive = standInArchive(join(home.dir, "a"), "0.1.1");
+    const bytes = readFileSync(archive);
+    const name = `ze-harness-0.1.1-${PLATFORM}.tar.gz`;
+    const files = signedRelease("0.1.1", [{ name, sha256: digest(bytes), size: bytes.length }]);
+    let served = 0;
+    const chunk = Buffer.alloc(64 * 1024, 0x41);
+    const server = createServer((request, response) => {
+      const file = files[request.url ?? ""];
+      if (file !== undefined) return void response.end(file);
+      if (request.url !== `/releases/v0.1.1/${name}`) return void response.writeHead(404).end();
+      // No content-length: bytes until the client hangs up (or 256 MiB, so that a client that
+      // buffers everything fails this test instead of exhausting the machine's memory).
+      response.writeHead(200);
+      const pump = (): void => {
+        while (!response.destroyed && served < 256 * 1024 * 1024) {
+          served += chunk.length;
+          if (!response.write(chunk)) return void response.once("drain", pump);
+        }
+        if (!response.destroyed) response.end();
+      };
+      pump();
+    });
+    await new Promise<void>((resolvePromise) => server.listen(0, "127.0.0.1", resolvePromise));
+    try {
+      const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const { launcher, active } = installed(home.env, origin);
+      await expect(runUpdate(home.env, () => {})).rejects.toMatchObject({ _tag: "ReleaseVerificationFailed", message: expect.stringMatching(/larger than/) });
+      expect(existsSync(join(installPaths(home.env).versions, "0.1.1"))).toBe(false);
+      expect(readlinkSync(launcher)).toBe(active);
+      // Cut off near the signed size, not after the whole (endless) answer was buffered.
+      expect(served).toBeLessThan(64 * 1024 * 1024);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolvePromise) => server.close(resolvePromise));
+      home.cleanup();
+    }
+  }, 20_000);
 });
