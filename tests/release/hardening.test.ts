@@ -6,14 +6,15 @@
 // update's own work folder. Real files, a throwaway openssl key, a local release server.
 import { createHash, sign, createPrivateKey } from "node:crypto";
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from "node:fs";
-import { createServer } from "node:http";
+import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
+import { repoRoot } from "../support/harness.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { installPaths, executableOf } from "../../services/release/layout.js";
 import { runUpdate, takeStaged } from "../../services/release/update.js";
 import { tempHome, type TempHome } from "../support/harness.js";
-import { PLATFORM, releaseKey, releaseServer, standInArchive, type ReleaseKey } from "./support.js";
+import { install, PLATFORM, releaseKey, releaseServer, standInArchive, type ReleaseKey } from "./support.js";
 
 let work: TempHome;
 let key: ReleaseKey;
@@ -108,43 +109,77 @@ describe("a signed manifest naming its archive with ..", () => {
   });
 });
 
+
+/**
+ * A hostile mirror: the signed 0.1.1 release (and a stamped install.sh), except that the archive's
+ * download answers with bytes without end (no content-length; capped at 256 MiB so that a client
+ * that buffers everything fails the test instead of exhausting the machine).
+ */
+async function endlessMirror(dir: string): Promise<{ origin: string; name: string; served: () => number; close(): Promise<void> }> {
+  const archive = standInArchive(join(dir, "a"), "0.1.1");
+  const bytes = readFileSync(archive);
+  const name = `ze-harness-0.1.1-${PLATFORM}.tar.gz`;
+  const files = signedRelease("0.1.1", [{ name, sha256: digest(bytes), size: bytes.length }]);
+  files["/install.sh"] = Buffer.from(readFileSync(join(repoRoot, "tools", "release", "install.sh"), "utf8").replace("@RELEASE_CERTIFICATE@", readFileSync(key.cert, "utf8").trim()));
+  let served = 0;
+  const chunk = Buffer.alloc(64 * 1024, 0x41);
+  const server: Server = createServer((request, response) => {
+    const file = files[request.url ?? ""];
+    if (file !== undefined) return void response.end(file);
+    if (request.url !== `/releases/v0.1.1/${name}`) return void response.writeHead(404).end();
+    response.writeHead(200);
+    const pump = (): void => {
+      while (!response.destroyed && served < 256 * 1024 * 1024) {
+        served += chunk.length;
+        if (!response.write(chunk)) return void response.once("drain", pump);
+      }
+      if (!response.destroyed) response.end();
+    };
+    pump();
+  });
+  await new Promise<void>((resolvePromise) => server.listen(0, "127.0.0.1", resolvePromise));
+  writeFileSync(join(dir, "install.sh"), files["/install.sh"]);
+  return {
+    origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    name,
+    served: () => served,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((resolvePromise) => server.close(resolvePromise));
+    },
+  };
+}
+
 describe("a mirror that serves an archive without end", () => {
-  it("is cut off past the size the signed manifest gives, and nothing is installed", async () => {
+  it("update cuts it off past the size the signed manifest gives, and installs nothing", async () => {
     const home = tempHome("ze-endless-");
-    const archive = standInArchive(join(home.dir, "a"), "0.1.1");
-    const bytes = readFileSync(archive);
-    const name = `ze-harness-0.1.1-${PLATFORM}.tar.gz`;
-    const files = signedRelease("0.1.1", [{ name, sha256: digest(bytes), size: bytes.length }]);
-    let served = 0;
-    const chunk = Buffer.alloc(64 * 1024, 0x41);
-    const server = createServer((request, response) => {
-      const file = files[request.url ?? ""];
-      if (file !== undefined) return void response.end(file);
-      if (request.url !== `/releases/v0.1.1/${name}`) return void response.writeHead(404).end();
-      // No content-length: bytes until the client hangs up (or 256 MiB, so that a client that
-      // buffers everything fails this test instead of exhausting the machine's memory).
-      response.writeHead(200);
-      const pump = (): void => {
-        while (!response.destroyed && served < 256 * 1024 * 1024) {
-          served += chunk.length;
-          if (!response.write(chunk)) return void response.once("drain", pump);
-        }
-        if (!response.destroyed) response.end();
-      };
-      pump();
-    });
-    await new Promise<void>((resolvePromise) => server.listen(0, "127.0.0.1", resolvePromise));
+    const mirror = await endlessMirror(home.dir);
     try {
-      const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-      const { launcher, active } = installed(home.env, origin);
+      const { launcher, active } = installed(home.env, mirror.origin);
       await expect(runUpdate(home.env, () => {})).rejects.toMatchObject({ _tag: "ReleaseVerificationFailed", message: expect.stringMatching(/larger than/) });
       expect(existsSync(join(installPaths(home.env).versions, "0.1.1"))).toBe(false);
       expect(readlinkSync(launcher)).toBe(active);
-      // Cut off near the signed size, not after the whole (endless) answer was buffered.
-      expect(served).toBeLessThan(64 * 1024 * 1024);
+      // Cut off near the signed size, not after the whole answer was buffered.
+      expect(mirror.served()).toBeLessThan(64 * 1024 * 1024);
     } finally {
-      server.closeAllConnections();
-      await new Promise((resolvePromise) => server.close(resolvePromise));
+      await mirror.close();
+      home.cleanup();
+    }
+  }, 20_000);
+
+  it("install.sh cuts it off too (its temporary folder is not filled), and installs nothing", async () => {
+    const home = tempHome("ze-endless-sh-");
+    const mirror = await endlessMirror(home.dir);
+    try {
+      const env = { ...home.env, ZE_HARNESS_RELEASE_ORIGIN: mirror.origin, PATH: process.env["PATH"] ?? "", TMPDIR: home.dir };
+      const result = await install(home.dir, ["--no-modify-path", "--no-restart-daemon"], env, home.root);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(new RegExp(`${mirror.name.replace(/\./g, "\\.")} is larger than`));
+      expect(existsSync(join(installPaths(home.env).versions))).toBe(false);
+      expect(existsSync(join(home.env["HOME"] ?? "", ".ze-harness", "bin", "ze-harness"))).toBe(false);
+      expect(mirror.served()).toBeLessThan(64 * 1024 * 1024);
+    } finally {
+      await mirror.close();
       home.cleanup();
     }
   }, 20_000);

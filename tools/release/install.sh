@@ -91,8 +91,18 @@ ZE_RELEASE_CERTIFICATE
 grep -q 'BEGIN CERTIFICATE' "$tmp/cert.pem" || die "this installer carries no release certificate (publish it with release:publish --cert)"
 openssl x509 -in "$tmp/cert.pem" -pubkey -noout >"$tmp/key.pem" 2>/dev/null || die "the embedded release certificate is unreadable"
 
+# fetch PATH OUT [MAX-BYTES]: no more than expected is written (default 1 MiB: pointers, manifests
+# and signatures; an archive's limit is the size in its signed manifest), so a hostile mirror's
+# endless answer is cut off instead of filling the disk. `ulimit -f` counts 512-byte blocks (bash
+# outside POSIX mode counts 1024: a looser cap, still finite, and the size is checked after).
 fetch() {
-  curl -fsSL --retry 2 -o "$2" "$origin/$1" || die "cannot download $origin/$1"
+  limit=${3:-1048576}
+  if ! (ulimit -f $((limit / 512 + 1)) && exec curl -fsSL --retry 2 --max-filesize "$limit" -o "$2" "$origin/$1") 2>"$tmp/curl.err"; then
+    [ -f "$2" ] && [ "$(wc -c <"$2")" -gt "$limit" ] && die "$1 is larger than the $limit bytes expected; nothing was installed"
+    say "$(cat "$tmp/curl.err")"
+    die "cannot download $origin/$1"
+  fi
+  [ "$(wc -c <"$2")" -le "$limit" ] || die "$1 is larger than the $limit bytes expected; nothing was installed"
 }
 sha256() {
   openssl dgst -sha256 -r "$1" | cut -d ' ' -f 1
@@ -157,7 +167,9 @@ fi
 archive=ze-harness-$version-$platform.$ext
 expected=$(grep -F "\"name\":\"$archive\"" "$tmp/manifest.json" | sed -n 's/.*"sha256":"\([0-9a-f]*\)".*/\1/p' | head -n 1)
 [ -n "$expected" ] || die "v$version has no archive for $platform"
-fetch "$release/$archive" "$tmp/$archive"
+size=$(grep -F "\"name\":\"$archive\"" "$tmp/manifest.json" | sed -n 's/.*"size":\([0-9]*\).*/\1/p' | head -n 1)
+case $size in '' | 0 | *[!0-9]*) die "the v$version manifest gives no size for $archive; nothing was installed" ;; esac
+fetch "$release/$archive" "$tmp/$archive" "$size"
 [ "$(sha256 "$tmp/$archive")" = "$expected" ] || die "$archive does not match the SHA-256 in the signed manifest; nothing was installed"
 
 mkdir -p "$tmp/x"
