@@ -271,14 +271,17 @@ export async function stageUpdate(env: Env, notice: (line: string) => void): Pro
 /**
  * `service restart`'s first step: a staged release newer than the installed one is activated
  * (the launcher switched) and its executable returned, for the restart to run from it; a staged
- * release the installation already matches or passes is discarded.
+ * release the installation already matches or passes, or one staged for a now pinned
+ * installation, is discarded.
  */
 export function takeStaged(env: Env): { readonly version: string; readonly executable: string } | undefined {
   const paths = installPaths(env);
   const staged = readStaged(paths);
   if (staged === undefined) return undefined;
   const record = readRecord(paths);
-  if (record === undefined || compareReleases(staged.version, record.version) <= 0 || !existsSync(executableOf(paths, staged.version))) {
+  // A pin holds: a background check that staged before the installer pinned may have written its
+  // staged.json after the installer cleared it.
+  if (record === undefined || record.channel === null || compareReleases(staged.version, record.version) <= 0 || !existsSync(executableOf(paths, staged.version))) {
     clearStaged(paths);
     return undefined;
   }

@@ -73,6 +73,25 @@ describe("a staged.json naming a path outside versions/", () => {
   });
 });
 
+describe("a staged release on a pinned installation", () => {
+  // A background `update --stage` that verified 0.1.1 before `install.sh --version 0.1.0` pinned
+  // the installation writes its staged.json after the installer cleared it: the pin must hold.
+  it("is discarded by service restart's takeStaged: the pin stays on its version", () => {
+    const home = tempHome("ze-pinned-");
+    const { launcher, active } = installed(home.env);
+    const paths = installPaths(home.env);
+    writeFileSync(paths.record, JSON.stringify({ ...JSON.parse(readFileSync(paths.record, "utf8")), channel: null, pin: "0.1.0", auto: false }));
+    mkdirSync(join(paths.versions, "0.1.1"));
+    writeFileSync(executableOf(paths, "0.1.1"), "#!/bin/sh\necho 0.1.1\n", { mode: 0o755 });
+    writeFileSync(paths.staged, JSON.stringify({ version: "0.1.1", sha256: "0".repeat(64) }));
+    expect(takeStaged(home.env)).toBeUndefined();
+    expect(readlinkSync(launcher)).toBe(active);
+    expect(JSON.parse(readFileSync(paths.record, "utf8"))).toMatchObject({ version: "0.1.0", pin: "0.1.0" });
+    expect(existsSync(paths.staged)).toBe(false);
+    home.cleanup();
+  });
+});
+
 describe("a signed manifest naming its archive with ..", () => {
   it("is refused before the archive is written anywhere", async () => {
     const home = tempHome("ze-dotdot-");
