@@ -1,13 +1,15 @@
 // Where a native installation lives (reference "Install") and its install record: the launcher
 // (~/.ze-harness/bin/ze-harness, or --dir) is a symlink to the active version's executable under
 // ${XDG_DATA_HOME:-~/.local/share}/ze-harness/versions/<version>/; beside them install.json (the
-// channel or pin, the version, the last accepted pointer sequence, the launcher path, the origin),
+// channel or pin, the version, the last accepted pointer sequence and the highest one per channel,
+// the launcher path, the origin),
 // release-cert.pem (the certificate the installer verified with: update's trust anchor) and
 // staged.json (a verified release waiting for `service restart`). The same directory holds the
 // daemon's state (services/daemon/paths.ts), which uninstall keeps unless asked.
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { daemonDirectory, type Env } from "../daemon/paths.js";
+import { VERSION } from "./verify.js";
 
 export type { Env } from "../daemon/paths.js";
 
@@ -25,6 +27,12 @@ export interface InstallRecord {
   readonly version: string;
   /** The highest channel-pointer sequence accepted here: an older pointer is a replay. */
   readonly sequence: number;
+  /**
+   * The highest sequence ever accepted on each channel, kept across channel switches and pins
+   * (install.sh --channel dev, then --channel stable again must not take a replayed older pointer).
+   */
+  readonly stableSequence: number;
+  readonly devSequence: number;
   readonly launcher: string;
   readonly origin: string;
   /** Background update checks (`update --auto on|off`). */
@@ -58,11 +66,17 @@ function readJson(file: string): unknown {
 export function readRecord(paths: InstallPaths): InstallRecord | undefined {
   const value = readJson(paths.record) as Partial<InstallRecord> | undefined;
   if (typeof value?.version !== "string" || typeof value.launcher !== "string" || typeof value.origin !== "string") return undefined;
+  const channel = value.channel === "stable" || value.channel === "dev" ? value.channel : null;
+  const sequence = typeof value.sequence === "number" ? value.sequence : 0;
+  // An older installer's record knows only its own channel's sequence.
+  const seen = (name: "stable" | "dev", stored: unknown): number => Math.max(typeof stored === "number" ? stored : 0, channel === name ? sequence : 0);
   return {
-    channel: value.channel === "stable" || value.channel === "dev" ? value.channel : null,
+    channel,
     pin: typeof value.pin === "string" ? value.pin : null,
     version: value.version,
-    sequence: typeof value.sequence === "number" ? value.sequence : 0,
+    sequence,
+    stableSequence: seen("stable", value.stableSequence),
+    devSequence: seen("dev", value.devSequence),
     launcher: value.launcher,
     origin: value.origin,
     auto: value.auto === true,
@@ -78,9 +92,17 @@ export function writeJsonAtomically(file: string, value: unknown): void {
 
 export const writeRecord = (paths: InstallPaths, record: InstallRecord): void => writeJsonAtomically(paths.record, record);
 
+/** The highest pointer sequence accepted on `channel` at this installation (whatever it follows now). */
+export const seenSequence = (record: InstallRecord, channel: "stable" | "dev"): number => (channel === "stable" ? record.stableSequence : record.devSequence);
+
+/**
+ * staged.json as update wrote it: a plain release version (a name under versions/, never a path
+ * such as `9/../../elsewhere`) and a SHA-256; anything else is no staged release.
+ */
 export function readStaged(paths: InstallPaths): StagedRelease | undefined {
   const value = readJson(paths.staged) as Partial<StagedRelease> | undefined;
-  return typeof value?.version === "string" && typeof value.sha256 === "string" ? { version: value.version, sha256: value.sha256 } : undefined;
+  if (typeof value?.version !== "string" || !VERSION.test(value.version) || typeof value.sha256 !== "string" || !/^[0-9a-f]{64}$/.test(value.sha256)) return undefined;
+  return { version: value.version, sha256: value.sha256 };
 }
 
 export const clearStaged = (paths: InstallPaths): void => rmSync(paths.staged, { force: true });

@@ -10,7 +10,7 @@ import { spawnSync, execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { compareReleases, daemonStatus } from "../daemon/client.js";
-import { clearStaged, executableOf, installPaths, PLATFORM, readRecord, readStaged, writeJsonAtomically, writeRecord, type Env, type InstallPaths, type InstallRecord } from "./layout.js";
+import { clearStaged, executableOf, installPaths, PLATFORM, readRecord, readStaged, seenSequence, writeJsonAtomically, writeRecord, type Env, type InstallPaths, type InstallRecord } from "./layout.js";
 import { archiveFor, ReleaseError, verifyArchive, verifyManifest, verifyPointer, type Pointer } from "./verify.js";
 
 interface Installation {
@@ -29,21 +29,51 @@ function installation(env: Env): Installation {
   return { paths, record, certificate: readFileSync(paths.cert, "utf8") };
 }
 
-async function download(origin: string, path: string): Promise<Uint8Array> {
+/** A pointer, a manifest or a signature is small: a mirror answering with more is not believed. */
+const METADATA_LIMIT = 1024 * 1024;
+
+/**
+ * `origin/path`, read up to `limit` bytes: a hostile mirror's endless or oversized answer is cut
+ * off there (an archive's limit is the size its signed manifest gives) instead of filling memory.
+ */
+async function download(origin: string, path: string, limit = METADATA_LIMIT): Promise<Uint8Array> {
+  const tooLarge = (): ReleaseError => new ReleaseError("ReleaseVerificationFailed", `${origin}/${path} is larger than the ${limit} bytes expected; nothing was installed`);
+  const unavailable = (error: unknown): ReleaseError =>
+    new ReleaseError("ReleaseUnavailable", `cannot download ${origin}/${path}: ${(error as { cause?: { code?: string } }).cause?.code ?? String(error)}`);
   let response: Response;
   try {
     response = await fetch(`${origin}/${path}`, { signal: AbortSignal.timeout(120_000) });
   } catch (error) {
-    throw new ReleaseError("ReleaseUnavailable", `cannot download ${origin}/${path}: ${(error as { cause?: { code?: string } }).cause?.code ?? String(error)}`);
+    throw unavailable(error);
   }
   if (!response.ok) throw new ReleaseError("ReleaseUnavailable", `cannot download ${origin}/${path}: HTTP ${response.status}`);
-  return new Uint8Array(await response.arrayBuffer());
+  if (Number(response.headers.get("content-length") ?? 0) > limit) {
+    await response.body?.cancel();
+    throw tooLarge();
+  }
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  const reader = response.body?.getReader();
+  try {
+    for (;;) {
+      const next = await reader?.read();
+      if (next === undefined || next.done) break;
+      total += next.value.length;
+      if (total > limit) {
+        await reader?.cancel();
+        throw tooLarge();
+      }
+      chunks.push(next.value);
+    }
+  } catch (error) {
+    throw error instanceof ReleaseError ? error : unavailable(error);
+  }
+  return Buffer.concat(chunks, total);
 }
 
 async function latestPointer(install: Installation, channel: "stable" | "dev"): Promise<Pointer> {
   const text = Buffer.from(await download(install.record.origin, `channels/${channel}.json`)).toString("utf8");
-  const seen = install.record.channel === channel ? install.record.sequence : 0;
-  return verifyPointer(text, install.certificate, channel, seen);
+  return verifyPointer(text, install.certificate, channel, seenSequence(install.record, channel));
 }
 
 export interface CheckResult {
@@ -125,8 +155,8 @@ export interface UpdateResult {
  */
 function acceptSequence(paths: InstallPaths, fallback: InstallRecord, sequence: number): InstallRecord {
   const current = readRecord(paths) ?? fallback;
-  if (current.channel !== fallback.channel || current.sequence >= sequence) return current;
-  const next = { ...current, sequence };
+  if (current.channel !== fallback.channel || current.channel === null || current.sequence >= sequence) return current;
+  const next = { ...current, sequence, ...(current.channel === "stable" ? { stableSequence: Math.max(current.stableSequence, sequence) } : { devSequence: Math.max(current.devSequence, sequence) }) };
   writeRecord(paths, next);
   return next;
 }
@@ -162,7 +192,7 @@ async function prepare(install: Installation, channel: "stable" | "dev"): Promis
   const staged = readStaged(paths);
   // Repeated update commands reuse a verified staged copy of the same release.
   if (!(staged?.version === pointer.version && staged.sha256 === archive.sha256 && existsSync(executableOf(paths, pointer.version)))) {
-    const bytes = await download(record.origin, `${release}/${archive.name}`);
+    const bytes = await download(record.origin, `${release}/${archive.name}`, archive.size);
     verifyArchive(bytes, archive);
     unpack(paths, pointer.version, archive.name, bytes);
   }
@@ -241,14 +271,17 @@ export async function stageUpdate(env: Env, notice: (line: string) => void): Pro
 /**
  * `service restart`'s first step: a staged release newer than the installed one is activated
  * (the launcher switched) and its executable returned, for the restart to run from it; a staged
- * release the installation already matches or passes is discarded.
+ * release the installation already matches or passes, or one staged for a now pinned
+ * installation, is discarded.
  */
 export function takeStaged(env: Env): { readonly version: string; readonly executable: string } | undefined {
   const paths = installPaths(env);
   const staged = readStaged(paths);
   if (staged === undefined) return undefined;
   const record = readRecord(paths);
-  if (record === undefined || compareReleases(staged.version, record.version) <= 0 || !existsSync(executableOf(paths, staged.version))) {
+  // A pin holds: a background check that staged before the installer pinned may have written its
+  // staged.json after the installer cleared it.
+  if (record === undefined || record.channel === null || compareReleases(staged.version, record.version) <= 0 || !existsSync(executableOf(paths, staged.version))) {
     clearStaged(paths);
     return undefined;
   }

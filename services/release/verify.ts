@@ -79,9 +79,16 @@ export function verifyManifest(bytes: Uint8Array, signature: string, certificate
   return manifest;
 }
 
+/** The archive's one accepted name (install.sh builds the same): never a path, whatever the manifest says. */
+export const archiveName = (version: string, platform: string): string => `ze-harness-${version}-${platform}.${platform.startsWith("darwin-") ? "zip" : "tar.gz"}`;
+
 export function archiveFor(manifest: Manifest, platform: string): ManifestArchive {
   const archive = manifest.archives.find((candidate) => candidate.platform === platform);
   if (archive === undefined) throw new ReleaseError("ReleaseUnavailable", `v${manifest.version} has no archive for ${platform}`);
+  const expected = archiveName(manifest.version, platform);
+  if (archive.name !== expected) throw refuse(`the v${manifest.version} manifest names its ${platform} archive ${JSON.stringify(archive.name)}, not ${expected}`);
+  if (typeof archive.sha256 !== "string" || !/^[0-9a-f]{64}$/.test(archive.sha256)) throw refuse(`the v${manifest.version} manifest gives no SHA-256 for ${expected}`);
+  if (!Number.isSafeInteger(archive.size) || archive.size <= 0) throw refuse(`the v${manifest.version} manifest gives no size for ${expected}`);
   return archive;
 }
 

@@ -64,7 +64,7 @@ describe("install.sh", () => {
     expect(lstatSync(h.launcher).isSymbolicLink()).toBe(true);
     expect(readlinkSync(h.launcher)).toBe(join(h.data, "versions", "0.1.0", "ze-harness"));
     expect(existsSync(join(h.data, "versions", "0.1.0", "LICENSE"))).toBe(true);
-    expect(record(h.data)).toEqual({ channel: "stable", pin: null, version: "0.1.0", sequence: 1, launcher: h.launcher, origin, auto: true });
+    expect(record(h.data)).toEqual({ channel: "stable", pin: null, version: "0.1.0", sequence: 1, stableSequence: 1, devSequence: 0, launcher: h.launcher, origin, auto: true });
     // service restart --if-idle ran and, with no daemon running, started none.
     expect(existsSync(join(h.data, "server.json"))).toBe(false);
     const status = await runProcess(h.launcher, ["service", "status"], { env: h.env, cwd: h.root });

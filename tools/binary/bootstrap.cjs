@@ -48,6 +48,33 @@ function checkPrivate(directory) {
   if ((stat.mode & 0o022) !== 0) fail(`${directory} is writable by others; refusing to run code from it (chmod 700 it)`);
 }
 
+/**
+ * Every folder above the cache: one that another user may change (owned by someone other than
+ * this user or root, or writable by others without the sticky bit, or by a group not ours) lets
+ * them rename the private cache away after it was checked and put their own folder in its place.
+ * Both the path as given and its real path (through any symlinks) are checked.
+ */
+function checkAncestors(directory) {
+  const uid = process.getuid ? process.getuid() : -1;
+  if (uid === -1) return;
+  const gid = process.getgid();
+  const chain = (start) => {
+    const folders = [];
+    for (let current = start; ; current = path.dirname(current)) {
+      folders.push(current);
+      if (path.dirname(current) === current) return folders;
+    }
+  };
+  const real = fs.realpathSync(directory);
+  for (const folder of new Set([...chain(path.dirname(directory)), ...chain(path.dirname(real))])) {
+    const stat = fs.statSync(folder);
+    const sticky = (stat.mode & 0o1000) !== 0;
+    const foreignOwner = stat.uid !== uid && stat.uid !== 0;
+    const othersWrite = (stat.mode & 0o002) !== 0 || ((stat.mode & 0o020) !== 0 && stat.gid !== gid);
+    if (foreignOwner || (othersWrite && !sticky)) fail(`another user can change ${folder}; refusing to run code from below it (set XDG_CACHE_HOME to a folder of your own)`);
+  }
+}
+
 function cacheBase() {
   const xdg = process.env.XDG_CACHE_HOME;
   const root = xdg && path.isAbsolute(xdg) ? xdg : path.join(os.homedir(), ".cache");
@@ -83,6 +110,7 @@ function pruneLeftovers(base) {
 function extracted(manifest) {
   const base = cacheBase();
   fs.mkdirSync(base, { recursive: true, mode: 0o700 });
+  checkAncestors(base);
   checkPrivate(base);
   const target = path.join(base, `${manifest.version}-${manifest.hash}`);
   if (fs.existsSync(target)) {

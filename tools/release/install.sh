@@ -91,8 +91,18 @@ ZE_RELEASE_CERTIFICATE
 grep -q 'BEGIN CERTIFICATE' "$tmp/cert.pem" || die "this installer carries no release certificate (publish it with release:publish --cert)"
 openssl x509 -in "$tmp/cert.pem" -pubkey -noout >"$tmp/key.pem" 2>/dev/null || die "the embedded release certificate is unreadable"
 
+# fetch PATH OUT [MAX-BYTES]: no more than expected is written (default 1 MiB: pointers, manifests
+# and signatures; an archive's limit is the size in its signed manifest), so a hostile mirror's
+# endless answer is cut off instead of filling the disk. `ulimit -f` counts 512-byte blocks (bash
+# outside POSIX mode counts 1024: a looser cap, still finite, and the size is checked after).
 fetch() {
-  curl -fsSL --retry 2 -o "$2" "$origin/$1" || die "cannot download $origin/$1"
+  limit=${3:-1048576}
+  if ! (ulimit -f $((limit / 512 + 1)) && exec curl -fsSL --retry 2 --max-filesize "$limit" -o "$2" "$origin/$1") 2>"$tmp/curl.err"; then
+    [ -f "$2" ] && [ "$(wc -c <"$2")" -gt "$limit" ] && die "$1 is larger than the $limit bytes expected; nothing was installed"
+    say "$(cat "$tmp/curl.err")"
+    die "cannot download $origin/$1"
+  fi
+  [ "$(wc -c <"$2")" -le "$limit" ] || die "$1 is larger than the $limit bytes expected; nothing was installed"
 }
 sha256() {
   openssl dgst -sha256 -r "$1" | cut -d ' ' -f 1
@@ -107,6 +117,24 @@ field() {
   sed -n "s/.*\"$1\": *\"\{0,1\}\([^\",}]*\)\"\{0,1\}[,}].*/\1/p" "$2" | head -n 1
 }
 
+# number VALUE: VALUE when it is a non-negative integer, else 0
+number() {
+  case $1 in '' | *[!0-9]*) printf '0' ;; *) printf '%s' "$1" ;; esac
+}
+# The highest pointer sequence accepted here on each channel, kept across channel switches and
+# pins (an older installer's record holds only its own channel's, as "sequence").
+stable_seen=0
+dev_seen=0
+if [ -f "$record" ]; then
+  stable_seen=$(number "$(field stableSequence "$record")")
+  dev_seen=$(number "$(field devSequence "$record")")
+  legacy=$(number "$(field sequence "$record")")
+  case $(field channel "$record") in
+    stable) [ "$legacy" -le "$stable_seen" ] || stable_seen=$legacy ;;
+    dev) [ "$legacy" -le "$dev_seen" ] || dev_seen=$legacy ;;
+  esac
+fi
+
 if [ -z "$pin" ]; then
   fetch "channels/$channel.json" "$tmp/pointer.json"
   field payload "$tmp/pointer.json" | tr -d '\n' >"$tmp/payload.b64"
@@ -118,11 +146,9 @@ if [ -z "$pin" ]; then
   sequence=$(field sequence "$tmp/payload.json")
   manifest_sha=$(field manifestSha256 "$tmp/payload.json")
   case $sequence in '' | *[!0-9]*) die "the $channel pointer has no sequence" ;; esac
-  if [ -f "$record" ] && [ "$(field channel "$record")" = "$channel" ]; then
-    seen=$(field sequence "$record")
-    case $seen in '' | *[!0-9]*) seen=0 ;; esac
-    [ "$sequence" -ge "$seen" ] || die "the $channel pointer (sequence $sequence) is older than the one this installation accepted (sequence $seen): a replayed pointer; nothing was installed"
-  fi
+  if [ "$channel" = stable ]; then seen=$stable_seen; else seen=$dev_seen; fi
+  [ "$sequence" -ge "$seen" ] || die "the $channel pointer (sequence $sequence) is older than the one this installation accepted (sequence $seen): a replayed pointer; nothing was installed"
+  if [ "$channel" = stable ]; then stable_seen=$sequence; else dev_seen=$sequence; fi
 else
   version=$pin
   sequence=0
@@ -141,7 +167,9 @@ fi
 archive=ze-harness-$version-$platform.$ext
 expected=$(grep -F "\"name\":\"$archive\"" "$tmp/manifest.json" | sed -n 's/.*"sha256":"\([0-9a-f]*\)".*/\1/p' | head -n 1)
 [ -n "$expected" ] || die "v$version has no archive for $platform"
-fetch "$release/$archive" "$tmp/$archive"
+size=$(grep -F "\"name\":\"$archive\"" "$tmp/manifest.json" | sed -n 's/.*"size":\([0-9]*\).*/\1/p' | head -n 1)
+case $size in '' | 0 | *[!0-9]*) die "the v$version manifest gives no size for $archive; nothing was installed" ;; esac
+fetch "$release/$archive" "$tmp/$archive" "$size"
 [ "$(sha256 "$tmp/$archive")" = "$expected" ] || die "$archive does not match the SHA-256 in the signed manifest; nothing was installed"
 
 mkdir -p "$tmp/x"
@@ -182,6 +210,8 @@ cat >"$record.tmp" <<EOF
   "pin": $pin_json,
   "version": "$version",
   "sequence": $sequence,
+  "stableSequence": $stable_seen,
+  "devSequence": $dev_seen,
   "launcher": "$(esc "$launcher")",
   "origin": "$(esc "$origin")",
   "auto": $auto
