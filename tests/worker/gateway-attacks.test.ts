@@ -149,6 +149,12 @@ describe("the Worker gateway under attack (workerd)", () => {
       expect(response.status, path).toBe(200);
       answers.push(await response.text());
     }
+    // A refused key is not echoed either: not one with a space, nor an over-long one.
+    for (const apiKey of [`${SECRET} tail`, `${SECRET}${"k".repeat(9000)}`, `${SECRET}\n`]) {
+      const refused = await fetch(`${url}/v1/runtime/providers/leaky/connect/key`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ apiKey }) });
+      expect(refused.status).toBe(400);
+      answers.push(await refused.text());
+    }
     expect(seenByProvider.some((headers) => headers.includes(SECRET))).toBe(true);
     expect(answers.join("\n")).toContain('"status":"failed"');
     expect(answers.join("\n")).not.toContain(SECRET);
