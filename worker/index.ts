@@ -10,11 +10,12 @@
 import type { Handlers } from "../generated/server/routes.js";
 import { sessionHandlers } from "../services/host/handlers.js";
 import { checkHost, checkOrigin, checkToken, type GuardOptions } from "../services/http/guard.js";
+import { checkRequestSize } from "../services/http/request.js";
 import { createFetchHandler, PROTOCOL_VERSION, statusOf, VERSION_HEADER, type FetchHandler, type RequestContext } from "../services/http/handler.js";
-import type { EncodedError } from "../services/contract/failure.js";
+import { unavailable, type EncodedError } from "../services/contract/failure.js";
 import type { SessionService } from "../services/core/sessions.js";
 import { OPENAPI_DOCUMENT, RELEASE } from "./release.js";
-import { SERVER_HEADER, SESSION_HEADER, sessionIdOf } from "./server-object.js";
+import { SERVER_HEADER, SESSION_HEADER } from "./server-object.js";
 import { workerUnavailableHandlers } from "./unavailable.js";
 import { authorityRuntimeHandlers, type AuthorityEnv } from "./authority-routes.js";
 
@@ -38,6 +39,13 @@ export interface WorkerEnv extends AuthorityEnv {
 
 const list = (value: string | undefined): string[] => (value ?? "").split(",").map((item) => item.trim()).filter((item) => item !== "");
 
+/**
+ * Whether `HARNESS_API_TOKEN` is set but blank. The Node host refuses to start on an empty
+ * `--token`; a Worker cannot refuse to start, so it refuses every request instead (never an open
+ * API because a secret was saved empty).
+ */
+export const blankToken = (env: WorkerEnv): boolean => env.HARNESS_API_TOKEN !== undefined && env.HARNESS_API_TOKEN.trim() === "";
+
 export function guardOf(env: WorkerEnv): GuardOptions {
   const hosts = list(env.HARNESS_ALLOWED_HOSTS);
   return {
@@ -48,8 +56,8 @@ export function guardOf(env: WorkerEnv): GuardOptions {
 }
 
 /** A refusal of the gateway's own, with the version header every answer of the API carries. */
-const refuse = (error: EncodedError): Response =>
-  Response.json(error, { status: statusOf(error), headers: { [VERSION_HEADER]: `${PROTOCOL_VERSION}/${RELEASE}`, "Access-Control-Expose-Headers": VERSION_HEADER } });
+const refuse = (error: EncodedError, status: number = statusOf(error)): Response =>
+  Response.json(error, { status, headers: { [VERSION_HEADER]: `${PROTOCOL_VERSION}/${RELEASE}`, "Access-Control-Expose-Headers": VERSION_HEADER } });
 
 /** The server name of a `/v1/servers/:server/...` path (`undefined` for other paths). */
 export function serverOf(pathname: string): string | undefined {
@@ -62,21 +70,47 @@ export function serverOf(pathname: string): string | undefined {
   }
 }
 
+/** The Session id of a `/v1/servers/:server/sessions/:sessionId...` path (`undefined` when none; `null` when it does not decode). */
+function sessionOf(pathname: string): string | undefined | null {
+  const match = /^\/v1\/servers\/[^/]+\/sessions\/([^/]+)/.exec(pathname);
+  if (!match) return undefined;
+  try {
+    return decodeURIComponent(match[1]!);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * A name the gateway carries in a header must arrive unchanged: header values cannot hold line
+ * breaks or other control characters (workerd throws), and their surrounding spaces are stripped
+ * (the object would bind itself to another name than the one it was addressed by).
+ */
+const HEADER_SAFE = /^(?![ \t])[^\x00-\x1f\x7f]*(?<![ \t])$/u;
+
 async function forward(request: Request, env: WorkerEnv, server: string): Promise<Response> {
   const guard = guardOf(env);
   const host = checkHost(request, guard);
   if (!host.ok) return refuse({ _tag: "ForbiddenError", message: host.message });
   const origin = checkOrigin(request, guard);
   if (!origin.ok) return refuse({ _tag: "ForbiddenError", message: origin.message });
-  if (request.method !== "OPTIONS") {
-    const token = checkToken(request, guard);
-    if (!token.ok) return refuse({ _tag: "UnauthorizedError", message: token.message });
-  }
+  // A preflight is the gateway's own answer (no token is sent with one): forwarded, it would
+  // wake — and lazily create — a server object for anyone who can reach the Worker.
+  if (request.method === "OPTIONS") return gateway(env)(request);
+  const token = checkToken(request, guard);
+  if (!token.ok) return refuse({ _tag: "UnauthorizedError", message: token.message });
+  // Sizes before anything reaches (and creates) an object.
+  const url = new URL(request.url);
+  const oversized = checkRequestSize(request, url);
+  if (oversized) return refuse(oversized.error, oversized.status);
+  const sessionId = sessionOf(url.pathname);
+  if (sessionId === null) return refuse({ _tag: "ValidationError", message: "path.sessionId: is not valid percent-encoding" });
+  if (!HEADER_SAFE.test(server)) return refuse({ _tag: "ValidationError", message: "path.server: must not contain control characters or begin or end with a space" });
+  if (sessionId !== undefined && !HEADER_SAFE.test(sessionId)) return refuse({ _tag: "ValidationError", message: "path.sessionId: must not contain control characters or begin or end with a space" });
   const headers = new Headers(request.headers);
   // The identity headers are the gateway's alone: a client's own values never reach the object.
   headers.set(SERVER_HEADER, server);
   headers.delete(SESSION_HEADER);
-  const sessionId = sessionIdOf(new URL(request.url).pathname);
   if (sessionId !== undefined) headers.set(SESSION_HEADER, sessionId);
   const object = env.HARNESS_SERVERS.get(env.HARNESS_SERVERS.idFromName(server));
   return object.fetch(new Request(request, { headers }));
@@ -109,6 +143,7 @@ function gateway(env: WorkerEnv): FetchHandler {
 
 export default {
   async fetch(request: Request, env: WorkerEnv): Promise<Response> {
+    if (blankToken(env)) return refuse(unavailable("HARNESS_API_TOKEN is set but empty: set a token, or remove the secret to serve without authentication").body);
     const server = serverOf(new URL(request.url).pathname);
     if (server !== undefined) return forward(request, env, server);
     return gateway(env)(request);

@@ -38,6 +38,61 @@ export const READ_RESOURCE_TOOL = "read-resource";
 
 /** Longest error text passed on from an `isError` result (as on Node). */
 const MAX_ERROR_TEXT = 4_000;
+/**
+ * The most bytes one MCP answer may carry (a JSON body, a POST's SSE stream, one event of the
+ * standalone GET stream): the isolate has 128 MB for everything it runs, and the SDK reads an
+ * answer whole before anything here sees it.
+ */
+export const MAX_MCP_RESPONSE_BYTES = 16 * 1024 * 1024;
+
+/** An MCP server's answer went past `maxResponseBytes`: a typed limit, never an isolate out of memory. */
+export class McpResponseTooLarge extends Error {
+  readonly _tag = "McpResponseTooLarge" as const;
+  constructor(readonly limit: number) {
+    super(`the MCP server's answer is over the ${limit}-byte response limit`);
+    this.name = "McpResponseTooLarge";
+  }
+}
+
+const tooLarge = (error: unknown): McpResponseTooLarge | undefined => {
+  for (let cause = error, depth = 0; typeof cause === "object" && cause !== null && depth < 4; cause = (cause as { cause?: unknown }).cause, depth++) {
+    if ((cause as { _tag?: unknown })._tag === "McpResponseTooLarge") return cause as McpResponseTooLarge;
+  }
+  return undefined;
+};
+
+/**
+ * `response` whose body errors with McpResponseTooLarge once more than `limit` bytes arrived (a
+ * declared larger Content-Length is refused before reading). On the standalone GET event
+ * stream the count restarts at each event boundary, so only one event is bounded there.
+ */
+function boundedResponse(response: Response, limit: number, perEvent: boolean): Response {
+  if (response.body === null) return response;
+  const declared = Number(response.headers.get("content-length") ?? "");
+  if (Number.isFinite(declared) && declared > limit) {
+    void response.body.cancel().catch(() => undefined);
+    throw new McpResponseTooLarge(limit);
+  }
+  let seen = 0;
+  const counted = response.body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        seen += chunk.byteLength;
+        if (seen > limit) {
+          controller.error(new McpResponseTooLarge(limit));
+          return;
+        }
+        if (perEvent) {
+          const text = new TextDecoder().decode(chunk.subarray(Math.max(0, chunk.byteLength - 4096)));
+          const boundary = Math.max(text.lastIndexOf("\n\n"), text.lastIndexOf("\r\n\r\n"));
+          if (boundary !== -1) seen = 0;
+        }
+        controller.enqueue(chunk);
+      },
+    }),
+  );
+  return new Response(counted, { status: response.status, statusText: response.statusText, headers: response.headers });
+}
 
 type Json = Record<string, unknown>;
 const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value);
@@ -55,6 +110,8 @@ export interface WorkerMcpOptions {
   readonly redirectHops?: number;
   readonly clientInfo?: { readonly name: string; readonly version: string };
   readonly results?: ResultLimits;
+  /** The most bytes one answer may carry (default MAX_MCP_RESPONSE_BYTES); past it the request fails as a limit. */
+  readonly maxResponseBytes?: number;
 }
 
 /** One configured server's state, as the Node host reports it (`McpServerState`). */
@@ -89,6 +146,8 @@ function classify(error: unknown, transport: NegotiatingTransport | undefined): 
   if (error instanceof AuthorizationRequired) return { reason: "authorization_required", message };
   if (error instanceof CredentialUnresolved) return { reason: "credential_unresolved", message };
   if (isLimitReached(error)) return { reason: "limit_reached", message };
+  const large = tooLarge(error);
+  if (large !== undefined) return { reason: "limit_reached", message: large.message };
   return { reason: "connection_failed", message };
 }
 
@@ -162,10 +221,12 @@ export class WorkerMcpHost {
       if (server.oauthReference !== undefined) await resolveReference({ kind: "oauth", reference: server.oauthReference }, resolvers);
       const base: FetchLike = this.#options.fetch ?? ((url, init) => globalThis.fetch(url, init));
       const following = followingRedirects(base, { hops: this.#options.redirectHops, credentialHeaders: Object.keys(headers) });
-      const withHeaders: FetchLike = (url, init) => {
+      const maxBytes = this.#options.maxResponseBytes ?? MAX_MCP_RESPONSE_BYTES;
+      const withHeaders: FetchLike = async (url, init) => {
         const merged = new Headers(init?.headers);
         for (const [name, value] of Object.entries(headers)) merged.set(name, value);
-        return following(url, { ...init, headers: merged });
+        const response = await following(url, { ...init, headers: merged });
+        return boundedResponse(response, maxBytes, (init?.method ?? "GET").toUpperCase() === "GET");
       };
       const transport = new StreamableHTTPClientTransport(new URL(definition.transport.endpoint), { fetch: withHeaders, redirectPolicy: "follow" });
       negotiating = new NegotiatingTransport(transport, server.protocolVersions);
@@ -253,6 +314,8 @@ export class WorkerMcpHost {
     } catch (error) {
       if (ctx.signal.aborted) throw new McpToolFailure("interrupted", "The tool call was interrupted.");
       if (isLimitReached(error)) throw new McpToolFailure("mcp_limit_reached", `The MCP server ${JSON.stringify(server.name)} did not answer within its execution limit (${error.value} ms).`);
+      const large = tooLarge(error);
+      if (large !== undefined) throw new McpToolFailure("mcp_limit_reached", `The MCP server ${JSON.stringify(server.name)} answered more than the ${large.limit}-byte response limit.`);
       if (error instanceof McpError) throw new McpToolFailure("mcp_request_failed", `The MCP server ${JSON.stringify(server.name)} failed the request: ${error.message}`);
       throw new McpToolFailure("mcp_request_failed", `The request to the MCP server ${JSON.stringify(server.name)} failed: ${error instanceof Error ? error.message : String(error)}`);
     }

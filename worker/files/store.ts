@@ -52,20 +52,70 @@ export function decodeUtf8(bytes: Uint8Array): string {
 
 const encoder = new TextEncoder();
 
-/** Glob syntax: `**` any depth (also none), `*` within one name, `?` one character; the rest literal. */
-function globRegExp(pattern: string): RegExp {
-  let source = "";
+/** One step of a glob: a literal character, `?`, `*` (within one name), `**` (anything), `**` then `/` (whole names, also none). */
+type GlobToken = { readonly kind: "char"; readonly char: string } | { readonly kind: "one" | "name" | "any" | "names" };
+
+function globTokens(pattern: string): GlobToken[] {
+  const tokens: GlobToken[] = [];
   for (let index = 0; index < pattern.length; index++) {
     const char = pattern[index]!;
     if (char === "*" && pattern[index + 1] === "*") {
       const slash = pattern[index + 2] === "/";
-      source += slash ? "(?:.*/)?" : ".*";
+      tokens.push({ kind: slash ? "names" : "any" });
       index += slash ? 2 : 1;
-    } else if (char === "*") source += "[^/]*";
-    else if (char === "?") source += "[^/]";
-    else source += char.replace(/[.+^${}()|[\]\\]/g, "\\$&");
+      // Repeats add nothing but work: `**` then `/` again and again is one, `**` then more `*` is `**`.
+      if (slash) while (pattern.startsWith("**/", index + 1)) index += 3;
+      else while (pattern[index + 1] === "*") index += 1;
+    } else if (char === "*") tokens.push({ kind: "name" });
+    else if (char === "?") tokens.push({ kind: "one" });
+    else tokens.push({ kind: "char", char });
   }
-  return new RegExp(`^${source}$`, "u");
+  return tokens;
+}
+
+/**
+ * Glob syntax: `**` any depth (also none), `*` within one name, `?` one character; the rest
+ * literal. Matched by simulating the pattern as a set of positions — time linear in the path
+ * times the pattern, never the backtracking a regular expression of many `*` takes (a model's
+ * `*a*a*a*a*a*a*b` over a long name would hold the whole server object).
+ */
+function globMatcher(pattern: string): (path: string) => boolean {
+  const tokens = globTokens(pattern);
+  const size = tokens.length;
+  const close = (states: Uint8Array<ArrayBuffer>): Uint8Array<ArrayBuffer> => {
+    for (let state = 0; state < size; state++) {
+      if (states[state] === 1 && tokens[state]!.kind !== "char" && tokens[state]!.kind !== "one") states[state + 1] = 1;
+    }
+    return states;
+  };
+  return (path) => {
+    let current = new Uint8Array(size + 1);
+    current[0] = 1;
+    close(current);
+    for (const char of path) {
+      const next = new Uint8Array(size + 1);
+      let alive = false;
+      for (let state = 0; state < size; state++) {
+        if (current[state] !== 1) continue;
+        const token = tokens[state]!;
+        if (token.kind === "char") {
+          if (token.char === char) next[state + 1] = 1;
+        } else if (token.kind === "one") {
+          if (char !== "/") next[state + 1] = 1;
+        } else if (token.kind === "name") {
+          if (char !== "/") next[state] = 1;
+        } else if (token.kind === "any") next[state] = 1;
+        else {
+          next[state] = 1;
+          if (char === "/") next[state + 1] = 1;
+        }
+      }
+      for (let state = 0; state <= size; state++) if (next[state] === 1) alive = true;
+      if (!alive) return false;
+      current = close(next);
+    }
+    return current[size] === 1;
+  };
 }
 
 export class WorkspaceFileStore implements WorkspaceFiles {
@@ -194,12 +244,12 @@ export class WorkspaceFileStore implements WorkspaceFiles {
     // Everything up to the last `/` before the first wildcard is a literal directory: narrow the scan to it.
     const literal = wildcard === -1 ? absolute : absolute.slice(0, absolute.lastIndexOf("/", wildcard));
     const prefix = workspacePath(literal === "" ? "/" : literal);
-    const matcher = globRegExp(wildcard === -1 ? prefix : `${prefix}${absolute.slice(literal.length)}`);
+    const matcher = globMatcher(wildcard === -1 ? prefix : `${prefix}${absolute.slice(literal.length)}`);
     const paths: string[] = [];
     let truncated = false;
     for (const row of this.#rows("SELECT path FROM workspace_entry WHERE kind = 'file' AND (path = ? OR substr(path, 1, ?) = ?) ORDER BY path", prefix, prefix.length + 1, `${prefix}/`)) {
       const path = String(row["path"]);
-      if (!matcher.test(path)) continue;
+      if (!matcher(path)) continue;
       if (paths.length === MAX_GLOB_RESULTS) {
         truncated = true;
         break;
