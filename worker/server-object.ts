@@ -59,7 +59,13 @@ const notServed = (message: string): Failure => new Failure({ _tag: "NotFoundErr
 /** The Session id of a `/v1/servers/:server/sessions/:sessionId...` path, if it names one. */
 export function sessionIdOf(pathname: string): string | undefined {
   const match = /^\/v1\/servers\/[^/]+\/sessions\/([^/]+)/.exec(pathname);
-  return match ? decodeURIComponent(match[1]!) : undefined;
+  if (!match) return undefined;
+  try {
+    return decodeURIComponent(match[1]!);
+  } catch {
+    // Bad percent-encoding names no Session (the gateway answers such paths with a 400 first).
+    return undefined;
+  }
 }
 
 export class HarnessServerObject {
