@@ -204,7 +204,7 @@ else
   channel_json="\"$channel\"" pin_json=null auto=true
 fi
 esc() { printf '%s' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g'; }
-cat >"$record.tmp" <<EOF
+cat >"$record.$$.tmp" <<EOF
 {
   "channel": $channel_json,
   "pin": $pin_json,
@@ -217,7 +217,7 @@ cat >"$record.tmp" <<EOF
   "auto": $auto
 }
 EOF
-mv -f "$record.tmp" "$record"
+mv -f "$record.$$.tmp" "$record"
 cp "$tmp/cert.pem" "$data/release-cert.pem"
 rm -f "$data/staged.json"
 
