@@ -453,7 +453,8 @@ async function handOff(files: DaemonFiles, request: DaemonRequest, status: Daemo
   if (request.env["ZE_HARNESS_DISABLE_AUTOUPDATE"] === "1" || compareReleases(status.version, mine) >= 0 || status.runningTurns.length > 0) return false;
   if (handOffFailed(files, mine)) return false;
   const previous = launchOf(status.pid);
-  await stopDaemon({ env: request.env, reason: "update" });
+  // The daemon decides idleness itself: a Turn started since `status` keeps it running, unchanged.
+  if (!(await stopDaemon({ env: request.env, reason: "update", ifIdle: true })).stopped) return false;
   const options = { env: request.env, cwd: status.serverRoot, database: status.database, config: status.config, sandbox: status.sandbox, progress: request.progress };
   try {
     await spawnDaemon(files, options);
@@ -483,6 +484,8 @@ export interface StopResult {
   readonly endedTurns: readonly RunningTurn[];
   /** How it ended: the shutdown request, SIGTERM, or SIGKILL after the grace period. */
   readonly via?: "shutdown" | "SIGTERM" | "SIGKILL";
+  /** `ifIdle` and the daemon had running Turns: it was left running (these are they). */
+  readonly busy?: readonly RunningTurn[];
 }
 
 async function exitedWithin(pid: number, ms: number): Promise<boolean> {
@@ -524,6 +527,8 @@ export async function stopDaemon(options: {
   readonly reason?: string;
   readonly beforeStop?: (turns: readonly RunningTurn[]) => void;
   readonly graceMs?: number;
+  /** Stop only a daemon without running Turns, as the daemon itself decides (never signalled otherwise). */
+  readonly ifIdle?: boolean;
 }): Promise<StopResult> {
   const files = daemonFiles(options.env);
   const registration = readRegistration(files.registration);
@@ -538,13 +543,21 @@ export async function stopDaemon(options: {
     return { stopped: false, endedTurns: [] };
   }
   const ending = probed.healthy ? probed.status.runningTurns : [];
+  if (options.ifIdle === true && (!probed.healthy || ending.length > 0)) return { stopped: false, pid: registration.pid, endedTurns: [], busy: ending };
   options.beforeStop?.(ending);
   let via: StopResult["via"] = "shutdown";
   if (probed.healthy) {
     try {
-      await controlClient(registration.url, probed.token, { fetch: verifiedFetch }).mutate("shutdown", { reason: options.reason ?? "service stop" });
+      const answer = (await controlClient(registration.url, probed.token, { fetch: verifiedFetch }).mutate("shutdown", {
+        reason: options.reason ?? "service stop",
+        ...(options.ifIdle === true ? { ifIdle: true } : {}),
+      })) as { accepted?: boolean; runningTurns?: readonly RunningTurn[] } | undefined;
+      // A Turn started after the status read: the daemon refused and runs on.
+      if (answer?.accepted === false) return { stopped: false, pid: registration.pid, endedTurns: [], busy: answer.runningTurns ?? [] };
     } catch (error) {
       if (!(error instanceof ControlError)) throw error;
+      // An idle-only stop never falls back to a signal: the daemon's own check decides.
+      if (options.ifIdle === true) return { stopped: false, pid: registration.pid, endedTurns: [], busy: [] };
       via = "SIGTERM";
     }
   } else via = "SIGTERM";

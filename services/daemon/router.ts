@@ -51,8 +51,12 @@ export interface DaemonControl {
   runningTurns(): readonly RunningTurn[];
   /** Checks the registration now; starts a graceful shutdown when it names another daemon. */
   heartbeat(): { readonly registered: boolean; readonly checkedAt: string };
-  /** Starts a graceful shutdown once the acknowledgement is out; returns the Turns it will end. */
-  shutdown(reason: string): readonly RunningTurn[];
+  /**
+   * Starts a graceful shutdown once the acknowledgement is out; returns the Turns it will end.
+   * `ifIdle`: only when no Turn runs — checked here, in the daemon, in the same step that starts
+   * the shutdown, so a Turn started after a client's own check is never ended by it.
+   */
+  shutdown(reason: string, ifIdle?: boolean): { readonly accepted: boolean; readonly turns: readonly RunningTurn[] };
 }
 
 // isDev: false — tRPC otherwise puts the server's stack trace into every error body.
@@ -70,8 +74,11 @@ export const daemonRouter = t.router({
   runningTurns: t.procedure.query(({ ctx }) => ({ turns: ctx.control.runningTurns() })),
   heartbeat: t.procedure.query(({ ctx }) => ctx.control.heartbeat()),
   shutdown: t.procedure
-    .input(z.object({ reason: z.string().min(1).max(200).optional() }).optional())
-    .mutation(({ ctx, input }) => ({ accepted: true as const, endingTurns: ctx.control.shutdown(input?.reason ?? "service stop") })),
+    .input(z.object({ reason: z.string().min(1).max(200).optional(), ifIdle: z.boolean().optional() }).optional())
+    .mutation(({ ctx, input }) => {
+      const { accepted, turns } = ctx.control.shutdown(input?.reason ?? "service stop", input?.ifIdle === true);
+      return accepted ? { accepted: true as const, endingTurns: turns } : { accepted: false as const, runningTurns: turns };
+    }),
 });
 
 export type DaemonRouter = typeof daemonRouter;

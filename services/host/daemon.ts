@@ -160,10 +160,14 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     }),
     runningTurns,
     heartbeat,
-    shutdown: (reason) => {
-      const ending = runningTurns();
+    shutdown: (reason, ifIdle) => {
+      const running = runningTurns();
+      if (ifIdle === true && running.length > 0) {
+        log.info("daemon.shutdown_refused", { reason, runningTurns: running.length });
+        return { accepted: false, turns: running };
+      }
       void shutdown(reason);
-      return ending;
+      return { accepted: true, turns: running };
     },
   };
   const controlFetch = controlHandler(control, { token, allowedHosts: LOOPBACK_HOSTS });

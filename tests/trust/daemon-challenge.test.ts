@@ -35,7 +35,7 @@ describe("the control plane", () => {
     status: () => ({ id: claim.id, version: "0", url: claim.url, pid: 1, run: "r", database: "d", config: null, serverRoot: "/", startedAt: "", uptimeMs: 0, registered: true, runningTurns: [] }),
     runningTurns: () => [],
     heartbeat: () => ({ registered: true, checkedAt: "" }),
-    shutdown: () => [],
+    shutdown: () => ({ accepted: true, turns: [] }),
   };
   const handle = controlHandler(control, { token: "secret" });
   const get = (path: string, headers: Record<string, string> = {}) => handle(new Request(`http://127.0.0.1:4096${path}`, { headers: { host: "127.0.0.1:4096", ...headers } }));

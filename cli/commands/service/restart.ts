@@ -32,7 +32,15 @@ export default defineCommand({
       printJson({ restarted: false, ...before });
       return;
     }
-    if (before.running) await stopDaemon({ env: process.env, reason: "service restart", beforeStop: (turns) => nameEndingTurns(turns, "restarting") });
+    if (before.running) {
+      const stopped = await stopDaemon({ env: process.env, reason: "service restart", beforeStop: (turns) => nameEndingTurns(turns, "restarting"), ...(flags["if-idle"] ? { ifIdle: true } : {}) });
+      // --if-idle: a Turn started since the status read; the daemon itself refused and runs on.
+      if (stopped.busy !== undefined) {
+        process.stderr.write(`the local daemon has ${stopped.busy.length} running Turn${stopped.busy.length === 1 ? "" : "s"}; not restarting (--if-idle)\n`);
+        printJson({ restarted: false, ...(await daemonStatus(process.env)) });
+        return;
+      }
+    }
     const daemon = await connectDaemon({
       env: process.env,
       cwd: before.running ? before.serverRoot : process.cwd(),
