@@ -3,6 +3,8 @@
 // package.json → oclif.commands). Each command, the client and the embedded host are their own
 // chunks, loaded by dynamic import only when a command line needs them.
 //
+// zod keeps its English locale alone (zodEnglishOnly below).
+//
 // Left external (resolved from node_modules at run time): native and optional packages
 // (libsql, @libsql/*, @neon-rs/*, anything shipping a .node binary, ws's optional addons),
 // oclif (only the slow path loads it, and it loads the command table by path), and ajv
@@ -64,6 +66,26 @@ const lightHttp = {
   },
 };
 
+/**
+ * zod's namespace (`import { z } from "zod"`) re-exports every locale as `z.locales` and
+ * `z.core.locales`, so esbuild keeps all ≈ 50 of them (≈ 400 KiB) in whatever chunk loads zod.
+ * Only English is ever used (zod's schemas set it as the default on first construction; no code
+ * here calls `z.config(z.locales.…)`), so zod's locales index becomes one that exports `en` alone.
+ */
+const zodEnglishOnly = {
+  name: "zod-english-only",
+  setup(builder) {
+    builder.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
+      /[\\/]node_modules[\\/]zod[\\/]/.test(args.importer) ? { path: join(dirname(args.importer), "..", "locales", "en.js"), namespace: "zod-locales" } : undefined,
+    );
+    builder.onLoad({ filter: /.*/, namespace: "zod-locales" }, (args) => ({
+      contents: `export { default as en } from ${JSON.stringify(args.path)};\n`,
+      loader: "js",
+      resolveDir: dirname(args.path),
+    }));
+  },
+};
+
 rmSync(outdir, { recursive: true, force: true });
 const result = await build({
   absWorkingDir: root,
@@ -82,7 +104,7 @@ const result = await build({
   banner: { js: 'import { createRequire as __zeCreateRequire } from "node:module"; const require = __zeCreateRequire(import.meta.url);' },
   legalComments: "none",
   metafile: true,
-  plugins: [lightHttp],
+  plugins: [lightHttp, zodEnglishOnly],
   logLevel: "warning",
 });
 const outputs = Object.entries(result.metafile.outputs);

@@ -1,6 +1,8 @@
 // What an embedded one-shot loads: `run --embedded` in a git repository does not load
 // isomorphic-git (the rewind recording reads the index and objects with its own small readers;
 // isomorphic-git is for `workspace git …`, plugins from git and the general status walk).
+// What the bundle holds: zod's English locale and no other (tools/bundle.mjs), with the server's
+// validation messages still worded from it.
 // The bundle inlines packages into chunks, so the probe is an ESM load hook (it runs in a hooks
 // thread) that appends each loaded file's path to a list; the test then reads those files.
 import { spawnSync } from "node:child_process";
@@ -9,7 +11,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, expect, it, vi } from "vitest";
 import { startTestModel, type TestModel } from "../../tools/test-model/index.js";
-import { assertBuilt, runCli, scriptByPrompt } from "../support/cli.js";
+import { assertBuilt, runCli, scriptByPrompt, startCli } from "../support/cli.js";
 import { repoRoot, tempHome, type TempHome } from "../support/harness.js";
 import { TEST_MODEL, testProviderConfig, writeGlobalConfig } from "../support/model.js";
 
@@ -55,4 +57,29 @@ it("an embedded one-shot in a git repository does not load isomorphic-git", asyn
   expect(loaded.some((url) => url.pathname.endsWith("/dist/bundle/main.js"))).toBe(true);
   const withGit = loaded.filter((url) => url.pathname.endsWith(".js") && readFileSync(url, "utf8").includes(MARKER));
   expect(withGit.map((url) => url.pathname)).toEqual([]);
+});
+
+/** esbuild's comments above each zod locale's code, by locale, across the whole bundle. */
+const ZOD_LOCALE = /node_modules\/zod\/v4\/locales\/([\w-]+)\.js$/gm;
+
+it("the bundle holds zod's English locale alone, and the server's validation messages are still worded from it", async () => {
+  const bundle = join(repoRoot, "dist", "bundle");
+  const locales = new Set<string>();
+  for (const name of readdirSync(bundle).filter((file) => file.endsWith(".js"))) {
+    for (const match of readFileSync(join(bundle, name), "utf8").matchAll(ZOD_LOCALE)) locales.add(match[1]!);
+  }
+  expect([...locales]).toEqual(["en"]);
+
+  const server = startCli(["serve", "--port", "0", "--database", ":memory:"], { env: home.env, cwd: home.root });
+  try {
+    await server.waitFor(/^http:\/\/127\.0\.0\.1:\d+\n/m);
+    const url = server.stdout().split("\n")[0]!;
+    const put = async (body: string): Promise<unknown> =>
+      (await fetch(`${url}/v1/servers/local/sessions/0190c8c4-0000-7000-8000-000000000001`, { method: "PUT", headers: { "content-type": "application/json" }, body })).json();
+    expect(await put("[1]")).toEqual({ _tag: "ValidationError", message: "Invalid request: body: expected object, received array" });
+    expect(await put(JSON.stringify({ title: 5 }))).toEqual({ _tag: "ValidationError", message: "Invalid request: body.title (/title): is not a field of this request" });
+  } finally {
+    server.child.kill("SIGTERM");
+    await server.exited;
+  }
 });
