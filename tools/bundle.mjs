@@ -3,7 +3,8 @@
 // package.json → oclif.commands). Each command, the client and the embedded host are their own
 // chunks, loaded by dynamic import only when a command line needs them.
 //
-// zod keeps its English locale alone (zodEnglishOnly below).
+// zod keeps its English locale alone (zodEnglishOnly below); JSON modules are JSON.parse of a
+// string (jsonAsParse below).
 //
 // Left external (resolved from node_modules at run time): native and optional packages
 // (libsql, @libsql/*, @neon-rs/*, anything shipping a .node binary, ws's optional addons),
@@ -86,6 +87,22 @@ const zodEnglishOnly = {
   },
 };
 
+/**
+ * A JSON module (the models.dev catalog snapshot, 160 KiB; the config schema, 53 KiB) becomes
+ * `JSON.parse` of one string instead of esbuild's object literal: V8 scans a string and parses
+ * JSON several times faster than it compiles an object literal of that size (the snapshot:
+ * ≈ 1.7 ms and 0.6 MiB against ≈ 9 ms and 2.5 MiB on every start that loads it).
+ */
+const jsonAsParse = {
+  name: "json-as-parse",
+  setup(builder) {
+    builder.onLoad({ filter: /\.json$/ }, (args) => ({
+      contents: `export default JSON.parse(${JSON.stringify(JSON.stringify(JSON.parse(readFileSync(args.path, "utf8"))))});\n`,
+      loader: "js",
+    }));
+  },
+};
+
 rmSync(outdir, { recursive: true, force: true });
 const result = await build({
   absWorkingDir: root,
@@ -104,7 +121,7 @@ const result = await build({
   banner: { js: 'import { createRequire as __zeCreateRequire } from "node:module"; const require = __zeCreateRequire(import.meta.url);' },
   legalComments: "none",
   metafile: true,
-  plugins: [lightHttp, zodEnglishOnly],
+  plugins: [lightHttp, zodEnglishOnly, jsonAsParse],
   logLevel: "warning",
 });
 const outputs = Object.entries(result.metafile.outputs);

@@ -2,7 +2,8 @@
 // isomorphic-git (the rewind recording reads the index and objects with its own small readers;
 // isomorphic-git is for `workspace git …`, plugins from git and the general status walk).
 // What the bundle holds: zod's English locale and no other (tools/bundle.mjs), with the server's
-// validation messages still worded from it.
+// validation messages still worded from it; JSON modules (the models.dev catalog snapshot, the
+// config schema) as `JSON.parse` of a string, not an object literal V8 must compile.
 // The bundle inlines packages into chunks, so the probe is an ESM load hook (it runs in a hooks
 // thread) that appends each loaded file's path to a list; the test then reads those files.
 import { spawnSync } from "node:child_process";
@@ -81,5 +82,17 @@ it("the bundle holds zod's English locale alone, and the server's validation mes
   } finally {
     server.child.kill("SIGTERM");
     await server.exited;
+  }
+});
+
+it("the bundle holds each JSON module as JSON.parse of one string", () => {
+  const bundle = join(repoRoot, "dist", "bundle");
+  const sources = readdirSync(bundle).filter((file) => file.endsWith(".js")).map((name) => readFileSync(join(bundle, name), "utf8"));
+  for (const marker of ["services/providers/catalog/snapshot.json", "generated/config.schema.json"]) {
+    const holding = sources.filter((source) => source.includes(`// ${marker}\n`));
+    expect(holding.length, marker).toBe(1);
+    // esbuild's comment names the module; the next line is its whole value.
+    const value = holding[0]!.split(`// ${marker}\n`)[1]!.split("\n")[0]!;
+    expect(value, marker).toMatch(/^var \w+ = JSON\.parse\('\{.*\}'\);$/);
   }
 });
