@@ -96,7 +96,9 @@ const zodEnglishOnly = {
 const jsonAsParse = {
   name: "json-as-parse",
   setup(builder) {
-    builder.onLoad({ filter: /\.json$/ }, (args) => ({
+    // The project's own JSON modules only: a package's `require("./x.json")` keeps esbuild's
+    // CommonJS-shaped value (some packages assign to it).
+    builder.onLoad({ filter: /\.json$/ }, (args) => (/[\\/]node_modules[\\/]/.test(args.path) ? undefined : {
       contents: `export default JSON.parse(${JSON.stringify(JSON.stringify(JSON.parse(readFileSync(args.path, "utf8"))))});\n`,
       loader: "js",
     }));
