@@ -4,7 +4,7 @@
 // chunks, loaded by dynamic import only when a command line needs them.
 //
 // zod keeps its English locale alone (zodEnglishOnly below); JSON modules are JSON.parse of a
-// string (jsonAsParse below).
+// string (jsonAsParse below); React's packages are their production builds alone (reactProduction).
 //
 // Left external (resolved from node_modules at run time): native and optional packages
 // (libsql, @libsql/*, @neon-rs/*, anything shipping a .node binary, ws's optional addons),
@@ -105,6 +105,24 @@ const jsonAsParse = {
   },
 };
 
+/**
+ * React's entry files pick the development or the production build when they run
+ * (`process.env.NODE_ENV === 'production'`), so esbuild keeps both in the TUI's chunk: ≈ 1 MiB of
+ * development code (react-reconciler's alone is 750 KiB) read and parsed on every TUI launch, never
+ * run (cli/commands/tui.ts sets NODE_ENV=production before React loads). In the bundle the test is
+ * `true`, and esbuild leaves the development require out. (The TUI from the sources keeps honouring
+ * NODE_ENV.)
+ */
+const reactProduction = {
+  name: "react-production",
+  setup(builder) {
+    builder.onLoad({ filter: /[\\/]node_modules[\\/](react|react-reconciler|scheduler)[\\/][\w.-]+\.js$/ }, (args) => ({
+      contents: readFileSync(args.path, "utf8").replaceAll("process.env.NODE_ENV === 'production'", "true"),
+      loader: "js",
+    }));
+  },
+};
+
 rmSync(outdir, { recursive: true, force: true });
 const result = await build({
   absWorkingDir: root,
@@ -123,7 +141,7 @@ const result = await build({
   banner: { js: 'import { createRequire as __zeCreateRequire } from "node:module"; const require = __zeCreateRequire(import.meta.url);' },
   legalComments: "none",
   metafile: true,
-  plugins: [lightHttp, zodEnglishOnly, jsonAsParse],
+  plugins: [lightHttp, zodEnglishOnly, jsonAsParse, reactProduction],
   logLevel: "warning",
 });
 const outputs = Object.entries(result.metafile.outputs);
