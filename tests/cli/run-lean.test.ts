@@ -3,7 +3,9 @@
 // isomorphic-git is for `workspace git …`, plugins from git and the general status walk).
 // What the bundle holds: zod's English locale and no other (tools/bundle.mjs), with the server's
 // validation messages still worded from it; JSON modules (the models.dev catalog snapshot, the
-// config schema) as `JSON.parse` of a string, not an object literal V8 must compile.
+// config schema) as `JSON.parse` of a string, not an object literal V8 must compile; React's
+// production builds alone, and the TUI's screen mirror (@xterm/headless) in a chunk of its own,
+// loaded after the first frame (cli/tui/terminal.ts).
 // The bundle inlines packages into chunks, so the probe is an ESM load hook (it runs in a hooks
 // thread) that appends each loaded file's path to a list; the test then reads those files.
 import { spawnSync } from "node:child_process";
@@ -95,4 +97,17 @@ it("the bundle holds each JSON module as JSON.parse of one string", () => {
     const value = holding[0]!.split(`// ${marker}\n`)[1]!.split("\n")[0]!;
     expect(value, marker).toMatch(/^var \w+ = JSON\.parse\('\{.*\}'\);$/);
   }
+});
+
+it("the bundle holds React's production builds alone, and @xterm/headless apart from Ink's chunk", () => {
+  const bundle = join(repoRoot, "dist", "bundle");
+  const sources = readdirSync(bundle).filter((file) => file.endsWith(".js")).map((name) => readFileSync(join(bundle, name), "utf8"));
+  const holding = (marker: RegExp): string[] => sources.filter((source) => marker.test(source));
+  expect(holding(/^\/\/ \S*node_modules\/react-reconciler\/cjs\/react-reconciler\.production\.js$/m)).toHaveLength(1);
+  expect(holding(/^\/\/ \S*node_modules\/(react|react-reconciler|scheduler)\/cjs\/\S+\.development\.js$/m)).toEqual([]);
+  const ink = holding(/^\/\/ \S*node_modules\/ink\/build\/render\.js$/m);
+  const xterm = holding(/^\/\/ \S*node_modules\/@xterm\/headless\//m);
+  expect(ink).toHaveLength(1);
+  expect(xterm).toHaveLength(1);
+  expect(xterm[0]).not.toBe(ink[0]);
 });
