@@ -3,6 +3,9 @@
 // package.json → oclif.commands). Each command, the client and the embedded host are their own
 // chunks, loaded by dynamic import only when a command line needs them.
 //
+// zod keeps its English locale alone (zodEnglishOnly below); JSON modules are JSON.parse of a
+// string (jsonAsParse below); React's packages are their production builds alone (reactProduction).
+//
 // Left external (resolved from node_modules at run time): native and optional packages
 // (libsql, @libsql/*, @neon-rs/*, anything shipping a .node binary, ws's optional addons),
 // oclif (only the slow path loads it, and it loads the command table by path), and ajv
@@ -64,6 +67,62 @@ const lightHttp = {
   },
 };
 
+/**
+ * zod's namespace (`import { z } from "zod"`) re-exports every locale as `z.locales` and
+ * `z.core.locales`, so esbuild keeps all ≈ 50 of them (≈ 400 KiB) in whatever chunk loads zod.
+ * Only English is ever used (zod's schemas set it as the default on first construction; no code
+ * here calls `z.config(z.locales.…)`), so zod's locales index becomes one that exports `en` alone.
+ */
+const zodEnglishOnly = {
+  name: "zod-english-only",
+  setup(builder) {
+    builder.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
+      /[\\/]node_modules[\\/]zod[\\/]/.test(args.importer) ? { path: join(dirname(args.importer), "..", "locales", "en.js"), namespace: "zod-locales" } : undefined,
+    );
+    builder.onLoad({ filter: /.*/, namespace: "zod-locales" }, (args) => ({
+      contents: `export { default as en } from ${JSON.stringify(args.path)};\n`,
+      loader: "js",
+      resolveDir: dirname(args.path),
+    }));
+  },
+};
+
+/**
+ * A JSON module (the models.dev catalog snapshot, 160 KiB; the config schema, 53 KiB) becomes
+ * `JSON.parse` of one string instead of esbuild's object literal: V8 scans a string and parses
+ * JSON several times faster than it compiles an object literal of that size (the snapshot:
+ * ≈ 1.7 ms and 0.6 MiB against ≈ 9 ms and 2.5 MiB on every start that loads it).
+ */
+const jsonAsParse = {
+  name: "json-as-parse",
+  setup(builder) {
+    // The project's own JSON modules only: a package's `require("./x.json")` keeps esbuild's
+    // CommonJS-shaped value (some packages assign to it).
+    builder.onLoad({ filter: /\.json$/ }, (args) => (/[\\/]node_modules[\\/]/.test(args.path) ? undefined : {
+      contents: `export default JSON.parse(${JSON.stringify(JSON.stringify(JSON.parse(readFileSync(args.path, "utf8"))))});\n`,
+      loader: "js",
+    }));
+  },
+};
+
+/**
+ * React's entry files pick the development or the production build when they run
+ * (`process.env.NODE_ENV === 'production'`), so esbuild keeps both in the TUI's chunk: ≈ 1 MiB of
+ * development code (react-reconciler's alone is 750 KiB) read and parsed on every TUI launch, never
+ * run (cli/commands/tui.ts sets NODE_ENV=production before React loads). In the bundle the test is
+ * `true`, and esbuild leaves the development require out. (The TUI from the sources keeps honouring
+ * NODE_ENV.)
+ */
+const reactProduction = {
+  name: "react-production",
+  setup(builder) {
+    builder.onLoad({ filter: /[\\/]node_modules[\\/](react|react-reconciler|scheduler)[\\/][\w.-]+\.js$/ }, (args) => ({
+      contents: readFileSync(args.path, "utf8").replaceAll("process.env.NODE_ENV === 'production'", "true"),
+      loader: "js",
+    }));
+  },
+};
+
 rmSync(outdir, { recursive: true, force: true });
 const result = await build({
   absWorkingDir: root,
@@ -82,7 +141,7 @@ const result = await build({
   banner: { js: 'import { createRequire as __zeCreateRequire } from "node:module"; const require = __zeCreateRequire(import.meta.url);' },
   legalComments: "none",
   metafile: true,
-  plugins: [lightHttp],
+  plugins: [lightHttp, zodEnglishOnly, jsonAsParse, reactProduction],
   logLevel: "warning",
 });
 const outputs = Object.entries(result.metafile.outputs);

@@ -1,6 +1,11 @@
 // What an embedded one-shot loads: `run --embedded` in a git repository does not load
 // isomorphic-git (the rewind recording reads the index and objects with its own small readers;
 // isomorphic-git is for `workspace git …`, plugins from git and the general status walk).
+// What the bundle holds: zod's English locale and no other (tools/bundle.mjs), with the server's
+// validation messages still worded from it; JSON modules (the models.dev catalog snapshot, the
+// config schema) as `JSON.parse` of a string, not an object literal V8 must compile; React's
+// production builds alone, and the TUI's screen mirror (@xterm/headless) in a chunk of its own,
+// loaded after the first frame (cli/tui/terminal.ts).
 // The bundle inlines packages into chunks, so the probe is an ESM load hook (it runs in a hooks
 // thread) that appends each loaded file's path to a list; the test then reads those files.
 import { spawnSync } from "node:child_process";
@@ -9,7 +14,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, expect, it, vi } from "vitest";
 import { startTestModel, type TestModel } from "../../tools/test-model/index.js";
-import { assertBuilt, runCli, scriptByPrompt } from "../support/cli.js";
+import { assertBuilt, runCli, scriptByPrompt, startCli } from "../support/cli.js";
 import { repoRoot, tempHome, type TempHome } from "../support/harness.js";
 import { TEST_MODEL, testProviderConfig, writeGlobalConfig } from "../support/model.js";
 
@@ -55,4 +60,54 @@ it("an embedded one-shot in a git repository does not load isomorphic-git", asyn
   expect(loaded.some((url) => url.pathname.endsWith("/dist/bundle/main.js"))).toBe(true);
   const withGit = loaded.filter((url) => url.pathname.endsWith(".js") && readFileSync(url, "utf8").includes(MARKER));
   expect(withGit.map((url) => url.pathname)).toEqual([]);
+});
+
+/** esbuild's comments above each zod locale's code, by locale, across the whole bundle. */
+const ZOD_LOCALE = /node_modules\/zod\/v4\/locales\/([\w-]+)\.js$/gm;
+
+it("the bundle holds zod's English locale alone, and the server's validation messages are still worded from it", async () => {
+  const bundle = join(repoRoot, "dist", "bundle");
+  const locales = new Set<string>();
+  for (const name of readdirSync(bundle).filter((file) => file.endsWith(".js"))) {
+    for (const match of readFileSync(join(bundle, name), "utf8").matchAll(ZOD_LOCALE)) locales.add(match[1]!);
+  }
+  expect([...locales]).toEqual(["en"]);
+
+  const server = startCli(["serve", "--port", "0", "--database", ":memory:"], { env: home.env, cwd: home.root });
+  try {
+    await server.waitFor(/^http:\/\/127\.0\.0\.1:\d+\n/m);
+    const url = server.stdout().split("\n")[0]!;
+    const put = async (body: string): Promise<unknown> =>
+      (await fetch(`${url}/v1/servers/local/sessions/0190c8c4-0000-7000-8000-000000000001`, { method: "PUT", headers: { "content-type": "application/json" }, body })).json();
+    expect(await put("[1]")).toEqual({ _tag: "ValidationError", message: "Invalid request: body: expected object, received array" });
+    expect(await put(JSON.stringify({ title: 5 }))).toEqual({ _tag: "ValidationError", message: "Invalid request: body.title (/title): is not a field of this request" });
+  } finally {
+    server.child.kill("SIGTERM");
+    await server.exited;
+  }
+});
+
+it("the bundle holds each JSON module as JSON.parse of one string", () => {
+  const bundle = join(repoRoot, "dist", "bundle");
+  const sources = readdirSync(bundle).filter((file) => file.endsWith(".js")).map((name) => readFileSync(join(bundle, name), "utf8"));
+  for (const marker of ["services/providers/catalog/snapshot.json", "generated/config.schema.json"]) {
+    const holding = sources.filter((source) => source.includes(`// ${marker}\n`));
+    expect(holding.length, marker).toBe(1);
+    // esbuild's comment names the module; the next line is its whole value.
+    const value = holding[0]!.split(`// ${marker}\n`)[1]!.split("\n")[0]!;
+    expect(value, marker).toMatch(/^var \w+ = JSON\.parse\('\{.*\}'\);$/);
+  }
+});
+
+it("the bundle holds React's production builds alone, and @xterm/headless apart from Ink's chunk", () => {
+  const bundle = join(repoRoot, "dist", "bundle");
+  const sources = readdirSync(bundle).filter((file) => file.endsWith(".js")).map((name) => readFileSync(join(bundle, name), "utf8"));
+  const holding = (marker: RegExp): string[] => sources.filter((source) => marker.test(source));
+  expect(holding(/^\/\/ \S*node_modules\/react-reconciler\/cjs\/react-reconciler\.production\.js$/m)).toHaveLength(1);
+  expect(holding(/^\/\/ \S*node_modules\/(react|react-reconciler|scheduler)\/cjs\/\S+\.development\.js$/m)).toEqual([]);
+  const ink = holding(/^\/\/ \S*node_modules\/ink\/build\/render\.js$/m);
+  const xterm = holding(/^\/\/ \S*node_modules\/@xterm\/headless\//m);
+  expect(ink).toHaveLength(1);
+  expect(xterm).toHaveLength(1);
+  expect(xterm[0]).not.toBe(ink[0]);
 });
