@@ -7,7 +7,8 @@
 //   status        what is running: registration, release, database, config, uptime, running Turns
 //   runningTurns  the Turns a stop would end
 //   heartbeat     re-checks the registration now (the daemon also does every 10 s)
-//   shutdown      202, then the host closes (running Turns end with host_shutdown)
+//   shutdown      202, then the host closes (running Turns end with host_shutdown); with
+//                 `ifIdle` it refuses (`accepted: false`, the running Turns) while a Turn runs
 //
 // One path answers without the token: `GET /_daemon/challenge?nonce=N` proves this daemon holds
 // it (challenge.ts) before a client sends it. Errors carry safe messages only (no stack traces).
