@@ -116,6 +116,11 @@ export interface TurnChange {
    * caller holds them all (its own writes): published as given instead of read back.
    */
   readonly allParts?: readonly unknown[];
+  /**
+   * The Turn changed nothing recorded (Turn recording knows it at settlement): its empty patch is
+   * recorded as `turn.empty_patch_at` by this change's UPDATE, not as a `turn_patch` row.
+   */
+  readonly emptyPatchAt?: number;
 }
 
 /**
@@ -136,6 +141,10 @@ export function changeTurn(context: StorageContext, turnId: string, change: Turn
         const encoded = turnColumn(property as keyof TurnRow, value);
         sets.push(`${encoded.column} = ?`);
         args.push(encoded.value);
+      }
+      if (change.emptyPatchAt !== undefined) {
+        sets.push("empty_patch_at = ?");
+        args.push(change.emptyPatchAt);
       }
       if (n > 0) {
         sets.push(
