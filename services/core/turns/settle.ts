@@ -51,7 +51,7 @@ export async function complete(t: RunningTurn, text: string): Promise<boolean> {
   const recorded = t.deps.workspaceSettle?.();
   const within = withSettleWrite(swept.within, recorded?.within);
   const { phase: _phase, outcome: _outcome, completedAt: _completedAt, steeringGate: _gate, messages: _messages, ...kept } = swept.patch;
-  const putBack = () => t.recorder.unsweep({ parts: swept.parts, events: swept.events.filter((event) => event.type !== "turn.finished"), patch: kept, within: swept.within });
+  const putBack = () => t.recorder.unsweep({ parts: swept.parts, events: swept.events.filter((event) => event.type !== "turn.finished"), patch: kept, within: swept.within, request: swept.request });
   let result: Awaited<ReturnType<typeof store.changeTurn>>;
   try {
     // The answer waits out a full disk: the Turn completes once space returns.
@@ -63,6 +63,7 @@ export async function complete(t: RunningTurn, text: string): Promise<boolean> {
           events: swept.events,
           ...(within ? { within } : {}),
           ...(recorded ? { emptyPatchAt: recorded.emptyPatchAt } : {}),
+          ...(swept.request ? { preparedRequest: swept.request.record } : {}),
           ...ownParts(t),
           expectOwner: t.deps.instance,
           expectPhases: ["running"],
@@ -186,6 +187,7 @@ export async function settleStopped(t: RunningTurn, error: unknown): Promise<voi
         events: swept.events,
         ...(within ? { within } : {}),
         ...(recorded ? { emptyPatchAt: recorded.emptyPatchAt } : {}),
+        ...(swept.request ? { preparedRequest: swept.request.record } : {}),
         ...ownParts(t),
         expectOwner: t.deps.instance,
         expectPhases: ["running"],
