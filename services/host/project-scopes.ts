@@ -7,7 +7,10 @@
 // is compared with what the scope was built from: an edit rebuilds the scope at the next Turn
 // (the replaced one closes its plugins and MCP servers once no running Turn leases it). A file
 // that cannot be loaded fails that project's commands with the one-line config error naming the
-// file (400 ValidationError), never a fallback to another configuration.
+// file (400 ValidationError), never a fallback to another configuration. Each Turn resolves its
+// workdir's scope once, at its start (`acquire`); while Turns of a workdir run, a lookup for it
+// (such as the Turn's own workspace recording) answers the scope the latest of them leased instead
+// of looking for the files again — unless a later lookup found a change and replaced that scope.
 //
 // The host's own scope (global + the server root's project file or `--config`, + the inline
 // config) stays what it is for host-wide things (providers, the model catalog, the sandbox, the
@@ -80,6 +83,8 @@ function realpathOr(file: string): string {
 
 export class ProjectScopes {
   private readonly entries = new Map<string, Entry>();
+  /** Per workdir with running Turns: the entry the latest of them leased, and how many leases are held. */
+  private readonly leased = new Map<string, { entry: Entry; count: number }>();
   private readonly explicit: string | undefined;
   private closed = false;
 
@@ -97,6 +102,8 @@ export class ProjectScopes {
 
   /** The scope of a Session whose absolute workdir is `workdir`; rejects with a ValidationError naming a file that cannot be loaded. */
   async forWorkdir(workdir: string): Promise<ProjectScope> {
+    const held = this.leased.get(workdir);
+    if (held && !held.entry.retired) return held.entry.scope;
     return (await this.entry(workdir)).scope;
   }
 
@@ -105,6 +112,8 @@ export class ProjectScopes {
     const entry = await this.entry(workdir);
     const scope = await entry.scope;
     entry.leases += 1;
+    const held = this.leased.get(workdir);
+    this.leased.set(workdir, { entry, count: (held?.count ?? 0) + 1 });
     let released = false;
     return {
       scope,
@@ -112,6 +121,8 @@ export class ProjectScopes {
         if (released) return;
         released = true;
         entry.leases -= 1;
+        const current = this.leased.get(workdir);
+        if (current && --current.count === 0) this.leased.delete(workdir);
         this.closeIfDone(entry);
       },
     };
@@ -126,6 +137,7 @@ export class ProjectScopes {
     this.closed = true;
     const entries = [...this.entries.values()];
     this.entries.clear();
+    this.leased.clear();
     await Promise.all(entries.filter((entry) => entry.owned).map((entry) => entry.scope.then((scope) => scope.close(), () => undefined)));
   }
 

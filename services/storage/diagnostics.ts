@@ -136,6 +136,14 @@ export interface ContextRecord {
   readonly preparedAt: number;
 }
 
+/** A prepared Main request to record (its Session and Turn are the change's). */
+export interface PreparedRequestRecord {
+  readonly model: string;
+  readonly report: unknown;
+  readonly preparedAt: number;
+  readonly reportedInputTokens: number | null;
+}
+
 /** Records a prepared Main request under the Session's next context sequence. */
 export function insertContext(context: Context, record: Omit<ContextRecord, "sequence" | "reportedInputTokens"> & { readonly reportedInputTokens?: number | null }): Promise<number> {
   return write(context, async (tx) => {
@@ -149,10 +157,10 @@ export function insertContext(context: Context, record: Omit<ContextRecord, "seq
   });
 }
 
-/** Sets the provider-reported input tokens of a recorded request. */
-export function setContextUsage(context: Context, sessionId: string, sequence: number, inputTokens: number): Promise<void> {
+/** Sets the provider-reported input tokens of a recorded request: the Turn's one prepared at `preparedAt`. */
+export function setContextUsage(context: Context, request: { readonly sessionId: string; readonly turnId: string; readonly preparedAt: number }, inputTokens: number): Promise<void> {
   return write(context, async (tx) => {
-    await tx.sql.run("UPDATE session_context SET reported_input_tokens = ? WHERE session_id = ? AND sequence = ?", [inputTokens, sessionId, sequence]);
+    await tx.sql.run("UPDATE session_context SET reported_input_tokens = ? WHERE session_id = ? AND turn_id = ? AND prepared_at = ?", [inputTokens, request.sessionId, request.turnId, request.preparedAt]);
   });
 }
 

@@ -82,7 +82,7 @@ export type { HistoryKind, HistoryRole, HistoryRowRecord, HistoryRowWrite, Histo
 export { codePointBefore, foldCase, foldCodePoint, isWordCodePoint, utf8Length } from "./text-fold.js";
 export { SIMPLE_CASE_FOLDING, UNICODE_VERSION } from "./casefold-data.js";
 export * as diagnostics from "./diagnostics.js";
-export type { ContextRecord, DiagnosticKind, DiagnosticRecord, NewDiagnostic } from "./diagnostics.js";
+export type { ContextRecord, DiagnosticKind, DiagnosticRecord, NewDiagnostic, PreparedRequestRecord } from "./diagnostics.js";
 export * as terminals from "./terminals.js";
 export type { StoredTerminal, NewTerminal } from "./terminals.js";
 export * as workspace from "./workspace.js";

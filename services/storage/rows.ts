@@ -37,6 +37,8 @@ export const TURN_COLUMNS: readonly Column[] = [
   ["serverCursor", "server_cursor"],
   ["historyRevision", "history_revision"],
   ["instructions", "instructions", true],
+  ["emptyPatchAt", "empty_patch_at"],
+  ["preparedRequest", "prepared_request", true],
 ];
 
 const COLUMN_OF = new Map(TURN_COLUMNS.map(([property, column, json]) => [property, { column, json: json === true }]));

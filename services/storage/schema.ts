@@ -181,6 +181,10 @@ export const turn = sqliteTable(
     historyRevision: integer("history_revision").notNull().default(0),
     /** The workspace instructions (AGENTS.md) read at admission, kept for recovery and compaction. */
     instructions: text("instructions", { mode: "json" }).$type<unknown>(),
+    /** Set when the Turn settled having changed nothing recorded: its empty patch (no `turn_patch` row). */
+    emptyPatchAt: integer("empty_patch_at"),
+    /** The Turn's latest prepared Main request as its change staged it; a trigger records each in `session_context`. */
+    preparedRequest: text("prepared_request", { mode: "json" }).$type<unknown>(),
   },
   (table) => [
     uniqueIndex("turn_session_sequence_idx").on(table.sessionId, table.sequence),

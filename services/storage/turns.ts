@@ -14,6 +14,7 @@ import { SETTLED_TURN_COLUMNS, publishSettledTurn, type SettledTurnRead } from "
 import { isStorageHandle, type Durability, type StorageHandle, type StorageTransaction } from "./database.js";
 import { chunked, inChunks, valueRows } from "./chunks.js";
 import type { SqlValue } from "./engine.js";
+import type { PreparedRequestRecord } from "./diagnostics.js";
 import { SESSION_SELECT, TURN_SELECT, eventFromRow, jsonValue, placeholders, sessionFromRow, steerFromRow, turnColumn, turnFromRow } from "./rows.js";
 import type { SessionRow, TurnEventRow, TurnInsert, TurnRow, TurnSteerRow } from "./schema.js";
 
@@ -116,6 +117,16 @@ export interface TurnChange {
    * caller holds them all (its own writes): published as given instead of read back.
    */
   readonly allParts?: readonly unknown[];
+  /**
+   * The Turn changed nothing recorded (Turn recording knows it at settlement): its empty patch is
+   * recorded as `turn.empty_patch_at` by this change's UPDATE, not as a `turn_patch` row.
+   */
+  readonly emptyPatchAt?: number;
+  /**
+   * A prepared Main request this change records: set as `turn.prepared_request` by its UPDATE,
+   * whose trigger inserts it in `session_context` (no statement of its own).
+   */
+  readonly preparedRequest?: PreparedRequestRecord;
 }
 
 /**
@@ -136,6 +147,15 @@ export function changeTurn(context: StorageContext, turnId: string, change: Turn
         const encoded = turnColumn(property as keyof TurnRow, value);
         sets.push(`${encoded.column} = ?`);
         args.push(encoded.value);
+      }
+      if (change.preparedRequest) {
+        const { model, report, preparedAt, reportedInputTokens } = change.preparedRequest;
+        sets.push("prepared_request = ?");
+        args.push(JSON.stringify({ model, report, preparedAt, reportedInputTokens }));
+      }
+      if (change.emptyPatchAt !== undefined) {
+        sets.push("empty_patch_at = ?");
+        args.push(change.emptyPatchAt);
       }
       if (n > 0) {
         sets.push(

@@ -290,14 +290,6 @@ const EMPTY_SHA256 = createHash("sha256").digest("hex");
 const emptyPatchArgs = (turn: { readonly id: string; readonly sessionId: string; readonly sequence: number }, capturedAt: number): SqlValue[] => [turn.id, turn.sessionId, turn.sequence, "[]", "", 0, EMPTY_SHA256, capturedAt];
 
 /**
- * Writes the empty patch of a Turn recorded in "tools" mode that no file tool touched, in the
- * caller's transaction (its settlement): one statement, nothing else changes.
- */
-export async function putEmptyPatch(tx: StorageTransaction, turn: { readonly id: string; readonly sessionId: string; readonly sequence: number }, capturedAt: number): Promise<void> {
-  await tx.sql.run("INSERT INTO turn_patch (turn_id, session_id, turn_sequence, files, patch, size, sha256, captured_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (turn_id) DO NOTHING", emptyPatchArgs(turn, capturedAt));
-}
-
-/**
  * The recovery of a Turn lost before it settled whose before-state was the Session's "tools"
  * manifest left unmarked (see services/core/rewind/recording.ts): when the manifest names no Turn,
  * records no files, and no file tool of the Turn took a before-image, the Turn changed nothing
@@ -345,14 +337,24 @@ export function recordTurnPatch(
   });
 }
 
+/**
+ * `turn_patch` rows, and the empty patches recorded on their Turn (`turn.empty_patch_at`, no row
+ * yet: a Turn that changed nothing recorded), as one row set with `turn_patch`'s columns.
+ */
+const PATCHES = `SELECT turn_id, session_id, turn_sequence, files, patch, size, sha256, captured_at, rewound_at FROM turn_patch
+  UNION ALL
+  SELECT t.id, t.session_id, t.sequence, '[]', '', 0, '${EMPTY_SHA256}', t.empty_patch_at, NULL FROM turn t
+  WHERE t.empty_patch_at IS NOT NULL AND NOT EXISTS (SELECT 1 FROM turn_patch p WHERE p.turn_id = t.id)`;
+
+/** The Turn's patch: its row, or the empty one recorded on the Turn. */
 export async function getTurnPatch(context: Context, turnId: string): Promise<TurnPatchRow | undefined> {
-  const raw = await read(context, (sql) => sql.get("SELECT * FROM turn_patch WHERE turn_id = ?", [turnId]));
+  const raw = await read(context, (sql) => sql.get(`SELECT * FROM (${PATCHES}) WHERE turn_id = ?`, [turnId]));
   return raw ? patchFromRow(raw) : undefined;
 }
 
 /** The Session's patches from this Turn sequence on, oldest first. */
 export async function sessionPatchesFrom(context: Context, sessionId: string, fromSequence: number): Promise<TurnPatchRow[]> {
-  const rows = await read(context, (sql) => sql.all("SELECT * FROM turn_patch WHERE session_id = ? AND turn_sequence >= ? ORDER BY turn_sequence", [sessionId, fromSequence]));
+  const rows = await read(context, (sql) => sql.all(`SELECT * FROM (${PATCHES}) WHERE session_id = ? AND turn_sequence >= ? ORDER BY turn_sequence`, [sessionId, fromSequence]));
   return rows.map(patchFromRow);
 }
 
@@ -385,7 +387,16 @@ export function recordRewind(context: Context, rewind: NewRewind, after: Manifes
       rewind.filesOnly ? 1 : 0,
       rewind.rewoundAt,
     ]);
-    for (const turnId of rewind.turnIds) await tx.sql.run("UPDATE turn_patch SET rewound_at = ? WHERE turn_id = ? AND rewound_at IS NULL", [rewind.rewoundAt, turnId]);
+    for (const turnId of rewind.turnIds) {
+      await tx.sql.run("UPDATE turn_patch SET rewound_at = ? WHERE turn_id = ? AND rewound_at IS NULL", [rewind.rewoundAt, turnId]);
+      // An empty patch recorded on its Turn becomes a row here, to keep when it was rewound.
+      await tx.sql.run(
+        `INSERT INTO turn_patch (turn_id, session_id, turn_sequence, files, patch, size, sha256, captured_at, rewound_at)
+         SELECT id, session_id, sequence, '[]', '', 0, ?, empty_patch_at, ? FROM turn WHERE id = ? AND empty_patch_at IS NOT NULL
+         ON CONFLICT (turn_id) DO NOTHING`,
+        [EMPTY_SHA256, rewind.rewoundAt, turnId],
+      );
+    }
     if (after) await putManifest(tx, rewind.sessionId, null, after, rewind.rewoundAt);
     for (const turnId of rewind.turnIds) await tx.sql.run("DELETE FROM workspace_blob_ref WHERE owner = ?", [turnOwner(turnId)]);
   });

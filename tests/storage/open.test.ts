@@ -106,6 +106,8 @@ describe("openDatabase", () => {
         { id: serverMigrations[12]!.id, ordinal: 13, breaking: 1, compatible_floor: serverMigrations[12]!.id },
         { id: serverMigrations[13]!.id, ordinal: 14, breaking: 0, compatible_floor: serverMigrations[12]!.id },
         { id: serverMigrations[14]!.id, ordinal: 15, breaking: 1, compatible_floor: serverMigrations[14]!.id },
+        { id: serverMigrations[15]!.id, ordinal: 16, breaking: 1, compatible_floor: serverMigrations[15]!.id },
+        { id: serverMigrations[16]!.id, ordinal: 17, breaking: 0, compatible_floor: serverMigrations[15]!.id },
       ]);
       const recorded = await rows(handle.client, "SELECT type, name FROM harness_schema_object ORDER BY type, name");
       expect(recorded.map((r) => `${String(r["type"])}:${String(r["name"])}`)).toEqual([
@@ -169,6 +171,7 @@ describe("openDatabase", () => {
         "trigger:session_plugin_overlay_set",
         "trigger:turn_context_use",
         "trigger:turn_event_stamps",
+        "trigger:turn_prepared_request_recorded",
         "trigger:workspace_blob_gc",
       ]);
       expect(await rows(handle.client, "SELECT id, cursor FROM server_activity")).toEqual([{ id: 1, cursor: 0 }]);

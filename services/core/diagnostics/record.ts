@@ -2,9 +2,10 @@
 // (a model-step failure, with the safe wording the provider room gives it — never a provider
 // body) and each prepared Main request, grouped by message role and tool schema with the same
 // estimate the context check uses (UTF-16 characters / 4). A prepared request rides the Turn's
-// next durable change (streamed content, a tool call or the settlement), so it costs one
-// statement and no transaction; a failed attempt commits on its own (a failure never fails the
-// Turn further: its storage error is dropped).
+// next durable change (streamed content, a tool call or the settlement) inside that change's own
+// UPDATE (a trigger records it in `session_context`), so it costs no statement and no
+// transaction; a failed attempt commits on its own (a failure never fails the Turn further: its
+// storage error is dropped).
 import type { ModelMessage, ModelTool } from "../../providers/index.js";
 import { diagnostics as store, type StorageHandle, type StorageTransaction } from "../../storage/index.js";
 
@@ -81,33 +82,40 @@ export function contextReport(request: { readonly system: string | undefined; re
   };
 }
 
-/** Where a Turn's records go: the rider of its next durable change (no transaction of their own). */
+/**
+ * A prepared request waiting for the Turn's next change: `taken` once a change took it (its
+ * record is serialized when that change writes, so usage reported until then is in it).
+ */
+export interface StagedRequest {
+  readonly record: { readonly sessionId: string; readonly turnId: string; readonly model: string; readonly report: ContextReportRecord; readonly preparedAt: number; reportedInputTokens: number | null };
+  taken: boolean;
+}
+
+/** Where a Turn's records go: its next durable change (no transaction of their own). */
 export interface RecordSink {
   stageWrite(write: (tx: StorageTransaction) => Promise<void>): void;
+  /** A prepared request the next change records. */
+  stageRequest(request: StagedRequest): void;
 }
 
 /** One prepared request's record: inserted by the Turn's next change, its usage set when reported. */
 export class PreparedRequest {
-  private sequence: number | undefined;
-  private started = false;
-  private reported: number | null = null;
+  private readonly staged: StagedRequest;
 
   constructor(
     private readonly sink: RecordSink,
-    private readonly record: { readonly sessionId: string; readonly turnId: string; readonly model: string; readonly report: ContextReportRecord; readonly preparedAt: number },
+    record: { readonly sessionId: string; readonly turnId: string; readonly model: string; readonly report: ContextReportRecord; readonly preparedAt: number },
   ) {
-    sink.stageWrite(async (tx) => {
-      this.started = true;
-      this.sequence = await store.insertContext(tx, { ...record, reportedInputTokens: this.reported });
-    });
+    this.staged = { record: { ...record, reportedInputTokens: null }, taken: false };
+    sink.stageRequest(this.staged);
   }
 
   /** The provider reported the request's input tokens. */
   usage(inputTokens: number): void {
     if (!Number.isFinite(inputTokens)) return;
-    this.reported = inputTokens;
-    // Once inserted (or being inserted by an earlier change), the update rides a later change.
-    if (this.started) this.sink.stageWrite(async (tx) => void (this.sequence !== undefined && (await store.setContextUsage(tx, this.record.sessionId, this.sequence, inputTokens))));
+    this.staged.record.reportedInputTokens = inputTokens;
+    // Once a change took the record (it may be written already), the update rides a later change.
+    if (this.staged.taken) this.sink.stageWrite(async (tx) => store.setContextUsage(tx, this.staged.record, inputTokens));
   }
 }
 

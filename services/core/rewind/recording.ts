@@ -27,6 +27,15 @@ import { readCurrent } from "./restore.js";
 
 export type RecordingMode = "off" | "tools" | RecordedMode;
 
+/**
+ * What Turn recording adds to a Turn's settlement: the empty patch's capture time (the settling
+ * UPDATE records it on the Turn) and a rider of the settling transaction (writes no statement).
+ */
+export interface SettleWrite {
+  readonly emptyPatchAt: number;
+  readonly within: (tx: StorageTransaction) => Promise<void>;
+}
+
 type Env = Readonly<Record<string, string | undefined>>;
 
 export interface RecorderOptions {
@@ -152,17 +161,19 @@ export class Recorder {
   }
 
   /**
-   * What a Turn's settlement writes in its own transaction: the empty patch of an unmarked Turn
-   * no file tool wrote (undefined otherwise, or while its before-state is still being recorded).
+   * What a Turn's settlement records in its own transaction: the empty patch of an unmarked Turn
+   * no file tool wrote, as the settling UPDATE's `empty_patch_at` (no statement of its own;
+   * undefined otherwise, or while its before-state is still being recorded).
    */
-  settleWrite(turnId: string): ((tx: StorageTransaction) => Promise<void>) | undefined {
+  settleWrite(turnId: string): SettleWrite | undefined {
     const entry = this.#unmarked.get(turnId);
     if (!entry || entry.marking) return undefined;
-    return async (tx) => {
-      await store.putEmptyPatch(tx, entry.turn, this.options.now());
-      this.options.storage.afterCommit(() => {
-        entry.written = true;
-      });
+    return {
+      emptyPatchAt: this.options.now(),
+      within: async () =>
+        this.options.storage.afterCommit(() => {
+          entry.written = true;
+        }),
     };
   }
 

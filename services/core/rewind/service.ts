@@ -18,7 +18,7 @@ import { compareBytes } from "../../workspace/files/path.js";
 import { sha256Hex } from "../../workspace/files/snapshot.js";
 import { KeyedSerial } from "../../contract/serial.js";
 import { isPathChanged } from "../../workspace/files/verified.js";
-import { Recorder, type RecordingMode } from "./recording.js";
+import { Recorder, type RecordingMode, type SettleWrite } from "./recording.js";
 import { currentDigest, restore } from "./restore.js";
 
 export type { RecordingMode } from "./recording.js";
@@ -34,7 +34,7 @@ export interface TurnWorkspaceObserver {
   /** A file tool is about to write `path` (absolute, canonical) in this Turn. */
   beforeWrite(turn: { readonly id: string; readonly sessionId: string }, workdir: string, path: string): Promise<void>;
   /** What the Turn's settlement writes in its own transaction (its patch, when that is known without a capture). */
-  settleWrite(turnId: string): ((tx: StorageTransaction) => Promise<void>) | undefined;
+  settleWrite(turnId: string): SettleWrite | undefined;
   /** What the settlement of a Turn lost to a crash writes in its transaction (a patch the crash kept from being written). */
   repairLost(row: TurnRow, workdir: string): Promise<((tx: StorageTransaction) => Promise<void>) | undefined>;
 }

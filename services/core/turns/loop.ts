@@ -55,7 +55,7 @@ export class TurnExecution {
     let extensions: TurnExtensions | undefined;
     let detach: (() => void) | undefined;
     try {
-      extensions = await leaseExtensions(t);
+      extensions = await leaseExtensions(t).finally(() => t.deps.leased?.());
       // Subscribers see the Turn from its start: `turn.started` before the `turn.before` hooks.
       const sink = extensions?.observe?.(t.id);
       if (sink) {

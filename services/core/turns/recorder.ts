@@ -4,9 +4,19 @@
 // their open part, announced at once as live deltas and committed at most every `flushMs`.
 import { randomUUID } from "node:crypto";
 import type { TurnPart } from "../../../generated/client/types.gen.js";
-import { turns as store, type NewTurnEvent, type StorageHandle, type StorageTransaction, type TurnPatch } from "../../storage/index.js";
+import { diagnostics as contextStore, turns as store, type NewTurnEvent, type StorageHandle, type StorageTransaction, type TurnPatch } from "../../storage/index.js";
+import type { StagedRequest } from "../diagnostics/record.js";
 
 type Within = (tx: StorageTransaction) => Promise<void>;
+
+/** What one change takes: dirty parts, events, row fields, riders, and the prepared request its UPDATE records. */
+export interface Swept {
+  readonly parts: { ordinal: number; data: TurnPart }[];
+  readonly events: NewTurnEvent[];
+  readonly patch: TurnPatch;
+  readonly within?: Within;
+  readonly request?: StagedRequest;
+}
 import type { ActivityHub } from "../events/hub.js";
 import { observeDelta, observeEvents } from "./observe.js";
 import { untilWritten } from "./storage-wait.js";
@@ -52,6 +62,8 @@ export class TurnRecorder {
   private staged: { events: NewTurnEvent[]; patch: TurnPatch } = { events: [], patch: {} };
   /** Writes that ride the next commit's transaction (`stageWrite`). */
   private riders: Within[] = [];
+  /** Prepared requests that ride the next commit (`stageRequest`). */
+  private requests: StagedRequest[] = [];
   private writes: Promise<void> = Promise.resolve();
   /** The commit waiting behind the running one: later commits join it until it starts. */
   private queued: QueuedChange | undefined;
@@ -103,6 +115,11 @@ export class TurnRecorder {
     this.riders.push(write);
   }
 
+  /** Adds a prepared request's record to the next commit (its UPDATE records it: no statement of its own). */
+  stageRequest(request: StagedRequest): void {
+    this.requests.push(request);
+  }
+
   /** Adds events and row fields to the next commit instead of committing them on their own. */
   stage(events: readonly NewTurnEvent[], patch: TurnPatch): void {
     observeEvents(this.options.turnId, events);
@@ -114,23 +131,28 @@ export class TurnRecorder {
    * `events`. Streamed content swept into another change is announced by a snapshot, as a flush
    * would: observers without live deltas (the server stream) see it only that way.
    */
-  sweep(events: readonly NewTurnEvent[] = [], patch: TurnPatch = {}): { parts: { ordinal: number; data: TurnPart }[]; events: NewTurnEvent[]; patch: TurnPatch; within?: Within } {
+  sweep(events: readonly NewTurnEvent[] = [], patch: TurnPatch = {}): Swept {
     return this.take(events, patch);
   }
 
-  private take(events: readonly NewTurnEvent[] = [], patch: TurnPatch = {}): { parts: { ordinal: number; data: TurnPart }[]; events: NewTurnEvent[]; patch: TurnPatch; within?: Within } {
+  private take(events: readonly NewTurnEvent[] = [], patch: TurnPatch = {}): Swept {
     const parts = [...this.dirty].sort((a, b) => a - b).map((ordinal) => ({ ordinal, data: this.parts[ordinal]! }));
     this.dirty.clear();
     const all = [...this.staged.events, ...events];
     const merged = { ...this.staged.patch, ...patch };
     this.staged = { events: [], patch: {} };
     if (parts.some(({ data }) => isContent(data)) && !all.some((event) => event.type === "turn.snapshot")) all.unshift({ type: "turn.snapshot", data: null });
-    const riders = this.riders.splice(0);
-    if (riders.length === 0) return { parts, events: all, patch: merged };
+    const requests = this.requests.splice(0);
+    for (const request of requests) request.taken = true;
+    // One prepared request rides the change's UPDATE; more (rare: no change between two model
+    // requests) are inserted in order ahead of the riders (a usage update among them follows its insert).
+    const [request] = requests.length === 1 ? requests : [];
+    const inserts = requests.length > 1 ? requests.map((staged): Within => async (tx) => void (await contextStore.insertContext(tx, staged.record))) : [];
+    const riders = [...inserts, ...this.riders.splice(0)];
+    const taken = { parts, events: all, patch: merged, ...(request ? { request } : {}) };
+    if (riders.length === 0) return taken;
     return {
-      parts,
-      events: all,
-      patch: merged,
+      ...taken,
       within: async (tx) => {
         for (const rider of riders) await rider(tx);
       },
@@ -138,8 +160,9 @@ export class TurnRecorder {
   }
 
   /** Puts back what a change that did not apply had swept (its guard refused it). */
-  unsweep(swept: { parts: readonly { ordinal: number }[]; events: readonly NewTurnEvent[]; patch: TurnPatch; within?: Within | undefined }): void {
+  unsweep(swept: { parts: readonly { ordinal: number }[]; events: readonly NewTurnEvent[]; patch: TurnPatch; within?: Within | undefined; request?: StagedRequest | undefined }): void {
     if (swept.within) this.riders.unshift(swept.within);
+    if (swept.request) this.requests.unshift(swept.request);
     for (const { ordinal } of swept.parts) this.dirty.add(ordinal);
     this.staged = { events: swept.events.filter((event) => event.type !== "turn.snapshot"), patch: swept.patch };
   }
@@ -180,6 +203,7 @@ export class TurnRecorder {
               expectOwner: this.options.owner,
               expectPhases: ["running"],
               ...(swept.within ? { within: swept.within } : {}),
+              ...(swept.request ? { preparedRequest: swept.request.record } : {}),
               // Progress is re-derivable: it survives a process crash; a power loss at worst settles
               // the Turn as process_lost. Claims and settlements stay fully synced.
               durability: "relaxed",
@@ -204,8 +228,9 @@ export class TurnRecorder {
   }
 
   /** What a change that failed to write had swept, back in front of what was staged since. */
-  private putBack(swept: { parts: readonly { ordinal: number }[]; events: readonly NewTurnEvent[]; patch: TurnPatch; within?: Within | undefined }): void {
+  private putBack(swept: Swept): void {
     if (swept.within) this.riders.unshift(swept.within);
+    if (swept.request) this.requests.unshift(swept.request);
     for (const { ordinal } of swept.parts) this.dirty.add(ordinal);
     this.staged = { events: [...swept.events.filter((event) => event.type !== "turn.snapshot"), ...this.staged.events], patch: { ...swept.patch, ...this.staged.patch } };
   }

@@ -321,10 +321,15 @@ export class TurnRunner {
     const history = await this.history(row);
     const parts = fresh ? [] : (await store.listParts(this.options.storage, [row.id])).map((part) => part.data as TurnPart);
     const workdir = absoluteWorkdir(this.options.serverRoot, session.workdir);
-    const workspaceRecorded = this.options.workspace?.before(row, workdir);
+    // Recorded once the Turn holds its project lease (`leased`): the recording's mode lookup then
+    // answers the scope the Turn resolved at its start instead of looking for the files again.
+    let leased!: () => void;
+    const lease = new Promise<void>((resolve) => (leased = resolve));
+    const observed = this.options.workspace;
+    const workspaceRecorded = observed ? lease.then(() => observed.before(row, workdir)) : undefined;
     const execution = new TurnExecution(
       {
-        ...(workspaceRecorded ? { workspaceRecorded } : {}),
+        ...(workspaceRecorded ? { workspaceRecorded, leased } : {}),
         ...(this.options.workspace ? { beforeWrite: this.options.workspace.beforeWrite, workspaceSettle: () => this.options.workspace?.settleWrite(row.id) } : {}),
         ...(admissionDurable ? { admissionDurable } : {}),
         hostStopping: this.stopping.signal,

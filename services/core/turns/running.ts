@@ -38,8 +38,10 @@ export interface TurnDeps {
    * recorded while the first model request runs, and awaited before any tool can write.
    */
   readonly workspaceRecorded?: Promise<void>;
-  /** Turn recording's settlement write: what rides the Turn's settling transaction (its patch, when known without a capture). */
-  readonly workspaceSettle?: () => ((tx: StorageTransaction) => Promise<void>) | undefined;
+  /** The Turn took its project lease (or failed to): its workdir recording starts (see `workspaceRecorded`). */
+  readonly leased?: () => void;
+  /** Turn recording's settlement record: the empty patch's time for the settling UPDATE (when known without a capture) and a rider of its transaction. */
+  readonly workspaceSettle?: () => { readonly emptyPatchAt: number; readonly within: (tx: StorageTransaction) => Promise<void> } | undefined;
   /** Turn recording's write hook: file tools record a path's content before they write it. */
   readonly beforeWrite?: (turn: { readonly id: string; readonly sessionId: string }, workdir: string, path: string) => Promise<void>;
   /**

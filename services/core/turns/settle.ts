@@ -48,9 +48,10 @@ export async function complete(t: RunningTurn, text: string): Promise<boolean> {
     messages: [...t.transcript],
     ...(t.usage ? { usage: t.usage } : {}),
   });
-  const within = withSettleWrite(swept.within, t.deps.workspaceSettle?.());
+  const recorded = t.deps.workspaceSettle?.();
+  const within = withSettleWrite(swept.within, recorded?.within);
   const { phase: _phase, outcome: _outcome, completedAt: _completedAt, steeringGate: _gate, messages: _messages, ...kept } = swept.patch;
-  const putBack = () => t.recorder.unsweep({ parts: swept.parts, events: swept.events.filter((event) => event.type !== "turn.finished"), patch: kept, within: swept.within });
+  const putBack = () => t.recorder.unsweep({ parts: swept.parts, events: swept.events.filter((event) => event.type !== "turn.finished"), patch: kept, within: swept.within, request: swept.request });
   let result: Awaited<ReturnType<typeof store.changeTurn>>;
   try {
     // The answer waits out a full disk: the Turn completes once space returns.
@@ -61,6 +62,8 @@ export async function complete(t: RunningTurn, text: string): Promise<boolean> {
           parts: swept.parts,
           events: swept.events,
           ...(within ? { within } : {}),
+          ...(recorded ? { emptyPatchAt: recorded.emptyPatchAt } : {}),
+          ...(swept.request ? { preparedRequest: swept.request.record } : {}),
           ...ownParts(t),
           expectOwner: t.deps.instance,
           expectPhases: ["running"],
@@ -86,8 +89,8 @@ export async function complete(t: RunningTurn, text: string): Promise<boolean> {
 }
 
 /**
- * The settlement's riders plus Turn recording's settlement write (the Turn's patch when it is known
- * without a capture): written with the outcome, so no crash separates the two. Kept apart from the
+ * The settlement's riders plus Turn recording's settlement rider (the Turn's empty patch, when it
+ * is known without a capture, is the settling UPDATE's `emptyPatchAt`): written with the outcome, so no crash separates the two. Kept apart from the
  * recorder's riders, which a refused completion puts back for a later, non-settling commit.
  */
 function withSettleWrite(riders: Within | undefined, settleWrite: Within | undefined): Within | undefined {
@@ -169,7 +172,8 @@ export async function settleStopped(t: RunningTurn, error: unknown): Promise<voi
     messages: [...t.transcript],
     ...(t.usage ? { usage: t.usage } : {}),
   });
-  const within = withSettleWrite(swept.within, t.deps.workspaceSettle?.());
+  const recorded = t.deps.workspaceSettle?.();
+  const within = withSettleWrite(swept.within, recorded?.within);
   const settle = () =>
     t.deps.storage.transaction(async (tx) => {
       const steers = (await store.listSteers(tx, [t.id])).map((row) => row.data as Steer).filter((steer) => steer.state.state === "accepted");
@@ -182,6 +186,8 @@ export async function settleStopped(t: RunningTurn, error: unknown): Promise<voi
         parts: swept.parts,
         events: swept.events,
         ...(within ? { within } : {}),
+        ...(recorded ? { emptyPatchAt: recorded.emptyPatchAt } : {}),
+        ...(swept.request ? { preparedRequest: swept.request.record } : {}),
         ...ownParts(t),
         expectOwner: t.deps.instance,
         expectPhases: ["running"],

@@ -13,6 +13,8 @@ import { migration as workspacePatches } from "./20261204120000-workspace-patche
 import { migration as workspaceRecording } from "./20261207100000-workspace-recording.js";
 import { migration as terminalLease } from "./20261208100000-terminal-lease.js";
 import { migration as historyIndexTrigger } from "./20261209100000-history-index-trigger.js";
+import { migration as turnEmptyPatch } from "./20261210100000-turn-empty-patch.js";
+import { migration as turnPreparedRequest } from "./20261210110000-turn-prepared-request.js";
 import type { MigrationRegistry } from "./types.js";
 
 export type { Migration, MigrationRegistry, MigrationTransaction } from "./types.js";
@@ -21,4 +23,4 @@ export type { Migration, MigrationRegistry, MigrationTransaction } from "./types
  * The server database's migrations, in order. To change the schema add
  * `<YYYYMMDDHHMMSS>-<name>.ts` next to this file and append it here (and update `../schema.ts`).
  */
-export const serverMigrations: MigrationRegistry = [sessionsFoundation, turns, turnStampsAndRunners, historyRevisions, compactionsAndJournal, sessionPlugins, sessionPluginFlag, historyRows, diagnosticsAndContext, workspacePatches, terminals, terminalOrigin, workspaceRecording, terminalLease, historyIndexTrigger];
+export const serverMigrations: MigrationRegistry = [sessionsFoundation, turns, turnStampsAndRunners, historyRevisions, compactionsAndJournal, sessionPlugins, sessionPluginFlag, historyRows, diagnosticsAndContext, workspacePatches, terminals, terminalOrigin, workspaceRecording, terminalLease, historyIndexTrigger, turnEmptyPatch, turnPreparedRequest];
