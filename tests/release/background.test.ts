@@ -6,15 +6,15 @@
 // no checks until `update --auto on`, and a pin gets none. A TUI that sees a newer server release
 // checks the channel once and stages it in a process of its own. Every wait is on daemon.log,
 // staged.json or the TUI's screen. The archives are the stand-ins of ./support.ts (this build run as another release).
-import { existsSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
+import { existsSync, readlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { startTestModel, type TestModel } from "../../tools/test-model/index.js";
-import { assertBuilt, jsonOf, runProcess, type CliResult } from "../support/cli.js";
+import { assertBuilt, jsonOf } from "../support/cli.js";
 import { tempHome, type TempHome } from "../support/harness.js";
-import { cleanupDaemonHome, daemonHome, waitUntil, type DaemonHome } from "../daemon/support.js";
+import { cleanupDaemonHome, waitUntil, type DaemonHome } from "../daemon/support.js";
 import { startPty } from "../support/pty.js";
-import { install, PLATFORM, publish, releaseKey, releaseServer, standInArchive, type ReleaseKey } from "./support.js";
+import { install, installRelease, PLATFORM, publish, releaseKey, standInArchive, type InstalledRelease, type ReleaseKey } from "./support.js";
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 });
 
@@ -42,40 +42,13 @@ afterEach(async () => {
   home = undefined;
 });
 
-interface Installed {
-  readonly h: DaemonHome;
-  readonly out: string;
-  readonly data: string;
-  readonly launcher: string;
-  readonly requested: readonly string[];
-  zh(args: readonly string[]): Promise<CliResult>;
-  record(): Record<string, unknown>;
-  staged(): { version: string } | undefined;
-}
+type Installed = InstalledRelease;
 
 /** 0.1.0 published on stable and installed by install.sh (channel, auto on) in a fresh daemon home checking every `interval` ms. */
 async function installed(name: string, interval: number): Promise<Installed> {
-  const out = join(work.dir, name);
-  publish(out, key, "stable", [archives.v010]);
-  const server = await releaseServer(out);
-  servers.push(server);
-  const h = (home = daemonHome(model));
-  h.env["ZE_HARNESS_RELEASE_ORIGIN"] = server.origin;
-  h.env["ZE_HARNESS_UPDATE_CHECK_INTERVAL_MS"] = String(interval);
-  const result = await install(out, ["--no-modify-path", "--no-restart-daemon"], h.env, h.root);
-  expect(result.code, result.stderr).toBe(0);
-  const data = join(h.env["XDG_DATA_HOME"]!, "ze-harness");
-  const launcher = join(h.env["HOME"]!, ".ze-harness", "bin", "ze-harness");
-  return {
-    h,
-    out,
-    data,
-    launcher,
-    requested: server.requested,
-    zh: (args) => runProcess(launcher, args, h.options),
-    record: () => JSON.parse(readFileSync(join(data, "install.json"), "utf8")) as Record<string, unknown>,
-    staged: () => (existsSync(join(data, "staged.json")) ? (JSON.parse(readFileSync(join(data, "staged.json"), "utf8")) as { version: string }) : undefined),
-  };
+  const i = await installRelease({ out: join(work.dir, name), key, archive: archives.v010, model, servers, env: { ZE_HARNESS_UPDATE_CHECK_INTERVAL_MS: String(interval) } });
+  home = i.h;
+  return i;
 }
 
 const versionPath = (i: Installed, version: string): string => join(i.data, "versions", version, "ze-harness");

@@ -3,10 +3,13 @@
 // built CLI as release <v> through ZE_HARNESS_TEST_RELEASE, plus LICENSE), `release:publish`
 // into a directory, and a static server on 127.0.0.1 that serves it like downloads.ze.dev.
 import { execFileSync } from "node:child_process";
-import { chmodSync, createReadStream, existsSync, mkdirSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, createReadStream, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join, normalize } from "node:path";
+import { expect } from "vitest";
+import type { TestModel } from "../../tools/test-model/index.js";
+import { daemonHome, type DaemonHome } from "../daemon/support.js";
 import { runProcess, type CliResult } from "../support/cli.js";
 import { binPath, repoRoot } from "../support/harness.js";
 
@@ -67,4 +70,56 @@ export async function releaseServer(root: string): Promise<{ readonly origin: st
 /** `sh OUT/install.sh ...args` with `env` (the origin comes from ZE_HARNESS_RELEASE_ORIGIN). */
 export function install(out: string, args: readonly string[], env: Record<string, string>, cwd: string): Promise<CliResult> {
   return runProcess("sh", [join(out, "install.sh"), ...args], { env, cwd });
+}
+
+/** A release installed by install.sh in a fresh daemon home, and how to reach it. */
+export interface InstalledRelease {
+  readonly h: DaemonHome;
+  /** The published release directory the installation came from. */
+  readonly out: string;
+  /** `${XDG_DATA_HOME}/ze-harness`: versions, install.json, staged.json. */
+  readonly data: string;
+  readonly launcher: string;
+  /** Paths the release server was asked for. */
+  readonly requested: readonly string[];
+  zh(args: readonly string[]): Promise<CliResult>;
+  record(): Record<string, unknown>;
+  staged(): { version: string } | undefined;
+}
+
+/**
+ * `archive` published on stable into `out`, served by a new release server (pushed on `servers`
+ * for the suite to close) and installed by install.sh with `flags` in a fresh daemon home whose
+ * environment adds `env`.
+ */
+export async function installRelease(input: {
+  readonly out: string;
+  readonly key: ReleaseKey;
+  readonly archive: string;
+  readonly model: TestModel;
+  readonly servers: { close(): Promise<void> }[];
+  readonly flags?: readonly string[];
+  readonly env?: Readonly<Record<string, string>>;
+}): Promise<InstalledRelease> {
+  const { out } = input;
+  publish(out, input.key, "stable", [input.archive]);
+  const server = await releaseServer(out);
+  input.servers.push(server);
+  const h = daemonHome(input.model);
+  h.env["ZE_HARNESS_RELEASE_ORIGIN"] = server.origin;
+  Object.assign(h.env, input.env ?? {});
+  const result = await install(out, input.flags ?? ["--no-modify-path", "--no-restart-daemon"], h.env, h.root);
+  expect(result.code, result.stderr).toBe(0);
+  const data = join(h.env["XDG_DATA_HOME"]!, "ze-harness");
+  const launcher = join(h.env["HOME"]!, ".ze-harness", "bin", "ze-harness");
+  return {
+    h,
+    out,
+    data,
+    launcher,
+    requested: server.requested,
+    zh: (args) => runProcess(launcher, args, h.options),
+    record: () => JSON.parse(readFileSync(join(data, "install.json"), "utf8")) as Record<string, unknown>,
+    staged: () => (existsSync(join(data, "staged.json")) ? (JSON.parse(readFileSync(join(data, "staged.json"), "utf8")) as { version: string }) : undefined),
+  };
 }

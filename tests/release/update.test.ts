@@ -7,10 +7,10 @@ import { cpSync, existsSync, mkdirSync, readFileSync, readlinkSync, symlinkSync,
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { startTestModel, type TestModel } from "../../tools/test-model/index.js";
-import { assertBuilt, jsonOf, runProcess, type CliResult } from "../support/cli.js";
+import { assertBuilt, jsonOf, runProcess } from "../support/cli.js";
 import { tempHome, type TempHome } from "../support/harness.js";
-import { cleanupDaemonHome, daemonHome, type DaemonHome } from "../daemon/support.js";
-import { install, PLATFORM, publish, releaseKey, releaseServer, standInArchive, type ReleaseKey } from "./support.js";
+import { cleanupDaemonHome, type DaemonHome } from "../daemon/support.js";
+import { install, installRelease, PLATFORM, publish, releaseKey, standInArchive, type InstalledRelease, type ReleaseKey } from "./support.js";
 
 vi.setConfig({ testTimeout: 90_000, hookTimeout: 60_000 });
 
@@ -41,35 +41,13 @@ afterEach(async () => {
   home = undefined;
 });
 
-interface Installed {
-  readonly h: DaemonHome;
-  readonly out: string;
-  readonly data: string;
-  readonly launcher: string;
-  zh(args: readonly string[]): Promise<CliResult>;
-  record(): Record<string, unknown>;
-}
+type Installed = InstalledRelease;
 
 /** 0.1.0 published on stable and installed by install.sh in a fresh daemon home. */
 async function installed(name: string, flags: readonly string[] = ["--no-modify-path", "--no-restart-daemon"]): Promise<Installed> {
-  const out = join(work.dir, name);
-  publish(out, key, "stable", [archives.v010]);
-  const server = await releaseServer(out);
-  servers.push(server);
-  const h = (home = daemonHome(model));
-  h.env["ZE_HARNESS_RELEASE_ORIGIN"] = server.origin;
-  const result = await install(out, flags, h.env, h.root);
-  expect(result.code, result.stderr).toBe(0);
-  const data = join(h.env["XDG_DATA_HOME"]!, "ze-harness");
-  const launcher = join(h.env["HOME"]!, ".ze-harness", "bin", "ze-harness");
-  return {
-    h,
-    out,
-    data,
-    launcher,
-    zh: (args) => runProcess(launcher, args, h.options),
-    record: () => JSON.parse(readFileSync(join(data, "install.json"), "utf8")) as Record<string, unknown>,
-  };
+  const i = await installRelease({ out: join(work.dir, name), key, archive: archives.v010, model, servers, flags });
+  home = i.h;
+  return i;
 }
 
 const active = (i: Installed): string => readlinkSync(i.launcher);
