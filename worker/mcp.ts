@@ -27,7 +27,7 @@ import { AuthorizationRequired, CredentialUnresolved, resolveCredentialMap, reso
 import { bounded, isLimitReached, MAX_TIMER_MS } from "../services/mcp/limits.js";
 import { NegotiatingTransport, ProtocolVersionRejected } from "../services/mcp/negotiate.js";
 import { followingRedirects } from "../services/mcp/redirects.js";
-import { mapToolResult, McpToolFailure, resultText, type ResultLimits } from "../services/mcp/results.js";
+import { mapToolResult, McpToolFailure, resourceContent, resultText, type ResultLimits } from "../services/mcp/results.js";
 import type { JsonSchema, PermissionProjection, ToolContext, ToolDefinition, ToolOutput } from "../services/tools/tool.js";
 
 /** The reference's words for a local (stdio) MCP server on this host. */
@@ -289,14 +289,7 @@ export class WorkerMcpHost {
       permissions: (input): PermissionProjection[] => [{ action: id, resources: [input.uri], save: [input.uri], metadata: { mcpServer: server.id } }],
       execute: async (input, ctx) => {
         const read = await this.#request(slot, ctx, (client, signal) => client.readResource({ uri: input.uri }, { signal, timeout: MAX_TIMER_MS }));
-        const content = read.contents.map((item) =>
-          "text" in item && typeof item.text === "string"
-            ? { type: "text", text: item.text }
-            : typeof item.mimeType === "string" && item.mimeType.startsWith("image/") && "blob" in item
-              ? { type: "image", data: item.blob, mimeType: item.mimeType }
-              : { type: "resource", resource: item },
-        );
-        return { result: mapToolResult({ content }, limits) };
+        return { result: mapToolResult({ content: resourceContent(read.contents) }, limits) };
       },
     };
   }

@@ -100,6 +100,17 @@ function isJsonText(text: string, value: unknown): boolean {
   }
 }
 
+/** A `resources/read` result's contents as `tools/call` content: text, an image, or the resource as it is. */
+export function resourceContent(contents: readonly Record<string, unknown>[]): Json[] {
+  return contents.map((item) =>
+    "text" in item && typeof item["text"] === "string"
+      ? { type: "text", text: item["text"] }
+      : typeof item["mimeType"] === "string" && item["mimeType"].startsWith("image/") && "blob" in item
+        ? { type: "image", data: item["blob"], mimeType: item["mimeType"] }
+        : { type: "resource", resource: item },
+  );
+}
+
 /** Maps a `tools/call` result's content and `structuredContent` to one canonical result. */
 export function mapToolResult(result: Json, limits: ResultLimits): ToolResult {
   const blocks = Array.isArray(result["content"]) ? result["content"] : [];

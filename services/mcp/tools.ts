@@ -10,7 +10,7 @@ import { ALLOWED_SCHEMA_KEYWORDS, validateToolInput } from "../tools/validate.js
 import { sanitizeToolName } from "./config.js";
 import { ServerUnavailable, type McpConnection } from "./connection.js";
 import { isLimitReached, MAX_TIMER_MS } from "./limits.js";
-import { mapToolResult, McpToolFailure, resultText, type ResultLimits } from "./results.js";
+import { mapToolResult, McpToolFailure, resourceContent, resultText, type ResultLimits } from "./results.js";
 
 /** The suffix of a server's resource-reading Tool. */
 export const READ_RESOURCE_TOOL = "read-resource";
@@ -124,14 +124,7 @@ export function readResourceTool(connection: McpConnection, limits: ResultLimits
     execute: (input, ctx) =>
       run(connection, ctx, async (client, signal) => {
         const read = await client.readResource({ uri: input.uri }, { signal, timeout: MAX_TIMER_MS });
-        const content = read.contents.map((item) =>
-          "text" in item && typeof item.text === "string"
-            ? { type: "text", text: item.text }
-            : typeof item.mimeType === "string" && item.mimeType.startsWith("image/") && "blob" in item
-              ? { type: "image", data: item.blob, mimeType: item.mimeType }
-              : { type: "resource", resource: item },
-        );
-        return { result: mapToolResult({ content }, limits) };
+        return { result: mapToolResult({ content: resourceContent(read.contents) }, limits) };
       }),
   };
 }
