@@ -152,7 +152,7 @@ export function pathWithoutNode(): string {
 }
 
 /** What install.sh needs (reference "Install": a POSIX shell, curl, openssl, mktemp, tar) and the coreutils it runs. */
-export const INSTALLER_TOOLS = ["sh", "curl", "openssl", "mktemp", "tar", "gzip", "cat", "cut", "head", "sed", "grep", "tr", "mkdir", "rm", "mv", "ln", "cp", "readlink", "uname", "chmod", "ls", "env"] as const;
+export const INSTALLER_TOOLS = ["sh", "curl", "openssl", "mktemp", "tar", "gzip", "cat", "cut", "head", "sed", "grep", "tr", "mkdir", "rm", "mv", "ln", "cp", "readlink", "uname", "chmod", "ls", "env", "wc"] as const;
 
 /**
  * A PATH of one folder holding only `tools` (links to this machine's), created in `directory`:
