@@ -12,7 +12,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { existsSync, lstatSync, readFileSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { directiveTurn, startTestModel, type ScriptedResponse, type TestModel } from "../../tools/test-model/index.js";
 import { startAcp } from "../acp/client.js";
 import { cleanupDaemonHome, daemonHome, waitUntil, type DaemonHome } from "../daemon/support.js";
@@ -83,6 +83,12 @@ describe("the native installation, from sh install.sh to update", () => {
     const version = await zh(["--version"]);
     expect(version).toMatchObject({ code: 0, stderr: "" });
     expect(version.stdout).toMatch(new RegExp(`^ze-harness/${first.version.replace(/\./g, "\\.")} ${PLATFORM} node-v20\\.`));
+  });
+
+  // The later steps use what install.sh installed: without it each fails at once instead of
+  // waiting out its time limit for output that cannot come.
+  beforeEach(({ task }) => {
+    if (!task.name.startsWith("install.sh") && !existsSync(launcher)) throw new Error(`install.sh installed no launcher at ${launcher}`);
   });
 
   it("a one-shot run goes through the local daemon the installed executable starts", async () => {
