@@ -315,8 +315,10 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
   });
   const sessionMcp = subagents ? new SessionMcpHosts({ env: options.env, onWarning: options.onWarning, sandbox: sandbox?.resolver }) : undefined;
   // PTYs clients open in Session workdirs and `shell` calls with `tty: true` run in (node-pty and the emulator load on the first one).
-  const terminals = new TerminalHost(storage, options.serverRoot, {}, sandbox?.resolver, hostLeaseMs(options));
-  const runner = subagents && sessionMcp ? await createRunner(storage, hub, gateway, config, catalogs, subagents, mcp, scopes, models, options, sessionMcp, rewind, terminals, sandbox, served) : undefined;
+  // One claim lease for both of this host's work owners (read once: the option, else ZE_HARNESS_LEASE_MS).
+  const leaseMs = hostLeaseMs(options);
+  const terminals = new TerminalHost(storage, options.serverRoot, {}, sandbox?.resolver, leaseMs);
+  const runner = subagents && sessionMcp ? await createRunner(storage, hub, gateway, config, catalogs, subagents, mcp, scopes, models, { ...options, leaseMs }, sessionMcp, rewind, terminals, sandbox, served) : undefined;
   const sessions = new SessionService({
     storage,
     serverRoot: options.serverRoot,

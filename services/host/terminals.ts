@@ -13,6 +13,7 @@ import { getSession, terminals as store, type NewTerminal, type StorageHandle, t
 import type { TerminalDisplay } from "../workspace/terminals/display.js";
 import type { LiveTerminal } from "../workspace/terminals/live.js";
 import { processAlive } from "../contract/process.js";
+import { DEFAULT_LEASE_MS } from "../contract/lease.js";
 import { isSandboxUnavailable, type CommandSandbox, type SandboxResolver } from "../sandbox/index.js";
 
 export const DEFAULT_TERMINAL_SIZE: TerminalSize = { cols: 80, rows: 24 };
@@ -26,8 +27,6 @@ const MAX_INPUT_BYTES = 64 * 1024;
 export const MAX_TERMINALS_PER_SESSION = 32;
 /** Most PTYs this host runs at once, over every Session (each is a process tree, an emulator and an output log). */
 export const MAX_TERMINALS_PER_HOST = 256;
-/** How long a host vouches for its running PTYs without renewing (the Turn runner's default lease). */
-export const TERMINAL_LEASE_MS = 30_000;
 /** How long a PTY may take to exit after SIGHUP at host shutdown before it gets SIGKILL. */
 const STOP_GRACE_MS = 2_000;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -106,7 +105,8 @@ export class TerminalHost {
    * `sandbox`: the OS sandbox of a workdir's terminals (services/sandbox); absent, they run
    * unsandboxed. `leaseMs`: how long this host vouches for its running PTYs without renewing.
    */
-  constructor(storage: StorageHandle, serverRoot: string, limits: TerminalLimits = {}, sandbox?: SandboxResolver, leaseMs = TERMINAL_LEASE_MS) {
+  /** `leaseMs`: how long this host vouches for its running PTYs without renewing (the Turn runner's lease). */
+  constructor(storage: StorageHandle, serverRoot: string, limits: TerminalLimits = {}, sandbox?: SandboxResolver, leaseMs = DEFAULT_LEASE_MS) {
     this.#storage = storage;
     this.#serverRoot = serverRoot;
     this.#sandbox = sandbox;

@@ -27,6 +27,7 @@ import { TurnExecution } from "./loop.js";
 import { closeToolPart, settleUnrecorded } from "./settle.js";
 import type { TurnWorkspaceObserver } from "../rewind/service.js";
 import { processAlive } from "../../contract/process.js";
+import { DEFAULT_LEASE_MS } from "../../contract/lease.js";
 import { unrefTimer } from "../../contract/timers.js";
 
 /** Which Sessions a runner runs: those it operates on (embedded), or those no other live host holds (a server). */
@@ -56,7 +57,7 @@ export interface TurnRunnerOptions {
   readonly workspace?: TurnWorkspaceObserver;
 }
 
-export const DEFAULT_LEASE_MS = 30_000;
+export { DEFAULT_LEASE_MS } from "../../contract/lease.js";
 export const DEFAULT_FLUSH_MS = 100;
 
 /** Resolves after the work already queued (promise jobs, next ticks, the I/O callbacks of this loop turn) has run. */
