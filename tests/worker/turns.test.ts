@@ -20,6 +20,7 @@ import { failure, ok } from "../support/calls.js";
 import { assertBuilt, runCli } from "../support/cli.js";
 import { networkClient, tempHome, type TempHome } from "../support/harness.js";
 import { testProviderConfig } from "../support/model.js";
+import { readSse } from "../support/terminals.js";
 import { bundle, miniflare } from "./support.js";
 
 let model: TestModel;
@@ -85,39 +86,12 @@ async function queue(server: string, sessionId: string, text: string, api = clie
   return turnId;
 }
 
-/** The Turn stream from revision 0 until `stop` holds for an event (or the stream ends). */
+/** The Turn stream from revision 0 until `stop` holds for an event (or the stream ends); every event checked against the contract. */
 async function watch(base: string, server: string, sessionId: string, turnId: string, stop: (event: TurnStreamEvent) => boolean): Promise<TurnStreamEvent[]> {
-  const abort = new AbortController();
-  const response = await fetch(`${base}/v1/servers/${server}/sessions/${sessionId}/turns/${turnId}/events?afterRevision=0`, { signal: abort.signal });
-  expect(response.status).toBe(200);
+  const path = `/v1/servers/${server}/sessions/${sessionId}/turns/${turnId}/events`;
+  const response = await fetch(`${base}${path}?afterRevision=0`);
   expect(response.headers.get("content-type")).toContain("text/event-stream");
-  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
-  const events: TurnStreamEvent[] = [];
-  let buffer = "";
-  try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return events;
-      buffer += value;
-      let end: number;
-      while ((end = buffer.indexOf("\n\n")) >= 0) {
-        const frame = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        const data = frame
-          .split("\n")
-          .filter((line) => line.startsWith("data:"))
-          .map((line) => line.slice(5).trimStart())
-          .join("\n");
-        if (data === "") continue;
-        const event = JSON.parse(data) as TurnStreamEvent;
-        events.push(event);
-        if (stop(event)) return events;
-      }
-    }
-  } finally {
-    abort.abort();
-    await reader.cancel().catch(() => {});
-  }
+  return readSse<TurnStreamEvent>(response, path, stop);
 }
 
 const finished = (event: TurnStreamEvent): boolean => event.type === "turn.finished";
