@@ -1,0 +1,37 @@
+// procEndpoint names an endpoint as /proc/net/tcp{,6} prints it. It parses IPv6 itself (net.isIPv6
+// costs milliseconds per call on the daemon client's path), so it must accept exactly what Node
+// accepts and produce the kernel's word-reversed hex.
+import { isIP } from "node:net";
+import { describe, expect, it } from "vitest";
+import { connectionKeys, procEndpoint } from "../../services/contract/socket-owner.js";
+
+const addresses = [
+  "127.0.0.1", "0.0.0.0", "10.1.2.3", "::1", "::", "::ffff:127.0.0.1", "::FFFF:7f00:1", "fe80::1%lo", "fe80::1%",
+  "2001:db8::8a2e:370:7334", "2001:0db8:0000:0000:0000:ff00:0042:8329", "1:2:3:4:5:6:7:8", "1:2:3:4:5:6:7::", "::2:3:4:5:6:7:8",
+  "1:2:3:4:5:6:7:8:9", "1:2:3:4::5:6:7:8", "1::2::3", ":::", "12345::", "g::1", "::ffff:256.0.0.1", "::ffff:1.2.3", "1.2.3.4::",
+  "localhost", "", ":", "1:2:3:4:5:6:1.2.3.4", "::1.2.3.4", "1:2:3:4:5:6:7:1.2.3.4", " ::1", "::1 ",
+];
+
+describe("procEndpoint", () => {
+  it("accepts exactly the addresses Node accepts", () => {
+    for (const address of addresses) {
+      expect({ address, named: procEndpoint({ address, port: 80 }) !== undefined }).toEqual({ address, named: isIP(address) !== 0 });
+    }
+  });
+
+  it("prints each 32-bit word reversed, as the kernel does", () => {
+    expect(procEndpoint({ address: "127.0.0.1", port: 4317 })).toBe("0100007F:10DD");
+    expect(procEndpoint({ address: "::1", port: 80 })).toBe("00000000000000000000000001000000:0050");
+    expect(procEndpoint({ address: "::ffff:127.0.0.1", port: 80 })).toBe("0000000000000000FFFF00000100007F:0050");
+    expect(procEndpoint({ address: "::FFFF:7F00:1", port: 80 })).toBe(procEndpoint({ address: "::ffff:127.0.0.1", port: 80 }));
+  });
+
+  it("asks every form of a dual-stack connection", () => {
+    expect(new Set(connectionKeys({ address: "127.0.0.1", port: 1 }, { address: "::ffff:127.0.0.1", port: 2 }))).toEqual(new Set([
+      "0100007F:0001->0100007F:0002",
+      "0100007F:0001->0000000000000000FFFF00000100007F:0002",
+      "0000000000000000FFFF00000100007F:0001->0100007F:0002",
+      "0000000000000000FFFF00000100007F:0001->0000000000000000FFFF00000100007F:0002",
+    ]));
+  });
+});
