@@ -78,6 +78,17 @@ export class HostAlarmCoordinator {
     });
   }
 
+  /** Clears slot `id` if it still holds `at`; true when this call cleared it. */
+  #take(id: string, at: number): Promise<boolean> {
+    return this.#serial(async () => {
+      const slots = await this.#slots();
+      if (slots[id] !== at) return false;
+      delete slots[id];
+      await this.#storage.put<Slots>(ALARM_SLOTS_KEY, slots);
+      return true;
+    });
+  }
+
   /** The AlarmStorage RecoveryAlarm is given: its alarm is recovery's slot; its key-value storage is the object's. */
   recoveryStorage(): AlarmStorage {
     const storage = this.#storage;
@@ -136,11 +147,8 @@ export class HostAlarmCoordinator {
     const slots = await this.#slots();
     let failure: { readonly error: unknown } | undefined;
     const recoveryAt = slots[RECOVERY_SLOT];
-    if (recoveryAt !== undefined && recoveryAt <= now && this.#recovery !== undefined) {
-      // Cleared first: RecoveryAlarm re-arms its slot while work is due (or backs off).
-      await this.#write((current) => {
-        if (current[RECOVERY_SLOT] === recoveryAt) delete current[RECOVERY_SLOT];
-      });
+    // Cleared first: RecoveryAlarm re-arms its slot while work is due (or backs off).
+    if (recoveryAt !== undefined && recoveryAt <= now && this.#recovery !== undefined && (await this.#take(RECOVERY_SLOT, recoveryAt))) {
       try {
         await this.#recovery();
       } catch (error) {
@@ -150,9 +158,8 @@ export class HostAlarmCoordinator {
     for (const [id, at] of Object.entries(slots)) {
       const run = this.#participants.get(id);
       if (id === RECOVERY_SLOT || run === undefined || at > now) continue;
-      await this.#write((current) => {
-        if (current[id] === at) delete current[id];
-      });
+      // Taken before it runs (so it may set itself due again); a concurrent alarm() that took it runs it instead.
+      if (!(await this.#take(id, at))) continue;
       try {
         await run();
       } catch (error) {

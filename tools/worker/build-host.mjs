@@ -1,0 +1,17 @@
+// npm run build, after tsc: the `ze-harness/worker-host` entry (worker/host-public.ts) bundled for
+// workerd into dist/worker-host/index.mjs with tools/worker/bundle.mjs (one ES module; `node:*`
+// imports stay imports for `nodejs_compat`; QuickJS's .wasm copied beside it, imported by name).
+// Its typings are emitted by `tsc -p worker/tsconfig.host.json` (dist/types/worker/host-public.d.ts).
+// Refuses a bundle that would import a native package or `cloudflare:*` (an embedder's bundle must
+// load without them).
+import { readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { bundleWorker, root } from "./bundle.mjs";
+
+const outdir = join(root, "dist", "worker-host");
+rmSync(outdir, { recursive: true, force: true });
+const outfile = join(outdir, "index.mjs");
+const { natives } = await bundleWorker({ entry: "worker/host-public.ts", outfile });
+if (natives.size > 0) throw new Error(`the worker-host bundle imports native packages: ${[...natives.keys()].join(", ")}`);
+const source = readFileSync(outfile, "utf8");
+if (/from\s*["']cloudflare:/.test(source)) throw new Error("the worker-host bundle imports a cloudflare:* module at top level");
