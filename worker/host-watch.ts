@@ -52,7 +52,7 @@ const cursor = (value: number | undefined, name: string): number | undefined => 
 };
 
 /** The host's watch helpers over `streams`, for the server `server()` names (unbound: every watch is a 404). */
-export function hostWatches(streams: () => EventStreams, server: () => string | undefined) {
+export function hostWatches(streams: () => Promise<EventStreams>, server: () => string | undefined) {
   const bound = (): string => {
     const name = server();
     if (name === undefined) throw new Failure({ _tag: "NotFoundError", message: "This host is not bound to a server yet" });
@@ -61,15 +61,15 @@ export function hostWatches(streams: () => EventStreams, server: () => string | 
   return {
     async watchTurn(sessionId: string, turnId: string, options: WatchTurnOptions = {}): Promise<AsyncIterableIterator<TurnStreamEvent>> {
       const after = cursor(options.afterRevision, "afterRevision");
-      return eventsOf(await streams().watchTurn(bound(), sessionId, turnId, after, options.signal));
+      return eventsOf(await (await streams()).watchTurn(bound(), sessionId, turnId, after, options.signal));
     },
     async watchSession(sessionId: string, options: WatchSessionOptions = {}): Promise<AsyncIterableIterator<SessionStreamEvent>> {
       const after = cursor(options.afterActivityCursor, "afterActivityCursor") ?? 0;
-      return eventsOf(await streams().watchSession(bound(), sessionId, after, options.signal));
+      return eventsOf(await (await streams()).watchSession(bound(), sessionId, after, options.signal));
     },
     async watchServer(options: WatchServerOptions = {}): Promise<AsyncIterableIterator<ServerStreamEvent>> {
       const after = cursor(options.afterServerCursor, "afterServerCursor");
-      return eventsOf(await streams().watchServer(bound(), after, options.signal));
+      return eventsOf(await (await streams()).watchServer(bound(), after, options.signal));
     },
   };
 }

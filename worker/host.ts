@@ -129,7 +129,8 @@ export class WorkerHarnessHost {
     });
   }
 
-  #streams(): EventStreams {
+  async #streams(): Promise<EventStreams> {
+    await this.ready;
     if (this.#served === undefined) throw unavailable(this.#refusalMessage());
     return this.#served.streams;
   }
