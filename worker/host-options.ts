@@ -60,6 +60,8 @@ export interface WorkerHostSettings {
   readonly codemode?: { readonly enabled: boolean };
   readonly unknownProviders?: "fail" | "report";
   readonly modelCatalog?: WorkerModelCatalog;
+  /** `'injected-only'`: keys come only through the injected port, so a configured `options.apiKey` is dropped. Default `'ambient'`. */
+  readonly credentialMode?: "ambient" | "injected-only";
 }
 
 export interface CompiledHostSettings {
@@ -162,6 +164,7 @@ export function compileHostSettings(settings: WorkerHostSettings): { readonly ok
     approval = { timeoutMs: { kind: "finite", value: timeout } };
   }
   if (settings.unknownProviders !== undefined && settings.unknownProviders !== "fail" && settings.unknownProviders !== "report") return invalid("unknownProviders", 'must be "fail" or "report"');
+  if (settings.credentialMode !== undefined && settings.credentialMode !== "ambient" && settings.credentialMode !== "injected-only") return invalid("credentialMode", 'must be "ambient" or "injected-only"');
 
   let providerMap = settings.providers;
   if (providerMap !== undefined && (typeof providerMap !== "object" || providerMap === null || Array.isArray(providerMap))) return invalid("providers", "must be an object mapping provider IDs to entries");
@@ -175,6 +178,8 @@ export function compileHostSettings(settings: WorkerHostSettings): { readonly ok
     }
     providerMap = kept;
   }
+  // Injected-only: a configured key counts for nothing (the reference: it "drops the config key").
+  if (providerMap !== undefined && settings.credentialMode === "injected-only") providerMap = withoutConfiguredKeys(providerMap);
   const resolved = resolveProviders(providerMap as Parameters<typeof resolveProviders>[0], { catalog: chosen.catalog });
   if (!resolved.ok) return { ok: false, tag: resolved.error._tag, message: `WorkerHarnessHost option providers: ${describeProviderError(resolved.error)}` };
 
@@ -189,6 +194,17 @@ export function compileHostSettings(settings: WorkerHostSettings): { readonly ok
     ...(settings.codemode !== undefined ? { codemode: { enabled: settings.codemode.enabled } } : {}),
   };
   return { ok: true, value: { configured: { config, providers: resolved.value }, rejectedProviders, catalog: chosen } };
+}
+
+function withoutConfiguredKeys(map: ProviderConfigMap): ProviderConfigMap {
+  const out: Record<string, ProviderEntry> = {};
+  for (const [id, entry] of Object.entries(map)) {
+    if (typeof entry === "object" && entry !== null && typeof entry.options === "object" && entry.options !== null && Object.hasOwn(entry.options, "apiKey")) {
+      const { apiKey: _dropped, ...options } = entry.options;
+      out[id] = { ...entry, options };
+    } else out[id] = entry;
+  }
+  return out;
 }
 
 /** The standalone object's settings: what worker/config.ts read from the Worker's variables, as values. */
