@@ -60,7 +60,7 @@ export interface WorkerHostSettings {
   readonly codemode?: { readonly enabled: boolean };
   readonly unknownProviders?: "fail" | "report";
   readonly modelCatalog?: WorkerModelCatalog;
-  /** `'injected-only'`: keys come only through the injected port, so a configured `options.apiKey` is dropped. Default `'ambient'`. */
+  /** `'injected-only'`: keys come only through the injected port (`providerKeys`): no discovery in `env`, and a configured `options.apiKey` is dropped. Default `'ambient'`. */
   readonly credentialMode?: "ambient" | "injected-only";
 }
 

@@ -55,11 +55,9 @@ export interface WorkerHarnessHostOptions extends WorkerHostSettings {
   readonly state: HostDurableObjectState;
   /** The server this object serves; a function when it is learnt later (the standalone object binds on first request). */
   readonly server: string | (() => string | undefined);
-  /** `'injected-only'`: keys come only from `providerKeys`, no discovery in `env`. Default `'ambient'`. */
-  readonly credentialMode?: "ambient" | "injected-only";
   /** The injected key port: asked first, one provider at a time. */
   readonly providerKeys?: ProviderKeys;
-  /** The Worker's bindings, for ambient key discovery (secrets, `HARNESS_PROVIDER_AUTHORITY`). */
+  /** The Worker's bindings: ambient key discovery reads them (secrets, `HARNESS_PROVIDER_AUTHORITY`) unless `'injected-only'`. */
   readonly env?: Readonly<Record<string, unknown>>;
   /** How far ahead recovery is armed while Turns are due (ms; default 10 s). */
   readonly recoveryIntervalMs?: number;

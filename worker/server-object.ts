@@ -70,9 +70,10 @@ export class HarnessServerObject {
       state,
       server: () => this.#bound,
       ...settingsOfConfig(configured.value.config),
+      env: variables,
       // Keys given to the object are the only ones; else the provider authority when bound (a stored
       // connection wins over the Worker secret), else the Worker's secrets alone.
-      ...(keys !== undefined ? { credentialMode: "injected-only" as const, providerKeys: keys } : { env: variables }),
+      ...(keys !== undefined ? { credentialMode: "injected-only" as const, providerKeys: keys } : {}),
       ...(interval !== undefined ? { recoveryIntervalMs: interval } : {}),
     });
   }
