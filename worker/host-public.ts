@@ -1,7 +1,7 @@
 // The `ze-harness/worker-host` entry (package.json `exports`): what an embedding host Durable
 // Object imports. Built by tools/worker/build-host.mjs into dist/worker-host/index.mjs (one ES
 // module for workerd, `node:*` imports left to `nodejs_compat`, QuickJS's .wasm beside it) with
-// typings from worker/tsconfig.host.json in dist/types/worker/host-public.d.ts.
+// typings in dist/types/worker/host-public.d.ts from the public declaration pass (sdk/tsconfig.json).
 import { bundledCatalog } from "../services/providers/catalog.js";
 import type { NormalizedCatalog } from "../services/providers/models-dev.js";
 import { DEFAULT_PROVIDER_IDS } from "../services/providers/registry.js";

@@ -1,7 +1,7 @@
 // npm run build, after tsc: the `ze-harness/worker-host` entry (worker/host-public.ts) bundled for
 // workerd into dist/worker-host/index.mjs with tools/worker/bundle.mjs (one ES module; `node:*`
 // imports stay imports for `nodejs_compat`; QuickJS's .wasm copied beside it, imported by name).
-// Its typings are emitted by `tsc -p worker/tsconfig.host.json` (dist/types/worker/host-public.d.ts).
+// Its typings come from the public declaration pass, `tsc -p sdk/tsconfig.json` (dist/types/worker/host-public.d.ts).
 // Refuses a bundle that would import a native package or `cloudflare:*` (an embedder's bundle must
 // load without them).
 import { readFileSync, rmSync } from "node:fs";
