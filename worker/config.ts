@@ -51,10 +51,15 @@ function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
 function permissionRules(text: string): PermissionRule[] | string {
   const parsed = parseJson(text);
   if (!parsed.ok) return "is not valid JSON";
-  if (!Array.isArray(parsed.value)) return "must be a JSON array of { action, resource, effect } rules";
-  if (parsed.value.length > MAX_RULES) return `must hold at most ${MAX_RULES} rules`;
+  return checkPermissionRules(parsed.value);
+}
+
+/** Ordered `{ action, resource, effect }` rules, or what is wrong with the first bad one (WorkerHarnessHost's `permissions` too). */
+export function checkPermissionRules(value: unknown): PermissionRule[] | string {
+  if (!Array.isArray(value)) return "must be a JSON array of { action, resource, effect } rules";
+  if (value.length > MAX_RULES) return `must hold at most ${MAX_RULES} rules`;
   const rules: PermissionRule[] = [];
-  for (const [index, rule] of parsed.value.entries()) {
+  for (const [index, rule] of value.entries()) {
     if (typeof rule !== "object" || rule === null || Array.isArray(rule)) return `/${index} must be an object`;
     const { action, resource, effect, ...rest } = rule as Record<string, unknown>;
     const extra = Object.keys(rest);

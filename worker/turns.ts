@@ -125,7 +125,8 @@ export function composeWorkerTurns(input: WorkerTurnsInput): WorkerTurns {
   const { storage, hub, sessions, configured } = input;
   const model = configured.config.model ?? firstAvailableModel(configured.providers, input.env);
   const config = model !== undefined ? { ...configured.config, model } : configured.config;
-  const gateway = createModelGateway(config, input.env);
+  // Over the providers compiled at wake (a WorkerHarnessHost may compile them from a supplied catalog).
+  const gateway = createModelGateway(config, input.env, [], { providers: () => configured.providers, ensure: async () => {} });
   const agents = builtinAgents();
   const catalogs = { agents, skills: async () => NO_SKILLS };
   const tools = workerTools(input.extraTools !== undefined ? { extra: input.extraTools } : {});

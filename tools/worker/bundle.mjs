@@ -31,8 +31,9 @@ const builtins = new Set(builtinModules);
 /**
  * Bundles `entry` to `outfile`; resolves with esbuild's metafile and the native packages the
  * graph asked for (left as imports that fail in workerd: each is a seam still to cut).
+ * `unreachable`: a RegExp of packages whose dynamic imports become modules that throw if loaded.
  */
-export async function bundleWorker({ entry, outfile, write = true }) {
+export async function bundleWorker({ entry, outfile, write = true, unreachable }) {
   const natives = new Map();
   const result = await build({
     absWorkingDir: root,
@@ -55,6 +56,9 @@ export async function bundleWorker({ entry, outfile, write = true }) {
         setup(b) {
           b.onResolve({ filter: /.*/ }, (args) => {
             if (args.kind === "dynamic-import" && NODE_ONLY_LAZY.test(args.path) && args.importer.includes("@anthropic-ai/sdk/")) return { path: args.path, namespace: "node-only" };
+            // `unreachable` (a RegExp): packages only ever imported lazily on paths a Worker never takes,
+            // replaced by a module that throws if loaded (a published bundle must not name them).
+            if (args.kind === "dynamic-import" && unreachable?.test(args.path)) return { path: args.path, namespace: "node-only" };
             if (args.path.startsWith("node:")) return { path: args.path, external: true };
             // workerd's own modules (`cloudflare:workers`: DurableObject, the base class RPC needs).
             if (args.path.startsWith("cloudflare:")) return { path: args.path, external: true };
