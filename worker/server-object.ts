@@ -24,6 +24,8 @@ import { WorkspaceFileStore, agentsInstructions, workspaceFileTools, type FilesS
 import { validationFailure } from "../services/contract/failure.js";
 import type { StoredInstructions } from "../services/core/turns/admission.js";
 import { workerUnavailableHandlers } from "./unavailable.js";
+import { composeWorkerMcp, type WorkerMcpEnv } from "./mcp-compose.js";
+import { workerMcpHandlers } from "./mcp-routes.js";
 import { WORKSPACE_ROOT, workspaceWorkdirs } from "./workspace.js";
 import { OPENAPI_DOCUMENT, RELEASE } from "./release.js";
 
@@ -38,7 +40,7 @@ export interface DurableObjectStateLike {
 }
 
 /** The Worker variables a server object reads (worker/config.ts) and the secrets keys come from. */
-export type ServerObjectEnv = WorkerConfigVariables & AuthorityEnv & {
+export type ServerObjectEnv = WorkerConfigVariables & AuthorityEnv & WorkerMcpEnv & {
   /** How far ahead the recovery alarm is armed while Turns are due (ms; default 10 s). A development knob: tests shorten it. */
   readonly HARNESS_RECOVERY_INTERVAL_MS?: string;
   readonly [secret: string]: unknown;
@@ -118,6 +120,8 @@ export class HarnessServerObject {
     // The server's /workspace (the object's SQLite; its own migration runs here, after the server's).
     const files = new WorkspaceFileStore(this.#state.storage);
     const codemode = configured.value.config.codemode?.enabled !== false;
+    // HARNESS_MCP's servers: started by the first Turn or MCP route, never at wake.
+    const mcp = composeWorkerMcp({ env: this.#env });
     const turns = composeWorkerTurns({
       storage,
       hub,
@@ -126,6 +130,7 @@ export class HarnessServerObject {
       env: await gatewayEnvironment(configured.value.providers, keys),
       extraTools: { ...workspaceFileTools(files), ...(codemode ? { execute: workerExecuteTool() } : {}) },
       instructions: async (workdir) => storedInstructions(files, workdir),
+      mcp: mcp.host,
       // Recovery runs first on every admission (the alarm is the backstop).
       onAdmission: () => {
         this.#alarms?.admitted();
@@ -162,6 +167,7 @@ export class HarnessServerObject {
       ...workerUnavailableHandlers<RequestContext>(),
       ...sessionHandlers({ sessions, release: RELEASE }),
       ...turns.handlers,
+      ...workerMcpHandlers({ sessions, turns: turns.service, mcp: mcp.operations }),
     };
     return createFetchHandler({
       handlers: withStorageFailures(handlers),

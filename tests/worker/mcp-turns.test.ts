@@ -1,0 +1,141 @@
+// MCP in the Worker's Turns, in workerd through miniflare: the bundled Worker with the servers of
+// the `HARNESS_MCP` variable — a real @modelcontextprotocol/server-everything over Streamable
+// HTTP, a local stdio entry, and a remote server behind the local OAuth authorization server
+// (tests/mcp/oauth-server.ts). A Turn whose scripted model calls `web_echo` asks its permission
+// (answered over the API) and gets the server's answer; the Session MCP routes list the servers
+// (`web` connected, the stdio entry `failed`/`spawn_failed`, whose read answers the reference's
+// sentence); a bad HARNESS_MCP is a typed 503 naming the variable, never its value. OAuth: the
+// server-wide credential is authorized through `mcp-credentials/:name/authorize`, completed
+// browserlessly by GETting the callback URL at the gateway's `GET /oauth/callback/:server`, the
+// OAuth server's tool then works in a Turn of another Session of the same server, and a token
+// the OAuth server revoked is refreshed after its 401.
+import { randomUUID } from "node:crypto";
+import type { Miniflare } from "miniflare";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sdk, type TurnStreamEvent, type ZeClient } from "../../clients/index.js";
+import type { McpServer } from "../../services/config/types.js";
+import { startTestModel, type TestModel } from "../../tools/test-model/index.js";
+import { startOAuthServer, type OAuthTestServer } from "../mcp/oauth-server.js";
+import { everythingHttp, freePort, remote } from "../mcp/support.js";
+import { failure, ok } from "../support/calls.js";
+import { networkClient } from "../support/harness.js";
+import { testProviderConfig } from "../support/model.js";
+import { readSse } from "../support/terminals.js";
+import { bundle, miniflare } from "./support.js";
+
+let model: TestModel;
+let everything: Awaited<ReturnType<typeof everythingHttp>>;
+let oauthServer: OAuthTestServer;
+let script: string;
+let mf: Miniflare;
+let url: string;
+let client: ZeClient["client"];
+
+const servers = (): McpServer[] => [
+  remote("web", everything.endpoint),
+  { kind: "local", id: "local", name: "local", transport: { kind: "stdio", command: process.execPath, arguments: ["-e", "setInterval(() => {}, 1000)"] } },
+  remote("secure", oauthServer.mcpUrl, {}, { oauth: { kind: "oauth", reference: "secure-login" } }),
+];
+
+const LOCAL_STDIO = "Local stdio is unavailable because Workers cannot spawn local processes; the Worker does not emulate stdio or silently fall back to HTTP";
+
+async function start(port: number, extra: Record<string, string> = {}): Promise<{ mf: Miniflare; url: string }> {
+  const instance = miniflare(script, {
+    durableObjects: { HARNESS_SERVERS: { className: "HarnessServerObject", useSQLite: true } },
+    bindings: {
+      HARNESS_PROVIDERS: JSON.stringify(testProviderConfig(model)),
+      HARNESS_PERMISSIONS: JSON.stringify([{ action: "web_echo", resource: "*", effect: "ask" }]),
+      HARNESS_MCP: JSON.stringify(servers()),
+      HARNESS_MCP_CALLBACK_BASE_URL: `http://127.0.0.1:${port}`,
+      ...extra,
+    },
+    host: "127.0.0.1",
+    port,
+  });
+  return { mf: instance, url: (await instance.ready).origin };
+}
+
+beforeAll(async () => {
+  [model, everything, oauthServer, script] = await Promise.all([startTestModel(), everythingHttp(), startOAuthServer(), bundle("worker/index.ts")]);
+  ({ mf, url } = await start(await freePort()));
+  client = networkClient(url).client;
+}, 60_000);
+
+afterAll(async () => {
+  await mf?.dispose();
+  await Promise.all([model?.close(), everything?.close(), oauthServer?.close()]);
+});
+
+async function createSession(server: string): Promise<string> {
+  const sessionId = randomUUID();
+  await ok(sdk.createSession({ client, path: { server, sessionId }, body: {} }));
+  return sessionId;
+}
+
+async function queue(server: string, sessionId: string, text: string): Promise<string> {
+  const turnId = randomUUID();
+  await ok(sdk.submitPrompt({ client, path: { server, sessionId }, headers: { "x-ze-harness-client-id": "worker-mcp-test" }, body: { delivery: "queue", turnId, prompt: [{ type: "text", text }] } as never }));
+  return turnId;
+}
+
+async function watch(server: string, sessionId: string, turnId: string, stop: (event: TurnStreamEvent) => boolean): Promise<TurnStreamEvent[]> {
+  const path = `/v1/servers/${server}/sessions/${sessionId}/turns/${turnId}/events`;
+  return readSse<TurnStreamEvent>(await fetch(`${url}${path}?afterRevision=0`), path, stop);
+}
+
+const finished = (event: TurnStreamEvent): boolean => event.type === "turn.finished";
+
+describe("MCP in the Worker's Turns (workerd)", () => {
+  it("offers HARNESS_MCP's servers to a Turn: web_echo asks its permission and answers; the catalog lists each server's state", async () => {
+    const sessionId = await createSession("mcp");
+    model.enqueue({ events: [{ type: "tool_call", name: "web_echo", arguments: { message: "hello from a Turn" } }] }, { events: [{ type: "text", text: "Echoed." }] });
+    const before = model.requests.length;
+    const turnId = await queue("mcp", sessionId, "Echo something");
+    const asked = (await watch("mcp", sessionId, turnId, (event) => event.type === "turn.approval.requested" || finished(event))).at(-1)!;
+    expect(asked).toMatchObject({ type: "turn.approval.requested", request: { action: "web_echo", toolId: "web_echo" } });
+    // The first model request offered the server's Tools.
+    const offered = JSON.stringify(model.requests[before]!.body);
+    expect(offered).toContain("web_echo");
+    expect(offered).toContain("web_get-sum");
+    const requestId = (asked as Extract<TurnStreamEvent, { type: "turn.approval.requested" }>).request.id;
+    await ok(sdk.replyPermission({ client, path: { server: "mcp", sessionId, permissionRequestId: requestId }, body: { reply: "once" } }));
+    const events = await watch("mcp", sessionId, turnId, finished);
+    expect(events.at(-1)).toMatchObject({ type: "turn.finished", outcome: { kind: "completed", text: "Echoed." } });
+    expect(JSON.stringify(model.requests.at(-1)!.body)).toContain("Echo: hello from a Turn");
+
+    const { catalog } = await ok(sdk.getMcpCatalog({ client, path: { server: "mcp", sessionId } }));
+    expect(catalog.servers.map((server) => [server.name, server.origin])).toEqual([["web", "host"]]);
+    expect(catalog.servers[0]!.catalog.tools.map((tool) => tool.name)).toContain("echo");
+    expect(catalog.unavailable).toEqual([
+      { origin: "host", serverId: "local", name: "local", order: 0, state: "failed", reason: "spawn_failed", retrying: false },
+      { origin: "host", serverId: "secure", name: "secure", order: 0, state: "failed", reason: "authorization_required", retrying: false },
+    ]);
+    // A read of the stdio server answers the reference's sentence as a typed 503.
+    const local = await failure(sdk.readMcpResource({ client, path: { server: "mcp", sessionId, serverName: "local" }, body: { uri: "demo://resource/static/document/x" } }));
+    expect(local.status).toBe(503);
+    expect(local.body.message).toContain(LOCAL_STDIO);
+    // Resources and prompts of the connected server, through the Node host's handlers.
+    const read = await ok(sdk.readMcpResource({ client, path: { server: "mcp", sessionId, serverName: "web" }, body: { uri: "demo://resource/dynamic/text/3" } }));
+    expect(read.resource.contents[0]).toMatchObject({ uri: "demo://resource/dynamic/text/3", text: expect.stringMatching(/^Resource 3:/) });
+    const missing = await failure(sdk.getMcpCatalog({ client, path: { server: "mcp", sessionId: randomUUID() } }));
+    expect(missing.status).toBe(404);
+    const unknown = await failure(sdk.readMcpResource({ client, path: { server: "mcp", sessionId, serverName: "nope" }, body: { uri: "x://y" } }));
+    expect(unknown.status).toBe(404);
+  });
+
+  it("answers a bad HARNESS_MCP with a typed 503 naming the variable, never its value", async () => {
+    const secret = "not-a-url-s3cr3t-value";
+    const bad = await start(0, { HARNESS_MCP: JSON.stringify([{ kind: "remote", id: "x", name: "x", transport: { kind: "streamable-http", endpoint: `http://127.0.0.1/mcp?token=${secret}` } }]) });
+    try {
+      const answer = await fetch(`${bad.url}/v1/servers/bad/sessions`);
+      expect(answer.status).toBe(503);
+      const text = await answer.text();
+      expect(text).toContain("ConfigInvalid");
+      expect(text).toContain("HARNESS_MCP");
+      expect(text).toContain("/0/transport/endpoint");
+      expect(text).not.toContain(secret);
+    } finally {
+      await bad.mf.dispose();
+    }
+  });
+});
