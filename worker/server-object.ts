@@ -26,6 +26,7 @@ import type { StoredInstructions } from "../services/core/turns/admission.js";
 import { workerUnavailableHandlers } from "./unavailable.js";
 import { composeWorkerMcp, type WorkerMcpEnv } from "./mcp-compose.js";
 import { workerMcpHandlers } from "./mcp-routes.js";
+import { callbackPage, callbackServerOf, type WorkerOAuthEnv } from "./oauth.js";
 import { WORKSPACE_ROOT, workspaceWorkdirs } from "./workspace.js";
 import { OPENAPI_DOCUMENT, RELEASE } from "./release.js";
 
@@ -40,7 +41,7 @@ export interface DurableObjectStateLike {
 }
 
 /** The Worker variables a server object reads (worker/config.ts) and the secrets keys come from. */
-export type ServerObjectEnv = WorkerConfigVariables & AuthorityEnv & WorkerMcpEnv & {
+export type ServerObjectEnv = WorkerConfigVariables & AuthorityEnv & WorkerMcpEnv & WorkerOAuthEnv & {
   /** How far ahead the recovery alarm is armed while Turns are due (ms; default 10 s). A development knob: tests shorten it. */
   readonly HARNESS_RECOVERY_INTERVAL_MS?: string;
   readonly [secret: string]: unknown;
@@ -52,6 +53,8 @@ export const DEFAULT_RECOVERY_INTERVAL_MS = 10_000;
 interface Served {
   readonly storage: StorageHandle;
   readonly fetch: FetchHandler;
+  /** Answers a forwarded MCP OAuth callback (worker/oauth.ts). */
+  readonly callback: (request: Request) => Promise<Response>;
 }
 
 const errorResponse = (failure: Failure): Response =>
@@ -91,7 +94,7 @@ export class HarnessServerObject {
       this.#bound = await state.storage.get<string>(BINDING_KEY);
       try {
         const storage = await openDurableObjectStorage({ storage: state.storage, server: this.#bound ?? "(unbound)" });
-        this.#served = { storage, fetch: await this.#compose(storage) };
+        this.#served = { storage, ...(await this.#compose(storage)) };
       } catch (error) {
         // Kept and answered: thrown out of blockConcurrencyWhile it would reset the object.
         const tagged = error as { _tag?: string; message?: string };
@@ -100,7 +103,7 @@ export class HarnessServerObject {
     });
   }
 
-  async #compose(storage: StorageHandle): Promise<FetchHandler> {
+  async #compose(storage: StorageHandle): Promise<Omit<Served, "storage">> {
     const hub = new ActivityHub((announce) => storage.afterCommit(announce));
     storage.onTurnEvents((rows) => hub.turnEvents(rows));
     let runner: TurnRunner | undefined;
@@ -121,7 +124,7 @@ export class HarnessServerObject {
     const files = new WorkspaceFileStore(this.#state.storage);
     const codemode = configured.value.config.codemode?.enabled !== false;
     // HARNESS_MCP's servers: started by the first Turn or MCP route, never at wake.
-    const mcp = composeWorkerMcp({ env: this.#env });
+    const mcp = composeWorkerMcp({ env: this.#env, storage: this.#state.storage, serverName: () => this.#bound ?? "" });
     const turns = composeWorkerTurns({
       storage,
       hub,
@@ -169,7 +172,7 @@ export class HarnessServerObject {
       ...turns.handlers,
       ...workerMcpHandlers({ sessions, turns: turns.service, mcp: mcp.operations }),
     };
-    return createFetchHandler({
+    const fetch = createFetchHandler({
       handlers: withStorageFailures(handlers),
       release: RELEASE,
       // The gateway checked Host, Origin and the token; only it can reach this object.
@@ -177,6 +180,7 @@ export class HarnessServerObject {
       servers: (name) => name === this.#bound,
       openapi: () => OPENAPI_DOCUMENT,
     });
+    return { fetch, callback: (request) => mcp.callback(request) };
   }
 
   /** The Durable Object alarm: recovery of lost and pending Turns, with backoff and quarantine (worker/alarm.ts). */
@@ -187,6 +191,11 @@ export class HarnessServerObject {
   async fetch(request: Request): Promise<Response> {
     const server = request.headers.get(SERVER_HEADER);
     if (server === null || server === "") return errorResponse(notServed("The request names no server"));
+    // An MCP OAuth callback never binds the object to a name (worker/oauth-callback.ts).
+    if (callbackServerOf(new URL(request.url).pathname) !== undefined) {
+      if (server !== this.#bound || this.#served === undefined) return callbackPage(404, "Not an expected callback", "Ze Harness is not waiting for this authorization.");
+      return this.#served.callback(request);
+    }
     if (this.#bound === undefined) {
       // Lazily created: the first request addressed to a name binds the object to it for good.
       await this.#state.storage.put(BINDING_KEY, server);

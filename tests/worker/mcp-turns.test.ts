@@ -123,6 +123,71 @@ describe("MCP in the Worker's Turns (workerd)", () => {
     expect(unknown.status).toBe(404);
   });
 
+  it("authorizes the server-wide OAuth credential through the gateway's callback route, then the Tool works in every Session and a revoked token is refreshed", async () => {
+    const first = await createSession("mcp");
+    const second = await createSession("mcp");
+    const path = { server: "mcp", sessionId: first, serverName: "secure" };
+    expect((await ok(sdk.getMcpCredential({ client, path }))).status).toEqual({ kind: "absent", generation: 0 });
+    const started = await ok(sdk.startMcpCredential({ client, path, body: {} }));
+    expect(started.status).toEqual({ kind: "pending", generation: 1 });
+    const authorization = new URL(started.authorizationUrl);
+    expect(authorization.origin).toBe(oauthServer.base);
+    expect(authorization.searchParams.get("redirect_uri")).toBe(`${url}/oauth/callback/mcp`);
+    expect(oauthServer.registrations[0]).toMatchObject({ redirect_uris: [`${url}/oauth/callback/mcp`] });
+    // The browser's part, without a browser: the authorization server redirects to the callback address.
+    const redirected = await fetch(authorization, { redirect: "manual" });
+    expect(redirected.status).toBe(302);
+    const callback = new URL(redirected.headers.get("location")!);
+    expect(callback.origin + callback.pathname).toBe(`${url}/oauth/callback/mcp`);
+    // Another server name never completes it (nor binds an object to that name).
+    const elsewhere = await fetch(`${url}/oauth/callback/other${callback.search}`);
+    expect(elsewhere.status).toBe(404);
+    await elsewhere.body?.cancel();
+    const page = await fetch(callback);
+    const html = await page.text();
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-type")).toContain("text/html");
+    expect(html).toContain("Authorization received");
+    expect(html).not.toContain(callback.searchParams.get("code")!);
+    expect(html).not.toContain(callback.searchParams.get("state")!);
+    // Used once: the same redirect again finds nothing pending.
+    const again = await fetch(callback);
+    expect(again.status).toBe(404);
+    await again.body?.cancel();
+
+    // Server-wide: the other Session sees the credential and the connected server.
+    const status = await ok(sdk.getMcpCredential({ client, path: { ...path, sessionId: second } }));
+    expect(status.status).toEqual({ kind: "authorized", generation: 1 });
+    const { catalog } = await ok(sdk.getMcpCatalog({ client, path: { server: "mcp", sessionId: second } }));
+    expect(catalog.servers.map((server) => server.name)).toEqual(["secure", "web"]);
+
+    const whoami = async (sessionId: string, answer: string): Promise<string> => {
+      model.enqueue({ events: [{ type: "tool_call", name: "secure_whoami", arguments: {} }] }, { events: [{ type: "text", text: answer }] });
+      const turnId = await queue("mcp", sessionId, "Who am I?");
+      const events = await watch("mcp", sessionId, turnId, finished);
+      expect(events.at(-1)).toMatchObject({ type: "turn.finished", outcome: { kind: "completed", text: answer } });
+      return JSON.stringify(model.requests.at(-1)!.body);
+    };
+    expect(await whoami(second, "First.")).toContain("token=access-1");
+    // The authorization server invalidates the access token: the next call's 401 refreshes it once.
+    oauthServer.revokeAccess("access-1");
+    const rejected = oauthServer.mcpAuthorizations.length;
+    expect(await whoami(first, "Second.")).toContain("token=access-2");
+    expect(oauthServer.mcpAuthorizations.slice(rejected)).toContain("Bearer access-1");
+    expect(oauthServer.tokenRequests.map((form) => form.get("grant_type"))).toEqual(["authorization_code", "refresh_token"]);
+    expect(oauthServer.tokenRequests[1]!.get("refresh_token")).toBe("refresh-1");
+
+    // Forgetting revokes and retires the server for every Session.
+    const forgotten = await ok(sdk.forgetMcpCredential({ client, path, body: {} }));
+    expect(forgotten).toEqual({ generation: 1, revocation: "completed" });
+    expect(oauthServer.revocations).toEqual(["refresh-2"]);
+    const after = await ok(sdk.getMcpCatalog({ client, path: { server: "mcp", sessionId: second } }));
+    expect(after.catalog.unavailable.find((server) => server.name === "secure")).toMatchObject({ state: "failed", reason: "authorization_required" });
+    // No token, code or verifier in any answer.
+    const answers = JSON.stringify([started, status, catalog, forgotten, after]);
+    for (const secret of ["access-1", "access-2", "refresh-1", "refresh-2", callback.searchParams.get("code")!]) expect(answers).not.toContain(secret);
+  });
+
   it("answers a bad HARNESS_MCP with a typed 503 naming the variable, never its value", async () => {
     const secret = "not-a-url-s3cr3t-value";
     const bad = await start(0, { HARNESS_MCP: JSON.stringify([{ kind: "remote", id: "x", name: "x", transport: { kind: "streamable-http", endpoint: `http://127.0.0.1/mcp?token=${secret}` } }]) });
