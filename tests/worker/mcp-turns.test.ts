@@ -10,6 +10,7 @@
 // OAuth server's tool then works in a Turn of another Session of the same server, and a token
 // the OAuth server revoked is refreshed after its 401.
 import { randomUUID } from "node:crypto";
+import { request as httpRequest } from "node:http";
 import type { Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sdk, type TurnStreamEvent, type ZeClient } from "../../clients/index.js";
@@ -83,6 +84,19 @@ async function watch(server: string, sessionId: string, turnId: string, stop: (e
   return readSse<TurnStreamEvent>(await fetch(`${url}${path}?afterRevision=0`), path, stop);
 }
 
+/** The status of a GET with its own Host header (fetch cannot set Host). */
+function statusWithHost(host: string, path: string): Promise<number> {
+  const target = new URL(url);
+  return new Promise((resolve, reject) => {
+    const request = httpRequest({ host: target.hostname, port: target.port, method: "GET", path, headers: { host } }, (response) => {
+      response.resume();
+      response.on("end", () => resolve(response.statusCode!));
+    });
+    request.on("error", reject);
+    request.end();
+  });
+}
+
 const finished = (event: TurnStreamEvent): boolean => event.type === "turn.finished";
 
 describe("MCP in the Worker's Turns (workerd)", () => {
@@ -154,6 +168,14 @@ describe("MCP in the Worker's Turns (workerd)", () => {
     const again = await fetch(callback);
     expect(again.status).toBe(404);
     await again.body?.cancel();
+    // The deployment's Host policy applies; only a GET with a state reaches an object.
+    expect(await statusWithHost("evil.example", `/oauth/callback/mcp${callback.search}`)).toBe(403);
+    const posted = await fetch(callback, { method: "POST" });
+    expect(posted.status).toBe(405);
+    await posted.body?.cancel();
+    const stateless = await fetch(`${url}/oauth/callback/mcp?code=x`);
+    expect(stateless.status).toBe(400);
+    await stateless.body?.cancel();
 
     // Server-wide: the other Session sees the credential and the connected server.
     const status = await ok(sdk.getMcpCredential({ client, path: { ...path, sessionId: second } }));
@@ -176,16 +198,26 @@ describe("MCP in the Worker's Turns (workerd)", () => {
     expect(oauthServer.mcpAuthorizations.slice(rejected)).toContain("Bearer access-1");
     expect(oauthServer.tokenRequests.map((form) => form.get("grant_type"))).toEqual(["authorization_code", "refresh_token"]);
     expect(oauthServer.tokenRequests[1]!.get("refresh_token")).toBe("refresh-1");
+    // Two calls of one model step after another revocation: one refresh serves both.
+    oauthServer.revokeAccess("access-2");
+    model.enqueue(
+      { events: [{ type: "tool_call", name: "secure_whoami", arguments: {} }, { type: "tool_call", name: "secure_whoami", arguments: {} }] },
+      { events: [{ type: "text", text: "Both." }] },
+    );
+    const both = await queue("mcp", second, "Who am I, twice?");
+    expect((await watch("mcp", second, both, finished)).at(-1)).toMatchObject({ type: "turn.finished", outcome: { kind: "completed", text: "Both." } });
+    expect(JSON.stringify(model.requests.at(-1)!.body).match(/token=access-3/g)).toHaveLength(2);
+    expect(oauthServer.tokenRequests.map((form) => form.get("grant_type"))).toEqual(["authorization_code", "refresh_token", "refresh_token"]);
 
     // Forgetting revokes and retires the server for every Session.
     const forgotten = await ok(sdk.forgetMcpCredential({ client, path, body: {} }));
     expect(forgotten).toEqual({ generation: 1, revocation: "completed" });
-    expect(oauthServer.revocations).toEqual(["refresh-2"]);
+    expect(oauthServer.revocations).toEqual(["refresh-3"]);
     const after = await ok(sdk.getMcpCatalog({ client, path: { server: "mcp", sessionId: second } }));
     expect(after.catalog.unavailable.find((server) => server.name === "secure")).toMatchObject({ state: "failed", reason: "authorization_required" });
     // No token, code or verifier in any answer.
     const answers = JSON.stringify([started, status, catalog, forgotten, after]);
-    for (const secret of ["access-1", "access-2", "refresh-1", "refresh-2", callback.searchParams.get("code")!]) expect(answers).not.toContain(secret);
+    for (const secret of ["access-1", "access-2", "access-3", "refresh-1", "refresh-2", "refresh-3", callback.searchParams.get("code")!]) expect(answers).not.toContain(secret);
   });
 
   it("answers a bad HARNESS_MCP with a typed 503 naming the variable, never its value", async () => {
