@@ -10,7 +10,10 @@
 // OAuth server's tool then works in a Turn of another Session of the same server, and a token
 // the OAuth server revoked is refreshed after its 401.
 import { randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
 import { request as httpRequest } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sdk, type TurnStreamEvent, type ZeClient } from "../../clients/index.js";
@@ -31,6 +34,8 @@ let script: string;
 let mf: Miniflare;
 let url: string;
 let client: ZeClient["client"];
+let persist: string;
+let port: number;
 
 const servers = (): McpServer[] => [
   remote("web", everything.endpoint),
@@ -40,9 +45,10 @@ const servers = (): McpServer[] => [
 
 const LOCAL_STDIO = "Local stdio is unavailable because Workers cannot spawn local processes; the Worker does not emulate stdio or silently fall back to HTTP";
 
-async function start(port: number, extra: Record<string, string> = {}): Promise<{ mf: Miniflare; url: string }> {
+async function start(port: number, extra: Record<string, string> = {}, directory: string = persist): Promise<{ mf: Miniflare; url: string }> {
   const instance = miniflare(script, {
     durableObjects: { HARNESS_SERVERS: { className: "HarnessServerObject", useSQLite: true } },
+    durableObjectsPersist: directory,
     bindings: {
       HARNESS_PROVIDERS: JSON.stringify(testProviderConfig(model)),
       HARNESS_PERMISSIONS: JSON.stringify([{ action: "web_echo", resource: "*", effect: "ask" }]),
@@ -58,13 +64,16 @@ async function start(port: number, extra: Record<string, string> = {}): Promise<
 
 beforeAll(async () => {
   [model, everything, oauthServer, script] = await Promise.all([startTestModel(), everythingHttp(), startOAuthServer(), bundle("worker/index.ts")]);
-  ({ mf, url } = await start(await freePort()));
+  persist = mkdtempSync(join(tmpdir(), "zh-worker-mcp-"));
+  port = await freePort();
+  ({ mf, url } = await start(port));
   client = networkClient(url).client;
 }, 60_000);
 
 afterAll(async () => {
   await mf?.dispose();
   await Promise.all([model?.close(), everything?.close(), oauthServer?.close()]);
+  if (persist) rmSync(persist, { recursive: true, force: true });
 });
 
 async function createSession(server: string): Promise<string> {
@@ -209,6 +218,13 @@ describe("MCP in the Worker's Turns (workerd)", () => {
     expect(JSON.stringify(model.requests.at(-1)!.body).match(/token=access-3/g)).toHaveLength(2);
     expect(oauthServer.tokenRequests.map((form) => form.get("grant_type"))).toEqual(["authorization_code", "refresh_token", "refresh_token"]);
 
+    // The credential lives in the object's SQLite: after a restart of workerd on the persisted
+    // state, the first Turn connects with the stored token (no new authorization or grant).
+    await mf.dispose();
+    ({ mf } = await start(port));
+    expect(await whoami(first, "After a restart.")).toContain("token=access-3");
+    expect(oauthServer.tokenRequests).toHaveLength(3);
+
     // Forgetting revokes and retires the server for every Session.
     const forgotten = await ok(sdk.forgetMcpCredential({ client, path, body: {} }));
     expect(forgotten).toEqual({ generation: 1, revocation: "completed" });
@@ -222,7 +238,7 @@ describe("MCP in the Worker's Turns (workerd)", () => {
 
   it("answers a bad HARNESS_MCP with a typed 503 naming the variable, never its value", async () => {
     const secret = "not-a-url-s3cr3t-value";
-    const bad = await start(0, { HARNESS_MCP: JSON.stringify([{ kind: "remote", id: "x", name: "x", transport: { kind: "streamable-http", endpoint: `http://127.0.0.1/mcp?token=${secret}` } }]) });
+    const bad = await start(0, { HARNESS_MCP: JSON.stringify([{ kind: "remote", id: "x", name: "x", transport: { kind: "streamable-http", endpoint: `http://127.0.0.1/mcp?token=${secret}` } }]) }, join(persist, "bad"));
     try {
       const answer = await fetch(`${bad.url}/v1/servers/bad/sessions`);
       expect(answer.status).toBe(503);
