@@ -299,10 +299,12 @@ export class WorkerMcpHost {
     let negotiating: NegotiatingTransport | undefined;
     const auth = { failed: false };
     try {
-      const resolvers: McpCredentialResolvers = { env: this.#options.env, secret: this.#options.secret };
+      const lifecycle = this.#options.oauth;
+      // `oauth` references in headers resolve through the lifecycle too (absent: `authorization_required`).
+      const resolvers: McpCredentialResolvers = { env: this.#options.env, secret: this.#options.secret, ...(lifecycle !== undefined ? { oauth: (ref: string) => lifecycle.accessToken(ref) } : {}) };
       const headers = await resolveCredentialMap(definition.transport.headers, resolvers);
       const reference = server.oauthReference;
-      const oauth = reference !== undefined ? this.#options.oauth : undefined;
+      const oauth = reference !== undefined ? lifecycle : undefined;
       const endpoint = definition.transport.endpoint;
       // Without a lifecycle, or without a usable token, nothing is sent: the user authorizes first.
       if (reference !== undefined && oauth === undefined) await resolveReference({ kind: "oauth", reference }, resolvers);
