@@ -140,6 +140,15 @@ describe("MCP in the Worker's Turns (workerd)", () => {
     // Resources and prompts of the connected server, through the Node host's handlers.
     const read = await ok(sdk.readMcpResource({ client, path: { server: "mcp", sessionId, serverName: "web" }, body: { uri: "demo://resource/dynamic/text/3" } }));
     expect(read.resource.contents[0]).toMatchObject({ uri: "demo://resource/dynamic/text/3", text: expect.stringMatching(/^Resource 3:/) });
+    // A prompt resolved by the server is admitted as a Turn of the Session.
+    model.enqueue({ events: [{ type: "text", text: "Sunny." }] });
+    const promptTurn = randomUUID();
+    const submitted = await ok(
+      sdk.submitMcpPrompt({ client, path: { server: "mcp", sessionId, serverName: "web", promptName: "args-prompt" }, headers: { "x-ze-harness-client-id": "worker-mcp-test" }, body: { turnId: promptTurn, arguments: { city: "Oslo" } } }),
+    );
+    expect(submitted.receipt).toMatchObject({ sessionId, turnId: promptTurn });
+    expect((await watch("mcp", sessionId, promptTurn, finished)).at(-1)).toMatchObject({ type: "turn.finished", outcome: { kind: "completed", text: "Sunny." } });
+    expect(JSON.stringify(model.requests.at(-1)!.body)).toContain("What's weather in Oslo?");
     const missing = await failure(sdk.getMcpCatalog({ client, path: { server: "mcp", sessionId: randomUUID() } }));
     expect(missing.status).toBe(404);
     const unknown = await failure(sdk.readMcpResource({ client, path: { server: "mcp", sessionId, serverName: "nope" }, body: { uri: "x://y" } }));
