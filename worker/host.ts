@@ -39,6 +39,9 @@ import { catalogRevision, compileHostSettings, type CompiledHostSettings, type R
 import { hostWatches, type WatchServerOptions, type WatchSessionOptions, type WatchTurnOptions } from "./host-watch.js";
 import { OPENAPI_DOCUMENT, RELEASE } from "./release.js";
 import { openDurableObjectStorage, type DurableObjectStorageInput } from "./storage.js";
+import { composeWorkerMcp } from "./mcp-compose.js";
+import { workerMcpHandlers } from "./mcp-routes.js";
+import { callbackPage } from "./oauth.js";
 import { composeWorkerTurns, environmentKeys, gatewayEnvironment, type ProviderKeys } from "./turns.js";
 import { workerUnavailableHandlers } from "./unavailable.js";
 import { WORKSPACE_ROOT, workspaceWorkdirs } from "./workspace.js";
@@ -82,6 +85,8 @@ interface Served {
   readonly streams: EventStreams;
   readonly compiled: CompiledHostSettings;
   readonly recovery: RecoveryAlarm;
+  /** Answers a forwarded MCP OAuth callback (worker/oauth.ts). */
+  readonly callback: (request: Request) => Promise<Response>;
 }
 
 /** A Failure as the HTTP answer the Fetch handler would give it. */
@@ -169,6 +174,8 @@ export class WorkerHarnessHost {
     // The server's /workspace (the object's SQLite; its own migration runs here, after the server's).
     const files = new WorkspaceFileStore(state.storage);
     const codemode = configured.config.codemode?.enabled !== false;
+    // HARNESS_MCP's servers: started by the first Turn or MCP route, never at wake.
+    const mcp = composeWorkerMcp({ env: this.#options.env ?? {}, storage: state.storage, serverName: () => this.#server() ?? "" });
     const turns = composeWorkerTurns({
       storage,
       hub,
@@ -177,6 +184,7 @@ export class WorkerHarnessHost {
       env: await gatewayEnvironment(configured.providers, keys),
       extraTools: { ...workspaceFileTools(files), ...(codemode ? { execute: workerExecuteTool() } : {}) },
       instructions: async (workdir) => storedInstructions(files, workdir),
+      mcp: mcp.host,
       // Recovery runs first on every admission (the alarm is the backstop).
       onAdmission: () => this.notifyAdmission(),
     });
@@ -211,6 +219,7 @@ export class WorkerHarnessHost {
       ...workerUnavailableHandlers<RequestContext>(),
       ...sessionHandlers({ sessions, release: RELEASE }),
       ...turns.handlers,
+      ...workerMcpHandlers({ sessions, turns: turns.service, mcp: mcp.operations }),
     };
     const fetch = createFetchHandler({
       handlers: withStorageFailures(handlers),
@@ -220,11 +229,18 @@ export class WorkerHarnessHost {
       servers: (name) => name === this.#server(),
       openapi: () => OPENAPI_DOCUMENT,
     });
-    return { storage, fetch, streams: new EventStreams(storage, hub), compiled: compiled.value, recovery };
+    return { storage, fetch, streams: new EventStreams(storage, hub), compiled: compiled.value, recovery, callback: (request) => mcp.callback(request) };
   }
 
   #log(line: string): void {
     (this.#options.log ?? ((text: string) => console.warn(`harness ${text}`)))(line);
+  }
+
+  /** Answers an MCP OAuth callback forwarded to this server (`GET /oauth/callback/:server`; worker/oauth.ts). */
+  async oauthCallback(request: Request): Promise<Response> {
+    await this.ready;
+    if (this.#served === undefined) return callbackPage(404, "Not an expected callback", "Ze Harness is not waiting for this authorization.");
+    return this.#served.callback(request);
   }
 
   /** Serves one request of the host's server (trusted: no bearer check). */

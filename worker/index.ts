@@ -18,6 +18,8 @@ import { OPENAPI_DOCUMENT, RELEASE } from "./release.js";
 import { SERVER_HEADER, SESSION_HEADER } from "./server-object.js";
 import { workerUnavailableHandlers } from "./unavailable.js";
 import { authorityRuntimeHandlers, type AuthorityEnv } from "./authority-routes.js";
+import { callbackServerOf } from "./oauth.js";
+import { forwardOAuthCallback } from "./oauth-callback.js";
 
 export { HarnessServerObject } from "./server-object.js";
 export { HarnessProviderAuthorityObject } from "./authority.js";
@@ -144,7 +146,11 @@ function gateway(env: WorkerEnv): FetchHandler {
 export default {
   async fetch(request: Request, env: WorkerEnv): Promise<Response> {
     if (blankToken(env)) return refuse(unavailable("HARNESS_API_TOKEN is set but empty: set a token, or remove the secret to serve without authentication").body);
-    const server = serverOf(new URL(request.url).pathname);
+    const pathname = new URL(request.url).pathname;
+    // An MCP OAuth redirect to the public callback address (worker/oauth-callback.ts).
+    const callback = callbackServerOf(pathname);
+    if (callback !== undefined) return forwardOAuthCallback(request, guardOf(env), env.HARNESS_SERVERS, callback);
+    const server = serverOf(pathname);
     if (server !== undefined) return forward(request, env, server);
     return gateway(env)(request);
   },

@@ -1,10 +1,14 @@
+// Longer than ~400 lines on purpose: one host owns every server's connection attempt, its
+// credentials on the transport and the Tools built over it; the response bound and the routes'
+// operations live beside it (mcp-response.ts, mcp-routes.ts).
 // MCP in the Worker: a server object's configured MCP servers connected over Streamable HTTP with
 // the MCP SDK's StreamableHTTPClientTransport over `fetch`, and their Tools as `<server>_<tool>`
 // ToolDefinitions a runner can offer. Local (stdio) entries are never started: their status is
 // the reference's typed outcome, "Local stdio is unavailable because Workers cannot spawn local
 // processes; the Worker does not emulate stdio or silently fall back to HTTP" — no emulation and
-// no fallback to HTTP. An OAuth credential reference has no composed lifecycle here yet, so such
-// a server is `authorization_required` and nothing is sent to it.
+// no fallback to HTTP. An OAuth credential reference resolves through the `oauth` lifecycle the
+// server object composes (worker/oauth.ts: the token per request, one refresh after a 401);
+// without one, such a server is `authorization_required` and nothing is sent to it.
 //
 // The Node host's McpHost (services/mcp/host.ts) cannot join the Worker bundle: its connection
 // module imports the stdio transport (node:child_process, missing in workerd). This file composes
@@ -17,18 +21,26 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
+import type { ServerCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import type { McpCatalogTool } from "../generated/client/types.gen.js";
 import type { Env } from "../services/config/paths.js";
 import type { McpServer } from "../services/config/types.js";
 import { readCatalog, type CatalogLists } from "../services/mcp/catalog.js";
 import { resolveMcpServers, sanitizeToolName, type ResolvedMcpServer } from "../services/mcp/config.js";
-import type { McpFailureReason, McpServerState } from "../services/mcp/connection.js";
+import { ServerUnavailable, type McpFailureReason, type McpServerState } from "../services/mcp/status.js";
+import { toolInputSchema } from "../services/mcp/tools.js";
 import { AuthorizationRequired, CredentialUnresolved, resolveCredentialMap, resolveReference, type McpCredentialResolvers } from "../services/mcp/credentials.js";
 import { bounded, isLimitReached, MAX_TIMER_MS } from "../services/mcp/limits.js";
 import { NegotiatingTransport, ProtocolVersionRejected } from "../services/mcp/negotiate.js";
 import { followingRedirects } from "../services/mcp/redirects.js";
 import { mapToolResult, McpToolFailure, resourceContent, resultText, type ResultLimits } from "../services/mcp/results.js";
-import type { JsonSchema, PermissionProjection, ToolContext, ToolDefinition, ToolOutput } from "../services/tools/tool.js";
+import type { RegisteredTool } from "../services/tools/registry.js";
+import type { PermissionProjection, ToolContext, ToolDefinition, ToolOutput } from "../services/tools/tool.js";
+import { boundedResponse, MAX_MCP_RESPONSE_BYTES, tooLarge } from "./mcp-response.js";
+// Tool input schemas are reduced and checked by the interpreter this module installs (no Ajv).
+import "./validation.js";
+
+export { MAX_MCP_RESPONSE_BYTES, McpResponseTooLarge } from "./mcp-response.js";
 
 /** The reference's words for a local (stdio) MCP server on this host. */
 export const LOCAL_STDIO_UNAVAILABLE = "Local stdio is unavailable because Workers cannot spawn local processes; the Worker does not emulate stdio or silently fall back to HTTP";
@@ -36,66 +48,15 @@ export const LOCAL_STDIO_UNAVAILABLE = "Local stdio is unavailable because Worke
 /** The suffix of a server's resource-reading Tool (as on Node). */
 export const READ_RESOURCE_TOOL = "read-resource";
 
+/**
+ * How long after the servers started a Turn or an MCP route waits for their first connection
+ * attempts (anchored at the start, as on Node's DEFAULT_READY_WAIT_MS): later, nothing waits.
+ */
+export const DEFAULT_READY_WAIT_MS = 5_000;
+
 /** Longest error text passed on from an `isError` result (as on Node). */
 const MAX_ERROR_TEXT = 4_000;
-/**
- * The most bytes one MCP answer may carry (a JSON body, a POST's SSE stream, one event of the
- * standalone GET stream): the isolate has 128 MB for everything it runs, and the SDK reads an
- * answer whole before anything here sees it.
- */
-export const MAX_MCP_RESPONSE_BYTES = 16 * 1024 * 1024;
-
-/** An MCP server's answer went past `maxResponseBytes`: a typed limit, never an isolate out of memory. */
-export class McpResponseTooLarge extends Error {
-  readonly _tag = "McpResponseTooLarge" as const;
-  constructor(readonly limit: number) {
-    super(`the MCP server's answer is over the ${limit}-byte response limit`);
-    this.name = "McpResponseTooLarge";
-  }
-}
-
-const tooLarge = (error: unknown): McpResponseTooLarge | undefined => {
-  for (let cause = error, depth = 0; typeof cause === "object" && cause !== null && depth < 4; cause = (cause as { cause?: unknown }).cause, depth++) {
-    if ((cause as { _tag?: unknown })._tag === "McpResponseTooLarge") return cause as McpResponseTooLarge;
-  }
-  return undefined;
-};
-
-/**
- * `response` whose body errors with McpResponseTooLarge once more than `limit` bytes arrived (a
- * declared larger Content-Length is refused before reading). On the standalone GET event
- * stream the count restarts at each event boundary, so only one event is bounded there.
- */
-function boundedResponse(response: Response, limit: number, perEvent: boolean): Response {
-  if (response.body === null) return response;
-  const declared = Number(response.headers.get("content-length") ?? "");
-  if (Number.isFinite(declared) && declared > limit) {
-    void response.body.cancel().catch(() => undefined);
-    throw new McpResponseTooLarge(limit);
-  }
-  let seen = 0;
-  const counted = response.body.pipeThrough(
-    new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, controller) {
-        seen += chunk.byteLength;
-        if (seen > limit) {
-          controller.error(new McpResponseTooLarge(limit));
-          return;
-        }
-        if (perEvent) {
-          const text = new TextDecoder().decode(chunk.subarray(Math.max(0, chunk.byteLength - 4096)));
-          const boundary = Math.max(text.lastIndexOf("\n\n"), text.lastIndexOf("\r\n\r\n"));
-          if (boundary !== -1) seen = 0;
-        }
-        controller.enqueue(chunk);
-      },
-    }),
-  );
-  return new Response(counted, { status: response.status, statusText: response.statusText, headers: response.headers });
-}
-
 type Json = Record<string, unknown>;
-const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value);
 
 export interface WorkerMcpOptions {
   /** The `mcp` entries configured for the server object (checked like the Node host's; a bad entry throws McpConfigError). */
@@ -112,6 +73,18 @@ export interface WorkerMcpOptions {
   readonly results?: ResultLimits;
   /** The most bytes one answer may carry (default MAX_MCP_RESPONSE_BYTES); past it the request fails as a limit. */
   readonly maxResponseBytes?: number;
+  /** The OAuth lifecycle `transport.oauth` references resolve through (absent: `authorization_required`). */
+  readonly oauth?: WorkerMcpOAuth;
+  /** How long reads wait for the first connection attempts after the start (default DEFAULT_READY_WAIT_MS). */
+  readonly readyWaitMs?: number;
+}
+
+/** The part of an OAuth lifecycle (services/mcp/oauth.ts's McpOAuth) the transport uses. */
+export interface WorkerMcpOAuth {
+  /** The current access token (refreshed first when close to its expiry); undefined: none, the user must authorize. */
+  accessToken(reference: string, endpoint?: string): Promise<string | undefined>;
+  /** The token after the server rejected `stale` (one refresh per credential at a time); undefined: none. */
+  refresh(reference: string, endpoint: string | undefined, stale: string): Promise<string | undefined>;
 }
 
 /** One configured server's state, as the Node host reports it (`McpServerState`). */
@@ -121,27 +94,36 @@ export interface WorkerMcpServerStatus {
   readonly status: McpServerState;
 }
 
-interface Connected {
+/** What a connected server offers (as Node's ConnectedServer). */
+export interface WorkerMcpConnected {
   readonly client: Client;
   readonly lists: CatalogLists;
+  readonly protocolVersion: string;
+  readonly capabilities: ServerCapabilities;
+  readonly instructions: string | undefined;
+  readonly revision: number;
+}
+
+/** One configured server as the routes see it. */
+export interface WorkerMcpSlot {
+  readonly server: ResolvedMcpServer;
+  readonly status: McpServerState;
+  readonly connected: WorkerMcpConnected | undefined;
 }
 
 interface Slot {
   readonly server: ResolvedMcpServer;
   status: McpServerState;
-  connected: Connected | undefined;
+  connected: WorkerMcpConnected | undefined;
+  /** The attempt running now (a start or a reconnect). */
+  attempt: Promise<void> | undefined;
+  attempts: number;
 }
 
-/** The Tools' input schema: the server's object schema without `$schema` (absent or not an object: any object). */
-function inputSchemaOf(schema: unknown): JsonSchema {
-  if (!isObject(schema)) return { type: "object" };
-  const { $schema: _ignored, ...rest } = schema;
-  return { ...rest, type: "object" } as JsonSchema;
-}
-
-function classify(error: unknown, transport: NegotiatingTransport | undefined): { readonly reason: McpFailureReason; readonly message: string } {
+function classify(error: unknown, transport: NegotiatingTransport | undefined, authFailed: boolean): { readonly reason: McpFailureReason; readonly message: string } {
   const message = error instanceof Error ? error.message : String(error);
   if (transport?.rejected) return { reason: "protocol_version", message: transport.rejected.message };
+  if (authFailed && !(error instanceof AuthorizationRequired)) return { reason: "authorization_required", message: "the server refused the OAuth credential" };
   if (error instanceof ProtocolVersionRejected) return { reason: "protocol_version", message };
   if (error instanceof AuthorizationRequired) return { reason: "authorization_required", message };
   if (error instanceof CredentialUnresolved) return { reason: "credential_unresolved", message };
@@ -153,46 +135,138 @@ function classify(error: unknown, transport: NegotiatingTransport | undefined): 
 
 /**
  * The MCP servers of one server object. `start()` connects every enabled remote server once (a
- * failure is that server's status and never affects another; there is no reconnect loop yet: a
- * failed server stays failed until a new host is composed); `tools()` offers the connected
- * servers' Tools at that moment; `close()` ends every session.
+ * failure is that server's status and never affects another; there is no reconnect loop: a
+ * failed server stays failed until `reconnect` — an authorization completing — or a new host);
+ * `tools()` offers the connected servers' Tools at that moment; `close()` ends every session.
  */
 export class WorkerMcpHost {
   readonly #options: WorkerMcpOptions;
   readonly #slots: Slot[];
+  readonly #byName = new Map<string, Slot>();
+  readonly #toolCache = new Map<string, { revision: number; entries: RegisteredTool[] }>();
   #started: Promise<void> | undefined;
+  #startedAt: number | undefined;
   #closed = false;
+  #revision = 0;
+  #connections = 0;
 
   constructor(options: WorkerMcpOptions) {
     this.#options = options;
     this.#slots = resolveMcpServers(options.servers).map((server) => ({
       server,
       connected: undefined,
+      attempt: undefined,
+      attempts: 0,
       status: !server.enabled
         ? { state: "disabled" }
         : server.definition.kind === "local"
           ? { state: "failed", reason: "spawn_failed", message: LOCAL_STDIO_UNAVAILABLE, attempts: 0, retrying: false }
           : { state: "connecting", attempt: 0 },
     }));
+    for (const slot of this.#slots) this.#byName.set(slot.server.name, slot);
   }
 
   /** Connects the enabled remote servers (once; later calls wait for the same attempt). */
   start(): Promise<void> {
-    this.#started ??= Promise.all(this.#slots.filter((slot) => slot.status.state === "connecting").map((slot) => this.#connect(slot))).then(() => undefined);
+    if (this.#started === undefined) {
+      this.#startedAt = Date.now();
+      this.#started = Promise.all(this.#slots.filter((slot) => slot.status.state === "connecting").map((slot) => this.#attempt(slot))).then(() => undefined);
+    }
     return this.#started;
+  }
+
+  /** Starts the servers and waits for their first attempts, never past `readyWaitMs` after they started. */
+  async ready(): Promise<void> {
+    const started = this.start();
+    const left = (this.#options.readyWaitMs ?? DEFAULT_READY_WAIT_MS) - (Date.now() - (this.#startedAt ?? Date.now()));
+    await within(started, left);
+  }
+
+  /** The catalog's revision: it moves whenever a server connects, drops or is re-read. */
+  get revision(): number {
+    return this.#revision;
   }
 
   statuses(): WorkerMcpServerStatus[] {
     return this.#slots.map((slot) => ({ id: slot.server.id, name: slot.server.name, status: slot.status }));
   }
 
+  /** Every configured server in the reference's order (the catalog's view). */
+  slots(): readonly WorkerMcpSlot[] {
+    return this.#slots;
+  }
+
+  /** The server named `name`, if one is configured. */
+  slot(name: string): WorkerMcpSlot | undefined {
+    return this.#byName.get(name);
+  }
+
+  /** Waits (bounded like `ready`) for the server's running attempt, starting the servers first. */
+  async settled(name: string): Promise<void> {
+    void this.start();
+    const slot = this.#byName.get(name);
+    const left = (this.#options.readyWaitMs ?? DEFAULT_READY_WAIT_MS) - (Date.now() - (this.#startedAt ?? Date.now()));
+    if (slot?.attempt !== undefined) await within(slot.attempt, left);
+  }
+
   /** The Tools of the servers connected now, `<server>_<tool>`, in server order then the server's tool order. */
   tools(): ToolDefinition<Json>[] {
+    return this.toolEntries().map((entry) => entry.tool as ToolDefinition<Json>);
+  }
+
+  /** {@link tools} in the tool registry's shape (`{ kind: "mcp", server: <server id> }`), stable per catalog revision. */
+  toolEntries(): RegisteredTool[] {
     const slots = this.#slots.filter((slot) => slot.connected !== undefined).sort((a, b) => a.server.order - b.server.order || (a.server.name < b.server.name ? -1 : a.server.name > b.server.name ? 1 : 0));
-    return slots.flatMap((slot) => [
-      ...slot.connected!.lists.tools.map((tool) => this.#tool(slot, tool)),
-      ...(slot.server.resourceReadTool ? [this.#readResourceTool(slot) as unknown as ToolDefinition<Json>] : []),
-    ]);
+    return slots.flatMap((slot) => {
+      const connected = slot.connected!;
+      let cached = this.#toolCache.get(slot.server.id);
+      if (cached?.revision !== connected.revision) {
+        const source = { kind: "mcp" as const, server: slot.server.id };
+        const tools = [...connected.lists.tools.map((tool) => this.#tool(slot, tool)), ...(slot.server.resourceReadTool ? [this.#readResourceTool(slot) as unknown as ToolDefinition<Json>] : [])];
+        cached = { revision: connected.revision, entries: tools.map((tool) => ({ tool, source })) };
+        this.#toolCache.set(slot.server.id, cached);
+      }
+      return cached.entries;
+    });
+  }
+
+  /** The handshake instructions of the connected servers, in server order. */
+  instructions(): { readonly server: string; readonly text: string }[] {
+    return this.#slots.flatMap(({ server, connected }) => (connected?.instructions ? [{ server: server.name, text: connected.instructions }] : []));
+  }
+
+  /**
+   * A new connection attempt of every enabled remote server using OAuth `reference` that is not
+   * connected (its credential was just authorized), waited for at most `readyWaitMs`.
+   */
+  async reconnectUsing(reference: string): Promise<void> {
+    if (this.#closed) return;
+    const attempts = this.#slots
+      .filter((slot) => slot.server.enabled && slot.server.definition.kind === "remote" && slot.server.oauthReference === reference && slot.connected === undefined)
+      .map((slot) => slot.attempt ?? this.#attempt(slot));
+    await within(Promise.all(attempts), this.#options.readyWaitMs ?? DEFAULT_READY_WAIT_MS);
+  }
+
+  /** Drops the live connections using OAuth `reference` (its credential was forgotten): `authorization_required` until authorized again. */
+  async retireUsing(reference: string, message: string): Promise<void> {
+    await Promise.all(
+      this.#slots
+        .filter((slot) => slot.server.oauthReference === reference && slot.server.enabled && slot.server.definition.kind === "remote")
+        .map(async (slot) => {
+          const live = slot.connected;
+          slot.connected = undefined;
+          slot.status = { state: "failed", reason: "authorization_required", message, attempts: slot.attempts, retrying: false };
+          if (live !== undefined) this.#revision += 1;
+          await live?.client.close().catch(() => undefined);
+        }),
+    );
+  }
+
+  /** One request to the connected server `name` under its `executionMs` and the caller's signal; ServerUnavailable when it is not connected. */
+  async request<T>(slot: WorkerMcpSlot, work: (client: Client, signal: AbortSignal) => Promise<T>, signal?: AbortSignal): Promise<T> {
+    const connected = slot.connected;
+    if (connected === undefined) throw new ServerUnavailable(slot.server.name, slot.status);
+    return bounded((bound) => work(connected.client, bound), { ms: slot.server.limits.executionMs, limit: "executionMs", signal });
   }
 
   async close(): Promise<void> {
@@ -207,28 +281,68 @@ export class WorkerMcpHost {
     );
   }
 
+  #attempt(slot: Slot): Promise<void> {
+    const running = this.#connect(slot).finally(() => {
+      if (slot.attempt === running) slot.attempt = undefined;
+    });
+    slot.attempt = running;
+    return running;
+  }
+
   async #connect(slot: Slot): Promise<void> {
     const { server } = slot;
     if (server.definition.kind !== "remote") return;
     const definition = server.definition;
-    slot.status = { state: "connecting", attempt: 1 };
+    slot.attempts += 1;
+    slot.status = { state: "connecting", attempt: slot.attempts };
     const client = new Client(this.#options.clientInfo ?? { name: "ze-harness-worker", version: "1" }, { capabilities: {}, jsonSchemaValidator: new CfWorkerJsonSchemaValidator() });
     let negotiating: NegotiatingTransport | undefined;
+    const auth = { failed: false };
     try {
-      const resolvers: McpCredentialResolvers = { env: this.#options.env, secret: this.#options.secret };
+      const lifecycle = this.#options.oauth;
+      // `oauth` references in headers resolve through the lifecycle too (absent: `authorization_required`).
+      const resolvers: McpCredentialResolvers = { env: this.#options.env, secret: this.#options.secret, ...(lifecycle !== undefined ? { oauth: (ref: string) => lifecycle.accessToken(ref) } : {}) };
       const headers = await resolveCredentialMap(definition.transport.headers, resolvers);
-      // No OAuth lifecycle is composed in the Worker yet: resolving the reference is `authorization_required`.
-      if (server.oauthReference !== undefined) await resolveReference({ kind: "oauth", reference: server.oauthReference }, resolvers);
+      const reference = server.oauthReference;
+      const oauth = reference !== undefined ? lifecycle : undefined;
+      const endpoint = definition.transport.endpoint;
+      // Without a lifecycle, or without a usable token, nothing is sent: the user authorizes first.
+      if (reference !== undefined && oauth === undefined) await resolveReference({ kind: "oauth", reference }, resolvers);
+      let token = reference !== undefined && oauth !== undefined ? await oauth.accessToken(reference, endpoint) : undefined;
+      if (reference !== undefined && token === undefined) throw new AuthorizationRequired(reference);
       const base: FetchLike = this.#options.fetch ?? ((url, init) => globalThis.fetch(url, init));
       const following = followingRedirects(base, { hops: this.#options.redirectHops, credentialHeaders: Object.keys(headers) });
       const maxBytes = this.#options.maxResponseBytes ?? MAX_MCP_RESPONSE_BYTES;
+      const lost = (): AuthorizationRequired => {
+        auth.failed = true;
+        const error = new AuthorizationRequired(reference!);
+        if (slot.connected?.client === client) queueMicrotask(() => void this.retireUsing(reference!, error.message));
+        return error;
+      };
       const withHeaders: FetchLike = async (url, init) => {
-        const merged = new Headers(init?.headers);
-        for (const [name, value] of Object.entries(headers)) merged.set(name, value);
-        const response = await following(url, { ...init, headers: merged });
+        const send = (bearer: string | undefined) => {
+          const merged = new Headers(init?.headers);
+          for (const [name, value] of Object.entries(headers)) merged.set(name, value);
+          if (bearer !== undefined) merged.set("authorization", `Bearer ${bearer}`);
+          return following(url, { ...init, headers: merged });
+        };
+        if (reference !== undefined && oauth !== undefined) {
+          // Per request: a token close to its expiry is refreshed first.
+          token = await oauth.accessToken(reference, endpoint);
+          if (token === undefined) throw lost();
+        }
+        let response = await send(token);
+        if (response.status === 401 && reference !== undefined && oauth !== undefined) {
+          await response.body?.cancel().catch(() => undefined);
+          const refreshed = await oauth.refresh(reference, endpoint, token!);
+          if (refreshed === undefined) throw lost();
+          token = refreshed;
+          response = await send(token);
+          if (response.status === 401) auth.failed = true;
+        }
         return boundedResponse(response, maxBytes, (init?.method ?? "GET").toUpperCase() === "GET");
       };
-      const transport = new StreamableHTTPClientTransport(new URL(definition.transport.endpoint), { fetch: withHeaders, redirectPolicy: "follow" });
+      const transport = new StreamableHTTPClientTransport(new URL(endpoint), { fetch: withHeaders, redirectPolicy: "follow" });
       negotiating = new NegotiatingTransport(transport, server.protocolVersions);
       const transportOf = negotiating;
       const lists = await bounded(
@@ -242,16 +356,26 @@ export class WorkerMcpHost {
         await client.close().catch(() => undefined);
         return;
       }
-      slot.connected = { client, lists };
-      slot.status = { state: "connected", protocolVersion: negotiating.negotiated ?? server.protocolVersions[0]! };
+      slot.connected = {
+        client,
+        lists,
+        protocolVersion: negotiating.negotiated ?? server.protocolVersions[0]!,
+        capabilities: client.getServerCapabilities() ?? {},
+        instructions: client.getInstructions(),
+        revision: ++this.#connections,
+      };
+      slot.attempts = 0;
+      this.#revision += 1;
+      slot.status = { state: "connected", protocolVersion: slot.connected.protocolVersion };
       client.onclose = () => {
         if (slot.connected?.client !== client) return;
         slot.connected = undefined;
+        this.#revision += 1;
         slot.status = { state: "failed", reason: "disconnected", message: "the server closed the connection", attempts: 1, retrying: false };
       };
     } catch (error) {
-      const { reason, message } = classify(error, negotiating);
-      slot.status = { state: "failed", reason, message, attempts: 1, retrying: false };
+      const { reason, message } = classify(error, negotiating, auth.failed);
+      slot.status = { state: "failed", reason, message, attempts: slot.attempts, retrying: false };
       await client.close().catch(() => undefined);
     }
   }
@@ -263,7 +387,7 @@ export class WorkerMcpHost {
     return {
       id,
       description: tool.description ?? tool.title ?? `The ${tool.name} Tool of the MCP server ${server.name}.`,
-      inputSchema: inputSchemaOf(tool.inputSchema),
+      inputSchema: toolInputSchema(tool.inputSchema),
       permissions: (): PermissionProjection[] => [{ action: id, resources: ["*"], save: ["*"], metadata: { mcpServer: server.id, mcpTool: tool.name } }],
       execute: async (input: Json, ctx: ToolContext): Promise<ToolOutput> => {
         const result = (await this.#request(slot, ctx, (client, signal) => client.callTool({ name: tool.name, arguments: input }, undefined, { signal, timeout: MAX_TIMER_MS }))) as Json;
@@ -313,4 +437,12 @@ export class WorkerMcpHost {
       throw new McpToolFailure("mcp_request_failed", `The request to the MCP server ${JSON.stringify(server.name)} failed: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
+}
+
+/** Waits for `work`, but at most `ms` (≤ 0: not at all). */
+async function within(work: Promise<unknown>, ms: number): Promise<void> {
+  if (ms <= 0) return;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([work.then(() => undefined), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
 }

@@ -14,6 +14,8 @@ import { errorResponse, WorkerHarnessHost, type HostDurableObjectState } from ".
 import { settingsOfConfig } from "./host-options.js";
 import type { ProviderKeys } from "./turns.js";
 import type { AuthorityEnv } from "./authority-routes.js";
+import type { WorkerMcpEnv } from "./mcp-compose.js";
+import { callbackPage, callbackServerOf, type WorkerOAuthEnv } from "./oauth.js";
 
 export { DEFAULT_RECOVERY_INTERVAL_MS } from "./host.js";
 
@@ -25,7 +27,7 @@ const BINDING_KEY = "harness:server";
 export type DurableObjectStateLike = HostDurableObjectState;
 
 /** The Worker variables a server object reads (worker/config.ts) and the secrets keys come from. */
-export type ServerObjectEnv = WorkerConfigVariables & AuthorityEnv & {
+export type ServerObjectEnv = WorkerConfigVariables & AuthorityEnv & WorkerMcpEnv & WorkerOAuthEnv & {
   /** How far ahead the recovery alarm is armed while Turns are due (ms; default 10 s). A development knob: tests shorten it. */
   readonly HARNESS_RECOVERY_INTERVAL_MS?: string;
   readonly [secret: string]: unknown;
@@ -86,6 +88,11 @@ export class HarnessServerObject {
   async fetch(request: Request): Promise<Response> {
     const server = request.headers.get(SERVER_HEADER);
     if (server === null || server === "") return errorResponse(notServed("The request names no server"));
+    // An MCP OAuth callback never binds the object to a name (worker/oauth.ts).
+    if (callbackServerOf(new URL(request.url).pathname) !== undefined) {
+      if (server !== this.#bound || this.#host === undefined) return callbackPage(404, "Not an expected callback", "Ze Harness is not waiting for this authorization.");
+      return this.#host.oauthCallback(request);
+    }
     if (this.#bound === undefined) {
       // Lazily created: the first request addressed to a name binds the object to it for good.
       await this.#state.storage.put(BINDING_KEY, server);

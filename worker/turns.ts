@@ -5,7 +5,7 @@
 // through the `ProviderKeys` seam, and the Worker's tool set (worker/tools.ts).
 //
 // What the Worker leaves out (Node-only or not built yet here): plugins and hooks beyond the
-// empty pipeline, MCP, terminals, Skills and agent Markdown on a disk, workspace recording
+// empty pipeline, terminals, Skills and agent Markdown on a disk, workspace recording
 // (rewind), CodeMode until `execute` is registered. The runner is one per object: its claims
 // carry owner id 1 and the object's fresh instance id, so after a restart every claim of the
 // previous instance is "gone" and recovery settles it (see worker/alarm.ts for when it runs).
@@ -26,7 +26,7 @@ import type { RequestContext } from "../services/http/handler.js";
 import { HookPipeline } from "../services/plugins/hooks.js";
 import type { ProviderSet } from "../services/providers/index.js";
 import type { StorageHandle } from "../services/storage/index.js";
-import { ToolRegistry } from "../services/tools/registry.js";
+import { ToolRegistry, type RegisteredTool } from "../services/tools/registry.js";
 import type { AnyToolDefinition } from "../services/tools/tool.js";
 import type { StoredInstructions } from "../services/core/turns/admission.js";
 import { loadAgentCatalog, type AgentCatalog } from "../services/workspace/agents.js";
@@ -104,10 +104,21 @@ export interface WorkerTurnsInput {
   readonly extraTools?: Readonly<Record<string, AnyToolDefinition>>;
   /** The workdir's AGENTS.md at admission (from the /workspace store); absent: none. */
   readonly instructions?: (workdir: string) => Promise<StoredInstructions | null>;
+  /** The server's MCP servers (worker/mcp.ts): each Turn waits (bounded) for their first attempts, then is offered their Tools. */
+  readonly mcp?: WorkerTurnsMcp;
+}
+
+/** What Turns use of a server object's MCP servers (a WorkerMcpHost). */
+export interface WorkerTurnsMcp {
+  ready(): Promise<void>;
+  toolEntries(): RegisteredTool[];
+  instructions(): { readonly server: string; readonly text: string }[];
 }
 
 export interface WorkerTurns {
   readonly runner: TurnRunner;
+  /** The prompt admission (MCP prompt submission admits through it). */
+  readonly service: TurnService;
   readonly handlers: Partial<Handlers<RequestContext>>;
 }
 
@@ -131,14 +142,28 @@ export function composeWorkerTurns(input: WorkerTurnsInput): WorkerTurns {
   const catalogs = { agents, skills: async () => NO_SKILLS };
   const tools = workerTools(input.extraTools !== undefined ? { extra: input.extraTools } : {});
   const subagents = new Subagents({ storage, hub, agents: () => agents });
+  const registry = new ToolRegistry(tools);
+  const hooks = new HookPipeline();
+  const mcp = input.mcp;
   const runner = new TurnRunner({
     storage,
     hub,
     gateway,
-    tools: new ToolRegistry(tools),
-    hooks: new HookPipeline(),
+    tools: registry,
+    hooks,
     environment: {
       agents,
+      // A Turn waits (at most the MCP host's ready wait after it started) for the servers' first
+      // connection attempts, so the first Turn is offered their Tools, as on Node.
+      ...(mcp !== undefined
+        ? {
+            lease: async () => {
+              await mcp.ready();
+              return { tools: registry, hooks, agents, release: () => {} };
+            },
+            mcp: () => ({ tools: mcp.toolEntries(), instructions: mcp.instructions() }),
+          }
+        : {}),
       skills: catalogs.skills,
       subagents,
       // CodeMode's `execute` is offered once worker/codemode.ts registers it (HARNESS_CODEMODE_ENABLED).
@@ -182,5 +207,5 @@ export function composeWorkerTurns(input: WorkerTurnsInput): WorkerTurns {
     ...historyHandlers(createHistoryServices(storage, hub, config, gateway, runner)),
     ...workspaceHistoryHandlers(createWorkspaceHistoryServices(storage, hub, interactions, input.streamTiming)),
   };
-  return { runner, handlers };
+  return { runner, service: turns, handlers };
 }

@@ -9,9 +9,12 @@ import type { Handlers } from "../../generated/server/routes.js";
 import type { RequestContext } from "../http/handler.js";
 import type { McpHost } from "../mcp/index.js";
 
+/** What the operations use of a host's MCP servers: Node's McpHost, or the Worker's (worker/mcp-routes.ts). */
+export type McpOperationsHost = Pick<McpHost, "ready" | "catalog" | "prompt" | "readResource" | "authorize" | "credentialStatus" | "completeAuthorization" | "cancelAuthorization" | "forgetCredential">;
+
 export interface McpHandlerServices {
   /** The MCP servers of the Session's project (loaded on first use when its configuration declares none); rejects with the contract's 404 when the Session does not exist. */
-  readonly mcp: (server: string, sessionId: string) => Promise<McpHost>;
+  readonly mcp: (server: string, sessionId: string) => Promise<McpOperationsHost>;
   /** The ordinary prompt admission (TurnService.submit). */
   readonly turns: { submit(server: string, sessionId: string, clientId: string, request: QueuePromptRequest): Promise<PromptReceipt> };
 }
@@ -40,7 +43,7 @@ function queueRequest(body: SubmitMcpPromptRequest, prompt: QueuePromptRequest["
 }
 
 export function mcpHandlers({ mcp: load, turns }: McpHandlerServices): McpOperations {
-  const session = (path: { server: string; sessionId: string }): Promise<McpHost> => load(path.server, path.sessionId);
+  const session = (path: { server: string; sessionId: string }): Promise<McpOperationsHost> => load(path.server, path.sessionId);
   return {
     getMcpCatalog: async ({ path }) => {
       const mcp = await session(path);

@@ -4,45 +4,20 @@
 // `McpCredentialCallback`. Query values are never logged.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { McpCredentialCallback, McpCredentialCallbackDeniedReason } from "../../generated/client/types.gen.js";
+import type { McpCredentialCallback } from "../../generated/client/types.gen.js";
+import { CALLBACK_PATH_PREFIX, parseCallbackQuery } from "./callback-query.js";
+
+// Split out (callback-query.ts) so a host without node:http (the Worker's gateway route) shares it.
+export { CALLBACK_PATH_PREFIX, parseCallbackQuery } from "./callback-query.js";
 
 /** The callback port when none is configured (opencode's). */
 export const DEFAULT_CALLBACK_PORT = 19876;
-export const CALLBACK_PATH_PREFIX = "/oauth/callback/";
 
 /** The environment variable an embedded host reads its callback port from (`--mcp-callback-port`). */
 export const CALLBACK_PORT_VARIABLE = "ZE_HARNESS_MCP_CALLBACK_PORT";
 
 /** `http://127.0.0.1:<port>/oauth/callback/<server>`. */
 export const callbackUrl = (port: number, serverName: string): string => `http://127.0.0.1:${port}${CALLBACK_PATH_PREFIX}${encodeURIComponent(serverName)}`;
-
-const DENIED_REASONS: readonly McpCredentialCallbackDeniedReason[] = [
-  "access_denied",
-  "consent_required",
-  "interaction_required",
-  "invalid_request",
-  "invalid_scope",
-  "login_required",
-  "server_error",
-  "temporarily_unavailable",
-  "unauthorized_client",
-  "unsupported_response_type",
-];
-
-/** The callback a redirect's query describes, or undefined when it is not one. */
-export function parseCallbackQuery(query: URLSearchParams): McpCredentialCallback | undefined {
-  const state = query.get("state");
-  if (state === null || state === "") return undefined;
-  const issuer = query.get("iss") ?? undefined;
-  const error = query.get("error");
-  if (error !== null) {
-    const reason = (DENIED_REASONS as readonly string[]).includes(error) ? (error as McpCredentialCallbackDeniedReason) : "server_error";
-    return { kind: "denied", state, error: reason, ...(issuer !== undefined ? { issuer } : {}) };
-  }
-  const code = query.get("code");
-  if (code === null || code === "") return undefined;
-  return { kind: "success", state, code, ...(issuer !== undefined ? { issuer } : {}) };
-}
 
 const page = (title: string, text: string): string =>
   `<!doctype html><html lang="en"><meta charset="utf-8"><title>${title}</title><body style="font-family:system-ui,sans-serif;max-width:32rem;margin:4rem auto"><h1>${title}</h1><p>${text}</p></body></html>`;

@@ -19,24 +19,11 @@ import { NegotiatingTransport, ProtocolVersionRejected } from "./negotiate.js";
 import { followingRedirects } from "./redirects.js";
 import { OwnedStdioTransport, SpawnFailed, type StdioLifecycleLimits } from "./stdio.js";
 import type { CommandSandbox } from "../sandbox/index.js";
+import { ServerUnavailable, type McpFailureReason, type McpServerState } from "./status.js";
 
-export type McpFailureReason =
-  | "spawn_failed"
-  | "credential_unresolved"
-  | "authorization_required"
-  | "protocol_version"
-  | "limit_reached"
-  | "catalog_failed"
-  | "connection_failed"
-  | "disconnected";
-
-/** A server's private status (not part of the contract's catalog, which lists connected servers only). */
-export type McpServerState =
-  | { readonly state: "disabled" }
-  | { readonly state: "connecting"; readonly attempt: number }
-  | { readonly state: "connected"; readonly protocolVersion: string }
-  | { readonly state: "failed"; readonly reason: McpFailureReason; readonly message: string; readonly attempts: number; readonly retrying: boolean }
-  | { readonly state: "closed" };
+// Split out (services/mcp/status.ts) so hosts without stdio (the Worker) share the status and
+// ServerUnavailable without this module, which imports the stdio transport.
+export { ServerUnavailable, type McpFailureReason, type McpServerState } from "./status.js";
 
 /** What a connected server offers. */
 export interface ConnectedServer {
@@ -61,21 +48,6 @@ export interface ConnectionDeps {
   /** Called after every status or catalog change. */
   readonly onChange: () => void;
   readonly onWarning?: ((message: string) => void) | undefined;
-}
-
-/** The server is not connected right now. */
-export class ServerUnavailable extends Error {
-  readonly _tag = "ServerUnavailable" as const;
-  constructor(
-    readonly server: string,
-    readonly status: McpServerState,
-  ) {
-    super(
-      `MCP server ${JSON.stringify(server)} is not connected` +
-        (status.state === "failed" ? ` (${status.reason}: ${status.message})` : status.state === "disabled" ? " (it is disabled)" : status.state === "connecting" ? " (it is still connecting)" : ""),
-    );
-    this.name = "ServerUnavailable";
-  }
 }
 
 function classify(error: unknown, transport: NegotiatingTransport | undefined, authFailed: boolean): { reason: McpFailureReason; retryable: boolean; message: string } {

@@ -31,6 +31,7 @@ import { CALLBACK_PORT_VARIABLE, callbackUrl, DEFAULT_CALLBACK_PORT } from "./ca
 import { capabilitiesOf } from "./catalog.js";
 import { resolveMcpServers, type ResolvedMcpServer } from "./config.js";
 import { McpConnection, ServerUnavailable, type McpServerState } from "./connection.js";
+import { unavailableServer } from "./status.js";
 import { isLimitReached, limitMs } from "./limits.js";
 import { McpOAuth } from "./oauth.js";
 import { matches, promptParts } from "./prompts.js";
@@ -391,15 +392,6 @@ export class McpHost {
     const elapsed = this.startedAt === undefined ? 0 : performance.now() - this.startedAt;
     return this.bounded(work, this.readyWaitMs - elapsed);
   }
-}
-
-/** A configured server that is not connected, as the catalog reports it: state and reason code only (messages stay in the host's log). */
-function unavailableServer(server: ResolvedMcpServer, status: McpServerState): McpUnavailableServer {
-  const base = { origin: "host" as const, serverId: server.id, name: server.name, order: server.order };
-  if (status.state === "failed") return { ...base, state: "failed", reason: status.reason, retrying: status.retrying };
-  if (status.state === "disabled") return { ...base, state: "disabled" };
-  // `connected` cannot reach here (it has a catalog); `closed` is the host shutting down.
-  return { ...base, state: status.state === "closed" ? "failed" : "connecting", ...(status.state === "closed" ? { reason: "disconnected" as const, retrying: false } : {}) };
 }
 
 function usesReference(server: ResolvedMcpServer, reference: string): boolean {

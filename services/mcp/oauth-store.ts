@@ -59,18 +59,32 @@ export const entryKey = (reference: string): string => `mcp:${reference}`;
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 
-export class CredentialStore {
+/**
+ * Where a lifecycle keeps its credentials: the Node host's auth.json ({@link CredentialStore}),
+ * or a host's own store (the Worker's, in its server object's SQLite: worker/oauth-store.ts).
+ * `load` answers a credential issued for another endpoint as absent (keeping its generation).
+ */
+export interface McpCredentialStorage {
+  load(reference: string, endpoint?: string): Promise<StoredCredential | undefined>;
+  save(reference: string, entry: StoredCredential): Promise<void>;
+}
+
+/** A stored value as a credential of `endpoint` (undefined: not a credential entry). */
+export function credentialOf(value: unknown, endpoint?: string): StoredCredential | undefined {
+  if (!isObject(value) || value["type"] !== ENTRY_TYPE || typeof value["generation"] !== "number") return undefined;
+  const entry = value as unknown as StoredCredential;
+  if (endpoint !== undefined && entry.endpoint !== endpoint) return { type: ENTRY_TYPE, serverId: entry.serverId, endpoint, generation: entry.generation };
+  return entry;
+}
+
+export class CredentialStore implements McpCredentialStorage {
   constructor(private readonly location: AuthFileLocation) {}
 
   /** The stored credential of `reference`; one issued for another endpoint counts as absent (keeping its generation). */
   async load(reference: string, endpoint?: string): Promise<StoredCredential | undefined> {
     const read = await readAuthValue(this.location, entryKey(reference));
     if (!read.ok) throw unavailable(`The MCP credential store is unavailable: ${read.error.message}`);
-    const value = read.value;
-    if (!isObject(value) || value["type"] !== ENTRY_TYPE || typeof value["generation"] !== "number") return undefined;
-    const entry = value as unknown as StoredCredential;
-    if (endpoint !== undefined && entry.endpoint !== endpoint) return { type: ENTRY_TYPE, serverId: entry.serverId, endpoint, generation: entry.generation };
-    return entry;
+    return credentialOf(read.value, endpoint);
   }
 
   async save(reference: string, entry: StoredCredential): Promise<void> {

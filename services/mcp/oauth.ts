@@ -27,13 +27,21 @@ import type {
 import { conflict, unavailable, validationFailure } from "../contract/failure.js";
 import type { AuthFileLocation } from "../providers/auth-file.js";
 import type { ResolvedMcpServer } from "./config.js";
-import { CredentialStore, ENTRY_TYPE, statusOf, type StoredClient, type StoredCredential, type StoredTokens } from "./oauth-store.js";
+import { CredentialStore, ENTRY_TYPE, statusOf, type McpCredentialStorage, type StoredClient, type StoredCredential, type StoredTokens } from "./oauth-store.js";
 
 /** A token this close to its expiry is refreshed before use. */
 export const REFRESH_WINDOW_MS = 120_000;
 
 export interface McpOAuthOptions {
-  readonly location: AuthFileLocation;
+  /** The auth.json the credentials live in (the Node host's store), unless `store` is given. */
+  readonly location?: AuthFileLocation | undefined;
+  /** A host's own credential store (the Worker's SQLite one); wins over `location`. */
+  readonly store?: McpCredentialStorage | undefined;
+  /**
+   * How the revocation request treats a redirect (default "error": a redirect is `uncertain`).
+   * workerd refuses the "error" mode, so the Worker asks for "manual": a redirect is `failed`.
+   */
+  readonly revocationRedirect?: "error" | "manual" | undefined;
   /** The loopback callback address for a server (the host's `--mcp-callback-port`). */
   readonly redirectUrl: (serverName: string) => string;
   readonly now?: () => number;
@@ -71,12 +79,13 @@ function storedTokens(tokens: OAuthTokens, now: number, previous?: StoredTokens)
 }
 
 export class McpOAuth {
-  private readonly store: CredentialStore;
+  private readonly store: McpCredentialStorage;
   private readonly now: () => number;
   private readonly refreshing = new Map<string, Promise<string | undefined>>();
 
   constructor(private readonly options: McpOAuthOptions) {
-    this.store = new CredentialStore(options.location);
+    if (options.store === undefined && options.location === undefined) throw new Error("McpOAuth needs a credential store or an auth.json location");
+    this.store = options.store ?? new CredentialStore(options.location!);
     this.now = options.now ?? Date.now;
   }
 
@@ -254,7 +263,7 @@ export class McpOAuth {
     if (entry.client) body.set("client_id", entry.client.client_id);
     if (entry.client?.client_secret) body.set("client_secret", entry.client.client_secret);
     try {
-      const response = await fetch(endpoint, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body, redirect: "error" });
+      const response = await fetch(endpoint, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body, redirect: this.options.revocationRedirect ?? "error" });
       await response.body?.cancel().catch(() => undefined);
       return response.ok ? "completed" : "failed";
     } catch {

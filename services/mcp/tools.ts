@@ -8,7 +8,8 @@ import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { JsonSchema, PermissionProjection, ToolContext, ToolDefinition, ToolOutput } from "../tools/tool.js";
 import { ALLOWED_SCHEMA_KEYWORDS, validateToolInput } from "../tools/validate.js";
 import { sanitizeToolName } from "./config.js";
-import { ServerUnavailable, type McpConnection } from "./connection.js";
+import type { McpConnection } from "./connection.js";
+import { ServerUnavailable } from "./status.js";
 import { isLimitReached, MAX_TIMER_MS } from "./limits.js";
 import { mapToolResult, McpToolFailure, resourceContent, resultText, type ResultLimits } from "./results.js";
 
