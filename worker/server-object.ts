@@ -24,6 +24,7 @@ import { WorkspaceFileStore, agentsInstructions, workspaceFileTools, type FilesS
 import { validationFailure } from "../services/contract/failure.js";
 import type { StoredInstructions } from "../services/core/turns/admission.js";
 import { workerUnavailableHandlers } from "./unavailable.js";
+import { workspaceSkills } from "./skills.js";
 import { WORKSPACE_ROOT, workspaceWorkdirs } from "./workspace.js";
 import { OPENAPI_DOCUMENT, RELEASE } from "./release.js";
 
@@ -126,6 +127,7 @@ export class HarnessServerObject {
       env: await gatewayEnvironment(configured.value.providers, keys),
       extraTools: { ...workspaceFileTools(files), ...(codemode ? { execute: workerExecuteTool() } : {}) },
       instructions: async (workdir) => storedInstructions(files, workdir),
+      skills: workspaceSkills(files),
       // Recovery runs first on every admission (the alarm is the backstop).
       onAdmission: () => {
         this.#alarms?.admitted();

@@ -5,7 +5,7 @@
 // through the `ProviderKeys` seam, and the Worker's tool set (worker/tools.ts).
 //
 // What the Worker leaves out (Node-only or not built yet here): plugins and hooks beyond the
-// empty pipeline, MCP, terminals, Skills and agent Markdown on a disk, workspace recording
+// empty pipeline, MCP, terminals, agent Markdown on a disk, workspace recording
 // (rewind), CodeMode until `execute` is registered. The runner is one per object: its claims
 // carry owner id 1 and the object's fresh instance id, so after a restart every claim of the
 // previous instance is "gone" and recovery settles it (see worker/alarm.ts for when it runs).
@@ -19,6 +19,7 @@ import { InteractionService } from "../services/core/turns/interactions.js";
 import { TurnRunner } from "../services/core/turns/runner.js";
 import { TurnService } from "../services/core/turns/service.js";
 import { turnHandlers } from "../services/host/handlers.js";
+import { depthHandlers } from "../services/host/depth-handlers.js";
 import { createHistoryServices, historyHandlers } from "../services/host/history-handlers.js";
 import { createModelGateway } from "../services/host/models.js";
 import { createWorkspaceHistoryServices, workspaceHistoryHandlers } from "../services/host/workspace-history-handlers.js";
@@ -104,6 +105,8 @@ export interface WorkerTurnsInput {
   readonly extraTools?: Readonly<Record<string, AnyToolDefinition>>;
   /** The workdir's AGENTS.md at admission (from the /workspace store); absent: none. */
   readonly instructions?: (workdir: string) => Promise<StoredInstructions | null>;
+  /** The Skills of a workdir (from the /workspace store, worker/skills.ts); absent: none. */
+  readonly skills?: (workdir: string) => Promise<SkillDiscovery>;
 }
 
 export interface WorkerTurns {
@@ -127,7 +130,7 @@ export function composeWorkerTurns(input: WorkerTurnsInput): WorkerTurns {
   const config = model !== undefined ? { ...configured.config, model } : configured.config;
   const gateway = createModelGateway(config, input.env);
   const agents = builtinAgents();
-  const catalogs = { agents, skills: async () => NO_SKILLS };
+  const catalogs = { agents, skills: input.skills ?? (async () => NO_SKILLS) };
   const tools = workerTools(input.extraTools !== undefined ? { extra: input.extraTools } : {});
   const subagents = new Subagents({ storage, hub, agents: () => agents });
   const runner = new TurnRunner({
@@ -181,5 +184,9 @@ export function composeWorkerTurns(input: WorkerTurnsInput): WorkerTurns {
     ...historyHandlers(createHistoryServices(storage, hub, config, gateway, runner)),
     ...workspaceHistoryHandlers(createWorkspaceHistoryServices(storage, hub, interactions, input.streamTiming)),
   };
+  // The Session's agents and Skills (safe metadata), from the same catalogs its Turns use.
+  const depth = depthHandlers({ sessions, catalogs, catalogsFor: async () => catalogs, subagents, serverRoot: WORKSPACE_ROOT });
+  handlers.sessionAgents = depth.sessionAgents;
+  handlers.sessionSkills = depth.sessionSkills;
   return { runner, handlers };
 }
