@@ -25,6 +25,7 @@ import { validationFailure } from "../services/contract/failure.js";
 import type { StoredInstructions } from "../services/core/turns/admission.js";
 import { workerUnavailableHandlers } from "./unavailable.js";
 import { workspaceSkills } from "./skills.js";
+import { workspaceAgents } from "./agents.js";
 import { WORKSPACE_ROOT, workspaceWorkdirs } from "./workspace.js";
 import { OPENAPI_DOCUMENT, RELEASE } from "./release.js";
 
@@ -103,11 +104,16 @@ export class HarnessServerObject {
     const hub = new ActivityHub((announce) => storage.afterCommit(announce));
     storage.onTurnEvents((rows) => hub.turnEvents(rows));
     let runner: TurnRunner | undefined;
+    // The server's /workspace (the object's SQLite; its own migration runs here, after the server's).
+    const files = new WorkspaceFileStore(this.#state.storage);
+    // Built-in agents and the Markdown ones in /workspace/.ze-harness/agents, read at each use.
+    const agents = workspaceAgents(files);
     const sessions = new SessionService({
       storage,
       serverRoot: WORKSPACE_ROOT,
       hub,
       workdirs: workspaceWorkdirs,
+      agents: () => agents(),
       onDeleted: (ids) => runner?.abandonSessions(ids),
     });
     const configured = readWorkerConfig(this.#env);
@@ -116,8 +122,6 @@ export class HarnessServerObject {
     // Keys from the provider authority when it is bound (a stored connection wins over the Worker
     // secret; a stored-but-unreadable one blocks it), else from the Worker's secrets alone.
     const keys = this.#keys ?? (this.#env.HARNESS_PROVIDER_AUTHORITY !== undefined ? authorityKeys(this.#env) : environmentKeys(this.#env as Record<string, unknown>, configured.value.providers));
-    // The server's /workspace (the object's SQLite; its own migration runs here, after the server's).
-    const files = new WorkspaceFileStore(this.#state.storage);
     const codemode = configured.value.config.codemode?.enabled !== false;
     const turns = composeWorkerTurns({
       storage,
@@ -128,6 +132,7 @@ export class HarnessServerObject {
       extraTools: { ...workspaceFileTools(files), ...(codemode ? { execute: workerExecuteTool() } : {}) },
       instructions: async (workdir) => storedInstructions(files, workdir),
       skills: workspaceSkills(files),
+      agents,
       // Recovery runs first on every admission (the alarm is the backstop).
       onAdmission: () => {
         this.#alarms?.admitted();

@@ -5,7 +5,7 @@
 // through the `ProviderKeys` seam, and the Worker's tool set (worker/tools.ts).
 //
 // What the Worker leaves out (Node-only or not built yet here): plugins and hooks beyond the
-// empty pipeline, MCP, terminals, agent Markdown on a disk, workspace recording
+// empty pipeline, MCP, terminals, workspace recording
 // (rewind), CodeMode until `execute` is registered. The runner is one per object: its claims
 // carry owner id 1 and the object's fresh instance id, so after a restart every claim of the
 // previous instance is "gone" and recovery settles it (see worker/alarm.ts for when it runs).
@@ -105,6 +105,8 @@ export interface WorkerTurnsInput {
   readonly extraTools?: Readonly<Record<string, AnyToolDefinition>>;
   /** The workdir's AGENTS.md at admission (from the /workspace store); absent: none. */
   readonly instructions?: (workdir: string) => Promise<StoredInstructions | null>;
+  /** The current agent catalog (worker/agents.ts: built-in and /workspace Markdown agents); absent: the built-in agents. */
+  readonly agents?: () => AgentCatalog;
   /** The Skills of a workdir (from the /workspace store, worker/skills.ts); absent: none. */
   readonly skills?: (workdir: string) => Promise<SkillDiscovery>;
 }
@@ -117,7 +119,7 @@ export interface WorkerTurns {
 const NO_SKILLS: SkillDiscovery = { skills: [], warnings: [] };
 
 function builtinAgents(): AgentCatalog {
-  // No agent files on a Worker: the built-in agents only (configuration brings none yet).
+  // Without a catalog from the server object: the built-in agents only.
   const loaded = loadAgentCatalog({ configLayers: [], env: {} });
   if (!loaded.ok) throw new Error(`the built-in agent catalog is invalid: ${loaded.error._tag}`);
   return loaded.value;
@@ -129,10 +131,16 @@ export function composeWorkerTurns(input: WorkerTurnsInput): WorkerTurns {
   const model = configured.config.model ?? firstAvailableModel(configured.providers, input.env);
   const config = model !== undefined ? { ...configured.config, model } : configured.config;
   const gateway = createModelGateway(config, input.env);
-  const agents = builtinAgents();
-  const catalogs = { agents, skills: input.skills ?? (async () => NO_SKILLS) };
+  const fixed = input.agents === undefined ? builtinAgents() : undefined;
+  const agents = input.agents ?? (() => fixed!);
+  const catalogs = {
+    get agents() {
+      return agents();
+    },
+    skills: input.skills ?? (async () => NO_SKILLS),
+  };
   const tools = workerTools(input.extraTools !== undefined ? { extra: input.extraTools } : {});
-  const subagents = new Subagents({ storage, hub, agents: () => agents });
+  const subagents = new Subagents({ storage, hub, agents });
   const runner = new TurnRunner({
     storage,
     hub,
@@ -140,7 +148,9 @@ export function composeWorkerTurns(input: WorkerTurnsInput): WorkerTurns {
     tools: new ToolRegistry(tools),
     hooks: new HookPipeline(),
     environment: {
-      agents,
+      get agents() {
+        return agents();
+      },
       skills: catalogs.skills,
       subagents,
       // CodeMode's `execute` is offered once worker/codemode.ts registers it (HARNESS_CODEMODE_ENABLED).

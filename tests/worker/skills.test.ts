@@ -3,13 +3,15 @@
 // `write` at Node's project discovery path; the next Turn's model is offered it and loads it
 // through `skill` with Node's rendering (body, base directory, manifest); a malformed SKILL.md
 // is skipped, a deeper project level replaces a shallower one, and the Session's Skills are
-// listed over the API.
+// listed over the API. Agent Markdown files a Turn writes to /workspace/.ze-harness/agents are
+// the server's agents from the next use on (prompt, model, permissions); a file Node would refuse
+// is the same typed refusal for that agent, the others keep working.
 import { randomUUID } from "node:crypto";
 import type { Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sdk, type TurnStreamEvent, type ZeClient } from "../../clients/index.js";
 import { startTestModel, type TestModel } from "../../tools/test-model/index.js";
-import { ok } from "../support/calls.js";
+import { failure, ok } from "../support/calls.js";
 import { networkClient } from "../support/harness.js";
 import { testProviderConfig } from "../support/model.js";
 import { readSse } from "../support/terminals.js";
@@ -120,5 +122,90 @@ describe("Skills from the /workspace store (workerd)", () => {
     const selected = JSON.stringify(model.requests.at(-1)!.body);
     expect(selected).toContain("Speak loudly.");
     expect(selected).not.toContain("Speak softly.");
+  });
+});
+
+describe("Agent Markdown files from the /workspace store (workerd)", () => {
+  const reviewer = [
+    "---",
+    "description: Reviews lighthouse logs",
+    "model: test/scripted",
+    "permissions:",
+    "  - { action: shell, resource: '*', effect: deny }",
+    "---",
+    "",
+    "You review lighthouse logs and nothing else.",
+  ].join("\n");
+
+  it("runs a Session's Turns with an agent a Turn wrote: its prompt, model and permissions", async () => {
+    const writer = await createSession("agents");
+    model.enqueue(
+      { events: [{ type: "tool_call", name: "write", arguments: { filePath: ".ze-harness/agents/team/reviewer.md", content: reviewer } }] },
+      { events: [{ type: "text", text: "Agent written." }] },
+    );
+    expect(await run("agents", writer, "Write the agent")).toMatchObject({ outcome: { kind: "completed", text: "Agent written." } });
+
+    const listed = await ok(sdk.sessionAgents({ client, path: { server: "agents", sessionId: writer } }));
+    expect(listed.agents).toContainEqual({ id: "team/reviewer", displayName: "team/reviewer", description: "Reviews lighthouse logs", model: "test/scripted", mode: "primary", origin: "host" });
+
+    // A Session created with it: the agent's instructions lead the request; its shell deny holds;
+    // the Turn ran on the agent's model.
+    const sessionId = await createSession("agents", { agent: "team/reviewer" });
+    model.enqueue({ events: [{ type: "tool_call", name: "shell", arguments: { command: "ls" } }] }, { events: [{ type: "text", text: "Reviewed." }] });
+    const settled = await run("agents", sessionId, "Review the logs");
+    expect(settled).toMatchObject({ outcome: { kind: "completed", text: "Reviewed." } });
+    const turns = await ok(sdk.listSessionTurns({ client, path: { server: "agents", sessionId }, query: {} }));
+    expect(turns.turns[0]!.turn).toMatchObject({ model: "test/scripted" });
+    const request = JSON.stringify(model.requests.at(-1)!.body);
+    expect(request).toContain("You review lighthouse logs and nothing else.");
+    // Denied outright by the agent's rule, shell is not offered at all (Node's rule), so the call names no tool.
+    expect(request).toContain("unknown_tool");
+    const offered = (model.requests.at(-1)!.body as { tools: { function: { name: string } }[] }).tools.map((tool) => tool.function.name);
+    expect(offered).toContain("read");
+    expect(offered).not.toContain("shell");
+    expect(request).not.toContain("spawn_failed");
+    // An unknown agent is the ordinary 400.
+    expect((await failure(sdk.createSession({ client, path: { server: "agents", sessionId: randomUUID() }, body: { agent: "team/absent" } }))).status).toBe(400);
+  });
+
+  it("answers an agent file Node would refuse with the same typed error; other agents keep working", async () => {
+    const writer = await createSession("agents-bad");
+    model.enqueue(
+      {
+        events: [
+          { type: "tool_call", name: "write", arguments: { filePath: ".ze-harness/agents/helper.md", content: "---\ndescription: Helps\n---\n\nHelp out." } },
+          { type: "tool_call", name: "write", arguments: { filePath: ".ze-harness/agents/loud.md", content: "---\ndescription: Loud\nhidden: true\n---\n\nShout." } },
+          // Malformed YAML is skipped silently, as on Node.
+          { type: "tool_call", name: "write", arguments: { filePath: ".ze-harness/agents/odd.md", content: "---\na: 1\na: 2\n---\n\nOdd." } },
+        ],
+      },
+      { events: [{ type: "text", text: "Files written." }] },
+    );
+    expect(await run("agents-bad", writer, "Write the files")).toMatchObject({ outcome: { kind: "completed" } });
+
+    const refused = await failure(sdk.createSession({ client, path: { server: "agents-bad", sessionId: randomUUID() }, body: { agent: "loud" } }));
+    expect(refused.status).toBe(503);
+    expect(refused.body).toMatchObject({ _tag: "UnavailableError" });
+    expect(refused.body.message).toBe('AgentConfigInvalid: /workspace/.ze-harness/agents/loud.md: /hidden: unsupported agent option "hidden"; supported: ' + refused.body.message.split("supported: ")[1]);
+    const prompt = await failure(
+      sdk.submitPrompt({ client, path: { server: "agents-bad", sessionId: writer }, headers: { "x-ze-harness-client-id": "t" }, body: { delivery: "queue", turnId: randomUUID(), agent: "loud", prompt: [{ type: "text", text: "x" }] } as never }),
+    );
+    expect(prompt.status).toBe(503);
+    expect(prompt.body.message).toContain("AgentConfigInvalid: /workspace/.ze-harness/agents/loud.md");
+    expect((await failure(sdk.sessionAgents({ client, path: { server: "agents-bad", sessionId: writer } }))).status).toBe(503);
+
+    // The helper written in the same Turn was never loaded (the catalog as a whole is refused);
+    // the default agent still runs, and a Turn can repair the file.
+    model.enqueue(
+      { events: [{ type: "tool_call", name: "write", arguments: { filePath: ".ze-harness/agents/loud.md", content: "---\ndescription: Loud\n---\n\nShout." } }] },
+      { events: [{ type: "text", text: "Repaired." }] },
+    );
+    expect(await run("agents-bad", writer, "Repair it")).toMatchObject({ outcome: { kind: "completed", text: "Repaired." } });
+    const ids = (await ok(sdk.sessionAgents({ client, path: { server: "agents-bad", sessionId: writer } }))).agents.map((agent) => agent.id);
+    expect(ids).toEqual(expect.arrayContaining(["helper", "loud"]));
+    expect(ids).not.toContain("odd");
+    model.enqueue({ events: [{ type: "text", text: "Shouted." }] });
+    expect(await run("agents-bad", writer, "Now shout", { agent: "loud" })).toMatchObject({ outcome: { kind: "completed", text: "Shouted." } });
+    expect(JSON.stringify(model.requests.at(-1)!.body)).toContain("Shout.");
   });
 });
