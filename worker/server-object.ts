@@ -20,7 +20,7 @@ import { openDurableObjectStorage, type DurableObjectStorageInput } from "./stor
 import { composeWorkerTurns, environmentKeys, gatewayEnvironment, type ProviderKeys } from "./turns.js";
 import { authorityProviderKeys, type AuthorityEnv } from "./authority-routes.js";
 import { workerExecuteTool } from "./codemode.js";
-import { WorkspaceFileStore, agentsInstructions, workspaceFileTools, type FilesStorageInput } from "./files/index.js";
+import { WorkspaceFileStore, agentsInstructions, workspaceFileRoutes, workspaceFileTools, type FilesStorageInput } from "./files/index.js";
 import { validationFailure } from "../services/contract/failure.js";
 import type { StoredInstructions } from "../services/core/turns/admission.js";
 import { workerUnavailableHandlers } from "./unavailable.js";
@@ -169,6 +169,8 @@ export class HarnessServerObject {
       ...workerUnavailableHandlers<RequestContext>(),
       ...sessionHandlers({ sessions, release: RELEASE }),
       ...turns.handlers,
+      // Listing, reading and watching the Session workdir in the /workspace store (worker/files/routes.ts).
+      ...workspaceFileRoutes({ sessions, store: files, serverRules: configured.value.config.permissions }),
     };
     return createFetchHandler({
       handlers: withStorageFailures(handlers),
