@@ -132,10 +132,15 @@ describe("workspace file routes on the Worker (workerd)", () => {
     expect((await list(b64("missing"))).body._tag).toBe("NotFoundError");
     expect((await list(b64("src/a.txt"))).status).toBe(400);
     expect((await failure(sdk.listFiles({ client, path: { server, sessionId: randomUUID() } }))).status).toBe(404);
-    // A Session whose workdir the store does not hold: Node's 503.
+    // A workdir nothing was written to yet is empty (the store makes directories as files arrive);
+    // one that is a file is Node's 503.
     const elsewhere = randomUUID();
     await ok(sdk.createSession({ client, path: { server, sessionId: elsewhere }, body: { workdir: "nowhere" } }));
-    const gone = await failure(sdk.listFiles({ client, path: { server, sessionId: elsewhere } }));
+    expect((await ok(sdk.listFiles({ client, path: { server, sessionId: elsewhere } }))).entries).toEqual([]);
+    expect((await failure(sdk.listFiles({ client, path: { server, sessionId: elsewhere }, query: { path: b64("deeper") } }))).status).toBe(404);
+    const onFile = randomUUID();
+    await ok(sdk.createSession({ client, path: { server, sessionId: onFile }, body: { workdir: "src/a.txt" } }));
+    const gone = await failure(sdk.listFiles({ client, path: { server, sessionId: onFile } }));
     expect(gone.status).toBe(503);
     expect(gone.body.message).toBe("The Session workdir no longer exists");
   });

@@ -6,8 +6,10 @@
 //   Node (`decodeWorkspacePath`: canonical Base64, no `.`/`..`/empty segments, not absolute, no
 //   NUL, 4,096 bytes, 255 per name), and private state (`.git` anywhere, `.ze-harness` at the
 //   workdir root) is a 403, never listed or read. So nothing outside the workdir can be named.
-// - A workdir missing from the store is Node's 503 ("The Session workdir no longer exists"); a
-//   directory missing on the way 404 (listing) or `file.absent` (read); a file on the way 400.
+// - A workdir nothing was written to yet is an empty directory (the store makes directories as
+//   files are written into them); a file in its place is Node's 503 ("The Session workdir no
+//   longer exists"); a directory missing on the way 404 (listing) or `file.absent` (read); a file
+//   on the way 400.
 // - Listing: at most 128 entries a page, aiming at 512 KiB, sorted by name bytes (the store's
 //   binary collation), cursor = directory identity + last name (a stale one 409). Directories in
 //   the store are never removed or replaced (only files are), so a directory's identity is a
@@ -80,7 +82,11 @@ function entryAt(store: WorkspaceFileStore, path: string): StoredEntry | undefin
  * when one is a file. The workdir itself must exist.
  */
 function walkDirectories(store: WorkspaceFileStore, workdir: string, segments: readonly Uint8Array[]): string | undefined {
-  if (entryAt(store, workdir)?.kind !== "directory") throw workdirGone();
+  // The store makes directories as files are written into them, so a workdir nothing was written
+  // to yet is an empty directory, not a missing one; only a file in its place is Node's 503.
+  const root = entryAt(store, workdir);
+  if (root?.kind === "file") throw workdirGone();
+  if (root === undefined) return segments.length === 0 ? workdir : undefined;
   let directory = workdir;
   for (const segment of segments) {
     const name = utf8OrUndefined(segment);
@@ -119,8 +125,7 @@ export function listStoredFiles(store: WorkspaceFileStore, workdir: string, path
   const cursor = cursorValue === undefined ? undefined : decodeCursor(cursorValue);
   if (cursor && cursor.directory !== identity) throw conflict("The directory was replaced since this cursor was made: reread from the first page");
   const atRoot = path === null;
-  const children = store
-    .list(directory)
+  const children = (entryAt(store, directory) === undefined ? [] : store.list(directory))
     .map((child) => ({ ...child, bytes: Buffer.from(child.name) }))
     .filter((child) => child.name !== ".git" && !(atRoot && PRIVATE_ROOT_NAMES.includes(child.name)))
     .filter((child) => !cursor || compareBytes(child.bytes, cursor.after) > 0)
