@@ -33,7 +33,7 @@ import { evaluateConfigured } from "../../services/core/permissions/index.js";
 import type { SessionService } from "../../services/core/sessions.js";
 import type { RequestContext } from "../../services/http/handler.js";
 import { compareBytes, decodeWorkspacePath, encodePath, isPrivatePath, PRIVATE_ROOT_NAMES, utf8OrUndefined, type DecodedPath } from "../../services/workspace/files/path.js";
-import { chunkEnds, MAX_READ_FILE_BYTES, sniffImage } from "../../services/workspace/files/read.js";
+import { chunkEnds, MAX_READ_FILE_BYTES, sniffImage } from "../../services/workspace/files/content.js";
 import { WORKSPACE_ROOT } from "../workspace.js";
 import { parentOf, workspacePath } from "./paths.js";
 import type { StoredEntry, WorkspaceFileStore } from "./store.js";
