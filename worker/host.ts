@@ -33,7 +33,7 @@ import { compactions as compactionStore, turns as turnStore } from "../services/
 import { RecoveryAlarm, type AlarmStorage, type RecoveryQuarantine } from "./alarm.js";
 import { authorityProviderKeys, type AuthorityEnv } from "./authority-routes.js";
 import { workerExecuteTool } from "./codemode.js";
-import { WorkspaceFileStore, agentsInstructions, workspaceFileTools, type FilesStorageInput } from "./files/index.js";
+import { WorkspaceFileStore, workspaceFileRoutes, agentsInstructions, workspaceFileTools, type FilesStorageInput } from "./files/index.js";
 import { HostAlarmCoordinator, type AlarmParticipant } from "./host-alarm.js";
 import { catalogRevision, compileHostSettings, type CompiledHostSettings, type RejectedProvider, type WorkerHostSettings, type WorkerModelCatalogStatus } from "./host-options.js";
 import { hostWatches, type WatchServerOptions, type WatchSessionOptions, type WatchTurnOptions } from "./host-watch.js";
@@ -42,6 +42,8 @@ import { openDurableObjectStorage, type DurableObjectStorageInput } from "./stor
 import { composeWorkerMcp } from "./mcp-compose.js";
 import { workerMcpHandlers } from "./mcp-routes.js";
 import { callbackPage } from "./oauth.js";
+import { workspaceSkills } from "./skills.js";
+import { workspaceAgents } from "./agents.js";
 import { composeWorkerTurns, environmentKeys, gatewayEnvironment, type ProviderKeys } from "./turns.js";
 import { workerUnavailableHandlers } from "./unavailable.js";
 import { WORKSPACE_ROOT, workspaceWorkdirs } from "./workspace.js";
@@ -158,11 +160,16 @@ export class WorkerHarnessHost {
     const hub = new ActivityHub((announce) => storage.afterCommit(announce));
     storage.onTurnEvents((rows) => hub.turnEvents(rows));
     let runner: TurnRunner | undefined;
+    // The server's /workspace (the object's SQLite; its own migration runs here, after the server's).
+    const files = new WorkspaceFileStore(state.storage);
+    // Built-in agents and the Markdown ones in /workspace/.ze-harness/agents, read at each use.
+    const agents = workspaceAgents(files);
     const sessions = new SessionService({
       storage,
       serverRoot: WORKSPACE_ROOT,
       hub,
       workdirs: workspaceWorkdirs,
+      agents: () => agents(),
       onDeleted: (ids) => runner?.abandonSessions(ids),
     });
     const compiled = compileHostSettings(this.#options);
@@ -171,8 +178,6 @@ export class WorkerHarnessHost {
     const configured = compiled.value.configured;
     if (compiled.value.catalog.diagnostic !== undefined) this.#log(`catalog: ${compiled.value.catalog.diagnostic}`);
     const keys = this.#keys(configured.providers);
-    // The server's /workspace (the object's SQLite; its own migration runs here, after the server's).
-    const files = new WorkspaceFileStore(state.storage);
     const codemode = configured.config.codemode?.enabled !== false;
     // HARNESS_MCP's servers: started by the first Turn or MCP route, never at wake.
     const mcp = composeWorkerMcp({ env: this.#options.env ?? {}, storage: state.storage, serverName: () => this.#server() ?? "" });
@@ -185,6 +190,8 @@ export class WorkerHarnessHost {
       extraTools: { ...workspaceFileTools(files), ...(codemode ? { execute: workerExecuteTool() } : {}) },
       instructions: async (workdir) => storedInstructions(files, workdir),
       mcp: mcp.host,
+      skills: workspaceSkills(files),
+      agents,
       // Recovery runs first on every admission (the alarm is the backstop).
       onAdmission: () => this.notifyAdmission(),
     });
@@ -220,6 +227,8 @@ export class WorkerHarnessHost {
       ...sessionHandlers({ sessions, release: RELEASE }),
       ...turns.handlers,
       ...workerMcpHandlers({ sessions, turns: turns.service, mcp: mcp.operations }),
+      // Listing, reading and watching the Session workdir in the /workspace store (worker/files/routes.ts).
+      ...workspaceFileRoutes({ sessions, store: files, serverRules: configured.config.permissions }),
     };
     const fetch = createFetchHandler({
       handlers: withStorageFailures(handlers),

@@ -30,6 +30,10 @@ import {
   type StorageTransaction,
   type TurnEventRow,
 } from "../services/storage/index.js";
+import { useBoundValueLimit } from "../services/storage/chunks.js";
+
+// Durable Object SQLite binds at most 100 values per statement: multi-row statements are cut to fit.
+useBoundValueLimit(100);
 
 
 export type DurableObjectSqlValue = string | number | null | ArrayBuffer;

@@ -5,7 +5,7 @@
 // through the `ProviderKeys` seam, and the Worker's tool set (worker/tools.ts).
 //
 // What the Worker leaves out (Node-only or not built yet here): plugins and hooks beyond the
-// empty pipeline, terminals, Skills and agent Markdown on a disk, workspace recording
+// empty pipeline, terminals, workspace recording
 // (rewind), CodeMode until `execute` is registered. The runner is one per object: its claims
 // carry owner id 1 and the object's fresh instance id, so after a restart every claim of the
 // previous instance is "gone" and recovery settles it (see worker/alarm.ts for when it runs).
@@ -19,6 +19,7 @@ import { InteractionService } from "../services/core/turns/interactions.js";
 import { TurnRunner } from "../services/core/turns/runner.js";
 import { TurnService } from "../services/core/turns/service.js";
 import { turnHandlers } from "../services/host/handlers.js";
+import { depthHandlers } from "../services/host/depth-handlers.js";
 import { createHistoryServices, historyHandlers } from "../services/host/history-handlers.js";
 import { createModelGateway } from "../services/host/models.js";
 import { createWorkspaceHistoryServices, workspaceHistoryHandlers } from "../services/host/workspace-history-handlers.js";
@@ -104,6 +105,10 @@ export interface WorkerTurnsInput {
   readonly extraTools?: Readonly<Record<string, AnyToolDefinition>>;
   /** The workdir's AGENTS.md at admission (from the /workspace store); absent: none. */
   readonly instructions?: (workdir: string) => Promise<StoredInstructions | null>;
+  /** The current agent catalog (worker/agents.ts: built-in and /workspace Markdown agents); absent: the built-in agents. */
+  readonly agents?: () => AgentCatalog;
+  /** The Skills of a workdir (from the /workspace store, worker/skills.ts); absent: none. */
+  readonly skills?: (workdir: string) => Promise<SkillDiscovery>;
   /** The server's MCP servers (worker/mcp.ts): each Turn waits (bounded) for their first attempts, then is offered their Tools. */
   readonly mcp?: WorkerTurnsMcp;
 }
@@ -125,7 +130,7 @@ export interface WorkerTurns {
 const NO_SKILLS: SkillDiscovery = { skills: [], warnings: [] };
 
 function builtinAgents(): AgentCatalog {
-  // No agent files on a Worker: the built-in agents only (configuration brings none yet).
+  // Without a catalog from the server object: the built-in agents only.
   const loaded = loadAgentCatalog({ configLayers: [], env: {} });
   if (!loaded.ok) throw new Error(`the built-in agent catalog is invalid: ${loaded.error._tag}`);
   return loaded.value;
@@ -138,10 +143,16 @@ export function composeWorkerTurns(input: WorkerTurnsInput): WorkerTurns {
   const config = model !== undefined ? { ...configured.config, model } : configured.config;
   // Over the providers compiled at wake (a WorkerHarnessHost may compile them from a supplied catalog).
   const gateway = createModelGateway(config, input.env, [], { providers: () => configured.providers, ensure: async () => {} });
-  const agents = builtinAgents();
-  const catalogs = { agents, skills: async () => NO_SKILLS };
+  const fixed = input.agents === undefined ? builtinAgents() : undefined;
+  const agents = input.agents ?? (() => fixed!);
+  const catalogs = {
+    get agents() {
+      return agents();
+    },
+    skills: input.skills ?? (async () => NO_SKILLS),
+  };
   const tools = workerTools(input.extraTools !== undefined ? { extra: input.extraTools } : {});
-  const subagents = new Subagents({ storage, hub, agents: () => agents });
+  const subagents = new Subagents({ storage, hub, agents });
   const registry = new ToolRegistry(tools);
   const hooks = new HookPipeline();
   const mcp = input.mcp;
@@ -152,14 +163,16 @@ export function composeWorkerTurns(input: WorkerTurnsInput): WorkerTurns {
     tools: registry,
     hooks,
     environment: {
-      agents,
+      get agents() {
+        return agents();
+      },
       // A Turn waits (at most the MCP host's ready wait after it started) for the servers' first
       // connection attempts, so the first Turn is offered their Tools, as on Node.
       ...(mcp !== undefined
         ? {
             lease: async () => {
               await mcp.ready();
-              return { tools: registry, hooks, agents, release: () => {} };
+              return { tools: registry, hooks, agents: agents(), release: () => {} };
             },
             mcp: () => ({ tools: mcp.toolEntries(), instructions: mcp.instructions() }),
           }
@@ -207,5 +220,9 @@ export function composeWorkerTurns(input: WorkerTurnsInput): WorkerTurns {
     ...historyHandlers(createHistoryServices(storage, hub, config, gateway, runner)),
     ...workspaceHistoryHandlers(createWorkspaceHistoryServices(storage, hub, interactions, input.streamTiming)),
   };
+  // The Session's agents and Skills (safe metadata), from the same catalogs its Turns use.
+  const depth = depthHandlers({ sessions, catalogs, catalogsFor: async () => catalogs, subagents, serverRoot: WORKSPACE_ROOT });
+  handlers.sessionAgents = depth.sessionAgents;
+  handlers.sessionSkills = depth.sessionSkills;
   return { runner, service: turns, handlers };
 }

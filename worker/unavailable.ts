@@ -9,6 +9,11 @@ const ABSENT: readonly [RegExp, string][] = [
   [/Terminal/, "terminals are unavailable because Workers cannot spawn local processes"],
   [/^logs$/, "daemon logs are unavailable: only the shared local daemon keeps a log"],
   [/ProviderLogin$/, "Cloudflare Worker hosts report login as unsupported"],
+  [/^git(Status|Diff)$/, "git status and diff are unavailable: the Cloudflare Worker host has no git, and its /workspace is a file store in the server object's SQLite, not a repository"],
+  [
+    /^(snapshotPatch|readPatch|rewindTurn)$/,
+    "Turn patches and rewind are unavailable: the Cloudflare Worker host has no git to record a Turn's workdir changes with, so none are recorded",
+  ],
 ];
 
 export function workerCapabilityMessage(operationId: OperationId): string {

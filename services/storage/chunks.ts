@@ -10,12 +10,24 @@
 /** Values one statement binds at most: SQLite's historic floor (999), which every build and adapter meets. */
 export const MAX_BOUND_VALUES = 999;
 
+let boundValues = MAX_BOUND_VALUES;
+
+/**
+ * Lowers the values one statement binds, for an engine that allows fewer than 999: Durable
+ * Object SQLite binds at most 100 ("too many SQL variables" past that), so the Worker host sets
+ * 100 (worker/storage.ts) — one storage engine per process there.
+ */
+export function useBoundValueLimit(limit: number): void {
+  if (!Number.isSafeInteger(limit) || limit < 20 || limit > MAX_BOUND_VALUES) throw new RangeError(`the bound-value limit must be an integer from 20 to ${MAX_BOUND_VALUES}`);
+  boundValues = limit;
+}
+
 /**
  * `items` cut into runs that fit one statement each: a statement binding `fixed` values of its
  * own plus `perItem` per item. Empty for no items.
  */
 export function chunked<T>(items: readonly T[], perItem: number, fixed = 0): T[][] {
-  const size = Math.max(1, Math.floor((MAX_BOUND_VALUES - fixed) / perItem));
+  const size = Math.max(1, Math.floor((boundValues - fixed) / perItem));
   const out: T[][] = [];
   for (let start = 0; start < items.length; start += size) out.push(items.slice(start, start + size));
   return out;

@@ -4,7 +4,10 @@
 // skipped, never fatal, and reported in `skipped` only so callers can log it. Deciding what the
 // options mean (and rejecting unsupported ones) belongs to agents.ts; this file only finds the
 // files, names them and splits them.
-import { readdirSync, readFileSync, realpathSync, statSync, type Stats } from "node:fs";
+//
+// Where the files are read is a seam (`AgentFileSystem`): the host's disk by default; the Worker
+// host passes its `/workspace` store (worker/agents.ts).
+import { readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { parseFrontmatter } from "./frontmatter.js";
 
@@ -60,25 +63,41 @@ export interface AgentFileScan {
   readonly skipped: readonly AgentFileSkip[];
 }
 
+/** What the scan reads, synchronously (the catalog loads synchronously). */
+export interface AgentFileSystem {
+  /** Entry names of a directory; throws when it cannot be read. */
+  readdir(path: string): readonly string[];
+  /** Follows links; undefined when nothing (or a broken link) is there. */
+  stat(path: string): { isDirectory(): boolean; isFile(): boolean } | undefined;
+  /** The canonical path; undefined when nothing is there. */
+  realpath(path: string): string | undefined;
+  /** The file as UTF-8 text (malformed bytes replaced, as `readFileSync(path, "utf8")`); throws when unreadable. */
+  readText(path: string): string;
+}
+
 interface Candidate {
   readonly file: string;
   readonly relative: string;
 }
 
-const statOrUndefined = (path: string): Stats | undefined => {
-  try {
-    return statSync(path); // follows links; a broken link throws and is skipped
-  } catch {
-    return undefined;
-  }
-};
-
-const realpathOrUndefined = (path: string): string | undefined => {
-  try {
-    return realpathSync(path);
-  } catch {
-    return undefined;
-  }
+/** The host's disk through `node:fs`. */
+export const diskAgentFiles: AgentFileSystem = {
+  readdir: (path) => readdirSync(path),
+  stat(path) {
+    try {
+      return statSync(path); // follows links; a broken link throws and is skipped
+    } catch {
+      return undefined;
+    }
+  },
+  realpath(path) {
+    try {
+      return realpathSync(path);
+    } catch {
+      return undefined;
+    }
+  },
+  readText: (path) => readFileSync(path, "utf8"),
 };
 
 /**
@@ -89,6 +108,7 @@ const realpathOrUndefined = (path: string): string | undefined => {
 export const MAX_AGENT_SCAN_DIRECTORIES = 10_000;
 
 interface Walk {
+  readonly fs: AgentFileSystem;
   readonly candidates: Candidate[];
   readonly skipped: AgentFileSkip[];
   directories: number;
@@ -109,19 +129,19 @@ function walk(directory: string, prefix: string, ancestors: ReadonlySet<string>,
   state.directories += 1;
   let names: string[];
   try {
-    names = readdirSync(directory);
+    names = [...state.fs.readdir(directory)];
   } catch {
     return;
   }
   for (const name of names) {
     const file = join(directory, name);
     const relative = prefix === "" ? name : `${prefix}/${name}`;
-    const stat = statOrUndefined(file);
+    const stat = state.fs.stat(file);
     if (stat === undefined) continue;
     if (stat.isDirectory()) {
       // The shortest ID below is `relative/x`.
       if (!SEGMENT_PATTERN.test(name) || relative.length + 2 > MAX_AGENT_ID_LENGTH) continue;
-      const real = realpathOrUndefined(file);
+      const real = state.fs.realpath(file);
       if (real === undefined || ancestors.has(real)) continue;
       walk(file, relative, new Set([...ancestors, real]), state);
     } else if (stat.isFile() && name.endsWith(".md")) {
@@ -136,11 +156,11 @@ function walk(directory: string, prefix: string, ancestors: ReadonlySet<string>,
  * opening `---` are ignored; unreadable ones, malformed YAML and a missing closing `---` are
  * skipped. Both kinds land in `skipped`, nothing fails.
  */
-export function scanAgentFiles(directory: string): AgentFileScan {
-  const root = realpathOrUndefined(directory);
-  if (root === undefined || statOrUndefined(root)?.isDirectory() !== true) return { files: [], skipped: [] };
+export function scanAgentFiles(directory: string, fs: AgentFileSystem = diskAgentFiles): AgentFileScan {
+  const root = fs.realpath(directory);
+  if (root === undefined || fs.stat(root)?.isDirectory() !== true) return { files: [], skipped: [] };
   const skipped: AgentFileSkip[] = [];
-  const state: Walk = { candidates: [], skipped, directories: 0 };
+  const state: Walk = { fs, candidates: [], skipped, directories: 0 };
   walk(directory, "", new Set([root]), state);
   const candidates = state.candidates;
   // Plain code-unit order, not locale order: the same tree loads the same way everywhere.
@@ -155,7 +175,7 @@ export function scanAgentFiles(directory: string): AgentFileScan {
     }
     let text: string;
     try {
-      text = readFileSync(file, "utf8");
+      text = fs.readText(file);
     } catch (error) {
       skipped.push({ file, reason: "unreadable", message: error instanceof Error ? error.message : String(error) });
       continue;

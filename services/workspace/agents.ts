@@ -13,11 +13,11 @@ import type { AgentMode, PermissionRule, SessionAgentsResponse } from "../../gen
 import type { ConfigScope } from "../config/discover.js";
 import { expandHome } from "../config/normalize.js";
 import { homeDirectory, stateDirectory, type Env } from "../config/paths.js";
-import { isAgentId, scanAgentFiles, type AgentFileSkip } from "./agent-files.js";
+import { isAgentId, scanAgentFiles, type AgentFileSkip, type AgentFileSystem } from "./agent-files.js";
 import { BUILTIN_AGENTS, freezeAgent } from "./agent-builtins.js";
 import { escapePointer, HOME_EXPANDED_ACTIONS, readOptions, type AgentPatch } from "./agent-options.js";
 
-export { isAgentId, MAX_AGENT_ID_LENGTH, type AgentFileSkip } from "./agent-files.js";
+export { diskAgentFiles, isAgentId, MAX_AGENT_ID_LENGTH, type AgentFileSkip, type AgentFileSystem } from "./agent-files.js";
 export { BUILTIN_AGENTS, DEFAULT_BUILTIN_AGENT, READ_ONLY_SHELL_COMMANDS, readOnlyShellRules } from "./agent-builtins.js";
 
 /** Which tools an agent offers the model (the reference's `AgentToolSelection`). */
@@ -82,6 +82,8 @@ export interface LoadAgentCatalogOptions {
   readonly env: Env;
   /** Accepted for the caller's convenience; the reference has no project-level agent files. */
   readonly cwd?: string;
+  /** Where the Markdown agents are read: default `agentsDirectory(env)` on the host's disk (the Worker host: its `/workspace` store). */
+  readonly markdown?: { readonly directory: string; readonly files: AgentFileSystem } | undefined;
   /** Programmatic configuration, applied last. `file` names it in errors. */
   readonly programmatic?: { readonly file?: string; readonly agents?: { readonly [id: string]: unknown }; readonly defaultAgent?: unknown };
   /** Host plugin declarations: a layer beside the built-ins, patched by configuration. */
@@ -293,7 +295,7 @@ export function loadAgentCatalog(options: LoadAgentCatalogOptions): AgentCatalog
 
   const applyMarkdown = (): AgentConfigInvalid | undefined => {
     const home = homeDirectory(options.env);
-    const scan = scanAgentFiles(agentsDirectory(options.env));
+    const scan = options.markdown !== undefined ? scanAgentFiles(options.markdown.directory, options.markdown.files) : scanAgentFiles(agentsDirectory(options.env));
     skipped.push(...scan.skipped);
     for (const entry of scan.files) {
       const read = readOptions(entry.options);

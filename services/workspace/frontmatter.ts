@@ -11,8 +11,17 @@ import type * as Yaml from "yaml";
 
 // The parser loads on the first frontmatter block, not with every host (most runs have no Skill
 // or Markdown agent files): `yaml` ships a CommonJS build, so a synchronous require serves here.
+// A host that cannot require at run time (the Worker: no node_modules in workerd) installs the
+// same parser once with `useYamlParser` (worker/skills.ts imports `yaml` statically).
+let installed: typeof Yaml.parseDocument | undefined;
 let yaml: typeof Yaml | undefined;
-const parseDocument: typeof Yaml.parseDocument = (...args) => (yaml ??= createRequire(import.meta.url)("yaml") as typeof Yaml).parseDocument(...args);
+const parseDocument: typeof Yaml.parseDocument = (...args) =>
+  installed !== undefined ? installed(...args) : (yaml ??= createRequire(import.meta.url)("yaml") as typeof Yaml).parseDocument(...args);
+
+/** Installs `yaml`'s `parseDocument` instead of requiring it on first use. */
+export function useYamlParser(parse: typeof Yaml.parseDocument): void {
+  installed = parse;
+}
 
 /** The parsed mapping (`{}` for an empty block) and the text after the closing delimiter. */
 export interface Frontmatter {

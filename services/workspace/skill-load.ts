@@ -12,12 +12,10 @@
 // in name order (so the walk can stop at the bound); symlinks followed, directories seen before
 // (cycles) skipped; hidden entries (`.git`, `.DS_Store`, …) and the SKILL.md itself left out, and
 // a subdirectory holding its own SKILL.md left out whole (it is another Skill).
-import { readdir, realpath, stat } from "node:fs/promises";
-import type { Dirent } from "node:fs";
 import { join } from "node:path";
 import { MAX_SKILL_FILE_BYTES, SKILL_FILE, parseSkillFile } from "./skill-file.js";
+import { diskSkillFiles, type SkillDirent, type SkillFileSystem } from "./skill-files.js";
 import type { LocalSkill } from "./skills.js";
-import { readBoundedText } from "./text.js";
 
 /** Most supporting files a loaded Skill lists; `filesTruncated` says when there are more. */
 export const MAX_SKILL_MANIFEST_ENTRIES = 50;
@@ -51,14 +49,15 @@ export interface SkillLoadFailed {
 }
 
 interface Walk {
+  readonly fs: SkillFileSystem;
   readonly files: SkillFileEntry[];
   readonly seen: Set<string>;
   directoriesLeft: number;
   truncated: boolean;
 }
 
-async function isFile(path: string): Promise<boolean> {
-  return stat(path).then((s) => s.isFile(), () => false);
+async function isFile(fs: SkillFileSystem, path: string): Promise<boolean> {
+  return fs.stat(path).then((s) => s.isFile(), () => false);
 }
 
 async function walk(dir: string, prefix: string, state: Walk): Promise<void> {
@@ -67,9 +66,9 @@ async function walk(dir: string, prefix: string, state: Walk): Promise<void> {
     return;
   }
   state.directoriesLeft--;
-  let entries: Dirent[];
+  let entries: SkillDirent[];
   try {
-    entries = await readdir(dir, { withFileTypes: true });
+    entries = [...(await state.fs.readdir(dir))];
   } catch {
     return; // an unreadable subdirectory lists nothing; the Skill still loads
   }
@@ -79,7 +78,7 @@ async function walk(dir: string, prefix: string, state: Walk): Promise<void> {
     if (entry.name.startsWith(".")) continue;
     if (prefix === "" && entry.name === SKILL_FILE) continue;
     const path = join(dir, entry.name);
-    const info = await stat(path).catch(() => undefined); // follows symlinks; broken ones drop out
+    const info = await state.fs.stat(path).catch(() => undefined); // follows symlinks; broken ones drop out
     if (info === undefined) continue;
     if (info.isFile()) {
       if (state.files.length === MAX_SKILL_MANIFEST_ENTRIES) {
@@ -88,38 +87,39 @@ async function walk(dir: string, prefix: string, state: Walk): Promise<void> {
       }
       state.files.push({ path: `${prefix}${entry.name}`, bytes: info.size });
     } else if (info.isDirectory()) {
-      const canonical = await realpath(path).catch(() => undefined);
+      const canonical = await state.fs.realpath(path).catch(() => undefined);
       if (canonical === undefined || state.seen.has(canonical)) continue;
       state.seen.add(canonical);
-      if (await isFile(join(path, SKILL_FILE))) continue;
+      if (await isFile(state.fs, join(path, SKILL_FILE))) continue;
       await walk(path, `${prefix}${entry.name}/`, state);
     }
   }
 }
 
 /** The supporting files of the Skill in `directory`, bounded. */
-export async function skillManifest(directory: string): Promise<{ files: SkillFileEntry[]; truncated: boolean }> {
-  const root = await realpath(directory).catch(() => directory);
-  const state: Walk = { files: [], seen: new Set([root]), directoriesLeft: MAX_MANIFEST_DIRECTORIES, truncated: false };
+export async function skillManifest(directory: string, fs: SkillFileSystem = diskSkillFiles): Promise<{ files: SkillFileEntry[]; truncated: boolean }> {
+  const root = await fs.realpath(directory).catch(() => directory);
+  const state: Walk = { fs, files: [], seen: new Set([root]), directoriesLeft: MAX_MANIFEST_DIRECTORIES, truncated: false };
   await walk(directory, "", state);
   return { files: state.files, truncated: state.truncated };
 }
 
-/** Reads the Skill's body and manifest. Never throws. */
+/** Reads the Skill's body and manifest (from `skill.files`, else the disk). Never throws. */
 export async function loadSkill(skill: LocalSkill): Promise<LoadedSkill | SkillLoadFailed> {
+  const fs = skill.files ?? diskSkillFiles;
   const failed = (why: string): SkillLoadFailed => ({
     _tag: "SkillLoadFailed",
     id: skill.id,
     file: skill.file,
     message: `Skill ${JSON.stringify(skill.id)} cannot be loaded from ${skill.file}: ${why}.`,
   });
-  const read = await readBoundedText(skill.file, MAX_SKILL_FILE_BYTES);
+  const read = await fs.readText(skill.file, MAX_SKILL_FILE_BYTES);
   if (read._tag === "Absent") return failed("the file no longer exists");
   if (read._tag === "Failed") return failed(read.detail);
   const parsed = parseSkillFile(read.text);
   if (parsed._tag === "SkillMalformed") return failed(parsed.message);
   if (parsed.id !== skill.id) return failed(`the file now declares ${JSON.stringify(parsed.id)}`);
-  const manifest = await skillManifest(skill.directory);
+  const manifest = await skillManifest(skill.directory, fs);
   return { _tag: "LoadedSkill", skill, body: parsed.body, files: manifest.files, filesTruncated: manifest.truncated };
 }
 

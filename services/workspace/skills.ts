@@ -28,19 +28,21 @@
 // (or non-directory) standard root is normal and silent; a missing or unreadable configured one,
 // or an unreadable standard one, is a warning.
 // Malformed files become warnings; discovery never throws.
+//
+// Where files are read is a seam (`SkillFileSystem`, skill-files.ts): the host's disk by default;
+// the Worker host passes its `/workspace` store and its own roots (worker/skills.ts).
 import { createHash } from "node:crypto";
-import type { Dirent } from "node:fs";
-import { readdir, realpath, stat } from "node:fs/promises";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import type { CatalogOrigin, SkillListEntry, SkillPublicMetadata } from "../../generated/client/types.gen.js";
 import { configDirectory, homeDirectory, type Env } from "../config/paths.js";
 import { findRepositoryRoot } from "../contract/project.js";
 import { MAX_SKILL_FILE_BYTES, SKILL_FILE, parseSkillFile } from "./skill-file.js";
-import { readBoundedText } from "./text.js";
+import { diskSkillFiles, type SkillDirent, type SkillFileSystem } from "./skill-files.js";
 
 export { MAX_SKILL_DESCRIPTION_CHARS, MAX_SKILL_FILE_BYTES, MAX_SKILL_ID_LENGTH, SKILL_FILE } from "./skill-file.js";
 export { MAX_SKILL_MANIFEST_ENTRIES, loadSkill, renderLoadedSkill } from "./skill-load.js";
 export type { LoadedSkill, SkillFileEntry, SkillLoadFailed } from "./skill-load.js";
+export { diskSkillFiles, type SkillDirent, type SkillFileSystem, type SkillFileStat } from "./skill-files.js";
 
 /** Most directories one discovery reads, over all roots: a bound on a `skills` entry such as `~`. */
 export const MAX_SKILL_SCAN_DIRECTORIES = 10_000;
@@ -80,6 +82,8 @@ export interface LocalSkill {
   readonly source: SkillSourceRoot;
   /** SHA-256 (hex) of the SKILL.md text at discovery: a revision for retained Skill content. */
   readonly digest: string;
+  /** Where the file is read from when the Skill loads; absent: the host's disk. */
+  readonly files?: SkillFileSystem;
 }
 
 /** A later source declared a name again; `file` now provides it instead of `replaced`. */
@@ -128,6 +132,10 @@ export interface DiscoverSkillsOptions {
   readonly env: Env;
   /** The configuration's `skills` directories, in their listed order. */
   readonly configSkills?: readonly string[] | undefined;
+  /** Where SKILL.md files are searched and read; absent: the host's disk. */
+  readonly files?: SkillFileSystem | undefined;
+  /** The directories to search instead of `skillSourceRoots(options)` (a host without a home directory). */
+  readonly roots?: readonly SkillSourceRoot[] | undefined;
 }
 
 function expandHome(entry: string, home: string): string | undefined {
@@ -137,8 +145,7 @@ function expandHome(entry: string, home: string): string | undefined {
 }
 
 /** The project levels, repository root first and the working directory last. */
-function projectLevels(cwd: string): string[] {
-  const root = findRepositoryRoot(cwd);
+export function projectLevels(cwd: string, root: string | undefined = findRepositoryRoot(cwd)): string[] {
   if (root === undefined) return [cwd];
   const levels: string[] = [];
   for (let dir = cwd; ; dir = dirname(dir)) {
@@ -162,16 +169,20 @@ export function skillSourceRoots(options: DiscoverSkillsOptions): SkillSourceRoo
     join(opencode, "skills"),
     join(home, ".ze-harness", "skills"),
   ].map((directory) => ({ scope: "global", directory }));
-  for (const level of projectLevels(cwd)) {
-    for (const sub of PROJECT_SKILL_DIRECTORIES) roots.push({ scope: "project", directory: join(level, sub) });
-  }
+  roots.push(...projectSkillRoots(projectLevels(cwd)));
   for (const entry of options.configSkills ?? []) {
     roots.push({ scope: "config", directory: expandHome(entry, home) ?? resolve(cwd, entry) });
   }
   return roots;
 }
 
+/** The project roots of `levels` (repository root first), in source order. */
+export function projectSkillRoots(levels: readonly string[]): SkillSourceRoot[] {
+  return levels.flatMap((level) => PROJECT_SKILL_DIRECTORIES.map((sub): SkillSourceRoot => ({ scope: "project", directory: join(level, sub) })));
+}
+
 interface Scan {
+  readonly files: SkillFileSystem;
   readonly seen: Set<string>;
   readonly warnings: SkillWarning[];
   directoriesLeft: number;
@@ -188,9 +199,9 @@ async function collect(dir: string, scan: Scan, found: string[]): Promise<void> 
     return;
   }
   scan.directoriesLeft--;
-  let entries: Dirent[];
+  let entries: SkillDirent[];
   try {
-    entries = await readdir(dir, { withFileTypes: true });
+    entries = [...(await scan.files.readdir(dir))];
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code !== "ENOENT" && code !== "ENOTDIR") {
@@ -207,9 +218,9 @@ async function collect(dir: string, scan: Scan, found: string[]): Promise<void> 
     }
     if (SKIPPED_DIRECTORIES.has(entry.name)) continue;
     let isDirectory = entry.isDirectory();
-    if (entry.isSymbolicLink()) isDirectory = await stat(path).then((s) => s.isDirectory(), () => false);
+    if (entry.isSymbolicLink()) isDirectory = await scan.files.stat(path).then((s) => s.isDirectory(), () => false);
     if (!isDirectory) continue;
-    const canonical = await realpath(path).catch(() => undefined);
+    const canonical = await scan.files.realpath(path).catch(() => undefined);
     if (canonical === undefined || scan.seen.has(canonical)) continue;
     scan.seen.add(canonical);
     await collect(path, scan, found);
@@ -218,7 +229,7 @@ async function collect(dir: string, scan: Scan, found: string[]): Promise<void> 
 
 /** Reads one root: its SKILL.md paths in lexical order of their path under the root. */
 async function scanRoot(root: SkillSourceRoot, scan: Scan): Promise<string[]> {
-  const info = await stat(root.directory).catch((error: NodeJS.ErrnoException) => error);
+  const info = await scan.files.stat(root.directory).catch((error: NodeJS.ErrnoException) => error);
   if (info instanceof Error || !info.isDirectory()) {
     // A standard root that is missing or not a directory is simply not in use; only a configured
     // one was asked for explicitly. A standard root that exists but cannot be read is reported.
@@ -229,7 +240,7 @@ async function scanRoot(root: SkillSourceRoot, scan: Scan): Promise<string[]> {
     }
     return [];
   }
-  const canonical = await realpath(root.directory).catch(() => undefined);
+  const canonical = await scan.files.realpath(root.directory).catch(() => undefined);
   if (canonical === undefined || scan.seen.has(canonical)) return [];
   scan.seen.add(canonical);
   const found: string[] = [];
@@ -239,8 +250,8 @@ async function scanRoot(root: SkillSourceRoot, scan: Scan): Promise<string[]> {
 }
 
 /** Reads and validates one SKILL.md; a warning instead when it is not a Skill. */
-async function readSkill(file: string, source: SkillSourceRoot): Promise<LocalSkill | SkillInvalid> {
-  const read = await readBoundedText(file, MAX_SKILL_FILE_BYTES);
+async function readSkill(file: string, source: SkillSourceRoot, files: SkillFileSystem | undefined): Promise<LocalSkill | SkillInvalid> {
+  const read = await (files ?? diskSkillFiles).readText(file, MAX_SKILL_FILE_BYTES);
   if (read._tag !== "Text") {
     const detail = read._tag === "Absent" ? "it is a broken symbolic link" : read.detail;
     return { _tag: "SkillInvalid", file, message: `Skipped Skill ${file}: ${detail}.` };
@@ -259,17 +270,18 @@ async function readSkill(file: string, source: SkillSourceRoot): Promise<LocalSk
     directory: dirname(file),
     source,
     digest: createHash("sha256").update(read.text).digest("hex"),
+    ...(files !== undefined && { files }),
   };
 }
 
 /** Discovers the local Skills for `cwd`. Never throws; problems come back as `warnings`. */
 export async function discoverSkills(options: DiscoverSkillsOptions): Promise<SkillDiscovery> {
-  const scan: Scan = { seen: new Set(), warnings: [], directoriesLeft: MAX_SKILL_SCAN_DIRECTORIES };
+  const scan: Scan = { files: options.files ?? diskSkillFiles, seen: new Set(), warnings: [], directoriesLeft: MAX_SKILL_SCAN_DIRECTORIES };
   const skills = new Map<string, LocalSkill>();
-  for (const root of skillSourceRoots(options)) {
+  for (const root of options.roots ?? skillSourceRoots(options)) {
     // Sequential on purpose: the order of files is the order of precedence.
     for (const file of await scanRoot(root, scan)) {
-      const skill = await readSkill(file, root);
+      const skill = await readSkill(file, root, options.files);
       if ("_tag" in skill) {
         scan.warnings.push(skill);
         continue;

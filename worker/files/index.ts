@@ -4,3 +4,4 @@ export { workspaceFileTools } from "./tools.js";
 export { agentsInstructions, nestedAgentsInstructions, AGENTS_FILE } from "./instructions.js";
 export { migrateWorkspaceFiles, filesMigrations, FILES_LEDGER_TABLE, type FilesStorageInput } from "./migrations.js";
 export { workspacePath, MAX_NAME_BYTES, MAX_PATH_BYTES } from "./paths.js";
+export { workspaceFileRoutes, listStoredFiles, captureStoredFile, MAX_LIST_ENTRIES, LIST_TARGET_BYTES, WATCH_HEARTBEAT_MS, type WorkspaceFileRoutesInput } from "./routes.js";

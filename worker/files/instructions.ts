@@ -4,8 +4,7 @@
 // KiB workspace text-read limit, not UTF-8, not a file), or undefined when absent or empty — and
 // the nested files a `read` below the workdir discovers, as `discoverNestedInstructions` gives them. The
 // Node loaders read a disk through `node:fs` and take no reader, so this is their store twin;
-// rendering is shared (`renderInstructionFile`). Skills are not read here yet: the Skill catalog
-// scans disk roots and its frontmatter parser loads `yaml` through `createRequire`.
+// rendering is shared (`renderInstructionFile`). Skills are read from the store by worker/skills.ts.
 import type { InstructionFileInvalid, InstructionRead } from "../../services/workspace/instructions.js";
 import { MAX_FILE_READ_BYTES } from "../../services/tools/tool.js";
 import { isWorkspaceFileError } from "../../plugin/index.js";

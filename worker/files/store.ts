@@ -121,6 +121,7 @@ function globMatcher(pattern: string): (path: string) => boolean {
 export class WorkspaceFileStore implements WorkspaceFiles {
   readonly #storage: FilesStorageInput;
   readonly #now: () => number;
+  readonly #listeners = new Set<(path: string) => void>();
   readonly maxFileBytes: number;
 
   /** Opens the store, migrating its tables first (after the server migrations). */
@@ -131,6 +132,28 @@ export class WorkspaceFileStore implements WorkspaceFiles {
     this.#now = options.now ?? Date.now;
     this.maxFileBytes = max;
     migrateWorkspaceFiles(storage);
+  }
+
+  /**
+   * Calls `listener` with the path of every entry a committed mutation created, replaced or
+   * removed (a write's new parent directories too); returns the unsubscribe. A throwing listener
+   * is not the writer's failure.
+   */
+  onChange(listener: (path: string) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  #changed(paths: readonly string[]): void {
+    for (const listener of this.#listeners) {
+      for (const path of paths) {
+        try {
+          listener(path);
+        } catch {
+          // a watcher's problem, not the write's
+        }
+      }
+    }
   }
 
   #rows(query: string, ...bindings: unknown[]): Record<string, unknown>[] {
@@ -194,7 +217,8 @@ export class WorkspaceFileStore implements WorkspaceFiles {
     path = workspacePath(path);
     if (path === WORKSPACE_ROOT) throw fail("not_file");
     if (bytes.length > this.maxFileBytes) throw fail("too_large");
-    return this.#storage.transactionSync(() => {
+    const created: string[] = [];
+    const result = this.#storage.transactionSync(() => {
       const now = this.#now();
       const chain: string[] = [];
       for (let parent = parentOf(path); parent !== WORKSPACE_ROOT && isInside(WORKSPACE_ROOT, parent); parent = parentOf(parent)) chain.unshift(parent);
@@ -206,6 +230,7 @@ export class WorkspaceFileStore implements WorkspaceFiles {
             "INSERT INTO workspace_entry (path, parent, name, kind, size, updated_at) VALUES (?, ?, ?, 'directory', 0, ?)",
             directory, parentOf(directory), nameOf(directory), now,
           );
+          created.push(directory);
         }
       }
       const existing = this.stat(path);
@@ -221,15 +246,26 @@ export class WorkspaceFileStore implements WorkspaceFiles {
       }
       return { replaced: existing !== undefined };
     });
+    this.#changed([...created, path]);
+    return result;
   }
 
-  /** The entries directly in `directory` (absolute): `not_found`, or `not_file` when it is a file. */
-  list(directory: string): { readonly name: string; readonly kind: EntryKind }[] {
+  /**
+   * The entries directly in `directory` (absolute), in name order (SQLite's binary collation:
+   * UTF-8 byte order), with their sizes and last modification (ms): `not_found`, or `not_file`
+   * when it is a file.
+   */
+  list(directory: string): { readonly name: string; readonly kind: EntryKind; readonly size: number; readonly updatedAt: number }[] {
     directory = workspacePath(directory);
     const entry = this.stat(directory);
     if (entry === undefined) throw fail("not_found");
     if (entry.kind !== "directory") throw fail("not_file");
-    return this.#rows("SELECT name, kind FROM workspace_entry WHERE parent = ? ORDER BY name", directory).map((row) => ({ name: String(row["name"]), kind: row["kind"] as EntryKind }));
+    return this.#rows("SELECT name, kind, size, updated_at FROM workspace_entry WHERE parent = ? ORDER BY name", directory).map((row) => ({
+      name: String(row["name"]),
+      kind: row["kind"] as EntryKind,
+      size: Number(row["size"]),
+      updatedAt: Number(row["updated_at"]),
+    }));
   }
 
   /**
@@ -329,6 +365,7 @@ export class WorkspaceFileStore implements WorkspaceFiles {
       this.#storage.sql.exec("DELETE FROM workspace_chunk WHERE path = ?", path);
       this.#storage.sql.exec("DELETE FROM workspace_entry WHERE path = ?", path);
     });
+    this.#changed([path]);
     return { filePath: input.filePath };
   }
 
@@ -344,7 +381,7 @@ export class WorkspaceFileStore implements WorkspaceFiles {
     const limit = Math.min(input.limit ?? MAX_DIRECTORY_ENTRIES, MAX_DIRECTORY_ENTRIES);
     if (!Number.isSafeInteger(offset) || offset < 1 || !Number.isSafeInteger(limit) || limit < 1) throw fail("invalid_path");
     const all = this.list(workspacePath(input.dirPath));
-    const entries = all.slice(offset - 1, offset - 1 + limit);
+    const entries = all.slice(offset - 1, offset - 1 + limit).map(({ name, kind }): WorkspaceDirectoryEntry => ({ name, kind }));
     return { dirPath: input.dirPath, entries, offset, totalEntries: all.length, truncated: offset - 1 + entries.length < all.length };
   }
 }

@@ -13,38 +13,14 @@ import { createHash } from "node:crypto";
 import { constants } from "node:fs";
 import type { FileReadEvent } from "../../../generated/client/types.gen.js";
 import { validationFailure } from "../../contract/failure.js";
+import { MAX_READ_FILE_BYTES, chunkEnds, sniffImage } from "./content.js";
 import { utf8OrUndefined, type DecodedPath } from "./path.js";
 import { identityOf, identityText, lstatOrUndefined, openDirectories, sameIdentity, type Identity } from "./resolve.js";
 import { childPath, closeDirectory, closeVerified, isPathChanged, openChild, type Opened } from "./verified.js";
 
-export const MAX_CHUNK_BYTES = 32 * 1024;
-/** Larger files are `file.unsupported` (`too_large`): the read buffers the whole file. */
-export const MAX_READ_FILE_BYTES = 32 * 1024 * 1024;
+export { MAX_CHUNK_BYTES, MAX_READ_FILE_BYTES, chunkEnds, sniffImage } from "./content.js";
 
 type Item = FileReadEvent extends infer E ? (E extends { sequence: number } ? Omit<E, "sequence"> : never) : never;
-
-/** The image types a preview shows, told by their bytes. */
-export function sniffImage(bytes: Uint8Array): string | undefined {
-  const starts = (...signature: number[]) => signature.every((byte, index) => bytes[index] === byte);
-  if (starts(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a)) return "image/png";
-  if (starts(0xff, 0xd8, 0xff)) return "image/jpeg";
-  if (starts(0x47, 0x49, 0x46, 0x38) && (bytes[4] === 0x37 || bytes[4] === 0x39) && bytes[5] === 0x61) return "image/gif";
-  if (starts(0x52, 0x49, 0x46, 0x46) && bytes[8] === 0x57 && bytes[9] === 0x45 && bytes[10] === 0x42 && bytes[11] === 0x50) return "image/webp";
-  return undefined;
-}
-
-/** Chunk ends: at most MAX_CHUNK_BYTES each; for text, never inside a UTF-8 sequence. */
-export function chunkEnds(bytes: Uint8Array, text: boolean, max = MAX_CHUNK_BYTES): number[] {
-  const ends: number[] = [];
-  let start = 0;
-  while (start < bytes.length) {
-    let end = Math.min(start + max, bytes.length);
-    if (text) while (end < bytes.length && end > start && (bytes[end]! & 0xc0) === 0x80) end--;
-    ends.push(end);
-    start = end;
-  }
-  return ends;
-}
 
 function versionOf(content: Uint8Array, file: Identity, parent: Identity, path: Uint8Array): string {
   const hash = createHash("sha256");

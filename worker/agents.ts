@@ -1,0 +1,87 @@
+// Markdown agents from the Worker's `/workspace` store: Node's agent catalog (services/workspace/
+// agents.ts `loadAgentCatalog`, with its scan in agent-files.ts) over the store through its
+// `AgentFileSystem` seam — the same IDs from relative paths, frontmatter options, body as the
+// system prompt, precedence, best-effort skipping and refusals.
+//
+// Where: Node reads `<state directory>/agents` (`$XDG_DATA_HOME/ze-harness/agents`), the server
+// user's data directory. A Worker server has no such directory: its one file system is the
+// `/workspace` store, so its agents live in `/workspace/.ze-harness/agents` (beside the project
+// `.ze-harness/skills`), `team/reviewer.md` defining `team/reviewer` as on Node.
+//
+// When: Node loads at startup and again on a runtime reload; the store changes while the object
+// lives, so the catalog is read again at every use (each admission, Session creation, listing):
+// an agent file a Turn writes applies from the next Turn on. A Turn keeps the catalog it started
+// with.
+//
+// A bad file: malformed ones are skipped, as on Node. One that Node refuses (an unsupported
+// option: `AgentConfigInvalid`) stops a Node host from starting; here the previous good catalog
+// stays in use (Node's reload rule: the prior generation stays active) — at first the built-in
+// agents — and every use of the agent that file declares, and the listing, is the typed 503
+// `UnavailableError` `AgentConfigInvalid: <file>: <pointer>: <message>` (Node's startup refusal,
+// worded the same). Other agents keep working, so a Turn can still repair the file.
+import { unavailable } from "../services/contract/failure.js";
+import { describeAgentCatalogError, loadAgentCatalog, type AgentCatalog, type AgentCatalogError, type AgentFileSystem } from "../services/workspace/agents.js";
+import { isWorkspaceFileError } from "../plugin/index.js";
+import { workspacePath } from "./files/paths.js";
+import type { WorkspaceFileStore } from "./files/store.js";
+
+/** Where a Worker server's Markdown agents live. */
+export const WORKSPACE_AGENTS_DIRECTORY = "/workspace/.ze-harness/agents";
+
+function stored(store: WorkspaceFileStore, path: string) {
+  try {
+    return store.stat(workspacePath(path));
+  } catch (error) {
+    if (isWorkspaceFileError(error)) return undefined;
+    throw error;
+  }
+}
+
+/** The `/workspace` store as the agent scan's file system (no symbolic links exist there). */
+export function storeAgentFiles(store: WorkspaceFileStore): AgentFileSystem {
+  return {
+    readdir: (path) => store.list(workspacePath(path)).map((entry) => entry.name),
+    stat(path) {
+      const entry = stored(store, path);
+      return entry === undefined ? undefined : { isDirectory: () => entry.kind === "directory", isFile: () => entry.kind === "file" };
+    },
+    realpath: (path) => stored(store, path)?.path,
+    // As readFileSync(…, "utf8"): malformed bytes become U+FFFD; the leading BOM is the scan's to drop.
+    readText: (path) => new TextDecoder("utf-8", { ignoreBOM: true }).decode(store.readBytes(workspacePath(path))),
+  };
+}
+
+const NOTHING: AgentFileSystem = { readdir: () => [], stat: () => undefined, realpath: () => undefined, readText: () => "" };
+
+function load(files: AgentFileSystem): ReturnType<typeof loadAgentCatalog> {
+  return loadAgentCatalog({ configLayers: [], env: {}, markdown: { directory: WORKSPACE_AGENTS_DIRECTORY, files } });
+}
+
+/** `base`, except that the agent `error` names, and the listing, answer the typed refusal. */
+function refusing(base: AgentCatalog, error: AgentCatalogError): AgentCatalog {
+  const refuse = (): never => {
+    throw unavailable(`${error._tag}: ${describeAgentCatalogError(error)}`);
+  };
+  const named = (id: string): boolean => id === error.agent;
+  return Object.freeze({
+    ...base,
+    get: (id: string) => (named(id) ? refuse() : base.get(id)),
+    primary: (id: string) => (named(id) ? refuse() : base.primary(id)),
+    spawnable: (id: string) => (named(id) ? refuse() : base.spawnable(id)),
+    toSessionAgentsResponse: refuse,
+  });
+}
+
+/** The server's current agent catalog, read from the store at each call. */
+export function workspaceAgents(store: WorkspaceFileStore): () => AgentCatalog {
+  const files = storeAgentFiles(store);
+  const builtins = load(NOTHING);
+  if (!builtins.ok) throw new Error(`the built-in agent catalog is invalid: ${builtins.error._tag}`);
+  let good = builtins.value;
+  return () => {
+    const loaded = load(files);
+    if (!loaded.ok) return refusing(good, loaded.error);
+    good = loaded.value;
+    return good;
+  };
+}
