@@ -25,6 +25,9 @@ import { validationFailure } from "../services/contract/failure.js";
 import type { StoredInstructions } from "../services/core/turns/admission.js";
 import { workerUnavailableHandlers } from "./unavailable.js";
 import { WORKSPACE_ROOT, workspaceWorkdirs } from "./workspace.js";
+import { createWorkerPlugins } from "./plugins.js";
+import type { WorkerLoaderBinding } from "./plugins-loader.js";
+import { workerTools } from "./tools.js";
 import { OPENAPI_DOCUMENT, RELEASE } from "./release.js";
 
 export const SERVER_HEADER = "x-zephyr-server";
@@ -118,13 +121,25 @@ export class HarnessServerObject {
     // The server's /workspace (the object's SQLite; its own migration runs here, after the server's).
     const files = new WorkspaceFileStore(this.#state.storage);
     const codemode = configured.value.config.codemode?.enabled !== false;
+    const extraTools = { ...workspaceFileTools(files), ...(codemode ? { execute: workerExecuteTool() } : {}) };
+    // Session plugins (worker/plugins.ts): `Bundle` sources through the `LOADER` binding, when bound.
+    const plugins = await createWorkerPlugins({
+      storage,
+      objectStorage: this.#state.storage,
+      files,
+      loader: this.#env["LOADER"] as WorkerLoaderBinding | undefined,
+      allowLoopbackHttp: this.#env["HARNESS_PLUGIN_BUNDLE_LOOPBACK_HTTP"] === "true",
+      reservedToolIds: Object.keys(workerTools({ extra: extraTools })),
+      onDiagnostic: (source, error) => console.warn(`harness plugins: ${source}: ${error instanceof Error ? error.name : "error"}`),
+    });
     const turns = composeWorkerTurns({
       storage,
       hub,
       sessions,
       configured: configured.value,
       env: await gatewayEnvironment(configured.value.providers, keys),
-      extraTools: { ...workspaceFileTools(files), ...(codemode ? { execute: workerExecuteTool() } : {}) },
+      extraTools,
+      lease: plugins.lease,
       instructions: async (workdir) => storedInstructions(files, workdir),
       // Recovery runs first on every admission (the alarm is the backstop).
       onAdmission: () => {
@@ -162,6 +177,7 @@ export class HarnessServerObject {
       ...workerUnavailableHandlers<RequestContext>(),
       ...sessionHandlers({ sessions, release: RELEASE }),
       ...turns.handlers,
+      ...plugins.handlers,
     };
     return createFetchHandler({
       handlers: withStorageFailures(handlers),

@@ -4,8 +4,8 @@
 // with a model gateway built from the Worker's variables (worker/config.ts) and provider keys
 // through the `ProviderKeys` seam, and the Worker's tool set (worker/tools.ts).
 //
-// What the Worker leaves out (Node-only or not built yet here): plugins and hooks beyond the
-// empty pipeline, MCP, terminals, Skills and agent Markdown on a disk, workspace recording
+// What the Worker leaves out (Node-only or not built yet here): host plugins and hooks beyond the
+// empty pipeline (Session plugins come through `lease`, worker/plugins.ts), MCP, terminals, Skills and agent Markdown on a disk, workspace recording
 // (rewind), CodeMode until `execute` is registered. The runner is one per object: its claims
 // carry owner id 1 and the object's fresh instance id, so after a restart every claim of the
 // previous instance is "gone" and recovery settles it (see worker/alarm.ts for when it runs).
@@ -29,6 +29,8 @@ import type { StorageHandle } from "../services/storage/index.js";
 import { ToolRegistry } from "../services/tools/registry.js";
 import type { AnyToolDefinition } from "../services/tools/tool.js";
 import type { StoredInstructions } from "../services/core/turns/admission.js";
+import type { TurnExtensions } from "../services/core/turns/environment.js";
+import type { SessionRow } from "../services/storage/index.js";
 import { loadAgentCatalog, type AgentCatalog } from "../services/workspace/agents.js";
 import type { SkillDiscovery } from "../services/workspace/skills.js";
 import type { WorkerConfig } from "./config.js";
@@ -104,6 +106,8 @@ export interface WorkerTurnsInput {
   readonly extraTools?: Readonly<Record<string, AnyToolDefinition>>;
   /** The workdir's AGENTS.md at admission (from the /workspace store); absent: none. */
   readonly instructions?: (workdir: string) => Promise<StoredInstructions | null>;
+  /** Each Turn's plugin lease over the base tools, hooks and Agents (worker/plugins.ts); absent: no plugins. */
+  readonly lease?: (base: { readonly tools: Readonly<Record<string, AnyToolDefinition>>; readonly registry: ToolRegistry; readonly hooks: HookPipeline; readonly agents: AgentCatalog }) => (session: SessionRow) => Promise<TurnExtensions>;
 }
 
 export interface WorkerTurns {
@@ -130,14 +134,17 @@ export function composeWorkerTurns(input: WorkerTurnsInput): WorkerTurns {
   const catalogs = { agents, skills: async () => NO_SKILLS };
   const tools = workerTools(input.extraTools !== undefined ? { extra: input.extraTools } : {});
   const subagents = new Subagents({ storage, hub, agents: () => agents });
+  const registry = new ToolRegistry(tools);
+  const hooks = new HookPipeline();
   const runner = new TurnRunner({
     storage,
     hub,
     gateway,
-    tools: new ToolRegistry(tools),
-    hooks: new HookPipeline(),
+    tools: registry,
+    hooks,
     environment: {
       agents,
+      ...(input.lease ? { lease: input.lease({ tools, registry, hooks, agents }) } : {}),
       skills: catalogs.skills,
       subagents,
       // CodeMode's `execute` is offered once worker/codemode.ts registers it (HARNESS_CODEMODE_ENABLED).

@@ -1,3 +1,6 @@
+// Longer than ~400 lines on purpose: the overlay's mutations, its lease and its activation share
+// one per-Session serialization and the instance cache; split, each half would need the other's.
+//
 // Session plugin overlays: one plugin per Session, on top of the host generation, for that
 // Session's Turns only. `add` resolves the source to an exact artifact, records an idempotent
 // desired revision (same id and body: the recorded one; same id, other body: a conflict) that
@@ -7,7 +10,7 @@
 // adopts a newer artifact when the revision did not pin one. Turns lease the host generation and
 // the overlay built on it; an overlay follows a host reload on its next lease.
 import { createHash, randomUUID } from "node:crypto";
-import type { AddSessionPluginRequest, SessionPluginRevision, SessionPluginsStatus, SessionPluginSource } from "../../generated/client/types.gen.js";
+import type { AddSessionPluginRequest, SessionPluginResolution, SessionPluginRevision, SessionPluginsStatus, SessionPluginSource } from "../../generated/client/types.gen.js";
 import type { JsonObject, PluginContext } from "../../plugin/index.js";
 import { conflict, notFound, validationFailure } from "../contract/failure.js";
 import { getSession, type StorageHandle } from "../storage/index.js";
@@ -44,6 +47,22 @@ export interface SessionPluginServiceOptions {
   readonly nativeProviders?: ReadonlySet<string> | undefined;
   readonly onDiagnostic?: ((source: string, error: unknown) => void) | undefined;
   readonly now?: () => number;
+  /**
+   * How sources resolve to artifacts and load again — a host's own (the Worker's `Bundle`
+   * sources, worker/plugins-sources.ts). Default: the Node host's (session-sources.ts) with the
+   * artifact cache of `artifacts`.
+   */
+  readonly sources?: SessionPluginSources | undefined;
+}
+
+/** A host's Session plugin sources (the seam `SessionPluginServiceOptions.sources`). */
+export interface SessionPluginSources {
+  /** Resolves a source for a new revision or a refresh; the artifact is stored (as JSON) with the revision. Typed failures: 400, 409 `declared_mismatch`, 503. */
+  resolve(source: SessionPluginSource, declared: SessionPluginResolution): Promise<{ readonly resolved: { readonly pluginId: string; readonly version: string; readonly integrity?: string }; readonly artifact: object }>;
+  /** Loads exactly the recorded artifact (the plugin value), or fails with a safe `PluginSourceError`. */
+  load(artifact: object): Promise<{ value: unknown; packageVersion?: string }>;
+  /** Frees what no recorded desired or active revision (their artifacts, given) references; returns what it freed. */
+  prune?(referenced: readonly object[]): Promise<string[]>;
 }
 
 /** What a Turn holds while it runs: the host generation and the Session's overlay on it. */
@@ -105,12 +124,16 @@ export class SessionPluginService {
   /** Mutations (and lease activations) of one Session, one at a time. */
   private readonly chains = new KeyedSerial();
   private readonly now: () => number;
-  private readonly sources: SourceContext;
+  private readonly sources: SessionPluginSources;
   private mutating = 0;
 
   constructor(private readonly options: SessionPluginServiceOptions) {
     this.now = options.now ?? Date.now;
-    this.sources = { projectDirectory: options.projectDirectory, staticPlugins: options.staticPlugins, ...(options.artifacts ? { artifacts: options.artifacts } : {}) };
+    const context: SourceContext = { projectDirectory: options.projectDirectory, staticPlugins: options.staticPlugins, ...(options.artifacts ? { artifacts: options.artifacts } : {}) };
+    this.sources = options.sources ?? {
+      resolve: (source, declared) => resolveSessionSource(source, declared, context),
+      load: (artifact) => loadArtifact(artifact as ArtifactRecord, context),
+    };
   }
 
   /** `GET …/plugins`. */
@@ -132,7 +155,7 @@ export class SessionPluginService {
         if (existing.requestHash !== requestHash) throw conflict(`Session plugin revision ${body.id} was recorded with a different body.`);
         return this.describe(sessionId);
       }
-      const artifact = await resolveSessionSource(body.source, body.resolved, this.sources);
+      const artifact = await this.sources.resolve(body.source, body.resolved);
       const declared = { ...(body.resolved.version !== undefined ? { version: body.resolved.version } : {}), ...(body.resolved.integrity !== undefined ? { integrity: body.resolved.integrity } : {}) };
       await this.record(sessionId, body.id, { ...body, resolved: artifact.resolved }, artifact.artifact, requestHash, declared);
       return this.describe(sessionId);
@@ -174,7 +197,7 @@ export class SessionPluginService {
       const declared = declaredOf(active);
       // A revision whose client declared a version or integrity is pinned: refresh keeps it.
       if (declared.version !== undefined || declared.integrity !== undefined) return this.describe(sessionId);
-      const artifact = await resolveSessionSource(active.source as SessionPluginSource, { pluginId: recorded.pluginId }, this.sources);
+      const artifact = await this.sources.resolve(active.source as SessionPluginSource, { pluginId: recorded.pluginId });
       if (artifact.resolved.integrity === recorded.integrity && artifact.resolved.version === recorded.version) return this.describe(sessionId);
       const next = { id: randomUUID(), source: active.source, resolved: artifact.resolved, options: active.options, mcpServers: active.mcpServers, skills: active.skills } as unknown as AddSessionPluginRequest;
       await this.record(sessionId, next.id, next, artifact.artifact, hashOf({ refreshOf: active.id, ...next }), declared);
@@ -230,7 +253,7 @@ export class SessionPluginService {
     sessionId: string,
     id: string,
     body: AddSessionPluginRequest,
-    artifact: ArtifactRecord,
+    artifact: object,
     requestHash: string,
     /** The resolution the client declared (a pin refresh keeps). */
     declared: { readonly version?: string; readonly integrity?: string },
@@ -293,7 +316,7 @@ export class SessionPluginService {
   private async build(sessionId: string, revisionId: string, host: PluginGeneration) {
     const revision = await store.getRevision(this.options.storage, sessionId, revisionId);
     if (!revision) return { ok: false as const, message: `Revision ${revisionId} is not recorded.` };
-    const artifact = JSON.parse(revision.artifact ?? "null") as ArtifactRecord | null;
+    const artifact = JSON.parse(revision.artifact ?? "null") as object | null;
     const resolved = revision.resolved as { pluginId: string };
     const skills = revision.skills as AddSessionPluginRequest["skills"];
     const candidate: PluginCandidate = {
@@ -301,7 +324,7 @@ export class SessionPluginService {
       options: revision.options as JsonObject,
       load: async () => {
         if (!artifact) throw new PluginSourceError("The revision records no artifact.");
-        const loaded = await loadArtifact(artifact, this.sources);
+        const loaded = await this.sources.load(artifact);
         const plugin = loaded.value as { id?: unknown; setup?: unknown } | undefined;
         if (!isRecord(plugin) || typeof plugin.setup !== "function") return loaded;
         if (plugin.id !== resolved.pluginId) throw new PluginSourceError(`The artifact declares plugin ${JSON.stringify(plugin.id)}, not ${JSON.stringify(resolved.pluginId)}.`);
@@ -379,6 +402,10 @@ export class SessionPluginService {
 
   /** Frees the cached artifacts no recorded desired or active revision references; returns them. */
   async pruneArtifacts(): Promise<string[]> {
+    if (this.options.sources?.prune) {
+      const records = (await store.referencedArtifacts(this.options.storage)).map((text) => JSON.parse(text) as object);
+      return this.options.sources.prune(records);
+    }
     const cache = this.options.artifacts?.cache;
     if (!cache) return [];
     const referenced = new Set<string>();
