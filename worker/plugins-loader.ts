@@ -74,7 +74,8 @@ class FilesTarget extends RpcTarget {
     if (!FILE_METHODS.has(method)) return { ok: false, code: "invalid_path" };
     try {
       const call = this.#files[method as keyof WorkspaceFiles] as (input: unknown) => Promise<unknown>;
-      const value = await call.call(this.#files, input);
+      // A signal does not cross RPC: the store's calls get one of their own (never aborted).
+      const value = await call.call(this.#files, { ...(input !== null && typeof input === "object" ? input : {}), signal: new AbortController().signal });
       return { ok: true, value: value === undefined ? null : JSON.parse(JSON.stringify(value)) };
     } catch (error) {
       const code = (error as { _tag?: unknown; code?: unknown })._tag === "WorkspaceFileError" ? String((error as { code: unknown }).code) : "io";

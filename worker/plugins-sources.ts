@@ -1,5 +1,5 @@
 // Session plugin sources on the Cloudflare Worker host (the seam `SessionPluginSources` of
-// services/plugins/session-plugins.ts). Only `Bundle` sources load here, and only with a
+// services/plugins/session-overlays.ts). Only `Bundle` sources load here, and only with a
 // `worker_loaders` binding named `LOADER`:
 //
 // - Resolution fetches the credential-free `https://` URL (bounded: MAX_BUNDLE_BYTES; redirects
@@ -20,8 +20,8 @@
 import type { SessionPluginResolution, SessionPluginSource } from "../generated/client/types.gen.js";
 import { readBounded } from "../services/contract/body.js";
 import { conflict, unavailable, validationFailure } from "../services/contract/failure.js";
-import type { SessionPluginSources } from "../services/plugins/session-plugins.js";
-import { PluginSourceError } from "../services/plugins/source.js";
+import type { SessionPluginSources } from "../services/plugins/session-overlays.js";
+import { PluginSourceError } from "../services/plugins/source-error.js";
 import { MAX_BUNDLE_BYTES, PluginBundleCache, PluginCacheFull } from "./plugins-cache.js";
 import { bundlePlugin, type WorkerLoaderBinding } from "./plugins-loader.js";
 

@@ -1,6 +1,6 @@
 // Session plugins on the Cloudflare Worker host: the same Core pieces as the Node host — a
 // `PluginRuntime` (here an empty host generation: the standalone Worker has no configured or
-// server plugins) and a `SessionPluginService` over the object's SQLite — with the Worker's own
+// server plugins) and the host-neutral `SessionPluginOverlays` (services/plugins/session-overlays.ts) over the object's SQLite — with the Worker's own
 // sources (worker/plugins-sources.ts: `Bundle` through `LOADER`, every other kind a typed
 // unsupported capability) and host capabilities (`workspaceFiles` is the /workspace store; a
 // plugin's `workspaceShell` fails `spawn_failed` and its `webFetch` `request_failed` on this host).
@@ -17,7 +17,7 @@ import type { HostCapabilities } from "../services/plugins/capabilities.js";
 import { createToolRegistry } from "../services/plugins/generation.js";
 import { HookPipeline } from "../services/plugins/hooks.js";
 import { PluginRuntime } from "../services/plugins/runtime.js";
-import { SessionPluginService } from "../services/plugins/session-plugins.js";
+import { SessionPluginOverlays } from "../services/plugins/session-overlays.js";
 import type { SessionRow, StorageHandle } from "../services/storage/index.js";
 import type { ToolRegistry } from "../services/tools/registry.js";
 import type { AnyToolDefinition } from "../services/tools/tool.js";
@@ -26,7 +26,6 @@ import type { SkillDiscovery } from "../services/workspace/skills.js";
 import { PluginBundleCache, type PluginCacheStorageInput } from "./plugins-cache.js";
 import type { WorkerLoaderBinding } from "./plugins-loader.js";
 import { workerSessionSources } from "./plugins-sources.js";
-import { WORKSPACE_ROOT } from "./workspace.js";
 
 export interface WorkerPluginsInput {
   readonly storage: StorageHandle;
@@ -44,7 +43,7 @@ export interface WorkerPluginsInput {
 }
 
 export interface WorkerPlugins {
-  readonly sessions: SessionPluginService;
+  readonly sessions: SessionPluginOverlays;
   readonly cache: PluginBundleCache;
   readonly handlers: Partial<Handlers<RequestContext>>;
   /** The runner's per-Turn lease (`TurnEnvironment.lease`) over the base tools, hooks and Agents. */
@@ -76,11 +75,10 @@ export async function createWorkerPlugins(input: WorkerPluginsInput): Promise<Wo
   if (!started.ok) throw new Error(`the empty plugin generation did not activate: ${started.message}`);
   const runtime = started.runtime;
   const cache = new PluginBundleCache(input.objectStorage);
-  const sessions = new SessionPluginService({
+  const sessions = new SessionPluginOverlays({
     ...common,
     storage: input.storage,
     runtime,
-    projectDirectory: WORKSPACE_ROOT,
     sources: workerSessionSources({ cache, loader: input.loader, allowLoopbackHttp: input.allowLoopbackHttp }),
     agentCatalog: (host, layer) => loadAgentCatalog({ configLayers: [], env: {}, plugins: host.agents, sessionPlugins: layer }),
   });
