@@ -9,12 +9,13 @@
 // typed unsupported; after a restart the cached bytes load with the URL gone; and a Worker
 // without the LOADER binding answers Bundle sources as typed unsupported (static-only).
 import { createHash, randomUUID } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { build } from "esbuild";
+import Database from "libsql";
 import type { Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sdk, type AddSessionPluginRequest, type SessionPluginsStatus, type Turn, type TurnStreamEvent, type ZeClient } from "../../clients/index.js";
@@ -36,13 +37,15 @@ let url: string;
 let client: ZeClient["client"];
 /** What the local server answers for the bundle (undefined: 404). */
 let served: Uint8Array | undefined;
+/** A build whose setup registers an MCP server (served at /mcp.js). */
+let withMcp: Uint8Array;
 let files: Server;
 let bundleUrl: string;
 let v1: Uint8Array;
 let v2: Uint8Array;
 
 /** The fixture bundle with `version` compiled in: one self-contained ES module. */
-async function buildFixture(version: string): Promise<Uint8Array> {
+async function buildFixture(version: string, mcp = false): Promise<Uint8Array> {
   const result = await build({
     entryPoints: [resolve("tests/worker/fixtures/bundle-plugin.mjs")],
     bundle: true,
@@ -51,9 +54,24 @@ async function buildFixture(version: string): Promise<Uint8Array> {
     write: false,
     logLevel: "silent",
     alias: { "@zephyrcloudio/harness-plugin": resolve("plugin/index.ts") },
-    define: { __FIXTURE_VERSION__: JSON.stringify(version) },
+    define: { __FIXTURE_VERSION__: JSON.stringify(version), __FIXTURE_MCP__: JSON.stringify(mcp) },
   });
   return result.outputFiles[0]!.contents;
+}
+
+/** The server object's SQLite file under a persisted directory (the one server of this test). */
+function serverDatabase(directory: string): string {
+  const found: string[] = [];
+  const walk = (dir: string): void => {
+    for (const name of readdirSync(dir)) {
+      const path = join(dir, name);
+      if (statSync(path).isDirectory()) walk(path);
+      else if (name.endsWith(".sqlite") && dir.includes("HarnessServerObject")) found.push(path);
+    }
+  };
+  walk(directory);
+  if (found.length !== 1) throw new Error(`expected one server database under ${directory}, found ${JSON.stringify(found)}`);
+  return found[0]!;
 }
 
 const sha256 = (bytes: Uint8Array): string => createHash("sha256").update(bytes).digest("hex");
@@ -71,10 +89,11 @@ async function start(options: { loader: boolean; directory?: string }): Promise<
 }
 
 beforeAll(async () => {
-  [model, script, v1, v2] = await Promise.all([startTestModel(), bundle("worker/index.ts"), buildFixture("1"), buildFixture("2")]);
+  [model, script, v1, v2, withMcp] = await Promise.all([startTestModel(), bundle("worker/index.ts"), buildFixture("1"), buildFixture("2"), buildFixture("3", true)]);
   files = createServer((request, response) => {
-    if (request.url !== "/notes.js" || served === undefined) return void response.writeHead(404).end();
-    response.writeHead(200, { "content-type": "text/javascript" }).end(Buffer.from(served));
+    const body = request.url === "/notes.js" ? served : request.url === "/mcp.js" ? withMcp : undefined;
+    if (body === undefined) return void response.writeHead(404).end();
+    response.writeHead(200, { "content-type": "text/javascript" }).end(Buffer.from(body));
   });
   await new Promise<void>((done) => files.listen(0, "127.0.0.1", done));
   bundleUrl = `http://127.0.0.1:${(files.address() as AddressInfo).port}/notes.js`;
@@ -214,11 +233,25 @@ describe("runtime plugins on the Worker host (Bundle sources through LOADER)", (
     expect(withCredentials.status).toBe(400);
     expect(JSON.stringify(withCredentials.body)).not.toContain("pw@");
     expect((await status(other)).desired).toBeUndefined();
+
+    // What a Worker plugin cannot register fails its setup explicitly: the revision is failed, none active.
+    const mcp = (await ok(sdk.addSessionPlugin({ client, path: { server: SERVER, sessionId: other }, body: { ...bundleRequest(), source: { _tag: "Bundle", url: bundleUrl.replace("/notes.js", "/mcp.js") } } }))).status;
+    expect(mcp.desiredActivation).toMatchObject({ state: "failed", failure: expect.stringContaining("MCP servers cannot be registered by a plugin on the Cloudflare Worker host") });
+    expect(mcp.active).toBeUndefined();
   });
 
-  it("after a restart loads the cached bytes with the URL gone", async () => {
+  it("after a restart loads the cached bytes with the URL gone; bytes no revision references were freed", async () => {
     served = undefined;
     await mf.dispose();
+    // The object's SQLite holds only the bundles recorded revisions reference: v1 was freed by the
+    // refresh; v2 is active, the MCP build the other Session's failed desired revision.
+    const database = new Database(serverDatabase(persist));
+    try {
+      const digests = (database.prepare("SELECT digest FROM worker_plugin_bundle ORDER BY digest").all() as { digest: string }[]).map((row) => row.digest);
+      expect(digests).toEqual([sha256(v2), sha256(withMcp)].sort());
+    } finally {
+      database.close();
+    }
     ({ mf, url } = await start({ loader: true, directory: persist }));
     client = networkClient(url).client;
     model.enqueue({ events: [{ type: "tool_call", name: "double", arguments: { value: 5 } }] }, { events: [{ type: "text", text: "Recovered." }] });
