@@ -6,7 +6,8 @@
 // permission through workspaceFiles and writes the /workspace store, its Skill is listed); a
 // changed file at the same URL changes nothing until `plugins refresh`; a declared integrity that
 // does not match is `declared_mismatch` and changes nothing; Package, File and Git sources are
-// typed unsupported; after a restart the cached bytes load with the URL gone; and a Worker
+// typed unsupported; after a restart the cached bytes load with the URL gone, and a lost cache is
+// fetched again only when the bytes still have the recorded digest; and a Worker
 // without the LOADER binding answers Bundle sources as typed unsupported (static-only).
 import { createHash, randomUUID } from "node:crypto";
 import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
@@ -240,7 +241,7 @@ describe("runtime plugins on the Worker host (Bundle sources through LOADER)", (
     expect(mcp.active).toBeUndefined();
   });
 
-  it("after a restart loads the cached bytes with the URL gone; bytes no revision references were freed", async () => {
+  it("after a restart loads the cached bytes with the URL gone, refetches a lost cache verified by digest; bytes no revision references were freed", async () => {
     served = undefined;
     await mf.dispose();
     // The object's SQLite holds only the bundles recorded revisions reference: v1 was freed by the
@@ -259,6 +260,28 @@ describe("runtime plugins on the Worker host (Bundle sources through LOADER)", (
     expect(turn.outcome).toMatchObject({ kind: "completed", text: "Recovered." });
     expect(toolParts(turn)).toContain('"value":10');
     expect(toolParts(turn)).toContain('"version":"2"');
+
+    // A lost cache refetches and verifies the digest: other bytes at the URL fail the Turn (and
+    // are not cached); the recorded bytes load again.
+    await mf.dispose();
+    const lost = new Database(serverDatabase(persist));
+    try {
+      lost.prepare("DELETE FROM worker_plugin_chunk").run();
+      lost.prepare("DELETE FROM worker_plugin_bundle").run();
+    } finally {
+      lost.close();
+    }
+    served = v1;
+    ({ mf, url } = await start({ loader: true, directory: persist }));
+    client = networkClient(url).client;
+    const refused = await runTurn(sessionId, "Double six");
+    expect(refused.outcome).toMatchObject({ kind: "failed" });
+    expect(JSON.stringify(refused.outcome)).toContain("changed since the revision was recorded");
+    served = v2;
+    model.enqueue({ events: [{ type: "tool_call", name: "double", arguments: { value: 6 } }] }, { events: [{ type: "text", text: "Refetched." }] });
+    const refetched = await runTurn(sessionId, "Double six again");
+    expect(refetched.outcome).toMatchObject({ kind: "completed", text: "Refetched." });
+    expect(toolParts(refetched)).toContain('"value":12');
     // Removing the plugin: later Turns use the host baseline only.
     const removed = (await ok(sdk.removeSessionPlugin({ client, path: { server: SERVER, sessionId }, body: {} }))).status;
     expect(removed.active).toBeUndefined();
