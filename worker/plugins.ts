@@ -8,6 +8,7 @@
 // handlers (services/host/plugin-routes.ts); `lease` gives each Turn of a Session with an overlay
 // its tools, hooks, Agents and Skills, as services/host/runner-host.ts does on Node.
 import type { Handlers } from "../generated/server/routes.js";
+import { unavailable } from "../services/contract/failure.js";
 import { WebFetchError, WorkspaceShellError, type WorkspaceFiles } from "../plugin/index.js";
 import type { TurnExtensions } from "../services/core/turns/environment.js";
 import { pluginAsDiscovered } from "../services/host/catalogs.js";
@@ -26,6 +27,9 @@ import type { SkillDiscovery } from "../services/workspace/skills.js";
 import { PluginBundleCache, type PluginCacheStorageInput } from "./plugins-cache.js";
 import type { WorkerLoaderBinding } from "./plugins-loader.js";
 import { workerSessionSources } from "./plugins-sources.js";
+
+export const SESSION_MCP_UNSUPPORTED =
+  "MCP servers declared by a Session plugin are an unsupported capability on the Cloudflare Worker host yet: add the revision without mcpServers";
 
 export interface WorkerPluginsInput {
   readonly storage: StorageHandle;
@@ -87,7 +91,12 @@ export async function createWorkerPlugins(input: WorkerPluginsInput): Promise<Wo
   const all = pluginHandlers({ services: async () => ({ runtime, sessions }) });
   const handlers: Partial<Handlers<RequestContext>> = {
     sessionPlugins: all.sessionPlugins,
-    addSessionPlugin: all.addSessionPlugin,
+    // MCP servers a revision declares would register with nothing to connect them in this host's
+    // Turns (the Worker's MCP host is wired elsewhere): refused, never a silent no-op.
+    addSessionPlugin: async (request, context) => {
+      if (request.body.mcpServers.length > 0) throw unavailable(SESSION_MCP_UNSUPPORTED);
+      return all.addSessionPlugin(request, context);
+    },
     removeSessionPlugin: all.removeSessionPlugin,
     reloadSessionPlugin: all.reloadSessionPlugin,
     refreshSessionPlugin: all.refreshSessionPlugin,
