@@ -7,7 +7,8 @@
 // recording context and then does its one thing: `describe` (what setup registered, as plain
 // data), `permissions` and `execute` of one tool, one `hook` handler, or `cleanup`. A call whose
 // setup registers other contributions than `describe` saw fails closed (`fingerprint`).
-// Capabilities cross back to the server object through the `caps` RPC target (workspace files);
+// Capabilities cross back to the server object through the `caps` RPC target (workspace files,
+// webFetch);
 // a tool's `reportActivity`, `askQuestion` and `reportJournal` through the `bridge` target.
 // What a Worker plugin cannot register (MCP servers, models, journal kinds, event subscribers,
 // Skill sources and transforms, `availableForModel`) fails setup explicitly. Failures return as
@@ -76,15 +77,19 @@ const workspaceShell = {
   },
 };
 
-const webFetch = {
-  fetchText: async () => {
-    const error = new Error("Web fetch failed: request_failed");
-    error.name = "WebFetchError";
-    error._tag = "WebFetchError";
-    error.code = "request_failed";
-    throw error;
-  },
-};
+function webFetch(caps) {
+  return {
+    fetchText: async (input) => {
+      const answer = await caps.webFetch(withoutSignal(input));
+      if (answer.ok) return answer.value;
+      const error = new Error("Web fetch failed: " + answer.code);
+      error.name = "WebFetchError";
+      error._tag = "WebFetchError";
+      error.code = answer.code;
+      throw error;
+    },
+  };
+}
 
 async function setUp(activation, options, caps) {
   if (plugin === null || typeof plugin !== "object" || typeof plugin.setup !== "function") {
@@ -99,7 +104,7 @@ async function setUp(activation, options, caps) {
     fetch: (...args) => fetch(...args),
     workspaceFiles: workspaceFiles(caps),
     workspaceShell,
-    webFetch,
+    webFetch: webFetch(caps),
     tools: {
       register: (declaration) => {
         if (declaration && declaration.availableForModel !== undefined) unsupported("A tool's availableForModel filter")();

@@ -6,12 +6,12 @@
 // isolate what the bundle's setup registered and registers the same contributions on the real
 // context — tools (with their permission projection), hooks, Skills, Agents — each of whose calls
 // crosses to the isolate. The host's own checks (declarations, namespaces, timeouts, failures)
-// apply unchanged. Workspace files reach the isolate through an RpcTarget over the generation's
-// `workspaceFiles` (the /workspace store); a tool's activity, questions and journal through
+// apply unchanged. Workspace files and `webFetch` reach the isolate through an RpcTarget over the
+// generation's capabilities (the /workspace store, the host's bounded fetch); a tool's activity, questions and journal through
 // another over its execution context. Not bridged: a Turn's abort signal (the isolate's is never
 // aborted; a late result is discarded by Core), `onOutput` callbacks.
 import { RpcTarget } from "cloudflare:workers";
-import { PluginError, type JsonObject, type PluginContext, type ToolDeclaration, type ToolExecutionContext, type ToolPermissionContext, type WorkspaceFiles } from "../plugin/index.js";
+import { PluginError, type JsonObject, type PluginContext, type ToolDeclaration, type ToolExecutionContext, type ToolPermissionContext, type WebFetch, type WorkspaceFiles } from "../plugin/index.js";
 import { PLUGIN_ISOLATE_MAIN } from "./plugins-isolate.js";
 
 /** The `worker_loaders` binding (`LOADER`): the part this host uses. */
@@ -54,21 +54,32 @@ interface Described {
 /** The isolate's RPC surface (worker/plugins-isolate.ts `BundlePlugin`). */
 interface BundleEntrypoint {
   id(): Promise<unknown>;
-  describe(activation: unknown, options: JsonObject, caps: FilesTarget): Promise<Answer<Described>>;
-  permissions(activation: unknown, options: JsonObject, caps: FilesTarget, fingerprint: string, toolId: string, input: unknown, context: unknown): Promise<Answer<unknown>>;
-  execute(activation: unknown, options: JsonObject, caps: FilesTarget, fingerprint: string, toolId: string, input: unknown, context: unknown, bridge: ToolBridge): Promise<Answer<unknown>>;
-  hook(activation: unknown, options: JsonObject, caps: FilesTarget, fingerprint: string, index: number, input: unknown): Promise<Answer<unknown>>;
-  cleanup(activation: unknown, options: JsonObject, caps: FilesTarget, fingerprint: string): Promise<Answer<null>>;
+  describe(activation: unknown, options: JsonObject, caps: HostTarget): Promise<Answer<Described>>;
+  permissions(activation: unknown, options: JsonObject, caps: HostTarget, fingerprint: string, toolId: string, input: unknown, context: unknown): Promise<Answer<unknown>>;
+  execute(activation: unknown, options: JsonObject, caps: HostTarget, fingerprint: string, toolId: string, input: unknown, context: unknown, bridge: ToolBridge): Promise<Answer<unknown>>;
+  hook(activation: unknown, options: JsonObject, caps: HostTarget, fingerprint: string, index: number, input: unknown): Promise<Answer<unknown>>;
+  cleanup(activation: unknown, options: JsonObject, caps: HostTarget, fingerprint: string): Promise<Answer<null>>;
 }
 
 const FILE_METHODS = new Set(["resolvePath", "readText", "writeText", "removeFile", "readDirectory"]);
 
-/** `context.workspaceFiles` as the isolate calls it: answers, never throws (a thrown value's fields do not cross RPC). */
-class FilesTarget extends RpcTarget {
+/** `context.workspaceFiles` and `webFetch` as the isolate calls them: answers, never throws (a thrown value's fields do not cross RPC). */
+class HostTarget extends RpcTarget {
   readonly #files: WorkspaceFiles;
-  constructor(files: WorkspaceFiles) {
+  readonly #web: WebFetch;
+  constructor(files: WorkspaceFiles, web: WebFetch) {
     super();
     this.#files = files;
+    this.#web = web;
+  }
+  async webFetch(input: unknown): Promise<{ ok: true; value: unknown } | { ok: false; code: string }> {
+    try {
+      const given = (input !== null && typeof input === "object" ? input : {}) as Parameters<WebFetch["fetchText"]>[0];
+      return { ok: true, value: await this.#web.fetchText({ ...given, signal: new AbortController().signal }) };
+    } catch (error) {
+      const code = (error as { _tag?: unknown; code?: unknown })._tag === "WebFetchError" ? String((error as { code: unknown }).code) : "request_failed";
+      return { ok: false, code };
+    }
   }
   async files(method: string, input: unknown): Promise<{ ok: true; value: unknown } | { ok: false; code: string }> {
     if (!FILE_METHODS.has(method)) return { ok: false, code: "invalid_path" };
@@ -136,7 +147,7 @@ export async function bundlePlugin(loader: WorkerLoaderBinding, digest: string, 
     setup: async (context) => {
       const activation = plain(context.activation);
       const options = context.options;
-      const caps = new FilesTarget(context.workspaceFiles);
+      const caps = new HostTarget(context.workspaceFiles, context.webFetch);
       const described = unwrap(await entry().describe(activation, options, caps));
       const fingerprint = described.fingerprint;
       for (const tool of described.tools) {

@@ -2,20 +2,22 @@
 // `PluginRuntime` (here an empty host generation: the standalone Worker has no configured or
 // server plugins) and the host-neutral `SessionPluginOverlays` (services/plugins/session-overlays.ts) over the object's SQLite — with the Worker's own
 // sources (worker/plugins-sources.ts: `Bundle` through `LOADER`, every other kind a typed
-// unsupported capability) and host capabilities (`workspaceFiles` is the /workspace store; a
-// plugin's `workspaceShell` fails `spawn_failed` and its `webFetch` `request_failed` on this host).
+// unsupported capability) and host capabilities (`workspaceFiles` is the /workspace store,
+// `webFetch` the Node host's bounded fetch over the Worker's network; `workspaceShell` fails
+// `spawn_failed`: Workers cannot spawn local processes).
 // `workerPluginHandlers` serves the five Session plugin operations through the Node host's
 // handlers (services/host/plugin-routes.ts); `lease` gives each Turn of a Session with an overlay
 // its tools, hooks, Agents and Skills, as services/host/runner-host.ts does on Node.
 import type { Handlers } from "../generated/server/routes.js";
 import { unavailable } from "../services/contract/failure.js";
-import { WebFetchError, WorkspaceShellError, type WorkspaceFiles } from "../plugin/index.js";
+import { WorkspaceShellError, type WorkspaceFiles } from "../plugin/index.js";
 import type { TurnExtensions } from "../services/core/turns/environment.js";
 import { pluginAsDiscovered } from "../services/host/catalogs.js";
 import { pluginHandlers } from "../services/host/plugin-routes.js";
 import type { RequestContext } from "../services/http/handler.js";
 import type { HostCapabilities } from "../services/plugins/capabilities.js";
 import { createToolRegistry } from "../services/plugins/generation.js";
+import { createWebFetch } from "../services/plugins/web-fetch.js";
 import { HookPipeline } from "../services/plugins/hooks.js";
 import { PluginRuntime } from "../services/plugins/runtime.js";
 import { SessionPluginOverlays } from "../services/plugins/session-overlays.js";
@@ -63,11 +65,7 @@ export function workerPluginCapabilities(files: WorkspaceFiles): HostCapabilitie
         throw new WorkspaceShellError({ code: "spawn_failed" });
       },
     },
-    webFetch: {
-      fetchText: async () => {
-        throw new WebFetchError({ code: "request_failed" });
-      },
-    },
+    webFetch: createWebFetch(),
   };
 }
 

@@ -92,6 +92,7 @@ async function start(options: { loader: boolean; directory?: string }): Promise<
 beforeAll(async () => {
   [model, script, v1, v2, withMcp] = await Promise.all([startTestModel(), bundle("worker/index.ts"), buildFixture("1"), buildFixture("2"), buildFixture("3", true)]);
   files = createServer((request, response) => {
+    if (request.url === "/hello.txt") return void response.writeHead(200, { "content-type": "text/plain" }).end("hello from the web");
     const body = request.url === "/notes.js" ? served : request.url === "/mcp.js" ? withMcp : undefined;
     if (body === undefined) return void response.writeHead(404).end();
     response.writeHead(200, { "content-type": "text/javascript" }).end(Buffer.from(body));
@@ -185,6 +186,19 @@ describe("runtime plugins on the Worker host (Bundle sources through LOADER)", (
     const offered = JSON.stringify(model.requests.at(-2)!.body);
     expect(offered).toContain("notes_save");
     expect(offered).toContain("note-taking");
+    // webFetch from the isolate runs on the host: a page's text, a failure's safe code.
+    model.enqueue(
+      {
+        events: [
+          { type: "tool_call", name: "fetch_text", arguments: { url: bundleUrl.replace("/notes.js", "/hello.txt") } },
+          { type: "tool_call", name: "fetch_text", arguments: { url: bundleUrl.replace("/notes.js", "/missing.txt") } },
+        ],
+      },
+      { events: [{ type: "text", text: "Fetched." }] },
+    );
+    const fetched = toolParts(await runTurn(sessionId, "Fetch two pages"));
+    expect(fetched).toContain('"content":"hello from the web"');
+    expect(fetched).toContain('"failed":"http_status"');
     // What the tool wrote is in the server's /workspace: the built-in `read` finds it.
     model.enqueue({ events: [{ type: "tool_call", name: "read", arguments: { filePath: "notes/groceries.md" } }] }, { events: [{ type: "text", text: "Read." }] });
     expect((await runTurn(sessionId, "Read the note")).outcome).toMatchObject({ kind: "completed" });
