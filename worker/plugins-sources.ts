@@ -24,6 +24,7 @@ import type { SessionPluginSources } from "../services/plugins/session-overlays.
 import { PluginSourceError } from "../services/plugins/source-error.js";
 import { MAX_BUNDLE_BYTES, PluginBundleCache, PluginCacheFull } from "./plugins-cache.js";
 import { bundlePlugin, type WorkerLoaderBinding } from "./plugins-loader.js";
+import { checkBundleUrl } from "./plugins-url.js";
 
 /** What a `Bundle` revision records: how to load and verify it again. */
 export interface BundleArtifact {
@@ -46,22 +47,6 @@ export const WORKER_SOURCE_UNSUPPORTED = (tag: string): string =>
   `${tag} plugin sources are an unsupported capability on the Cloudflare Worker host: add the plugin as a Bundle source (the https:// URL of a self-contained ES module)`;
 export const STATIC_ONLY =
   "Bundle plugin sources are an unsupported capability on this Cloudflare Worker host: it has no worker_loaders binding named LOADER, so it is static-only";
-
-const LOOPBACK_HOSTS = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/;
-
-/** The URL a bundle may be fetched from, or why not (400). */
-export function checkBundleUrl(text: string, allowLoopbackHttp: boolean): URL {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    throw validationFailure(`Bundle plugin source ${JSON.stringify(text.slice(0, 200))} is not a URL.`);
-  }
-  if (url.username !== "" || url.password !== "") throw validationFailure("A Bundle plugin source URL must be credential-free (no user or password in it).");
-  const loopbackHttp = allowLoopbackHttp && url.protocol === "http:" && LOOPBACK_HOSTS.test(url.hostname);
-  if (url.protocol !== "https:" && !loopbackHttp) throw validationFailure("A Bundle plugin source must be an https:// URL.");
-  return url;
-}
 
 export async function sha256Hex(bytes: Uint8Array): Promise<string> {
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>));
