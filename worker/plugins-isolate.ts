@@ -184,9 +184,14 @@ export class BundlePlugin extends WorkerEntrypoint {
     try {
       const { found } = await again(activation, options, caps, fingerprint);
       const tool = found.tools.find((candidate) => candidate.id === toolId);
+      // The Turn's signal, bridged: the host answers true when it aborts, false once the call is over.
+      const controller = new AbortController();
+      bridge.waitForAbort().then((aborted) => {
+        if (aborted) controller.abort(new Error("The Turn stopped."));
+      }, () => {});
       const value = await tool.execute(input, {
         ...context,
-        signal: new AbortController().signal,
+        signal: controller.signal,
         reportActivity: (activity) => bridge.reportActivity(activity),
         askQuestion: (questions) => bridge.askQuestion(questions),
         reportJournal: (entry) => bridge.reportJournal(entry),

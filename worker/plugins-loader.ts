@@ -8,8 +8,9 @@
 // crosses to the isolate. The host's own checks (declarations, namespaces, timeouts, failures)
 // apply unchanged. Workspace files and `webFetch` reach the isolate through an RpcTarget over the
 // generation's capabilities (the /workspace store, the host's bounded fetch); a tool's activity, questions and journal through
-// another over its execution context. Not bridged: a Turn's abort signal (the isolate's is never
-// aborted; a late result is discarded by Core), `onOutput` callbacks.
+// another over its execution context, including its abort signal (`waitForAbort`: the isolate
+// aborts its own signal when the Turn's aborts; the host stops waiting at once either way). Not
+// bridged: `onOutput` callbacks.
 import { RpcTarget } from "cloudflare:workers";
 import { PluginError, type JsonObject, type PluginContext, type ToolDeclaration, type ToolExecutionContext, type ToolPermissionContext, type WebFetch, type WorkspaceFiles } from "../plugin/index.js";
 import { PLUGIN_ISOLATE_MAIN } from "./plugins-isolate.js";
@@ -95,12 +96,32 @@ class HostTarget extends RpcTarget {
   }
 }
 
-/** A running tool's context callbacks, for the isolate. */
+/** A running tool's context callbacks and its abort signal, for the isolate. */
 class ToolBridge extends RpcTarget {
   readonly #context: ToolExecutionContext;
+  readonly #finished: Promise<void>;
+  #finish: () => void = () => {};
   constructor(context: ToolExecutionContext) {
     super();
     this.#context = context;
+    this.#finished = new Promise((resolve) => (this.#finish = resolve));
+  }
+  /** Resolves true when the call's signal aborts, false once the call is over: the isolate aborts its own signal on true. */
+  waitForAbort(): Promise<boolean> {
+    const signal = this.#context.signal;
+    if (signal.aborted) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const aborted = () => resolve(true);
+      signal.addEventListener("abort", aborted, { once: true });
+      void this.#finished.then(() => {
+        signal.removeEventListener("abort", aborted);
+        resolve(false);
+      });
+    });
+  }
+  /** The call is over (its result arrived, or the host stopped waiting). */
+  finish(): void {
+    this.#finish();
   }
   reportActivity(activity: Parameters<ToolExecutionContext["reportActivity"]>[0]) {
     return this.#context.reportActivity(activity);
@@ -122,6 +143,22 @@ function rethrow(error: Extract<Answer<unknown>, { ok: false }>["error"]): never
 }
 
 const unwrap = <T>(answer: Answer<T>): T => (answer.ok ? answer.value : rethrow(answer.error));
+
+/**
+ * The isolate's answer, or the signal's reason once it aborts: a cancelled Turn never waits on a
+ * plugin that ignores its (bridged) signal; Core counts the call interrupted.
+ */
+function untilAborted<T>(answer: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const aborted = () => reject(signal.reason);
+    signal.addEventListener("abort", aborted, { once: true });
+    answer.then(
+      (value) => (signal.removeEventListener("abort", aborted), resolve(value)),
+      (error: unknown) => (signal.removeEventListener("abort", aborted), reject(error)),
+    );
+  });
+}
 
 const plain = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
 
@@ -158,10 +195,16 @@ export async function bundlePlugin(loader: WorkerLoaderBinding, digest: string, 
           ...(tool.discoversWorkspaceInstructions === true ? { discoversWorkspaceInstructions: true as const } : {}),
           ...(tool.directOnly === true ? { directOnly: true as const } : {}),
           ...(tool.permissions
-            ? { permissions: async (input: unknown, call: ToolPermissionContext) => unwrap(await entry().permissions(activation, options, caps, fingerprint, tool.id, input, permissionContext(call))) as never }
+            ? { permissions: async (input: unknown, call: ToolPermissionContext) => unwrap(await untilAborted(entry().permissions(activation, options, caps, fingerprint, tool.id, input, permissionContext(call)), call.signal)) as never }
             : {}),
-          execute: async (input: unknown, call: ToolExecutionContext) =>
-            unwrap(await entry().execute(activation, options, caps, fingerprint, tool.id, input, { ...permissionContext(call), permissions: plain(call.permissions) }, new ToolBridge(call))) as never,
+          execute: async (input: unknown, call: ToolExecutionContext) => {
+            const bridge = new ToolBridge(call);
+            try {
+              return unwrap(await untilAborted(entry().execute(activation, options, caps, fingerprint, tool.id, input, { ...permissionContext(call), permissions: plain(call.permissions) }, bridge), call.signal)) as never;
+            } finally {
+              bridge.finish();
+            }
+          },
         } as ToolDeclaration<never>);
       }
       described.hooks.forEach((name, index) => {

@@ -38,6 +38,9 @@ let url: string;
 let client: ZeClient["client"];
 /** What the local server answers for the bundle (undefined: 404). */
 let served: Uint8Array | undefined;
+/** Requests the fixture's wait_abort tool makes (`/signal/started`, `/signal/aborted`), each resolving its waiter. */
+const signals = new Map<string, () => void>();
+const heard = (name: string): Promise<void> => new Promise((resolve) => signals.set(name, resolve));
 /** A build whose setup registers an MCP server (served at /mcp.js). */
 let withMcp: Uint8Array;
 let files: Server;
@@ -93,6 +96,8 @@ beforeAll(async () => {
   [model, script, v1, v2, withMcp] = await Promise.all([startTestModel(), bundle("worker/index.ts"), buildFixture("1"), buildFixture("2"), buildFixture("3", true)]);
   files = createServer((request, response) => {
     if (request.url === "/hello.txt") return void response.writeHead(200, { "content-type": "text/plain" }).end("hello from the web");
+    const signal = request.url?.startsWith("/signal/") ? signals.get(request.url.slice("/signal/".length)) : undefined;
+    if (signal !== undefined) return void (signal(), response.writeHead(204).end());
     const body = request.url === "/notes.js" ? served : request.url === "/mcp.js" ? withMcp : undefined;
     if (body === undefined) return void response.writeHead(404).end();
     response.writeHead(200, { "content-type": "text/javascript" }).end(Buffer.from(body));
@@ -199,6 +204,18 @@ describe("runtime plugins on the Worker host (Bundle sources through LOADER)", (
     const fetched = toolParts(await runTurn(sessionId, "Fetch two pages"));
     expect(fetched).toContain('"content":"hello from the web"');
     expect(fetched).toContain('"failed":"http_status"');
+    // A cancelled Turn reaches the tool's signal in the isolate, and does not wait for the tool.
+    const started = heard("started");
+    const aborted = heard("aborted");
+    model.enqueue({ events: [{ type: "tool_call", name: "wait_abort", arguments: { base: bundleUrl.replace("/notes.js", "/signal") } }] });
+    const turnId = randomUUID();
+    await ok(sdk.submitPrompt({ client, path: { server: SERVER, sessionId }, headers: { "x-ze-harness-client-id": "worker-plugins-test" }, body: { delivery: "queue", turnId, prompt: [{ type: "text", text: "Wait" }] } as never }));
+    await started;
+    await ok(sdk.cancelTurn({ client, path: { server: SERVER, sessionId, turnId }, body: { reason: "enough" } }));
+    await aborted;
+    const path = `/v1/servers/${SERVER}/sessions/${sessionId}/turns/${turnId}/events`;
+    const events = await readSse<TurnStreamEvent>(await fetch(`${url}${path}?afterRevision=0`), path, (event) => event.type === "turn.finished");
+    expect(events.at(-1)).toMatchObject({ type: "turn.finished", outcome: { kind: "cancelled" } });
     // What the tool wrote is in the server's /workspace: the built-in `read` finds it.
     model.enqueue({ events: [{ type: "tool_call", name: "read", arguments: { filePath: "notes/groceries.md" } }] }, { events: [{ type: "text", text: "Read." }] });
     expect((await runTurn(sessionId, "Read the note")).outcome).toMatchObject({ kind: "completed" });
