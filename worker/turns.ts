@@ -4,9 +4,10 @@
 // with a model gateway built from the Worker's variables (worker/config.ts) and provider keys
 // through the `ProviderKeys` seam, and the Worker's tool set (worker/tools.ts).
 //
-// What the Worker leaves out (Node-only or not built yet here): host plugins and hooks beyond the
-// empty pipeline (Session plugins come through `lease`, worker/plugins.ts), MCP, terminals, Skills and agent Markdown on a disk, workspace recording
-// (rewind), CodeMode until `execute` is registered. The runner is one per object: its claims
+// What the Worker leaves out (Node-only or not built yet here): host plugins and hooks beyond
+// the empty pipeline (Session plugins come through `lease`, worker/plugins.ts), MCP, terminals,
+// Skills and agent Markdown on a disk, workspace recording (rewind), CodeMode until `execute`
+// is registered. The runner is one per object: its claims
 // carry owner id 1 and the object's fresh instance id, so after a restart every claim of the
 // previous instance is "gone" and recovery settles it (see worker/alarm.ts for when it runs).
 import type { Handlers } from "../generated/server/routes.js";
