@@ -173,7 +173,7 @@ describe("runtime plugins on the Worker host (Bundle sources through LOADER)", (
     expect(current.active?.resolved).toEqual({ pluginId: "test.notes", version: `bundle-sha256:${sha256(v1)}`, integrity: `sha256:${sha256(v1)}` });
     const plugin = current.plugins.find((entry) => entry.pluginId === "test.notes");
     expect(plugin).toMatchObject({ status: "active", source: bundleUrl });
-    expect(plugin?.registrations).toEqual(expect.arrayContaining(["tool:double", "tool:notes_save", "hook:tool.execute.before", "skill:note-taking"]));
+    expect(plugin?.registrations).toEqual(expect.arrayContaining(["tool:double", "tool:notes_save", "hook:tool.execute.before", "skill:note-taking", "agent:note-keeper"]));
 
     // The model calls both tools: the hook lower-cases and trims the title before the permission
     // is projected (through workspaceFiles in the isolate) and the tool writes the store.
