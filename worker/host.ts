@@ -43,6 +43,9 @@ import { composeWorkerMcp } from "./mcp-compose.js";
 import { workerMcpHandlers } from "./mcp-routes.js";
 import { callbackPage } from "./oauth.js";
 import { workspaceSkills } from "./skills.js";
+import { createWorkerPlugins } from "./plugins.js";
+import type { WorkerLoaderBinding } from "./plugins-loader.js";
+import { workerTools } from "./tools.js";
 import { workspaceAgents } from "./agents.js";
 import { composeWorkerTurns, environmentKeys, gatewayEnvironment, type ProviderKeys } from "./turns.js";
 import { workerUnavailableHandlers } from "./unavailable.js";
@@ -181,13 +184,26 @@ export class WorkerHarnessHost {
     const codemode = configured.config.codemode?.enabled !== false;
     // HARNESS_MCP's servers: started by the first Turn or MCP route, never at wake.
     const mcp = composeWorkerMcp({ env: this.#options.env ?? {}, storage: state.storage, serverName: () => this.#server() ?? "" });
+    const extraTools = { ...workspaceFileTools(files), ...(codemode ? { execute: workerExecuteTool() } : {}) };
+    const env = this.#options.env ?? {};
+    // Session plugins (worker/plugins.ts): `Bundle` sources through the `LOADER` binding, when bound.
+    const plugins = await createWorkerPlugins({
+      storage,
+      objectStorage: state.storage,
+      files,
+      loader: env["LOADER"] as WorkerLoaderBinding | undefined,
+      allowLoopbackHttp: env["HARNESS_PLUGIN_BUNDLE_LOOPBACK_HTTP"] === "true",
+      reservedToolIds: Object.keys(workerTools({ extra: extraTools })),
+      onDiagnostic: (source, error) => this.#log(`plugins: ${source}: ${error instanceof Error ? error.name : "error"}`),
+    });
     const turns = composeWorkerTurns({
       storage,
       hub,
       sessions,
       configured,
       env: await gatewayEnvironment(configured.providers, keys),
-      extraTools: { ...workspaceFileTools(files), ...(codemode ? { execute: workerExecuteTool() } : {}) },
+      extraTools,
+      lease: plugins.lease,
       instructions: async (workdir) => storedInstructions(files, workdir),
       mcp: mcp.host,
       skills: workspaceSkills(files),
@@ -227,6 +243,7 @@ export class WorkerHarnessHost {
       ...sessionHandlers({ sessions, release: RELEASE }),
       ...turns.handlers,
       ...workerMcpHandlers({ sessions, turns: turns.service, mcp: mcp.operations }),
+      ...plugins.handlers,
       // Listing, reading and watching the Session workdir in the /workspace store (worker/files/routes.ts).
       ...workspaceFileRoutes({ sessions, store: files, serverRules: configured.config.permissions }),
     };

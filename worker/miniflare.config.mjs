@@ -18,6 +18,8 @@ export const WORKER_VARIABLES = [
   "HARNESS_MCP_CALLBACK_BASE_URL",
   "HARNESS_MODEL",
   "HARNESS_RECOVERY_INTERVAL_MS",
+  // A test and development knob (worker/plugins-sources.ts): loopback http:// Bundle plugin URLs.
+  "HARNESS_PLUGIN_BUNDLE_LOOPBACK_HTTP",
 ];
 
 /**
@@ -65,6 +67,8 @@ export function workerOptions({ scriptPath, persist, host = "127.0.0.1", port, e
       // The singleton provider authority (addressed by name; its connections in its own SQLite).
       HARNESS_PROVIDER_AUTHORITY: { className: "HarnessProviderAuthorityObject", useSQLite: true },
     },
+    // Runtime plugins: each `Bundle` Session plugin runs in its own Dynamic Worker (worker/plugins-loader.ts).
+    workerLoaders: { LOADER: {} },
     ...(persist !== undefined ? { durableObjectsPersist: persist } : {}),
     bindings,
     host,

@@ -4,9 +4,9 @@
 // with a model gateway built from the Worker's variables (worker/config.ts) and provider keys
 // through the `ProviderKeys` seam, and the Worker's tool set (worker/tools.ts).
 //
-// What the Worker leaves out (Node-only or not built yet here): plugins and hooks beyond the
-// empty pipeline, terminals, workspace recording
-// (rewind), CodeMode until `execute` is registered. The runner is one per object: its claims
+// What the Worker leaves out (Node-only or not built yet here): host plugins and hooks beyond
+// the empty pipeline (Session plugins come through `lease`, worker/plugins.ts), terminals,
+// workspace recording (rewind), CodeMode until `execute` is registered. The runner is one per object: its claims
 // carry owner id 1 and the object's fresh instance id, so after a restart every claim of the
 // previous instance is "gone" and recovery settles it (see worker/alarm.ts for when it runs).
 import type { Handlers } from "../generated/server/routes.js";
@@ -30,6 +30,8 @@ import type { StorageHandle } from "../services/storage/index.js";
 import { ToolRegistry, type RegisteredTool } from "../services/tools/registry.js";
 import type { AnyToolDefinition } from "../services/tools/tool.js";
 import type { StoredInstructions } from "../services/core/turns/admission.js";
+import type { TurnExtensions } from "../services/core/turns/environment.js";
+import type { SessionRow } from "../services/storage/index.js";
 import { loadAgentCatalog, type AgentCatalog } from "../services/workspace/agents.js";
 import type { SkillDiscovery } from "../services/workspace/skills.js";
 import type { WorkerConfig } from "./config.js";
@@ -111,6 +113,8 @@ export interface WorkerTurnsInput {
   readonly skills?: (workdir: string) => Promise<SkillDiscovery>;
   /** The server's MCP servers (worker/mcp.ts): each Turn waits (bounded) for their first attempts, then is offered their Tools. */
   readonly mcp?: WorkerTurnsMcp;
+  /** Each Turn's plugin lease over the base tools, hooks and Agents (worker/plugins.ts); absent: no plugins. */
+  readonly lease?: (base: { readonly tools: Readonly<Record<string, AnyToolDefinition>>; readonly registry: ToolRegistry; readonly hooks: HookPipeline; readonly agents: AgentCatalog }) => (session: SessionRow) => Promise<TurnExtensions>;
 }
 
 /** What Turns use of a server object's MCP servers (a WorkerMcpHost). */
@@ -156,6 +160,15 @@ export function composeWorkerTurns(input: WorkerTurnsInput): WorkerTurns {
   const registry = new ToolRegistry(tools);
   const hooks = new HookPipeline();
   const mcp = input.mcp;
+  // Session plugins' lease (over the base agents as they are when each Turn leases).
+  const pluginLease = input.lease?.({
+    tools,
+    registry,
+    hooks,
+    get agents() {
+      return agents();
+    },
+  });
   const runner = new TurnRunner({
     storage,
     hub,
@@ -167,16 +180,17 @@ export function composeWorkerTurns(input: WorkerTurnsInput): WorkerTurns {
         return agents();
       },
       // A Turn waits (at most the MCP host's ready wait after it started) for the servers' first
-      // connection attempts, so the first Turn is offered their Tools, as on Node.
-      ...(mcp !== undefined
+      // connection attempts, so the first Turn is offered their Tools, as on Node; then it leases
+      // its Session's plugins.
+      ...(mcp !== undefined || pluginLease !== undefined
         ? {
-            lease: async () => {
-              await mcp.ready();
-              return { tools: registry, hooks, agents: agents(), release: () => {} };
+            lease: async (session: SessionRow): Promise<TurnExtensions> => {
+              await mcp?.ready();
+              return pluginLease !== undefined ? pluginLease(session) : { tools: registry, hooks, agents: agents(), release: () => {} };
             },
-            mcp: () => ({ tools: mcp.toolEntries(), instructions: mcp.instructions() }),
           }
         : {}),
+      ...(mcp !== undefined ? { mcp: () => ({ tools: mcp.toolEntries(), instructions: mcp.instructions() }) } : {}),
       skills: catalogs.skills,
       subagents,
       // CodeMode's `execute` is offered once worker/codemode.ts registers it (HARNESS_CODEMODE_ENABLED).

@@ -58,7 +58,7 @@ export function loadHostCatalogs(options: {
 /** A plugin Skill in the discovered Skills' shape; `plugin` carries the declaration (its body loads from it, not from a file). */
 export type PluginDiscoveredSkill = LocalSkill & { readonly plugin: Skill };
 
-function pluginAsDiscovered(skill: Skill): PluginDiscoveredSkill {
+export function pluginAsDiscovered(skill: Skill): PluginDiscoveredSkill {
   return {
     id: skill.id,
     displayName: skill.displayName,

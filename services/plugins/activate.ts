@@ -18,7 +18,7 @@ import { copyJson, hasTag, isIdentifier, isRecord, publicMessageOf } from "./che
 import { checkAgent, checkSkill, checkSkillSource, checkSkillTransform, type Checked } from "./declarations.js";
 import { checkJournalKind, type JournalKind } from "./journal.js";
 import { checkMcpServer, checkModel } from "./mcp-model.js";
-import { PluginSourceError } from "./source.js";
+import { PluginSourceError } from "./source-error.js";
 import { RESERVED_TOOL_IDS, checkToolDeclaration } from "./tool-declaration.js";
 
 /** Default limit on one plugin's `setup`. */

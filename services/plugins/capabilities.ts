@@ -5,13 +5,12 @@
 // aborted signal rejects with the signal's reason, which is not one of them.
 import { lstat, mkdir, readFile, readdir, stat, unlink, writeFile } from "node:fs/promises";
 import { dirname, isAbsolute, resolve } from "node:path";
-import { PluginError, WebFetchError, WorkspaceFileError, type WebFetch, type WorkspaceFiles, type WorkspaceShell } from "../../plugin/index.js";
-import { readBounded } from "../contract/body.js";
+import { PluginError, WorkspaceFileError, type WebFetch, type WorkspaceFiles, type WorkspaceShell } from "../../plugin/index.js";
 import { insideRoot } from "../contract/paths.js";
 import { resolveFileTarget } from "../tools/paths.js";
-import { DEFAULT_WEB_FETCH_TIMEOUT_MS, MAX_DIRECTORY_ENTRIES, MAX_FILE_READ_BYTES, MAX_WEB_FETCH_RESPONSE_BYTES, MAX_WEB_FETCH_TIMEOUT_MS } from "../tools/tool.js";
-import { checkUrl, isTextualContentType } from "../tools/webfetch.js";
+import { MAX_DIRECTORY_ENTRIES, MAX_FILE_READ_BYTES } from "../tools/tool.js";
 import { createWorkspaceShell } from "./shell.js";
+import { createWebFetch } from "./web-fetch.js";
 
 /** What `context.workspaceFiles`, `workspaceShell` and `webFetch` are backed by. */
 export interface HostCapabilities {
@@ -150,65 +149,9 @@ export function createWorkspaceFiles(root: string): WorkspaceFiles {
   };
 }
 
-const ACCEPT = {
-  markdown: "text/markdown;q=1.0, text/plain;q=0.9, text/html;q=0.8, application/xhtml+xml;q=0.8, */*;q=0.1",
-  text: "text/plain;q=1.0, text/markdown;q=0.9, text/html;q=0.8, application/xhtml+xml;q=0.8, */*;q=0.1",
-  html: "text/html;q=1.0, application/xhtml+xml;q=1.0, text/plain;q=0.9, text/markdown;q=0.8, */*;q=0.1",
-} as const;
-const BROWSER_USER_AGENT = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36";
-
-/** Bounded text fetching through this process's network (the `webfetch` tool's rules, with safe codes). */
-export function createWebFetch(fetchImpl: typeof fetch = fetch): WebFetch {
-  return {
-    fetchText: async ({ url, format, timeoutMs = DEFAULT_WEB_FETCH_TIMEOUT_MS, signal }) => {
-      let target: URL;
-      try {
-        target = checkUrl(url);
-      } catch {
-        throw new WebFetchError({ code: "invalid_url" });
-      }
-      if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_WEB_FETCH_TIMEOUT_MS) throw new WebFetchError({ code: "invalid_timeout" });
-      checkSignal(signal);
-      const timeout = new AbortController();
-      const timer = setTimeout(() => timeout.abort(), timeoutMs);
-      const combined = AbortSignal.any([signal, timeout.signal]);
-      const fail = (error: unknown): never => {
-        if (error instanceof WebFetchError) throw error;
-        checkSignal(signal);
-        throw new WebFetchError({ code: timeout.signal.aborted ? "timed_out" : "request_failed" });
-      };
-      try {
-        const accept = ACCEPT[format] ?? ACCEPT.markdown;
-        const request = (agent: string) => fetchImpl(target, { method: "GET", redirect: "follow", signal: combined, headers: { accept, "user-agent": agent } });
-        let response = await request(BROWSER_USER_AGENT).catch(fail);
-        if (response.status === 403 && response.headers.get("cf-mitigated") === "challenge") {
-          await response.body?.cancel().catch(() => undefined);
-          response = await request("ze-harness").catch(fail);
-        }
-        const reject = async (code: ConstructorParameters<typeof WebFetchError>[0]["code"]): Promise<never> => {
-          await response.body?.cancel().catch(() => undefined);
-          throw new WebFetchError({ code });
-        };
-        if (response.status < 200 || response.status > 299) return await reject("http_status");
-        const contentType = response.headers.get("content-type");
-        if (!isTextualContentType(contentType)) return await reject("unsupported_content_type");
-        const declared = response.headers.get("content-length");
-        if (declared !== null && Number(declared) > MAX_WEB_FETCH_RESPONSE_BYTES) return await reject("too_large");
-        const body = await readBounded(response.body, MAX_WEB_FETCH_RESPONSE_BYTES).catch(fail);
-        if (body === "too_large") throw new WebFetchError({ code: "too_large" });
-        let content: string;
-        try {
-          content = new TextDecoder("utf-8", { fatal: true }).decode(body);
-        } catch {
-          throw new WebFetchError({ code: "invalid_utf8" });
-        }
-        return { content, contentType: contentType ?? "", byteLength: body.length };
-      } finally {
-        clearTimeout(timer);
-      }
-    },
-  };
-}
+// `createWebFetch` lives in web-fetch.ts: the Worker host uses it without this module's
+// filesystem and shell imports.
+export { createWebFetch } from "./web-fetch.js";
 
 /** The Node host's capabilities, rooted at the server root. */
 export function createNodeCapabilities(options: { readonly root: string; readonly fetch?: typeof fetch }): HostCapabilities {

@@ -19,7 +19,7 @@ export { HOOK_NAMES, HookFailure, HookPipeline, isHookFailure, isHookName, type 
 export { PluginJournal, storageJournalSink, type JournalAppend, type JournalRecord, type JournalSink } from "./journal.js";
 export { PENDING_MESSAGES, PluginRuntime, type GenerationLease, type PluginProgress, type PluginRejection, type PluginRuntimeOptions, type PluginRuntimeStart, type RuntimeSource } from "./runtime.js";
 export { configRuntimeSource, type ConfigRuntimeSourceOptions } from "./host-source.js";
-export { SessionPluginService, SessionPluginUnavailable, type SessionPluginServiceOptions, type TurnPluginLease } from "./session-plugins.js";
+export { SessionPluginService, SessionPluginUnavailable, type SessionPluginServiceOptions, type SessionPluginSources, type TurnPluginLease } from "./session-plugins.js";
 export { artifactSettingsFrom, type ArtifactSettings, type StaticSessionPlugin } from "./session-sources.js";
 export { artifactOptionsProblem, defaultArtifactCacheDirectory, type SessionPluginArtifactOptions } from "./artifact-options.js";
 export { pluginSkillEntry, renderPluginSkill } from "./skills.js";

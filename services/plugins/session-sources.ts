@@ -213,18 +213,4 @@ export async function loadArtifact(artifact: ArtifactRecord, context: SourceCont
   }
 }
 
-/** How a source reads in `RuntimePlugin.source`. */
-export function describeSource(source: SessionPluginSource): string {
-  switch (source._tag) {
-    case "Package":
-      return source.requestedVersion !== undefined ? `${source.name}@${source.requestedVersion}` : source.name;
-    case "File":
-      return source.uri;
-    case "Git":
-      return source.ref !== undefined ? `${source.url}#${source.ref}` : source.url;
-    case "Bundle":
-      return source.url;
-    case "Static":
-      return `static:${source.id}`;
-  }
-}
+export { describeSource } from "./session-overlays.js";

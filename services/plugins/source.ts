@@ -5,6 +5,7 @@
 // module is imported once per content digest, so a reload picks up a changed file and reuses
 // an unchanged one. The legacy core-tools package is ignored (its tools are built in), except
 // that an entry giving it options fails closed.
+import { PluginSourceError } from "./source-error.js";
 import { PLUGIN_CONTRACT_SPECIFIERS, registerPluginContractAlias } from "./alias.js";
 import { createHash } from "node:crypto";
 import { readFile, realpath, stat } from "node:fs/promises";
@@ -67,18 +68,9 @@ export interface ResolvedModule {
   readonly packageVersion?: string;
 }
 
-/** A source that cannot be loaded; `message` is safe to show (it names only the source). */
-export class PluginSourceError extends Error {
-  readonly _tag = "PluginSourceError" as const;
-  /** `fatal` fails the whole activation instead of skipping the plugin. */
-  constructor(
-    message: string,
-    readonly fatal = false,
-  ) {
-    super(message);
-    this.name = "PluginSourceError";
-  }
-}
+// PluginSourceError lives in source-error.ts: hosts without a module loader (the Worker) use it
+// without this module's file-path imports.
+export { PluginSourceError } from "./source-error.js";
 
 const NPM_NAME = /^(?:@[a-z0-9~-][a-z0-9._~-]*\/)?[a-z0-9~-][a-z0-9._~-]*$/;
 

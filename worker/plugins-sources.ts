@@ -1,0 +1,148 @@
+// Session plugin sources on the Cloudflare Worker host (the seam `SessionPluginSources` of
+// services/plugins/session-overlays.ts). Only `Bundle` sources load here, and only with a
+// `worker_loaders` binding named `LOADER`:
+//
+// - Resolution fetches the credential-free `https://` URL (bounded: MAX_BUNDLE_BYTES; redirects
+//   followed, the final URL must be one this host accepts too) and pins the SHA-256 of its bytes:
+//   `integrity` `sha256:<hex>` and, unless declared, `version` `bundle-sha256:<hex>`. A declared
+//   integrity that does not match is 409 `declared_mismatch`, before anything is stored. The bytes
+//   are cached by digest in the object's SQLite (worker/plugins-cache.ts); the revision records
+//   `{ kind: "bundle", url, digest }`.
+// - Loading takes the cached bytes (recovery after eviction needs no URL); a freed entry is
+//   fetched again and must have the recorded digest, else the load fails until a refresh.
+// - `Package`, `File` and `Git` sources are a typed unsupported capability (503), as are `Static`
+//   ones (the Worker links no static Session plugins) and `Bundle` without `LOADER` (static-only).
+//
+// Test and development knob: `allowLoopbackHttp` (the Worker variable
+// `HARNESS_PLUGIN_BUNDLE_LOOPBACK_HTTP=true`) also accepts `http://` URLs of a loopback host
+// (127.0.0.0/8, `localhost`, `[::1]`), so a test serves its fixture bundle from a local server.
+// Never set it in a deployment: it is no part of the reference.
+import type { SessionPluginResolution, SessionPluginSource } from "../generated/client/types.gen.js";
+import { readBounded } from "../services/contract/body.js";
+import { conflict, unavailable, validationFailure } from "../services/contract/failure.js";
+import type { SessionPluginSources } from "../services/plugins/session-overlays.js";
+import { PluginSourceError } from "../services/plugins/source-error.js";
+import { MAX_BUNDLE_BYTES, PluginBundleCache, PluginCacheFull } from "./plugins-cache.js";
+import { bundlePlugin, type WorkerLoaderBinding } from "./plugins-loader.js";
+import { checkBundleUrl } from "./plugins-url.js";
+
+/** What a `Bundle` revision records: how to load and verify it again. */
+export interface BundleArtifact {
+  readonly kind: "bundle";
+  readonly url: string;
+  /** SHA-256 of the bytes, lowercase hex. */
+  readonly digest: string;
+}
+
+export interface WorkerSourceOptions {
+  readonly cache: PluginBundleCache;
+  /** The `LOADER` binding; absent, the host is static-only and `Bundle` sources are unsupported. */
+  readonly loader?: WorkerLoaderBinding | undefined;
+  /** A test and development knob: loopback `http://` bundle URLs are accepted too. */
+  readonly allowLoopbackHttp?: boolean | undefined;
+  readonly fetch?: typeof fetch;
+}
+
+export const WORKER_SOURCE_UNSUPPORTED = (tag: string): string =>
+  `${tag} plugin sources are an unsupported capability on the Cloudflare Worker host: add the plugin as a Bundle source (the https:// URL of a self-contained ES module)`;
+export const STATIC_ONLY =
+  "Bundle plugin sources are an unsupported capability on this Cloudflare Worker host: it has no worker_loaders binding named LOADER, so it is static-only";
+
+export async function sha256Hex(bytes: Uint8Array): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>));
+  return [...digest].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+}
+
+const decoder = new TextDecoder("utf-8", { fatal: true });
+
+export function workerSessionSources(options: WorkerSourceOptions): SessionPluginSources {
+  const allowLoopbackHttp = options.allowLoopbackHttp === true;
+  const doFetch = options.fetch ?? ((input: RequestInfo | URL, init?: RequestInit) => fetch(input, init));
+
+  /** The bundle's bytes at `url`, or a safe message why not. */
+  async function download(url: URL): Promise<{ ok: true; bytes: Uint8Array } | { ok: false; message: string }> {
+    let response: Response;
+    try {
+      response = await doFetch(url.href, { redirect: "follow", headers: { accept: "text/javascript, application/javascript, */*" } });
+    } catch (error) {
+      return { ok: false, message: `The bundle at ${url.href} could not be fetched (${error instanceof Error ? error.name : "error"}).` };
+    }
+    if (response.status !== 200) {
+      await response.body?.cancel().catch(() => undefined);
+      return { ok: false, message: `The bundle at ${url.href} answered HTTP ${response.status}.` };
+    }
+    if (response.url !== "" && response.url !== url.href) {
+      try {
+        checkBundleUrl(response.url, allowLoopbackHttp);
+      } catch {
+        await response.body?.cancel().catch(() => undefined);
+        return { ok: false, message: `The bundle at ${url.href} redirected to a URL this host does not fetch bundles from.` };
+      }
+    }
+    const bytes = await readBounded(response.body, MAX_BUNDLE_BYTES);
+    if (bytes === "too_large") return { ok: false, message: `The bundle at ${url.href} is larger than ${MAX_BUNDLE_BYTES} bytes.` };
+    return { ok: true, bytes };
+  }
+
+  const store = (digest: string, bytes: Uint8Array): void => {
+    try {
+      options.cache.put(digest, bytes);
+    } catch (error) {
+      if (error instanceof PluginCacheFull) throw unavailable(error.message, "storage_full");
+      throw error;
+    }
+  };
+
+  return {
+    async resolve(source: SessionPluginSource, declared: SessionPluginResolution) {
+      if (source._tag === "Static") throw unavailable("Static plugin sources are unavailable: this host links no static Session plugins.");
+      if (source._tag !== "Bundle") throw unavailable(WORKER_SOURCE_UNSUPPORTED(source._tag));
+      if (options.loader === undefined) throw unavailable(STATIC_ONLY);
+      const url = checkBundleUrl(source.url, allowLoopbackHttp);
+      const fetched = await download(url);
+      if (!fetched.ok) throw validationFailure(fetched.message);
+      const digest = await sha256Hex(fetched.bytes);
+      const integrity = `sha256:${digest}`;
+      if (declared.integrity !== undefined && declared.integrity !== integrity) {
+        throw conflict(`declared_mismatch: the bundle resolved to integrity ${integrity}, not the declared ${declared.integrity}.`);
+      }
+      try {
+        decoder.decode(fetched.bytes);
+      } catch {
+        throw validationFailure(`The bundle at ${url.href} is not UTF-8 text (an ES module).`);
+      }
+      store(digest, fetched.bytes);
+      const artifact: BundleArtifact = { kind: "bundle", url: url.href, digest };
+      return { resolved: { pluginId: declared.pluginId, version: declared.version ?? `bundle-sha256:${digest}`, integrity }, artifact };
+    },
+
+    async load(record: object) {
+      const artifact = record as Partial<BundleArtifact>;
+      if (artifact.kind !== "bundle" || typeof artifact.url !== "string" || typeof artifact.digest !== "string") {
+        throw new PluginSourceError("The revision records no artifact this Cloudflare Worker host can load.");
+      }
+      if (options.loader === undefined) throw new PluginSourceError(STATIC_ONLY);
+      let bytes = options.cache.get(artifact.digest);
+      if (bytes === undefined) {
+        // A lost cache refetches and verifies the digest.
+        const fetched = await download(checkBundleUrl(artifact.url, allowLoopbackHttp));
+        if (!fetched.ok) throw new PluginSourceError(fetched.message);
+        if ((await sha256Hex(fetched.bytes)) !== artifact.digest) {
+          throw new PluginSourceError(`The bundle at ${artifact.url} changed since the revision was recorded and is no longer cached; refresh the Session plugin to adopt it.`);
+        }
+        bytes = fetched.bytes;
+        options.cache.put(artifact.digest, bytes);
+      }
+      return { value: await bundlePlugin(options.loader, artifact.digest, decoder.decode(bytes)) };
+    },
+
+    async prune(referenced: readonly object[]) {
+      const keep = new Set<string>();
+      for (const record of referenced) {
+        const artifact = record as Partial<BundleArtifact>;
+        if (artifact.kind === "bundle" && typeof artifact.digest === "string") keep.add(artifact.digest);
+      }
+      return options.cache.prune(keep);
+    },
+  };
+}
