@@ -2,8 +2,9 @@
 // workerd into dist/worker-host/index.mjs with tools/worker/bundle.mjs (one ES module; `node:*`
 // imports stay imports for `nodejs_compat`; QuickJS's .wasm copied beside it, imported by name).
 // Its typings come from the public declaration pass, `tsc -p sdk/tsconfig.json` (dist/types/worker/host-public.d.ts).
-// Refuses a bundle that would import a native package or `cloudflare:*` (an embedder's bundle must
-// load without them).
+// Refuses a bundle that would import a native package or a `cloudflare:*` module other than
+// `cloudflare:workers` (Session plugins' RPC classes, worker/plugins-loader.ts): every Worker runtime
+// and an embedder's bundler (wrangler, esbuild with `cloudflare:*` external) provide that one.
 import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { bundleWorker, root } from "./bundle.mjs";
@@ -16,4 +17,5 @@ const outfile = join(outdir, "index.mjs");
 const { natives } = await bundleWorker({ entry: "worker/host-public.ts", outfile, unreachable: /^@libsql\/client$/ });
 if (natives.size > 0) throw new Error(`the worker-host bundle imports native packages: ${[...natives.keys()].join(", ")}`);
 const source = readFileSync(outfile, "utf8");
-if (/from\s*["']cloudflare:/.test(source)) throw new Error("the worker-host bundle imports a cloudflare:* module at top level");
+const cloudflare = [...source.matchAll(/from\s*["'](cloudflare:[^"']+)["']/g)].map((match) => match[1]).filter((name) => name !== "cloudflare:workers");
+if (cloudflare.length > 0) throw new Error(`the worker-host bundle imports ${[...new Set(cloudflare)].join(", ")}`);
