@@ -53,6 +53,9 @@ const PROTOCOL_HEADERS = ["content-type", "accept", "anthropic-version", "anthro
 type Json = Record<string, unknown>;
 const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value);
 
+/** The reason an attempt's own signal aborts with when it ends: the default reason, made once (a DOMException per request costs its stack). */
+const DISPOSED = new DOMException("This operation was aborted", "AbortError");
+
 /** The state of one attempt: its abort signal, deadline, first recorded failure, and whether output has started. */
 export class Attempt {
   readonly #controller = new AbortController();
@@ -78,7 +81,12 @@ export class Attempt {
         .flatMap(([, value]) => [value, value.replace(/^[A-Za-z]+\s+/, "")])
         .filter((value) => value.length >= 8),
     ];
-    this.signal = AbortSignal.any([request.signal, this.#controller.signal]);
+    // The caller's abort reaches the attempt's own controller through a listener removed at
+    // dispose, not AbortSignal.any: in Node 20 that costs ≈ 25 µs per signal and keeps the
+    // composite alive until it aborts.
+    this.signal = this.#controller.signal;
+    if (request.signal.aborted) this.#controller.abort(request.signal.reason);
+    else request.signal.addEventListener("abort", this.#onCallerAbort, { once: true });
     const bounds = [request.timeoutMs, request.model.timeoutMs].filter((value): value is number => typeof value === "number" && value > 0);
     if (bounds.length > 0) {
       const ms = Math.min(...bounds);
@@ -113,8 +121,11 @@ export class Attempt {
   /** Ends the attempt: clears the deadline and aborts whatever is still open (always: see streamModel). */
   dispose(): void {
     if (this.#timer !== undefined) clearTimeout(this.#timer);
-    this.#controller.abort();
+    this.#userSignal.removeEventListener("abort", this.#onCallerAbort);
+    this.#controller.abort(DISPOSED);
   }
+
+  readonly #onCallerAbort = (): void => this.#controller.abort(this.#userSignal.reason);
 
   fail(kind: ProviderFailureKind, message: string, extra: { status?: number; providerCode?: string; retryAfterMs?: number; requestId?: string } = {}): ProviderFailure {
     return new ProviderFailure({ kind, message: `${this.label}: ${message}`, beforeOutput: !this.outputStarted, ...extra });
