@@ -11,7 +11,8 @@
 // Turns of one Session one at a time, each submitted to the next host. Also measured, interleaved:
 // the model alone (the harness's request body streamed straight through the openai SDK).
 //
-// Then the Worker host (`workerdServers`): the bundled Worker in workerd through miniflare, as
+// Then one host on a local database file (`localFile`: what the Worker rows compare with, each
+// Durable Object's SQLite being local too), and the Worker host (`workerdServers`): the bundled Worker in workerd through miniflare, as
 // worker-turns.mjs runs it, with the same shape of load — the same `sessions` Sessions at once
 // and the same one-at-a-time Turns — spread over 1 (then 3) server names, each a Durable Object
 // with its own SQLite (the Worker's shard is the server name, docs/scale.md). workerd runs every
@@ -40,6 +41,7 @@ const options = {
   warmupTurns: 3,
   sequentialTurns: 15,
   workerdServers: [1, 3],
+  localFile: true,
   leaseMs: undefined,
   ...JSON.parse(process.argv[2] ?? "{}"),
 };
@@ -175,6 +177,16 @@ async function drive(targets) {
   return { wallMs, turns, sequential, model: modelSamples };
 }
 
+/** One host on a local database file (no sqld): the Node form of the Worker's local SQLite. */
+async function measureLocalFile() {
+  const rootHome = tempHome("ze-bench-scale-root-");
+  cleanups.push(async () => rootHome.cleanup());
+  const host = await startHost(join(rootHome.dir, "local.db"), rootHome.root, model.openaiBaseURL);
+  const result = await drive([{ api: host.api, server: SERVER }]);
+  await cleanup();
+  return { hosts: 1, local: true, ...result };
+}
+
 /** The Worker under workerd: one miniflare, its Sessions spread over `serverCount` server names. */
 async function measureWorkerd(serverCount) {
   const bundleDir = mkdtempSync(join(tmpdir(), "ze-bench-scale-bundle-"));
@@ -219,6 +231,10 @@ try {
   for (const hostCount of options.hostCounts) {
     log(`${hostCount} host(s) on one sqld`);
     results.push(await measure(hostCount));
+  }
+  if (options.localFile) {
+    log("1 host on a local database file");
+    results.push(await measureLocalFile());
   }
   for (const serverCount of options.workerdServers) {
     log(`the Worker under workerd, ${serverCount} server name(s)`);

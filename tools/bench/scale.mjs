@@ -2,8 +2,9 @@
 // built `ze-harness serve` hosts on one sqld, Sessions spread over them round-robin as behind a
 // load balancer, against the zero-latency scripted model. The measuring runs in scale-worker.mjs
 // (a child with tsx, for the TypeScript test model); this module starts it and prints its figures.
-// Then the same load on the Worker host under workerd (miniflare), its Sessions in 1 and then 3
-// server names (Durable Objects); the ratio column is against 1 Node host either way.
+// Then the same load on 1 host with a local database file and on the Worker host under workerd
+// (miniflare), its Sessions in 1 and then 3 server names (Durable Objects, each a local SQLite);
+// the ratio column is against 1 host on sqld throughout.
 import { formatTable, median, ms, percentile, runWorker } from "./lib.mjs";
 
 export const name = "scale";
@@ -13,7 +14,9 @@ export const description = "Hosts on one sqld: Turns/s and per-Turn overhead wit
 const label = (sample) =>
   sample.host === "workerd"
     ? `Worker under workerd, ${sample.servers} server name${sample.servers === 1 ? "" : "s"}`
-    : `${sample.hosts} host${sample.hosts === 1 ? "" : "s"} on one sqld`;
+    : sample.local
+      ? "1 host on a local database file"
+      : `${sample.hosts} host${sample.hosts === 1 ? "" : "s"} on one sqld`;
 
 /** @param {{ budgetMs: number, log: (line: string) => void }} context */
 export async function run({ budgetMs, log }) {
@@ -45,7 +48,7 @@ export async function run({ budgetMs, log }) {
     ]);
   }
   log(
-    `Per host count: a fresh sqld and that many built \`ze-harness serve\` hosts (one machine: they share its cores); ${result.sessions} Sessions at once, spread over the hosts round-robin, each ${result.turnsPerSession} Turns in a row (submit POST → \`turn.finished\` on the Turn's watch stream). Turns/s = all Turns over the wall time; overhead = each Turn minus the model median (the harness's request streamed straight through the openai SDK, interleaved). Baseline for the ratio: 1 host. p99 is nearest-rank. The Worker rows: the bundled Worker in workerd through miniflare (one process on this machine), the same Sessions spread over 1 or 3 server names (Durable Objects, each its own SQLite).`,
+    `Per host count: a fresh sqld and that many built \`ze-harness serve\` hosts (one machine: they share its cores); ${result.sessions} Sessions at once, spread over the hosts round-robin, each ${result.turnsPerSession} Turns in a row (submit POST → \`turn.finished\` on the Turn's watch stream). Turns/s = all Turns over the wall time; overhead = each Turn minus the model median (the harness's request streamed straight through the openai SDK, interleaved). Baseline for the ratio: 1 host. p99 is nearest-rank. Then 1 host on a local database file, the like-for-like comparison for the Worker rows: the bundled Worker in workerd through miniflare (one process on this machine), the same Sessions spread over 1 or 3 server names (Durable Objects, each its own SQLite).`,
   );
   log(formatTable(["hosts", "Turns", "Turns/s", "vs 1 host", "Turn median", "Turn p99", "overhead median", "overhead p99", "model median"], rows));
   log("");
