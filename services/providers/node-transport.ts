@@ -11,8 +11,11 @@ import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import type { WireTransport } from "./transport.js";
 
 const IDLE_MS = 300_000;
-const httpAgent = new HttpAgent({ keepAlive: true });
-const httpsAgent = new HttpsAgent({ keepAlive: true });
+// An idle kept-alive connection is closed after 4 s (undici's default), or sooner when the
+// provider's Keep-Alive header asks: a provider closing it first could reset the next request.
+const KEEP_ALIVE_IDLE_MS = 4_000;
+const httpAgent = new HttpAgent({ keepAlive: true, timeout: KEEP_ALIVE_IDLE_MS });
+const httpsAgent = new HttpsAgent({ keepAlive: true, timeout: KEEP_ALIVE_IDLE_MS });
 
 export const nodeTransport: WireTransport = ({ url, headers, body, signal }) =>
   new Promise((resolvePromise, reject) => {
