@@ -9,7 +9,14 @@
 //   node tools/bench/profile.mjs /tmp/p/*.cpuprofile [--skip-ms=5000] [--top=30] [--functions]
 //
 // `--skip-ms` leaves out the first milliseconds of samples (start-up and warm-up), `--functions`
-// ranks functions (name, module, line) instead of modules; `--turns=N` also prints ms per Turn.
+// ranks functions (name, module, line) instead of modules; `--turns=N` also prints ms per Turn;
+// `--inclusive` counts time anywhere on the stack; `--callers=NAME [--depth=N]` ranks the stacks
+// above a function.
+//
+// V8's samples are timed by the wall clock: on a loaded machine a thread descheduled in a system
+// call (stat, fsync, a socket write) is charged for the wait. For on-CPU time only, sample the
+// serve with perf instead (serveNodeArgs ["--perf-basic-prof"], then `perf record -g -p PID` and
+// `perf report --children --sort sym`): the JS frames show as `JS:*name file:line`.
 import { readFileSync } from "node:fs";
 import { relative } from "node:path";
 import { fileURLToPath } from "node:url";
