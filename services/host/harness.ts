@@ -53,7 +53,9 @@ import { absoluteWorkdir } from "../contract/paths.js";
 import { HarnessStartupError } from "./errors.js";
 import { hostLeaseMs } from "./lease.js";
 import { packageRoot, release } from "./version.js";
-import { AUTH_FILE_VARIABLE } from "../providers/index.js";
+import { AUTH_FILE_VARIABLE, useWireTransport } from "../providers/index.js";
+// Node only (node:http), so not part of the providers index the Worker bundles.
+import { nodeTransport } from "../providers/node-transport.js";
 import { dashboardAsset } from "./dashboard.js";
 import { TerminalHost } from "./terminals.js";
 import { terminalHandlers } from "./terminal-handlers.js";
@@ -188,6 +190,8 @@ const FALLBACK_REFERENCE =
   '<!doctype html><meta charset="utf-8"><title>Ze Harness API</title><p>The API reference page is built by <code>npm run build</code>. The OpenAPI document is at <a href="/openapi.json">/openapi.json</a>.</p>';
 
 export async function createHarness(input: HarnessOptions): Promise<Harness> {
+  // SDK-free model requests (the Chat Completions adapter) go out through node:http, not fetch.
+  useWireTransport(nodeTransport);
   // The auth file override travels in the host's environment object, which every room reads.
   let options: HarnessOptions =
     input.authFilePath !== undefined ? { ...input, env: { ...input.env, [AUTH_FILE_VARIABLE]: resolve(input.authFilePath) } } : input;

@@ -111,7 +111,14 @@ async function readBody(request: Request, limit: number): Promise<string> {
   if (declared !== null && Number(declared) > limit) throw new BodyTooLarge(limit);
   const encodings = contentEncodings(request);
   let bytes: Uint8Array | "too_large";
-  if (encodings.length === 0) {
+  if (encodings.length === 0 && declared !== null && /^\d+$/.test(declared)) {
+    // A declared length within the limit: read whole. The HTTP parser frames the body by it (an
+    // in-process Request is checked after the read), and Node's listener reads it straight from
+    // the socket this way (no web stream and no full Request built around it: ≈ 4 % of a warm
+    // host's CPU per one-step Turn went to that, issue 21 §2).
+    const whole = new Uint8Array(await request.arrayBuffer());
+    bytes = whole.byteLength > limit ? "too_large" : whole;
+  } else if (encodings.length === 0) {
     // Not awaiting the cancel: a teed body (a cloned Request) cancels only when every branch does.
     bytes = await readBounded(request.body, limit, { awaitCancel: false });
   } else {

@@ -140,3 +140,4 @@ export {
   viaFailure,
   type ViaRoute,
 } from "./tap.js";
+export { fetchTransport, useWireTransport, type WireAnswer, type WireSend, type WireTransport } from "./transport.js";

@@ -65,9 +65,8 @@ export async function* streamModel(request: ModelRequest): AsyncGenerator<ModelS
     // A request routed through a key holder's gateway (TAP) fails naming it.
     throw viaFailure(attempt.classify(error), model);
   } finally {
-    // Aborted even when the stream was read to its end: the abort is what lets go of the
-    // attempt's composite signal (Node 20 keeps an AbortSignal.any() signal with an abort
-    // listener alive until it aborts; skipping this leaked ~4 KB per model request).
+    // Always, even when the stream was read to its end: it lets go of the caller's signal
+    // (its listener) and aborts whatever of the request is still open.
     attempt.dispose();
   }
 }

@@ -11,8 +11,15 @@
 // Turns of one Session one at a time, each submitted to the next host. Also measured, interleaved:
 // the model alone (the harness's request body streamed straight through the openai SDK).
 //
-// Prints one JSON line on stdout with, per host count, the wall time, the Turn latencies and the
-// model samples (ms); progress goes to stderr.
+// Then one host on a local database file (`localFile`: what the Worker rows compare with, each
+// Durable Object's SQLite being local too), and the Worker host (`workerdServers`): the bundled Worker in workerd through miniflare, as
+// worker-turns.mjs runs it, with the same shape of load — the same `sessions` Sessions at once
+// and the same one-at-a-time Turns — spread over 1 (then 3) server names, each a Durable Object
+// with its own SQLite (the Worker's shard is the server name, docs/scale.md). workerd runs every
+// object in its one process on this machine.
+//
+// Prints one JSON line on stdout with, per host count (and per workerd row), the wall time, the
+// Turn latencies and the model samples (ms); progress goes to stderr.
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
@@ -21,7 +28,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { createInterface } from "node:readline";
+import { Miniflare } from "miniflare";
 import OpenAI from "openai";
+import { bundleWorker } from "../worker/bundle.mjs";
+import { workerOptions } from "../../worker/miniflare.config.mjs";
 import { binPath, repoRoot, tempHome, watchedTurn, writeTestModelConfig } from "./lib.mjs";
 
 const options = {
@@ -30,6 +40,8 @@ const options = {
   turnsPerSession: 5,
   warmupTurns: 3,
   sequentialTurns: 15,
+  workerdServers: [1, 3],
+  localFile: true,
   leaseMs: undefined,
   ...JSON.parse(process.argv[2] ?? "{}"),
 };
@@ -106,9 +118,9 @@ async function startHost(database, root, modelBaseURL) {
   return { api: createZeClient({ baseUrl: url, clientId: "ze-bench" }) };
 }
 
-async function createSession(api) {
+async function createSession(api, server = SERVER) {
   const sessionId = randomUUID();
-  await unwrap(sdk.createSession({ client: api.client, path: { server: SERVER, sessionId }, body: {} }));
+  await unwrap(sdk.createSession({ client: api.client, path: { server, sessionId }, body: {} }));
   return sessionId;
 }
 
@@ -128,29 +140,33 @@ async function directStream() {
   return performance.now() - started;
 }
 
-async function measure(hostCount) {
-  const database = await startSqld();
-  const rootHome = tempHome("ze-bench-scale-root-");
-  cleanups.push(async () => rootHome.cleanup());
-  // The first host migrates the new database; the others then start side by side.
-  const first = await startHost(database, rootHome.root, model.openaiBaseURL);
-  const hosts = [first, ...(await Promise.all(Array.from({ length: hostCount - 1 }, () => startHost(database, rootHome.root, model.openaiBaseURL))))];
-  for (const host of hosts) {
-    const sessionId = await createSession(host.api);
-    for (let turn = 0; turn < options.warmupTurns; turn++) await watchedTurn(client, host.api, SERVER, sessionId, `warm-up ${turn}`);
+/**
+ * The load every row runs: warm-up Turns on each target, `sequentialTurns` Turns of one Session
+ * one at a time (each on the next target), then `sessions` Sessions at once spread round-robin.
+ * A target is a client and the server name its Sessions live under.
+ */
+async function drive(targets) {
+  for (const target of targets) {
+    const sessionId = await createSession(target.api, target.server);
+    for (let turn = 0; turn < options.warmupTurns; turn++) await watchedTurn(client, target.api, target.server, sessionId, `warm-up ${turn}`);
   }
   // Sequential: one Session, one Turn at a time, each on the next host (what one Turn costs, unqueued).
+  // A Worker Session lives in one server name's object, so there the sequence stays on the first target.
   const sequential = [];
-  const lone = await createSession(hosts[0].api);
-  for (let turn = 0; turn < options.sequentialTurns; turn++) sequential.push(await watchedTurn(client, hosts[turn % hostCount].api, SERVER, lone, `sequential ${turn}`));
-  const sessions = await Promise.all(Array.from({ length: options.sessions }, (_, index) => hosts[index % hostCount]).map(async (host) => ({ host, sessionId: await createSession(host.api) })));
+  const loneTarget = targets[0];
+  const lone = await createSession(loneTarget.api, loneTarget.server);
+  for (let turn = 0; turn < options.sequentialTurns; turn++) {
+    const target = targets[0].shard ? loneTarget : targets[turn % targets.length];
+    sequential.push(await watchedTurn(client, target.api, target.server, lone, `sequential ${turn}`));
+  }
+  const sessions = await Promise.all(Array.from({ length: options.sessions }, (_, index) => targets[index % targets.length]).map(async (target) => ({ target, sessionId: await createSession(target.api, target.server) })));
   const turns = [];
   const modelSamples = [];
   const started = performance.now();
   await Promise.all(
-    sessions.map(async ({ host, sessionId }, index) => {
+    sessions.map(async ({ target, sessionId }, index) => {
       for (let turn = 0; turn < options.turnsPerSession; turn++) {
-        turns.push(await watchedTurn(client, host.api, SERVER, sessionId, `bench ${index}.${turn}`));
+        turns.push(await watchedTurn(client, target.api, target.server, sessionId, `bench ${index}.${turn}`));
         // One direct model stream per Session round, interleaved with the Turns (the same load).
         if (index === 0) modelSamples.push(await directStream());
       }
@@ -158,8 +174,56 @@ async function measure(hostCount) {
   );
   const wallMs = performance.now() - started;
   for (let sample = 0; sample < 10; sample++) modelSamples.push(await directStream());
+  return { wallMs, turns, sequential, model: modelSamples };
+}
+
+/** One host on a local database file (no sqld): the Node form of the Worker's local SQLite. */
+async function measureLocalFile() {
+  const rootHome = tempHome("ze-bench-scale-root-");
+  cleanups.push(async () => rootHome.cleanup());
+  const host = await startHost(join(rootHome.dir, "local.db"), rootHome.root, model.openaiBaseURL);
+  const result = await drive([{ api: host.api, server: SERVER }]);
   await cleanup();
-  return { hosts: hostCount, wallMs, turns, sequential, model: modelSamples };
+  return { hosts: 1, local: true, ...result };
+}
+
+/** The Worker under workerd: one miniflare, its Sessions spread over `serverCount` server names. */
+async function measureWorkerd(serverCount) {
+  const bundleDir = mkdtempSync(join(tmpdir(), "ze-bench-scale-bundle-"));
+  const persist = mkdtempSync(join(tmpdir(), "ze-bench-scale-do-"));
+  cleanups.push(async () => (rmSync(bundleDir, { recursive: true, force: true }), rmSync(persist, { recursive: true, force: true })));
+  const scriptPath = join(bundleDir, "index.mjs");
+  await bundleWorker({ entry: "worker/index.ts", outfile: scriptPath });
+  const provider = {
+    test: {
+      definition: {
+        displayName: "Scripted test model",
+        baseURL: model.openaiBaseURL,
+        protocol: "chat",
+        authentication: { kind: "none" },
+        models: { scripted: { displayName: "Scripted", limits: { contextUnits: 200000, outputUnits: 8192 } } },
+      },
+    },
+  };
+  const mf = new Miniflare(workerOptions({ scriptPath, persist, port: 0, env: { HARNESS_PROVIDERS: JSON.stringify(provider), HARNESS_MODEL: "test/scripted" } }));
+  cleanups.push(async () => mf.dispose());
+  const api = createZeClient({ baseUrl: (await mf.ready).origin, clientId: "ze-bench" });
+  const targets = Array.from({ length: serverCount }, (_, index) => ({ api, server: `bench-${index + 1}`, shard: true }));
+  const result = await drive(targets);
+  await cleanup();
+  return { host: "workerd", servers: serverCount, ...result };
+}
+
+async function measure(hostCount) {
+  const database = await startSqld();
+  const rootHome = tempHome("ze-bench-scale-root-");
+  cleanups.push(async () => rootHome.cleanup());
+  // The first host migrates the new database; the others then start side by side.
+  const first = await startHost(database, rootHome.root, model.openaiBaseURL);
+  const hosts = [first, ...(await Promise.all(Array.from({ length: hostCount - 1 }, () => startHost(database, rootHome.root, model.openaiBaseURL))))];
+  const result = await drive(hosts.map((host) => ({ api: host.api, server: SERVER })));
+  await cleanup();
+  return { hosts: hostCount, ...result };
 }
 
 const results = [];
@@ -167,6 +231,14 @@ try {
   for (const hostCount of options.hostCounts) {
     log(`${hostCount} host(s) on one sqld`);
     results.push(await measure(hostCount));
+  }
+  if (options.localFile) {
+    log("1 host on a local database file");
+    results.push(await measureLocalFile());
+  }
+  for (const serverCount of options.workerdServers) {
+    log(`the Worker under workerd, ${serverCount} server name(s)`);
+    results.push(await measureWorkerd(serverCount));
   }
   process.stdout.write(`${JSON.stringify({ sessions: options.sessions, turnsPerSession: options.turnsPerSession, results })}\n`);
 } catch (error) {

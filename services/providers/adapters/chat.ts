@@ -1,4 +1,6 @@
-// Chat Completions (`POST <baseURL>/chat/completions`) through the official `openai` SDK.
+// Chat Completions (`POST <baseURL>/chat/completions`): the request and chunk shapes are the
+// official `openai` SDK's types; the request itself goes through sse-post.ts, without the SDK
+// (its per-request cost was most of a warm host's CPU per one-step Turn; see sse-post.ts).
 //
 // Lowering: the system prompt is a `system` message; user images are `image_url` parts (base64
 // as data URLs); an assistant's tool calls are `tool_calls`; each tool result is a `tool`
@@ -17,8 +19,8 @@ import type {
 import type { ImageSource } from "../../../generated/client/types.gen.js";
 import type { FinishReason, ModelRequest, ModelStreamEvent } from "../events.js";
 import { toolResultText, type ReasoningContinuation } from "../history.js";
+import { postSse } from "../sse-post.js";
 import type { Attempt } from "../wire.js";
-import { openaiClient } from "./openai-client.js";
 
 
 type ReasoningField = "reasoning_content" | "reasoning";
@@ -108,7 +110,6 @@ interface PendingCall {
 
 export async function* streamChat(request: ModelRequest, attempt: Attempt): AsyncGenerator<ModelStreamEvent> {
   const { model } = request;
-  const client = openaiClient(request, attempt);
   const tools = model.capabilities.tools && request.tools.length > 0 ? request.tools : [];
   const body: ChatCompletionCreateParamsStreaming = {
     model: model.upstreamId,
@@ -122,7 +123,12 @@ export async function* streamChat(request: ModelRequest, attempt: Attempt): Asyn
     ...(request.reasoningEffort !== undefined && model.reasoning ? { reasoning_effort: request.reasoningEffort as ChatCompletionCreateParamsStreaming["reasoning_effort"] } : {}),
     ...(request.temperature !== undefined && model.temperature ? { temperature: request.temperature } : {}),
   };
-  const stream = await client.chat.completions.create(body, { signal: attempt.signal });
+  const stream = postSse(attempt, {
+    endpoint: model.endpoint,
+    headers: model.headers,
+    authentication: model.authentication,
+    ...(request.credential !== undefined ? { credential: request.credential } : {}),
+  }, body) as AsyncGenerator<ChatCompletionChunk>;
 
   const calls = new Map<number, PendingCall>();
   let reasoningField: ReasoningField | undefined;

@@ -1,0 +1,132 @@
+// A streaming model request without an SDK: POST a JSON body and yield each server-sent event's
+// JSON data, with the same wire rules and the same failures as the SDK path through `wireFetch`
+// (wire.ts) — the headers we choose and nothing ambient, redirects refused, the 1 MiB bounds on
+// an error body and on a single event, an HTTP error or an in-stream `error` classified by
+// `Attempt.statusFailure` from what the SDK's APIError would carry. The SSE decoding follows the
+// openai SDK's (fields `event` and `data`, CR/LF/CRLF line ends, `[DONE]` ends the data, events
+// after it are read and ignored so the connection is reused).
+//
+// The Chat Completions adapter uses it: on a warm host the SDK's per-request machinery (a client
+// per attempt, its fetch wrapper, web-stream line decoding) cost more CPU than a one-step Turn's
+// own handling (issue 21 §2).
+import { isProviderFailure } from "./failure.js";
+import type { Attempt, WireTarget } from "./wire.js";
+import { USER_AGENT, WIRE_LIMIT_BYTES, authenticate, sseEventCounter } from "./wire.js";
+import { wireTransport, type WireAnswer } from "./transport.js";
+
+/** Yields the parsed `data` of each event until the stream ends; throws what the SDK path would. */
+export async function* postSse(attempt: Attempt, target: WireTarget, body: unknown): AsyncGenerator<unknown> {
+  const headers = new Headers({ accept: "application/json", "content-type": "application/json", "user-agent": USER_AGENT });
+  for (const [name, value] of Object.entries(target.headers)) headers.set(name, value);
+  authenticate(headers, target.authentication, target.credential);
+
+  let answer: WireAnswer;
+  try {
+    answer = await wireTransport()({ url: target.endpoint, headers, body: JSON.stringify(body), signal: attempt.signal });
+  } catch (error) {
+    // An abort is the attempt's (deadline, recorded failure) or the caller's: classify() knows which.
+    if (attempt.signal.aborted) throw error;
+    throw attempt.unreachable(error);
+  }
+  let finished = false;
+  try {
+    if (answer.redirected || (answer.status >= 300 && answer.status < 400)) {
+      throw attempt.record(attempt.fail("transport", `could not reach the provider: it answered with a redirect (HTTP ${answer.status}), which is not followed`));
+    }
+    if (answer.status < 200 || answer.status >= 300) {
+      const text = await boundedText(answer.body, WIRE_LIMIT_BYTES);
+      if (text === "too_large") {
+        throw attempt.record(attempt.fail("too_large", `the error body of HTTP ${answer.status} exceeds ${WIRE_LIMIT_BYTES} bytes`, { status: answer.status }));
+      }
+      finished = true;
+      // The SDK's APIError carries the body's `error` member (the body parsed as JSON, if it is).
+      throw attempt.statusFailure(answer.status, (parseJson(text) as { error?: unknown } | undefined)?.error, answer.headers);
+    }
+
+    const within = sseEventCounter(WIRE_LIMIT_BYTES);
+    const decoder = new TextDecoder();
+    let pending = "";
+    let afterCR = false;
+    let event: string | null = null;
+    let data: string[] = [];
+    let done = false;
+    try {
+      for await (const chunk of answer.body) {
+        if (!within(chunk)) throw attempt.record(attempt.fail("too_large", `a single streamed event exceeds ${WIRE_LIMIT_BYTES} bytes`));
+        const text = pending + decoder.decode(chunk, { stream: true });
+        let start = 0;
+        for (let index = 0; index < text.length; index += 1) {
+          const code = text.charCodeAt(index);
+          if (code === 10 && afterCR && index === start) {
+            // The LF of a CRLF split across chunks.
+            afterCR = false;
+            start = index + 1;
+            continue;
+          }
+          afterCR = false;
+          if (code !== 10 && code !== 13) continue;
+          const line = text.slice(start, index);
+          if (code === 13) {
+            if (index + 1 < text.length) {
+              if (text.charCodeAt(index + 1) === 10) index += 1;
+            } else afterCR = true;
+          }
+          start = index + 1;
+          if (line === "") {
+            if (event === null && data.length === 0) continue;
+            const message = { event, data: data.join("\n") };
+            event = null;
+            data = [];
+            if (done) continue;
+            if (message.data.startsWith("[DONE]")) {
+              done = true;
+              continue;
+            }
+            if (message.event !== null && message.event.startsWith("thread.")) continue;
+            const parsed = JSON.parse(message.data) as { error?: unknown } | null;
+            if (parsed && parsed.error) throw attempt.statusFailure(undefined, parsed.error, answer.headers);
+            yield parsed;
+            continue;
+          }
+          if (line.startsWith(":")) continue;
+          const colon = line.indexOf(":");
+          const field = colon < 0 ? line : line.slice(0, colon);
+          let value = colon < 0 ? "" : line.slice(colon + 1);
+          if (value.startsWith(" ")) value = value.slice(1);
+          if (field === "event") event = value;
+          else if (field === "data") data.push(value);
+        }
+        pending = text.slice(start);
+      }
+    } catch (error) {
+      // The SDK ends the stream quietly when its request is aborted; the attempt then fails as
+      // its recorded failure, or as a stream that ended early.
+      if (attempt.signal.aborted && !isProviderFailure(error)) return;
+      throw error;
+    }
+    finished = true;
+  } finally {
+    if (!finished) answer.cancel();
+  }
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The body as text, or "too_large" past `limit` bytes (the rest is not read). */
+async function boundedText(body: AsyncIterable<Uint8Array>, limit: number): Promise<string | "too_large"> {
+  const decoder = new TextDecoder();
+  let size = 0;
+  let text = "";
+  for await (const chunk of body) {
+    size += chunk.byteLength;
+    if (size > limit) return "too_large";
+    text += decoder.decode(chunk, { stream: true });
+  }
+  return text + decoder.decode();
+}
