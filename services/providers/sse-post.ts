@@ -2,13 +2,14 @@
 // JSON data, with the same wire rules and the same failures as the SDK path through `wireFetch`
 // (wire.ts) — the headers we choose and nothing ambient, redirects refused, the 1 MiB bounds on
 // an error body and on a single event, an HTTP error or an in-stream `error` classified by
-// `Attempt.statusFailure` from what the SDK's APIError would carry. The SSE decoding follows the
-// openai SDK's (fields `event` and `data`, CR/LF/CRLF line ends, `[DONE]` ends the data, events
-// after it are read and ignored so the connection is reused).
+// `Attempt.statusFailure` from what the SDK's APIError would carry. The SSE framing is
+// eventsource-parser's; as in the openai SDK, `[DONE]` ends the data, events after it are read and
+// ignored so the connection is reused, and `thread.*` events are skipped.
 //
 // The Chat Completions adapter uses it: on a warm host the SDK's per-request machinery (a client
 // per attempt, its fetch wrapper, web-stream line decoding) cost more CPU than a one-step Turn's
 // own handling (issue 21 §2).
+import { createParser, type EventSourceMessage } from "eventsource-parser";
 import { isProviderFailure } from "./failure.js";
 import type { Attempt, WireTarget } from "./wire.js";
 import { USER_AGENT, WIRE_LIMIT_BYTES, authenticate, sseEventCounter } from "./wire.js";
@@ -45,58 +46,27 @@ export async function* postSse(attempt: Attempt, target: WireTarget, body: unkno
 
     const within = sseEventCounter(WIRE_LIMIT_BYTES);
     const decoder = new TextDecoder();
-    let pending = "";
-    let afterCR = false;
-    let event: string | null = null;
-    let data: string[] = [];
+    // The events of each chunk, decoded by eventsource-parser (WHATWG rules: CR, LF and CRLF line
+    // ends, comments, a field without a value), handed out after the chunk was fed.
+    const events: EventSourceMessage[] = [];
+    const parser = createParser({ onEvent: (message) => void events.push(message) });
     let done = false;
     try {
       for await (const chunk of answer.body) {
         if (!within(chunk)) throw attempt.record(attempt.fail("too_large", `a single streamed event exceeds ${WIRE_LIMIT_BYTES} bytes`));
-        const text = pending + decoder.decode(chunk, { stream: true });
-        let start = 0;
-        for (let index = 0; index < text.length; index += 1) {
-          const code = text.charCodeAt(index);
-          if (code === 10 && afterCR && index === start) {
-            // The LF of a CRLF split across chunks.
-            afterCR = false;
-            start = index + 1;
+        parser.feed(decoder.decode(chunk, { stream: true }));
+        for (const message of events.splice(0)) {
+          // Events after `[DONE]` are read and ignored, so the connection is reused.
+          if (done) continue;
+          if (message.data.startsWith("[DONE]")) {
+            done = true;
             continue;
           }
-          afterCR = false;
-          if (code !== 10 && code !== 13) continue;
-          const line = text.slice(start, index);
-          if (code === 13) {
-            if (index + 1 < text.length) {
-              if (text.charCodeAt(index + 1) === 10) index += 1;
-            } else afterCR = true;
-          }
-          start = index + 1;
-          if (line === "") {
-            if (event === null && data.length === 0) continue;
-            const message = { event, data: data.join("\n") };
-            event = null;
-            data = [];
-            if (done) continue;
-            if (message.data.startsWith("[DONE]")) {
-              done = true;
-              continue;
-            }
-            if (message.event !== null && message.event.startsWith("thread.")) continue;
-            const parsed = JSON.parse(message.data) as { error?: unknown } | null;
-            if (parsed && parsed.error) throw attempt.statusFailure(undefined, parsed.error, answer.headers);
-            yield parsed;
-            continue;
-          }
-          if (line.startsWith(":")) continue;
-          const colon = line.indexOf(":");
-          const field = colon < 0 ? line : line.slice(0, colon);
-          let value = colon < 0 ? "" : line.slice(colon + 1);
-          if (value.startsWith(" ")) value = value.slice(1);
-          if (field === "event") event = value;
-          else if (field === "data") data.push(value);
+          if (message.event !== undefined && message.event.startsWith("thread.")) continue;
+          const parsed = JSON.parse(message.data) as { error?: unknown } | null;
+          if (parsed && parsed.error) throw attempt.statusFailure(undefined, parsed.error, answer.headers);
+          yield parsed;
         }
-        pending = text.slice(start);
       }
     } catch (error) {
       // The SDK ends the stream quietly when its request is aborted; the attempt then fails as
