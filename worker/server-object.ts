@@ -9,7 +9,7 @@
 // hosts take — with options read from the Worker's variables (worker/config.ts): the shell keeps
 // the server binding and the identity headers; storage, Turns, recovery and the routes are the host's.
 import { Failure, unavailable } from "../services/contract/failure.js";
-import { readWorkerConfig, type WorkerConfigVariables } from "./config.js";
+import { readWorkerConfig, type WorkerConfig, type WorkerConfigVariables } from "./config.js";
 import { errorResponse, WorkerHarnessHost, type HostDurableObjectState } from "./host.js";
 import { settingsOfConfig } from "./host-options.js";
 import type { ProviderKeys } from "./turns.js";
@@ -50,28 +50,41 @@ export function sessionIdOf(pathname: string): string | undefined {
 export class HarnessServerObject {
   readonly #state: DurableObjectStateLike;
   #bound: string | undefined;
-  /** The host this object is composed on; absent when a Worker variable is refused. */
-  readonly #host: WorkerHarnessHost | undefined;
+  /**
+   * The host this object is composed on, once it is bound to a server name; absent before (an
+   * unbound object opens no database: a request that does not bind it, such as an OAuth callback
+   * anyone can send for any name, leaves nothing stored) and when a Worker variable is refused.
+   */
+  #host: WorkerHarnessHost | undefined;
   /** Why the Worker variables cannot be used, answered to every request. */
   readonly #refusal: { readonly tag: string; readonly message: string } | undefined;
+  /** Composes the host (once the object is bound); undefined when a Worker variable is refused. */
+  readonly #compose: (() => WorkerHarnessHost) | undefined;
 
   constructor(state: DurableObjectStateLike, env: ServerObjectEnv, keys?: ProviderKeys) {
     this.#state = state;
     const variables = env ?? {};
+    const configured = readWorkerConfig(variables);
+    // A bad Worker variable is refused at wake and answered to every request (never a crash loop).
+    if (!configured.ok) this.#refusal = { tag: configured.tag, message: configured.message };
+    else this.#compose = () => this.#composeHost(state, variables, configured.value, keys);
     void state.blockConcurrencyWhile(async () => {
       this.#bound = await state.storage.get<string>(BINDING_KEY);
     });
-    const configured = readWorkerConfig(variables);
-    // A bad Worker variable is refused at wake and answered to every request (never a crash loop).
-    if (!configured.ok) {
-      this.#refusal = { tag: configured.tag, message: configured.message };
-      return;
-    }
+  }
+
+  /** The host of a bound object, composed on its first event (its wake re-arms recovery). */
+  #boundHost(): WorkerHarnessHost | undefined {
+    if (this.#host === undefined && this.#bound !== undefined) this.#host = this.#compose?.();
+    return this.#host;
+  }
+
+  #composeHost(state: DurableObjectStateLike, variables: ServerObjectEnv, configured: WorkerConfig, keys: ProviderKeys | undefined): WorkerHarnessHost {
     const interval = positiveInteger(variables.HARNESS_RECOVERY_INTERVAL_MS);
-    this.#host = new WorkerHarnessHost({
+    return new WorkerHarnessHost({
       state,
       server: () => this.#bound,
-      ...settingsOfConfig(configured.value.config),
+      ...settingsOfConfig(configured.config),
       env: variables,
       // Keys given to the object are the only ones; else the provider authority when bound (a stored
       // connection wins over the Worker secret), else the Worker's secrets alone.
@@ -82,7 +95,7 @@ export class HarnessServerObject {
 
   /** The Durable Object alarm: recovery of lost and pending Turns, with backoff and quarantine (worker/alarm.ts). */
   async alarm(): Promise<void> {
-    await this.#host?.alarm();
+    await this.#boundHost()?.alarm();
   }
 
   async fetch(request: Request): Promise<Response> {
@@ -90,8 +103,9 @@ export class HarnessServerObject {
     if (server === null || server === "") return errorResponse(notServed("The request names no server"));
     // An MCP OAuth callback never binds the object to a name (worker/oauth.ts).
     if (callbackServerOf(new URL(request.url).pathname) !== undefined) {
-      if (server !== this.#bound || this.#host === undefined) return callbackPage(404, "Not an expected callback", "Ze Harness is not waiting for this authorization.");
-      return this.#host.oauthCallback(request);
+      const host = server === this.#bound ? this.#boundHost() : undefined;
+      if (host === undefined) return callbackPage(404, "Not an expected callback", "Ze Harness is not waiting for this authorization.");
+      return host.oauthCallback(request);
     }
     if (this.#bound === undefined) {
       // Lazily created: the first request addressed to a name binds the object to it for good.
@@ -103,11 +117,12 @@ export class HarnessServerObject {
     if (sessionId !== null && sessionId !== sessionIdOf(new URL(request.url).pathname)) {
       return errorResponse(notServed(`Session ${JSON.stringify(sessionId)} does not match the request path`));
     }
-    if (this.#host === undefined) {
+    const host = this.#boundHost();
+    if (host === undefined) {
       const refusal = this.#refusal ?? { tag: "ConfigInvalid", message: "The server object is not configured" };
       return errorResponse(unavailable(`${refusal.tag}: ${refusal.message}`));
     }
-    return this.#host.fetch(request);
+    return host.fetch(request);
   }
 }
 
