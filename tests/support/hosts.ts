@@ -66,6 +66,13 @@ export interface ModelHost extends ModelShortcuts {
    * own Durable Object on the same Worker). Closed by this host's `close`.
    */
   otherServer(): Promise<ModelHost>;
+  /**
+   * This host with a `model` that counts from now: `requests` holds only the requests after this
+   * call and `waitForRequest(n)` waits for the n-th of them; answers scripted before and not used are
+   * dropped, unscripted requests get a short text. A per-test scripted model without restarting the host (the model's address is
+   * part of the Worker's variables).
+   */
+  fresh(): ModelHost;
   close(): Promise<void>;
 }
 
@@ -95,9 +102,33 @@ export function workerVariables(model: TestModel, options: HostOptions): Record<
   };
 }
 
+/** `model` seen from now on (see `ModelHost.fresh`). */
+function modelFromNow(model: TestModel): TestModel {
+  const base = model.requests.length;
+  model.discard();
+  model.reply(() => ({ events: [{ type: "text", text: "unscripted" }] }));
+  // The model's methods close over its state, so the view delegates to it by prototype.
+  return Object.create(model, {
+    requests: { get: () => model.requests.slice(base) },
+    waitForRequest: { value: (count: number) => model.waitForRequest(base + count) },
+  }) as TestModel;
+}
+
 function view(kind: HostKind, url: string, server: string, model: TestModel, otherServer: () => Promise<ModelHost>, close: () => Promise<void>): ModelHost {
   const api = networkClient(url);
-  return { kind, server, url, api, fetch: networkFetch, model, ...modelShortcuts(api, server), otherServer, close };
+  const host: ModelHost = {
+    kind,
+    server,
+    url,
+    api,
+    fetch: networkFetch,
+    model,
+    ...modelShortcuts(api, server),
+    otherServer,
+    fresh: () => ({ ...host, model: modelFromNow(model) }),
+    close,
+  };
+  return host;
 }
 
 async function startNode(model: TestModel, options: HostOptions, closeModel: boolean): Promise<ModelHost> {
