@@ -76,6 +76,9 @@ export interface ModelHost extends ModelShortcuts {
   close(): Promise<void>;
 }
 
+/** What a ModelHost and the in-process ModelHarness both offer: a suite's `h` that is one or the other. */
+export type ModelApi = Pick<ModelHost, "api" | "fetch" | "model" | "createSession" | "submit" | "finish" | "close">;
+
 /** The host's configuration as the Node host's config.json keys. */
 export function nodeConfig(model: TestModel, options: HostOptions): Record<string, unknown> {
   return {
