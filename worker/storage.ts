@@ -30,6 +30,10 @@ import {
   type StorageTransaction,
   type TurnEventRow,
 } from "../services/storage/index.js";
+import { DURABLE_OBJECT_MAX_BOUND_VALUES, limitBoundValues } from "../services/storage/chunks.js";
+
+// Multi-row statements are cut to the platform's 100 bound values (a Turn's history rows, its parts).
+limitBoundValues(DURABLE_OBJECT_MAX_BOUND_VALUES);
 
 
 export type DurableObjectSqlValue = string | number | null | ArrayBuffer;
