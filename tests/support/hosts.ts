@@ -153,7 +153,15 @@ async function startNode(model: TestModel, options: HostOptions, closeModel: boo
     async () => {
       const other = await startNode(model, options, false);
       others.push(other);
-      return other;
+      return {
+        ...other,
+        close: async () => {
+          const index = others.indexOf(other);
+          if (index < 0) return;
+          others.splice(index, 1);
+          await other.close();
+        },
+      };
     },
     async () => {
       for (const other of others.splice(0)) await other.close();
