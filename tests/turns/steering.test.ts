@@ -73,6 +73,30 @@ describe.each(HOSTS)("on the %s host", (kind) => {
     });
   });
 
+  describe("steering while a permission request holds the Turn", () => {
+    it("promotes a steer that arrived while a .env read waited for its reply, after the tool result", async () => {
+      // The file, written by a Turn through the `write` tool, exists on either host's workspace.
+      h.model.enqueue({ events: [{ type: "tool_call", name: "write", arguments: { filePath: "steer.env", content: "STEER_NOTE=env-words\n" } }] }, done("Seeded."));
+      const seeding = await h.createSession();
+      await runToEnd(h, seeding, (await queue(h, seeding, "Seed")).turnId);
+      const before = h.model.requests.length;
+      h.model.enqueue({ events: [{ type: "tool_call", name: "read", arguments: { filePath: "steer.env" } }] }, done("Both handled."));
+      const sessionId = await h.createSession();
+      const { turnId } = await queue(h, sessionId, "Read the env file");
+      const asked = await waitForTurnEvent(h, sessionId, turnId, "turn.approval.requested");
+      expect(asked.request).toMatchObject({ action: "read", resources: ["steer.env"] });
+      const receipt = await steer(h, sessionId, turnId, "And then STEER-E5.");
+      await ok(replyPermission(h, sessionId, asked.request.id, "once"));
+      const { turn } = await runToEnd(h, sessionId, turnId);
+      expect(turn.outcome).toMatchObject({ kind: "completed", text: "Both handled." });
+      expect(turn.parts.map((part) => part.type)).toEqual(["tool", "steering", "text"]);
+      const body = seen(h.model.requests[before + 1]);
+      expect(body).toContain("STEER-E5");
+      expect(body.indexOf("env-words")).toBeLessThan(body.indexOf("STEER-E5"));
+      expect(turn.steering.steers[0]).toMatchObject({ steerId: receipt.steerId, state: { state: "promoted", batch: 1 } });
+    });
+  });
+
   describe("steering while the Turn finishes", () => {
     it("never leaves an accepted steer behind: each one is promoted in exactly one batch", async () => {
       h.model.reply(() => done("ok"));
