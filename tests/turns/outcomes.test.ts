@@ -133,6 +133,30 @@ describe.each(HOSTS)("on the %s host", (kind) => {
     });
   });
 
+  describe("approval.timeoutMs (Node config approval.timeoutMs, Worker HARNESS_APPROVAL_TIMEOUT_MS)", () => {
+    let timed: ModelHost;
+    beforeAll(async () => {
+      timed = await startModelHost(kind, { approvalTimeoutMs: 300 });
+    }, 60_000);
+    afterAll(async () => {
+      await timed?.close();
+    });
+
+    it("an unanswered permission request (a .env read asks) ends the Turn as approval_wait", async () => {
+      const h = timed.fresh();
+      h.model.enqueue({ events: [{ type: "tool_call", name: "read", arguments: { filePath: "never-read.env" } }] });
+      const sessionId = await h.createSession();
+      const { turnId } = await queue(h, sessionId, "Read the env file");
+      const { events, turn } = await runToEnd(h, sessionId, turnId);
+      expect(turn.outcome).toMatchObject({ kind: "limit_reached", limit: { name: "approval_wait", origin: "configured", value: 300, unit: "milliseconds" } });
+      expect(ofType(events, "turn.approval.requested")).toHaveLength(1);
+      expect(ofType(events, "turn.approval.resolved")).toEqual([expect.objectContaining({ decision: "deny", source: "timeout" })]);
+      const tool = turn.parts.find((part) => part.type === "tool")!;
+      expect(tool).toMatchObject({ state: "denied", fault: { code: "approval_timeout" }, approval: { state: "resolved", decision: "deny", source: "timeout" } });
+      expect(h.model.requests).toHaveLength(1);
+    });
+  });
+
   describe("cancelled Turns", () => {
     it("cancels a pending Turn queued behind a running one; it never reaches the model", async () => {
       const h = host.fresh();
@@ -237,7 +261,7 @@ describe("completed Turns (Node host)", () => {
 });
 
 // Node only: these limits are config.json keys the Worker has no variables for (approval.timeoutMs
-// has one, but its scenario reads a disk file outside the workdir).
+// has one: its host-neutral scenario is above; this one reads a disk file outside the workdir).
 describe("limits", () => {
   const limitOf = (turn: Awaited<ReturnType<typeof getTurn>>) => {
     expect(turn.outcome?.kind).toBe("limit_reached");
