@@ -173,7 +173,7 @@ async function startNode(model: TestModel, options: HostOptions, closeModel: boo
 }
 
 async function startWorker(model: TestModel, options: HostOptions): Promise<ModelHost> {
-  const scriptPath = (await bundleOnce("worker/index.ts")) as string;
+  const scriptPath = await bundleOnce("worker/index.ts");
   // The deployment's own bindings (both Durable Object classes, SQLite-backed), from variables only.
   const mf: Miniflare = miniflare(scriptPath, workerOptions({ scriptPath, port: 0, env: workerVariables(model, options) }));
   let url: string;
