@@ -30,10 +30,10 @@ import {
   type StorageTransaction,
   type TurnEventRow,
 } from "../services/storage/index.js";
-import { useBoundValueLimit } from "../services/storage/chunks.js";
+import { DURABLE_OBJECT_MAX_BOUND_VALUES, limitBoundValues } from "../services/storage/chunks.js";
 
-// Durable Object SQLite binds at most 100 values per statement: multi-row statements are cut to fit.
-useBoundValueLimit(100);
+// Multi-row statements are cut to the platform's 100 bound values (a Turn's history rows, its parts).
+limitBoundValues(DURABLE_OBJECT_MAX_BOUND_VALUES);
 
 
 export type DurableObjectSqlValue = string | number | null | ArrayBuffer;

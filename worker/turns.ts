@@ -233,6 +233,11 @@ export function composeWorkerTurns(input: WorkerTurnsInput): WorkerTurns {
     ...turnHandlers({ turns, interactions, streams }),
     ...historyHandlers(createHistoryServices(storage, hub, config, gateway, runner)),
     ...workspaceHistoryHandlers(createWorkspaceHistoryServices(storage, hub, interactions, input.streamTiming)),
+    // Detaching a Session's foreground sub-agent calls, as the Node host's depth handler does.
+    promoteSessionBackground: async ({ path }) => {
+      await sessions.get(path.server, path.sessionId);
+      return { status: 200, body: { promoted: subagents.promote(path.sessionId) } };
+    },
   };
   // The Session's agents and Skills (safe metadata), from the same catalogs its Turns use.
   const depth = depthHandlers({ sessions, catalogs, catalogsFor: async () => catalogs, subagents, serverRoot: WORKSPACE_ROOT });

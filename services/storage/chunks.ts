@@ -2,24 +2,24 @@
 // SQLITE_MAX_VARIABLE_NUMBER values: 32,766 in the libSQL build this project ships, 999 in SQLite
 // before 3.32 and in builds that keep that default, and a libSQL server or another adapter may
 // allow fewer. A statement that binds a value per row (a multi-row INSERT) or per id (an
-// `IN (…)` list) is therefore cut into statements of at most MAX_BOUND_VALUES values: every one
+// `IN (…)` list) is therefore cut into statements of at most MAX_BOUND_VALUES values (or the host's lower limit): every one
 // goes through `chunked` (or `inChunks`), whatever the number of rows — a Turn with 10,000 tool
 // calls writes its parts, events and history rows as a few dozen statements, not one that
 // SQLite refuses. Full chunks reuse one prepared statement, so the statement cache stays small.
+// A Durable Object's SQLite binds at most 100 values per statement: the Worker's storage adapter
+// lowers the limit for its isolate (`limitBoundValues`) when it loads.
 
-/** Values one statement binds at most: SQLite's historic floor (999), which every build and adapter meets. */
+/** Values one statement binds at most: SQLite's historic floor (999), which every local build and libSQL server meets. */
 export const MAX_BOUND_VALUES = 999;
+
+/** Cloudflare's limit on the values one Durable Object SQL statement binds ("too many SQL variables" past it). */
+export const DURABLE_OBJECT_MAX_BOUND_VALUES = 100;
 
 let boundValues = MAX_BOUND_VALUES;
 
-/**
- * Lowers the values one statement binds, for an engine that allows fewer than 999: Durable
- * Object SQLite binds at most 100 ("too many SQL variables" past that), so the Worker host sets
- * 100 (worker/storage.ts) — one storage engine per process there.
- */
-export function useBoundValueLimit(limit: number): void {
-  if (!Number.isSafeInteger(limit) || limit < 20 || limit > MAX_BOUND_VALUES) throw new RangeError(`the bound-value limit must be an integer from 20 to ${MAX_BOUND_VALUES}`);
-  boundValues = limit;
+/** Lowers the values one statement binds for this process or isolate (never raises it): a host whose SQLite allows fewer calls it once. */
+export function limitBoundValues(limit: number): void {
+  boundValues = Math.min(boundValues, limit);
 }
 
 /**

@@ -5,7 +5,7 @@
 import { randomUUID } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { sdk, unwrap, type Turn, type TurnStreamEvent } from "../../clients/index.js";
+import { sdk, unwrap, type Turn, type TurnStreamEvent, type ZeClient } from "../../clients/index.js";
 import type { HarnessOptions } from "../../services/host/harness.js";
 import { startTestModel, type TestModel } from "../../tools/test-model/index.js";
 import { checkSseEvent } from "./contract.js";
@@ -58,6 +58,44 @@ export interface ModelHarnessOptions {
   readonly harness?: Partial<HarnessOptions>;
 }
 
+/** What a test does over the API of any host: create a Session, queue a Turn, watch it to its end. */
+export type ModelShortcuts = Pick<ModelHarness, "createSession" | "submit" | "finish">;
+
+/** The shortcuts over the generated client `api` for `server` (shared by startModelHarness and tests/support/hosts.ts). */
+export function modelShortcuts(api: ZeClient, server: string): ModelShortcuts {
+  return {
+    async createSession(body = {}) {
+      const sessionId = randomUUID();
+      await unwrap(sdk.createSession({ client: api.client, path: { server, sessionId }, body }));
+      return sessionId;
+    },
+    async submit(sessionId, text, extra = {}) {
+      const turnId = randomUUID();
+      await unwrap(
+        sdk.submitPrompt({
+          client: api.client,
+          path: { server, sessionId },
+          headers: { "x-ze-harness-client-id": "test" },
+          body: { delivery: "queue", turnId, prompt: [{ type: "text", text }], ...extra } as never,
+        }),
+      );
+      return turnId;
+    },
+    async finish(sessionId, turnId) {
+      const events: TurnStreamEvent[] = [];
+      const path = `/v1/servers/${server}/sessions/${sessionId}/turns/${turnId}/events`;
+      const { stream } = await sdk.watchTurn({ client: api.client, path: { server, sessionId, turnId }, sseMaxRetryAttempts: 0 });
+      for await (const event of stream) {
+        checkSseEvent("GET", path, event);
+        events.push(event as TurnStreamEvent);
+        if ((event as TurnStreamEvent).type === "turn.finished") break;
+      }
+      const { turn } = await unwrap(sdk.getTurn({ client: api.client, path: { server, sessionId, turnId } }));
+      return { events, turn };
+    },
+  };
+}
+
 export async function startModelHarness(options: ModelHarnessOptions = {}): Promise<ModelHarness> {
   const model = await startTestModel();
   const home = tempHome();
@@ -72,34 +110,6 @@ export async function startModelHarness(options: ModelHarnessOptions = {}): Prom
       await base.close();
       await model.close();
     },
-    async createSession(body = {}) {
-      const sessionId = randomUUID();
-      await unwrap(sdk.createSession({ client: base.api.client, path: { server, sessionId }, body }));
-      return sessionId;
-    },
-    async submit(sessionId, text, extra = {}) {
-      const turnId = randomUUID();
-      await unwrap(
-        sdk.submitPrompt({
-          client: base.api.client,
-          path: { server, sessionId },
-          headers: { "x-ze-harness-client-id": "test" },
-          body: { delivery: "queue", turnId, prompt: [{ type: "text", text }], ...extra } as never,
-        }),
-      );
-      return turnId;
-    },
-    async finish(sessionId, turnId) {
-      const events: TurnStreamEvent[] = [];
-      const path = `/v1/servers/${server}/sessions/${sessionId}/turns/${turnId}/events`;
-      const { stream } = await sdk.watchTurn({ client: base.api.client, path: { server, sessionId, turnId }, sseMaxRetryAttempts: 0 });
-      for await (const event of stream) {
-        checkSseEvent("GET", path, event);
-        events.push(event as TurnStreamEvent);
-        if ((event as TurnStreamEvent).type === "turn.finished") break;
-      }
-      const { turn } = await unwrap(sdk.getTurn({ client: base.api.client, path: { server, sessionId, turnId } }));
-      return { events, turn };
-    },
+    ...modelShortcuts(base.api, server),
   };
 }

@@ -1,10 +1,12 @@
 // How Turns end: completed (text, tool rounds, reasoning and refusals, usage), failed on
 // non-retryable provider errors, retried provider errors, every limit the config can drive, and
-// cancellation (pending, running, finished). Real harness, real libSQL file, real SDK paths.
+// cancellation (pending, running, finished). Real hosts, real storage, real SDK paths: what only
+// the API drives runs on the Node host and on the Worker host in workerd (tests/support/hosts.ts).
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { TurnStreamEvent } from "../../clients/index.js";
+import { HOSTS, startModelHost, type ModelHost } from "../support/hosts.js";
 import { startModelHarness, testProviderConfig, type ModelHarness, type ModelHarnessOptions } from "../support/model.js";
 import { cancel, getTurn, holdReplies, queue, runToEnd, seen, steer, waitForTurnEvent } from "./helpers.js";
 
@@ -22,25 +24,205 @@ async function start(options: ModelHarnessOptions = {}): Promise<ModelHarness> {
 const ofType = <K extends TurnStreamEvent["type"]>(events: TurnStreamEvent[], type: K) =>
   events.filter((event): event is Extract<TurnStreamEvent, { type: K }> => event.type === type);
 
-describe("completed Turns", () => {
-  it("completes with the model's text, its usage on the Turn and on one turn.usage event", async () => {
-    const h = await start();
-    h.model.enqueue({ events: [{ type: "text", text: "Hello there, world." }], usage: { promptTokens: 40, completionTokens: 6 } });
-    const sessionId = await h.createSession();
-    const { turnId } = await queue(h, sessionId, "Say hello");
-    const { events, turn } = await runToEnd(h, sessionId, turnId);
-    expect(turn.phase).toBe("completed");
-    expect(turn.outcome).toEqual({ kind: "completed", turnId, text: "Hello there, world." });
-    expect(turn.parts).toEqual([{ type: "text", id: expect.any(String), assistantMessageIndex: 0, text: "Hello there, world." }]);
-    expect(turn.usage).toEqual({ promptTokens: 40, completionTokens: 6, totalTokens: 46 });
-    expect(turn.startedAt).toBeGreaterThanOrEqual(turn.acceptedAt);
-    expect(turn.completedAt).toBeGreaterThanOrEqual(turn.startedAt!);
-    expect(turn.steering.gate).toBe("closed");
-    expect(ofType(events, "turn.started")).toEqual([expect.objectContaining({ model: "test/scripted" })]);
-    expect(ofType(events, "turn.usage").map((event) => event.usage)).toEqual([{ promptTokens: 40, completionTokens: 6, totalTokens: 46 }]);
-    expect(h.model.requests).toHaveLength(1);
+let host: ModelHost;
+
+describe.each(HOSTS)("on the %s host", (kind) => {
+  beforeAll(async () => {
+    host = await startModelHost(kind);
+  }, 60_000);
+  afterAll(async () => {
+    await host?.close();
   });
 
+  describe("completed Turns", () => {
+    it("completes with the model's text, its usage on the Turn and on one turn.usage event", async () => {
+      const h = host.fresh();
+      h.model.enqueue({ events: [{ type: "text", text: "Hello there, world." }], usage: { promptTokens: 40, completionTokens: 6 } });
+      const sessionId = await h.createSession();
+      const { turnId } = await queue(h, sessionId, "Say hello");
+      const { events, turn } = await runToEnd(h, sessionId, turnId);
+      expect(turn.phase).toBe("completed");
+      expect(turn.outcome).toEqual({ kind: "completed", turnId, text: "Hello there, world." });
+      expect(turn.parts).toEqual([{ type: "text", id: expect.any(String), assistantMessageIndex: 0, text: "Hello there, world." }]);
+      expect(turn.usage).toEqual({ promptTokens: 40, completionTokens: 6, totalTokens: 46 });
+      expect(turn.startedAt).toBeGreaterThanOrEqual(turn.acceptedAt);
+      expect(turn.completedAt).toBeGreaterThanOrEqual(turn.startedAt!);
+      expect(turn.steering.gate).toBe("closed");
+      expect(ofType(events, "turn.started")).toEqual([expect.objectContaining({ model: "test/scripted" })]);
+      expect(ofType(events, "turn.usage").map((event) => event.usage)).toEqual([{ promptTokens: 40, completionTokens: 6, totalTokens: 46 }]);
+      expect(h.model.requests).toHaveLength(1);
+    });
+
+    it("records reasoning, text and refusal parts; the outcome text has text and refusals, no reasoning", async () => {
+      const h = host.fresh();
+      h.model.enqueue({
+        events: [
+          { type: "reasoning", text: "The user wants something I should not do." },
+          { type: "text", text: "Let me be clear. " },
+          { type: "refusal", text: "I can't help with that." },
+        ],
+        usage: { promptTokens: 20, completionTokens: 30, reasoningTokens: 12 },
+      });
+      const sessionId = await h.createSession();
+      const { turnId } = await queue(h, sessionId, "Do the bad thing");
+      const { turn } = await runToEnd(h, sessionId, turnId);
+      expect(turn.phase).toBe("completed");
+      expect(turn.parts.map((part) => part.type)).toEqual(["reasoning", "text", "refusal"]);
+      const [reasoning, visible, refusal] = turn.parts as [Extract<typeof turn.parts[number], { type: "reasoning" }>, { text: string }, { text: string }];
+      expect(reasoning.text).toBe("The user wants something I should not do.");
+      expect(reasoning.startedAt).toBeTypeOf("number");
+      expect(reasoning.completedAt).toBeGreaterThanOrEqual(reasoning.startedAt!);
+      expect(visible.text).toBe("Let me be clear. ");
+      expect(refusal.text).toBe("I can't help with that.");
+      expect(turn.outcome).toEqual({ kind: "completed", turnId, text: "Let me be clear. I can't help with that." });
+      expect(turn.usage).toEqual({ promptTokens: 20, completionTokens: 30, totalTokens: 50, reasoningCompletionTokens: 12 });
+    });
+  });
+
+  describe("failed Turns and retries", () => {
+    it.each([
+      [400, "provider_bad_request"],
+      [401, "provider_auth"],
+    ])("a provider %i fails the Turn at once with %s", async (status, code) => {
+      const h = host.fresh();
+      h.model.enqueue({ error: { status } });
+      const sessionId = await h.createSession();
+      const { turnId } = await queue(h, sessionId, "Hello");
+      const { turn } = await runToEnd(h, sessionId, turnId);
+      expect(turn.phase).toBe("failed");
+      expect(turn.outcome).toMatchObject({ kind: "failed", turnId, fault: { code } });
+      expect(h.model.requests).toHaveLength(1);
+    });
+
+    it("retries an attempt the provider rejected with 500 before output, then completes", async () => {
+      const h = host.fresh();
+      h.model.enqueue({ error: { status: 500 } }, { events: [{ type: "text", text: "Recovered." }] });
+      const sessionId = await h.createSession();
+      const { turnId } = await queue(h, sessionId, "Hello");
+      const { turn } = await runToEnd(h, sessionId, turnId);
+      expect(turn.outcome).toEqual({ kind: "completed", turnId, text: "Recovered." });
+      expect(h.model.requests).toHaveLength(2);
+      expect(h.model.requests[1]!.body).toEqual(h.model.requests[0]!.body);
+    });
+
+    it.each([
+      ["a 429 with retry-after", { error: { status: 429, headers: { "retry-after": "0" } } }],
+      ["a 503", { error: { status: 503 } }],
+      ["a connection dropped before any response", { events: [{ type: "drop" as const }] }],
+    ])("retries %s and completes", async (_name, rejected) => {
+      const h = host.fresh();
+      h.model.enqueue(rejected, { events: [{ type: "text", text: "Second time lucky." }] });
+      const sessionId = await h.createSession();
+      const { turnId } = await queue(h, sessionId, "Hello");
+      const { turn } = await runToEnd(h, sessionId, turnId);
+      expect(turn.outcome).toEqual({ kind: "completed", turnId, text: "Second time lucky." });
+      expect(h.model.requests).toHaveLength(2);
+    });
+
+    it("does not retry an attempt that failed after output (a dropped stream)", async () => {
+      const h = host.fresh();
+      h.model.enqueue({ events: [{ type: "text", text: "Partial answer" }, { type: "drop" }] }, { events: [{ type: "text", text: "never" }] });
+      const sessionId = await h.createSession();
+      const { turnId } = await queue(h, sessionId, "Hello");
+      const { turn } = await runToEnd(h, sessionId, turnId);
+      expect(turn.phase).toBe("failed");
+      expect(turn.outcome).toMatchObject({ kind: "failed", fault: { code: expect.stringMatching(/^provider_/) } });
+      expect(h.model.requests).toHaveLength(1);
+      // The text streamed before the cut is kept.
+      expect(turn.parts).toEqual([expect.objectContaining({ type: "text", text: "Partial answer" })]);
+    });
+  });
+
+  describe("approval.timeoutMs (Node config approval.timeoutMs, Worker HARNESS_APPROVAL_TIMEOUT_MS)", () => {
+    let timed: ModelHost;
+    beforeAll(async () => {
+      timed = await startModelHost(kind, { approvalTimeoutMs: 300 });
+    }, 60_000);
+    afterAll(async () => {
+      await timed?.close();
+    });
+
+    it("an unanswered permission request (a .env read asks) ends the Turn as approval_wait", async () => {
+      const h = timed.fresh();
+      h.model.enqueue({ events: [{ type: "tool_call", name: "read", arguments: { filePath: "never-read.env" } }] });
+      const sessionId = await h.createSession();
+      const { turnId } = await queue(h, sessionId, "Read the env file");
+      const { events, turn } = await runToEnd(h, sessionId, turnId);
+      expect(turn.outcome).toMatchObject({ kind: "limit_reached", limit: { name: "approval_wait", origin: "configured", value: 300, unit: "milliseconds" } });
+      expect(ofType(events, "turn.approval.requested")).toHaveLength(1);
+      expect(ofType(events, "turn.approval.resolved")).toEqual([expect.objectContaining({ decision: "deny", source: "timeout" })]);
+      const tool = turn.parts.find((part) => part.type === "tool")!;
+      expect(tool).toMatchObject({ state: "denied", fault: { code: "approval_timeout" }, approval: { state: "resolved", decision: "deny", source: "timeout" } });
+      expect(h.model.requests).toHaveLength(1);
+    });
+  });
+
+  describe("cancelled Turns", () => {
+    it("cancels a pending Turn queued behind a running one; it never reaches the model", async () => {
+      const h = host.fresh();
+      h.model.enqueue({ hang: true });
+      const sessionId = await h.createSession();
+      const first = await queue(h, sessionId, "First");
+      const second = await queue(h, sessionId, "Second");
+      await h.model.waitForRequest(1);
+      expect((await getTurn(h, sessionId, second.turnId)).phase).toBe("pending");
+      const cancelled = await cancel(h, sessionId, second.turnId, "not needed");
+      expect(cancelled.phase).toBe("cancelled");
+      expect(cancelled.outcome).toEqual({ kind: "cancelled", turnId: second.turnId, reason: "not needed" });
+      expect(cancelled.cancellation).toEqual({ reason: "not needed", requestedAt: expect.any(Number) });
+      expect(cancelled.startedAt).toBeUndefined();
+      // Like every settled Turn, it accepts no steering input.
+      expect(cancelled.steering.gate).toBe("closed");
+      expect((await getTurn(h, sessionId, first.turnId)).phase).toBe("running");
+      const { events } = await runToEnd(h, sessionId, second.turnId);
+      expect(events.map((event) => event.type)).toEqual(["turn.snapshot", "turn.finished"]);
+      await cancel(h, sessionId, first.turnId);
+      await runToEnd(h, sessionId, first.turnId);
+      expect(h.model.requests).toHaveLength(1);
+    });
+
+    it("cancels a running Turn during a hanging model call with its reason", async () => {
+      const h = host.fresh();
+      h.model.enqueue({ hang: true });
+      const sessionId = await h.createSession();
+      const { turnId } = await queue(h, sessionId, "Hello");
+      await h.model.waitForRequest(1);
+      const recorded = await cancel(h, sessionId, turnId, "changed my mind");
+      expect(recorded.cancellation).toEqual({ reason: "changed my mind", requestedAt: expect.any(Number) });
+      const { turn } = await runToEnd(h, sessionId, turnId);
+      expect(turn.phase).toBe("cancelled");
+      expect(turn.outcome).toEqual({ kind: "cancelled", turnId, reason: "changed my mind" });
+      expect(turn.steering.gate).toBe("closed");
+      expect(h.model.requests).toHaveLength(1);
+    });
+
+    it("cancel is idempotent: on a finished Turn it returns the Turn unchanged", async () => {
+      const h = host.fresh();
+      h.model.enqueue({ events: [{ type: "text", text: "Done." }] });
+      const sessionId = await h.createSession();
+      const { turnId } = await queue(h, sessionId, "Hello");
+      const { turn } = await runToEnd(h, sessionId, turnId);
+      const again = await cancel(h, sessionId, turnId, "too late");
+      expect(again).toEqual(turn);
+      expect(await cancel(h, sessionId, turnId)).toEqual(turn);
+    });
+
+    it("a second cancel of a running Turn keeps the first request", async () => {
+      const h = host.fresh();
+      h.model.enqueue({ hang: true });
+      const sessionId = await h.createSession();
+      const { turnId } = await queue(h, sessionId, "Hello");
+      await h.model.waitForRequest(1);
+      await cancel(h, sessionId, turnId, "first");
+      await cancel(h, sessionId, turnId, "second");
+      const finished = await waitForTurnEvent(h, sessionId, turnId, "turn.finished");
+      expect(finished.outcome).toEqual({ kind: "cancelled", turnId, reason: "first" });
+    });
+  });
+});
+
+// Node only: the file the tools wrote is read back from the disk.
+describe("completed Turns (Node host)", () => {
   it("runs several tool rounds (write, edit, read) and sums usage over the model requests", async () => {
     const h = await start();
     h.model.enqueue(
@@ -76,86 +258,10 @@ describe("completed Turns", () => {
     expect(ofType(events, "turn.approval.requested")).toEqual([]);
   });
 
-  it("records reasoning, text and refusal parts; the outcome text has text and refusals, no reasoning", async () => {
-    const h = await start();
-    h.model.enqueue({
-      events: [
-        { type: "reasoning", text: "The user wants something I should not do." },
-        { type: "text", text: "Let me be clear. " },
-        { type: "refusal", text: "I can't help with that." },
-      ],
-      usage: { promptTokens: 20, completionTokens: 30, reasoningTokens: 12 },
-    });
-    const sessionId = await h.createSession();
-    const { turnId } = await queue(h, sessionId, "Do the bad thing");
-    const { turn } = await runToEnd(h, sessionId, turnId);
-    expect(turn.phase).toBe("completed");
-    expect(turn.parts.map((part) => part.type)).toEqual(["reasoning", "text", "refusal"]);
-    const [reasoning, visible, refusal] = turn.parts as [Extract<typeof turn.parts[number], { type: "reasoning" }>, { text: string }, { text: string }];
-    expect(reasoning.text).toBe("The user wants something I should not do.");
-    expect(reasoning.startedAt).toBeTypeOf("number");
-    expect(reasoning.completedAt).toBeGreaterThanOrEqual(reasoning.startedAt!);
-    expect(visible.text).toBe("Let me be clear. ");
-    expect(refusal.text).toBe("I can't help with that.");
-    expect(turn.outcome).toEqual({ kind: "completed", turnId, text: "Let me be clear. I can't help with that." });
-    expect(turn.usage).toEqual({ promptTokens: 20, completionTokens: 30, totalTokens: 50, reasoningCompletionTokens: 12 });
-  });
 });
 
-describe("failed Turns and retries", () => {
-  it.each([
-    [400, "provider_bad_request"],
-    [401, "provider_auth"],
-  ])("a provider %i fails the Turn at once with %s", async (status, code) => {
-    const h = await start();
-    h.model.enqueue({ error: { status } });
-    const sessionId = await h.createSession();
-    const { turnId } = await queue(h, sessionId, "Hello");
-    const { turn } = await runToEnd(h, sessionId, turnId);
-    expect(turn.phase).toBe("failed");
-    expect(turn.outcome).toMatchObject({ kind: "failed", turnId, fault: { code } });
-    expect(h.model.requests).toHaveLength(1);
-  });
-
-  it("retries an attempt the provider rejected with 500 before output, then completes", async () => {
-    const h = await start();
-    h.model.enqueue({ error: { status: 500 } }, { events: [{ type: "text", text: "Recovered." }] });
-    const sessionId = await h.createSession();
-    const { turnId } = await queue(h, sessionId, "Hello");
-    const { turn } = await runToEnd(h, sessionId, turnId);
-    expect(turn.outcome).toEqual({ kind: "completed", turnId, text: "Recovered." });
-    expect(h.model.requests).toHaveLength(2);
-    expect(h.model.requests[1]!.body).toEqual(h.model.requests[0]!.body);
-  });
-
-  it.each([
-    ["a 429 with retry-after", { error: { status: 429, headers: { "retry-after": "0" } } }],
-    ["a 503", { error: { status: 503 } }],
-    ["a connection dropped before any response", { events: [{ type: "drop" as const }] }],
-  ])("retries %s and completes", async (_name, rejected) => {
-    const h = await start();
-    h.model.enqueue(rejected, { events: [{ type: "text", text: "Second time lucky." }] });
-    const sessionId = await h.createSession();
-    const { turnId } = await queue(h, sessionId, "Hello");
-    const { turn } = await runToEnd(h, sessionId, turnId);
-    expect(turn.outcome).toEqual({ kind: "completed", turnId, text: "Second time lucky." });
-    expect(h.model.requests).toHaveLength(2);
-  });
-
-  it("does not retry an attempt that failed after output (a dropped stream)", async () => {
-    const h = await start();
-    h.model.enqueue({ events: [{ type: "text", text: "Partial answer" }, { type: "drop" }] }, { events: [{ type: "text", text: "never" }] });
-    const sessionId = await h.createSession();
-    const { turnId } = await queue(h, sessionId, "Hello");
-    const { turn } = await runToEnd(h, sessionId, turnId);
-    expect(turn.phase).toBe("failed");
-    expect(turn.outcome).toMatchObject({ kind: "failed", fault: { code: expect.stringMatching(/^provider_/) } });
-    expect(h.model.requests).toHaveLength(1);
-    // The text streamed before the cut is kept.
-    expect(turn.parts).toEqual([expect.objectContaining({ type: "text", text: "Partial answer" })]);
-  });
-});
-
+// Node only: these limits are config.json keys the Worker has no variables for (approval.timeoutMs
+// has one: its host-neutral scenario is above; this one reads a disk file outside the workdir).
 describe("limits", () => {
   const limitOf = (turn: Awaited<ReturnType<typeof getTurn>>) => {
     expect(turn.outcome?.kind).toBe("limit_reached");
@@ -255,45 +361,8 @@ describe("limits", () => {
   });
 });
 
-describe("cancelled Turns", () => {
-  it("cancels a pending Turn queued behind a running one; it never reaches the model", async () => {
-    const h = await start();
-    h.model.enqueue({ hang: true });
-    const sessionId = await h.createSession();
-    const first = await queue(h, sessionId, "First");
-    const second = await queue(h, sessionId, "Second");
-    await h.model.waitForRequest(1);
-    expect((await getTurn(h, sessionId, second.turnId)).phase).toBe("pending");
-    const cancelled = await cancel(h, sessionId, second.turnId, "not needed");
-    expect(cancelled.phase).toBe("cancelled");
-    expect(cancelled.outcome).toEqual({ kind: "cancelled", turnId: second.turnId, reason: "not needed" });
-    expect(cancelled.cancellation).toEqual({ reason: "not needed", requestedAt: expect.any(Number) });
-    expect(cancelled.startedAt).toBeUndefined();
-    // Like every settled Turn, it accepts no steering input.
-    expect(cancelled.steering.gate).toBe("closed");
-    expect((await getTurn(h, sessionId, first.turnId)).phase).toBe("running");
-    const { events } = await runToEnd(h, sessionId, second.turnId);
-    expect(events.map((event) => event.type)).toEqual(["turn.snapshot", "turn.finished"]);
-    await cancel(h, sessionId, first.turnId);
-    await runToEnd(h, sessionId, first.turnId);
-    expect(h.model.requests).toHaveLength(1);
-  });
-
-  it("cancels a running Turn during a hanging model call with its reason", async () => {
-    const h = await start();
-    h.model.enqueue({ hang: true });
-    const sessionId = await h.createSession();
-    const { turnId } = await queue(h, sessionId, "Hello");
-    await h.model.waitForRequest(1);
-    const recorded = await cancel(h, sessionId, turnId, "changed my mind");
-    expect(recorded.cancellation).toEqual({ reason: "changed my mind", requestedAt: expect.any(Number) });
-    const { turn } = await runToEnd(h, sessionId, turnId);
-    expect(turn.phase).toBe("cancelled");
-    expect(turn.outcome).toEqual({ kind: "cancelled", turnId, reason: "changed my mind" });
-    expect(turn.steering.gate).toBe("closed");
-    expect(h.model.requests).toHaveLength(1);
-  });
-
+// Node only: a read of a disk path outside the workdir (it asks), and a shell command (a process).
+describe("cancelled Turns (Node host)", () => {
   it("cancels a Turn waiting on a permission request; the tool call settles as interrupted on the stream", async () => {
     const h = await start();
     h.model.enqueue({ events: [{ type: "tool_call", name: "read", arguments: { filePath: join(h.home.dir, "elsewhere.txt") } }] });
@@ -330,26 +399,4 @@ describe("cancelled Turns", () => {
     expect(ofType(events, "turn.tool.completed")).toEqual([expect.objectContaining({ ok: false, toolId: "shell" })]);
   });
 
-  it("cancel is idempotent: on a finished Turn it returns the Turn unchanged", async () => {
-    const h = await start();
-    h.model.enqueue({ events: [{ type: "text", text: "Done." }] });
-    const sessionId = await h.createSession();
-    const { turnId } = await queue(h, sessionId, "Hello");
-    const { turn } = await runToEnd(h, sessionId, turnId);
-    const again = await cancel(h, sessionId, turnId, "too late");
-    expect(again).toEqual(turn);
-    expect(await cancel(h, sessionId, turnId)).toEqual(turn);
-  });
-
-  it("a second cancel of a running Turn keeps the first request", async () => {
-    const h = await start();
-    h.model.enqueue({ hang: true });
-    const sessionId = await h.createSession();
-    const { turnId } = await queue(h, sessionId, "Hello");
-    await h.model.waitForRequest(1);
-    await cancel(h, sessionId, turnId, "first");
-    await cancel(h, sessionId, turnId, "second");
-    const finished = await waitForTurnEvent(h, sessionId, turnId, "turn.finished");
-    expect(finished.outcome).toEqual({ kind: "cancelled", turnId, reason: "first" });
-  });
 });

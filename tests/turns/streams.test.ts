@@ -1,8 +1,9 @@
 // The three watch streams over real Turns: the Turn stream (snapshot first, live deltas with
 // consistent offsets, one turn.finished, resume by afterRevision or Last-Event-ID), the Session
 // stream (replay then session.cursor, live deltas) and the server stream (server.cursor, Session
-// lifecycle, Turn events without deltas, replay by cursor); and resuming a dropped connection
-// to a real `serve` process without missing a durable event.
+// lifecycle, Turn events without deltas, replay by cursor) — on the Node host and on the Worker host
+// in workerd (tests/support/hosts.ts); and, Node-only, heartbeats at test-tuned intervals and
+// resuming a dropped connection to a real `serve` process without missing a durable event.
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { sdk, type ServerStreamEvent, type SessionStreamEvent, type TurnStreamEvent } from "../../clients/index.js";
@@ -10,6 +11,7 @@ import { startTestModel } from "../../tools/test-model/index.js";
 import { ok } from "../support/calls.js";
 import { assertBuilt } from "../support/cli.js";
 import { tempHome } from "../support/harness.js";
+import { HOSTS, startModelHost, type ModelHost } from "../support/hosts.js";
 import { startModelHarness, type ModelHarness } from "../support/model.js";
 import {
   cancel,
@@ -25,18 +27,8 @@ import {
   type SseReader,
 } from "./helpers.js";
 
-let h: ModelHarness;
-beforeAll(async () => {
-  h = await startModelHarness();
-});
-afterAll(async () => {
-  await h.close();
-});
+let h: ModelHost;
 const open: SseReader<{ type: string }>[] = [];
-afterEach(() => {
-  for (const stream of open.splice(0)) stream.close();
-  h.model.reply(() => ({ events: [{ type: "text", text: "unscripted" }] }));
-});
 function track<T extends { type: string }>(stream: SseReader<T>): SseReader<T> {
   open.push(stream as unknown as SseReader<{ type: string }>);
   return stream;
@@ -59,88 +51,238 @@ function assembleDeltas(deltas: readonly Pick<Delta, "partId" | "offset" | "delt
   return texts;
 }
 
-describe("watchTurn", () => {
-  it("starts with turn.snapshot, carries live deltas in order, and ends after exactly one turn.finished", async () => {
-    const model = holdReplies(h, (_request, index) =>
-      index === 1
-        ? {
-            events: [
-              { type: "reasoning", text: "Thinking about the alphabet in Greek." },
-              { type: "text", text: "alpha beta gamma delta epsilon zeta" },
-              { type: "tool_call", name: "write", arguments: { filePath: "greek.txt", content: "alpha" } },
-            ],
-          }
-        : { events: [{ type: "text", text: "eta theta iota kappa" }] },
-    );
-    const sessionId = await h.createSession();
-    const { turnId } = await queue(h, sessionId, "Stream something");
-    const stream = track(await watchTurn(h, sessionId, turnId, null));
-    const first = await stream.next();
-    expect(first?.data.type).toBe("turn.snapshot");
-    model.release(1);
-    model.release(2);
-    const events = [first!.data, ...(await stream.rest())];
-    expect(stream.done).toBe(true);
-    expect(events.filter((event) => event.type === "turn.finished")).toHaveLength(1);
-    expect(events.at(-1)!.type).toBe("turn.finished");
-    // Every SSE id is the event's revision; durable revisions only grow.
-    for (const message of stream.messages) expect(message.id).toBe(String((message.data as { revision: number }).revision));
-    const revisions = durable(events).map((event) => event.revision);
-    expect(revisions).toEqual([...revisions].sort((a, b) => a - b));
-    expect(new Set(revisions).size).toBe(revisions.length);
-
-    const turn = (await ok(sdk.getTurn({ client: h.api.client, path: { server, sessionId, turnId } }))).turn;
-    const textDeltas = events.filter((event): event is Delta => event.type === "turn.text.delta");
-    const reasoningDeltas = events.filter((event) => event.type === "turn.reasoning.delta") as unknown as Delta[];
-    expect(textDeltas.length).toBeGreaterThan(2);
-    const built = new Map([...assembleDeltas(textDeltas), ...assembleDeltas(reasoningDeltas)]);
-    const streamed = turn.parts.filter((part) => part.type === "text" || part.type === "reasoning") as { id: string; text: string; type: string }[];
-    expect(streamed.map((part) => part.type)).toEqual(["reasoning", "text", "text"]);
-    for (const part of streamed) expect(built.get(part.id)).toBe(part.text);
-    // Deltas name the part's assistant message.
-    expect(new Set(textDeltas.map((delta) => delta.assistantMessageIndex))).toEqual(new Set([0, 1]));
-    // Every snapshot's text is a prefix of the final text.
-    for (const snapshot of events.filter((event): event is Extract<TurnStreamEvent, { type: "turn.snapshot" }> => event.type === "turn.snapshot")) {
-      for (const part of snapshot.turn.parts) {
-        if (part.type === "text") expect(built.get(part.id)!.startsWith(part.text)).toBe(true);
-      }
-    }
+describe.each(HOSTS)("on the %s host", (kind) => {
+  beforeAll(async () => {
+    h = await startModelHost(kind);
+  }, 60_000);
+  afterAll(async () => {
+    await h?.close();
+  });
+  afterEach(() => {
+    for (const stream of open.splice(0)) stream.close();
+    h.model.reply(() => ({ events: [{ type: "text", text: "unscripted" }] }));
   });
 
-  it("resumes with afterRevision or Last-Event-ID: snapshot, then exactly the durable events after it", async () => {
-    h.model.enqueue(
-      { events: [{ type: "text", text: "Writing." }, { type: "tool_call", name: "write", arguments: { filePath: "r.txt", content: "r" } }], usage: { promptTokens: 5, completionTokens: 5 } },
-      { events: [{ type: "text", text: "Written." }], usage: { promptTokens: 6, completionTokens: 6 } },
-    );
-    const sessionId = await h.createSession();
-    const { turnId } = await queue(h, sessionId, "Write r.txt");
-    const full = await runToEnd(h, sessionId, turnId);
-    // Every durable event (the stream coalesces snapshots, so compare the others).
-    const all = durable(full.events).filter((event) => event.type !== "turn.snapshot");
-    expect(all.map((event) => event.type)).toEqual(expect.arrayContaining(["turn.started", "turn.tool.requested", "turn.tool.completed", "turn.usage", "turn.finished"]));
-    const middle = all.find((event) => event.type === "turn.tool.requested")!.revision;
+  describe("watchTurn", () => {
+    it("starts with turn.snapshot, carries live deltas in order, and ends after exactly one turn.finished", async () => {
+      const model = holdReplies(h, (_request, index) =>
+        index === 1
+          ? {
+              events: [
+                { type: "reasoning", text: "Thinking about the alphabet in Greek." },
+                { type: "text", text: "alpha beta gamma delta epsilon zeta" },
+                { type: "tool_call", name: "write", arguments: { filePath: "greek.txt", content: "alpha" } },
+              ],
+            }
+          : { events: [{ type: "text", text: "eta theta iota kappa" }] },
+      );
+      const sessionId = await h.createSession();
+      const { turnId } = await queue(h, sessionId, "Stream something");
+      const stream = track(await watchTurn(h, sessionId, turnId, null));
+      const first = await stream.next();
+      expect(first?.data.type).toBe("turn.snapshot");
+      model.release(1);
+      model.release(2);
+      const events = [first!.data, ...(await stream.rest())];
+      expect(stream.done).toBe(true);
+      expect(events.filter((event) => event.type === "turn.finished")).toHaveLength(1);
+      expect(events.at(-1)!.type).toBe("turn.finished");
+      // Every SSE id is the event's revision; durable revisions only grow.
+      for (const message of stream.messages) expect(message.id).toBe(String((message.data as { revision: number }).revision));
+      const revisions = durable(events).map((event) => event.revision);
+      expect(revisions).toEqual([...revisions].sort((a, b) => a - b));
+      expect(new Set(revisions).size).toBe(revisions.length);
 
-    const byQuery = await track(await watchTurn(h, sessionId, turnId, middle)).rest();
-    expect(byQuery[0]).toMatchObject({ type: "turn.snapshot", revision: full.turn.revision });
-    expect(byQuery.slice(1).filter((event) => event.type !== "turn.snapshot")).toEqual(all.filter((event) => event.revision > middle));
+      const turn = (await ok(sdk.getTurn({ client: h.api.client, path: { server, sessionId, turnId } }))).turn;
+      const textDeltas = events.filter((event): event is Delta => event.type === "turn.text.delta");
+      const reasoningDeltas = events.filter((event) => event.type === "turn.reasoning.delta") as unknown as Delta[];
+      expect(textDeltas.length).toBeGreaterThan(2);
+      const built = new Map([...assembleDeltas(textDeltas), ...assembleDeltas(reasoningDeltas)]);
+      const streamed = turn.parts.filter((part) => part.type === "text" || part.type === "reasoning") as { id: string; text: string; type: string }[];
+      expect(streamed.map((part) => part.type)).toEqual(["reasoning", "text", "text"]);
+      for (const part of streamed) expect(built.get(part.id)).toBe(part.text);
+      // Deltas name the part's assistant message.
+      expect(new Set(textDeltas.map((delta) => delta.assistantMessageIndex))).toEqual(new Set([0, 1]));
+      // Every snapshot's text is a prefix of the final text.
+      for (const snapshot of events.filter((event): event is Extract<TurnStreamEvent, { type: "turn.snapshot" }> => event.type === "turn.snapshot")) {
+        for (const part of snapshot.turn.parts) {
+          if (part.type === "text") expect(built.get(part.id)!.startsWith(part.text)).toBe(true);
+        }
+      }
+    });
 
-    // Last-Event-ID supersedes the query cursor.
-    const byHeader = await track(await watchTurn(h, sessionId, turnId, 0, { "last-event-id": String(middle) })).rest();
-    expect(byHeader).toEqual(byQuery);
+    it("resumes with afterRevision or Last-Event-ID: snapshot, then exactly the durable events after it", async () => {
+      h.model.enqueue(
+        { events: [{ type: "text", text: "Writing." }, { type: "tool_call", name: "write", arguments: { filePath: "r.txt", content: "r" } }], usage: { promptTokens: 5, completionTokens: 5 } },
+        { events: [{ type: "text", text: "Written." }], usage: { promptTokens: 6, completionTokens: 6 } },
+      );
+      const sessionId = await h.createSession();
+      const { turnId } = await queue(h, sessionId, "Write r.txt");
+      const full = await runToEnd(h, sessionId, turnId);
+      // Every durable event (the stream coalesces snapshots, so compare the others).
+      const all = durable(full.events).filter((event) => event.type !== "turn.snapshot");
+      expect(all.map((event) => event.type)).toEqual(expect.arrayContaining(["turn.started", "turn.tool.requested", "turn.tool.completed", "turn.usage", "turn.finished"]));
+      const middle = all.find((event) => event.type === "turn.tool.requested")!.revision;
 
-    // Past the end: the snapshot and the finish.
-    const caughtUp = await track(await watchTurn(h, sessionId, turnId, full.turn.revision)).rest();
-    expect(caughtUp.map((event) => event.type)).toEqual(["turn.snapshot", "turn.finished"]);
+      const byQuery = await track(await watchTurn(h, sessionId, turnId, middle)).rest();
+      expect(byQuery[0]).toMatchObject({ type: "turn.snapshot", revision: full.turn.revision });
+      expect(byQuery.slice(1).filter((event) => event.type !== "turn.snapshot")).toEqual(all.filter((event) => event.revision > middle));
 
-    const bad = await h.fetch(new Request(new URL(`${turnPath(sessionId, turnId)}`, h.api.baseUrl), { headers: { "last-event-id": "abc" } }));
-    expect(bad.status).toBe(400);
-    const unknown = await h.fetch(new Request(new URL(turnPath(sessionId, crypto.randomUUID()), h.api.baseUrl)));
-    expect(unknown.status).toBe(404);
-    expect(await unknown.json()).toMatchObject({ _tag: "NotFoundError", resource: "turn" });
+      // Last-Event-ID supersedes the query cursor.
+      const byHeader = await track(await watchTurn(h, sessionId, turnId, 0, { "last-event-id": String(middle) })).rest();
+      expect(byHeader).toEqual(byQuery);
+
+      // Past the end: the snapshot and the finish.
+      const caughtUp = await track(await watchTurn(h, sessionId, turnId, full.turn.revision)).rest();
+      expect(caughtUp.map((event) => event.type)).toEqual(["turn.snapshot", "turn.finished"]);
+
+      const bad = await h.fetch(new Request(new URL(`${turnPath(sessionId, turnId)}`, h.api.baseUrl), { headers: { "last-event-id": "abc" } }));
+      expect(bad.status).toBe(400);
+      const unknown = await h.fetch(new Request(new URL(turnPath(sessionId, crypto.randomUUID()), h.api.baseUrl)));
+      expect(unknown.status).toBe(404);
+      expect(await unknown.json()).toMatchObject({ _tag: "NotFoundError", resource: "turn" });
+    });
+  });
+
+  describe("a deleted Session's Turn stream", () => {
+    it("ends, and a reconnect answers 404", async () => {
+      h.model.enqueue({ hang: true });
+      const expected = h.model.requests.length + 1;
+      const sessionId = await h.createSession();
+      const { turnId } = await queue(h, sessionId, "Hang on");
+      await h.model.waitForRequest(expected);
+      const stream = track(await watchTurn(h, sessionId, turnId, null));
+      expect((await stream.next())?.data.type).toBe("turn.snapshot");
+      await ok(sdk.deleteSession({ client: h.api.client, path: { server, sessionId }, body: {} }));
+      const rest = await stream.rest();
+      expect(rest.filter((event) => event.type !== "turn.heartbeat")).toEqual([]);
+      const again = await h.fetch(new Request(new URL(turnPath(sessionId, turnId), h.api.baseUrl)));
+      expect(again.status).toBe(404);
+    });
+  });
+
+  describe("watchSession", () => {
+    it("replays session.turn.* after cursor 0, announces session.cursor, then follows live with deltas", async () => {
+      h.model.enqueue({ events: [{ type: "text", text: "one" }] }, { events: [{ type: "text", text: "two" }] });
+      const sessionId = await h.createSession();
+      const a = await queue(h, sessionId, "first");
+      await runToEnd(h, sessionId, a.turnId);
+      const b = await queue(h, sessionId, "second");
+      await runToEnd(h, sessionId, b.turnId);
+
+      const path = `/v1/servers/${server}/sessions/${sessionId}/events?afterActivityCursor=0`;
+      const stream = track(await openSse<SessionStreamEvent>(h.fetch, h.api.baseUrl, path));
+      const cursor = (await stream.until((event) => event.type === "session.cursor", "session.cursor")) as Extract<SessionStreamEvent, { type: "session.cursor" }>;
+      const replayed = stream.messages.slice(0, -1).map((message) => message.data as Exclude<SessionStreamEvent, { type: "session.cursor" }>);
+      for (const turnId of [a.turnId, b.turnId]) {
+        const types = replayed.filter((event) => event.turnId === turnId).map((event) => event.type);
+        // A replayed page renders each Turn's snapshot once, with its current state.
+        expect(types.filter((type) => type !== "session.turn.snapshot")[0]).toBe("session.turn.started");
+        expect(types.at(-1)).toBe("session.turn.finished");
+        expect(types.filter((type) => type === "session.turn.snapshot").length).toBeLessThanOrEqual(1);
+      }
+      expect(replayed.every((event) => event.sessionId === sessionId)).toBe(true);
+      const cursors = replayed.map((event) => event.activityCursor);
+      expect(cursors).toEqual([...cursors].sort((x, y) => x - y));
+      for (const message of stream.messages) expect(message.id).toBe(String((message.data as { activityCursor: number }).activityCursor));
+      expect(cursor.activityCursor).toBeGreaterThanOrEqual(cursors.at(-1)!);
+      // The first Turn's events come before the second's.
+      expect(replayed.findIndex((event) => event.turnId === b.turnId)).toBeGreaterThan(replayed.findLastIndex((event) => event.turnId === a.turnId));
+
+      // Live: a new Turn's events and its text deltas arrive on the open stream.
+      const model = holdReplies(h, () => ({ events: [{ type: "text", text: "live words on the session stream" }] }));
+      const c = await queue(h, sessionId, "third");
+      await stream.until((event) => event.type === "session.turn.started" && event.turnId === c.turnId, "the live Turn's start");
+      model.release(1);
+      await stream.until((event) => event.type === "session.turn.finished" && event.turnId === c.turnId, "the live Turn's finish");
+      const live = stream.messages.map((message) => message.data).filter((event) => event.type === "session.turn.text.delta") as Extract<
+        SessionStreamEvent,
+        { type: "session.turn.text.delta" }
+      >[];
+      expect(live.every((event) => event.turnId === c.turnId && event.sessionId === sessionId)).toBe(true);
+      const built = assembleDeltas(live);
+      expect([...built.values()]).toEqual(["live words on the session stream"]);
+    });
+
+    it("resumes after a cursor without repeating what came before it", async () => {
+      h.model.enqueue({ events: [{ type: "text", text: "one" }] }, { events: [{ type: "text", text: "two" }] });
+      const sessionId = await h.createSession();
+      const a = await queue(h, sessionId, "first");
+      await runToEnd(h, sessionId, a.turnId);
+      const base = `/v1/servers/${server}/sessions/${sessionId}/events`;
+      const firstRead = track(await openSse<SessionStreamEvent>(h.fetch, h.api.baseUrl, `${base}?afterActivityCursor=0`));
+      const mark = (await firstRead.until((event) => event.type === "session.cursor")) as Extract<SessionStreamEvent, { type: "session.cursor" }>;
+      firstRead.close();
+      const b = await queue(h, sessionId, "second");
+      await runToEnd(h, sessionId, b.turnId);
+      const resumed = track(await openSse<SessionStreamEvent>(h.fetch, h.api.baseUrl, `${base}?afterActivityCursor=0`, { "last-event-id": String(mark.activityCursor) }));
+      await resumed.until((event) => event.type === "session.cursor");
+      const turnIds = new Set(resumed.messages.map((message) => (message.data as { turnId?: string }).turnId).filter(Boolean));
+      expect(turnIds).toEqual(new Set([b.turnId]));
+    });
+  });
+
+  describe("watchServer", () => {
+    it("starts with server.cursor, shows session.created and Turn events without deltas, replays by cursor, and shows session.deleted", async () => {
+      const path = `/v1/servers/${server}/events`;
+      const live = track(await openSse<ServerStreamEvent>(h.fetch, h.api.baseUrl, path));
+      const announced = (await live.next())!.data as Extract<ServerStreamEvent, { type: "server.cursor" }>;
+      expect(announced.type).toBe("server.cursor");
+
+      h.model.enqueue({ events: [{ type: "text", text: "several words that stream as deltas" }] });
+      const sessionId = await h.createSession();
+      const { turnId } = await queue(h, sessionId, "Hello server stream");
+      await live.until((event) => event.type === "session.turn.finished" && event.turnId === turnId, "the Turn's finish");
+      const seenLive = live.messages.map((message) => message.data);
+      const created = seenLive.findIndex((event) => event.type === "session.created" && event.session.id === sessionId);
+      expect(created).toBeGreaterThan(0);
+      const turnEvents = seenLive.filter((event): event is Extract<ServerStreamEvent, { turnId: string }> => "turnId" in event && event.turnId === turnId);
+      expect(seenLive.findIndex((event) => "turnId" in event && event.turnId === turnId)).toBeGreaterThan(created);
+      expect(turnEvents.map((event) => event.type)).toEqual(expect.arrayContaining(["session.turn.started", "session.turn.finished"]));
+      expect(seenLive.some((event) => event.type.endsWith(".delta"))).toBe(false);
+      // Without deltas, the streamed text still reaches this observer in a snapshot before the finish.
+      const snapshots = turnEvents.filter((event): event is Extract<ServerStreamEvent, { type: "session.turn.snapshot" }> => event.type === "session.turn.snapshot");
+      expect(snapshots.at(-1)?.turn.parts).toEqual([expect.objectContaining({ type: "text", text: "several words that stream as deltas" })]);
+      expect(turnEvents.indexOf(snapshots.at(-1)!)).toBeLessThan(turnEvents.findIndex((event) => event.type === "session.turn.finished"));
+      for (const message of live.messages) expect(message.id).toBe(String(message.data.serverCursor));
+      const serverCursors = seenLive.map((event) => event.serverCursor);
+      expect(serverCursors).toEqual([...serverCursors].sort((x, y) => x - y));
+
+      // A stream started after the announced cursor replays the same Session and Turn events.
+      const replay = track(await openSse<ServerStreamEvent>(h.fetch, h.api.baseUrl, `${path}?afterServerCursor=${announced.serverCursor}`));
+      await replay.until((event) => event.type === "session.turn.finished" && event.turnId === turnId, "the replayed finish");
+      const interesting = (events: ServerStreamEvent[]) =>
+        events
+          .filter((event) => (event.type === "session.created" ? event.session.id === sessionId : "turnId" in event && event.turnId === turnId))
+          .filter((event) => event.type !== "session.turn.snapshot") // coalesced differently live and in a replay
+          .map((event) => event.type);
+      expect(interesting(replay.messages.map((message) => message.data))).toEqual(interesting(seenLive));
+      expect(replay.messages[0]!.data.type).not.toBe("server.cursor");
+
+      // Deleting the Session is announced on both.
+      await ok(sdk.deleteSession({ client: h.api.client, path: { server, sessionId }, body: {} }));
+      for (const stream of [live, replay]) {
+        const deleted = await stream.until((event) => event.type === "session.deleted" && event.sessionId === sessionId, "session.deleted");
+        expect(deleted).toMatchObject({ type: "session.deleted", sessionId, deletedAt: expect.any(Number) });
+      }
+    });
   });
 });
 
-describe("a Turn bigger than a megabyte", () => {
+// Node only for now: on the Worker this Turn fails internal_error — its row (parts and outcome, each
+// 1.5 MB) is over Durable Object SQLite's 2 MB string/row limit (SQLITE_TOOBIG); an open gap of the
+// Worker's storage, not a difference of the API.
+describe("a Turn bigger than a megabyte (Node host)", () => {
+  beforeAll(async () => {
+    h = await startModelHost("node");
+  }, 60_000);
+  afterAll(async () => {
+    await h?.close();
+  });
+  afterEach(() => {
+    for (const stream of open.splice(0)) stream.close();
+  });
+
   it("is watched whole: its snapshot (over 1 MiB) opens every stream, a reconnect's too", async () => {
     const answer = `${"w".repeat(999)} `.repeat(1_500).trim();
     h.model.enqueue({ events: [{ type: "text", text: answer }] });
@@ -156,131 +298,8 @@ describe("a Turn bigger than a megabyte", () => {
   });
 });
 
-describe("a deleted Session's Turn stream", () => {
-  it("ends, and a reconnect answers 404", async () => {
-    h.model.enqueue({ hang: true });
-    const expected = h.model.requests.length + 1;
-    const sessionId = await h.createSession();
-    const { turnId } = await queue(h, sessionId, "Hang on");
-    await h.model.waitForRequest(expected);
-    const stream = track(await watchTurn(h, sessionId, turnId, null));
-    expect((await stream.next())?.data.type).toBe("turn.snapshot");
-    await ok(sdk.deleteSession({ client: h.api.client, path: { server, sessionId }, body: {} }));
-    const rest = await stream.rest();
-    expect(rest.filter((event) => event.type !== "turn.heartbeat")).toEqual([]);
-    const again = await h.fetch(new Request(new URL(turnPath(sessionId, turnId), h.api.baseUrl)));
-    expect(again.status).toBe(404);
-  });
-});
-
-describe("watchSession", () => {
-  it("replays session.turn.* after cursor 0, announces session.cursor, then follows live with deltas", async () => {
-    h.model.enqueue({ events: [{ type: "text", text: "one" }] }, { events: [{ type: "text", text: "two" }] });
-    const sessionId = await h.createSession();
-    const a = await queue(h, sessionId, "first");
-    await runToEnd(h, sessionId, a.turnId);
-    const b = await queue(h, sessionId, "second");
-    await runToEnd(h, sessionId, b.turnId);
-
-    const path = `/v1/servers/${server}/sessions/${sessionId}/events?afterActivityCursor=0`;
-    const stream = track(await openSse<SessionStreamEvent>(h.fetch, h.api.baseUrl, path));
-    const cursor = (await stream.until((event) => event.type === "session.cursor", "session.cursor")) as Extract<SessionStreamEvent, { type: "session.cursor" }>;
-    const replayed = stream.messages.slice(0, -1).map((message) => message.data as Exclude<SessionStreamEvent, { type: "session.cursor" }>);
-    for (const turnId of [a.turnId, b.turnId]) {
-      const types = replayed.filter((event) => event.turnId === turnId).map((event) => event.type);
-      // A replayed page renders each Turn's snapshot once, with its current state.
-      expect(types.filter((type) => type !== "session.turn.snapshot")[0]).toBe("session.turn.started");
-      expect(types.at(-1)).toBe("session.turn.finished");
-      expect(types.filter((type) => type === "session.turn.snapshot").length).toBeLessThanOrEqual(1);
-    }
-    expect(replayed.every((event) => event.sessionId === sessionId)).toBe(true);
-    const cursors = replayed.map((event) => event.activityCursor);
-    expect(cursors).toEqual([...cursors].sort((x, y) => x - y));
-    for (const message of stream.messages) expect(message.id).toBe(String((message.data as { activityCursor: number }).activityCursor));
-    expect(cursor.activityCursor).toBeGreaterThanOrEqual(cursors.at(-1)!);
-    // The first Turn's events come before the second's.
-    expect(replayed.findIndex((event) => event.turnId === b.turnId)).toBeGreaterThan(replayed.findLastIndex((event) => event.turnId === a.turnId));
-
-    // Live: a new Turn's events and its text deltas arrive on the open stream.
-    const model = holdReplies(h, () => ({ events: [{ type: "text", text: "live words on the session stream" }] }));
-    const c = await queue(h, sessionId, "third");
-    await stream.until((event) => event.type === "session.turn.started" && event.turnId === c.turnId, "the live Turn's start");
-    model.release(1);
-    await stream.until((event) => event.type === "session.turn.finished" && event.turnId === c.turnId, "the live Turn's finish");
-    const live = stream.messages.map((message) => message.data).filter((event) => event.type === "session.turn.text.delta") as Extract<
-      SessionStreamEvent,
-      { type: "session.turn.text.delta" }
-    >[];
-    expect(live.every((event) => event.turnId === c.turnId && event.sessionId === sessionId)).toBe(true);
-    const built = assembleDeltas(live);
-    expect([...built.values()]).toEqual(["live words on the session stream"]);
-  });
-
-  it("resumes after a cursor without repeating what came before it", async () => {
-    h.model.enqueue({ events: [{ type: "text", text: "one" }] }, { events: [{ type: "text", text: "two" }] });
-    const sessionId = await h.createSession();
-    const a = await queue(h, sessionId, "first");
-    await runToEnd(h, sessionId, a.turnId);
-    const base = `/v1/servers/${server}/sessions/${sessionId}/events`;
-    const firstRead = track(await openSse<SessionStreamEvent>(h.fetch, h.api.baseUrl, `${base}?afterActivityCursor=0`));
-    const mark = (await firstRead.until((event) => event.type === "session.cursor")) as Extract<SessionStreamEvent, { type: "session.cursor" }>;
-    firstRead.close();
-    const b = await queue(h, sessionId, "second");
-    await runToEnd(h, sessionId, b.turnId);
-    const resumed = track(await openSse<SessionStreamEvent>(h.fetch, h.api.baseUrl, `${base}?afterActivityCursor=0`, { "last-event-id": String(mark.activityCursor) }));
-    await resumed.until((event) => event.type === "session.cursor");
-    const turnIds = new Set(resumed.messages.map((message) => (message.data as { turnId?: string }).turnId).filter(Boolean));
-    expect(turnIds).toEqual(new Set([b.turnId]));
-  });
-});
-
-describe("watchServer", () => {
-  it("starts with server.cursor, shows session.created and Turn events without deltas, replays by cursor, and shows session.deleted", async () => {
-    const path = `/v1/servers/${server}/events`;
-    const live = track(await openSse<ServerStreamEvent>(h.fetch, h.api.baseUrl, path));
-    const announced = (await live.next())!.data as Extract<ServerStreamEvent, { type: "server.cursor" }>;
-    expect(announced.type).toBe("server.cursor");
-
-    h.model.enqueue({ events: [{ type: "text", text: "several words that stream as deltas" }] });
-    const sessionId = await h.createSession();
-    const { turnId } = await queue(h, sessionId, "Hello server stream");
-    await live.until((event) => event.type === "session.turn.finished" && event.turnId === turnId, "the Turn's finish");
-    const seenLive = live.messages.map((message) => message.data);
-    const created = seenLive.findIndex((event) => event.type === "session.created" && event.session.id === sessionId);
-    expect(created).toBeGreaterThan(0);
-    const turnEvents = seenLive.filter((event): event is Extract<ServerStreamEvent, { turnId: string }> => "turnId" in event && event.turnId === turnId);
-    expect(seenLive.findIndex((event) => "turnId" in event && event.turnId === turnId)).toBeGreaterThan(created);
-    expect(turnEvents.map((event) => event.type)).toEqual(expect.arrayContaining(["session.turn.started", "session.turn.finished"]));
-    expect(seenLive.some((event) => event.type.endsWith(".delta"))).toBe(false);
-    // Without deltas, the streamed text still reaches this observer in a snapshot before the finish.
-    const snapshots = turnEvents.filter((event): event is Extract<ServerStreamEvent, { type: "session.turn.snapshot" }> => event.type === "session.turn.snapshot");
-    expect(snapshots.at(-1)?.turn.parts).toEqual([expect.objectContaining({ type: "text", text: "several words that stream as deltas" })]);
-    expect(turnEvents.indexOf(snapshots.at(-1)!)).toBeLessThan(turnEvents.findIndex((event) => event.type === "session.turn.finished"));
-    for (const message of live.messages) expect(message.id).toBe(String(message.data.serverCursor));
-    const serverCursors = seenLive.map((event) => event.serverCursor);
-    expect(serverCursors).toEqual([...serverCursors].sort((x, y) => x - y));
-
-    // A stream started after the announced cursor replays the same Session and Turn events.
-    const replay = track(await openSse<ServerStreamEvent>(h.fetch, h.api.baseUrl, `${path}?afterServerCursor=${announced.serverCursor}`));
-    await replay.until((event) => event.type === "session.turn.finished" && event.turnId === turnId, "the replayed finish");
-    const interesting = (events: ServerStreamEvent[]) =>
-      events
-        .filter((event) => (event.type === "session.created" ? event.session.id === sessionId : "turnId" in event && event.turnId === turnId))
-        .filter((event) => event.type !== "session.turn.snapshot") // coalesced differently live and in a replay
-        .map((event) => event.type);
-    expect(interesting(replay.messages.map((message) => message.data))).toEqual(interesting(seenLive));
-    expect(replay.messages[0]!.data.type).not.toBe("server.cursor");
-
-    // Deleting the Session is announced on both.
-    await ok(sdk.deleteSession({ client: h.api.client, path: { server, sessionId }, body: {} }));
-    for (const stream of [live, replay]) {
-      const deleted = await stream.until((event) => event.type === "session.deleted" && event.sessionId === sessionId, "session.deleted");
-      expect(deleted).toMatchObject({ type: "session.deleted", sessionId, deletedAt: expect.any(Number) });
-    }
-  });
-});
-
-describe("quiet streams", () => {
+// Node only: the heartbeat and idle re-read intervals are a harness option (the Worker's are fixed at 15 s).
+describe("quiet streams (Node host)", () => {
   let quick: ModelHarness;
   beforeAll(async () => {
     quick = await startModelHarness({ harness: { streamTiming: { heartbeatMs: 100, idleReadMs: 25 } } });
@@ -317,6 +336,7 @@ describe("quiet streams", () => {
   });
 });
 
+// Node only: it kills and restarts a `serve` process (the Worker's restart is tests/worker/turns.test.ts).
 describe("a dropped connection to a real serve process", () => {
   beforeAll(() => {
     assertBuilt();

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { sdk, type ToolTurnPart, type TurnStreamEvent } from "../../clients/index.js";
 import { failure, ok } from "../support/calls.js";
+import { HOSTS, startModelHost, type ModelHost } from "../support/hosts.js";
 import { startModelHarness, type ModelHarness } from "../support/model.js";
 import { holdReplies, queue, replyPermission, runToEnd, seen, server, waitForTurnEvent } from "./helpers.js";
 
@@ -224,94 +225,225 @@ describe("permission requests", () => {
   });
 });
 
-describe("the question tool", () => {
-  const ask = {
-    type: "tool_call" as const,
-    name: "question",
-    arguments: {
-      questions: [
-        {
-          question: "Which colour should the button be?",
-          header: "Colour",
-          options: [
-            { label: "Blue", description: "Calm" },
-            { label: "Red", description: "Loud" },
-          ],
-        },
-      ],
-    },
-  };
-
-  it("replyQuestion's answers reach the model; the Turn stream shows question.asked and question.replied", async () => {
-    const before = h.model.requests.length;
-    h.model.enqueue({ events: [ask] }, done("Blue it is."));
-    const sessionId = await h.createSession();
-    const { turnId } = await queue(h, sessionId, "Ask me");
-    const asked = await waitForTurnEvent(h, sessionId, turnId, "turn.question.asked");
-    expect(asked.request).toMatchObject({ sessionId, turnId, toolId: "question", questions: [{ header: "Colour" }] });
-    const replied = await ok(
-      sdk.replyQuestion({ client: h.api.client, path: { server, sessionId, questionRequestId: asked.request.id }, body: { answers: [["Blue"]] } }),
-    );
-    expect(replied.requestId).toBe(asked.request.id);
-    const { events, turn } = await runToEnd(h, sessionId, turnId);
-    expect(turn.outcome).toMatchObject({ kind: "completed", text: "Blue it is." });
-    expect(toolParts(turn.parts)[0]).toMatchObject({ state: "completed", question: { state: "answered", answers: [["Blue"]] } });
-    expect(ofType(events, "turn.question.replied")).toEqual([expect.objectContaining({ requestId: asked.request.id, answers: [["Blue"]] })]);
-    expect(seen(h.model.requests[before + 1])).toContain("Blue");
+// The API's side of tools on both hosts (tests/support/hosts.ts): permission asks and replies, the
+// question tool, invalid calls. The suites below it are Node-only: they read disk paths outside
+// the workdir (external_directory), run shell commands, or check the Node tool set.
+describe.each(HOSTS)("on the %s host", (kind) => {
+  // This block's own `h`: a host of `kind` with the same configured deny as the Node suites.
+  let h: ModelHost;
+  beforeAll(async () => {
+    h = await startModelHost(kind, { permissions: [{ action: "read", resource: "*classified*", effect: "deny" }] });
+  }, 60_000);
+  afterAll(async () => {
+    await h?.close();
+  });
+  afterEach(() => {
+    h.model.reply(() => ({ events: [{ type: "text", text: "unscripted" }] }));
   });
 
-  it("refuses answers that do not match the questions with a 400", async () => {
-    h.model.enqueue({ events: [ask] }, done());
-    const sessionId = await h.createSession();
-    const { turnId } = await queue(h, sessionId, "Ask me");
-    const asked = await waitForTurnEvent(h, sessionId, turnId, "turn.question.asked");
-    const path = { server, sessionId, questionRequestId: asked.request.id };
-    expect(await failure(sdk.replyQuestion({ client: h.api.client, path, body: { answers: [["Blue"], ["Red"]] } }))).toMatchObject({ status: 400 });
-    expect(await failure(sdk.replyQuestion({ client: h.api.client, path: { ...path, questionRequestId: randomUUID() }, body: { answers: [["Blue"]] } }))).toMatchObject({
-      status: 404,
+  describe("permission requests over the API", () => {
+    /** A Turn that writes `files` through the `write` tool (allowed in the workdir), so both hosts hold them. */
+    async function seed(files: Record<string, string>): Promise<void> {
+      h.model.enqueue({ events: Object.entries(files).map(([filePath, content]) => ({ type: "tool_call" as const, name: "write", arguments: { filePath, content } })) }, done("Seeded."));
+      const sessionId = await h.createSession();
+      const { turnId } = await queue(h, sessionId, "Seed the files");
+      expect((await runToEnd(h, sessionId, turnId)).turn.outcome).toMatchObject({ kind: "completed", text: "Seeded." });
+    }
+    const savedGrants = async (sessionId: string) => (await ok(sdk.listSavedPermissions({ client: h.api.client, path: { server, sessionId } }))).permissions;
+
+    beforeAll(async () => {
+      await seed({ ".env": "API_KEY=hunter2-e1\n", "classified.txt": "top secret\n" });
     });
-    await ok(sdk.replyQuestion({ client: h.api.client, path, body: { answers: [["Red"]] } }));
-    await runToEnd(h, sessionId, turnId);
+
+    it("asks before reading .env; a `once` reply runs the tool, the model sees the file, nothing is saved", async () => {
+      const before = h.model.requests.length;
+      h.model.enqueue({ events: [readCall(".env")] }, done("Read it."));
+      const sessionId = await h.createSession();
+      const { turnId } = await queue(h, sessionId, "Read the env file");
+      const asked = await waitForTurnEvent(h, sessionId, turnId, "turn.approval.requested");
+      expect(asked.request).toMatchObject({ sessionId, turnId, toolId: "read", action: "read", resources: [".env"] });
+      const replied = await ok(replyPermission(h, sessionId, asked.request.id, "once"));
+      expect(replied.requestId).toBe(asked.request.id);
+      const { events, turn } = await runToEnd(h, sessionId, turnId);
+      expect(turn.outcome).toMatchObject({ kind: "completed", text: "Read it." });
+      const [tool] = toolParts(turn.parts);
+      expect(tool).toMatchObject({ state: "completed", approval: { state: "resolved", decision: "allow", source: "remote", reply: "once", request: { id: asked.request.id } } });
+      expect(ofType(events, "turn.approval.resolved")).toEqual([expect.objectContaining({ requestId: asked.request.id, decision: "allow", source: "remote", reply: "once", partId: tool!.id })]);
+      expect(seen(h.model.requests[before + 1])).toContain("hunter2-e1");
+      expect(await savedGrants(sessionId)).toEqual([]);
+    });
+
+    it("`always` saves a grant; the next identical call runs without asking; another Session still asks", async () => {
+      h.model.enqueue({ events: [readCall(".env")] }, done(), { events: [readCall(".env")] }, done("Again."));
+      const sessionId = await h.createSession();
+      const first = await queue(h, sessionId, "Read it");
+      const asked = await waitForTurnEvent(h, sessionId, first.turnId, "turn.approval.requested");
+      await ok(replyPermission(h, sessionId, asked.request.id, "always"));
+      expect((await runToEnd(h, sessionId, first.turnId)).turn.phase).toBe("completed");
+      expect(await savedGrants(sessionId)).toEqual([
+        { id: expect.any(String), sessionId, action: "read", resource: ".env", createdAt: expect.any(Number), sourcePermissionRequestId: asked.request.id },
+      ]);
+      const second = await queue(h, sessionId, "Read it again");
+      const { events, turn } = await runToEnd(h, sessionId, second.turnId);
+      expect(turn.outcome).toMatchObject({ kind: "completed", text: "Again." });
+      expect(ofType(events, "turn.approval.requested")).toEqual([]);
+      expect(toolParts(turn.parts)[0]).toMatchObject({ state: "completed", approval: { state: "resolved", decision: "allow", source: "saved" } });
+      h.model.enqueue({ events: [readCall(".env")] }, done());
+      const other = await h.createSession();
+      const third = await queue(h, other, "Read it here");
+      const again = await waitForTurnEvent(h, other, third.turnId, "turn.approval.requested");
+      await ok(replyPermission(h, other, again.request.id, "once"));
+      await runToEnd(h, other, third.turnId);
+    });
+
+    it("`reject` with a message denies the call: the tool never runs, the Turn fails with tool_denied; unknown ids are 404", async () => {
+      const before = h.model.requests.length;
+      h.model.enqueue({ events: [readCall(".env")] });
+      const sessionId = await h.createSession();
+      const { turnId } = await queue(h, sessionId, "Read the env file");
+      const asked = await waitForTurnEvent(h, sessionId, turnId, "turn.approval.requested");
+      const first = await ok(replyPermission(h, sessionId, asked.request.id, "reject", "Not the secrets."));
+      const { events, turn } = await runToEnd(h, sessionId, turnId);
+      expect(turn.outcome).toMatchObject({ kind: "failed", fault: { code: "tool_denied" } });
+      expect(turn.outcome?.kind === "failed" && turn.outcome.fault.message).toContain("Not the secrets.");
+      const [tool] = toolParts(turn.parts);
+      expect(tool).toMatchObject({ state: "denied", fault: { code: "permission_rejected" }, approval: { decision: "deny", source: "remote", reply: "reject", replyMessage: "Not the secrets." } });
+      expect(tool!.canonicalResult).toBeUndefined();
+      expect(ofType(events, "turn.tool.completed")).toEqual([expect.objectContaining({ ok: false, toolId: "read" })]);
+      expect(h.model.requests.length).toBe(before + 1);
+      expect(JSON.stringify(turn)).not.toContain("hunter2-e1");
+      // Unknown ids are 404 (a reply once the Turn ended is too: nothing is pending any more).
+      expect(first.requestId).toBe(asked.request.id);
+      expect(await failure(replyPermission(h, sessionId, randomUUID(), "once"))).toMatchObject({ status: 404, body: { _tag: "NotFoundError", resource: "permission_request" } });
+      expect(await failure(replyPermission(h, randomUUID(), asked.request.id, "once"))).toMatchObject({ status: 404, body: { _tag: "NotFoundError", resource: "session" } });
+    });
+
+    it("a configured deny refuses without asking, and a Session rule's deny wins over a saved grant", async () => {
+      const before = h.model.requests.length;
+      h.model.enqueue({ events: [readCall("classified.txt")] });
+      const sessionId = await h.createSession();
+      const { turnId } = await queue(h, sessionId, "Read the classified file");
+      const { events, turn } = await runToEnd(h, sessionId, turnId);
+      expect(turn.outcome).toMatchObject({ kind: "failed", fault: { code: "tool_denied" } });
+      expect(ofType(events, "turn.approval.requested")).toEqual([]);
+      expect(toolParts(turn.parts)[0]).toMatchObject({ state: "denied", fault: { code: "permission_denied" }, approval: { decision: "deny", source: "config", request: { action: "read", resources: ["classified.txt"] } } });
+      expect(h.model.requests.length).toBe(before + 1);
+      expect(JSON.stringify(turn)).not.toContain("top secret");
+
+      // A saved grant for .env, then the Session's rules deny it: no ask, denied by config.
+      h.model.enqueue({ events: [readCall(".env")] }, done(), { events: [readCall(".env")] });
+      const first = await queue(h, sessionId, "Read the env file");
+      const asked = await waitForTurnEvent(h, sessionId, first.turnId, "turn.approval.requested");
+      await ok(replyPermission(h, sessionId, asked.request.id, "always"));
+      await runToEnd(h, sessionId, first.turnId);
+      expect(await savedGrants(sessionId)).toHaveLength(1);
+      const { configuration } = await ok(sdk.getSessionConfiguration({ client: h.api.client, path: { server, sessionId } }));
+      await ok(
+        sdk.replaceSessionConfiguration({
+          client: h.api.client,
+          path: { server, sessionId },
+          body: { expectedRevision: configuration.revision, permissions: [{ action: "read", resource: ".env", effect: "deny" }], approval: configuration.approval },
+        }),
+      );
+      const second = await queue(h, sessionId, "Read it again");
+      const denied = await runToEnd(h, sessionId, second.turnId);
+      expect(ofType(denied.events, "turn.approval.requested")).toEqual([]);
+      expect(denied.turn.outcome).toMatchObject({ kind: "failed", fault: { code: "tool_denied" } });
+      expect(toolParts(denied.turn.parts)[0]).toMatchObject({ state: "denied", approval: { decision: "deny", source: "config" } });
+      expect(await savedGrants(sessionId)).toHaveLength(1);
+    });
   });
 
-  it("rejectQuestion fails the tool with question_dismissed; the Turn goes on", async () => {
-    h.model.enqueue({ events: [ask] }, done("No answer then."));
-    const sessionId = await h.createSession();
-    const { turnId } = await queue(h, sessionId, "Ask me");
-    const asked = await waitForTurnEvent(h, sessionId, turnId, "turn.question.asked");
-    await ok(sdk.rejectQuestion({ client: h.api.client, path: { server, sessionId, questionRequestId: asked.request.id } }));
-    const { events, turn } = await runToEnd(h, sessionId, turnId);
-    expect(turn.outcome).toMatchObject({ kind: "completed", text: "No answer then." });
-    expect(toolParts(turn.parts)[0]).toMatchObject({ state: "failed", fault: { code: "question_dismissed" }, question: { state: "dismissed" } });
-    expect(ofType(events, "turn.question.rejected")).toEqual([expect.objectContaining({ requestId: asked.request.id })]);
-    expect(ofType(events, "turn.question.asked")).toHaveLength(1);
+  describe("the question tool", () => {
+    const ask = {
+      type: "tool_call" as const,
+      name: "question",
+      arguments: {
+        questions: [
+          {
+            question: "Which colour should the button be?",
+            header: "Colour",
+            options: [
+              { label: "Blue", description: "Calm" },
+              { label: "Red", description: "Loud" },
+            ],
+          },
+        ],
+      },
+    };
+
+    it("replyQuestion's answers reach the model; the Turn stream shows question.asked and question.replied", async () => {
+      const before = h.model.requests.length;
+      h.model.enqueue({ events: [ask] }, done("Blue it is."));
+      const sessionId = await h.createSession();
+      const { turnId } = await queue(h, sessionId, "Ask me");
+      const asked = await waitForTurnEvent(h, sessionId, turnId, "turn.question.asked");
+      expect(asked.request).toMatchObject({ sessionId, turnId, toolId: "question", questions: [{ header: "Colour" }] });
+      const replied = await ok(
+        sdk.replyQuestion({ client: h.api.client, path: { server, sessionId, questionRequestId: asked.request.id }, body: { answers: [["Blue"]] } }),
+      );
+      expect(replied.requestId).toBe(asked.request.id);
+      const { events, turn } = await runToEnd(h, sessionId, turnId);
+      expect(turn.outcome).toMatchObject({ kind: "completed", text: "Blue it is." });
+      expect(toolParts(turn.parts)[0]).toMatchObject({ state: "completed", question: { state: "answered", answers: [["Blue"]] } });
+      expect(ofType(events, "turn.question.replied")).toEqual([expect.objectContaining({ requestId: asked.request.id, answers: [["Blue"]] })]);
+      expect(seen(h.model.requests[before + 1])).toContain("Blue");
+    });
+
+    it("refuses answers that do not match the questions with a 400", async () => {
+      h.model.enqueue({ events: [ask] }, done());
+      const sessionId = await h.createSession();
+      const { turnId } = await queue(h, sessionId, "Ask me");
+      const asked = await waitForTurnEvent(h, sessionId, turnId, "turn.question.asked");
+      const path = { server, sessionId, questionRequestId: asked.request.id };
+      expect(await failure(sdk.replyQuestion({ client: h.api.client, path, body: { answers: [["Blue"], ["Red"]] } }))).toMatchObject({ status: 400 });
+      expect(await failure(sdk.replyQuestion({ client: h.api.client, path: { ...path, questionRequestId: randomUUID() }, body: { answers: [["Blue"]] } }))).toMatchObject({
+        status: 404,
+      });
+      await ok(sdk.replyQuestion({ client: h.api.client, path, body: { answers: [["Red"]] } }));
+      await runToEnd(h, sessionId, turnId);
+    });
+
+    it("rejectQuestion fails the tool with question_dismissed; the Turn goes on", async () => {
+      h.model.enqueue({ events: [ask] }, done("No answer then."));
+      const sessionId = await h.createSession();
+      const { turnId } = await queue(h, sessionId, "Ask me");
+      const asked = await waitForTurnEvent(h, sessionId, turnId, "turn.question.asked");
+      await ok(sdk.rejectQuestion({ client: h.api.client, path: { server, sessionId, questionRequestId: asked.request.id } }));
+      const { events, turn } = await runToEnd(h, sessionId, turnId);
+      expect(turn.outcome).toMatchObject({ kind: "completed", text: "No answer then." });
+      expect(toolParts(turn.parts)[0]).toMatchObject({ state: "failed", fault: { code: "question_dismissed" }, question: { state: "dismissed" } });
+      expect(ofType(events, "turn.question.rejected")).toEqual([expect.objectContaining({ requestId: asked.request.id })]);
+      expect(ofType(events, "turn.question.asked")).toHaveLength(1);
+    });
+  });
+
+  describe("invalid tool calls", () => {
+    it("fails the tool with invalid_input (schema or JSON) or unknown_tool and the loop continues", async () => {
+      const before = h.model.requests.length;
+      h.model.enqueue(
+        { events: [{ type: "tool_call", name: "read", arguments: { filePath: 42 } }] },
+        { events: [{ type: "tool_call", name: "read", arguments: "{not json" }] },
+        { events: [{ type: "tool_call", name: "teleport", arguments: {} }] },
+        done("Gave up nicely."),
+      );
+      const sessionId = await h.createSession();
+      const { turnId } = await queue(h, sessionId, "Try odd calls");
+      const { turn } = await runToEnd(h, sessionId, turnId);
+      expect(turn.outcome).toMatchObject({ kind: "completed", text: "Gave up nicely." });
+      const parts = toolParts(turn.parts);
+      expect(parts.map((part) => [part.toolId, part.state, part.fault?.code])).toEqual([
+        ["read", "failed", "invalid_input"],
+        ["read", "failed", "invalid_input"],
+        ["teleport", "failed", "unknown_tool"],
+      ]);
+      expect(parts[1]!.modelInput).toBe("{not json");
+      expect(h.model.requests.length - before).toBe(4);
+      expect(seen(h.model.requests[before + 1])).toContain("invalid_input");
+    });
   });
 });
 
-describe("invalid tool calls", () => {
-  it("fails the tool with invalid_input (schema or JSON) or unknown_tool and the loop continues", async () => {
-    const before = h.model.requests.length;
-    h.model.enqueue(
-      { events: [{ type: "tool_call", name: "read", arguments: { filePath: 42 } }] },
-      { events: [{ type: "tool_call", name: "read", arguments: "{not json" }] },
-      { events: [{ type: "tool_call", name: "teleport", arguments: {} }] },
-      done("Gave up nicely."),
-    );
-    const sessionId = await h.createSession();
-    const { turnId } = await queue(h, sessionId, "Try odd calls");
-    const { turn } = await runToEnd(h, sessionId, turnId);
-    expect(turn.outcome).toMatchObject({ kind: "completed", text: "Gave up nicely." });
-    const parts = toolParts(turn.parts);
-    expect(parts.map((part) => [part.toolId, part.state, part.fault?.code])).toEqual([
-      ["read", "failed", "invalid_input"],
-      ["read", "failed", "invalid_input"],
-      ["teleport", "failed", "unknown_tool"],
-    ]);
-    expect(parts[1]!.modelInput).toBe("{not json");
-    expect(h.model.requests.length - before).toBe(4);
-    expect(seen(h.model.requests[before + 1])).toContain("invalid_input");
-  });
-});
 
 describe("several calls in one model step", () => {
   it("authorizes in the model's order, then runs the approved calls concurrently; results keep the model's order", async () => {

@@ -28,3 +28,21 @@ export function miniflare(scriptPath: string, options: Partial<MiniflareOptions>
     ...options,
   } as MiniflareOptions);
 }
+
+const bundles = new Map<string, Promise<string>>();
+
+/**
+ * `bundle(entry)` once per test process: the suites that start the same Worker (the host fixture's
+ * files, tests/support/hosts.ts) share one bundle instead of each spending seconds on esbuild.
+ * Files run in shared worker processes (vitest `isolate: false`), so the cache spans files.
+ */
+export function bundleOnce(entry: string): Promise<string> {
+  let pending = bundles.get(entry);
+  if (!pending) {
+    pending = bundle(entry);
+    // A failed bundle is not cached: the next file tries again and reports its own error.
+    pending.catch(() => bundles.delete(entry));
+    bundles.set(entry, pending);
+  }
+  return pending;
+}

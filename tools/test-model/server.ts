@@ -50,6 +50,8 @@ export interface TestModel {
   readonly anthropicBaseURL: string;
   /** Queue responses (FIFO, shared by all protocols). Throws on a malformed response. */
   enqueue(...responses: ScriptedResponse[]): void;
+  /** Drops the queued responses no request took (a test that scripted more than it used); returns how many. */
+  discard(): number;
   /** The fallback when the queue is empty. */
   reply(fn: (request: RecordedRequest) => ScriptedResponse | Promise<ScriptedResponse>): void;
   /** Every model request so far, in arrival order (a live view). */
@@ -356,6 +358,7 @@ export async function startTestModel(options: TestModelOptions = {}): Promise<Te
     openaiBaseURL: `${url}/v1`,
     anthropicBaseURL: url,
     enqueue,
+    discard: () => queue.splice(0).length,
     reply(fn) {
       replyFn = fn;
     },
