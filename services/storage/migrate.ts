@@ -120,11 +120,18 @@ export function validateRegistry(migrations: MigrationRegistry): void {
   }
 }
 
-/** Schema objects (tables, indexes, triggers, views) other than SQLite's and the ledger's own. */
+/**
+ * Tables and schema objects that are never the harness's: SQLite's own (`sqlite_*`) and a Durable
+ * Object's (`_cf_*`, e.g. `_cf_KV` once its key-value API stored something — names Cloudflare
+ * reserves: SQL there cannot create them).
+ */
+const FOREIGN_NAMES = `name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE '\\_cf\\_%' ESCAPE '\\'`;
+
+/** Schema objects (tables, indexes, triggers, views) other than SQLite's, the platform's and the ledger's own. */
 async function readSchemaObjects(reader: Reader): Promise<Map<string, SchemaObject>> {
   const result = await reader.execute(
     `SELECT type, name, sql FROM sqlite_master
-      WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'
+      WHERE sql IS NOT NULL AND ${FOREIGN_NAMES}
         AND name NOT IN ('${LEDGER_TABLE}', '${SCHEMA_OBJECT_TABLE}')`,
   );
   const objects = new Map<string, SchemaObject>();
@@ -137,7 +144,7 @@ async function readSchemaObjects(reader: Reader): Promise<Map<string, SchemaObje
 
 async function readState(reader: Reader): Promise<DatabaseState> {
   const tables = await reader.execute(
-    `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'`,
+    `SELECT name FROM sqlite_master WHERE type = 'table' AND ${FOREIGN_NAMES}`,
   );
   const names = new Set(tables.rows.map((row) => String(row["name"])));
   const hasLedger = names.has(LEDGER_TABLE);

@@ -261,6 +261,28 @@ describe("refusals write nothing", () => {
     expect(existsSync(`${path}-wal`)).toBe(false);
   });
 
+  it("a Durable Object's own tables (_cf_*) are not the harness's: a database holding only them is migrated, not refused", async () => {
+    const state = await tempStateDirectory();
+    const path = join(state, "object.db");
+    const raw = rawClient(path);
+    // What a Durable Object's key-value API leaves before the harness first opens its database.
+    await raw.execute("CREATE TABLE _cf_KV (key TEXT PRIMARY KEY, value BLOB)");
+    await raw.execute("INSERT INTO _cf_KV VALUES ('harness:server', 'local')");
+    raw.close();
+    const handle = await openDatabase({ url: path, stateDirectory: state, migrations: [foundation] });
+    try {
+      expect(handle.migration.applied).toEqual([foundation.id]);
+    } finally {
+      await handle.close();
+    }
+    const reopened = await openDatabase({ url: path, stateDirectory: state, migrations: [foundation] });
+    try {
+      expect(reopened.migration.applied).toEqual([]);
+    } finally {
+      await reopened.close();
+    }
+  });
+
   it("StorageNewerThanBinary: a newer build applied a breaking migration this build does not know", async () => {
     const state = await tempStateDirectory();
     const path = join(state, "db.sqlite");
