@@ -19,7 +19,7 @@ import type {
   PromptPart,
   StartMcpCredentialRequest,
 } from "../generated/client/types.gen.js";
-import { notFound, unavailable, validationFailure } from "../services/contract/failure.js";
+import { notFound, unavailable } from "../services/contract/failure.js";
 import type { SessionService } from "../services/core/sessions.js";
 import type { TurnService } from "../services/core/turns/service.js";
 import { mcpHandlers, type McpOperationsHost } from "../services/host/mcp-handlers.js";
@@ -27,7 +27,7 @@ import { capabilitiesOf } from "../services/mcp/catalog.js";
 import type { ResolvedMcpServer } from "../services/mcp/config.js";
 import { isLimitReached } from "../services/mcp/limits.js";
 import type { McpOAuth } from "../services/mcp/oauth.js";
-import { matches, promptParts } from "../services/mcp/prompts.js";
+import { checkAdvertised, checkedPrompt, promptParts, resourceReadResult } from "../services/mcp/prompts.js";
 import { ServerUnavailable, unavailableServer } from "../services/mcp/status.js";
 import type { WorkerMcpHost, WorkerMcpSlot } from "./mcp.js";
 
@@ -67,15 +67,7 @@ export class WorkerMcpOperations implements McpOperationsHost {
 
   async prompt(serverName: string, promptName: string, args: Readonly<Record<string, string>> = {}, signal?: AbortSignal): Promise<PromptPart[]> {
     const slot = await this.connected(serverName);
-    const prompt = slot.connected!.lists.prompts.find((candidate) => candidate.name === promptName);
-    if (!prompt) throw notFound("mcp_prompt", `MCP server ${JSON.stringify(serverName)} has no prompt ${JSON.stringify(promptName)}`);
-    const declared = new Map((prompt.arguments ?? []).map((arg) => [arg.name, arg]));
-    for (const name of Object.keys(args)) {
-      if (!declared.has(name)) throw validationFailure(`Invalid request: body.arguments.${name} (/arguments/${name}): is not an argument of prompt ${JSON.stringify(promptName)}`);
-    }
-    for (const arg of declared.values()) {
-      if (arg.required && args[arg.name] === undefined) throw validationFailure(`Invalid request: body.arguments.${arg.name} (/arguments/${arg.name}): is required by prompt ${JSON.stringify(promptName)}`);
-    }
+    checkedPrompt(slot.connected!.lists.prompts, serverName, promptName, args);
     const result = await this.call(slot, (client, bound) => client.getPrompt({ name: promptName, arguments: { ...args } }, { signal: bound }), signal, "mcp_prompt");
     return promptParts(result, serverName);
   }
@@ -83,15 +75,9 @@ export class WorkerMcpOperations implements McpOperationsHost {
   async readResource(serverName: string, uri: string, signal?: AbortSignal): Promise<McpResourceReadResult> {
     const slot = await this.connected(serverName);
     const lists = slot.connected!.lists;
-    const advertised = lists.resources.some((resource) => resource.uri === uri) || lists.resourceTemplates.some((template) => matches(template.uriTemplate, uri));
-    if (!advertised) throw notFound("mcp_resource", `MCP server ${JSON.stringify(serverName)} advertises no resource ${JSON.stringify(uri)}`);
+    checkAdvertised(lists, serverName, uri);
     const read = await this.call(slot, (client, bound) => client.readResource({ uri }, { signal: bound }), signal, "mcp_resource");
-    return {
-      contents: read.contents.map((item) => {
-        const base = { uri: item.uri, ...(typeof item.mimeType === "string" ? { mimeType: item.mimeType } : {}) };
-        return "text" in item && typeof item.text === "string" ? { ...base, text: item.text } : { ...base, blob: String((item as { blob?: unknown }).blob ?? "") };
-      }),
-    };
+    return resourceReadResult(read);
   }
 
   async credentialStatus(serverName: string): Promise<McpCredentialStatus> {

@@ -22,7 +22,7 @@ import type {
 } from "../../generated/client/types.gen.js";
 import type { Env } from "../config/paths.js";
 import type { Config, Limit, McpServer } from "../config/types.js";
-import { notFound, unavailable, validationFailure } from "../contract/failure.js";
+import { notFound, unavailable } from "../contract/failure.js";
 import { authFileLocation, type AuthFileLocation } from "../providers/auth-file.js";
 import { injectedCredentialsOf } from "../providers/injected.js";
 import type { RegisteredTool } from "../tools/registry.js";
@@ -34,7 +34,7 @@ import { McpConnection, ServerUnavailable, type McpServerState } from "./connect
 import { unavailableServer } from "./status.js";
 import { isLimitReached, limitMs } from "./limits.js";
 import { McpOAuth } from "./oauth.js";
-import { matches, promptParts } from "./prompts.js";
+import { checkAdvertised, checkedPrompt, promptParts, resourceReadResult } from "./prompts.js";
 import type { ResultLimits } from "./results.js";
 import type { StdioLifecycleLimits } from "./stdio.js";
 import type { CommandSandbox } from "../sandbox/index.js";
@@ -279,15 +279,7 @@ export class McpHost {
   /** Resolves a prompt into prompt parts (messages in order; text, images, embedded text resources). */
   async prompt(serverName: string, promptName: string, args: Readonly<Record<string, string>> = {}, signal?: AbortSignal): Promise<PromptPart[]> {
     const connection = await this.connectedServer(serverName);
-    const prompt = connection.connected?.lists.prompts.find((candidate) => candidate.name === promptName);
-    if (!prompt) throw notFound("mcp_prompt", `MCP server ${JSON.stringify(serverName)} has no prompt ${JSON.stringify(promptName)}`);
-    const declared = new Map((prompt.arguments ?? []).map((arg) => [arg.name, arg]));
-    for (const name of Object.keys(args)) {
-      if (!declared.has(name)) throw validationFailure(`Invalid request: body.arguments.${name} (/arguments/${name}): is not an argument of prompt ${JSON.stringify(promptName)}`);
-    }
-    for (const arg of declared.values()) {
-      if (arg.required && args[arg.name] === undefined) throw validationFailure(`Invalid request: body.arguments.${arg.name} (/arguments/${arg.name}): is required by prompt ${JSON.stringify(promptName)}`);
-    }
+    checkedPrompt(connection.connected!.lists.prompts, serverName, promptName, args);
     const result = await this.call(connection, (client, bound) => client.getPrompt({ name: promptName, arguments: { ...args } }, { signal: bound }), signal, "mcp_prompt");
     return promptParts(result, serverName);
   }
@@ -296,15 +288,9 @@ export class McpHost {
   async readResource(serverName: string, uri: string, signal?: AbortSignal): Promise<McpResourceReadResult> {
     const connection = await this.connectedServer(serverName);
     const lists = connection.connected!.lists;
-    const advertised = lists.resources.some((resource) => resource.uri === uri) || lists.resourceTemplates.some((template) => matches(template.uriTemplate, uri));
-    if (!advertised) throw notFound("mcp_resource", `MCP server ${JSON.stringify(serverName)} advertises no resource ${JSON.stringify(uri)}`);
+    checkAdvertised(lists, serverName, uri);
     const read = await this.call(connection, (client, bound) => client.readResource({ uri }, { signal: bound }), signal, "mcp_resource");
-    return {
-      contents: read.contents.map((item) => {
-        const base = { uri: item.uri, ...(typeof item.mimeType === "string" ? { mimeType: item.mimeType } : {}) };
-        return "text" in item && typeof item.text === "string" ? { ...base, text: item.text } : { ...base, blob: String((item as { blob?: unknown }).blob ?? "") };
-      }),
-    };
+    return resourceReadResult(read);
   }
 
   /** Manually reconnects a server that is down (an explicit host request). */
