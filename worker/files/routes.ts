@@ -33,7 +33,7 @@ import { evaluateConfigured } from "../../services/core/permissions/index.js";
 import type { SessionService } from "../../services/core/sessions.js";
 import type { RequestContext } from "../../services/http/handler.js";
 import { compareBytes, decodeWorkspacePath, encodePath, isPrivatePath, PRIVATE_ROOT_NAMES, utf8OrUndefined, type DecodedPath } from "../../services/workspace/files/path.js";
-import { chunkEnds, MAX_READ_FILE_BYTES, sniffImage } from "../../services/workspace/files/content.js";
+import { contentItems, MAX_READ_FILE_BYTES } from "../../services/workspace/files/content.js";
 import { WORKSPACE_ROOT } from "../workspace.js";
 import { parentOf, workspacePath } from "./paths.js";
 import type { StoredEntry, WorkspaceFileStore } from "./store.js";
@@ -179,17 +179,7 @@ export function captureStoredFile(store: WorkspaceFileStore, workdir: string, pa
   const content = Buffer.from(store.readBytes(entry.path));
   const version = versionOf(content, path.bytes);
   if (expectedVersion !== undefined && expectedVersion !== version) return [{ type: "file.changed", version }];
-  const isText = !content.includes(0) && utf8OrUndefined(content) !== undefined;
-  const image = isText ? undefined : sniffImage(content);
-  if (!isText && !image) return [{ type: "file.binary", version, size: content.length }];
-  const items: ReadItem[] = [{ type: "file.begin", content: isText ? "text" : "image", mimeType: isText ? "text/plain; charset=utf-8" : image!, version, size: content.length }];
-  let offset = 0;
-  for (const end of chunkEnds(content, isText)) {
-    items.push({ type: "file.chunk", offset, bytesBase64: content.subarray(offset, end).toString("base64") });
-    offset = end;
-  }
-  items.push({ type: "file.end", version, size: content.length, sha256: createHash("sha256").update(content).digest("hex") });
-  return items;
+  return contentItems(content, version);
 }
 
 /** Numbers a finite or endless item sequence as SSE messages (`id:` = `sequence`), as on Node. */

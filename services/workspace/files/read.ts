@@ -13,8 +13,8 @@ import { createHash } from "node:crypto";
 import { constants } from "node:fs";
 import type { FileReadEvent } from "../../../generated/client/types.gen.js";
 import { validationFailure } from "../../contract/failure.js";
-import { MAX_READ_FILE_BYTES, chunkEnds, sniffImage } from "./content.js";
-import { utf8OrUndefined, type DecodedPath } from "./path.js";
+import { MAX_READ_FILE_BYTES, contentItems } from "./content.js";
+import type { DecodedPath } from "./path.js";
 import { identityOf, identityText, lstatOrUndefined, openDirectories, sameIdentity, type Identity } from "./resolve.js";
 import { childPath, closeDirectory, closeVerified, isPathChanged, openChild, type Opened } from "./verified.js";
 
@@ -75,15 +75,5 @@ export async function captureFile(workdir: string, path: DecodedPath, expectedVe
   }
   const version = versionOf(content, fileIdentity, parents.identity, path.bytes);
   if (expectedVersion !== undefined && expectedVersion !== version) return [{ type: "file.changed", version }];
-  const isText = !content.includes(0) && utf8OrUndefined(content) !== undefined;
-  const image = isText ? undefined : sniffImage(content);
-  if (!isText && !image) return [{ type: "file.binary", version, size: content.length }];
-  const items: Item[] = [{ type: "file.begin", content: isText ? "text" : "image", mimeType: isText ? "text/plain; charset=utf-8" : image!, version, size: content.length }];
-  let offset = 0;
-  for (const end of chunkEnds(content, isText)) {
-    items.push({ type: "file.chunk", offset, bytesBase64: content.subarray(offset, end).toString("base64") });
-    offset = end;
-  }
-  items.push({ type: "file.end", version, size: content.length, sha256: createHash("sha256").update(content).digest("hex") });
-  return items;
+  return contentItems(content, version);
 }
