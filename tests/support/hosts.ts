@@ -17,6 +17,7 @@ import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import type { Miniflare } from "miniflare";
 import type { PermissionRule, ZeClient } from "../../clients/index.js";
+import type { McpServer } from "../../services/config/types.js";
 import { startServer } from "../../services/host/server.js";
 import { startTestModel, type TestModel } from "../../tools/test-model/index.js";
 // @ts-expect-error -- the deployment configuration is a plain .mjs module without types
@@ -43,6 +44,8 @@ export interface HostOptions {
   readonly approvalTimeoutMs?: number | "unlimited";
   /** Node config `codemode.enabled`; Worker `HARNESS_CODEMODE_ENABLED`. */
   readonly codemode?: boolean;
+  /** The host-configured MCP servers: Node config `mcp`; Worker `HARNESS_MCP` (a JSON array of the same entries). */
+  readonly mcp?: readonly McpServer[];
 }
 
 type Fetch = (request: Request) => Promise<Response>;
@@ -90,6 +93,7 @@ export function nodeConfig(model: TestModel, options: HostOptions): Record<strin
       ? { approval: { timeoutMs: options.approvalTimeoutMs === "unlimited" ? { kind: "unlimited" } : { kind: "finite", value: options.approvalTimeoutMs } } }
       : {}),
     ...(options.codemode !== undefined ? { codemode: { enabled: options.codemode } } : {}),
+    ...(options.mcp !== undefined ? { mcp: options.mcp } : {}),
   };
 }
 
@@ -102,6 +106,7 @@ export function workerVariables(model: TestModel, options: HostOptions): Record<
     ...(options.permissionCaseSensitive !== undefined ? { HARNESS_PERMISSION_CASE_SENSITIVE: String(options.permissionCaseSensitive) } : {}),
     ...(options.approvalTimeoutMs !== undefined ? { HARNESS_APPROVAL_TIMEOUT_MS: String(options.approvalTimeoutMs) } : {}),
     ...(options.codemode !== undefined ? { HARNESS_CODEMODE_ENABLED: String(options.codemode) } : {}),
+    ...(options.mcp !== undefined ? { HARNESS_MCP: JSON.stringify(options.mcp) } : {}),
   };
 }
 
