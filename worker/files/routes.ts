@@ -34,6 +34,7 @@ import type { SessionService } from "../../services/core/sessions.js";
 import type { RequestContext } from "../../services/http/handler.js";
 import { compareBytes, decodeWorkspacePath, encodePath, isPrivatePath, PRIVATE_ROOT_NAMES, utf8OrUndefined, type DecodedPath } from "../../services/workspace/files/path.js";
 import { contentItems, MAX_READ_FILE_BYTES } from "../../services/workspace/files/content.js";
+import { decodeListCursor, encodeListCursor } from "../../services/workspace/files/cursor.js";
 import { WORKSPACE_ROOT } from "../workspace.js";
 import { parentOf, workspacePath } from "./paths.js";
 import type { StoredEntry, WorkspaceFileStore } from "./store.js";
@@ -102,27 +103,13 @@ function walkDirectories(store: WorkspaceFileStore, workdir: string, segments: r
 
 const identityOf = (directory: string): string => `ws-${createHash("sha256").update(directory).digest("hex").slice(0, 32)}`;
 
-function encodeCursor(directory: string, after: Uint8Array): string {
-  return Buffer.from(JSON.stringify({ d: directory, a: Buffer.from(after).toString("base64") })).toString("base64url");
-}
-
-function decodeCursor(value: string): { directory: string; after: Buffer } {
-  try {
-    const parsed = JSON.parse(Buffer.from(value, "base64url").toString("utf8")) as { d?: unknown; a?: unknown };
-    if (typeof parsed.d !== "string" || typeof parsed.a !== "string") throw new Error();
-    return { directory: parsed.d, after: Buffer.from(parsed.a, "base64") };
-  } catch {
-    throw validationFailure("cursor is not a cursor this host returned");
-  }
-}
-
 /** One page of a directory's direct children (Node's `listFiles` over the store). */
 export function listStoredFiles(store: WorkspaceFileStore, workdir: string, pathValue: string | undefined, cursorValue: string | undefined): WorkspaceListPage {
   const path = pathValue === undefined ? null : requestPath(pathValue);
   const directory = walkDirectories(store, workdir, path?.segments ?? []);
   if (directory === undefined) throw notFoundPath("No directory exists at path");
   const identity = identityOf(directory);
-  const cursor = cursorValue === undefined ? undefined : decodeCursor(cursorValue);
+  const cursor = cursorValue === undefined ? undefined : decodeListCursor(cursorValue);
   if (cursor && cursor.directory !== identity) throw conflict("The directory was replaced since this cursor was made: reread from the first page");
   const atRoot = path === null;
   const children = (entryAt(store, directory) === undefined ? [] : store.list(directory))
@@ -154,7 +141,7 @@ export function listStoredFiles(store: WorkspaceFileStore, workdir: string, path
     path: path ? encodePath(path.bytes) : null,
     directoryIdentity: identity,
     entries,
-    ...(more ? { next: encodeCursor(identity, last!) } : {}),
+    ...(more ? { next: encodeListCursor({ directory: identity, after: last! }) } : {}),
   };
 }
 

@@ -8,32 +8,14 @@
 import { Buffer } from "node:buffer";
 import { promises as fsp } from "node:fs";
 import type { WorkspaceEntry, WorkspaceListPage } from "../../../generated/client/types.gen.js";
-import { conflict, validationFailure } from "../../contract/failure.js";
+import { conflict } from "../../contract/failure.js";
+import { decodeListCursor, encodeListCursor } from "./cursor.js";
 import { compareBytes, encodePath, PRIVATE_ROOT_NAMES, type DecodedPath } from "./path.js";
 import { identityText, lstatOrUndefined, openRequestedDirectory, type OpenedDirectories } from "./resolve.js";
 import { childPath, closeDirectory, directoryPath } from "./verified.js";
 
 export const MAX_LIST_ENTRIES = 128;
 export const LIST_TARGET_BYTES = 512 * 1024;
-
-interface Cursor {
-  readonly directory: string;
-  readonly after: Buffer;
-}
-
-function encodeCursor(cursor: Cursor): string {
-  return Buffer.from(JSON.stringify({ d: cursor.directory, a: cursor.after.toString("base64") })).toString("base64url");
-}
-
-function decodeCursor(value: string): Cursor {
-  try {
-    const parsed = JSON.parse(Buffer.from(value, "base64url").toString("utf8")) as { d?: unknown; a?: unknown };
-    if (typeof parsed.d !== "string" || typeof parsed.a !== "string") throw new Error();
-    return { directory: parsed.d, after: Buffer.from(parsed.a, "base64") };
-  } catch {
-    throw validationFailure("cursor is not a cursor this host returned");
-  }
-}
 
 /** Whether a direct child is excluded: `.git` anywhere, private state at the workdir root. */
 export function excludedChild(name: Buffer, atRoot: boolean): boolean {
@@ -53,7 +35,7 @@ export async function listFiles(workdir: string, pathValue: string | undefined, 
 /** One page of the open directory: read through its verified descriptor, so exactly that directory. */
 async function listPage(directory: OpenedDirectories & { readonly path: DecodedPath | null }, cursorValue: string | undefined): Promise<WorkspaceListPage> {
   const identity = identityText(directory.identity);
-  const cursor = cursorValue === undefined ? undefined : decodeCursor(cursorValue);
+  const cursor = cursorValue === undefined ? undefined : decodeListCursor(cursorValue);
   if (cursor && cursor.directory !== identity) throw conflict("The directory was replaced since this cursor was made: reread from the first page");
   const names = (await fsp.readdir(directoryPath(directory.dir), { encoding: "buffer" }))
     .filter((name) => !excludedChild(name, directory.path === null))
@@ -86,6 +68,6 @@ async function listPage(directory: OpenedDirectories & { readonly path: DecodedP
     path: directory.path ? encodePath(directory.path.bytes) : null,
     directoryIdentity: identity,
     entries,
-    ...(more ? { next: encodeCursor({ directory: identity, after: last! }) } : {}),
+    ...(more ? { next: encodeListCursor({ directory: identity, after: last! }) } : {}),
   };
 }
