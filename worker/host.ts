@@ -42,6 +42,8 @@ import { openDurableObjectStorage, type DurableObjectStorageInput } from "./stor
 import { composeWorkerMcp } from "./mcp-compose.js";
 import { workerMcpHandlers } from "./mcp-routes.js";
 import { callbackPage } from "./oauth.js";
+import BUILT_DASHBOARD from "ze-harness:dashboard-asset";
+import { UNBUILT_DASHBOARD } from "../services/http/dashboard.js";
 import { workspaceSkills } from "./skills.js";
 import { createWorkerPlugins } from "./plugins.js";
 import type { WorkerLoaderBinding } from "./plugins-loader.js";
@@ -254,6 +256,8 @@ export class WorkerHarnessHost {
       guard: { allowedHosts: ["*"] },
       servers: (name) => name === this.#server(),
       openapi: () => OPENAPI_DOCUMENT,
+      // GET /dashboard, the page the Node daemon serves, for this host's server (inlined at bundle time).
+      dashboard: { server: this.#server() ?? "", asset: () => BUILT_DASHBOARD ?? UNBUILT_DASHBOARD },
     });
     return { storage, fetch, streams: new EventStreams(storage, hub), compiled: compiled.value, recovery, callback: (request) => mcp.callback(request) };
   }

@@ -3,13 +3,9 @@
 // never built serves a plain page (no script) saying how to build it.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { DashboardAsset } from "../http/dashboard.js";
+import { UNBUILT_DASHBOARD as UNBUILT, type DashboardAsset } from "../http/dashboard.js";
 import { packageRoot } from "./version.js";
 
-const UNBUILT: DashboardAsset = {
-  html: '<!doctype html><html lang="en"><meta charset="utf-8"><meta name="ze-harness-server" content="%ZE_HARNESS_SERVER%"><title>Ze Harness</title><p>The dashboard is built by <code>npm run build</code>.</p></html>',
-  scriptHash: undefined,
-};
 
 function read(file: string): DashboardAsset {
   let text: string;

@@ -22,6 +22,12 @@ export interface DashboardOptions {
   readonly frameAncestors?: readonly string[];
 }
 
+/** What a checkout that was never built serves: a plain page (no script) saying how to build it. */
+export const UNBUILT_DASHBOARD: DashboardAsset = {
+  html: '<!doctype html><html lang="en"><meta charset="utf-8"><meta name="ze-harness-server" content="%ZE_HARNESS_SERVER%"><title>Ze Harness</title><p>The dashboard is built by <code>npm run build</code>.</p></html>',
+  scriptHash: undefined,
+};
+
 /** The identity placeholder the handler fills in (it appears once, in the meta tag). */
 export const SERVER_PLACEHOLDER = "%ZE_HARNESS_SERVER%";
 const SERVER_META = `<meta name="ze-harness-server" content="${SERVER_PLACEHOLDER}">`;

@@ -6,12 +6,14 @@
 // reports the compiled provider, the unknown id left out under 'report' and the bundled catalog
 // kept over a stale supplied one; a host participant set due runs from the object's `alarm()`.
 import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import type { Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sdk, type ZeClient } from "../../clients/index.js";
 import { credentialHash, startTestModel, type TestModel } from "../../tools/test-model/index.js";
 import { ok } from "../support/calls.js";
-import { networkClient } from "../support/harness.js";
+import { networkClient, repoRoot } from "../support/harness.js";
 import { bundle, miniflare } from "./support.js";
 
 const INJECTED_KEY = "injected-key-for-the-embedded-host";
@@ -167,6 +169,18 @@ describe("WorkerHarnessHost embedded in a host Durable Object (workerd)", () => 
     expect(resources.modelCatalog.diagnostic).toContain("the supplied model catalog was not used");
     // No key in what the host reports.
     expect(JSON.stringify(resources)).not.toContain(INJECTED_KEY);
+  });
+
+  it("serves the dashboard page at GET /dashboard for its server, built into the bundle, under the page's policy", async () => {
+    const response = await fetch(`${url}/dashboard`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    const html = await response.text();
+    expect(html).toContain('<meta name="ze-harness-server" content="embedded">');
+    // The built page (npm run build ran before the suite): its one script, allowed by its hash.
+    const built = JSON.parse(readFileSync(join(repoRoot, "dist", "dashboard.json"), "utf8")) as { scriptHash: string };
+    expect(response.headers.get("content-security-policy")).toContain(`script-src '${built.scriptHash}'`);
+    expect(html).toContain("<script>");
   });
 
   it("runs a host alarm participant from the object's alarm() once it is due", async () => {

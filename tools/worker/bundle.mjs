@@ -7,6 +7,7 @@
 // bundle under a content-hashed name and stays an import of that file; the runtime loads it as a
 // compiled module (miniflare: `modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"] }]`).
 import { build } from "esbuild";
+import { existsSync, readFileSync } from "node:fs";
 import { builtinModules } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -72,6 +73,14 @@ export async function bundleWorker({ entry, outfile, write = true, unreachable }
             }
             return undefined;
           });
+          // The dashboard page (dist/dashboard.json, written by npm run build's tools/build-assets.mjs),
+          // inlined: a Worker reads no files. Absent (never built): null, and the host serves the
+          // page saying how to build it, as the Node host does.
+          b.onResolve({ filter: /^ze-harness:dashboard-asset$/ }, () => ({ path: join(root, "dist", "dashboard.json"), namespace: "dashboard-asset" }));
+          b.onLoad({ filter: /.*/, namespace: "dashboard-asset" }, (args) => ({
+            contents: `export default ${existsSync(args.path) ? readFileSync(args.path, "utf8") : "null"};`,
+            loader: "js",
+          }));
           b.onLoad({ filter: /.*/, namespace: "node-only" }, (args) => ({
             contents: `throw new Error(${JSON.stringify(`${args.path} is Node-only and not part of the Worker bundle`)});`,
             loader: "js",
