@@ -4,7 +4,8 @@
 // internal, non-loopback http:// host) back to an accepted URL. Every hop is checked before it is
 // requested, so the internal host is never contacted and the source is a typed 400 naming no hop;
 // a redirect between accepted URLs still resolves. The same bytes added on two servers run in two
-// isolates: module state one server's Sessions leave is never seen by another server's.
+// isolates: module state one server's Sessions leave is never seen by another server's. A redirect
+// loop and a body past the 8 MiB bound are typed 400s.
 import { randomUUID } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -46,6 +47,14 @@ beforeAll(async () => {
   });
   accepted = createServer((request, response) => {
     if (request.url === "/start") return void response.writeHead(302, { location: `${internalOrigin}/metadata` }).end();
+    if (request.url === "/loop") return void response.writeHead(302, { location: "/loop" }).end();
+    if (request.url === "/huge.js") {
+      // Past the 8 MiB bound, streamed without a length.
+      response.writeHead(200, { "content-type": "text/javascript" });
+      const chunk = Buffer.alloc(1024 * 1024, 0x20);
+      for (let i = 0; i < 9; i++) response.write(chunk);
+      return void response.end();
+    }
     if (request.url === "/moved") return void response.writeHead(301, { location: "/notes.js" }).end();
     if (request.url === "/memory.js") return void response.writeHead(200, { "content-type": "text/javascript" }).end(MEMORY_PLUGIN);
     if (request.url === "/notes.js") return void response.writeHead(200, { "content-type": "text/javascript" }).end("export default {};\n");
@@ -132,5 +141,17 @@ describe("Bundle plugin URLs under attack (workerd)", () => {
     const other = await remember("tenant-b", "b-value");
     expect(other).toContain('"previous":null');
     expect(other).not.toContain("a-");
+  });
+
+  it("refuses a redirect loop and a body past the bound as typed 400s, recording nothing", async () => {
+    const sessionId = randomUUID();
+    await ok(sdk.createSession({ client, path: { server: SERVER, sessionId }, body: {} }));
+    const loop = await failure(sdk.addSessionPlugin({ client, path: { server: SERVER, sessionId }, body: request(startUrl.replace("/start", "/loop")) }));
+    expect(loop.status).toBe(400);
+    expect(loop.body).toMatchObject({ _tag: "ValidationError", message: expect.stringContaining("redirected to a URL this host does not fetch bundles from") });
+    const huge = await failure(sdk.addSessionPlugin({ client, path: { server: SERVER, sessionId }, body: request(startUrl.replace("/start", "/huge.js")) }));
+    expect(huge.status).toBe(400);
+    expect(huge.body).toMatchObject({ _tag: "ValidationError", message: expect.stringContaining("is larger than 8388608 bytes") });
+    expect((await ok(sdk.sessionPlugins({ client, path: { server: SERVER, sessionId } }))).status).not.toHaveProperty("desired");
   });
 });
