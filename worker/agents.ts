@@ -19,8 +19,13 @@
 // agents — and every use of the agent that file declares, and the listing, is the typed 503
 // `UnavailableError` `AgentConfigInvalid: <file>: <pointer>: <message>` (Node's startup refusal,
 // worded the same). Other agents keep working, so a Turn can still repair the file.
+//
+// Permissions: Node's agent directory belongs to the server's user; this one is the model's own
+// (a Turn writes it through `write`), and an agent's rules come last, so an `allow` (or `ask`)
+// there would lift what HARNESS_PERMISSIONS denies. A store file may therefore only narrow: of
+// the rules it adds, only `deny` ones apply (a built-in agent keeps its own rules first).
 import { unavailable } from "../services/contract/failure.js";
-import { describeAgentCatalogError, loadAgentCatalog, type AgentCatalog, type AgentCatalogError, type AgentFileSystem } from "../services/workspace/agents.js";
+import { describeAgentCatalogError, loadAgentCatalog, type AgentCatalog, type AgentCatalogError, type AgentDefinition, type AgentFileSystem } from "../services/workspace/agents.js";
 import { isWorkspaceFileError } from "../plugin/index.js";
 import { workspacePath } from "./files/paths.js";
 import type { WorkspaceFileStore } from "./files/store.js";
@@ -72,6 +77,31 @@ function refusing(base: AgentCatalog, error: AgentCatalogError): AgentCatalog {
   });
 }
 
+/** `catalog` with each agent's store-added rules reduced to their `deny` ones (after the built-in agent's own rules). */
+function denyOnly(catalog: AgentCatalog, builtins: AgentCatalog): AgentCatalog {
+  const narrowed = new Map<AgentDefinition, AgentDefinition>();
+  const narrow = (agent: AgentDefinition | undefined): AgentDefinition | undefined => {
+    if (agent === undefined) return undefined;
+    let done = narrowed.get(agent);
+    if (done === undefined) {
+      const own = builtins.get(agent.id)?.permissions.length ?? 0;
+      const permissions = [...agent.permissions.slice(0, own), ...agent.permissions.slice(own).filter((rule) => rule.effect === "deny")];
+      done = permissions.length === agent.permissions.length ? agent : Object.freeze({ ...agent, permissions: Object.freeze(permissions) });
+      narrowed.set(agent, done);
+    }
+    return done;
+  };
+  return Object.freeze({
+    ...catalog,
+    get: (id: string) => narrow(catalog.get(id)),
+    list: () => catalog.list().map((agent) => narrow(agent)!),
+    primary: (id: string) => narrow(catalog.primary(id)),
+    spawnable: (id: string) => narrow(catalog.spawnable(id)),
+    subagents: () => catalog.subagents().map((agent) => narrow(agent)!),
+    toSessionAgentsResponse: () => catalog.toSessionAgentsResponse(),
+  });
+}
+
 /** The server's current agent catalog, read from the store at each call. */
 export function workspaceAgents(store: WorkspaceFileStore): () => AgentCatalog {
   const files = storeAgentFiles(store);
@@ -81,7 +111,7 @@ export function workspaceAgents(store: WorkspaceFileStore): () => AgentCatalog {
   return () => {
     const loaded = load(files);
     if (!loaded.ok) return refusing(good, loaded.error);
-    good = loaded.value;
+    good = denyOnly(loaded.value, builtins.value);
     return good;
   };
 }

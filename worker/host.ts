@@ -46,7 +46,7 @@ import BUILT_DASHBOARD from "ze-harness:dashboard-asset";
 import { UNBUILT_DASHBOARD } from "../services/http/dashboard.js";
 import { workspaceSkills } from "./skills.js";
 import { createWorkerPlugins } from "./plugins.js";
-import type { WorkerLoaderBinding } from "./plugins-loader.js";
+import { scopedLoader, type WorkerLoaderBinding } from "./plugins-loader.js";
 import { workerTools } from "./tools.js";
 import { workspaceAgents } from "./agents.js";
 import { composeWorkerTurns, environmentKeys, gatewayEnvironment, type ProviderKeys } from "./turns.js";
@@ -193,7 +193,7 @@ export class WorkerHarnessHost {
       storage,
       objectStorage: state.storage,
       files,
-      loader: env["LOADER"] as WorkerLoaderBinding | undefined,
+      loader: scopedLoader(env["LOADER"] as WorkerLoaderBinding | undefined, this.#server() ?? "(unbound)"),
       allowLoopbackHttp: env["HARNESS_PLUGIN_BUNDLE_LOOPBACK_HTTP"] === "true",
       reservedToolIds: Object.keys(workerTools({ extra: extraTools })),
       onDiagnostic: (source, error) => this.#log(`plugins: ${source}: ${error instanceof Error ? error.name : "error"}`),

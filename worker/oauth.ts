@@ -53,6 +53,8 @@ export function readCallbackBase(text: string | undefined): CallbackBaseResult {
 export interface WorkerOAuth {
   readonly lifecycle: McpOAuth;
   readonly store: DurableObjectCredentialStore;
+  /** States whose callback is being completed now: a state is taken once (a concurrent replay would exchange again and overwrite the outcome). */
+  readonly taken: Set<string>;
 }
 
 /** The object's lifecycle: its redirect URI names the server the object is bound to; a credential change reconnects or retires the servers using it. */
@@ -65,7 +67,7 @@ export function composeWorkerOAuth(input: { readonly storage: FilesStorageInput;
     revocationRedirect: "manual",
     onChange: (reference, change) => (change === "authorized" ? input.host().reconnectUsing(reference) : input.host().retireUsing(reference, "the OAuth credential was forgotten")),
   });
-  return { lifecycle, store };
+  return { lifecycle, store, taken: new Set() };
 }
 
 /** `<origin>/oauth/callback/<server>`: one callback address per server object. */
@@ -109,6 +111,8 @@ export async function answerCallback(request: Request, oauth: WorkerOAuth | unde
   const reference = oauth.store.pendingReference(callback.state);
   const slot = reference === undefined ? undefined : host.slots().find((candidate) => candidate.server.oauthReference === reference);
   if (slot === undefined) return callbackPage(404, "Not an expected callback", "Ze Harness is not waiting for this authorization.");
+  if (oauth.taken.has(callback.state)) return callbackPage(409, "Not an expected callback", "This authorization is already being completed.");
+  oauth.taken.add(callback.state);
   try {
     const status = await operations.completeAuthorization(slot.server.name, callback);
     if (status.kind === "authorized") return callbackPage(200, "Authorization received", STATUS_TEXT.authorized);
@@ -116,5 +120,7 @@ export async function answerCallback(request: Request, oauth: WorkerOAuth | unde
   } catch (error) {
     if (error instanceof Failure) return callbackPage(error.body._tag === "ValidationError" ? 400 : error.body._tag === "ConflictError" ? 409 : 503, "Authorization not completed", error.body.message);
     throw error;
+  } finally {
+    oauth.taken.delete(callback.state);
   }
 }

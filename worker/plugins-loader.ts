@@ -1,6 +1,7 @@
 // A `Bundle` plugin's bytes as a plugin value in the server object: each bundle runs in its own
-// Dynamic Worker (`env.LOADER.get(digest, …)`: one isolate per distinct bundle, shared by every
-// Session of the object that activates the same bytes), whose main module
+// Dynamic Worker (`env.LOADER.get(<server>/<digest>, …)`: one isolate per distinct bundle, shared by
+// every Session of the object that activates the same bytes; LOADER ids are Worker-wide, so
+// `scopedLoader` puts the server name in each id and no module state crosses server objects), whose main module
 // (worker/plugins-isolate.ts) answers RPC. The value returned here is an ordinary plugin
 // (`{ id, setup }`) for Core's activation (services/plugins/activate.ts): its `setup` asks the
 // isolate what the bundle's setup registered and registers the same contributions on the real
@@ -25,6 +26,11 @@ export interface WorkerLoaderCode {
   readonly compatibilityFlags?: readonly string[];
   readonly mainModule: string;
   readonly modules: Readonly<Record<string, string>>;
+}
+
+/** `loader` with every isolate id scoped to one server object (LOADER ids are shared by the whole Worker). */
+export function scopedLoader(loader: WorkerLoaderBinding | undefined, server: string): WorkerLoaderBinding | undefined {
+  return loader === undefined ? undefined : { get: (id, code) => loader.get(`${encodeURIComponent(server)}/${id}`, code) };
 }
 
 /** The Dynamic Workers' compatibility date: the Worker's own (tools/worker/bundle.mjs `COMPATIBILITY_DATE`). */

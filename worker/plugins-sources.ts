@@ -3,7 +3,7 @@
 // `worker_loaders` binding named `LOADER`:
 //
 // - Resolution fetches the credential-free `https://` URL (bounded: MAX_BUNDLE_BYTES; redirects
-//   followed, the final URL must be one this host accepts too) and pins the SHA-256 of its bytes:
+//   followed one hop at a time, each URL checked before it is requested) and pins the SHA-256 of its bytes:
 //   `integrity` `sha256:<hex>` and, unless declared, `version` `bundle-sha256:<hex>`. A declared
 //   integrity that does not match is 409 `declared_mismatch`, before anything is stored. The bytes
 //   are cached by digest in the object's SQLite (worker/plugins-cache.ts); the revision records
@@ -55,29 +55,40 @@ export async function sha256Hex(bytes: Uint8Array): Promise<string> {
 
 const decoder = new TextDecoder("utf-8", { fatal: true });
 
+/** Redirect hops a bundle URL may take (as fetch's own limit). */
+const MAX_REDIRECTS = 20;
+
 export function workerSessionSources(options: WorkerSourceOptions): SessionPluginSources {
   const allowLoopbackHttp = options.allowLoopbackHttp === true;
   const doFetch = options.fetch ?? ((input: RequestInfo | URL, init?: RequestInit) => fetch(input, init));
 
   /** The bundle's bytes at `url`, or a safe message why not. */
   async function download(url: URL): Promise<{ ok: true; bytes: Uint8Array } | { ok: false; message: string }> {
+    // Redirects are followed here, one hop at a time, so every URL is checked before it is
+    // requested (workerd's "follow" would contact an internal http:// hop and show only the last).
     let response: Response;
-    try {
-      response = await doFetch(url.href, { redirect: "follow", headers: { accept: "text/javascript, application/javascript, */*" } });
-    } catch (error) {
-      return { ok: false, message: `The bundle at ${url.href} could not be fetched (${error instanceof Error ? error.name : "error"}).` };
+    let at = url;
+    for (let hops = 0; ; hops += 1) {
+      try {
+        response = await doFetch(at.href, { redirect: "manual", headers: { accept: "text/javascript, application/javascript, */*" } });
+      } catch (error) {
+        return { ok: false, message: `The bundle at ${url.href} could not be fetched (${error instanceof Error ? error.name : "error"}).` };
+      }
+      if (![301, 302, 303, 307, 308].includes(response.status)) break;
+      await response.body?.cancel().catch(() => undefined);
+      const location = response.headers.get("location");
+      let next: URL | undefined;
+      try {
+        next = location === null || hops >= MAX_REDIRECTS ? undefined : checkBundleUrl(new URL(location, at).href, allowLoopbackHttp);
+      } catch {
+        next = undefined;
+      }
+      if (next === undefined) return { ok: false, message: `The bundle at ${url.href} redirected to a URL this host does not fetch bundles from.` };
+      at = next;
     }
     if (response.status !== 200) {
       await response.body?.cancel().catch(() => undefined);
       return { ok: false, message: `The bundle at ${url.href} answered HTTP ${response.status}.` };
-    }
-    if (response.url !== "" && response.url !== url.href) {
-      try {
-        checkBundleUrl(response.url, allowLoopbackHttp);
-      } catch {
-        await response.body?.cancel().catch(() => undefined);
-        return { ok: false, message: `The bundle at ${url.href} redirected to a URL this host does not fetch bundles from.` };
-      }
     }
     const bytes = await readBounded(response.body, MAX_BUNDLE_BYTES);
     if (bytes === "too_large") return { ok: false, message: `The bundle at ${url.href} is larger than ${MAX_BUNDLE_BYTES} bytes.` };

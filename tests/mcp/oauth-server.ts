@@ -21,6 +21,8 @@ export interface OAuthTestServer {
   revokeAccess(token: string): void;
   /** Makes every refresh grant fail with invalid_grant. */
   rejectRefresh: boolean;
+  /** When set, the next authorization-code grant is held (before its code is looked at) until this settles; `onHold` runs when it is. */
+  holdCodeExchange?: { readonly until: Promise<void>; readonly onHold: () => void } | undefined;
   close(): Promise<void>;
 }
 
@@ -130,6 +132,12 @@ export async function startOAuthServer(): Promise<OAuthTestServer> {
         const form = new URLSearchParams(await body(request));
         state.tokenRequests.push(form);
         if (form.get("grant_type") === "authorization_code") {
+          const hold = state.holdCodeExchange;
+          if (hold !== undefined) {
+            state.holdCodeExchange = undefined;
+            hold.onHold();
+            await hold.until;
+          }
           const grant = codes.get(form.get("code") ?? "");
           codes.delete(form.get("code") ?? "");
           const verifier = form.get("code_verifier") ?? "";
