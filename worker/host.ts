@@ -44,6 +44,7 @@ import { workerMcpHandlers } from "./mcp-routes.js";
 import { callbackPage } from "./oauth.js";
 import { workspaceSkills } from "./skills.js";
 import { createWorkerPlugins } from "./plugins.js";
+import { sessionMcpOperations } from "./plugins-mcp.js";
 import type { WorkerLoaderBinding } from "./plugins-loader.js";
 import { workerTools } from "./tools.js";
 import { workspaceAgents } from "./agents.js";
@@ -195,6 +196,7 @@ export class WorkerHarnessHost {
       allowLoopbackHttp: env["HARNESS_PLUGIN_BUNDLE_LOOPBACK_HTTP"] === "true",
       reservedToolIds: Object.keys(workerTools({ extra: extraTools })),
       onDiagnostic: (source, error) => this.#log(`plugins: ${source}: ${error instanceof Error ? error.name : "error"}`),
+      mcp: mcp.host,
     });
     const turns = composeWorkerTurns({
       storage,
@@ -242,7 +244,7 @@ export class WorkerHarnessHost {
       ...workerUnavailableHandlers<RequestContext>(),
       ...sessionHandlers({ sessions, release: RELEASE }),
       ...turns.handlers,
-      ...workerMcpHandlers({ sessions, turns: turns.service, mcp: mcp.operations }),
+      ...workerMcpHandlers({ sessions, turns: turns.service, mcp: mcp.operations, own: sessionMcpOperations(plugins) }),
       ...plugins.handlers,
       // Listing, reading and watching the Session workdir in the /workspace store (worker/files/routes.ts).
       ...workspaceFileRoutes({ sessions, store: files, serverRules: configured.config.permissions }),
