@@ -44,7 +44,7 @@ import { workerMcpHandlers } from "./mcp-routes.js";
 import { callbackPage } from "./oauth.js";
 import { workspaceSkills } from "./skills.js";
 import { createWorkerPlugins } from "./plugins.js";
-import { sessionMcpOperations } from "./plugins-mcp.js";
+import { closingSessionMcp, sessionMcpOperations } from "./plugins-mcp.js";
 import type { WorkerLoaderBinding } from "./plugins-loader.js";
 import { workerTools } from "./tools.js";
 import { workspaceAgents } from "./agents.js";
@@ -242,7 +242,7 @@ export class WorkerHarnessHost {
     await this.#alarm.rearm();
     const handlers: Handlers<RequestContext> = {
       ...workerUnavailableHandlers<RequestContext>(),
-      ...sessionHandlers({ sessions, release: RELEASE }),
+      ...closingSessionMcp(sessionHandlers({ sessions, release: RELEASE }), plugins),
       ...turns.handlers,
       ...workerMcpHandlers({ sessions, turns: turns.service, mcp: mcp.operations, own: sessionMcpOperations(plugins) }),
       ...plugins.handlers,

@@ -11,10 +11,12 @@
 // and no OAuth lifecycle is composed for them (an OAuth reference is `authorization_required`,
 // nothing is sent): the server-wide host credential namespace is never used for them.
 import type { McpCatalogSnapshot, McpCredentialForgetResponse, McpCredentialStartResponse, McpCredentialStatus, McpResourceReadResult, PromptPart, StartMcpCredentialRequest, McpCredentialCallback } from "../generated/client/types.gen.js";
+import type { Handlers } from "../generated/server/routes.js";
 import { unavailable } from "../services/contract/failure.js";
 import type { McpServer } from "../services/config/types.js";
 import type { McpOffer } from "../services/core/turns/environment.js";
 import type { McpOperationsHost } from "../services/host/mcp-handlers.js";
+import type { RequestContext } from "../services/http/handler.js";
 import type { PluginMcpServer } from "../services/plugins/generation.js";
 import { WorkerMcpHost } from "./mcp.js";
 import { WorkerMcpOperations } from "./mcp-routes.js";
@@ -130,5 +132,17 @@ export function sessionMcpOperations(plugins: { sessionMcp(sessionId: string): P
   return async (sessionId: string, shared: WorkerMcpOperations): Promise<McpOperationsHost> => {
     const host = await plugins.sessionMcp(sessionId);
     return host !== undefined ? new WorkerSessionMcpOperations(shared, host) : shared;
+  };
+}
+
+/** `handlers` whose `deleteSession` also closes the deleted Session's own MCP servers. */
+export function closingSessionMcp<T extends Pick<Handlers<RequestContext>, "deleteSession">>(handlers: T, plugins: { forgetSession(sessionId: string): Promise<void> }): T {
+  return {
+    ...handlers,
+    deleteSession: async (request, context) => {
+      const answer = await handlers.deleteSession(request, context);
+      await plugins.forgetSession(request.path.sessionId);
+      return answer;
+    },
   };
 }

@@ -56,6 +56,8 @@ export interface WorkerPlugins {
   /** The runner's per-Turn lease (`TurnEnvironment.lease`) over the base tools, hooks and Agents. */
   /** The Session's own MCP servers (its active overlay's declared ones), if any: the catalog's view. */
   sessionMcp(sessionId: string): Promise<WorkerMcpHost | undefined>;
+  /** Closes the Session's own MCP servers (the Session was deleted). */
+  forgetSession(sessionId: string): Promise<void>;
   lease(base: { readonly tools: Readonly<Record<string, AnyToolDefinition>>; readonly registry: ToolRegistry; readonly hooks: HookPipeline; readonly agents: AgentCatalog }): (session: SessionRow) => Promise<TurnExtensions>;
 }
 
@@ -108,6 +110,7 @@ export async function createWorkerPlugins(input: WorkerPluginsInput): Promise<Wo
     sessions,
     cache,
     handlers,
+    forgetSession: (sessionId) => own.forget(sessionId),
     sessionMcp: async (sessionId) => {
       const lease = await sessions.lease(sessionId);
       try {
