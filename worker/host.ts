@@ -47,6 +47,7 @@ import { UNBUILT_DASHBOARD } from "../services/http/dashboard.js";
 import { workspaceSkills } from "./skills.js";
 import { createWorkerPlugins } from "./plugins.js";
 import { scopedLoader, type WorkerLoaderBinding } from "./plugins-loader.js";
+import { closingSessionMcp, sessionMcpOperations } from "./plugins-mcp.js";
 import { workerTools } from "./tools.js";
 import { workspaceAgents } from "./agents.js";
 import { composeWorkerTurns, environmentKeys, gatewayEnvironment, type ProviderKeys } from "./turns.js";
@@ -197,6 +198,7 @@ export class WorkerHarnessHost {
       allowLoopbackHttp: env["HARNESS_PLUGIN_BUNDLE_LOOPBACK_HTTP"] === "true",
       reservedToolIds: Object.keys(workerTools({ extra: extraTools })),
       onDiagnostic: (source, error) => this.#log(`plugins: ${source}: ${error instanceof Error ? error.name : "error"}`),
+      mcp: mcp.host,
     });
     const turns = composeWorkerTurns({
       storage,
@@ -242,9 +244,9 @@ export class WorkerHarnessHost {
     await this.#alarm.rearm();
     const handlers: Handlers<RequestContext> = {
       ...workerUnavailableHandlers<RequestContext>(),
-      ...sessionHandlers({ sessions, release: RELEASE }),
+      ...closingSessionMcp(sessionHandlers({ sessions, release: RELEASE }), plugins),
       ...turns.handlers,
-      ...workerMcpHandlers({ sessions, turns: turns.service, mcp: mcp.operations }),
+      ...workerMcpHandlers({ sessions, turns: turns.service, mcp: mcp.operations, own: sessionMcpOperations(plugins) }),
       ...plugins.handlers,
       // Listing, reading and watching the Session workdir in the /workspace store (worker/files/routes.ts).
       ...workspaceFileRoutes({ sessions, store: files, serverRules: configured.config.permissions }),

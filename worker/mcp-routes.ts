@@ -129,12 +129,15 @@ export class WorkerMcpOperations implements McpOperationsHost {
   }
 }
 
-/** The contract's MCP operations of a server object: the Session must exist; every Session shares the server's MCP servers. */
-export function workerMcpHandlers(input: { readonly sessions: SessionService; readonly turns: TurnService; readonly mcp: WorkerMcpOperations }) {
+/**
+ * The contract's MCP operations of a server object: the Session must exist; every Session shares
+ * the server's MCP servers, and `own` adds a Session's overlay-declared ones (worker/plugins-mcp.ts).
+ */
+export function workerMcpHandlers(input: { readonly sessions: SessionService; readonly turns: TurnService; readonly mcp: WorkerMcpOperations; readonly own?: (sessionId: string, shared: WorkerMcpOperations) => Promise<McpOperationsHost> }) {
   return mcpHandlers({
     mcp: async (server, sessionId) => {
       await input.sessions.get(server, sessionId);
-      return input.mcp;
+      return input.own !== undefined ? input.own(sessionId, input.mcp) : input.mcp;
     },
     turns: input.turns,
   });

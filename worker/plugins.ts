@@ -7,9 +7,9 @@
 // `spawn_failed`: Workers cannot spawn local processes).
 // `workerPluginHandlers` serves the five Session plugin operations through the Node host's
 // handlers (services/host/plugin-routes.ts); `lease` gives each Turn of a Session with an overlay
-// its tools, hooks, Agents and Skills, as services/host/runner-host.ts does on Node.
+// its tools, hooks, Agents and Skills, as services/host/runner-host.ts does on Node, and the MCP
+// servers its revision declares (worker/plugins-mcp.ts: a WorkerMcpHost per Session).
 import type { Handlers } from "../generated/server/routes.js";
-import { unavailable } from "../services/contract/failure.js";
 import { WorkspaceShellError, type WorkspaceFiles } from "../plugin/index.js";
 import type { TurnExtensions } from "../services/core/turns/environment.js";
 import { pluginAsDiscovered } from "../services/host/catalogs.js";
@@ -28,10 +28,9 @@ import { loadAgentCatalog, type AgentCatalog } from "../services/workspace/agent
 import type { SkillDiscovery } from "../services/workspace/skills.js";
 import { PluginBundleCache, type PluginCacheStorageInput } from "./plugins-cache.js";
 import type { WorkerLoaderBinding } from "./plugins-loader.js";
+import type { WorkerMcpHost } from "./mcp.js";
+import { combinedOffer, WorkerSessionMcp } from "./plugins-mcp.js";
 import { workerSessionSources } from "./plugins-sources.js";
-
-export const SESSION_MCP_UNSUPPORTED =
-  "MCP servers declared by a Session plugin are an unsupported capability on the Cloudflare Worker host yet: add the revision without mcpServers";
 
 export interface WorkerPluginsInput {
   readonly storage: StorageHandle;
@@ -46,6 +45,8 @@ export interface WorkerPluginsInput {
   /** The Worker's built-in tool ids (a plugin tool may not take one). */
   readonly reservedToolIds: readonly string[];
   readonly onDiagnostic?: ((source: string, error: unknown) => void) | undefined;
+  /** The server's host-configured MCP servers (their ids and names are reserved; a Turn is offered theirs, then its Session's). */
+  readonly mcp?: WorkerMcpHost | undefined;
 }
 
 export interface WorkerPlugins {
@@ -53,6 +54,10 @@ export interface WorkerPlugins {
   readonly cache: PluginBundleCache;
   readonly handlers: Partial<Handlers<RequestContext>>;
   /** The runner's per-Turn lease (`TurnEnvironment.lease`) over the base tools, hooks and Agents. */
+  /** The Session's own MCP servers (its active overlay's declared ones), if any: the catalog's view. */
+  sessionMcp(sessionId: string): Promise<WorkerMcpHost | undefined>;
+  /** Closes the Session's own MCP servers (the Session was deleted). */
+  forgetSession(sessionId: string): Promise<void>;
   lease(base: { readonly tools: Readonly<Record<string, AnyToolDefinition>>; readonly registry: ToolRegistry; readonly hooks: HookPipeline; readonly agents: AgentCatalog }): (session: SessionRow) => Promise<TurnExtensions>;
 }
 
@@ -71,7 +76,8 @@ export function workerPluginCapabilities(files: WorkspaceFiles): HostCapabilitie
 
 export async function createWorkerPlugins(input: WorkerPluginsInput): Promise<WorkerPlugins> {
   const capabilities = workerPluginCapabilities(input.files);
-  const common = { capabilities, reservedToolIds: input.reservedToolIds, ...(input.onDiagnostic ? { onDiagnostic: input.onDiagnostic } : {}) };
+  const reservedMcp = { ids: (input.mcp?.slots() ?? []).map((slot) => slot.server.id), names: (input.mcp?.slots() ?? []).map((slot) => slot.server.name) };
+  const common = { capabilities, reservedToolIds: input.reservedToolIds, reservedMcp, ...(input.onDiagnostic ? { onDiagnostic: input.onDiagnostic } : {}) };
   // No host plugins on the standalone Worker: the baseline every overlay extends is empty.
   const started = await PluginRuntime.start({ ...common, source: () => ({ ok: true, candidates: [] }) });
   if (!started.ok) throw new Error(`the empty plugin generation did not activate: ${started.message}`);
@@ -89,26 +95,45 @@ export async function createWorkerPlugins(input: WorkerPluginsInput): Promise<Wo
   const all = pluginHandlers({ services: async () => ({ runtime, sessions }) });
   const handlers: Partial<Handlers<RequestContext>> = {
     sessionPlugins: all.sessionPlugins,
-    // MCP servers a revision declares would register with nothing to connect them in this host's
-    // Turns (the Worker's MCP host is wired elsewhere): refused, never a silent no-op.
-    addSessionPlugin: async (request, context) => {
-      if (request.body.mcpServers.length > 0) throw unavailable(SESSION_MCP_UNSUPPORTED);
-      return all.addSessionPlugin(request, context);
+    addSessionPlugin: all.addSessionPlugin,
+    // The overlay's MCP servers leave with it.
+    removeSessionPlugin: async (request, context) => {
+      const removed = await all.removeSessionPlugin(request, context);
+      await own.forget(request.path.sessionId);
+      return removed;
     },
-    removeSessionPlugin: all.removeSessionPlugin,
     reloadSessionPlugin: all.reloadSessionPlugin,
     refreshSessionPlugin: all.refreshSessionPlugin,
   };
+  const own = new WorkerSessionMcp();
   return {
     sessions,
     cache,
     handlers,
+    forgetSession: (sessionId) => own.forget(sessionId),
+    sessionMcp: async (sessionId) => {
+      const lease = await sessions.lease(sessionId);
+      try {
+        return own.hostFor(sessionId, lease.session?.mcpServers ?? []);
+      } finally {
+        lease.release();
+      }
+    },
     lease: (base) => async (session) => {
       // The Session row says whether it has an overlay: a plain Turn costs no plugin statement.
       if (!session.pluginOverlay) return { tools: base.registry, hooks: base.hooks, agents: base.agents, release: () => {} };
       const lease = await sessions.lease(session.id);
       const skills: SkillDiscovery = { skills: [...lease.host.skills, ...(lease.session?.skills ?? [])].map(pluginAsDiscovered), warnings: [] };
+      // The overlay's own MCP servers: the Turn waits (bounded) for their first attempts, as for the server's.
+      const mcp = own.hostFor(session.id, lease.session?.mcpServers ?? []);
+      try {
+        await mcp?.ready();
+      } catch (error) {
+        lease.release();
+        throw error;
+      }
       return {
+        ...(mcp !== undefined ? { mcp: () => combinedOffer(input.mcp, mcp) } : {}),
         tools: createToolRegistry(base.tools, lease.host, lease.session),
         hooks: HookPipeline.combine(base.hooks, lease.hooks),
         agents: lease.session?.agentCatalog ?? lease.host.agentCatalog ?? base.agents,

@@ -264,21 +264,6 @@ describe("runtime plugins on the Worker host (Bundle sources through LOADER)", (
     const withCredentials = await failure(sdk.addSessionPlugin({ client, path: { server: SERVER, sessionId: other }, body: { ...bundleRequest(), source: { _tag: "Bundle", url: "https://user:pw@plugins.example.com/x.js" } } }));
     expect(withCredentials.status).toBe(400);
     expect(JSON.stringify(withCredentials.body)).not.toContain("pw@");
-    // MCP servers a revision declares are refused too (nothing would connect them here).
-    const declaredMcp = await failure(
-      sdk.addSessionPlugin({
-        client,
-        path: { server: SERVER, sessionId: other },
-        body: {
-          ...bundleRequest(),
-          mcpServers: [{ kind: "remote", id: "notes", name: "notes", protocolVersions: ["2025-06-18"], transport: { kind: "streamable-http", endpoint: "https://mcp.example.com/mcp", headers: {} } }],
-        },
-      }),
-    );
-    expect(declaredMcp.status).toBe(503);
-    expect(declaredMcp.body).toMatchObject({ _tag: "UnavailableError", message: expect.stringContaining("MCP servers declared by a Session plugin") });
-    expect((await status(other)).desired).toBeUndefined();
-
     // What a Worker plugin cannot register fails its setup explicitly: the revision is failed, none active.
     const mcp = (await ok(sdk.addSessionPlugin({ client, path: { server: SERVER, sessionId: other }, body: { ...bundleRequest(), source: { _tag: "Bundle", url: bundleUrl.replace("/notes.js", "/mcp.js") } } }))).status;
     expect(mcp.desiredActivation).toMatchObject({ state: "failed", failure: expect.stringContaining("MCP servers cannot be registered by a plugin on the Cloudflare Worker host") });
