@@ -71,14 +71,16 @@ describe("CodeMode execute in workerd", () => {
   });
 
   it("ends a script at the engine's limits and on its own errors, with the Node codes", async () => {
-    const deep = await execute("function f(n) { return n === 0 ? 0 : 1 + f(n - 1); } return f(1e6);");
+    // Generous deadlines: on a loaded machine a deep recursion must reach the stack's end, not the clock.
+    const deep = await execute("function f(n) { return n === 0 ? 0 : 1 + f(n - 1); } return f(1e6);", { timeoutMs: 20_000 });
     expect(deep.body.failure).toMatchObject({ code: "script_limit" });
     expect(deep.body.failure.message).toMatch(/^call_depth: /);
     // Caught inside the script, the overflow is an ordinary error; the engine still works.
-    const caught = await execute("function f(n) { return n === 0 ? 0 : 1 + f(n - 1); } try { f(1e6); } catch (e) { return e.message; }");
+    const caught = await execute("function f(n) { return n === 0 ? 0 : 1 + f(n - 1); } try { f(1e6); } catch (e) { return e.message; }", { timeoutMs: 20_000 });
+    expect(caught.body.failure).toBeUndefined();
     expect(caught.body.output.execution.result).toBe("stack overflow");
     // Through a built-in the isolate's own stack runs out first: still call_depth, and that module instance is dropped.
-    const native = await execute("function g(n) { return n === 0 ? 0 : [n].map((k) => g(k - 1))[0] + 1; } return g(1e6);");
+    const native = await execute("function g(n) { return n === 0 ? 0 : [n].map((k) => g(k - 1))[0] + 1; } return g(1e6);", { timeoutMs: 20_000 });
     expect(native.body.failure.message).toMatch(/^call_depth: /);
 
     const memory = await execute("const keep = []; while (true) keep.push('x'.repeat(1 << 20) + keep.length);", { memoryBytes: 16 * 1024 * 1024, timeoutMs: 20_000 });
