@@ -23,10 +23,11 @@
 //   advances only on I/O). A cancellation reaches a script when it next waits on the host.
 // - The deadline defaults to WORKER_CODEMODE_TIMEOUT_MS (30 s, Cloudflare's default CPU limit per
 //   invocation): a runaway script must end with `timed_out`, never take the object with it.
-// - QuickJS's stack limit is WORKER_STACK_BYTES (320 KiB, not Node's 2 MiB): the isolate's native
+// - QuickJS's stack limit is WORKER_STACK_BYTES (256 KiB, not Node's 2 MiB): the isolate's native
 //   stack also holds the WebAssembly frames, and measured in workerd it overflows between 2,500 and
 //   2,900 frames of a one-argument recursive function, so the engine's own limit must trip first —
-//   at about 1,700 such frames, a `call_depth` the script can catch (the reference's 10,000 needs
+//   at about 1,400 such frames (320 KiB's 1,700 left too thin a margin: a loaded CI run once saw
+//   the native stack run out first), a `call_depth` the script can catch (the reference's 10,000 needs
 //   Node's 8 MiB worker stack). Recursion through built-ins (`[x].map(f)`, JSON on 100,000-deep
 //   data) can still exhaust the native stack: the execution ends with `call_depth` and its module
 //   instance is dropped; the object and later executions are unaffected.
@@ -52,7 +53,7 @@ export const WORKER_CODEMODE_TIMEOUT_MS = 30_000;
  */
 export const WORKER_POLLS_PER_MS = 4;
 /** QuickJS's stack limit inside the isolate (the native stack also holds the WebAssembly frames; see above). */
-export const WORKER_STACK_BYTES = 320 * 1024;
+export const WORKER_STACK_BYTES = 256 * 1024;
 
 const WASM_PAGE_BYTES = 65_536;
 const WASM_MAX_PAGES = 32_768;
