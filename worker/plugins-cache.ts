@@ -5,6 +5,7 @@
 // no recorded desired or active revision references is freed (`prune`). Bounded: one bundle is at
 // most MAX_BUNDLE_BYTES, the whole cache at most MAX_CACHE_BYTES (a bundle past it is refused,
 // nothing stored). Bytes are kept in chunks under the platform's 2 MB row limit.
+import { applySideMigrations } from "./side-migrations.js";
 import type { DurableObjectSqlStorage } from "./storage.js";
 
 export const PLUGINS_LEDGER_TABLE = "worker_plugins_migration";
@@ -41,23 +42,7 @@ export interface PluginCacheStorageInput {
 
 /** Brings the cache's tables up to date; returns the ids applied now. Throws when it cannot. */
 export function migratePluginCache(storage: PluginCacheStorageInput): string[] {
-  return storage.transactionSync(() => {
-    const tables = new Set(storage.sql.exec("SELECT name FROM sqlite_master WHERE type = 'table'").toArray().map((row) => String(row["name"])));
-    if (!tables.has("harness_migration")) throw new Error("The plugin bundle cache migrates after the server migrations: this database has no harness_migration ledger yet");
-    if (!tables.has(PLUGINS_LEDGER_TABLE)) storage.sql.exec(`CREATE TABLE ${PLUGINS_LEDGER_TABLE} (id TEXT PRIMARY KEY NOT NULL, ordinal INTEGER NOT NULL, applied_at INTEGER NOT NULL)`);
-    const ledger = storage.sql.exec(`SELECT id FROM ${PLUGINS_LEDGER_TABLE} ORDER BY ordinal`).toArray().map((row) => String(row["id"]));
-    ledger.forEach((id, index) => {
-      if (migrations[index]?.id !== id) throw new Error(`The plugin bundle cache's ledger diverges from this build at ${index + 1}: the database applied ${id}`);
-    });
-    const applied: string[] = [];
-    for (const [index, migration] of migrations.entries()) {
-      if (index < ledger.length) continue;
-      for (const statement of migration.statements) storage.sql.exec(statement);
-      storage.sql.exec(`INSERT INTO ${PLUGINS_LEDGER_TABLE} (id, ordinal, applied_at) VALUES (?, ?, ?)`, migration.id, index + 1, Date.now());
-      applied.push(migration.id);
-    }
-    return applied;
-  });
+  return applySideMigrations(storage, PLUGINS_LEDGER_TABLE, "The plugin bundle cache", migrations);
 }
 
 /** Why the cache refused to store a bundle. */

@@ -1,11 +1,7 @@
 // The `/workspace` store's own tables in the server object's SQLite, created by its own migrations
-// under their own ledger (`worker_files_migration`), apart from the server migrations'
-// `harness_migration`: the Worker-only tables are no part of the Node schema, and the server
-// runner tolerates tables it did not record (it checks only the objects it recorded). Run them
-// after the server migrations (`openDurableObjectStorage`): on a database without the server
-// ledger they refuse, because the server runner would then find unrecorded tables and ask for a
-// reset. Each wake applies what is missing in one synchronous transaction; a ledger naming a
-// migration this build does not know is refused (the database is newer than this build).
+// under their own ledger (`worker_files_migration`), after the server migrations
+// (`openDurableObjectStorage`), by the rules of worker/side-migrations.ts.
+import { applySideMigrations } from "../side-migrations.js";
 import type { DurableObjectSqlStorage } from "../storage.js";
 
 export const FILES_LEDGER_TABLE = "worker_files_migration";
@@ -50,21 +46,5 @@ export interface FilesStorageInput {
 
 /** Brings the store's tables up to date; returns the ids applied now. Throws when it cannot. */
 export function migrateWorkspaceFiles(storage: FilesStorageInput): string[] {
-  return storage.transactionSync(() => {
-    const tables = new Set(storage.sql.exec("SELECT name FROM sqlite_master WHERE type = 'table'").toArray().map((row) => String(row["name"])));
-    if (!tables.has("harness_migration")) throw new Error("The /workspace store migrates after the server migrations: this database has no harness_migration ledger yet");
-    if (!tables.has(FILES_LEDGER_TABLE)) storage.sql.exec(`CREATE TABLE ${FILES_LEDGER_TABLE} (id TEXT PRIMARY KEY NOT NULL, ordinal INTEGER NOT NULL, applied_at INTEGER NOT NULL)`);
-    const ledger = storage.sql.exec(`SELECT id FROM ${FILES_LEDGER_TABLE} ORDER BY ordinal`).toArray().map((row) => String(row["id"]));
-    ledger.forEach((id, index) => {
-      if (filesMigrations[index]?.id !== id) throw new Error(`The /workspace store's ledger diverges from this build at ${index + 1}: the database applied ${id}`);
-    });
-    const applied: string[] = [];
-    for (const [index, migration] of filesMigrations.entries()) {
-      if (index < ledger.length) continue;
-      for (const statement of migration.statements) storage.sql.exec(statement);
-      storage.sql.exec(`INSERT INTO ${FILES_LEDGER_TABLE} (id, ordinal, applied_at) VALUES (?, ?, ?)`, migration.id, index + 1, Date.now());
-      applied.push(migration.id);
-    }
-    return applied;
-  });
+  return applySideMigrations(storage, FILES_LEDGER_TABLE, "The /workspace store", filesMigrations);
 }
