@@ -37,8 +37,8 @@ import { mapToolResult, McpToolFailure, resourceContent, resultText, type Result
 import type { RegisteredTool } from "../services/tools/registry.js";
 import type { PermissionProjection, ToolContext, ToolDefinition, ToolOutput } from "../services/tools/tool.js";
 import { boundedResponse, MAX_MCP_RESPONSE_BYTES, tooLarge } from "./mcp-response.js";
-// Tool input schemas are reduced and checked by the interpreter this module installs (no Ajv).
-import "./validation.js";
+// Tool inputs are checked by the interpreter worker/tools.ts installs in every Worker bundle (no
+// Ajv in workerd); importing it here would install it in any Node process that imports this module.
 
 export { MAX_MCP_RESPONSE_BYTES, McpResponseTooLarge } from "./mcp-response.js";
 

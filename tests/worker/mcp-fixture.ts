@@ -4,6 +4,8 @@
 // and answers what it saw: statuses, Tool ids and schemas, and each call's result or failure.
 import type { McpServer } from "../../services/config/types.js";
 import { WorkerMcpHost } from "../../worker/mcp.js";
+// Tool inputs are checked by the Worker's interpreter, as worker/tools.ts installs it in the real Worker.
+import "../../worker/validation.js";
 
 interface Run {
   readonly servers: McpServer[];
