@@ -2,7 +2,7 @@
 // answers with chosen chunks (the transport seam the hosts fill with fetch or node:http), so a
 // CRLF split between chunks, an event spread over many chunks and the bytes after `[DONE]` are
 // exact rather than left to TCP. The full request path over real HTTP is in adapters.test.ts,
-// failures.test.ts and node-transport.test.ts.
+// failures.test.ts (each over both wire transports, tests/providers/transports.ts).
 import { afterEach, describe, expect, it } from "vitest";
 import { ProviderFailure, fetchTransport, useWireTransport, type WireAnswer } from "../../services/providers/index.js";
 import { postSse } from "../../services/providers/sse-post.js";
