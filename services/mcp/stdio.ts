@@ -173,15 +173,18 @@ export class OwnedStdioTransport implements Transport {
         exitedSupervisor = controlClosed = true;
         fail(new SpawnFailed(this.options.command, error.code ?? "error"));
       });
+      // The supervisor's exit can be seen before the last report on its control pipe (a spawn
+      // error) is read: a start that no report settled fails once the pipe is drained.
       supervisor.once("exit", () => {
         exitedSupervisor = true;
-        if (!started) fail(new SpawnFailed(this.options.command, "supervisor_exited"));
+        if (!started && controlClosed) fail(new SpawnFailed(this.options.command, "supervisor_exited"));
         this.targetExited();
         maybeSettled();
       });
       control!.on("error", () => undefined);
       control!.once("close", () => {
         controlClosed = true;
+        if (!started && exitedSupervisor) fail(new SpawnFailed(this.options.command, "supervisor_exited"));
         maybeSettled();
       });
       let pending = "";
