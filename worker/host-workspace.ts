@@ -17,7 +17,6 @@ import {
   type ToolDefinition,
   type ToolOutput,
 } from "../services/tools/tool.js";
-import { unavailableShellTool } from "./tools.js";
 
 /** One command for the Computer: `/bin/sh -c command` in `cwd`, stopped at `timeoutMs` or when `signal` aborts. */
 export interface WorkspaceExecRequest {
@@ -71,10 +70,16 @@ function tail(text: string): { readonly text: string; readonly truncated: boolea
   return { text: decoder.decode(bytes.subarray(start)), truncated: true, total: bytes.length };
 }
 
-/** `shell` over the Workspace's Computer. */
-export function computerShellTool(computer: WorkspaceComputer): ToolDefinition<{ command: string; timeoutMs?: number; description?: string; tty?: boolean }> {
+type ShellInput = { readonly command: string; readonly timeoutMs?: number; readonly description?: string; readonly tty?: boolean };
+
+/**
+ * `shell` over the Workspace's Computer: `base` (worker/tools.ts `unavailableShellTool`, passed in
+ * so this module never installs the Worker's schema interpreter in a Node process) gives the id,
+ * input schema and permission projection.
+ */
+export function computerShellTool(computer: WorkspaceComputer, base: ToolDefinition<ShellInput>): ToolDefinition<ShellInput> {
   return {
-    ...unavailableShellTool,
+    ...base,
     description:
       "Run a shell command (/bin/sh -c) in the Session workdir on the host's Computer and return its combined output (the last 50 KiB) and exit status. timeoutMs defaults to 2 minutes.",
     async execute(input, ctx): Promise<ToolOutput> {

@@ -48,7 +48,7 @@ import { workspaceSkills } from "./skills.js";
 import { createWorkerPlugins } from "./plugins.js";
 import { scopedLoader, type WorkerLoaderBinding } from "./plugins-loader.js";
 import { closingSessionMcp, sessionMcpOperations } from "./plugins-mcp.js";
-import { workerTools } from "./tools.js";
+import { unavailableShellTool, workerTools } from "./tools.js";
 import { workspaceAgents } from "./agents.js";
 import { composeWorkerTurns, environmentKeys, gatewayEnvironment, type ProviderKeys } from "./turns.js";
 import { workerUnavailableHandlers } from "./unavailable.js";
@@ -202,7 +202,7 @@ export class WorkerHarnessHost {
     // HARNESS_MCP's servers: started by the first Turn or MCP route, never at wake.
     const mcp = composeWorkerMcp({ env: this.#options.env ?? {}, storage: state.storage, serverName: () => this.#server() ?? "" });
     const computer = this.#options.workspace?.computer;
-    const extraTools = { ...workspaceFileTools(files), ...(codemode ? { execute: workerExecuteTool() } : {}), ...(computer !== undefined ? { shell: computerShellTool(computer) as AnyToolDefinition } : {}) };
+    const extraTools = { ...workspaceFileTools(files), ...(codemode ? { execute: workerExecuteTool() } : {}), ...(computer !== undefined ? { shell: computerShellTool(computer, unavailableShellTool) as AnyToolDefinition } : {}) };
     const env = this.#options.env ?? {};
     // Session plugins (worker/plugins.ts): `Bundle` sources through the `LOADER` binding, when bound.
     const plugins = await createWorkerPlugins({
