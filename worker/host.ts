@@ -16,6 +16,9 @@
 //   `'injected-only'` — the Worker's own bindings in `env` (the provider authority when
 //   `HARNESS_PROVIDER_AUTHORITY` is bound, else the secrets each definition names). Resolved once
 //   at wake.
+// - The embedder ports: `providerDefinitions` (compiled with the providers, host-options.ts),
+//   `contentResolver` and `toolDispatch` (Core seams: services/core/turns/content.ts, dispatch.ts)
+//   and `workspace` (its Computer runs `shell`: host-workspace.ts).
 import type { ServerStreamEvent, SessionStreamEvent, TurnStreamEvent } from "../generated/client/types.gen.js";
 import type { Handlers } from "../generated/server/routes.js";
 import { Failure, unavailable, validationFailure } from "../services/contract/failure.js";
