@@ -193,5 +193,18 @@ describe("toolDispatch", () => {
     const deniedTurn = await client.watchTurn(session.id, denied);
     expect(deniedTurn.outcome, JSON.stringify(deniedTurn)).toMatchObject({ kind: "failed", fault: { code: "tool_denied" } });
     expect(leases).toEqual([]);
+
+    // A CodeMode script's call is held too (fromScript), inside the `execute` call the host let proceed.
+    model.enqueue({ events: [{ type: "tool_call", id: "x1", name: "execute", arguments: { code: `return await tools.read({ filePath: "remote.txt" });` } }] }, { events: [{ type: "text", text: "scripted" }] });
+    const scripted = crypto.randomUUID();
+    await client.submitPrompt(session.id, { delivery: "queue", turnId: scripted, prompt: textPrompt("run a script") });
+    const scriptTurn = await client.watchTurn(session.id, scripted);
+    expect(scriptTurn.outcome).toMatchObject({ kind: "completed" });
+    expect(leases.map((lease) => [lease.toolId, lease.fromScript])).toEqual([
+      ["execute", false],
+      ["read", true],
+    ]);
+    const executed = scriptTurn.parts.find((part) => part.type === "tool" && part.toolId === "execute");
+    expect(JSON.stringify(executed)).toContain("from the host's own store");
   });
 });
