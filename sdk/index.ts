@@ -14,8 +14,19 @@ import { LOOPBACK_HOSTS } from "../services/http/guard.js";
 import { resolveProjectId } from "../services/contract/project.js";
 import { artifactOptionsProblem, type SessionPluginArtifactOptions } from "../services/plugins/artifact-options.js";
 import { FIRST_PORT, PORT_SCAN } from "../services/daemon/paths.js";
+import type { DurableContentResolver } from "../services/core/turns/content.js";
+import { embedderPortProblem, type ToolDispatchLifecycle } from "../services/core/turns/dispatch.js";
 import type { CredentialMode, McpOAuthTokenResolver, McpSecretResolver, ProviderCredentialResolver, ProviderCredentialsPort } from "../services/providers/injected.js";
 
+export {
+  CONTENT_UNRESOLVED,
+  DurableContentResolutionError,
+  type DurableContent,
+  type DurableContentResolutionReason,
+  type DurableContentResolutionRequest,
+  type DurableContentResolver,
+} from "../services/core/turns/content.js";
+export { ToolDispatchError, type ToolDispatchLease, type ToolDispatchLifecycle, type ToolDispatchOutcome } from "../services/core/turns/dispatch.js";
 export type { CredentialMode, McpOAuthTokenResolver, McpSecretResolver, ProviderCredentialResolver, ProviderCredentialsPort };
 export { DECLARATIVE_SESSION_PLUGIN } from "../services/host/plugin-handlers.js";
 
@@ -78,7 +89,20 @@ export interface CreateEmbeddedHarnessOptions {
    * provider ID (`config.providers` must list each); an unknown ID fails startup.
    */
   readonly providerDefinitions?: Readonly<Record<string, ProviderDefinition<never>>>;
+  /**
+   * Resolves `content-reference` prompt and conversation parts to text and image parts at model
+   * request time, only for the history the work can see; stored rows keep the reference. A failure
+   * fails the Turn with `content_reference_unresolved` naming the reference. Absent: the model
+   * sees `[content reference: …]`.
+   */
+  readonly contentResolver?: DurableContentResolver;
+  /**
+   * Host custody of every tool call after its permission resolution: wrap it (`lease.proceed()`),
+   * refuse it (`{ kind: "refused", message }`) or run it yourself (`{ kind: "result", result }`).
+   */
+  readonly toolDispatch?: ToolDispatchLifecycle;
 }
+
 
 /** A startup failure (bad configuration, an unusable database, a plugin that did not activate). */
 export class EmbeddedHarnessError extends Error {
@@ -164,6 +188,8 @@ export async function createEmbeddedHarness(options: CreateEmbeddedHarnessOption
     artifacts !== undefined && artifacts.cacheDirectory !== undefined ? { ...artifacts, cacheDirectory: resolve(cwd, artifacts.cacheDirectory) } : artifacts;
   const artifactProblem = sessionPluginArtifacts !== undefined ? artifactOptionsProblem(sessionPluginArtifacts) : undefined;
   if (artifactProblem !== undefined) throw new EmbeddedHarnessError("ValidationError", artifactProblem);
+  const portProblem = embedderPortProblem(options);
+  if (portProblem !== undefined) throw new EmbeddedHarnessError("ValidationError", portProblem);
   const database = /^(:memory:|[a-z][a-z0-9+.-]*:)/i.test(options.databaseFilename) ? options.databaseFilename : resolve(cwd, options.databaseFilename);
   try {
     const harness = await createHarness({
@@ -179,6 +205,8 @@ export async function createEmbeddedHarness(options: CreateEmbeddedHarnessOption
       ...(options.mcpCredentialResolver !== undefined ? { mcpCredentialResolver: options.mcpCredentialResolver } : {}),
       ...(options.mcpOAuthTokenResolver !== undefined ? { mcpOAuthTokenResolver: options.mcpOAuthTokenResolver } : {}),
       ...(options.providerDefinitions !== undefined ? { providerDefinitions: options.providerDefinitions } : {}),
+      ...(options.contentResolver !== undefined ? { contentResolver: options.contentResolver } : {}),
+      ...(options.toolDispatch !== undefined ? { toolDispatch: options.toolDispatch } : {}),
       allowedHosts: LOOPBACK_HOSTS,
       // Like an embedded command: this instance runs the Sessions it operates on (holding their
       // runner lease), and a serve on the same database runs the rest.

@@ -11,6 +11,7 @@
 //   after the bundled snapshot was built; otherwise the bundled snapshot, with the reason on
 //   `resources().modelCatalog.diagnostic`. Never a construction failure.
 import { createHash } from "node:crypto";
+import type { ProviderDefinition } from "../plugin/provider.js";
 import type { Config, PermissionRule, ProviderEntry } from "../services/config/index.js";
 import { bundledCatalog } from "../services/providers/catalog.js";
 import { normalizeModelsDev, type NormalizedCatalog } from "../services/providers/models-dev.js";
@@ -19,6 +20,13 @@ import { checkPermissionRules, type WorkerConfig, type WorkerConfigResult } from
 
 /** The `providers` option: the Node config file's provider map (an allowlist; absent: the defaults). */
 export type ProviderConfigMap = { readonly [id: string]: ProviderEntry };
+
+/**
+ * The `providerDefinitions` option: embedder-implemented providers (`defineProvider` /
+ * `makeCompatibleProviderDefinition`) keyed by a configured provider id, compiled into the plan as
+ * the Node host's `providerDefinitions` (services/providers/native.ts).
+ */
+export type ProviderDefinitionMap = { readonly [id: string]: ProviderDefinition<never> };
 
 /** A published models.dev-format catalog the embedder fetched. */
 export interface WorkerModelCatalog {
@@ -60,6 +68,8 @@ export interface WorkerHostSettings {
   readonly codemode?: { readonly enabled: boolean };
   readonly unknownProviders?: "fail" | "report";
   readonly modelCatalog?: WorkerModelCatalog;
+  /** Embedder-implemented providers by configured provider id; an id `providers` does not list fails (or is reported under `unknownProviders: 'report'`). */
+  readonly providerDefinitions?: ProviderDefinitionMap;
   /** `'injected-only'`: keys come only through the injected port (`providerKeys`): no discovery in `env`, and a configured `options.apiKey` is dropped. Default `'ambient'`. */
   readonly credentialMode?: "ambient" | "injected-only";
 }
@@ -135,8 +145,10 @@ export function catalogRevision(catalog: NormalizedCatalog): string {
 }
 
 /** An id the catalog does not know, with no `base` and no complete definition (`unknownProviders` decides). */
-function unknownProvider(id: string, entry: ProviderEntry, catalog: NormalizedCatalog): boolean {
+function unknownProvider(id: string, entry: ProviderEntry, catalog: NormalizedCatalog, definitions: ProviderDefinitionMap | undefined): boolean {
   if (Object.hasOwn(catalog.providers, id)) return false;
+  // An embedder-implemented provider is known through its definition.
+  if (definitions !== undefined && Object.hasOwn(definitions, id)) return false;
   if (typeof entry !== "object" || entry === null) return true;
   if (entry.base !== undefined) return false;
   const definition = entry.definition as { baseURL?: unknown; protocol?: unknown } | undefined;
@@ -172,15 +184,29 @@ export function compileHostSettings(settings: WorkerHostSettings): { readonly ok
   if (providerMap !== undefined && settings.unknownProviders === "report") {
     const kept: Record<string, ProviderEntry> = {};
     for (const [id, entry] of Object.entries(providerMap)) {
-      if (unknownProvider(id, entry, chosen.catalog)) {
+      if (unknownProvider(id, entry, chosen.catalog, settings.providerDefinitions)) {
         rejectedProviders.push({ providerId: id, message: `provider ${JSON.stringify(id)} is not in the model catalog and has no complete definition (baseURL, protocol): left out` });
       } else kept[id] = entry;
     }
     providerMap = kept;
   }
+  let definitions = settings.providerDefinitions;
+  if (definitions !== undefined && (typeof definitions !== "object" || definitions === null || Array.isArray(definitions))) return invalid("providerDefinitions", "must be an object mapping provider IDs to provider definitions");
+  if (definitions !== undefined && settings.unknownProviders === "report") {
+    // A definition for an id the (kept) providers do not list: left out and reported.
+    const listed = providerMap ?? {};
+    const kept: Record<string, ProviderDefinition<never>> = {};
+    for (const [id, definition] of Object.entries(definitions)) {
+      if (Object.hasOwn(listed, id)) kept[id] = definition;
+      else if (!rejectedProviders.some((rejected) => rejected.providerId === id)) {
+        rejectedProviders.push({ providerId: id, message: `providerDefinitions names provider ${JSON.stringify(id)}, which providers does not list: left out` });
+      }
+    }
+    definitions = kept;
+  }
   // Injected-only: a configured key counts for nothing (the reference: it "drops the config key").
   if (providerMap !== undefined && settings.credentialMode === "injected-only") providerMap = withoutConfiguredKeys(providerMap);
-  const resolved = resolveProviders(providerMap as Parameters<typeof resolveProviders>[0], { catalog: chosen.catalog });
+  const resolved = resolveProviders(providerMap as Parameters<typeof resolveProviders>[0], { catalog: chosen.catalog, ...(definitions !== undefined ? { definitions } : {}) });
   if (!resolved.ok) return { ok: false, tag: resolved.error._tag, message: `WorkerHarnessHost option providers: ${describeProviderError(resolved.error)}` };
 
   const model = settings.model;

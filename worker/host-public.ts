@@ -22,6 +22,45 @@ export type { RecoveryQuarantine } from "./alarm.js";
 export type { ProviderKeys } from "./turns.js";
 export type { PermissionRule, ProviderEntry as ProviderConfigEntry } from "../services/config/index.js";
 export type { ServerStreamEvent, SessionStreamEvent, TurnStreamEvent } from "../generated/client/types.gen.js";
+// The embedder ports (services/core/turns/content.ts, dispatch.ts; worker/host-workspace.ts).
+export {
+  CONTENT_UNRESOLVED,
+  DurableContentResolutionError,
+  type DurableContent,
+  type DurableContentResolutionReason,
+  type DurableContentResolutionRequest,
+  type DurableContentResolver,
+} from "../services/core/turns/content.js";
+export { ToolDispatchError, type ToolDispatchLease, type ToolDispatchLifecycle, type ToolDispatchOutcome } from "../services/core/turns/dispatch.js";
+export type { HostWorkspace, WorkspaceComputer, WorkspaceExecRequest, WorkspaceExecResult } from "./host-workspace.js";
+export type { ProviderDefinitionMap } from "./host-options.js";
+export { defineProvider, makeCompatibleProviderDefinition, makeRedacted, revealRedacted } from "../plugin/index.js";
+export type { ProviderDefinition, ProviderModelAcquisitionInput, ProviderStreamContext, Redacted } from "../plugin/index.js";
+// The reference's names for contract shapes, as aliases of the generated types (never restated).
+export type {
+  Attribution as PromptAttribution,
+  AppendConversationRequest as AppendConversationCommand,
+  Fault as TurnFault,
+  HistoryVisibility,
+  PermissionReplyRequest as ReplyPermissionInput,
+  PermissionRequest,
+  PromptPart,
+  QuestionReplyRequest as ReplyQuestionInput,
+  QuestionRequest,
+  SessionTurnState,
+  SubmitPromptRequest as SubmitPromptCommand,
+  TextTurnPart as TurnTextPart,
+  ToolApproval as ToolApprovalSnapshot,
+  ToolQuestion as ToolQuestionSnapshot,
+  ToolTurnPart as TurnToolPart,
+  Turn as TurnSnapshot,
+  TurnOutcome,
+  TurnPart,
+  TurnPhase,
+  TurnUsage,
+} from "../generated/client/types.gen.js";
+/** A prompt's content (the contract's prompt parts). */
+export type PromptContent = readonly import("../generated/client/types.gen.js").PromptPart[];
 export type { NormalizedCatalog as NormalizedModelsDevSnapshot } from "../services/providers/models-dev.js";
 
 /** The models.dev snapshot bundled with this build (`providers` keyed by provider id). */

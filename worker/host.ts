@@ -16,6 +16,9 @@
 //   `'injected-only'` — the Worker's own bindings in `env` (the provider authority when
 //   `HARNESS_PROVIDER_AUTHORITY` is bound, else the secrets each definition names). Resolved once
 //   at wake.
+// - The embedder ports: `providerDefinitions` (compiled with the providers, host-options.ts),
+//   `contentResolver` and `toolDispatch` (Core seams: services/core/turns/content.ts, dispatch.ts)
+//   and `workspace` (its Computer runs `shell`: host-workspace.ts).
 import type { ServerStreamEvent, SessionStreamEvent, TurnStreamEvent } from "../generated/client/types.gen.js";
 import type { Handlers } from "../generated/server/routes.js";
 import { Failure, unavailable, validationFailure } from "../services/contract/failure.js";
@@ -48,11 +51,15 @@ import { workspaceSkills } from "./skills.js";
 import { createWorkerPlugins } from "./plugins.js";
 import { scopedLoader, type WorkerLoaderBinding } from "./plugins-loader.js";
 import { closingSessionMcp, sessionMcpOperations } from "./plugins-mcp.js";
-import { workerTools } from "./tools.js";
+import { unavailableShellTool, workerTools } from "./tools.js";
 import { workspaceAgents } from "./agents.js";
 import { composeWorkerTurns, environmentKeys, gatewayEnvironment, type ProviderKeys } from "./turns.js";
 import { workerUnavailableHandlers } from "./unavailable.js";
 import { WORKSPACE_ROOT, workspaceWorkdirs } from "./workspace.js";
+import { computerShellTool, workspaceProblem, type HostWorkspace } from "./host-workspace.js";
+import type { DurableContentResolver } from "../services/core/turns/content.js";
+import { embedderPortProblem, type ToolDispatchLifecycle } from "../services/core/turns/dispatch.js";
+import type { AnyToolDefinition } from "../services/tools/tool.js";
 
 /** What the host takes of its Durable Object's state (`ctx`). */
 export interface HostDurableObjectState {
@@ -74,6 +81,12 @@ export interface WorkerHarnessHostOptions extends WorkerHostSettings {
   readonly recoveryIntervalMs?: number;
   /** One line per alarm outcome (error names only) or unused model catalog worth logging; default `console.warn`. */
   readonly log?: (line: string) => void;
+  /** Resolves `content-reference` parts at model-request time, after visibility filtering (services/core/turns/content.ts). */
+  readonly contentResolver?: DurableContentResolver;
+  /** Host custody of every approved tool call (services/core/turns/dispatch.ts). */
+  readonly toolDispatch?: ToolDispatchLifecycle;
+  /** The host-provided Workspace: its Computer runs `shell` (worker/host-workspace.ts). Never closed by the host. */
+  readonly workspace?: HostWorkspace;
 }
 
 export interface WorkerHostResources {
@@ -178,6 +191,10 @@ export class WorkerHarnessHost {
       agents: () => agents(),
       onDeleted: (ids) => runner?.abandonSessions(ids),
     });
+    const ports = embedderPortProblem(this.#options);
+    if (ports !== undefined) throw Object.assign(new Error(`WorkerHarnessHost option ${ports}`), { _tag: "ConfigInvalid" });
+    const workspaceRefusal = workspaceProblem(this.#options.workspace);
+    if (workspaceRefusal !== undefined) throw Object.assign(new Error(`WorkerHarnessHost option workspace: ${workspaceRefusal}`), { _tag: "ConfigInvalid" });
     const compiled = compileHostSettings(this.#options);
     // A bad option is refused at wake and answered to every request (never a crash loop).
     if (!compiled.ok) throw Object.assign(new Error(compiled.message), { _tag: compiled.tag });
@@ -187,7 +204,8 @@ export class WorkerHarnessHost {
     const codemode = configured.config.codemode?.enabled !== false;
     // HARNESS_MCP's servers: started by the first Turn or MCP route, never at wake.
     const mcp = composeWorkerMcp({ env: this.#options.env ?? {}, storage: state.storage, serverName: () => this.#server() ?? "" });
-    const extraTools = { ...workspaceFileTools(files), ...(codemode ? { execute: workerExecuteTool() } : {}) };
+    const computer = this.#options.workspace?.computer;
+    const extraTools = { ...workspaceFileTools(files), ...(codemode ? { execute: workerExecuteTool() } : {}), ...(computer !== undefined ? { shell: computerShellTool(computer, unavailableShellTool) as AnyToolDefinition } : {}) };
     const env = this.#options.env ?? {};
     // Session plugins (worker/plugins.ts): `Bundle` sources through the `LOADER` binding, when bound.
     const plugins = await createWorkerPlugins({
@@ -212,6 +230,8 @@ export class WorkerHarnessHost {
       mcp: mcp.host,
       skills: workspaceSkills(files),
       agents,
+      ...(this.#options.contentResolver !== undefined ? { contentResolver: this.#options.contentResolver } : {}),
+      ...(this.#options.toolDispatch !== undefined ? { toolDispatch: this.#options.toolDispatch } : {}),
       // Recovery runs first on every admission (the alarm is the backstop).
       onAdmission: () => this.notifyAdmission(),
     });

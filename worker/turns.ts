@@ -9,6 +9,8 @@
 // workspace recording (rewind), CodeMode until `execute` is registered. The runner is one per object: its claims
 // carry owner id 1 and the object's fresh instance id, so after a restart every claim of the
 // previous instance is "gone" and recovery settles it (see worker/alarm.ts for when it runs).
+import { withContentResolver, type DurableContentResolver } from "../services/core/turns/content.js";
+import type { ToolDispatchLifecycle } from "../services/core/turns/dispatch.js";
 import type { Handlers } from "../generated/server/routes.js";
 import type { Env } from "../services/config/index.js";
 import type { ActivityHub } from "../services/core/events/hub.js";
@@ -114,6 +116,9 @@ export interface WorkerTurnsInput {
   /** The server's MCP servers (worker/mcp.ts): each Turn waits (bounded) for their first attempts, then is offered their Tools. */
   readonly mcp?: WorkerTurnsMcp;
   /** Each Turn's plugin lease over the base tools, hooks and Agents (worker/plugins.ts); absent: no plugins. */
+  /** The embedder's content references resolver and tool-call custody (services/core/turns/content.ts, dispatch.ts). */
+  readonly contentResolver?: DurableContentResolver;
+  readonly toolDispatch?: ToolDispatchLifecycle;
   readonly lease?: (base: { readonly tools: Readonly<Record<string, AnyToolDefinition>>; readonly registry: ToolRegistry; readonly hooks: HookPipeline; readonly agents: AgentCatalog }) => (session: SessionRow) => Promise<TurnExtensions>;
 }
 
@@ -146,7 +151,7 @@ export function composeWorkerTurns(input: WorkerTurnsInput): WorkerTurns {
   const model = configured.config.model ?? firstAvailableModel(configured.providers, input.env);
   const config = model !== undefined ? { ...configured.config, model } : configured.config;
   // Over the providers compiled at wake (a WorkerHarnessHost may compile them from a supplied catalog).
-  const gateway = createModelGateway(config, input.env, [], { providers: () => configured.providers, ensure: async () => {} });
+  const gateway = withContentResolver(createModelGateway(config, input.env, [], { providers: () => configured.providers, ensure: async () => {} }), input.contentResolver);
   const fixed = input.agents === undefined ? builtinAgents() : undefined;
   const agents = input.agents ?? (() => fixed!);
   const catalogs = {
@@ -198,6 +203,7 @@ export function composeWorkerTurns(input: WorkerTurnsInput): WorkerTurns {
     },
     serverRoot: WORKSPACE_ROOT,
     scope: "unowned",
+    ...(input.toolDispatch !== undefined ? { toolDispatch: input.toolDispatch } : {}),
     // A Durable Object has no process id: one object is one runner.
     processId: 1,
     ...(input.leaseMs !== undefined ? { leaseMs: input.leaseMs } : {}),

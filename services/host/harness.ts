@@ -22,6 +22,8 @@ import { HostServedModels } from "./served-models.js";
 import { modelHandlers } from "./model-handlers.js";
 import type { ProviderGateway } from "./models.js";
 import type { ModelGateway } from "../core/turns/gateway.js";
+import { withContentResolver, type DurableContentResolver } from "../core/turns/content.js";
+import type { ToolDispatchLifecycle } from "../core/turns/dispatch.js";
 import type { HookPipeline } from "../plugins/hooks.js";
 import { defaultArtifactCacheDirectory, type SessionPluginArtifactOptions } from "../plugins/artifact-options.js";
 import { unavailableHandlers } from "./unavailable.js";
@@ -140,6 +142,10 @@ export interface HarnessOptions {
   readonly mcpOAuthTokenResolver?: McpOAuthTokenResolver | undefined;
   /** Hears the database's backup and migration steps while it opens (the daemon's startup progress). */
   readonly onMigrationProgress?: ((progress: StorageMigrationProgress) => void) | undefined;
+  /** An embedder's content references resolver (the embedded SDK's `contentResolver`; services/core/turns/content.ts). */
+  readonly contentResolver?: DurableContentResolver | undefined;
+  /** An embedder's custody of every approved tool call (the embedded SDK's `toolDispatch`; services/core/turns/dispatch.ts). */
+  readonly toolDispatch?: ToolDispatchLifecycle | undefined;
 }
 
 export interface Harness {
@@ -242,7 +248,8 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
   const served = new HostServedModels();
   try {
     models = await HostModelCatalog.create({ config: loaded.value.config, env: options.env, warn: options.onWarning, definitions: options.providerDefinitions, served });
-    gateway = options.gateway ?? createModelGateway(loaded.value.config, options.env, loaded.value.layers, models, served);
+    // Content references resolve at request time, after the history's visibility filter (content.ts).
+    gateway = withContentResolver(options.gateway ?? createModelGateway(loaded.value.config, options.env, loaded.value.layers, models, served), options.contentResolver);
   } catch (error) {
     await storage.close();
     const failed = error instanceof CatalogSetupError ? setupFailed(error.error, loaded.value.layers) : error;

@@ -139,6 +139,7 @@ export async function createRunner(
     serverRoot: options.serverRoot,
     workspace: rewind.observer,
     scope: options.runnerScope ?? "unowned",
+    ...(options.toolDispatch ? { toolDispatch: options.toolDispatch } : {}),
     ...(config.contentFlushMillis !== undefined ? { flushMs: config.contentFlushMillis } : {}),
     ...leaseOption(options),
   });

@@ -324,7 +324,12 @@ export type ToolFailureCode =
   /** A `next` continuation no longer matches its resource (it changed, or the object was altered). */
   | "invalid_continuation"
   /** The attachment is not text (an image: read its bytes in an `execute` script). */
-  | "not_text";
+  | "not_text"
+  // an embedder's toolDispatch port (services/core/turns/dispatch.ts)
+  /** The host refused the approved call: nothing ran. */
+  | "tool_dispatch_refused"
+  /** The host's dispatch failed or answered no usable outcome. */
+  | "tool_dispatch_failed";
 
 /** A tool call's typed failure. `message` is safe for the model and clients. */
 export class ToolFailure extends Error {

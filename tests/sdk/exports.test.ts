@@ -58,6 +58,13 @@ const EXPECTED: Record<string, Record<string, Kind>> = {
     defineProvider: "function",
     makeCompatibleProviderDefinition: "function",
     ProviderDefinition: "type",
+    // The embedder ports (the names WorkerHarnessHost's entry shares).
+    DurableContentResolver: "type",
+    DurableContentResolutionError: "class",
+    ToolDispatchError: "class",
+    ToolDispatchLease: "type",
+    ToolDispatchLifecycle: "type",
+    ToolDispatchOutcome: "type",
   },
   // The names issue 20 §8 adds to `@zephyrcloudio/harness-client`, and the client itself.
   "ze-harness/client": {

@@ -64,6 +64,25 @@ describe("the ze-harness/worker-host entry (built)", () => {
       TurnStreamEvent: "type",
       SessionStreamEvent: "type",
       ServerStreamEvent: "type",
+      // The embedder ports and the reference's names for contract shapes.
+      DurableContentResolver: "type",
+      DurableContentResolutionError: "class",
+      ToolDispatchError: "class",
+      ToolDispatchLease: "type",
+      ToolDispatchLifecycle: "type",
+      ToolDispatchOutcome: "type",
+      ProviderDefinition: "type",
+      ProviderDefinitionMap: "type",
+      ProviderModelAcquisitionInput: "type",
+      HostWorkspace: "type",
+      defineProvider: "value",
+      HistoryVisibility: "type",
+      PromptContent: "type",
+      SubmitPromptCommand: "type",
+      TurnFault: "type",
+      TurnSnapshot: "type",
+      TurnOutcome: "type",
+      TurnToolPart: "type",
     });
   });
 

@@ -84,6 +84,8 @@ export async function callModel(t: RunningTurn, original: ModelRequest): Promise
       t.recorder.closeContent();
       await t.recorder.flush().catch(() => {});
       t.checkStopped();
+      // The gateway's own stop (an embedder's content reference it could not resolve: content.ts) is the Turn's.
+      if (error instanceof StopSignal) throw error;
       const attemptFailure = isProviderFailure(error) ? error : undefined;
       if (attemptFailure || timedOut) {
         await records.modelStepFailed(t.row.sessionId, t.row.id, attempt, {

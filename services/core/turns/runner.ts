@@ -28,6 +28,7 @@ import { closeToolPart, settleUnrecorded } from "./settle.js";
 import type { TurnWorkspaceObserver } from "../rewind/service.js";
 import { processAlive } from "../../contract/process.js";
 import { DEFAULT_LEASE_MS } from "../../contract/lease.js";
+import type { ToolDispatchLifecycle } from "./dispatch.js";
 import { unrefTimer } from "../../contract/timers.js";
 
 /** Which Sessions a runner runs: those it operates on (embedded), or those no other live host holds (a server). */
@@ -55,6 +56,8 @@ export interface TurnRunnerOptions {
   readonly artifactsDirectory?: (workdir: string) => string;
   /** Records each Turn's workdir before and after it runs (Turn patches and rewind, services/core/rewind). */
   readonly workspace?: TurnWorkspaceObserver;
+  /** An embedder's custody of every approved tool call (dispatch.ts). */
+  readonly toolDispatch?: ToolDispatchLifecycle;
 }
 
 export { DEFAULT_LEASE_MS } from "../../contract/lease.js";
@@ -334,6 +337,7 @@ export class TurnRunner {
         ...(this.options.workspace ? { beforeWrite: this.options.workspace.beforeWrite, workspaceSettle: () => this.options.workspace?.settleWrite(row.id) } : {}),
         ...(admissionDurable ? { admissionDurable } : {}),
         hostStopping: this.stopping.signal,
+        ...(this.options.toolDispatch ? { toolDispatch: this.options.toolDispatch } : {}),
         storage: this.options.storage,
         hub: this.options.hub,
         gateway: this.options.gateway,

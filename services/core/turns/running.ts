@@ -11,6 +11,8 @@ import type { AgentCatalog } from "../../workspace/agents.js";
 import type { ActivityHub } from "../events/hub.js";
 import type { TurnEnvironment, TurnExtensions } from "./environment.js";
 import type { ModelGateway } from "./gateway.js";
+import { referenceText, type ReferenceTextPart } from "./content.js";
+import type { ToolDispatchLifecycle } from "./dispatch.js";
 import { TurnRecorder } from "./recorder.js";
 import { StopSignal, type Stop } from "./stop.js";
 
@@ -51,14 +53,20 @@ export interface TurnDeps {
   readonly admissionDurable?: Promise<void>;
   /** Aborts when the host stops: writes waiting for disk space give up, and the Turn is left to the next start's recovery. */
   readonly hostStopping?: AbortSignal;
+  /** An embedder's custody of every approved tool call (dispatch.ts); absent: calls run directly. */
+  readonly toolDispatch?: ToolDispatchLifecycle;
 }
 
-/** The model-visible form of prompt content (a content reference is named, not resolved). */
+/**
+ * The model-visible form of prompt content: a content reference is named, not resolved, in a text
+ * part marked with its `reference` (an embedder's resolver replaces it at request time: content.ts).
+ */
 export function userContent(prompt: readonly PromptPart[]): UserContentPart[] {
   return prompt.map((part): UserContentPart => {
     if (part.type === "text") return part;
     if (part.type === "image") return part;
-    return { type: "text", text: `[content reference: ${part.reference}]` };
+    const marked: ReferenceTextPart = { type: "text", text: referenceText(part.reference), reference: part.reference };
+    return marked;
   });
 }
 

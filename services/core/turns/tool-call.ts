@@ -23,6 +23,7 @@ import {
 } from "../../tools/tool.js";
 import { validateToolInput } from "../../tools/validate.js";
 import { askQuestions, authorize } from "./approvals.js";
+import { dispatchToolCall } from "./dispatch.js";
 import { attachNestedInstructions } from "./nested-instructions.js";
 import { sessionResources } from "./session-resources.js";
 import type { ModelToolCall } from "./model-call.js";
@@ -39,6 +40,8 @@ interface ApprovedCall {
   readonly input: unknown;
   readonly projections: PermissionProjection[];
   readonly signal: AbortSignal;
+  /** A CodeMode script's call. */
+  readonly inner?: boolean;
 }
 
 /** A call settled before it could run; the model sees `message`. */
@@ -157,7 +160,7 @@ async function prepare(t: RunningTurn, call: ModelToolCall, offered: ReadonlyMap
     if (inner) return { kind: "settled", message, fault: denied };
     throw new StopSignal({ kind: "failed", fault: denied });
   }
-  return { kind: "approved", call, ordinal, tool, input: before.input, projections, signal };
+  return { kind: "approved", call, ordinal, tool, input: before.input, projections, signal, ...(inner ? { inner: true } : {}) };
 }
 
 /** Runs one approved call to its result (a tool failure fails only the call). */
@@ -205,7 +208,22 @@ async function execute(t: RunningTurn, approved: ApprovedCall, offered: Readonly
   await t.deps.workspaceRecorded;
   let output: ToolOutput;
   try {
-    output = await tool.execute(approved.input, context);
+    // An embedder's custody of the approved call (dispatch.ts), when its port is given.
+    const dispatch = t.deps.toolDispatch;
+    output = dispatch
+      ? await dispatchToolCall(dispatch, {
+          server: t.server,
+          sessionId: t.sessionId,
+          turnId: t.id,
+          toolCallId: call.id,
+          toolId: tool.id,
+          input: approved.input,
+          permissions: approved.projections,
+          fromScript: approved.inner === true,
+          signal: approved.signal,
+          run: () => tool.execute(approved.input, context),
+        })
+      : await tool.execute(approved.input, context);
   } catch (error) {
     stopActivity();
     t.checkStopped();
