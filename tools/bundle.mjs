@@ -17,7 +17,8 @@
 // The generated client (generated/client/**) gets services/contract/light-http.ts's Headers and
 // Request in place of the globals (lightHttp below): in Node 20 the globals load undici, ≈ 40 ms
 // and ≈ 12 MiB of a warm-daemon command, whose node:http transport needs none of it. Outside the
-// bundle (tests on the sources, the SDK) the generated client keeps the globals.
+// bundle (tests on the sources, the SDK) the generated client keeps the globals. Its SSE loop reads
+// a light response's text straight from node:http (textReaderOf), not through web streams.
 import { build } from "esbuild";
 import { readFileSync, readdirSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -54,16 +55,31 @@ function nativePackages() {
 // react-devtools-core: Ink imports it only when DEV=true (not installed).
 const external = ["react-devtools-core", "libsql", "@libsql/*", "@neon-rs/*", "bufferutil", "utf-8-validate", "@oclif/core", "ajv", "ajv/*", "ajv-formats", ...nativePackages()];
 
-/** Prefixes each generated client module with an import of the light classes under the global names. */
+/** The generated SSE loop's reader of an event stream's text (a web stream and TextDecoderStream). */
+const SSE_READER = /if \(!response\.body\) throw new Error\('No body in SSE response'\);\s*const reader = response\.body\.pipeThrough\(new TextDecoderStream\(\)\)\.getReader\(\);/;
+
+/**
+ * Prefixes each generated client module with an import of the light classes under the global
+ * names, and has the SSE loop read its text through textReaderOf (straight from node:http for a
+ * light response: no web streams). A regenerated client whose SSE loop no longer reads that way
+ * fails the build here rather than quietly loading web streams again.
+ */
 const lightHttp = {
   name: "light-http",
   setup(builder) {
     const module = join(root, "services", "contract", "light-http.ts");
-    builder.onLoad({ filter: /[\\/]generated[\\/]client[\\/].*\.gen\.ts$/ }, (args) => ({
-      contents: `import { LightHeaders as Headers, LightRequest as Request } from ${JSON.stringify(module)};\n${readFileSync(args.path, "utf8")}`,
-      loader: "ts",
-      resolveDir: dirname(args.path),
-    }));
+    builder.onLoad({ filter: /[\\/]generated[\\/]client[\\/].*\.gen\.ts$/ }, (args) => {
+      let source = readFileSync(args.path, "utf8");
+      if (/[\\/]serverSentEvents\.gen\.ts$/.test(args.path)) {
+        if (!SSE_READER.test(source)) throw new Error(`${args.path}: the SSE loop no longer reads response.body through TextDecoderStream; update tools/bundle.mjs (lightHttp)`);
+        source = source.replace(SSE_READER, "const reader = textReaderOf(response);");
+      }
+      return {
+        contents: `import { LightHeaders as Headers, LightRequest as Request, textReaderOf } from ${JSON.stringify(module)};\n${source}`,
+        loader: "ts",
+        resolveDir: dirname(args.path),
+      };
+    });
   },
 };
 
