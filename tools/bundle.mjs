@@ -1,7 +1,8 @@
 // npm run build, after tsc: the CLI as a code-split esbuild bundle in dist/bundle/ (ESM, Node 20).
 // Entries: cli/main.ts (what bin/ze-harness.js runs) and cli/commands.ts (oclif's command table,
 // package.json → oclif.commands). Each command, the client and the embedded host are their own
-// chunks, loaded by dynamic import only when a command line needs them.
+// chunks, loaded by dynamic import only when a command line needs them. A second build writes the
+// commands a warm daemon answers most as one CommonJS file, local.cjs (LOCAL_COMMANDS below).
 //
 // zod keeps its English locale alone (zodEnglishOnly below); JSON modules are JSON.parse of a
 // string (jsonAsParse below); React's packages are their production builds alone (reactProduction).
@@ -17,10 +18,11 @@
 // The generated client (generated/client/**) gets services/contract/light-http.ts's Headers and
 // Request in place of the globals (lightHttp below): in Node 20 the globals load undici, ≈ 40 ms
 // and ≈ 12 MiB of a warm-daemon command, whose node:http transport needs none of it. Outside the
-// bundle (tests on the sources, the SDK) the generated client keeps the globals.
+// bundle (tests on the sources, the SDK) the generated client keeps the globals. Its SSE loop reads
+// a light response's text straight from node:http (textReaderOf), not through web streams.
 import { build } from "esbuild";
-import { readFileSync, readdirSync, rmSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -54,16 +56,31 @@ function nativePackages() {
 // react-devtools-core: Ink imports it only when DEV=true (not installed).
 const external = ["react-devtools-core", "libsql", "@libsql/*", "@neon-rs/*", "bufferutil", "utf-8-validate", "@oclif/core", "ajv", "ajv/*", "ajv-formats", ...nativePackages()];
 
-/** Prefixes each generated client module with an import of the light classes under the global names. */
+/** The generated SSE loop's reader of an event stream's text (a web stream and TextDecoderStream). */
+const SSE_READER = /if \(!response\.body\) throw new Error\('No body in SSE response'\);\s*const reader = response\.body\.pipeThrough\(new TextDecoderStream\(\)\)\.getReader\(\);/;
+
+/**
+ * Prefixes each generated client module with an import of the light classes under the global
+ * names, and has the SSE loop read its text through textReaderOf (straight from node:http for a
+ * light response: no web streams). A regenerated client whose SSE loop no longer reads that way
+ * fails the build here rather than quietly loading web streams again.
+ */
 const lightHttp = {
   name: "light-http",
   setup(builder) {
     const module = join(root, "services", "contract", "light-http.ts");
-    builder.onLoad({ filter: /[\\/]generated[\\/]client[\\/].*\.gen\.ts$/ }, (args) => ({
-      contents: `import { LightHeaders as Headers, LightRequest as Request } from ${JSON.stringify(module)};\n${readFileSync(args.path, "utf8")}`,
-      loader: "ts",
-      resolveDir: dirname(args.path),
-    }));
+    builder.onLoad({ filter: /[\\/]generated[\\/]client[\\/].*\.gen\.ts$/ }, (args) => {
+      let source = readFileSync(args.path, "utf8");
+      if (/[\\/]serverSentEvents\.gen\.ts$/.test(args.path)) {
+        if (!SSE_READER.test(source)) throw new Error(`${args.path}: the SSE loop no longer reads response.body through TextDecoderStream; update tools/bundle.mjs (lightHttp)`);
+        source = source.replace(SSE_READER, "const reader = textReaderOf(response);");
+      }
+      return {
+        contents: `import { LightHeaders as Headers, LightRequest as Request, textReaderOf } from ${JSON.stringify(module)};\n${source}`,
+        loader: "ts",
+        resolveDir: dirname(args.path),
+      };
+    });
   },
 };
 
@@ -144,6 +161,72 @@ const result = await build({
   plugins: [lightHttp, zodEnglishOnly, jsonAsParse, reactProduction],
   logLevel: "warning",
 });
+
+/**
+ * The fast path: the commands a warm local daemon answers most, as ONE CommonJS file
+ * (dist/bundle/local.cjs) that bin/ze-harness.js require()s for a command line naming one of them
+ * first (dist/bundle/local.json lists them) without --embedded or --help. Node 20 loads CommonJS
+ * without its ES module loader (≈ 10 ms to set up on this VM) and one file without the per-module
+ * resolution of the ≈ 30 chunks such a command otherwise loads (≈ 20 ms): measured with
+ * `ZE_BENCH_COMPARE` in tools/bench/daemon.mjs. Everything those commands import statically is
+ * inside the file; so are the daemon client and clients/ (dynamic imports on their path). Every
+ * other dynamic import (the embedded host, zod.gen's schemas, the wizard, the other commands) is
+ * left to the split bundle's chunk for that module, found by the metafile above; one with no chunk
+ * fails the build. The rest of the CLI (help, the TUI, --embedded) loads as before.
+ */
+const LOCAL_COMMANDS = {
+  run: "cli/commands/run.ts",
+  "session:list": "cli/commands/session/list.ts",
+  "session:show": "cli/commands/session/show.ts",
+  "session:create": "cli/commands/session/create.ts",
+  "session:delete": "cli/commands/session/delete.ts",
+  "turn:list": "cli/commands/turn/list.ts",
+  "turn:show": "cli/commands/turn/show.ts",
+  "turn:cancel": "cli/commands/turn/cancel.ts",
+};
+const localInline = new Set([...Object.values(LOCAL_COMMANDS), "services/daemon/client.ts", "clients/index.ts"].map((file) => join(root, file)));
+/** The split build's chunk for each module it loads by dynamic import (source path → ./chunk-….js). */
+const entryChunks = new Map();
+for (const [file, output] of Object.entries(result.metafile.outputs)) {
+  if (output.entryPoint !== undefined) entryChunks.set(resolve(root, output.entryPoint), `./${basename(file)}`);
+}
+const localSplit = {
+  name: "local-split",
+  setup(builder) {
+    builder.onResolve({ filter: /.*/ }, async (args) => {
+      if (args.kind !== "dynamic-import" || args.pluginData?.local) return undefined;
+      const found = await builder.resolve(args.path, { kind: args.kind, importer: args.importer, resolveDir: args.resolveDir, pluginData: { local: true } });
+      if (found.errors.length > 0 || found.external) return found.errors.length > 0 ? { errors: found.errors } : { path: args.path, external: true };
+      if (localInline.has(found.path)) return { path: found.path };
+      const chunk = entryChunks.get(found.path);
+      if (chunk === undefined) return { errors: [{ text: `${args.path} (from ${args.importer}) has no chunk of its own in the split bundle for local.cjs to load` }] };
+      return { path: chunk, external: true };
+    });
+  },
+};
+const local = await build({
+  absWorkingDir: root,
+  entryPoints: { local: "cli/main.ts" },
+  outdir,
+  outExtension: { ".js": ".cjs" },
+  bundle: true,
+  format: "cjs",
+  platform: "node",
+  target: "node20",
+  external,
+  jsx: "automatic",
+  // import.meta.url as an ES module in dist/bundle/ would see it (this file is beside the chunks).
+  define: { "import.meta.url": "__zeImportMetaUrl" },
+  banner: { js: 'var __zeImportMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
+  legalComments: "none",
+  metafile: true,
+  plugins: [localSplit, lightHttp, zodEnglishOnly, jsonAsParse, reactProduction],
+  logLevel: "warning",
+});
+writeFileSync(join(outdir, "local.json"), `${JSON.stringify(Object.keys(LOCAL_COMMANDS))}\n`);
+const localBytes = Object.values(local.metafile.outputs).reduce((sum, output) => sum + output.bytes, 0);
+console.log(`bundle: dist/bundle/local.cjs (${(localBytes / 1024).toFixed(0)} KiB, ${Object.keys(LOCAL_COMMANDS).length} commands)`);
+
 const outputs = Object.entries(result.metafile.outputs);
 const bytes = outputs.reduce((sum, [, output]) => sum + output.bytes, 0);
 console.log(`bundle: dist/bundle/ (${outputs.length} files, ${(bytes / 1024 / 1024).toFixed(1)} MiB)`);

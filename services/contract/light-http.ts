@@ -7,6 +7,12 @@
 // a light response likewise (toWebResponse), so the embedded host, --remote and the SDK see
 // undici's classes as before. Only what the generated client, clients/ and the daemon client use
 // is implemented; anything else (a FormData body or answer) falls back to undici.
+//
+// A response body from node:http stays a NodeBody (its chunks read as they come) until something
+// asks for `response.body`: only then is it wrapped in a web ReadableStream. Node 20 loads its web
+// streams (and worker/io, vm, …) on first touch of ReadableStream or TextDecoderStream, ≈ 8–12 ms of
+// a warm-daemon command that reads a JSON answer (text/json) or an SSE stream (textReaderOf: the CLI
+// bundle gives it to the generated client's SSE loop, tools/bundle.mjs) and never needs them.
 
 type HeaderSource = { forEach(callback: (value: string, key: string) => void): void } | Iterable<readonly [string, string]> | Record<string, string | readonly string[] | undefined> | undefined | null;
 
@@ -149,6 +155,69 @@ export class LightRequest implements RequestLike {
   }
 }
 
+/** A body as node:http delivers it (services/daemon/transport.ts), readable without web streams. */
+export interface NodeBody {
+  /** Every chunk to the end; throws what the web stream would have errored with. */
+  chunks(): AsyncIterator<Uint8Array>;
+  /** The same body as a web stream (loads Node's web streams); called at most once, before chunks(). */
+  toWeb(): ReadableStream<Uint8Array>;
+  /** Drops the rest unread (the connection is closed). */
+  cancel(): void;
+}
+
+// Not `instanceof ReadableStream`: touching that global loads Node's web streams.
+const isNodeBody = (value: unknown): value is NodeBody => typeof (value as { toWeb?: unknown } | null)?.toWeb === "function";
+
+/** What the SSE loop reads: decoded text chunks, as `body.pipeThrough(new TextDecoderStream()).getReader()` gives. */
+export interface TextReader {
+  read(): Promise<{ done: false; value: string } | { done: true; value?: undefined }>;
+  cancel(): Promise<void>;
+  releaseLock(): void;
+}
+
+/** A NodeBody's chunks as text; cancel() ends a pending read as done, as a web stream reader's does. */
+function nodeTextReader(body: NodeBody): TextReader {
+  const chunks = body.chunks();
+  const decoder = new TextDecoder();
+  let cancelled = false;
+  let ended = false;
+  return {
+    async read() {
+      if (cancelled || ended) return { done: true };
+      let next: IteratorResult<Uint8Array>;
+      try {
+        next = await chunks.next();
+      } catch (error) {
+        if (cancelled) return { done: true };
+        throw error;
+      }
+      if (cancelled) return { done: true };
+      if (next.done) {
+        ended = true;
+        const tail = decoder.decode();
+        return tail === "" ? { done: true } : { done: false, value: tail };
+      }
+      return { done: false, value: decoder.decode(next.value, { stream: true }) };
+    },
+    async cancel() {
+      cancelled = true;
+      body.cancel();
+    },
+    releaseLock() {},
+  };
+}
+
+/**
+ * The decoded text of an SSE response's body: a LightResponse's read straight from node:http, any
+ * other's through TextDecoderStream. Throws as the generated SSE loop does when there is no body.
+ */
+export function textReaderOf(response: { readonly body: ReadableStream<Uint8Array> | null }): TextReader {
+  const light = response instanceof LightResponse ? response.nodeBody() : undefined;
+  if (light !== undefined) return nodeTextReader(light);
+  if (!response.body) throw new Error("No body in SSE response");
+  return (response.body as ReadableStream<BufferSource>).pipeThrough(new TextDecoderStream()).getReader() as TextReader;
+}
+
 export interface LightResponseInit {
   readonly status: number;
   readonly statusText?: string;
@@ -162,10 +231,10 @@ export class LightResponse {
   readonly url = "";
   readonly redirected = false;
   readonly type = "basic";
-  #body: ReadableStream<Uint8Array> | null;
+  #body: ReadableStream<Uint8Array> | NodeBody | null;
   #used = false;
 
-  constructor(body: ReadableStream<Uint8Array> | null, init: LightResponseInit) {
+  constructor(body: ReadableStream<Uint8Array> | NodeBody | null, init: LightResponseInit) {
     this.#body = body;
     this.status = init.status;
     this.statusText = init.statusText ?? "";
@@ -177,6 +246,14 @@ export class LightResponse {
   }
 
   get body(): ReadableStream<Uint8Array> | null {
+    if (isNodeBody(this.#body)) this.#body = this.#body.toWeb();
+    return this.#body;
+  }
+
+  /** The body still as node:http gives it, now taken (the response is used): undefined once `body` was read. */
+  nodeBody(): NodeBody | undefined {
+    if (!isNodeBody(this.#body) || this.#used) return undefined;
+    this.#used = true;
     return this.#body;
   }
 
@@ -189,7 +266,10 @@ export class LightResponse {
     this.#used = true;
     if (this.#body === null) return new ArrayBuffer(0);
     const chunks: Uint8Array[] = [];
-    for await (const chunk of this.#body) chunks.push(chunk);
+    if (isNodeBody(this.#body)) {
+      const source = this.#body.chunks();
+      for (let next = await source.next(); !next.done; next = await source.next()) chunks.push(next.value);
+    } else for await (const chunk of this.#body) chunks.push(chunk);
     const all = Buffer.concat(chunks);
     return all.buffer.slice(all.byteOffset, all.byteOffset + all.byteLength) as ArrayBuffer;
   }
@@ -213,7 +293,8 @@ export class LightResponse {
   clone(): LightResponse {
     if (this.#used) throw new TypeError("Response.clone: Body has already been consumed.");
     let copy: ReadableStream<Uint8Array> | null = null;
-    if (this.#body !== null) [this.#body, copy] = this.#body.tee();
+    const body = this.body;
+    if (body !== null) [this.#body, copy] = body.tee();
     return new LightResponse(copy, { status: this.status, statusText: this.statusText, headers: this.headers });
   }
 }

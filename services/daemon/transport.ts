@@ -14,7 +14,7 @@
 import { Agent, request as httpRequest, type ClientRequestArgs, type IncomingMessage } from "node:http";
 import { connect as netConnect, isIPv4, type Socket } from "node:net";
 import type { Duplex } from "node:stream";
-import { LightResponse, type HttpRequest } from "../contract/light-http.js";
+import { LightResponse, type HttpRequest, type NodeBody } from "../contract/light-http.js";
 import { IPV4_TABLE, ownUid, ownerOf, procEndpoint, readSocketOwnersAsync, type Endpoint, type SocketOwners } from "../contract/socket-owner.js";
 
 /** How many event-loop turns a just-accepted peer socket may take to appear in the table. */
@@ -104,6 +104,23 @@ function bodyOf(response: IncomingMessage, signal: AbortSignal): ReadableStream<
   });
 }
 
+/** The response's chunks as they come, ended or failed as bodyOf's stream would be. */
+async function* chunksOf(response: IncomingMessage, signal: AbortSignal): AsyncGenerator<Uint8Array> {
+  try {
+    for await (const chunk of response as AsyncIterable<Buffer>) yield new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+  } catch (error) {
+    throw signal.aborted ? abortError(signal) : response.complete ? error : new TypeError("terminated");
+  }
+  if (!response.complete) throw signal.aborted ? abortError(signal) : new TypeError("terminated");
+}
+
+/** The body read straight from node:http; a web stream (bodyOf) only when one is asked for. */
+function nodeBodyOf(response: IncomingMessage, signal: AbortSignal): NodeBody {
+  // A body abandoned unread fails with nobody reading: the reader's to see (chunksOf), never an uncaught 'error' event.
+  response.on("error", () => {});
+  return { chunks: () => chunksOf(response, signal), toWeb: () => bodyOf(response, signal), cancel: () => void response.destroy() };
+}
+
 /**
  * Sends `input` and answers a LightResponse (services/contract/light-http.ts: no undici); the
  * callers that hand it on to code expecting undici's classes convert it (toWebResponse).
@@ -117,18 +134,22 @@ export async function verifiedFetch(input: HttpRequest): Promise<LightResponse> 
   if (body !== undefined) headers["content-length"] = String(body.byteLength);
   return new Promise<LightResponse>((resolvePromise, reject) => {
     const outgoing = httpRequest({ agent, hostname: url.hostname.replace(/^\[|\]$/g, ""), port: url.port, path: `${url.pathname}${url.search}`, method: input.method, headers });
-    const onAbort = (): void => void outgoing.destroy(abortError(signal));
+    // Once answered, an abort ends the response (its reader sees the AbortError): destroying the
+    // request then could fail a socket the agent was just given back by a body read to its end.
+    let answered: IncomingMessage | undefined;
+    const onAbort = (): void => void (answered === undefined ? outgoing.destroy(abortError(signal)) : answered.destroy());
     signal.addEventListener("abort", onAbort, { once: true });
     outgoing.once("error", (error) => {
       signal.removeEventListener("abort", onAbort);
       reject(signal.aborted ? abortError(signal) : new TypeError("fetch failed", { cause: error }));
     });
     outgoing.once("response", (response) => {
+      answered = response;
       const status = response.statusCode ?? 502;
       const empty = input.method === "HEAD" || status === 204 || status === 304;
       if (empty) response.resume();
       response.once("close", () => signal.removeEventListener("abort", onAbort));
-      resolvePromise(new LightResponse(empty ? null : bodyOf(response, signal), { status, statusText: response.statusMessage ?? "", headers: response.headers }));
+      resolvePromise(new LightResponse(empty ? null : nodeBodyOf(response, signal), { status, statusText: response.statusMessage ?? "", headers: response.headers }));
     });
     outgoing.end(body);
   });

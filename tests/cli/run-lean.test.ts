@@ -5,7 +5,8 @@
 // validation messages still worded from it; JSON modules (the models.dev catalog snapshot, the
 // config schema) as `JSON.parse` of a string, not an object literal V8 must compile; React's
 // production builds alone, and the TUI's screen mirror (@xterm/headless) in a chunk of its own,
-// loaded after the first frame (cli/tui/terminal.ts).
+// loaded after the first frame (cli/tui/terminal.ts). A warm-daemon `run` streams its answer
+// without Node's web streams.
 // The bundle inlines packages into chunks, so the probe is an ESM load hook (it runs in a hooks
 // thread) that appends each loaded file's path to a list; the test then reads those files.
 import { spawnSync } from "node:child_process";
@@ -60,6 +61,20 @@ it("an embedded one-shot in a git repository does not load isomorphic-git", asyn
   expect(loaded.some((url) => url.pathname.endsWith("/dist/bundle/main.js"))).toBe(true);
   const withGit = loaded.filter((url) => url.pathname.endsWith(".js") && readFileSync(url, "utf8").includes(MARKER));
   expect(withGit.map((url) => url.pathname)).toEqual([]);
+});
+
+it("a warm-daemon run streams its answer without loading Node's web streams (services/contract/light-http.ts)", async () => {
+  const probe = join(home.dir, "webstreams-probe.cjs");
+  writeFileSync(probe, 'process.on("exit", () => process.stderr.write("webstreams=" + process.moduleLoadList.includes("NativeModule internal/webstreams/readablestream") + "\\n"));\n');
+  scriptByPrompt(model)("daemon hello", { events: [{ type: "text", text: "First." }] }, { events: [{ type: "text", text: "Streamed ünïcode." }] });
+  try {
+    // The first starts the daemon (without the probe); the second is a warm-daemon command.
+    expect(await runCli(["run", "daemon hello"], { env: home.env, cwd: home.root })).toMatchObject({ code: 0, stdout: "First.\n" });
+    const warm = await runCli(["run", "daemon hello"], { env: { ...home.env, NODE_OPTIONS: `--require ${probe}` }, cwd: home.root });
+    expect(warm).toMatchObject({ code: 0, stdout: "Streamed ünïcode.\n", stderr: "webstreams=false\n" });
+  } finally {
+    await runCli(["service", "stop"], { env: home.env, cwd: home.root });
+  }
 });
 
 /** esbuild's comments above each zod locale's code, by locale, across the whole bundle. */

@@ -7,7 +7,7 @@ import type { AddressInfo } from "node:net";
 import { randomUUID } from "node:crypto";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { createZeClient, sdk, unwrap, ZeClientError } from "../../clients/index.js";
-import { LightHeaders, LightRequest, LightResponse, toHttpRequest, toWebRequest, toWebResponse } from "../../services/contract/light-http.js";
+import { LightHeaders, LightRequest, LightResponse, textReaderOf, toHttpRequest, toWebRequest, toWebResponse, type NodeBody } from "../../services/contract/light-http.js";
 
 describe("light classes", () => {
   it("LightHeaders: case-insensitive, appended values joined, sorted iteration, Headers-shaped objects count as instances", () => {
@@ -131,5 +131,106 @@ describe("the generated client over the light classes (as in the CLI bundle)", (
     expect(received[0]).toBeInstanceOf(Request);
     const request = received[0] as Request;
     expect([request.url, request.method, request.headers.get("x-a"), await request.text()]).toEqual([`${baseUrl}/v1/x`, "POST", "1", "hi"]);
+  });
+});
+
+describe("bodies read straight from node:http (no web streams until `body` is asked for)", () => {
+  /** A NodeBody over fixed chunks; toWeb fails the test (the light path must not need it). */
+  const nodeBody = (chunks: Uint8Array[], onCancel = () => {}): NodeBody & { webAsked: boolean } => {
+    const body = {
+      webAsked: false,
+      chunks: () => (async function* () {
+        for (const chunk of chunks) yield chunk;
+      })(),
+      toWeb: () => {
+        body.webAsked = true;
+        return new ReadableStream<Uint8Array>({ start: (c) => (chunks.forEach((chunk) => c.enqueue(chunk)), c.close()) });
+      },
+      cancel: onCancel,
+    };
+    return body;
+  };
+  const bytes = (text: string) => new TextEncoder().encode(text);
+
+  it("text/json and the SSE reader take the chunks as they are; a character split across chunks is decoded whole", async () => {
+    const euro = bytes("€");
+    const json = nodeBody([bytes('{"v":"'), euro.slice(0, 1), euro.slice(1), bytes('"}')]);
+    expect(await new LightResponse(json, { status: 200 }).json()).toEqual({ v: "€" });
+    expect(json.webAsked).toBe(false);
+    const sse = nodeBody([bytes("data: 1\n\n"), euro.slice(0, 2), euro.slice(2), bytes("\n\n")]);
+    const response = new LightResponse(sse, { status: 200 });
+    const reader = textReaderOf(response);
+    const texts: string[] = [];
+    for (let next = await reader.read(); !next.done; next = await reader.read()) texts.push(next.value);
+    expect(texts.join("")).toBe("data: 1\n\n€\n\n");
+    expect(texts).not.toContain("\uFFFD");
+    expect(sse.webAsked).toBe(false);
+    expect(response.bodyUsed).toBe(true);
+    await expect(response.text()).rejects.toThrow(TypeError);
+  });
+
+  it("`body` turns the node body into a web stream once; a response without a body fails the SSE reader as the generated loop did", async () => {
+    const source = nodeBody([bytes("x")]);
+    const response = new LightResponse(source, { status: 200 });
+    const body = response.body;
+    expect(body).toBeInstanceOf(ReadableStream);
+    expect(response.body).toBe(body);
+    expect(source.webAsked).toBe(true);
+    expect(await response.text()).toBe("x");
+    expect(() => textReaderOf(new LightResponse(null, { status: 200 }))).toThrow("No body in SSE response");
+  });
+
+  it("cancel() ends a pending read as done and closes the body", async () => {
+    let cancelled = 0;
+    let release!: () => void;
+    const pending = new Promise<void>((resolve) => (release = resolve));
+    const source: NodeBody = {
+      chunks: () => (async function* () {
+        await pending;
+        throw new Error("the connection was closed");
+      })(),
+      toWeb: () => {
+        throw new Error("not expected");
+      },
+      cancel: () => {
+        cancelled += 1;
+        release();
+      },
+    };
+    const reader = textReaderOf(new LightResponse(source, { status: 200 }));
+    const read = reader.read();
+    await reader.cancel();
+    expect(await read).toEqual({ done: true });
+    expect(await reader.read()).toEqual({ done: true });
+    expect(cancelled).toBe(1);
+  });
+
+  it("over verifiedFetch: a whole body reads, an abort mid-body is an AbortError, a connection cut mid-body is `terminated`", async () => {
+    const { verifiedFetch } = await import("../../services/daemon/transport.js");
+    const server = createServer((request, response) => {
+      response.writeHead(200, { "content-type": "text/plain" });
+      if (request.url === "/whole") return void response.end("whole body");
+      response.write("part");
+      if (request.url === "/cut") setImmediate(() => response.socket?.destroy());
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const send = (path: string, signal = new AbortController().signal) => verifiedFetch({ url: `${base}${path}`, method: "GET", headers: {}, body: null, signal });
+    try {
+      expect(await (await send("/whole")).text()).toBe("whole body");
+      const controller = new AbortController();
+      const open = await send("/open", controller.signal);
+      const reader = textReaderOf(open);
+      expect(await reader.read()).toEqual({ done: false, value: "part" });
+      const next = reader.read();
+      controller.abort();
+      await expect(next).rejects.toMatchObject({ name: "AbortError" });
+      const cut = textReaderOf(await send("/cut"));
+      expect(await cut.read()).toEqual({ done: false, value: "part" });
+      await expect(cut.read()).rejects.toThrow("terminated");
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 });

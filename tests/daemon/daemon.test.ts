@@ -355,20 +355,22 @@ describe("daemon.log and GET /v1/logs", () => {
 });
 
 describe("the daemon client stays thin", () => {
-  it("a warm-daemon command loads neither the harness (no storage driver), zod (a same-release daemon's responses are not validated again) nor undici", async () => {
+  it("a warm-daemon command loads neither the harness (no storage driver), zod (a same-release daemon's responses are not validated again), undici nor web streams, and loads no ES module (the CommonJS fast path, dist/bundle/local.cjs)", async () => {
     const h = fresh();
     await h.cli(["service", "start"]);
     // Preloaded into the client: at exit, says whether the libSQL driver (only the harness opens
     // it), zod (its global config is set when it loads) and undici (Node's fetch, Request,
-    // Headers, Response: services/contract/light-http.ts stands in for them) were loaded.
+    // Headers, Response: services/contract/light-http.ts stands in for them) and Node's web streams
+    // (a light response's body is read straight from node:http) were loaded, and whether Node's
+    // ES module loader ran (a fast-path command is one CommonJS file: tools/bundle.mjs).
     const probe = join(h.dir, "probe.cjs");
     writeFileSync(
       probe,
-      'process.on("exit", () => process.stderr.write("libsql=" + Object.keys(require("node:module")._cache).some((key) => key.includes("libsql")) + " zod=" + ("__zod_globalConfig" in globalThis) + " undici=" + process.moduleLoadList.some((name) => name.includes("undici")) + "\\n"));\n',
+      'process.on("exit", () => process.stderr.write("libsql=" + Object.keys(require("node:module")._cache).some((key) => key.includes("libsql")) + " zod=" + ("__zod_globalConfig" in globalThis) + " undici=" + process.moduleLoadList.some((name) => name.includes("undici")) + " webstreams=" + process.moduleLoadList.includes("NativeModule internal/webstreams/readablestream") + " esm=" + process.moduleLoadList.includes("NativeModule internal/modules/esm/translators") + "\\n"));\n',
     );
     const env = { ...h.env, NODE_OPTIONS: `--require ${probe}` };
-    expect(await h.cli(["session", "list"], { env })).toMatchObject({ code: 0, stdout: "[]\n", stderr: "libsql=false zod=false undici=false\n" });
-    expect(await h.cli(["session", "list", "--embedded"], { env })).toMatchObject({ code: 0, stdout: "[]\n", stderr: "libsql=true zod=true undici=true\n" });
+    expect(await h.cli(["session", "list"], { env })).toMatchObject({ code: 0, stdout: "[]\n", stderr: "libsql=false zod=false undici=false webstreams=false esm=false\n" });
+    expect(await h.cli(["session", "list", "--embedded"], { env })).toMatchObject({ code: 0, stdout: "[]\n", stderr: "libsql=true zod=true undici=true webstreams=true esm=true\n" });
   });
 });
 

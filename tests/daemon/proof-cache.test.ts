@@ -66,12 +66,14 @@ async function traced(h: DaemonHome, args: readonly string[]): Promise<Traced> {
     [
       `import http from "node:http";`,
       `import { appendFileSync } from "node:fs";`,
-      `import { register, syncBuiltinESMExports } from "node:module";`,
+      `import { Module, register, syncBuiltinESMExports } from "node:module";`,
       `register(${JSON.stringify(pathToFileURL(hook).href)});`,
       `const original = http.request;`,
       `http.request = function (options, ...rest) { appendFileSync(${JSON.stringify(requests)}, options.method + " " + options.hostname + ":" + options.port + options.path + "\\n"); return original.call(this, options, ...rest); };`,
       `syncBuiltinESMExports();`,
       `process.on("exit", () => appendFileSync(${JSON.stringify(requests)}, "zod=" + ("__zod_globalConfig" in globalThis) + "\\nchild_process=" + process.moduleLoadList.includes("NativeModule child_process") + "\\n"));`,
+      // CommonJS files (the fast path's dist/bundle/local.cjs) are not seen by the load hook.
+      `process.on("exit", () => appendFileSync(${JSON.stringify(loaded)}, Object.keys(Module._cache).map((file) => "file://" + file + "\\n").join("")));`,
     ].join("\n"),
   );
   const result = await h.cli(args, { env: { ...h.env, NODE_OPTIONS: `--import ${pathToFileURL(preload).href}` } });
@@ -131,7 +133,9 @@ describe("a proof reused", () => {
     ]);
     expect(run.zod).toBe(false);
     expect(run.childProcess).toBe(false);
-    expect(run.loaded.some((url) => url.endsWith("/dist/bundle/main.js"))).toBe(true);
+    // The CommonJS fast path (tools/bundle.mjs): one file, no ES module chunk of the bundle.
+    expect(run.loaded.some((url) => url.endsWith("/dist/bundle/local.cjs"))).toBe(true);
+    expect(run.loaded.filter((url) => url.includes("/dist/bundle/") && url.endsWith(".js"))).toEqual([]);
     expect(run.loaded.filter((url) => url.includes("@oclif") || url.includes("/zod/"))).toEqual([]);
   });
 

@@ -4,7 +4,9 @@
 // command (a fresh XDG home: the daemon is spawned, its database created, then the command
 // answered), against `node -e 0` and the floor (floor-client.mjs: node's start, one HTTP round
 // trip and one SSE stream — a prompt submitted and its Turn's events read to the end — against
-// the same warm daemon over bare node:http: what no client can go below). Peak RSS is the
+// the same warm daemon over bare node:http: what no client can go below); with
+// `ZE_BENCH_COMPARE=DIR`, also another built checkout's warm `run` and `session list` (before/after
+// a change, in the same rounds). Peak RSS is the
 // client's only: the daemon is detached (not a waited-for child of the command), so
 // /usr/bin/time does not count it. Every daemon it starts is stopped with `service stop`.
 //
@@ -66,7 +68,8 @@ export async function run({ runs, budgetMs, log, record }) {
   const rssRuns = 3;
   const coldHomes = [];
   // Per run: one answer each for the embedded run, the daemon run and the floor; plus warm-ups and RSS runs.
-  const model = await startModelProcess(warm.dir, 3 * (runs + rssRuns + 2) + 2);
+  const compareRoot = process.env.ZE_BENCH_COMPARE || undefined;
+  const model = await startModelProcess(warm.dir, (compareRoot === undefined ? 3 : 4) * (runs + rssRuns + 2) + 2);
   const baseURL = `${model.url}/v1`;
   const stop = (home) => timeRun(process.execPath, [binPath, "service", "stop"], { env: home.env, cwd: home.root, timeoutMs: RUN_TIMEOUT_MS });
   try {
@@ -91,6 +94,15 @@ export async function run({ runs, budgetMs, log, record }) {
       { label: "session list, warm daemon", args: [binPath, "session", "list"], options: () => warmOptions, target: "≤ 80 ms, ≤ 60 MiB", limits: { ms: 80, kib: 60 * 1024 } },
       { label: "session list, cold (spawns the daemon)", args: [binPath, "session", "list"], options: cold, target: "≤ 0.5 s, ≤ 60 MiB", limits: { ms: 500, kib: 60 * 1024 }, cold: true },
     ];
+    // `ZE_BENCH_COMPARE=DIR` (another built checkout): its warm run and session list in the same
+    // interleaved rounds, against the same daemon, for a before/after of a client-side change.
+    if (compareRoot !== undefined) {
+      const compareBin = join(compareRoot, "bin", "ze-harness.js");
+      cases.push(
+        { label: 'run "hello", warm daemon (ZE_BENCH_COMPARE)', args: [compareBin, "run", "hello"], options: () => warmOptions, answers: true, target: "" },
+        { label: "session list, warm daemon (ZE_BENCH_COMPARE)", args: [compareBin, "session", "list"], options: () => warmOptions, target: "" },
+      );
+    }
     const once = async (entry, extra = {}) => {
       const options = entry.options();
       const result = await timeRun(process.execPath, entry.args, { ...options, timeoutMs: RUN_TIMEOUT_MS, ...extra });
