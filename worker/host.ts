@@ -45,7 +45,8 @@ import { callbackPage } from "./oauth.js";
 import BUILT_DASHBOARD from "ze-harness:dashboard-asset";
 import { UNBUILT_DASHBOARD } from "../services/http/dashboard.js";
 import { workspaceSkills } from "./skills.js";
-import { createWorkerPlugins } from "./plugins.js";
+import { createWorkerPlugins, type WorkerPlugins } from "./plugins.js";
+import { checkHostPluginOptions, checkServerPluginList, WorkerServerPluginRejected, type WorkerServerPluginEntry, type WorkerServerPluginStatus, type WorkerStaticSessionPluginEntry } from "./host-plugins.js";
 import { scopedLoader, type WorkerLoaderBinding } from "./plugins-loader.js";
 import { closingSessionMcp, sessionMcpOperations } from "./plugins-mcp.js";
 import { workerTools } from "./tools.js";
@@ -74,6 +75,12 @@ export interface WorkerHarnessHostOptions extends WorkerHostSettings {
   readonly recoveryIntervalMs?: number;
   /** One line per alarm outcome (error names only) or unused model catalog worth logging; default `console.warn`. */
   readonly log?: (line: string) => void;
+  /** Runtime plugins: the `worker_loaders` binding (`{ loader: env.LOADER }`); absent, `env.LOADER` if bound, else static-only. */
+  readonly dynamicPlugins?: { readonly loader?: WorkerLoaderBinding | undefined };
+  /** Session plugins linked at build time, added by a `{ _tag: 'Static', id: sourceId }` source (worker/host-plugins.ts). */
+  readonly staticSessionPlugins?: readonly WorkerStaticSessionPluginEntry[];
+  /** Bundles loaded into every Session through the host generation (worker/host-plugins.ts); the embedder persists the list. */
+  readonly serverPlugins?: readonly WorkerServerPluginEntry[];
 }
 
 export interface WorkerHostResources {
@@ -95,6 +102,7 @@ interface Served {
   readonly recovery: RecoveryAlarm;
   /** Answers a forwarded MCP OAuth callback (worker/oauth.ts). */
   readonly callback: (request: Request) => Promise<Response>;
+  readonly plugins: WorkerPlugins;
 }
 
 /** A Failure as the HTTP answer the Fetch handler would give it. */
@@ -168,8 +176,11 @@ export class WorkerHarnessHost {
     let runner: TurnRunner | undefined;
     // The server's /workspace (the object's SQLite; its own migration runs here, after the server's).
     const files = new WorkspaceFileStore(state.storage);
-    // Built-in agents and the Markdown ones in /workspace/.ze-harness/agents, read at each use.
-    const agents = workspaceAgents(files);
+    // Built-in agents and the Markdown ones in /workspace/.ze-harness/agents, read at each use, with
+    // the server plugins' (the host generation) once the plugins are composed.
+    const storeAgents = workspaceAgents(files);
+    let plugins: WorkerPlugins | undefined;
+    const agents = () => plugins?.agents() ?? storeAgents();
     const sessions = new SessionService({
       storage,
       serverRoot: WORKSPACE_ROOT,
@@ -181,6 +192,8 @@ export class WorkerHarnessHost {
     const compiled = compileHostSettings(this.#options);
     // A bad option is refused at wake and answered to every request (never a crash loop).
     if (!compiled.ok) throw Object.assign(new Error(compiled.message), { _tag: compiled.tag });
+    const pluginOptions = checkHostPluginOptions(this.#options);
+    if (!pluginOptions.ok) throw Object.assign(new Error(pluginOptions.message), { _tag: pluginOptions.tag });
     const configured = compiled.value.configured;
     if (compiled.value.catalog.diagnostic !== undefined) this.#log(`catalog: ${compiled.value.catalog.diagnostic}`);
     const keys = this.#keys(configured.providers);
@@ -190,11 +203,16 @@ export class WorkerHarnessHost {
     const extraTools = { ...workspaceFileTools(files), ...(codemode ? { execute: workerExecuteTool() } : {}) };
     const env = this.#options.env ?? {};
     // Session plugins (worker/plugins.ts): `Bundle` sources through the `LOADER` binding, when bound.
-    const plugins = await createWorkerPlugins({
+    const skills = workspaceSkills(files);
+    plugins = await createWorkerPlugins({
       storage,
       objectStorage: state.storage,
       files,
-      loader: scopedLoader(env["LOADER"] as WorkerLoaderBinding | undefined, this.#server() ?? "(unbound)"),
+      loader: scopedLoader(this.#options.dynamicPlugins?.loader ?? (env["LOADER"] as WorkerLoaderBinding | undefined), this.#server() ?? "(unbound)"),
+      staticPlugins: pluginOptions.staticPlugins,
+      serverPlugins: pluginOptions.serverPlugins,
+      agents: storeAgents,
+      skills,
       allowLoopbackHttp: env["HARNESS_PLUGIN_BUNDLE_LOOPBACK_HTTP"] === "true",
       reservedToolIds: Object.keys(workerTools({ extra: extraTools })),
       onDiagnostic: (source, error) => this.#log(`plugins: ${source}: ${error instanceof Error ? error.name : "error"}`),
@@ -210,7 +228,7 @@ export class WorkerHarnessHost {
       lease: plugins.lease,
       instructions: async (workdir) => storedInstructions(files, workdir),
       mcp: mcp.host,
-      skills: workspaceSkills(files),
+      skills,
       agents,
       // Recovery runs first on every admission (the alarm is the backstop).
       onAdmission: () => this.notifyAdmission(),
@@ -261,7 +279,7 @@ export class WorkerHarnessHost {
       // GET /dashboard, the page the Node daemon serves, for this host's server (inlined at bundle time).
       dashboard: { server: this.#server() ?? "", asset: () => BUILT_DASHBOARD ?? UNBUILT_DASHBOARD },
     });
-    return { storage, fetch, streams: new EventStreams(storage, hub), compiled: compiled.value, recovery, callback: (request) => mcp.callback(request) };
+    return { storage, fetch, streams: new EventStreams(storage, hub), compiled: compiled.value, recovery, callback: (request) => mcp.callback(request), plugins };
   }
 
   #log(line: string): void {
@@ -325,6 +343,30 @@ export class WorkerHarnessHost {
         ...(catalog.diagnostic !== undefined ? { diagnostic: catalog.diagnostic } : {}),
       },
     };
+  }
+
+  /** Each server plugin's url, plugin id, pinned integrity and `active`/`failed` state. Rejects with the host's refusal. */
+  async serverPlugins(): Promise<WorkerServerPluginStatus[]> {
+    return (await this.#plugins()).serverPlugins();
+  }
+
+  /**
+   * Replaces the server plugin list and reloads the host generation (new Sessions get it at once,
+   * existing ones on their next Turn). Rejects with `WorkerServerPluginConflict` while a Session
+   * runs one of the ids as its own Session plugin, `WorkerServerPluginRejected` when the new
+   * generation does not activate (or the list is malformed); the previous list stays either way.
+   */
+  async setServerPlugins(entries: readonly WorkerServerPluginEntry[]): Promise<WorkerServerPluginStatus[]> {
+    const plugins = await this.#plugins();
+    const list = checkServerPluginList(entries);
+    if (typeof list === "string") throw new WorkerServerPluginRejected(`The server plugin list is malformed: ${list}; the previous list stays active.`);
+    return plugins.setServerPlugins(list);
+  }
+
+  async #plugins(): Promise<WorkerPlugins> {
+    await this.ready;
+    if (this.#served === undefined) throw refusalError(this.#refusal ?? { tag: "StorageError", message: "The server's database is not open" });
+    return this.#served.plugins;
   }
 
   /** The last quarantined recovery revision, for operators (worker/alarm.ts). */
