@@ -84,6 +84,8 @@ export class WorkerServerPluginRejected extends Error {
 }
 
 const INTEGRITY = /^sha256:[0-9a-f]{64}$/;
+/** How long one server plugin's bundle may take to download. */
+export const SERVER_PLUGIN_FETCH_TIMEOUT_MS = 30_000;
 const decoder = new TextDecoder("utf-8", { fatal: true });
 
 /** An entry after resolution: its pin and bytes, or why it cannot load. */
@@ -189,7 +191,13 @@ export class ServerPluginList {
     } catch (error) {
       return failed(error instanceof Error ? error.message : "The URL is not one this host fetches bundles from.");
     }
-    const fetchBundle = () => downloadBundle(url, { fetch: this.options.fetch ?? ((input: RequestInfo | URL, init?: RequestInit) => fetch(input, init)), allowLoopbackHttp: this.options.allowLoopbackHttp });
+    // Bounded in time: a URL that never answers fails its entry instead of holding the wake.
+    const fetchBundle = () =>
+      downloadBundle(url, {
+        fetch: this.options.fetch ?? ((input: RequestInfo | URL, init?: RequestInit) => fetch(input, init)),
+        allowLoopbackHttp: this.options.allowLoopbackHttp,
+        signal: AbortSignal.timeout(SERVER_PLUGIN_FETCH_TIMEOUT_MS),
+      });
     // A wake with the same entry: the pinned bytes, from the cache or fetched again and verified.
     if (recorded !== undefined && recorded.entry === key && recorded.digest !== undefined) {
       const cached = this.options.cache.get(recorded.digest);

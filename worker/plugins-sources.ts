@@ -88,14 +88,14 @@ const HAND_OFF_ENTRIES = 4;
 const MAX_REDIRECTS = 20;
 
 /** The bundle's bytes at `url`, or a safe message why not. */
-export async function downloadBundle(url: URL, options: { readonly fetch: typeof fetch; readonly allowLoopbackHttp: boolean }): Promise<{ ok: true; bytes: Uint8Array } | { ok: false; message: string }> {
+export async function downloadBundle(url: URL, options: { readonly fetch: typeof fetch; readonly allowLoopbackHttp: boolean; readonly signal?: AbortSignal }): Promise<{ ok: true; bytes: Uint8Array } | { ok: false; message: string }> {
   // Redirects are followed here, one hop at a time, so every URL is checked before it is
   // requested (workerd's "follow" would contact an internal http:// hop and show only the last).
   let response: Response;
   let at = url;
   for (let hops = 0; ; hops += 1) {
     try {
-      response = await options.fetch(at.href, { redirect: "manual", headers: { accept: "text/javascript, application/javascript, */*" } });
+      response = await options.fetch(at.href, { redirect: "manual", headers: { accept: "text/javascript, application/javascript, */*" }, ...(options.signal !== undefined ? { signal: options.signal } : {}) });
     } catch (error) {
       return { ok: false, message: `The bundle at ${url.href} could not be fetched (${error instanceof Error ? error.name : "error"}).` };
     }
@@ -115,7 +115,12 @@ export async function downloadBundle(url: URL, options: { readonly fetch: typeof
     await response.body?.cancel().catch(() => undefined);
     return { ok: false, message: `The bundle at ${url.href} answered HTTP ${response.status}.` };
   }
-  const bytes = await readBounded(response.body, MAX_BUNDLE_BYTES);
+  let bytes: Uint8Array | "too_large";
+  try {
+    bytes = await readBounded(response.body, MAX_BUNDLE_BYTES);
+  } catch (error) {
+    return { ok: false, message: `The bundle at ${url.href} could not be read (${error instanceof Error ? error.name : "error"}).` };
+  }
   if (bytes === "too_large") return { ok: false, message: `The bundle at ${url.href} is larger than ${MAX_BUNDLE_BYTES} bytes.` };
   return { ok: true, bytes };
 }
