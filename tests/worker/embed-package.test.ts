@@ -64,6 +64,11 @@ describe("the ze-harness/worker-host entry (built)", () => {
       TurnStreamEvent: "type",
       SessionStreamEvent: "type",
       ServerStreamEvent: "type",
+      WorkerServerPluginConflict: "class",
+      WorkerServerPluginRejected: "class",
+      WorkerServerPluginEntry: "type",
+      WorkerServerPluginStatus: "type",
+      WorkerStaticSessionPluginEntry: "type",
     });
   });
 
