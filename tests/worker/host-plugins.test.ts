@@ -7,11 +7,14 @@
 // Turns still see the /workspace store's agents; a changed list is a distinct host generation
 // that an existing Session uses from its next Turn; a list naming a Session's own plugin id is
 // `WorkerServerPluginConflict`, one whose generation does not activate `WorkerServerPluginRejected`
-// (the previous list stays); and the bundle cache's fair bounds on a real Durable Object SQLite.
+// (the previous list stays); after a restart given the same list the pinned bytes load from the
+// cache with the URL gone; and the bundle cache's fair bounds on a real Durable Object SQLite.
 import { createHash, randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { resolve } from "node:path";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { build } from "esbuild";
 import type { Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -32,6 +35,10 @@ let files: Server;
 let base: string;
 let v1: Uint8Array;
 let v2: Uint8Array;
+let script: string;
+let persist: string;
+/** What the local server answers, by path (absent: 404). */
+let served: Record<string, Uint8Array | string>;
 
 /** A self-contained plugin module with no imports. */
 const OTHER = `export default { id: "test.other", setup(context) { context.tools.register({ id: "other_tool", description: "Other", inputSchema: { type: "object" }, execute: async () => "other" }); } };`;
@@ -54,10 +61,23 @@ async function buildFixture(version: string): Promise<Uint8Array> {
 
 const sha256 = (bytes: Uint8Array | string): string => createHash("sha256").update(bytes).digest("hex");
 
+/** Starts workerd on the persisted state with `serverPlugins` as the embedder's list. */
+async function start(serverPlugins: unknown[]): Promise<void> {
+  mf = miniflare(script, {
+    durableObjects: { HOST: { className: "PluginsHostObject", useSQLite: true }, CACHE: { className: "CacheObject", useSQLite: true } },
+    durableObjectsPersist: persist,
+    workerLoaders: { LOADER: {} },
+    bindings: { EMBED_PROVIDERS: JSON.stringify(testProviderConfig(model)), SERVER_PLUGINS: JSON.stringify(serverPlugins) },
+    host: "127.0.0.1",
+    port: 0,
+  });
+  url = (await mf.ready).origin;
+  client = networkClient(url).client;
+}
+
 beforeAll(async () => {
-  let script: string;
   [model, script, v1, v2] = await Promise.all([startTestModel(), bundle("tests/worker/fixtures/plugins-host-object.ts"), buildFixture("1"), buildFixture("2")]);
-  const served: Record<string, Uint8Array | string> = { "/notes-v1.js": v1, "/notes-v2.js": v2, "/other.js": OTHER, "/badhook.js": BAD_HOOK };
+  served = { "/notes-v1.js": v1, "/notes-v2.js": v2, "/other.js": OTHER, "/badhook.js": BAD_HOOK };
   files = createServer((request, response) => {
     const body = served[request.url ?? ""];
     if (body === undefined) return void response.writeHead(404).end();
@@ -65,27 +85,18 @@ beforeAll(async () => {
   });
   await new Promise<void>((done) => files.listen(0, "127.0.0.1", done));
   base = `http://127.0.0.1:${(files.address() as AddressInfo).port}`;
-  mf = miniflare(script, {
-    durableObjects: { HOST: { className: "PluginsHostObject", useSQLite: true }, CACHE: { className: "CacheObject", useSQLite: true } },
-    workerLoaders: { LOADER: {} },
-    bindings: {
-      EMBED_PROVIDERS: JSON.stringify(testProviderConfig(model)),
-      SERVER_PLUGINS: JSON.stringify([
-        { url: `${base}/notes-v1.js`, pluginId: "test.notes", options: { folder: "notes" } },
-        { url: `${base}/missing.js`, pluginId: "test.missing" },
-      ]),
-    },
-    host: "127.0.0.1",
-    port: 0,
-  });
-  url = (await mf.ready).origin;
-  client = networkClient(url).client;
+  persist = mkdtempSync(join(tmpdir(), "zh-worker-host-plugins-"));
+  await start([
+    { url: `${base}/notes-v1.js`, pluginId: "test.notes", options: { folder: "notes" } },
+    { url: `${base}/missing.js`, pluginId: "test.missing" },
+  ]);
 }, 90_000);
 
 afterAll(async () => {
   await mf?.dispose();
   await model?.close();
   await new Promise((done) => (files ? files.close(done) : done(undefined)));
+  if (persist) rmSync(persist, { recursive: true, force: true });
 });
 
 async function createSession(): Promise<string> {
@@ -141,6 +152,7 @@ async function doubledBy(sessionId: string): Promise<string> {
 describe("plugins of an embedding host (WorkerHarnessHost in workerd)", () => {
   let plain: string;
   let generation: string;
+  let shouter: string;
 
   it("loads the server plugins at wake: a good entry active with its pinned integrity, an unreachable one failed; a new Session's Turn calls its tool", async () => {
     const listed = (await serverPlugins()).plugins;
@@ -162,6 +174,7 @@ describe("plugins of an embedding host (WorkerHarnessHost in workerd)", () => {
 
   it("adds a linked static Session plugin by its source id; the model calls its tool and the server plugin's, and the Session's Turns see the store's agents", async () => {
     const sessionId = await createSession();
+    shouter = sessionId;
     const added = await ok(sdk.addSessionPlugin({ client, path: { server: SERVER, sessionId }, body: request({ _tag: "Static", id: "fixture-static" }, "fixture.static") }));
     expect(added.status.desiredActivation).toMatchObject({ state: "active" });
     expect(added.status.active?.resolved).toEqual({ pluginId: "fixture.static", version: "1.0.0" });
@@ -226,6 +239,23 @@ describe("plugins of an embedding host (WorkerHarnessHost in workerd)", () => {
     expect(taken.status).toBe(409);
     expect((await status(owner)).active?.resolved.pluginId).toBe("test.other");
   });
+
+  it("after a restart given the same list, loads the pinned bytes from the cache with the URL gone; the static Session plugin loads again", async () => {
+    await mf.dispose();
+    delete served["/notes-v2.js"];
+    await start([{ url: `${base}/notes-v2.js`, pluginId: "test.notes", options: { folder: "notes" } }]);
+    expect((await serverPlugins()).plugins).toEqual([{ url: `${base}/notes-v2.js`, pluginId: "test.notes", integrity: `sha256:${sha256(v2)}`, state: "active" }]);
+    expect(await doubledBy(plain)).toBe("2");
+    model.enqueue({ events: [{ type: "tool_call", name: "shout", arguments: { text: "again" } }] }, { events: [{ type: "text", text: "Again." }] });
+    const turn = await runTurn(shouter, "Shout again");
+    expect(turn.outcome).toMatchObject({ kind: "completed", text: "Again." });
+    expect(toolParts(turn)).toContain("AGAIN!");
+    // Another list at the next wake is resolved afresh: the URL that is gone fails its entry.
+    await mf.dispose();
+    await start([{ url: `${base}/notes-v2.js`, pluginId: "test.notes" }]);
+    expect((await serverPlugins()).plugins).toEqual([{ url: `${base}/notes-v2.js`, pluginId: "test.notes", state: "failed", error: expect.stringContaining("HTTP 404") }]);
+    served["/notes-v2.js"] = v2;
+  }, 60_000);
 
   it("bounds the bundle cache fairly: a Session's own quota is a typed refusal, a full pool leaves a bundle uncached and evicts nothing", async () => {
     const put = async (query: string): Promise<any> => (await fetch(`${url}/cache/put?${query}`)).json();
