@@ -124,6 +124,8 @@ export function checkServerPluginList(entries: unknown): readonly WorkerServerPl
 
 export class ServerPluginList {
   #active: readonly ResolvedEntry[] = [];
+  /** The list reported: the active one, or a first list at wake whose generation did not activate (every entry failed). */
+  #reported: readonly ResolvedEntry[] = [];
   /** The list a reload in progress activates. */
   #pending: readonly ResolvedEntry[] | undefined;
 
@@ -141,13 +143,18 @@ export class ServerPluginList {
     return Promise.all(entries.map((entry, index) => this.#resolve(entry, recorded[index])));
   }
 
-  /** Runs `reload` with `list` as the source; keeps it when `reload` says it activated. */
-  async activate<T>(list: readonly ResolvedEntry[], reload: () => Promise<{ activated: boolean; value: T }>): Promise<T> {
+  /**
+   * Runs `reload` with `list` as the source; keeps it when `reload` says it activated. `first`: the
+   * wake's list, reported (all failed) even when its generation did not activate.
+   */
+  async activate<T>(list: readonly ResolvedEntry[], reload: () => Promise<{ activated: boolean; value: T }>, first = false): Promise<T> {
     this.#pending = list;
     try {
       const result = await reload();
+      if (first) this.#reported = list;
       if (result.activated) {
         this.#active = list;
+        this.#reported = list;
         this.options.cache.recordServerPlugins(list.map((entry): StoredServerPlugin => ({ entry: entry.key, digest: entry.digest })));
       }
       return result.value;
@@ -161,8 +168,8 @@ export class ServerPluginList {
     return this.#active.map((entry) => entry.pluginId);
   }
 
-  /** Each entry of `list` (default: the active one) with its state in `plugins` (the generation's statuses, in list order). */
-  statuses(plugins: readonly RuntimePlugin[], list: readonly ResolvedEntry[] = this.#active): WorkerServerPluginStatus[] {
+  /** Each entry of `list` (default: the reported one) with its state in `plugins` (the generation's statuses, in list order). */
+  statuses(plugins: readonly RuntimePlugin[], list: readonly ResolvedEntry[] = this.#reported): WorkerServerPluginStatus[] {
     return list.map((entry, index) => {
       const status = plugins[index];
       const active = entry.failure === undefined && status?.status === "active";

@@ -145,7 +145,7 @@ export async function createWorkerPlugins(input: WorkerPluginsInput): Promise<Wo
     runtime = started.runtime;
     if (started.rejection !== undefined) input.onDiagnostic?.("server-plugins", new Error(started.rejection.message));
     return { activated: started.rejection === undefined, value: undefined };
-  });
+  }, true);
   const builtins = loadAgentCatalog({ configLayers: [], env: {} });
   if (!builtins.ok) throw new Error(`the built-in agent catalog is invalid: ${builtins.error._tag}`);
   const agentsWith: WorkspaceAgents = input.agents ?? (() => builtins.value);

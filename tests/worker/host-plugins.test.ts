@@ -250,10 +250,19 @@ describe("plugins of an embedding host (WorkerHarnessHost in workerd)", () => {
     const turn = await runTurn(shouter, "Shout again");
     expect(turn.outcome).toMatchObject({ kind: "completed", text: "Again." });
     expect(toolParts(turn)).toContain("AGAIN!");
-    // Another list at the next wake is resolved afresh: the URL that is gone fails its entry.
+    // Another list at the next wake is resolved afresh: the URL that is gone fails its entry; a
+    // generation that does not activate leaves the server serving with none, each entry failed.
     await mf.dispose();
-    await start([{ url: `${base}/notes-v2.js`, pluginId: "test.notes" }]);
-    expect((await serverPlugins()).plugins).toEqual([{ url: `${base}/notes-v2.js`, pluginId: "test.notes", state: "failed", error: expect.stringContaining("HTTP 404") }]);
+    await start([{ url: `${base}/notes-v2.js`, pluginId: "test.notes" }, { url: `${base}/badhook.js`, pluginId: "test.badhook" }]);
+    expect((await serverPlugins()).plugins).toEqual([
+      { url: `${base}/notes-v2.js`, pluginId: "test.notes", state: "failed", error: expect.stringContaining("HTTP 404") },
+      { url: `${base}/badhook.js`, pluginId: "test.badhook", integrity: `sha256:${sha256(BAD_HOOK)}`, state: "failed", error: expect.stringContaining("no.such.hook") },
+    ]);
+    model.enqueue({ events: [{ type: "text", text: "Still serving." }] });
+    expect((await runTurn(plain, "Hello")).outcome).toMatchObject({ kind: "completed", text: "Still serving." });
+    const offered = (model.requests.at(-1)!.body as { tools: { function: { name: string } }[] }).tools.map((tool) => tool.function.name);
+    expect(offered).toContain("read");
+    expect(offered).not.toContain("double");
     served["/notes-v2.js"] = v2;
   }, 60_000);
 
