@@ -259,6 +259,16 @@ function listDigest(list: readonly ResolvedEntry[]): string {
   return createHash("sha256").update(JSON.stringify(loaded)).digest("hex").slice(0, 16);
 }
 
+/** The plugin part of `WorkerHarnessHostOptions`. */
+export interface WorkerHostPluginOptions {
+  /** Runtime plugins: the `worker_loaders` binding (`{ loader: env.LOADER }`); absent, `env.LOADER` if bound, else static-only. */
+  readonly dynamicPlugins?: { readonly loader?: WorkerLoaderBinding | undefined };
+  /** Session plugins linked at build time, added by a `{ _tag: 'Static', id: sourceId }` source. */
+  readonly staticSessionPlugins?: readonly WorkerStaticSessionPluginEntry[];
+  /** Bundles loaded into every Session through the host generation; the embedder persists the list. */
+  readonly serverPlugins?: readonly WorkerServerPluginEntry[];
+}
+
 /** A Session plugin an embedding host links in at build time (`staticSessionPlugins`). */
 export interface WorkerStaticSessionPluginEntry {
   /** The id a `{ _tag: 'Static', id }` source names. */

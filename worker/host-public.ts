@@ -19,6 +19,7 @@ export {
 export {
   WorkerServerPluginConflict,
   WorkerServerPluginRejected,
+  type WorkerHostPluginOptions,
   type WorkerServerPluginEntry,
   type WorkerServerPluginStatus,
   type WorkerStaticSessionPluginEntry,

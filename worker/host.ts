@@ -46,7 +46,7 @@ import BUILT_DASHBOARD from "ze-harness:dashboard-asset";
 import { UNBUILT_DASHBOARD } from "../services/http/dashboard.js";
 import { workspaceSkills } from "./skills.js";
 import { createWorkerPlugins, type WorkerPlugins } from "./plugins.js";
-import { checkHostPluginOptions, checkServerPluginList, WorkerServerPluginRejected, type WorkerServerPluginEntry, type WorkerServerPluginStatus, type WorkerStaticSessionPluginEntry } from "./host-plugins.js";
+import { checkHostPluginOptions, type WorkerHostPluginOptions, type WorkerServerPluginEntry, type WorkerServerPluginStatus } from "./host-plugins.js";
 import { scopedLoader, type WorkerLoaderBinding } from "./plugins-loader.js";
 import { closingSessionMcp, sessionMcpOperations } from "./plugins-mcp.js";
 import { workerTools } from "./tools.js";
@@ -63,7 +63,7 @@ export interface HostDurableObjectState {
   waitUntil?(promise: Promise<unknown>): void;
 }
 
-export interface WorkerHarnessHostOptions extends WorkerHostSettings {
+export interface WorkerHarnessHostOptions extends WorkerHostSettings, WorkerHostPluginOptions {
   readonly state: HostDurableObjectState;
   /** The server this object serves; a function when it is learnt later (the standalone object binds on first request). */
   readonly server: string | (() => string | undefined);
@@ -75,12 +75,6 @@ export interface WorkerHarnessHostOptions extends WorkerHostSettings {
   readonly recoveryIntervalMs?: number;
   /** One line per alarm outcome (error names only) or unused model catalog worth logging; default `console.warn`. */
   readonly log?: (line: string) => void;
-  /** Runtime plugins: the `worker_loaders` binding (`{ loader: env.LOADER }`); absent, `env.LOADER` if bound, else static-only. */
-  readonly dynamicPlugins?: { readonly loader?: WorkerLoaderBinding | undefined };
-  /** Session plugins linked at build time, added by a `{ _tag: 'Static', id: sourceId }` source (worker/host-plugins.ts). */
-  readonly staticSessionPlugins?: readonly WorkerStaticSessionPluginEntry[];
-  /** Bundles loaded into every Session through the host generation (worker/host-plugins.ts); the embedder persists the list. */
-  readonly serverPlugins?: readonly WorkerServerPluginEntry[];
 }
 
 export interface WorkerHostResources {
@@ -345,22 +339,14 @@ export class WorkerHarnessHost {
     };
   }
 
-  /** Each server plugin's url, plugin id, pinned integrity and `active`/`failed` state. Rejects with the host's refusal. */
+  /** Each server plugin's url, plugin id, pinned integrity and state (worker/host-plugins.ts). Rejects with the host's refusal. */
   async serverPlugins(): Promise<WorkerServerPluginStatus[]> {
     return (await this.#plugins()).serverPlugins();
   }
 
-  /**
-   * Replaces the server plugin list and reloads the host generation (new Sessions get it at once,
-   * existing ones on their next Turn). Rejects with `WorkerServerPluginConflict` while a Session
-   * runs one of the ids as its own Session plugin, `WorkerServerPluginRejected` when the new
-   * generation does not activate (or the list is malformed); the previous list stays either way.
-   */
+  /** Replaces the server plugin list and reloads the host generation; `WorkerServerPluginConflict` or `WorkerServerPluginRejected` keep the previous one. */
   async setServerPlugins(entries: readonly WorkerServerPluginEntry[]): Promise<WorkerServerPluginStatus[]> {
-    const plugins = await this.#plugins();
-    const list = checkServerPluginList(entries);
-    if (typeof list === "string") throw new WorkerServerPluginRejected(`The server plugin list is malformed: ${list}; the previous list stays active.`);
-    return plugins.setServerPlugins(list);
+    return (await this.#plugins()).setServerPlugins(entries);
   }
 
   async #plugins(): Promise<WorkerPlugins> {

@@ -33,7 +33,7 @@ import type { Skill } from "../plugin/index.js";
 import type { RuntimeSource } from "../services/plugins/runtime.js";
 import { conflict } from "../services/contract/failure.js";
 import type { WorkspaceAgents } from "./agents.js";
-import { ServerPluginList, WorkerServerPluginConflict, WorkerServerPluginRejected, type WorkerServerPluginEntry, type WorkerServerPluginStatus } from "./host-plugins.js";
+import { checkServerPluginList, ServerPluginList, WorkerServerPluginConflict, WorkerServerPluginRejected, type WorkerServerPluginEntry, type WorkerServerPluginStatus } from "./host-plugins.js";
 import { PluginBundleCache, type PluginCacheStorageInput } from "./plugins-cache.js";
 import type { WorkerLoaderBinding } from "./plugins-loader.js";
 import type { WorkerMcpHost } from "./mcp.js";
@@ -248,6 +248,9 @@ export async function createWorkerPlugins(input: WorkerPluginsInput): Promise<Wo
     serverPlugins: () => list.statuses(runtime.plugins()),
     setServerPlugins: (entries) => {
       const run = async (): Promise<WorkerServerPluginStatus[]> => {
+        const checked = checkServerPluginList(entries);
+        if (typeof checked === "string") throw new WorkerServerPluginRejected(`The server plugin list is malformed: ${checked}; the previous list stays active.`);
+        entries = checked;
         // A Session running (or activating) one of the ids as its own plugin: nothing changes.
         const ids = new Set(entries.map((entry) => entry.pluginId));
         const held = [...new Set((await revisionReferences(input.storage)).map((row) => (JSON.parse(row.resolved) as { pluginId?: string }).pluginId ?? ""))].filter((id) => ids.has(id)).sort();
