@@ -211,7 +211,7 @@ export async function createWorkerPlugins(input: WorkerPluginsInput): Promise<Wo
     lease: (base) => async (session) => {
       if (!session.pluginOverlay) {
         // No overlay: a Turn costs no plugin statement, and leases the host generation only when it has plugins.
-        if (runtime.current.plugins.length === 0) return { tools: base.registry, hooks: base.hooks, agents: base.agents, release: () => {} };
+        if (!runtime.current.plugins.some((plugin) => plugin.status === "active")) return { tools: base.registry, hooks: base.hooks, agents: base.agents, release: () => {} };
         const held = runtime.lease();
         const host = held.generation;
         return {
