@@ -20,12 +20,24 @@
 // `UnavailableError` `AgentConfigInvalid: <file>: <pointer>: <message>` (Node's startup refusal,
 // worded the same). Other agents keep working, so a Turn can still repair the file.
 //
+// Plugins: a Session's Turns see the store's agents together with the host generation's plugin
+// agents (server plugins) and their Session plugin's (`agents(layers)`), as Node's catalog
+// layers them; a store file may patch a plugin agent too, and only narrow its rules.
+//
 // Permissions: Node's agent directory belongs to the server's user; this one is the model's own
 // (a Turn writes it through `write`), and an agent's rules come last, so an `allow` (or `ask`)
 // there would lift what HARNESS_PERMISSIONS denies. A store file may therefore only narrow: of
 // the rules it adds, only `deny` ones apply (a built-in agent keeps its own rules first).
 import { unavailable } from "../services/contract/failure.js";
-import { describeAgentCatalogError, loadAgentCatalog, type AgentCatalog, type AgentCatalogError, type AgentDefinition, type AgentFileSystem } from "../services/workspace/agents.js";
+import {
+  describeAgentCatalogError,
+  loadAgentCatalog,
+  type AgentCatalog,
+  type AgentCatalogError,
+  type AgentDefinition,
+  type AgentFileSystem,
+  type PluginAgentLayer,
+} from "../services/workspace/agents.js";
 import { isWorkspaceFileError } from "../plugin/index.js";
 import { workspacePath } from "./files/paths.js";
 import type { WorkspaceFileStore } from "./files/store.js";
@@ -58,8 +70,23 @@ export function storeAgentFiles(store: WorkspaceFileStore): AgentFileSystem {
 
 const NOTHING: AgentFileSystem = { readdir: () => [], stat: () => undefined, realpath: () => undefined, readText: () => "" };
 
-function load(files: AgentFileSystem): ReturnType<typeof loadAgentCatalog> {
-  return loadAgentCatalog({ configLayers: [], env: {}, markdown: { directory: WORKSPACE_AGENTS_DIRECTORY, files } });
+/** The plugin agent layers a catalog is built with: the host generation's, then a Session plugin's. */
+export interface AgentLayers {
+  readonly plugins?: PluginAgentLayer | undefined;
+  readonly sessionPlugins?: PluginAgentLayer | undefined;
+}
+
+/** The server's agent catalog right now, with the given plugin layers (none: built-in and store agents). */
+export type WorkspaceAgents = (layers?: AgentLayers) => AgentCatalog;
+
+function load(files: AgentFileSystem, layers: AgentLayers = {}): ReturnType<typeof loadAgentCatalog> {
+  return loadAgentCatalog({
+    configLayers: [],
+    env: {},
+    markdown: { directory: WORKSPACE_AGENTS_DIRECTORY, files },
+    ...(layers.plugins !== undefined ? { plugins: layers.plugins } : {}),
+    ...(layers.sessionPlugins !== undefined ? { sessionPlugins: layers.sessionPlugins } : {}),
+  });
 }
 
 /** `base`, except that the agent `error` names, and the listing, answer the typed refusal. */
@@ -77,7 +104,7 @@ function refusing(base: AgentCatalog, error: AgentCatalogError): AgentCatalog {
   });
 }
 
-/** `catalog` with each agent's store-added rules reduced to their `deny` ones (after the built-in agent's own rules). */
+/** `catalog` with each agent's store-added rules reduced to their `deny` ones (after the built-in or plugin agent's own rules). */
 function denyOnly(catalog: AgentCatalog, builtins: AgentCatalog): AgentCatalog {
   const narrowed = new Map<AgentDefinition, AgentDefinition>();
   const narrow = (agent: AgentDefinition | undefined): AgentDefinition | undefined => {
@@ -102,16 +129,31 @@ function denyOnly(catalog: AgentCatalog, builtins: AgentCatalog): AgentCatalog {
   });
 }
 
-/** The server's current agent catalog, read from the store at each call. */
-export function workspaceAgents(store: WorkspaceFileStore): () => AgentCatalog {
+/**
+ * The server's current agent catalog, read from the store at each call, with the plugin layers
+ * given (a Turn's host generation and Session plugin). The last good catalog is kept per layer.
+ */
+export function workspaceAgents(store: WorkspaceFileStore): WorkspaceAgents {
   const files = storeAgentFiles(store);
   const builtins = load(NOTHING);
   if (!builtins.ok) throw new Error(`the built-in agent catalog is invalid: ${builtins.error._tag}`);
-  let good = builtins.value;
-  return () => {
-    const loaded = load(files);
-    if (!loaded.ok) return refusing(good, loaded.error);
-    good = denyOnly(loaded.value, builtins.value);
-    return good;
+  const none = {};
+  /** Per layer (the Session plugin's, else the host generation's): the catalog without store files, and the last good one. */
+  const kept = new WeakMap<object, { baseline: AgentCatalog; good: AgentCatalog }>();
+  kept.set(none, { baseline: builtins.value, good: builtins.value });
+  return (layers = {}) => {
+    const key = layers.sessionPlugins ?? layers.plugins ?? none;
+    let state = kept.get(key);
+    if (state === undefined) {
+      const baseline = load(NOTHING, layers);
+      // The generations checked their layers when they activated; a clash here is a refusal, not a crash.
+      if (!baseline.ok) throw unavailable(`${baseline.error._tag}: ${describeAgentCatalogError(baseline.error)}`);
+      state = { baseline: baseline.value, good: baseline.value };
+      kept.set(key, state);
+    }
+    const loaded = load(files, layers);
+    if (!loaded.ok) return refusing(state.good, loaded.error);
+    state.good = denyOnly(loaded.value, state.baseline);
+    return state.good;
   };
 }

@@ -16,6 +16,15 @@ export {
   type WorkerModelCatalog,
   type WorkerModelCatalogStatus,
 } from "./host-options.js";
+export {
+  WorkerServerPluginConflict,
+  WorkerServerPluginRejected,
+  type WorkerHostPluginOptions,
+  type WorkerServerPluginEntry,
+  type WorkerServerPluginStatus,
+  type WorkerStaticSessionPluginEntry,
+} from "./host-plugins.js";
+export type { WorkerLoaderBinding } from "./plugins-loader.js";
 export type { WatchServerOptions, WatchSessionOptions, WatchTurnOptions } from "./host-watch.js";
 export type { AlarmParticipant } from "./host-alarm.js";
 export type { RecoveryQuarantine } from "./alarm.js";

@@ -48,7 +48,8 @@ import { callbackPage } from "./oauth.js";
 import BUILT_DASHBOARD from "ze-harness:dashboard-asset";
 import { UNBUILT_DASHBOARD } from "../services/http/dashboard.js";
 import { workspaceSkills } from "./skills.js";
-import { createWorkerPlugins } from "./plugins.js";
+import { createWorkerPlugins, type WorkerPlugins } from "./plugins.js";
+import { checkHostPluginOptions, type WorkerHostPluginOptions, type WorkerServerPluginEntry, type WorkerServerPluginStatus } from "./host-plugins.js";
 import { scopedLoader, type WorkerLoaderBinding } from "./plugins-loader.js";
 import { closingSessionMcp, sessionMcpOperations } from "./plugins-mcp.js";
 import { unavailableShellTool, workerTools } from "./tools.js";
@@ -69,7 +70,7 @@ export interface HostDurableObjectState {
   waitUntil?(promise: Promise<unknown>): void;
 }
 
-export interface WorkerHarnessHostOptions extends WorkerHostSettings {
+export interface WorkerHarnessHostOptions extends WorkerHostSettings, WorkerHostPluginOptions {
   readonly state: HostDurableObjectState;
   /** The server this object serves; a function when it is learnt later (the standalone object binds on first request). */
   readonly server: string | (() => string | undefined);
@@ -108,6 +109,7 @@ interface Served {
   readonly recovery: RecoveryAlarm;
   /** Answers a forwarded MCP OAuth callback (worker/oauth.ts). */
   readonly callback: (request: Request) => Promise<Response>;
+  readonly plugins: WorkerPlugins;
 }
 
 /** A Failure as the HTTP answer the Fetch handler would give it. */
@@ -181,8 +183,11 @@ export class WorkerHarnessHost {
     let runner: TurnRunner | undefined;
     // The server's /workspace (the object's SQLite; its own migration runs here, after the server's).
     const files = new WorkspaceFileStore(state.storage);
-    // Built-in agents and the Markdown ones in /workspace/.ze-harness/agents, read at each use.
-    const agents = workspaceAgents(files);
+    // Built-in agents and the Markdown ones in /workspace/.ze-harness/agents, read at each use, with
+    // the server plugins' (the host generation) once the plugins are composed.
+    const storeAgents = workspaceAgents(files);
+    let plugins: WorkerPlugins | undefined;
+    const agents = () => plugins?.agents() ?? storeAgents();
     const sessions = new SessionService({
       storage,
       serverRoot: WORKSPACE_ROOT,
@@ -198,6 +203,8 @@ export class WorkerHarnessHost {
     const compiled = compileHostSettings(this.#options);
     // A bad option is refused at wake and answered to every request (never a crash loop).
     if (!compiled.ok) throw Object.assign(new Error(compiled.message), { _tag: compiled.tag });
+    const pluginOptions = checkHostPluginOptions(this.#options);
+    if (!pluginOptions.ok) throw Object.assign(new Error(pluginOptions.message), { _tag: pluginOptions.tag });
     const configured = compiled.value.configured;
     if (compiled.value.catalog.diagnostic !== undefined) this.#log(`catalog: ${compiled.value.catalog.diagnostic}`);
     const keys = this.#keys(configured.providers);
@@ -208,11 +215,16 @@ export class WorkerHarnessHost {
     const extraTools = { ...workspaceFileTools(files), ...(codemode ? { execute: workerExecuteTool() } : {}), ...(computer !== undefined ? { shell: computerShellTool(computer, unavailableShellTool) as AnyToolDefinition } : {}) };
     const env = this.#options.env ?? {};
     // Session plugins (worker/plugins.ts): `Bundle` sources through the `LOADER` binding, when bound.
-    const plugins = await createWorkerPlugins({
+    const skills = workspaceSkills(files);
+    plugins = await createWorkerPlugins({
       storage,
       objectStorage: state.storage,
       files,
-      loader: scopedLoader(env["LOADER"] as WorkerLoaderBinding | undefined, this.#server() ?? "(unbound)"),
+      loader: scopedLoader(this.#options.dynamicPlugins?.loader ?? (env["LOADER"] as WorkerLoaderBinding | undefined), this.#server() ?? "(unbound)"),
+      staticPlugins: pluginOptions.staticPlugins,
+      serverPlugins: pluginOptions.serverPlugins,
+      agents: storeAgents,
+      skills,
       allowLoopbackHttp: env["HARNESS_PLUGIN_BUNDLE_LOOPBACK_HTTP"] === "true",
       reservedToolIds: Object.keys(workerTools({ extra: extraTools })),
       onDiagnostic: (source, error) => this.#log(`plugins: ${source}: ${error instanceof Error ? error.name : "error"}`),
@@ -228,7 +240,7 @@ export class WorkerHarnessHost {
       lease: plugins.lease,
       instructions: async (workdir) => storedInstructions(files, workdir),
       mcp: mcp.host,
-      skills: workspaceSkills(files),
+      skills,
       agents,
       ...(this.#options.contentResolver !== undefined ? { contentResolver: this.#options.contentResolver } : {}),
       ...(this.#options.toolDispatch !== undefined ? { toolDispatch: this.#options.toolDispatch } : {}),
@@ -281,7 +293,7 @@ export class WorkerHarnessHost {
       // GET /dashboard, the page the Node daemon serves, for this host's server (inlined at bundle time).
       dashboard: { server: this.#server() ?? "", asset: () => BUILT_DASHBOARD ?? UNBUILT_DASHBOARD },
     });
-    return { storage, fetch, streams: new EventStreams(storage, hub), compiled: compiled.value, recovery, callback: (request) => mcp.callback(request) };
+    return { storage, fetch, streams: new EventStreams(storage, hub), compiled: compiled.value, recovery, callback: (request) => mcp.callback(request), plugins };
   }
 
   #log(line: string): void {
@@ -345,6 +357,22 @@ export class WorkerHarnessHost {
         ...(catalog.diagnostic !== undefined ? { diagnostic: catalog.diagnostic } : {}),
       },
     };
+  }
+
+  /** Each server plugin's url, plugin id, pinned integrity and state (worker/host-plugins.ts). Rejects with the host's refusal. */
+  async serverPlugins(): Promise<WorkerServerPluginStatus[]> {
+    return (await this.#plugins()).serverPlugins();
+  }
+
+  /** Replaces the server plugin list and reloads the host generation; `WorkerServerPluginConflict` or `WorkerServerPluginRejected` keep the previous one. */
+  async setServerPlugins(entries: readonly WorkerServerPluginEntry[]): Promise<WorkerServerPluginStatus[]> {
+    return (await this.#plugins()).setServerPlugins(entries);
+  }
+
+  async #plugins(): Promise<WorkerPlugins> {
+    await this.ready;
+    if (this.#served === undefined) throw refusalError(this.#refusal ?? { tag: "StorageError", message: "The server's database is not open" });
+    return this.#served.plugins;
   }
 
   /** The last quarantined recovery revision, for operators (worker/alarm.ts). */

@@ -17,6 +17,8 @@ export type RuntimeSource =
       /** The Agent catalog with the generation's layer (built from the same configuration read). */
       readonly agentCatalog?: ((layer: PluginAgentLayer) => AgentCatalogResult) | undefined;
       readonly reservedMcp?: LoadPluginGenerationOptions["reservedMcp"];
+      /** Names what was loaded (e.g. a digest of a host's plugin list): the generation id is `host-<n>-<revision>`. */
+      readonly revision?: string | undefined;
     }
   | { readonly ok: false; readonly message: string };
 
@@ -183,11 +185,11 @@ export class PluginRuntime {
 }
 
 async function load(options: PluginRuntimeOptions, version: number, onProgress?: PluginProgress) {
-  const id = `host-${version}`;
   const source = await Promise.resolve()
     .then(options.source)
     .catch((error: unknown): RuntimeSource => ({ ok: false, message: error instanceof Error ? error.message : "The plugin configuration could not be read." }));
   if (!source.ok) return { ok: false as const, message: source.message, plugins: [] as RuntimePlugin[] };
+  const id = source.revision !== undefined ? `host-${version}-${source.revision}` : `host-${version}`;
   const { source: _source, ...rest } = options;
   const candidates = source.candidates;
   return loadPluginGeneration({

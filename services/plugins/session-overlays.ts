@@ -48,12 +48,17 @@ export interface SessionPluginOverlayOptions {
   readonly sources: SessionPluginSources;
 }
 
+/** Which Session a resolution or load is for (a host may account its artifacts per Session). */
+export interface SessionSourceContext {
+  readonly sessionId: string;
+}
+
 /** A host's Session plugin sources (the seam `SessionPluginOverlayOptions.sources`). */
 export interface SessionPluginSources {
   /** Resolves a source for a new revision or a refresh; the artifact is stored (as JSON) with the revision. Typed failures: 400, 409 `declared_mismatch`, 503. */
-  resolve(source: SessionPluginSource, declared: SessionPluginResolution): Promise<{ readonly resolved: { readonly pluginId: string; readonly version: string; readonly integrity?: string }; readonly artifact: object }>;
+  resolve(source: SessionPluginSource, declared: SessionPluginResolution, context?: SessionSourceContext): Promise<{ readonly resolved: { readonly pluginId: string; readonly version: string; readonly integrity?: string }; readonly artifact: object }>;
   /** Loads exactly the recorded artifact (the plugin value), or fails with a safe `PluginSourceError`. */
-  load(artifact: object): Promise<{ value: unknown; packageVersion?: string }>;
+  load(artifact: object, context?: SessionSourceContext): Promise<{ value: unknown; packageVersion?: string }>;
   /** Frees what no recorded desired or active revision (their artifacts, given) references; returns what it freed. */
   prune?(referenced: readonly object[]): Promise<string[]>;
 }
@@ -144,7 +149,7 @@ export class SessionPluginOverlays {
         if (existing.requestHash !== requestHash) throw conflict(`Session plugin revision ${body.id} was recorded with a different body.`);
         return this.describe(sessionId);
       }
-      const artifact = await this.sources.resolve(body.source, body.resolved);
+      const artifact = await this.sources.resolve(body.source, body.resolved, { sessionId });
       const declared = { ...(body.resolved.version !== undefined ? { version: body.resolved.version } : {}), ...(body.resolved.integrity !== undefined ? { integrity: body.resolved.integrity } : {}) };
       await this.record(sessionId, body.id, { ...body, resolved: artifact.resolved }, artifact.artifact, requestHash, declared);
       return this.describe(sessionId);
@@ -186,7 +191,7 @@ export class SessionPluginOverlays {
       const declared = declaredOf(active);
       // A revision whose client declared a version or integrity is pinned: refresh keeps it.
       if (declared.version !== undefined || declared.integrity !== undefined) return this.describe(sessionId);
-      const artifact = await this.sources.resolve(active.source as SessionPluginSource, { pluginId: recorded.pluginId });
+      const artifact = await this.sources.resolve(active.source as SessionPluginSource, { pluginId: recorded.pluginId }, { sessionId });
       if (artifact.resolved.integrity === recorded.integrity && artifact.resolved.version === recorded.version) return this.describe(sessionId);
       const next = { id: randomUUID(), source: active.source, resolved: artifact.resolved, options: active.options, mcpServers: active.mcpServers, skills: active.skills } as unknown as AddSessionPluginRequest;
       await this.record(sessionId, next.id, next, artifact.artifact, hashOf({ refreshOf: active.id, ...next }), declared);
@@ -313,7 +318,7 @@ export class SessionPluginOverlays {
       options: revision.options as JsonObject,
       load: async () => {
         if (!artifact) throw new PluginSourceError("The revision records no artifact.");
-        const loaded = await this.sources.load(artifact);
+        const loaded = await this.sources.load(artifact, { sessionId });
         const plugin = loaded.value as { id?: unknown; setup?: unknown } | undefined;
         if (!isRecord(plugin) || typeof plugin.setup !== "function") return loaded;
         if (plugin.id !== resolved.pluginId) throw new PluginSourceError(`The artifact declares plugin ${JSON.stringify(plugin.id)}, not ${JSON.stringify(resolved.pluginId)}.`);

@@ -83,6 +83,11 @@ describe("the ze-harness/worker-host entry (built)", () => {
       TurnSnapshot: "type",
       TurnOutcome: "type",
       TurnToolPart: "type",
+      WorkerServerPluginConflict: "class",
+      WorkerServerPluginRejected: "class",
+      WorkerServerPluginEntry: "type",
+      WorkerServerPluginStatus: "type",
+      WorkerStaticSessionPluginEntry: "type",
     });
   });
 
