@@ -47,7 +47,7 @@ import { UNBUILT_DASHBOARD } from "../services/http/dashboard.js";
 import { workspaceSkills } from "./skills.js";
 import { createWorkerPlugins } from "./plugins.js";
 import { scopedLoader, type WorkerLoaderBinding } from "./plugins-loader.js";
-import { closingSessionMcp, sessionMcpOperations } from "./plugins-mcp.js";
+import { closingSessionMcp, reconnectingMcp, sessionMcpOperations } from "./plugins-mcp.js";
 import { workerTools } from "./tools.js";
 import { workspaceAgents } from "./agents.js";
 import { composeWorkerTurns, environmentKeys, gatewayEnvironment, type ProviderKeys } from "./turns.js";
@@ -95,6 +95,8 @@ interface Served {
   readonly recovery: RecoveryAlarm;
   /** Answers a forwarded MCP OAuth callback (worker/oauth.ts). */
   readonly callback: (request: Request) => Promise<Response>;
+  /** A requested MCP reconnect (worker/mcp.ts `reconnect`): the server's, or a Session's own. */
+  readonly reconnectMcp: (name: string, sessionId?: string) => Promise<boolean>;
 }
 
 /** A Failure as the HTTP answer the Fetch handler would give it. */
@@ -261,7 +263,7 @@ export class WorkerHarnessHost {
       // GET /dashboard, the page the Node daemon serves, for this host's server (inlined at bundle time).
       dashboard: { server: this.#server() ?? "", asset: () => BUILT_DASHBOARD ?? UNBUILT_DASHBOARD },
     });
-    return { storage, fetch, streams: new EventStreams(storage, hub), compiled: compiled.value, recovery, callback: (request) => mcp.callback(request) };
+    return { storage, fetch, streams: new EventStreams(storage, hub), compiled: compiled.value, recovery, callback: (request) => mcp.callback(request), reconnectMcp: reconnectingMcp(mcp.host, plugins) };
   }
 
   #log(line: string): void {
@@ -325,6 +327,18 @@ export class WorkerHarnessHost {
         ...(catalog.diagnostic !== undefined ? { diagnostic: catalog.diagnostic } : {}),
       },
     };
+  }
+
+  /**
+   * Reconnects the MCP server `name` now (the reference's "until the host requests a reconnect"):
+   * a `manual` server, or one past its `maxAttempts`, gets a new attempt with its attempts counted
+   * from zero; with `sessionId`, the Session plugin's own server of that name. Resolves false when
+   * no such server is configured; waits for the attempt at most 5 s (its status tells the rest).
+   */
+  async reconnectMcpServer(name: string, options: { readonly sessionId?: string } = {}): Promise<boolean> {
+    await this.ready;
+    if (this.#served === undefined) throw refusalError(this.#refusal ?? { tag: "StorageError", message: "The server's database is not open" });
+    return this.#served.reconnectMcp(name, options.sessionId);
   }
 
   /** The last quarantined recovery revision, for operators (worker/alarm.ts). */

@@ -146,3 +146,11 @@ export function closingSessionMcp<T extends Pick<Handlers<RequestContext>, "dele
     },
   };
 }
+
+/** A requested reconnect of the server's MCP server `name`, or with `sessionId` of that Session's own. */
+export function reconnectingMcp(shared: WorkerMcpHost, plugins: { sessionMcp(sessionId: string): Promise<WorkerMcpHost | undefined> }) {
+  return async (name: string, sessionId?: string): Promise<boolean> => {
+    const host = sessionId === undefined ? shared : await plugins.sessionMcp(sessionId);
+    return (await host?.reconnect(name)) ?? false;
+  };
+}
