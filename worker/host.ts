@@ -47,7 +47,7 @@ import { UNBUILT_DASHBOARD } from "../services/http/dashboard.js";
 import { workspaceSkills } from "./skills.js";
 import { createWorkerPlugins } from "./plugins.js";
 import { scopedLoader, type WorkerLoaderBinding } from "./plugins-loader.js";
-import { closingSessionMcp, reconnectingMcp, sessionMcpOperations } from "./plugins-mcp.js";
+import { closingSessionMcp, reconnectingMcp, sessionCallbackTargets, sessionMcpOperations } from "./plugins-mcp.js";
 import { workerTools } from "./tools.js";
 import { workspaceAgents } from "./agents.js";
 import { composeWorkerTurns, environmentKeys, gatewayEnvironment, type ProviderKeys } from "./turns.js";
@@ -201,6 +201,7 @@ export class WorkerHarnessHost {
       reservedToolIds: Object.keys(workerTools({ extra: extraTools })),
       onDiagnostic: (source, error) => this.#log(`plugins: ${source}: ${error instanceof Error ? error.name : "error"}`),
       mcp: mcp.host,
+      mcpOAuth: mcp.sessionOAuth,
     });
     const turns = composeWorkerTurns({
       storage,
@@ -246,7 +247,7 @@ export class WorkerHarnessHost {
     await this.#alarm.rearm();
     const handlers: Handlers<RequestContext> = {
       ...workerUnavailableHandlers<RequestContext>(),
-      ...closingSessionMcp(sessionHandlers({ sessions, release: RELEASE }), plugins),
+      ...closingSessionMcp(sessionHandlers({ sessions, release: RELEASE }), plugins, mcp),
       ...turns.handlers,
       ...workerMcpHandlers({ sessions, turns: turns.service, mcp: mcp.operations, own: sessionMcpOperations(plugins) }),
       ...plugins.handlers,
@@ -263,7 +264,7 @@ export class WorkerHarnessHost {
       // GET /dashboard, the page the Node daemon serves, for this host's server (inlined at bundle time).
       dashboard: { server: this.#server() ?? "", asset: () => BUILT_DASHBOARD ?? UNBUILT_DASHBOARD },
     });
-    return { storage, fetch, streams: new EventStreams(storage, hub), compiled: compiled.value, recovery, callback: (request) => mcp.callback(request), reconnectMcp: reconnectingMcp(mcp.host, plugins) };
+    return { storage, fetch, streams: new EventStreams(storage, hub), compiled: compiled.value, recovery, callback: (request) => mcp.callback(request, sessionCallbackTargets(plugins)), reconnectMcp: reconnectingMcp(mcp.host, plugins) };
   }
 
   #log(line: string): void {

@@ -29,7 +29,7 @@ import type { SkillDiscovery } from "../services/workspace/skills.js";
 import { PluginBundleCache, type PluginCacheStorageInput } from "./plugins-cache.js";
 import type { WorkerLoaderBinding } from "./plugins-loader.js";
 import type { WorkerMcpHost } from "./mcp.js";
-import { combinedOffer, WorkerSessionMcp } from "./plugins-mcp.js";
+import { combinedOffer, WorkerSessionMcp, type SessionOAuthFactory } from "./plugins-mcp.js";
 import { workerSessionSources } from "./plugins-sources.js";
 
 export interface WorkerPluginsInput {
@@ -47,6 +47,8 @@ export interface WorkerPluginsInput {
   readonly onDiagnostic?: ((source: string, error: unknown) => void) | undefined;
   /** The server's host-configured MCP servers (their ids and names are reserved; a Turn is offered theirs, then its Session's). */
   readonly mcp?: WorkerMcpHost | undefined;
+  /** The OAuth lifecycle of each Session's own MCP servers (worker/plugins-mcp.ts; absent: none). */
+  readonly mcpOAuth?: SessionOAuthFactory | undefined;
 }
 
 export interface WorkerPlugins {
@@ -105,7 +107,7 @@ export async function createWorkerPlugins(input: WorkerPluginsInput): Promise<Wo
     reloadSessionPlugin: all.reloadSessionPlugin,
     refreshSessionPlugin: all.refreshSessionPlugin,
   };
-  const own = new WorkerSessionMcp();
+  const own = new WorkerSessionMcp({ oauth: input.mcpOAuth });
   return {
     sessions,
     cache,
