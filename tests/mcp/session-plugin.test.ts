@@ -1,9 +1,13 @@
 // MCP servers a Session plugin declares on the Node host: a revision of the declarative static
-// Session plugin whose `mcpServers` names a real server-everything over Streamable HTTP. Its Turns
+// Session plugin whose `mcpServers` names a real server-everything over Streamable HTTP, and a
+// File Session plugin whose setup calls `context.mcp.register` for it. Their Turns
 // are offered `<server>_<tool>` (the call runs and its answer reaches the model), its catalog lists
 // the server with origin `session`; another Session of the same server sees none of it; once the
 // plugin is removed, the next Turn is offered nothing of it.
 import { randomUUID } from "node:crypto";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sdk, type ToolTurnPart } from "../../clients/index.js";
 import { DECLARATIVE_SESSION_PLUGIN } from "../../services/host/plugin-handlers.js";
@@ -64,5 +68,22 @@ describe("MCP servers a Session plugin declares (Node host)", () => {
     const after = h.model.requests.length;
     await runToEnd(h, sessionId, (await queue(h, sessionId, "still there?")).turnId);
     expect(offeredTools(h.model.requests[after]).some((name) => name.startsWith("plug_"))).toBe(false);
+  });
+
+  it("connects the servers a File Session plugin registers with context.mcp.register", async () => {
+    const sessionId = await h.createSession();
+    const file = join(h.home.root, "session-mcp.mjs");
+    const definition = { kind: "remote", id: "coded", name: "coded", protocolVersions: ["2025-06-18"], transport: { kind: "streamable-http", endpoint: everything.endpoint, headers: {} } };
+    writeFileSync(file, `export default { id: "session.mcp", setup(c) { c.mcp.register(${JSON.stringify(definition)}); } };`);
+    await ok(sdk.addSessionPlugin({ client: h.api.client, path: { server, sessionId }, body: { id: randomUUID(), source: { _tag: "File", uri: pathToFileURL(file).href }, resolved: { pluginId: "session.mcp" }, options: {}, mcpServers: [], skills: [] } }));
+
+    h.model.enqueue({ events: [{ type: "tool_call", name: "coded_echo", arguments: { message: "registered in setup" } }] }, { events: [{ type: "text", text: "done" }] });
+    const first = h.model.requests.length;
+    const { turn } = await runToEnd(h, sessionId, (await queue(h, sessionId, "echo it")).turnId);
+    expect(offeredTools(h.model.requests[first])).toContain("coded_echo");
+    expect(turn.parts.find((candidate): candidate is ToolTurnPart => candidate.type === "tool")).toMatchObject({ toolId: "coded_echo", state: "completed" });
+    expect(JSON.stringify(h.model.requests[first + 1]!.body)).toContain("registered in setup");
+    const { catalog } = await ok(sdk.getMcpCatalog({ client: h.api.client, path: { server, sessionId } }));
+    expect(catalog.servers.map((entry) => [entry.name, entry.origin])).toEqual([["coded", "session"]]);
   });
 });
