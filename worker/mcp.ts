@@ -145,11 +145,12 @@ function classify(error: unknown, transport: NegotiatingTransport | undefined, a
  * servers' Tools at that moment; `close()` ends every session.
  *
  * Reconnects follow each server's `reconnect` policy with the Node host's statuses, but a retry
- * runs on the next use, not on a timer (see "Reconnect policy" in worker/README.md): a retryable
- * failure under `retry` is `failed` with `retrying: true` and `retryAt` = now + `delayMs`; the
- * first use at or after that moment (a Turn's lease or model request, a catalog, prompt or
- * resource read) starts the next attempt — reads and leases wait for it at most `readyWaitMs` —
- * until `maxAttempts` (counting the first) is reached, then `retrying: false`. `manual` servers,
+ * runs on the next use, not on a timer (see "The MCP reconnect policy" in worker/README.md): a
+ * retryable failure under `retry` is `failed` with `retrying: true` and `retryAt` = now +
+ * `delayMs`; the first use at or after that moment (a Turn's lease or model request, a catalog,
+ * prompt or resource read) starts the next attempt in the background — only a prompt or resource
+ * read of that server waits for it, at most `readyWaitMs` — until `maxAttempts` (counting the
+ * first) is reached, then `retrying: false`. `manual` servers,
  * and servers past `maxAttempts`, stay failed until {@link reconnect} (the host's request) or,
  * for an OAuth server, its credential being authorized ({@link reconnectUsing}).
  */
@@ -192,22 +193,22 @@ export class WorkerMcpHost {
 
   /**
    * Starts the servers and waits for their first attempts, never past `readyWaitMs` after they
-   * started; then starts the retries that are due and waits for them at most `readyWaitMs`.
+   * started; starts the retries that are due without waiting for them (a Turn or a catalog read
+   * never waits on a retry, as on Node, where retries run in the background).
    */
   async ready(): Promise<void> {
     const started = this.start();
     const left = (this.#options.readyWaitMs ?? DEFAULT_READY_WAIT_MS) - (Date.now() - (this.#startedAt ?? Date.now()));
     await within(started, left);
-    await this.#retries();
+    void this.#retries();
   }
 
-  /** Starts the attempt of every server whose policy retry is due; waits for them at most `readyWaitMs`. */
+  /** Starts the attempt of every server (or only `only`) whose policy retry is due; resolves when they settled. */
   async #retries(only?: Slot): Promise<void> {
     if (this.#closed || this.#started === undefined) return;
     const now = Date.now();
     const due = this.#slots.filter((slot) => (only === undefined || slot === only) && slot.attempt === undefined && slot.retryAt !== undefined && slot.retryAt <= now && slot.status.state === "failed" && slot.status.retrying);
-    if (due.length === 0) return;
-    await within(Promise.all(due.map((slot) => this.#attempt(slot))), this.#options.readyWaitMs ?? DEFAULT_READY_WAIT_MS);
+    await Promise.all(due.map((slot) => this.#attempt(slot)));
   }
 
   /**
@@ -249,13 +250,17 @@ export class WorkerMcpHost {
     return this.#byName.get(name);
   }
 
-  /** Waits (bounded like `ready`) for the server's running attempt, starting the servers first. */
+  /**
+   * Waits (bounded like `ready`) for the server's running attempt, starting the servers first;
+   * a due retry of that server — a prompt or resource read of it would otherwise fail — is
+   * started and waited for at most `readyWaitMs`.
+   */
   async settled(name: string): Promise<void> {
     void this.start();
     const slot = this.#byName.get(name);
     const left = (this.#options.readyWaitMs ?? DEFAULT_READY_WAIT_MS) - (Date.now() - (this.#startedAt ?? Date.now()));
     if (slot?.attempt !== undefined) await within(slot.attempt, left);
-    if (slot !== undefined) await this.#retries(slot);
+    if (slot !== undefined) await within(this.#retries(slot), this.#options.readyWaitMs ?? DEFAULT_READY_WAIT_MS);
   }
 
   /** The Tools of the servers connected now, `<server>_<tool>`, in server order then the server's tool order. */
