@@ -51,7 +51,7 @@ import { workspaceSkills } from "./skills.js";
 import { createWorkerPlugins, type WorkerPlugins } from "./plugins.js";
 import { checkHostPluginOptions, type WorkerHostPluginOptions, type WorkerServerPluginEntry, type WorkerServerPluginStatus } from "./host-plugins.js";
 import { scopedLoader, type WorkerLoaderBinding } from "./plugins-loader.js";
-import { closingSessionMcp, sessionMcpOperations } from "./plugins-mcp.js";
+import { closingSessionMcp, reconnectingMcp, sessionCallbackTargets, sessionMcpOperations } from "./plugins-mcp.js";
 import { unavailableShellTool, workerTools } from "./tools.js";
 import { workspaceAgents } from "./agents.js";
 import { composeWorkerTurns, environmentKeys, gatewayEnvironment, type ProviderKeys } from "./turns.js";
@@ -110,6 +110,8 @@ interface Served {
   /** Answers a forwarded MCP OAuth callback (worker/oauth.ts). */
   readonly callback: (request: Request) => Promise<Response>;
   readonly plugins: WorkerPlugins;
+  /** A requested MCP reconnect (worker/mcp.ts `reconnect`): the server's, or a Session's own. */
+  readonly reconnectMcp: (name: string, sessionId?: string) => Promise<boolean>;
 }
 
 /** A Failure as the HTTP answer the Fetch handler would give it. */
@@ -229,6 +231,7 @@ export class WorkerHarnessHost {
       reservedToolIds: Object.keys(workerTools({ extra: extraTools })),
       onDiagnostic: (source, error) => this.#log(`plugins: ${source}: ${error instanceof Error ? error.name : "error"}`),
       mcp: mcp.host,
+      mcpOAuth: mcp.sessionOAuth,
     });
     const turns = composeWorkerTurns({
       storage,
@@ -276,7 +279,7 @@ export class WorkerHarnessHost {
     await this.#alarm.rearm();
     const handlers: Handlers<RequestContext> = {
       ...workerUnavailableHandlers<RequestContext>(),
-      ...closingSessionMcp(sessionHandlers({ sessions, release: RELEASE }), plugins),
+      ...closingSessionMcp(sessionHandlers({ sessions, release: RELEASE }), plugins, mcp),
       ...turns.handlers,
       ...workerMcpHandlers({ sessions, turns: turns.service, mcp: mcp.operations, own: sessionMcpOperations(plugins) }),
       ...plugins.handlers,
@@ -293,7 +296,7 @@ export class WorkerHarnessHost {
       // GET /dashboard, the page the Node daemon serves, for this host's server (inlined at bundle time).
       dashboard: { server: this.#server() ?? "", asset: () => BUILT_DASHBOARD ?? UNBUILT_DASHBOARD },
     });
-    return { storage, fetch, streams: new EventStreams(storage, hub), compiled: compiled.value, recovery, callback: (request) => mcp.callback(request), plugins };
+    return { storage, fetch, streams: new EventStreams(storage, hub), compiled: compiled.value, recovery, callback: (request) => mcp.callback(request, sessionCallbackTargets(plugins)), plugins, reconnectMcp: reconnectingMcp(mcp.host, plugins) };
   }
 
   #log(line: string): void {
@@ -373,6 +376,18 @@ export class WorkerHarnessHost {
     await this.ready;
     if (this.#served === undefined) throw refusalError(this.#refusal ?? { tag: "StorageError", message: "The server's database is not open" });
     return this.#served.plugins;
+  }
+
+  /**
+   * Reconnects the MCP server `name` now (the reference's "until the host requests a reconnect"):
+   * a `manual` server, or one past its `maxAttempts`, gets a new attempt with its attempts counted
+   * from zero; with `sessionId`, the Session plugin's own server of that name. Resolves false when
+   * no such server is configured; waits for the attempt at most 5 s (its status tells the rest).
+   */
+  async reconnectMcpServer(name: string, options: { readonly sessionId?: string } = {}): Promise<boolean> {
+    await this.ready;
+    if (this.#served === undefined) throw refusalError(this.#refusal ?? { tag: "StorageError", message: "The server's database is not open" });
+    return this.#served.reconnectMcp(name, options.sessionId);
   }
 
   /** The last quarantined recovery revision, for operators (worker/alarm.ts). */

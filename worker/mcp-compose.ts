@@ -10,7 +10,9 @@ import { readMcpVariable } from "./mcp-config.js";
 import { WorkerMcpOperations } from "./mcp-routes.js";
 import { RELEASE } from "./release.js";
 import type { FilesStorageInput } from "./files/index.js";
-import { answerCallback, composeWorkerOAuth, readCallbackBase, type WorkerOAuthEnv } from "./oauth.js";
+import { answerCallback, composeWorkerOAuth, readCallbackBase, type SessionCallbackTarget, type WorkerOAuthEnv } from "./oauth.js";
+import { forgetSessionCredentials, migrateOAuthStore } from "./oauth-store.js";
+import type { McpOAuth } from "../services/mcp/oauth.js";
 
 export interface WorkerMcpEnv {
   /** JSON array of the config file's `mcp` entries (absent: no MCP servers). */
@@ -20,8 +22,12 @@ export interface WorkerMcpEnv {
 export interface ComposedMcp {
   readonly host: WorkerMcpHost;
   readonly operations: WorkerMcpOperations;
-  /** Answers a forwarded `GET /oauth/callback/:server` (worker/oauth.ts). */
-  callback(request: Request): Promise<Response>;
+  /** Answers a forwarded `GET /oauth/callback/:server` (worker/oauth.ts); `sessions` finds a Session's own servers. */
+  callback(request: Request, sessions?: (sessionId: string) => Promise<SessionCallbackTarget | undefined>): Promise<Response>;
+  /** The OAuth lifecycle of a Session's own servers (absent without HARNESS_MCP_CALLBACK_BASE_URL). */
+  readonly sessionOAuth: ((sessionId: string, host: () => WorkerMcpHost) => McpOAuth) | undefined;
+  /** Deletes a deleted Session's own MCP credentials. */
+  forgetSession(sessionId: string): void;
 }
 
 export interface ComposeMcpInput {
@@ -38,6 +44,8 @@ export function composeWorkerMcp(input: ComposeMcpInput): ComposedMcp {
   if (!read.ok) throw Object.assign(new Error(read.message), { _tag: read.tag });
   const base = readCallbackBase(input.env.HARNESS_MCP_CALLBACK_BASE_URL);
   if (!base.ok) throw Object.assign(new Error(base.message), { _tag: base.tag });
+  // The credential tables (worker/oauth-store.ts), server-wide and per Session: a deleted Session's rows are deleted with or without a lifecycle.
+  migrateOAuthStore(input.storage);
   // One server-wide lifecycle when the callback origin is configured; without it OAuth references are `authorization_required`.
   let host: WorkerMcpHost | undefined;
   const composed = base.origin !== undefined ? composeWorkerOAuth({ storage: input.storage, origin: base.origin, serverName: input.serverName, host: () => host! }) : undefined;
@@ -47,5 +55,11 @@ export function composeWorkerMcp(input: ComposeMcpInput): ComposedMcp {
   const made = new WorkerMcpHost({ servers: read.servers, env: strings, clientInfo: { name: "ze-harness", version: RELEASE }, ...(oauth !== undefined ? { oauth } : {}) });
   host = made;
   const operations = new WorkerMcpOperations(made, composed?.lifecycle);
-  return { host: made, operations, callback: (request) => answerCallback(request, composed, operations, made) };
+  return {
+    host: made,
+    operations,
+    callback: (request, sessions) => answerCallback(request, composed, operations, made, sessions),
+    sessionOAuth: composed?.sessionLifecycle,
+    forgetSession: (sessionId) => forgetSessionCredentials(input.storage, sessionId),
+  };
 }

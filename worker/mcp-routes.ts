@@ -6,7 +6,6 @@
 // one, the credential operations are a typed 503. The server's MCP servers and their OAuth
 // credentials are shared by every Session of the server; the Session must exist (404).
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import type {
   McpCatalogServer,
   McpCatalogSnapshot,
@@ -25,7 +24,7 @@ import type { TurnService } from "../services/core/turns/service.js";
 import { mcpHandlers, type McpOperationsHost } from "../services/host/mcp-handlers.js";
 import { capabilitiesOf } from "../services/mcp/catalog.js";
 import type { ResolvedMcpServer } from "../services/mcp/config.js";
-import { isLimitReached } from "../services/mcp/limits.js";
+import { credentialOperations, requestFailure } from "../services/mcp/operations.js";
 import type { McpOAuth } from "../services/mcp/oauth.js";
 import { checkAdvertised, checkedPrompt, promptParts, resourceReadResult } from "../services/mcp/prompts.js";
 import { ServerUnavailable, unavailableServer } from "../services/mcp/status.js";
@@ -80,20 +79,22 @@ export class WorkerMcpOperations implements McpOperationsHost {
     return resourceReadResult(read);
   }
 
-  async credentialStatus(serverName: string): Promise<McpCredentialStatus> {
-    return this.lifecycle().status(this.server(serverName));
+  // The credential operations, shared with Node's McpHost (services/mcp/operations.ts).
+  private readonly credentials = credentialOperations(() => this.lifecycle(), (serverName) => this.server(serverName));
+  credentialStatus(serverName: string): Promise<McpCredentialStatus> {
+    return this.credentials.credentialStatus(serverName);
   }
-  async authorize(serverName: string, request?: StartMcpCredentialRequest): Promise<McpCredentialStartResponse> {
-    return this.lifecycle().start(this.server(serverName), request);
+  authorize(serverName: string, request?: StartMcpCredentialRequest): Promise<McpCredentialStartResponse> {
+    return this.credentials.authorize(serverName, request);
   }
-  async completeAuthorization(serverName: string, callback: McpCredentialCallback): Promise<McpCredentialStatus> {
-    return this.lifecycle().callback(this.server(serverName), callback);
+  completeAuthorization(serverName: string, callback: McpCredentialCallback): Promise<McpCredentialStatus> {
+    return this.credentials.completeAuthorization(serverName, callback);
   }
-  async cancelAuthorization(serverName: string, generation?: number): Promise<McpCredentialStatus> {
-    return this.lifecycle().cancel(this.server(serverName), generation);
+  cancelAuthorization(serverName: string, generation?: number): Promise<McpCredentialStatus> {
+    return this.credentials.cancelAuthorization(serverName, generation);
   }
-  async forgetCredential(serverName: string): Promise<McpCredentialForgetResponse> {
-    return this.lifecycle().forget(this.server(serverName));
+  forgetCredential(serverName: string): Promise<McpCredentialForgetResponse> {
+    return this.credentials.forgetCredential(serverName);
   }
 
   private lifecycle(): McpOAuth {
@@ -119,12 +120,7 @@ export class WorkerMcpOperations implements McpOperationsHost {
     try {
       return await this.host.request(slot, work, signal);
     } catch (error) {
-      const name = JSON.stringify(slot.server.name);
-      if (isLimitReached(error)) throw unavailable(`MCP server ${name} did not answer within its execution limit (${error.value} ms)`);
-      if (error instanceof ServerUnavailable) throw unavailable(error.message);
-      if (error instanceof McpError && (error.code === -32002 || (missing === "mcp_prompt" && error.code === -32602))) throw notFound(missing, `MCP server ${name}: ${error.message}`);
-      if (error instanceof McpError) throw unavailable(`MCP server ${name} failed the request: ${error.message}`);
-      throw error;
+      throw requestFailure(error, slot.server.name, missing);
     }
   }
 }

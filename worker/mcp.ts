@@ -115,29 +115,44 @@ interface Slot {
   readonly server: ResolvedMcpServer;
   status: McpServerState;
   connected: WorkerMcpConnected | undefined;
-  /** The attempt running now (a start or a reconnect). */
+  /** The attempt running now (a start, a retry or a reconnect). */
   attempt: Promise<void> | undefined;
+  /** Attempts since the last connection or requested reconnect (the first counts), as on Node. */
   attempts: number;
+  /** When the policy's next retry is due (`retrying` statuses only). */
+  retryAt: number | undefined;
 }
 
-function classify(error: unknown, transport: NegotiatingTransport | undefined, authFailed: boolean): { readonly reason: McpFailureReason; readonly message: string } {
+type Failure = { readonly reason: McpFailureReason; readonly retryable: boolean; readonly message: string };
+
+/** A failed attempt's reason and whether the reconnect policy may retry it (the Node host's rule: credential, authorization and protocol failures never are). */
+function classify(error: unknown, transport: NegotiatingTransport | undefined, authFailed: boolean): Failure {
   const message = error instanceof Error ? error.message : String(error);
-  if (transport?.rejected) return { reason: "protocol_version", message: transport.rejected.message };
-  if (authFailed && !(error instanceof AuthorizationRequired)) return { reason: "authorization_required", message: "the server refused the OAuth credential" };
-  if (error instanceof ProtocolVersionRejected) return { reason: "protocol_version", message };
-  if (error instanceof AuthorizationRequired) return { reason: "authorization_required", message };
-  if (error instanceof CredentialUnresolved) return { reason: "credential_unresolved", message };
-  if (isLimitReached(error)) return { reason: "limit_reached", message };
+  if (transport?.rejected) return { reason: "protocol_version", retryable: false, message: transport.rejected.message };
+  if (authFailed && !(error instanceof AuthorizationRequired)) return { reason: "authorization_required", retryable: false, message: "the server refused the OAuth credential" };
+  if (error instanceof ProtocolVersionRejected) return { reason: "protocol_version", retryable: false, message };
+  if (error instanceof AuthorizationRequired) return { reason: "authorization_required", retryable: false, message };
+  if (error instanceof CredentialUnresolved) return { reason: "credential_unresolved", retryable: false, message };
+  if (isLimitReached(error)) return { reason: "limit_reached", retryable: true, message };
   const large = tooLarge(error);
-  if (large !== undefined) return { reason: "limit_reached", message: large.message };
-  return { reason: "connection_failed", message };
+  if (large !== undefined) return { reason: "limit_reached", retryable: true, message: large.message };
+  return { reason: "connection_failed", retryable: true, message };
 }
 
 /**
  * The MCP servers of one server object. `start()` connects every enabled remote server once (a
- * failure is that server's status and never affects another; there is no reconnect loop: a
- * failed server stays failed until `reconnect` — an authorization completing — or a new host);
- * `tools()` offers the connected servers' Tools at that moment; `close()` ends every session.
+ * failure is that server's status and never affects another); `tools()` offers the connected
+ * servers' Tools at that moment; `close()` ends every session.
+ *
+ * Reconnects follow each server's `reconnect` policy with the Node host's statuses, but a retry
+ * runs on the next use, not on a timer (see "The MCP reconnect policy" in worker/README.md): a
+ * retryable failure under `retry` is `failed` with `retrying: true` and `retryAt` = now +
+ * `delayMs`; the first use at or after that moment (a Turn's lease or model request, a catalog,
+ * prompt or resource read) starts the next attempt in the background — only a prompt or resource
+ * read of that server waits for it, at most `readyWaitMs` — until `maxAttempts` (counting the
+ * first) is reached, then `retrying: false`. `manual` servers,
+ * and servers past `maxAttempts`, stay failed until {@link reconnect} (the host's request) or,
+ * for an OAuth server, its credential being authorized ({@link reconnectUsing}).
  */
 export class WorkerMcpHost {
   readonly #options: WorkerMcpOptions;
@@ -157,6 +172,7 @@ export class WorkerMcpHost {
       connected: undefined,
       attempt: undefined,
       attempts: 0,
+      retryAt: undefined,
       status: !server.enabled
         ? { state: "disabled" }
         : server.definition.kind === "local"
@@ -175,11 +191,44 @@ export class WorkerMcpHost {
     return this.#started;
   }
 
-  /** Starts the servers and waits for their first attempts, never past `readyWaitMs` after they started. */
+  /**
+   * Starts the servers and waits for their first attempts, never past `readyWaitMs` after they
+   * started; starts the retries that are due without waiting for them (a Turn or a catalog read
+   * never waits on a retry, as on Node, where retries run in the background).
+   */
   async ready(): Promise<void> {
     const started = this.start();
     const left = (this.#options.readyWaitMs ?? DEFAULT_READY_WAIT_MS) - (Date.now() - (this.#startedAt ?? Date.now()));
     await within(started, left);
+    void this.#retries();
+  }
+
+  /** Starts the attempt of every server (or only `only`) whose policy retry is due; resolves when they settled. */
+  async #retries(only?: Slot): Promise<void> {
+    if (this.#closed || this.#started === undefined) return;
+    const now = Date.now();
+    const due = this.#slots.filter((slot) => (only === undefined || slot === only) && slot.attempt === undefined && slot.retryAt !== undefined && slot.retryAt <= now && slot.status.state === "failed" && slot.status.retrying);
+    await Promise.all(due.map((slot) => this.#attempt(slot)));
+  }
+
+  /**
+   * The host's request to reconnect the server `name` (the reference's "until the host requests a
+   * reconnect"): a new attempt now unless it is connected or connecting, with its attempts counted
+   * from zero again; waits for it at most `readyWaitMs`. False when no such server is configured.
+   */
+  async reconnect(name: string): Promise<boolean> {
+    const slot = this.#byName.get(name);
+    if (slot === undefined) return false;
+    void this.start();
+    const { server } = slot;
+    if (this.#closed || !server.enabled || server.definition.kind !== "remote" || slot.connected !== undefined) return true;
+    if (slot.attempt === undefined) {
+      slot.attempts = 0;
+      slot.retryAt = undefined;
+      void this.#attempt(slot);
+    }
+    await within(slot.attempt!, this.#options.readyWaitMs ?? DEFAULT_READY_WAIT_MS);
+    return true;
   }
 
   /** The catalog's revision: it moves whenever a server connects, drops or is re-read. */
@@ -201,12 +250,17 @@ export class WorkerMcpHost {
     return this.#byName.get(name);
   }
 
-  /** Waits (bounded like `ready`) for the server's running attempt, starting the servers first. */
+  /**
+   * Waits (bounded like `ready`) for the server's running attempt, starting the servers first;
+   * a due retry of that server — a prompt or resource read of it would otherwise fail — is
+   * started and waited for at most `readyWaitMs`.
+   */
   async settled(name: string): Promise<void> {
     void this.start();
     const slot = this.#byName.get(name);
     const left = (this.#options.readyWaitMs ?? DEFAULT_READY_WAIT_MS) - (Date.now() - (this.#startedAt ?? Date.now()));
     if (slot?.attempt !== undefined) await within(slot.attempt, left);
+    if (slot !== undefined) await within(this.#retries(slot), this.#options.readyWaitMs ?? DEFAULT_READY_WAIT_MS);
   }
 
   /** The Tools of the servers connected now, `<server>_<tool>`, in server order then the server's tool order. */
@@ -216,6 +270,8 @@ export class WorkerMcpHost {
 
   /** {@link tools} in the tool registry's shape (`{ kind: "mcp", server: <server id> }`), stable per catalog revision. */
   toolEntries(): RegisteredTool[] {
+    // Each model request is a use: retries that are due start now (their Tools join a later request).
+    void this.#retries();
     const slots = this.#slots.filter((slot) => slot.connected !== undefined).sort((a, b) => a.server.order - b.server.order || (a.server.name < b.server.name ? -1 : a.server.name > b.server.name ? 1 : 0));
     return slots.flatMap((slot) => {
       const connected = slot.connected!;
@@ -243,7 +299,10 @@ export class WorkerMcpHost {
     if (this.#closed) return;
     const attempts = this.#slots
       .filter((slot) => slot.server.enabled && slot.server.definition.kind === "remote" && slot.server.oauthReference === reference && slot.connected === undefined)
-      .map((slot) => slot.attempt ?? this.#attempt(slot));
+      .map((slot) => {
+        if (slot.attempt === undefined) (slot.attempts = 0), (slot.retryAt = undefined);
+        return slot.attempt ?? this.#attempt(slot);
+      });
     await within(Promise.all(attempts), this.#options.readyWaitMs ?? DEFAULT_READY_WAIT_MS);
   }
 
@@ -255,6 +314,7 @@ export class WorkerMcpHost {
         .map(async (slot) => {
           const live = slot.connected;
           slot.connected = undefined;
+          slot.retryAt = undefined;
           slot.status = { state: "failed", reason: "authorization_required", message, attempts: slot.attempts, retrying: false };
           if (live !== undefined) this.#revision += 1;
           await live?.client.close().catch(() => undefined);
@@ -365,19 +425,29 @@ export class WorkerMcpHost {
         revision: ++this.#connections,
       };
       slot.attempts = 0;
+      slot.retryAt = undefined;
       this.#revision += 1;
       slot.status = { state: "connected", protocolVersion: slot.connected.protocolVersion };
       client.onclose = () => {
-        if (slot.connected?.client !== client) return;
+        if (this.#closed || slot.connected?.client !== client) return;
         slot.connected = undefined;
+        slot.attempts = 0;
         this.#revision += 1;
-        slot.status = { state: "failed", reason: "disconnected", message: "the server closed the connection", attempts: 1, retrying: false };
+        this.#failed(slot, { reason: "disconnected", retryable: true, message: "the connection to the server was lost" });
       };
     } catch (error) {
-      const { reason, message } = classify(error, negotiating, auth.failed);
-      slot.status = { state: "failed", reason, message, attempts: slot.attempts, retrying: false };
       await client.close().catch(() => undefined);
+      if (this.#closed) return;
+      this.#failed(slot, classify(error, negotiating, auth.failed));
     }
+  }
+
+  /** A failed attempt's status under the server's reconnect policy (as Node's McpConnection words it). */
+  #failed(slot: Slot, failure: Failure): void {
+    const policy = slot.server.reconnect;
+    const retrying = failure.retryable && policy.kind === "retry" && (policy.maxAttempts === undefined || slot.attempts < policy.maxAttempts);
+    slot.retryAt = retrying && policy.kind === "retry" ? Date.now() + policy.delayMs : undefined;
+    slot.status = { state: "failed", reason: failure.reason, message: failure.message, attempts: slot.attempts, retrying };
   }
 
   #tool(slot: Slot, tool: McpCatalogTool): ToolDefinition<Json> {

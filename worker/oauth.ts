@@ -9,6 +9,11 @@
 // object (worker/oauth-callback.ts); the pending state selects the credential it completes.
 // Without the variable no lifecycle is composed: an OAuth reference is `authorization_required`
 // and the credential operations are a typed 503. Callback query values are never logged.
+//
+// The servers a Session's plugin overlay declares get a lifecycle per Session
+// (`sessionOAuthLifecycle`) over that Session's own credential namespace (worker/oauth-store.ts),
+// at the same callback address: the callback's pending state names the Session and credential it
+// completes, through that Session's operations (as Node's Session routes complete it).
 import type { McpCredentialStatus } from "../generated/client/types.gen.js";
 import { Failure } from "../services/contract/failure.js";
 import { CALLBACK_PATH_PREFIX, parseCallbackQuery } from "../services/mcp/callback-query.js";
@@ -16,7 +21,7 @@ import { McpOAuth } from "../services/mcp/oauth.js";
 import type { FilesStorageInput } from "./files/index.js";
 import type { WorkerMcpHost } from "./mcp.js";
 import type { WorkerMcpOperations } from "./mcp-routes.js";
-import { DurableObjectCredentialStore } from "./oauth-store.js";
+import { DurableObjectCredentialStore, pendingSessionCredential } from "./oauth-store.js";
 
 export const CALLBACK_BASE_VARIABLE = "HARNESS_MCP_CALLBACK_BASE_URL";
 
@@ -53,21 +58,49 @@ export function readCallbackBase(text: string | undefined): CallbackBaseResult {
 export interface WorkerOAuth {
   readonly lifecycle: McpOAuth;
   readonly store: DurableObjectCredentialStore;
+  /** The object's storage (the Session-scoped credentials' table). */
+  readonly storage: FilesStorageInput;
   /** States whose callback is being completed now: a state is taken once (a concurrent replay would exchange again and overwrite the outcome). */
   readonly taken: Set<string>;
+  /** The lifecycle of one Session's own servers (its plugin overlay's), over that Session's credential namespace. */
+  sessionLifecycle(sessionId: string, host: () => WorkerMcpHost): McpOAuth;
 }
 
-/** The object's lifecycle: its redirect URI names the server the object is bound to; a credential change reconnects or retires the servers using it. */
-export function composeWorkerOAuth(input: { readonly storage: FilesStorageInput; readonly origin: string; readonly serverName: () => string; readonly host: () => WorkerMcpHost }): WorkerOAuth {
-  const store = new DurableObjectCredentialStore(input.storage);
-  const lifecycle = new McpOAuth({
-    store,
+interface LifecycleInput {
+  readonly store: DurableObjectCredentialStore;
+  readonly origin: string;
+  readonly serverName: () => string;
+  readonly host: () => WorkerMcpHost;
+}
+
+/** One lifecycle over `store`: the redirect URI names the server the object is bound to; a credential change reconnects or retires the servers of `host` using it. */
+function lifecycleOver(input: LifecycleInput): McpOAuth {
+  return new McpOAuth({
+    store: input.store,
     redirectUrl: () => callbackUrl(input.origin, input.serverName()),
     // workerd refuses `redirect: "error"`: a redirected revocation is `failed`.
     revocationRedirect: "manual",
     onChange: (reference, change) => (change === "authorized" ? input.host().reconnectUsing(reference) : input.host().retireUsing(reference, "the OAuth credential was forgotten")),
   });
-  return { lifecycle, store, taken: new Set() };
+}
+
+/** The object's server-wide lifecycle, and the factory of its Sessions' own (their credential tables are migrated at wake: worker/oauth-store.ts). */
+export function composeWorkerOAuth(input: { readonly storage: FilesStorageInput; readonly origin: string; readonly serverName: () => string; readonly host: () => WorkerMcpHost }): WorkerOAuth {
+  const store = new DurableObjectCredentialStore(input.storage);
+  const lifecycle = lifecycleOver({ ...input, store });
+  return {
+    lifecycle,
+    store,
+    storage: input.storage,
+    taken: new Set(),
+    sessionLifecycle: (sessionId, host) => lifecycleOver({ ...input, store: new DurableObjectCredentialStore(input.storage, { sessionId }), host }),
+  };
+}
+
+/** A Session's own MCP servers as the callback completes them: its host and its operations (with its lifecycle). */
+export interface SessionCallbackTarget {
+  readonly host: WorkerMcpHost;
+  readonly operations: Pick<WorkerMcpOperations, "completeAuthorization">;
 }
 
 /** `<origin>/oauth/callback/<server>`: one callback address per server object. */
@@ -102,19 +135,35 @@ const STATUS_TEXT: Record<McpCredentialStatus["kind"], string> = {
   forgotten: "The credential was forgotten.",
 };
 
-/** Completes the authorization the callback's `state` selects, through the same operation as the Session route. */
-export async function answerCallback(request: Request, oauth: WorkerOAuth | undefined, operations: WorkerMcpOperations, host: WorkerMcpHost): Promise<Response> {
+/**
+ * Completes the authorization the callback's `state` selects, through the same operation as the
+ * Session route: a server-wide credential's, else a Session's own (`sessions` finds that
+ * Session's servers).
+ */
+export async function answerCallback(
+  request: Request,
+  oauth: WorkerOAuth | undefined,
+  operations: WorkerMcpOperations,
+  host: WorkerMcpHost,
+  sessions?: (sessionId: string) => Promise<SessionCallbackTarget | undefined>,
+): Promise<Response> {
   if (request.method !== "GET") return callbackPage(405, "Not an expected callback", "Authorization callbacks are GET requests.");
   if (oauth === undefined) return callbackPage(404, "Not an expected callback", `This server has no MCP OAuth lifecycle (${CALLBACK_BASE_VARIABLE} is not set).`);
   const callback = parseCallbackQuery(new URL(request.url).searchParams);
   if (callback === undefined) return callbackPage(400, "Not an expected callback", "The request carries no authorization response.");
-  const reference = oauth.store.pendingReference(callback.state);
-  const slot = reference === undefined ? undefined : host.slots().find((candidate) => candidate.server.oauthReference === reference);
+  let reference = oauth.store.pendingReference(callback.state);
+  let target: SessionCallbackTarget = { host, operations };
+  if (reference === undefined && sessions !== undefined) {
+    const pending = pendingSessionCredential(oauth.storage, callback.state);
+    const own = pending === undefined ? undefined : await sessions(pending.sessionId);
+    if (own !== undefined) (reference = pending!.reference), (target = own);
+  }
+  const slot = reference === undefined ? undefined : target.host.slots().find((candidate) => candidate.server.oauthReference === reference);
   if (slot === undefined) return callbackPage(404, "Not an expected callback", "Ze Harness is not waiting for this authorization.");
   if (oauth.taken.has(callback.state)) return callbackPage(409, "Not an expected callback", "This authorization is already being completed.");
   oauth.taken.add(callback.state);
   try {
-    const status = await operations.completeAuthorization(slot.server.name, callback);
+    const status = await target.operations.completeAuthorization(slot.server.name, callback);
     if (status.kind === "authorized") return callbackPage(200, "Authorization received", STATUS_TEXT.authorized);
     return callbackPage(callback.kind === "denied" ? 400 : 502, callback.kind === "denied" ? "Authorization refused" : "Authorization not completed", callback.kind === "denied" ? `The authorization server answered ${callback.error}.` : STATUS_TEXT[status.kind]);
   } catch (error) {

@@ -2,24 +2,32 @@
 // revision (registered, through the host's checks, into that Session's overlay generation) get a
 // WorkerMcpHost of their own per Session — its Turns are offered their Tools (`<server>_<tool>`,
 // through the ordinary permission flow) after the server's host-configured ones, and its
-// `GET .../mcp` catalog lists them with origin `session`. Another Session never sees them. A
-// stdio entry is the reference's unavailable outcome (worker/mcp.ts). The host is made on the
-// Session's first lease of that overlay, replaced when the declared servers change and closed
-// when they go (a revision without servers, or the overlay removed). Credentials: a client
-// declares these entries, so they never read the Worker's bindings (an `environment` reference is
-// `credential_unresolved`: a binding's value would otherwise go to an endpoint the client chose),
-// and no OAuth lifecycle is composed for them (an OAuth reference is `authorization_required`,
-// nothing is sent): the server-wide host credential namespace is never used for them.
-import type { McpCatalogSnapshot, McpCredentialForgetResponse, McpCredentialStartResponse, McpCredentialStatus, McpResourceReadResult, PromptPart, StartMcpCredentialRequest, McpCredentialCallback } from "../generated/client/types.gen.js";
+// `GET .../mcp` catalog lists them with origin `session` (services/host/mcp-session-operations.ts,
+// shared with the Node host). Another Session never sees them. A stdio entry is the reference's
+// unavailable outcome (worker/mcp.ts). The host is made on the Session's first lease of that
+// overlay, replaced when the declared servers change and closed when they go (a revision without
+// servers, or the overlay removed).
+//
+// Credentials: a client declares these entries, so they never read the Worker's bindings (an
+// `environment` reference is `credential_unresolved`: a binding's value would otherwise go to an
+// endpoint the client chose), and never the server-wide credential namespace. With
+// HARNESS_MCP_CALLBACK_BASE_URL set, each Session's servers get an OAuth lifecycle of their own
+// (worker/oauth.ts `sessionLifecycle`) over that Session's credential rows in the object's SQLite
+// (worker/oauth-store.ts): the Session's `mcp-credentials/:name` routes authorize, report, cancel
+// and forget them, the gateway's callback completes them, and deleting the Session deletes its
+// rows. Without the variable an OAuth reference is `authorization_required` and the credential
+// routes on them are a typed 503.
 import type { Handlers } from "../generated/server/routes.js";
-import { unavailable } from "../services/contract/failure.js";
 import type { McpServer } from "../services/config/types.js";
 import type { McpOffer } from "../services/core/turns/environment.js";
 import type { McpOperationsHost } from "../services/host/mcp-handlers.js";
+import { SessionScopedMcpOperations } from "../services/host/mcp-session-operations.js";
 import type { RequestContext } from "../services/http/handler.js";
+import type { McpOAuth } from "../services/mcp/oauth.js";
 import type { PluginMcpServer } from "../services/plugins/generation.js";
 import { WorkerMcpHost } from "./mcp.js";
 import { WorkerMcpOperations } from "./mcp-routes.js";
+import type { SessionCallbackTarget } from "./oauth.js";
 import { RELEASE } from "./release.js";
 
 interface Held {
@@ -27,9 +35,16 @@ interface Held {
   readonly host: WorkerMcpHost;
 }
 
+/** The OAuth lifecycle of one Session's own servers (worker/oauth.ts), when the object composes one. */
+export type SessionOAuthFactory = (sessionId: string, host: () => WorkerMcpHost) => McpOAuth;
+
+/** Each Session host's own lifecycle (set where the host is made). */
+const lifecycles = new WeakMap<WorkerMcpHost, McpOAuth>();
+
 /** The per-Session WorkerMcpHosts of a server object's overlay-declared MCP servers. */
 export class WorkerSessionMcp {
   readonly #hosts = new Map<string, Held>();
+  constructor(private readonly options: { readonly oauth?: SessionOAuthFactory | undefined } = {}) {}
 
   /**
    * The Session's host for `servers` (its overlay's declared servers), made or reused; none
@@ -45,7 +60,10 @@ export class WorkerSessionMcp {
       void held.host.close();
     }
     if (definitions.length === 0) return undefined;
-    const host = new WorkerMcpHost({ servers: definitions, env: {}, clientInfo: { name: "ze-harness", version: RELEASE } });
+    let host: WorkerMcpHost | undefined;
+    const oauth = this.options.oauth?.(sessionId, () => host!);
+    host = new WorkerMcpHost({ servers: definitions, env: {}, clientInfo: { name: "ze-harness", version: RELEASE }, ...(oauth !== undefined ? { oauth } : {}) });
+    if (oauth !== undefined) lifecycles.set(host, oauth);
     this.#hosts.set(sessionId, { key, host });
     return host;
   }
@@ -65,84 +83,43 @@ export function combinedOffer(shared: WorkerMcpHost | undefined, own: WorkerMcpH
   return { tools: offers.flatMap((host) => host.toolEntries()), instructions: offers.flatMap((host) => host.instructions()) };
 }
 
-const OVERLAY_CREDENTIALS = "MCP OAuth credentials of servers a Session plugin declares are not provided by this Cloudflare Worker host";
-
-/**
- * The Session MCP operations over the server's host-configured servers and the Session's own:
- * the catalog lists both (the Session's with origin `session`); a name is looked up among the
- * Session's servers first, then the server's. Credential operations on a Session's own server
- * are a typed 503.
- */
-export class WorkerSessionMcpOperations implements McpOperationsHost {
-  readonly #own: WorkerMcpOperations;
-  constructor(
-    private readonly shared: WorkerMcpOperations,
-    private readonly host: WorkerMcpHost,
-  ) {
-    this.#own = new WorkerMcpOperations(host);
-  }
-
-  async ready(): Promise<void> {
-    await Promise.all([this.shared.ready(), this.#own.ready()]);
-  }
-
-  catalog(): McpCatalogSnapshot {
-    const shared = this.shared.catalog();
-    const own = this.#own.catalog();
-    return {
-      revision: shared.revision + own.revision,
-      servers: [...shared.servers, ...own.servers.map((server) => ({ ...server, origin: "session" as const }))],
-      unavailable: [...shared.unavailable, ...own.unavailable],
-    };
-  }
-
-  #owns(serverName: string): boolean {
-    return this.host.slot(serverName) !== undefined;
-  }
-
-  prompt(serverName: string, promptName: string, args?: Readonly<Record<string, string>>, signal?: AbortSignal): Promise<PromptPart[]> {
-    return (this.#owns(serverName) ? this.#own : this.shared).prompt(serverName, promptName, args, signal);
-  }
-  readResource(serverName: string, uri: string, signal?: AbortSignal): Promise<McpResourceReadResult> {
-    return (this.#owns(serverName) ? this.#own : this.shared).readResource(serverName, uri, signal);
-  }
-  #credentials(serverName: string): WorkerMcpOperations {
-    if (this.#owns(serverName)) throw unavailable(OVERLAY_CREDENTIALS);
-    return this.shared;
-  }
-  async credentialStatus(serverName: string): Promise<McpCredentialStatus> {
-    return this.#credentials(serverName).credentialStatus(serverName);
-  }
-  async authorize(serverName: string, request?: StartMcpCredentialRequest): Promise<McpCredentialStartResponse> {
-    return this.#credentials(serverName).authorize(serverName, request);
-  }
-  async completeAuthorization(serverName: string, callback: McpCredentialCallback): Promise<McpCredentialStatus> {
-    return this.#credentials(serverName).completeAuthorization(serverName, callback);
-  }
-  async cancelAuthorization(serverName: string, generation?: number): Promise<McpCredentialStatus> {
-    return this.#credentials(serverName).cancelAuthorization(serverName, generation);
-  }
-  async forgetCredential(serverName: string): Promise<McpCredentialForgetResponse> {
-    return this.#credentials(serverName).forgetCredential(serverName);
-  }
-}
+/** The Session's own servers' operations, with their own OAuth lifecycle (absent: the credential operations are a typed 503). */
+const ownOperations = (host: WorkerMcpHost): WorkerMcpOperations => new WorkerMcpOperations(host, lifecycles.get(host));
 
 /** The Session MCP routes' view: the server's operations, with the Session's own servers when its overlay declares some. */
 export function sessionMcpOperations(plugins: { sessionMcp(sessionId: string): Promise<WorkerMcpHost | undefined> }) {
   return async (sessionId: string, shared: WorkerMcpOperations): Promise<McpOperationsHost> => {
     const host = await plugins.sessionMcp(sessionId);
-    return host !== undefined ? new WorkerSessionMcpOperations(shared, host) : shared;
+    if (host === undefined) return shared;
+    return new SessionScopedMcpOperations({ shared, own: ownOperations(host), owns: (name) => host.slot(name) !== undefined });
   };
 }
 
-/** `handlers` whose `deleteSession` also closes the deleted Session's own MCP servers. */
-export function closingSessionMcp<T extends Pick<Handlers<RequestContext>, "deleteSession">>(handlers: T, plugins: { forgetSession(sessionId: string): Promise<void> }): T {
+/** What the OAuth callback completes for a Session (worker/oauth.ts): its own servers, if its overlay declares some. */
+export function sessionCallbackTargets(plugins: { sessionMcp(sessionId: string): Promise<WorkerMcpHost | undefined> }) {
+  return async (sessionId: string): Promise<SessionCallbackTarget | undefined> => {
+    const host = await plugins.sessionMcp(sessionId).catch(() => undefined);
+    return host === undefined ? undefined : { host, operations: ownOperations(host) };
+  };
+}
+
+/** `handlers` whose `deleteSession` also closes the deleted Session's own MCP servers and deletes their credentials. */
+export function closingSessionMcp<T extends Pick<Handlers<RequestContext>, "deleteSession">>(handlers: T, plugins: { forgetSession(sessionId: string): Promise<void> }, credentials?: { forgetSession(sessionId: string): void }): T {
   return {
     ...handlers,
     deleteSession: async (request, context) => {
       const answer = await handlers.deleteSession(request, context);
       await plugins.forgetSession(request.path.sessionId);
+      credentials?.forgetSession(request.path.sessionId);
       return answer;
     },
+  };
+}
+
+/** A requested reconnect of the server's MCP server `name`, or with `sessionId` of that Session's own. */
+export function reconnectingMcp(shared: WorkerMcpHost, plugins: { sessionMcp(sessionId: string): Promise<WorkerMcpHost | undefined> }) {
+  return async (name: string, sessionId?: string): Promise<boolean> => {
+    const host = sessionId === undefined ? shared : await plugins.sessionMcp(sessionId);
+    return (await host?.reconnect(name)) ?? false;
   };
 }

@@ -37,7 +37,7 @@ import { checkServerPluginList, ServerPluginList, WorkerServerPluginConflict, Wo
 import { PluginBundleCache, type PluginCacheStorageInput } from "./plugins-cache.js";
 import type { WorkerLoaderBinding } from "./plugins-loader.js";
 import type { WorkerMcpHost } from "./mcp.js";
-import { combinedOffer, WorkerSessionMcp } from "./plugins-mcp.js";
+import { combinedOffer, WorkerSessionMcp, type SessionOAuthFactory } from "./plugins-mcp.js";
 import { workerSessionSources, type WorkerStaticSessionPlugin } from "./plugins-sources.js";
 
 export interface WorkerPluginsInput {
@@ -63,6 +63,8 @@ export interface WorkerPluginsInput {
   readonly agents?: WorkspaceAgents | undefined;
   /** The /workspace store's Skills of a workdir (worker/skills.ts); absent: none. */
   readonly skills?: ((workdir: string) => Promise<SkillDiscovery>) | undefined;
+  /** The OAuth lifecycle of each Session's own MCP servers (worker/plugins-mcp.ts; absent: none). */
+  readonly mcpOAuth?: SessionOAuthFactory | undefined;
 }
 
 export interface WorkerPlugins {
@@ -192,7 +194,7 @@ export async function createWorkerPlugins(input: WorkerPluginsInput): Promise<Wo
     reloadSessionPlugin: all.reloadSessionPlugin,
     refreshSessionPlugin: all.refreshSessionPlugin,
   };
-  const own = new WorkerSessionMcp();
+  const own = new WorkerSessionMcp({ oauth: input.mcpOAuth });
   /** setServerPlugins calls, one at a time. */
   let serial: Promise<unknown> = Promise.resolve();
   return {

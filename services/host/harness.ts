@@ -44,7 +44,7 @@ import { createHistoryServices, historyHandlers } from "./history-handlers.js";
 import { createWorkspaceHistoryServices, workspaceHistoryHandlers } from "./workspace-history-handlers.js";
 import { mcpHandlers } from "./mcp-handlers.js";
 import type { HostMcp } from "./mcp-host.js";
-import { SessionMcpHosts, type SessionMcp } from "./session-mcp.js";
+import { closingDeclaredMcp, overlayMcpServers, SessionMcpHosts, type SessionMcp } from "./session-mcp.js";
 import { createRunner } from "./runner-host.js";
 import { pluginHandlers } from "./plugin-routes.js";
 import { workspaceFilesHandlers } from "./workspace-files-handlers.js";
@@ -366,7 +366,11 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
     ...mcpHandlers({
       mcp: async (server, sessionId) => {
         const session = await sessions.get(server, sessionId);
-        return (await (await scopeOf(absoluteWorkdir(options.serverRoot, session.workdir))).mcp()).get();
+        const workdir = absoluteWorkdir(options.serverRoot, session.workdir);
+        const scope = await scopeOf(workdir);
+        const shared = await (await scope.mcp()).get();
+        // The servers the Session's plugin overlay declares join its view (origin `session`).
+        return sessionMcp ? sessionMcp.operations(sessionId, shared, () => overlayMcpServers(storage, scope.plugins, server, sessionId), workdir) : shared;
       },
       turns,
     }),
@@ -376,7 +380,8 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
     ...terminalHandlers(terminals),
     ...workspaceFilesHandlers({ sessions, serverRoot: options.serverRoot, serverRules: async (workdir) => (await scopeOf(workdir)).config.permissions, rewind }),
   };
-  const logged = options.daemonLog ? withDaemonLog(composed, options.daemonLog) : composed;
+  const closing = closingDeclaredMcp(composed, sessionMcp);
+  const logged = options.daemonLog ? withDaemonLog(closing, options.daemonLog) : closing;
   const activated = options.backgroundPlugins === true ? afterActivation(logged, () => plugins.settled(), ANSWERED_DURING_PLUGIN_ACTIVATION) : logged;
   const handlers = withStorageFailures(activated);
   const guard: GuardOptions = {

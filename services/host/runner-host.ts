@@ -20,7 +20,7 @@ import type { ProjectScope, ProjectScopes } from "./project-scopes.js";
 import { hostLeaseMs } from "./lease.js";
 import type { HostSandboxSetup } from "./sandbox-host.js";
 import type { HostServedModels } from "./served-models.js";
-import { combineOffers, type SessionMcpHosts } from "./session-mcp.js";
+import { combineOffers, declaredMcpServers, type SessionMcpHosts } from "./session-mcp.js";
 import type { TerminalHost } from "./terminals.js";
 
 export async function createRunner(
@@ -54,9 +54,20 @@ export async function createRunner(
   const leasePlugins = async (scope: ProjectScope, session: SessionRow) => {
     const { plugins, catalogs: scoped } = scope;
     // A generation activating in the background is waited for (bounded by each plugin's limits).
-    if (!plugins.loaded() && !plugins.activating() && !session.pluginOverlay) return { tools: registry, hooks: hostHooks, agents: scoped.agents, release: () => {} };
+    if (!plugins.loaded() && !plugins.activating() && !session.pluginOverlay) {
+      void sessionMcp.forgetDeclared(session.id);
+      return { tools: registry, hooks: hostHooks, agents: scoped.agents, release: () => {} };
+    }
     const [services, { createToolRegistry }, { TurnEventQueue }] = await Promise.all([plugins.get(), import("../plugins/generation.js"), import("../plugins/observers.js")]);
     const lease = await services.sessions.lease(session.id);
+    // The overlay's own MCP servers: the Turn waits (bounded) for their first attempts, as for the project's.
+    try {
+      const declared = await sessionMcp.declared(session.id, declaredMcpServers(lease.session), absoluteWorkdir(options.serverRoot, session.workdir));
+      await declared?.ready();
+    } catch (error) {
+      lease.release();
+      throw error;
+    }
     // The Turn's plugin models: the host generation's and its overlay's, for its whole run.
     let unpinModels: () => void;
     try {

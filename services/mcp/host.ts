@@ -6,7 +6,6 @@
 // use at this moment, prompt resolution, resource reads and the OAuth credential lifecycle. A
 // server that fails is a status; nothing it does breaks another server or the host.
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import type {
   McpCatalogServer,
   McpCatalogSnapshot,
@@ -32,13 +31,14 @@ import { capabilitiesOf } from "./catalog.js";
 import { resolveMcpServers, type ResolvedMcpServer } from "./config.js";
 import { McpConnection, ServerUnavailable, type McpServerState } from "./connection.js";
 import { unavailableServer } from "./status.js";
-import { isLimitReached, limitMs } from "./limits.js";
+import { limitMs } from "./limits.js";
 import { McpOAuth } from "./oauth.js";
 import { checkAdvertised, checkedPrompt, promptParts, resourceReadResult } from "./prompts.js";
 import type { ResultLimits } from "./results.js";
 import type { StdioLifecycleLimits } from "./stdio.js";
 import type { CommandSandbox } from "../sandbox/index.js";
 import { mcpTool, readResourceTool } from "./tools.js";
+import { credentialOperations, requestFailure } from "./operations.js";
 
 /** Stdio lifecycle limits unless the caller configures them: none (a close SIGTERMs at once and waits for the whole tree). */
 export const DEFAULT_LIFECYCLE: StdioLifecycleLimits = {};
@@ -298,21 +298,22 @@ export class McpHost {
     await this.connection(serverName).reconnect();
   }
 
-  // OAuth credentials of remote servers, addressed by server name.
-  async credentialStatus(serverName: string): Promise<McpCredentialStatus> {
-    return this.oauth.status(this.connection(serverName).server);
+  // OAuth credentials of remote servers, addressed by server name (services/mcp/operations.ts, shared with the Worker).
+  private readonly credentials = credentialOperations(() => this.oauth, (serverName) => this.connection(serverName).server);
+  credentialStatus(serverName: string): Promise<McpCredentialStatus> {
+    return this.credentials.credentialStatus(serverName);
   }
-  async authorize(serverName: string, request?: StartMcpCredentialRequest): Promise<McpCredentialStartResponse> {
-    return this.oauth.start(this.connection(serverName).server, request);
+  authorize(serverName: string, request?: StartMcpCredentialRequest): Promise<McpCredentialStartResponse> {
+    return this.credentials.authorize(serverName, request);
   }
-  async completeAuthorization(serverName: string, callback: McpCredentialCallback): Promise<McpCredentialStatus> {
-    return this.oauth.callback(this.connection(serverName).server, callback);
+  completeAuthorization(serverName: string, callback: McpCredentialCallback): Promise<McpCredentialStatus> {
+    return this.credentials.completeAuthorization(serverName, callback);
   }
-  async cancelAuthorization(serverName: string, generation?: number): Promise<McpCredentialStatus> {
-    return this.oauth.cancel(this.connection(serverName).server, generation);
+  cancelAuthorization(serverName: string, generation?: number): Promise<McpCredentialStatus> {
+    return this.credentials.cancelAuthorization(serverName, generation);
   }
-  async forgetCredential(serverName: string): Promise<McpCredentialForgetResponse> {
-    return this.oauth.forget(this.connection(serverName).server);
+  forgetCredential(serverName: string): Promise<McpCredentialForgetResponse> {
+    return this.credentials.forgetCredential(serverName);
   }
 
   /** Shuts every server down and reaps every child process tree. Idempotent. */
@@ -341,12 +342,7 @@ export class McpHost {
     try {
       return await connection.request(work, signal);
     } catch (error) {
-      const name = JSON.stringify(connection.server.name);
-      if (isLimitReached(error)) throw unavailable(`MCP server ${name} did not answer within its execution limit (${error.value} ms)`);
-      if (error instanceof ServerUnavailable) throw unavailable(error.message);
-      if (error instanceof McpError && (error.code === -32002 || (missing === "mcp_prompt" && error.code === -32602))) throw notFound(missing, `MCP server ${name}: ${error.message}`);
-      if (error instanceof McpError) throw unavailable(`MCP server ${name} failed the request: ${error.message}`);
-      throw error;
+      throw requestFailure(error, connection.server.name, missing);
     }
   }
 

@@ -89,9 +89,9 @@ export function processesWith(marker: string): number[] {
 }
 
 
-/** The everything server in its streamable HTTP mode; resolves once it listens. */
-export async function everythingHttp(): Promise<{ readonly endpoint: string; readonly child: ChildProcess; close(): Promise<void> }> {
-  const port = await freePort();
+/** The everything server in its streamable HTTP mode (on `port`, default a free one); resolves once it listens. */
+export async function everythingHttp(port?: number): Promise<{ readonly endpoint: string; readonly child: ChildProcess; close(): Promise<void> }> {
+  port ??= await freePort();
   const child = spawn(process.execPath, [EVERYTHING, "streamableHttp"], { env: { PATH: process.env["PATH"] ?? "", PORT: String(port) }, stdio: ["ignore", "ignore", "pipe"] });
   await new Promise<void>((resolve, reject) => {
     let seen = "";
