@@ -15,7 +15,15 @@ import type { Attempt, WireTarget } from "./wire.js";
 import { USER_AGENT, WIRE_LIMIT_BYTES, authenticate, sseEventCounter } from "./wire.js";
 import { wireTransport, type WireAnswer } from "./transport.js";
 
-/** Yields the parsed `data` of each event until the stream ends; throws what the SDK path would. */
+/** A request body already serialized as JSON (sent as is; see chat.ts `chatMessagesJson`). */
+export class JsonText {
+  constructor(readonly text: string) {}
+}
+
+/**
+ * Yields the parsed `data` of each event until the stream ends; throws what the SDK path would.
+ * `body` is serialized with JSON.stringify, unless it is a `JsonText`.
+ */
 export async function* postSse(attempt: Attempt, target: WireTarget, body: unknown): AsyncGenerator<unknown> {
   const headers = new Headers({ accept: "application/json", "content-type": "application/json", "user-agent": USER_AGENT });
   for (const [name, value] of Object.entries(target.headers)) headers.set(name, value);
@@ -23,7 +31,7 @@ export async function* postSse(attempt: Attempt, target: WireTarget, body: unkno
 
   let answer: WireAnswer;
   try {
-    answer = await wireTransport()({ url: target.endpoint, headers, body: JSON.stringify(body), signal: attempt.signal });
+    answer = await wireTransport()({ url: target.endpoint, headers, body: body instanceof JsonText ? body.text : JSON.stringify(body), signal: attempt.signal });
   } catch (error) {
     // An abort is the attempt's (deadline, recorded failure) or the caller's: classify() knows which.
     if (attempt.signal.aborted) throw error;
