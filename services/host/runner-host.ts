@@ -2,7 +2,7 @@
 // Turn, the lease of its project's scope (project-scopes.ts) — the plugin generation (and the
 // Session's overlay), the agents, Skills, MCP servers and CodeMode setting of the project the
 // Session's workdir belongs to — and of the model catalog's current generation.
-import { stat } from "node:fs/promises";
+import { statSync } from "node:fs";
 import { hostname } from "node:os";
 import type { Config } from "../config/index.js";
 import { absoluteWorkdir } from "../contract/paths.js";
@@ -89,7 +89,7 @@ export async function createRunner(
   // Each Turn leases its project's scope (re-read when its file changed), plugins, MCP servers and Skills.
   const leaseProject = async (session: SessionRow) => {
     const workdir = absoluteWorkdir(options.serverRoot, session.workdir);
-    await reachableWorkdir(workdir);
+    reachableWorkdir(workdir);
     let held: { scope: ProjectScope; release: () => void };
     try {
       held = await scopes.acquire(workdir);
@@ -161,10 +161,13 @@ export async function createRunner(
  * hosts sharing a database run each other's Sessions, and a workdir made on another machine (or
  * outside the shared filesystem) would otherwise run with tools failing one by one (docs/scale.md).
  */
-async function reachableWorkdir(workdir: string): Promise<void> {
+function reachableWorkdir(workdir: string): void {
   let problem: string | undefined;
   try {
-    if (!(await stat(workdir)).isDirectory()) problem = "it is not a directory";
+    // Synchronous: a stat costs microseconds, its promise form a threadpool round trip on every Turn.
+    const found = statSync(workdir, { throwIfNoEntry: false });
+    if (found === undefined) problem = "ENOENT";
+    else if (!found.isDirectory()) problem = "it is not a directory";
   } catch (error) {
     problem = (error as NodeJS.ErrnoException).code ?? String(error);
   }

@@ -32,15 +32,24 @@ export const nodeTransport: WireTransport = ({ url, headers, body, signal }) =>
     });
     outgoing["content-length"] = String(payload.byteLength);
     const onResponse = (response: IncomingMessage): void => {
-      const answerHeaders = new Headers();
-      const raw = response.rawHeaders;
-      for (let index = 0; index + 1 < raw.length; index += 2) answerHeaders.append(raw[index]!, raw[index + 1]!);
+      // The answer's headers as a Headers object only when asked for (a failure's retry-after and
+      // request ID): a streamed success never reads them, and undici's Headers cost per entry.
+      let answerHeaders: Headers | undefined;
+      const headersOf = (): Headers => {
+        if (answerHeaders !== undefined) return answerHeaders;
+        answerHeaders = new Headers();
+        const raw = response.rawHeaders;
+        for (let index = 0; index + 1 < raw.length; index += 2) answerHeaders.append(raw[index]!, raw[index + 1]!);
+        return answerHeaders;
+      };
       // Errors reach whoever iterates the body; one after the reading stopped must not go unhandled.
       response.on("error", () => undefined);
       resolvePromise({
         status: response.statusCode ?? 0,
         redirected: false,
-        headers: answerHeaders,
+        get headers() {
+          return headersOf();
+        },
         body: response,
         cancel: () => response.destroy(),
       });

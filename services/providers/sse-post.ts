@@ -1,29 +1,49 @@
 // A streaming model request without an SDK: POST a JSON body and yield each server-sent event's
-// JSON data, with the same wire rules and the same failures as the SDK path through `wireFetch`
-// (wire.ts) — the headers we choose and nothing ambient, redirects refused, the 1 MiB bounds on
+// JSON data, with the wire rules and the failures the SDK path (through wire.ts) had — the
+// headers we choose and nothing ambient, redirects refused, the 1 MiB bounds on
 // an error body and on a single event, an HTTP error or an in-stream `error` classified by
 // `Attempt.statusFailure` from what the SDK's APIError would carry. The SSE framing is
 // eventsource-parser's; as in the openai SDK, `[DONE]` ends the data, events after it are read and
 // ignored so the connection is reused, and `thread.*` events are skipped.
 //
-// The Chat Completions adapter uses it: on a warm host the SDK's per-request machinery (a client
-// per attempt, its fetch wrapper, web-stream line decoding) cost more CPU than a one-step Turn's
-// own handling (issue 21 §2).
+// The `anthropic` dialect reads the stream as @anthropic-ai/sdk does instead: `ping` events and
+// events without a name are skipped, as is an event without data; an `error` event is the
+// provider's in-stream failure; there is no `[DONE]`. It sends the `anthropic-version` the SDK
+// sends.
+//
+// The Chat Completions, Responses and Anthropic Messages adapters use it: on a warm host the
+// SDKs' per-request machinery (a client per attempt, its fetch wrapper, web-stream line decoding)
+// cost more CPU than a one-step Turn's own handling (issue 21 §2).
 import { createParser, type EventSourceMessage } from "eventsource-parser";
 import { isProviderFailure } from "./failure.js";
 import type { Attempt, WireTarget } from "./wire.js";
 import { USER_AGENT, WIRE_LIMIT_BYTES, authenticate, sseEventCounter } from "./wire.js";
 import { wireTransport, type WireAnswer } from "./transport.js";
 
-/** Yields the parsed `data` of each event until the stream ends; throws what the SDK path would. */
-export async function* postSse(attempt: Attempt, target: WireTarget, body: unknown): AsyncGenerator<unknown> {
+/** A request body already serialized as JSON (sent as is; see chat.ts `chatMessagesJson`). */
+export class JsonText {
+  constructor(readonly text: string) {}
+}
+
+/** Whose SDK's reading of the event stream to follow. */
+export type SseDialect = "openai" | "anthropic";
+
+/** The `anthropic-version` @anthropic-ai/sdk (1.14.0) sends with every request. */
+export const ANTHROPIC_VERSION = "2026-10-21";
+
+/**
+ * Yields the parsed `data` of each event until the stream ends; throws what the SDK path would.
+ * `body` is serialized with JSON.stringify, unless it is a `JsonText`.
+ */
+export async function* postSse(attempt: Attempt, target: WireTarget, body: unknown, dialect: SseDialect = "openai"): AsyncGenerator<unknown> {
   const headers = new Headers({ accept: "application/json", "content-type": "application/json", "user-agent": USER_AGENT });
+  if (dialect === "anthropic") headers.set("anthropic-version", ANTHROPIC_VERSION);
   for (const [name, value] of Object.entries(target.headers)) headers.set(name, value);
   authenticate(headers, target.authentication, target.credential);
 
   let answer: WireAnswer;
   try {
-    answer = await wireTransport()({ url: target.endpoint, headers, body: JSON.stringify(body), signal: attempt.signal });
+    answer = await wireTransport()({ url: target.endpoint, headers, body: body instanceof JsonText ? body.text : JSON.stringify(body), signal: attempt.signal });
   } catch (error) {
     // An abort is the attempt's (deadline, recorded failure) or the caller's: classify() knows which.
     if (attempt.signal.aborted) throw error;
@@ -56,6 +76,13 @@ export async function* postSse(attempt: Attempt, target: WireTarget, body: unkno
         if (!within(chunk)) throw attempt.record(attempt.fail("too_large", `a single streamed event exceeds ${WIRE_LIMIT_BYTES} bytes`));
         parser.feed(decoder.decode(chunk, { stream: true }));
         for (const message of events.splice(0)) {
+          if (dialect === "anthropic") {
+            if (message.event === undefined || message.event === "ping") continue;
+            if (message.event === "error") throw attempt.statusFailure(undefined, parseJson(message.data) ?? message.data, answer.headers);
+            if (message.data === "") continue;
+            yield JSON.parse(message.data);
+            continue;
+          }
           // Events after `[DONE]` are read and ignored, so the connection is reused.
           if (done) continue;
           if (message.data.startsWith("[DONE]")) {

@@ -5,50 +5,23 @@
 //   resets it. Expiry aborts the request and fails the attempt as `timeout`.
 // - the wire bounds (reference, "Wire parser bounds"): a single SSE event and a single HTTP error
 //   body are each capped at 1 MiB; overflow aborts the request and fails it as `too_large`
-//   before the SDK buffers any more.
-// - the request itself: the SDK's `fetch` is replaced by one that sends to the resolved
-//   endpoint with exactly the headers we choose — the protocol headers the SDK sets, the
-//   provider's static headers, and the authentication rule — so ambient SDK environment
-//   (OPENAI_CUSTOM_HEADERS, organization headers, ANTHROPIC_* variables) never reaches a request.
+//   (sse-post.ts applies them).
+// - the request itself (sse-post.ts): sent to the resolved endpoint with exactly the headers we
+//   choose — the protocol's, the provider's static headers, and the authentication rule — so no
+//   ambient environment (OPENAI_CUSTOM_HEADERS, organization headers, ANTHROPIC_* variables)
+//   reaches a request. No adapter runs a provider SDK any more; their types only are used.
 // - classification of whatever was thrown into a `ProviderFailure`. The message is only our
 //   wording, the label and the status: a provider's error body never reaches it (see failure.ts).
-import type Anthropic from "@anthropic-ai/sdk";
-import type OpenAI from "openai";
 import type { ModelRequest } from "./events.js";
 import { ProviderFailure, isProviderFailure, kindOfCode, kindOfStatus, retryAfterOf, safeToken, type ProviderFailureKind } from "./failure.js";
 import type { Authentication } from "./protocol.js";
 import type { Secret } from "./secret.js";
-// The bounded body read shared with the HTTP edge and webfetch (services/contract: any room may import it).
-import { readBounded } from "../contract/body.js";
 
 /** 1 MiB: the largest single SSE event or HTTP error body an attempt accepts. */
 
-type SdkApiError = InstanceType<typeof OpenAI.APIError> | InstanceType<typeof Anthropic.APIError>;
-
-/** The error classes of one SDK (both SDKs expose the same four). */
-export interface SdkErrorClasses {
-  readonly APIUserAbortError: abstract new (...args: never[]) => Error;
-  readonly APIConnectionTimeoutError: abstract new (...args: never[]) => Error;
-  readonly APIConnectionError: abstract new (...args: never[]) => Error;
-  readonly APIError: abstract new (...args: never[]) => Error;
-}
-
-const sdkErrors: SdkErrorClasses[] = [];
-
-/** Called by each adapter module as it loads, so `classify` knows its SDK's errors. */
-export function registerSdkErrors(classes: SdkErrorClasses): void {
-  if (!sdkErrors.includes(classes)) sdkErrors.push(classes);
-}
-
 export const WIRE_LIMIT_BYTES = 1024 * 1024;
 
-/** The SDK timeout: effectively none (the attempt deadline is ours). setTimeout's maximum. */
-export const SDK_TIMEOUT_MS = 2_147_483_647;
-
 export const USER_AGENT = "ze-harness";
-
-/** SDK-set headers that are part of the protocol and pass through; everything else the SDK adds is dropped. */
-const PROTOCOL_HEADERS = ["content-type", "accept", "anthropic-version", "anthropic-beta"];
 
 type Json = Record<string, unknown>;
 const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value);
@@ -131,25 +104,12 @@ export class Attempt {
     return new ProviderFailure({ kind, message: `${this.label}: ${message}`, beforeOutput: !this.outputStarted, ...extra });
   }
 
-  /**
-   * Any thrown value → the attempt's `ProviderFailure`. The SDKs' error classes come from the
-   * adapters that loaded them (`registerSdkErrors`): only a loaded adapter can throw them.
-   */
+  /** Any thrown value → the attempt's `ProviderFailure`. */
   classify(error: unknown): ProviderFailure {
     const beforeOutput = !this.outputStarted;
     if (this.#failure !== undefined) return this.#failure.withBeforeOutput(this.#failure.beforeOutput && beforeOutput);
     if (this.#userSignal.aborted) return this.fail("aborted", "the model request was cancelled");
     if (isProviderFailure(error)) return error.withBeforeOutput(beforeOutput);
-    if (sdkErrors.some((sdk) => error instanceof sdk.APIUserAbortError)) {
-      return this.fail("aborted", "the model request was cancelled");
-    }
-    if (sdkErrors.some((sdk) => error instanceof sdk.APIConnectionTimeoutError)) {
-      return this.fail("timeout", "the connection timed out");
-    }
-    if (sdkErrors.some((sdk) => error instanceof sdk.APIConnectionError)) {
-      return this.unreachable((error as { cause?: unknown }).cause);
-    }
-    if (sdkErrors.some((sdk) => error instanceof sdk.APIError)) return this.#apiFailure(error as SdkApiError);
     if (error instanceof SyntaxError) return this.fail("server", "the provider sent malformed stream data");
     // undici reports a cut connection as TypeError("terminated") with the socket error as its cause.
     return this.fail("transport", `the connection failed${this.#causeCode(error)}`);
@@ -170,15 +130,10 @@ export class Attempt {
     return "";
   }
 
-  #apiFailure(error: SdkApiError): ProviderFailure {
-    const status = typeof error.status === "number" ? error.status : undefined;
-    return this.statusFailure(status, error.error, error.headers instanceof Headers ? error.headers : undefined);
-  }
-
   /**
    * The failure of a provider's answer: an HTTP error status with its (parsed) body, or — with
-   * no status — an error object the provider sent inside a stream. What the SDKs' APIError
-   * carries, classified the same way whether an SDK or the SDK-free path (sse-post.ts) read it.
+   * no status — an error object the provider sent inside a stream: what the SDKs' APIError
+   * carried, classified as the SDKs' errors were (sse-post.ts reads it).
    */
   statusFailure(status: number | undefined, body: unknown, headers: Headers | undefined): ProviderFailure {
     // OpenAI: { error: { message, type, code } } or the inner object; Anthropic: { type: "error", error: { type, message } }.
@@ -189,7 +144,7 @@ export class Attempt {
     const kind = status !== undefined ? kindOfStatus(status) : (kindOfCode(codeValue) ?? "server");
     const retryAfterMs = kind === "rate_limit" || kind === "server" ? retryAfterOf(headers) : undefined;
     const requestId = this.token(headers?.get("x-request-id") ?? headers?.get("request-id") ?? undefined);
-    // No status: the SDK raised an error the provider sent inside a stream.
+    // No status: an error the provider sent inside a stream.
     const message = status !== undefined ? `${DESCRIPTIONS[kind]} (HTTP ${status})` : streamedDescription(kind);
     return this.fail(kind, message, {
       ...(status !== undefined ? { status } : {}),
@@ -223,23 +178,8 @@ export interface WireTarget {
 }
 
 /**
- * Passes an SSE byte stream through unchanged while counting the bytes of the current event
- * (an event ends at a blank line; CR, LF and CRLF all end lines). An event over `limit` errors
- * the stream with `overflow()`'s failure.
- */
-export function sseEventLimit(limit: number, overflow: () => ProviderFailure): TransformStream<Uint8Array, Uint8Array> {
-  const within = sseEventCounter(limit);
-  return new TransformStream<Uint8Array, Uint8Array>({
-    transform(chunk, controller) {
-      if (within(chunk)) controller.enqueue(chunk);
-      else controller.error(overflow());
-    },
-  });
-}
-
-/**
- * The byte count behind `sseEventLimit`: a function fed the stream's chunks in order that
- * answers false once the current event has passed `limit` bytes.
+ * The byte count of the 1 MiB event bound (sse-post.ts): a function fed the stream's chunks in
+ * order that answers false once the current event has passed `limit` bytes.
  */
 export function sseEventCounter(limit: number): (chunk: Uint8Array) => boolean {
   let eventBytes = 0;
@@ -272,46 +212,3 @@ export function authenticate(headers: Headers, authentication: Authentication, c
   else headers.set(authentication.name, `${authentication.prefix ?? ""}${credential.reveal()}`);
 }
 
-/** The `fetch` an SDK client uses for one attempt. */
-export function wireFetch(attempt: Attempt, target: WireTarget): typeof fetch {
-  return async (_input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-    const given = new Headers(init?.headers);
-    const headers = new Headers();
-    for (const name of PROTOCOL_HEADERS) {
-      const value = given.get(name);
-      if (value !== null) headers.set(name, value);
-    }
-    headers.set("user-agent", USER_AGENT);
-    for (const [name, value] of Object.entries(target.headers)) headers.set(name, value);
-    authenticate(headers, target.authentication, target.credential);
-
-    const response = await fetch(target.endpoint, {
-      method: init?.method ?? "POST",
-      headers,
-      body: init?.body ?? null,
-      signal: init?.signal ?? attempt.signal,
-      // Never followed. `manual` rather than `error`: workerd (the Worker host) accepts only
-      // `follow` and `manual`; the redirect answer is refused here instead.
-      redirect: "manual",
-    });
-    if (response.type === "opaqueredirect" || (response.status >= 300 && response.status < 400)) {
-      await response.body?.cancel().catch(() => {});
-      throw attempt.record(attempt.fail("transport", `could not reach the provider: it answered with a redirect (HTTP ${response.status}), which is not followed`));
-    }
-
-    if (!response.ok) {
-      const body = await readBounded(response.body, WIRE_LIMIT_BYTES);
-      if (body === "too_large") {
-        throw attempt.record(attempt.fail("too_large", `the error body of HTTP ${response.status} exceeds ${WIRE_LIMIT_BYTES} bytes`, { status: response.status }));
-      }
-      return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
-    }
-    if (response.body === null) return response;
-    const limited = response.body.pipeThrough(
-      sseEventLimit(WIRE_LIMIT_BYTES, () =>
-        attempt.record(attempt.fail("too_large", `a single streamed event exceeds ${WIRE_LIMIT_BYTES} bytes`)),
-      ),
-    );
-    return new Response(limited, { status: response.status, statusText: response.statusText, headers: response.headers });
-  };
-}

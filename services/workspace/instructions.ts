@@ -13,7 +13,7 @@
 //
 // `readWorkspaceInstructions` is the earlier, lenient form (truncates, drops failures). It stays
 // until the Turn loop switches to `loadWorkspaceInstructions`.
-import { openSync, readSync, closeSync, fstatSync } from "node:fs";
+import { openSync, readSync, closeSync, fstatSync, lstatSync, realpathSync } from "node:fs";
 import { realpath } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { insideRoot } from "../contract/paths.js";
@@ -92,9 +92,33 @@ async function readInstructionFile(path: string, found: string, root: string | u
  * cannot be applied, or undefined when it is absent or empty. Never throws.
  */
 export async function loadWorkspaceInstructions(workdir: string): Promise<InstructionRead | undefined> {
-  const root = (await canonical(workdir)) ?? resolve(workdir);
+  // Synchronous on purpose: this runs for every prompt, and on a local disk a realpath(3) and an
+  // lstat cost microseconds, while each promise-based call took a threadpool round trip (and a
+  // missing file an Error with its stack) — a measurable share of a warm host's CPU per Turn.
+  const root = canonicalNow(workdir) ?? resolve(workdir);
+  const found = join(root, INSTRUCTIONS_FILE);
+  // Nothing there (not even a dangling symlink): absent, as the full read below would find it.
+  if (absentNow(found)) return undefined;
   // The Session-level file is the user's own choice of workdir: a symlink to a shared file is fine.
-  return readInstructionFile(INSTRUCTIONS_FILE, join(root, INSTRUCTIONS_FILE), undefined);
+  return readInstructionFile(INSTRUCTIONS_FILE, found, undefined);
+}
+
+/** `realpath(3)` of `path` now, or undefined when it cannot be resolved. */
+function canonicalNow(path: string): string | undefined {
+  try {
+    return realpathSync.native(path);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether nothing at all is at `path` (no entry); any other answer, or a failure, is not "absent". */
+function absentNow(path: string): boolean {
+  try {
+    return lstatSync(path, { throwIfNoEntry: false }) === undefined;
+  } catch {
+    return false;
+  }
 }
 
 export interface NestedInstructionOptions {

@@ -129,3 +129,43 @@ describe("postSse", () => {
     expect(seen.cancelled).toBe(true);
   });
 });
+
+describe("postSse, anthropic dialect", () => {
+  async function collectAnthropic(chunks: readonly string[], status?: number, headers?: Record<string, string>) {
+    const seen = answerWith(chunks, status, headers);
+    const events: unknown[] = [];
+    let failure: unknown;
+    try {
+      for await (const event of postSse(attempt(), target, { model: "up-m", stream: true }, "anthropic")) events.push(event);
+    } catch (error) {
+      failure = error;
+    }
+    return { events, failure, seen };
+  }
+
+  it("sends anthropic-version and yields the named events' data, skipping pings, unnamed events and empty data", async () => {
+    const { events, failure, seen } = await collectAnthropic([
+      'event: message_start\ndata: {"type":"message_start"}\n\n',
+      'event: ping\ndata: {"type":"ping"}\n\n',
+      'data: {"unnamed":true}\n\n',
+      "event: content_block_stop\ndata:\n\n",
+      'event: message_stop\ndata: {"type":"message_stop"}\n\n',
+      // No [DONE] in this dialect: a data line that says it is not special.
+      "event: message_delta\ndata: [DONE]\n\n",
+    ]);
+    expect(seen.headers?.get("anthropic-version")).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+    expect(events.slice(0, 2)).toEqual([{ type: "message_start" }, { type: "message_stop" }]);
+    expect(failure).toBeInstanceOf(SyntaxError);
+  });
+
+  it("classifies an error event as the provider's in-stream failure, by its error type", async () => {
+    const { events, failure } = await collectAnthropic([
+      'event: message_start\ndata: {"type":"message_start"}\n\n',
+      'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"provider words"}}\n\n',
+      'event: message_stop\ndata: {"type":"message_stop"}\n\n',
+    ], 200, { "request-id": "req_9" });
+    expect(events).toEqual([{ type: "message_start" }]);
+    expect(failure).toMatchObject({ providerCode: "overloaded_error", requestId: "req_9" });
+    expect((failure as ProviderFailure).message).not.toContain("provider words");
+  });
+});

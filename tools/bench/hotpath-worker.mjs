@@ -9,15 +9,16 @@
 // process.cpuUsage in this process, so the ratio follows the code, not the machine's speed.
 //
 // Options (one JSON argument): { warmupTurns, batchTurns, batches, slowdown, baselineRatio,
-// serveNodeArgs } — `serveNodeArgs` go to the serve's node (e.g. ["--cpu-prof", "--cpu-prof-dir=/tmp/p"]
-// to profile the hot path; the profile is written when the serve exits).
+// serveNodeArgs, serveStdout } — `serveNodeArgs` go to the serve's node (e.g. ["--cpu-prof", "--cpu-prof-dir=/tmp/p"]
+// to profile the hot path; the profile is written when the serve exits; or ["--trace-deopt"] with
+// `serveStdout` a file to append the serve's other stdout lines to).
 // `slowdown` > 0 loads a plugin whose `turn.before` hook burns slowdown × baselineRatio ×
 // calibration ms of CPU per Turn, i.e. that fraction of the committed figure: a deliberate
 // slowdown of the hot path through a real seam, used to show that `--check` catches it.
 // Prints one JSON line.
 import { execFileSync, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { binPath, tempHome, writeTestModelConfig, watchedTurn } from "./lib.mjs";
@@ -95,7 +96,12 @@ const serveExited = new Promise((resolvePromise) => serve.once("exit", resolvePr
 let result;
 try {
   const url = await new Promise((resolvePromise, reject) => {
-    createInterface({ input: serve.stdout }).once("line", resolvePromise);
+    // The URL is the first line that is one: V8 traces asked for by `serveNodeArgs` (--trace-deopt,
+    // --trace-opt) go to stdout too, and are kept draining (to `serveStdout` when given).
+    createInterface({ input: serve.stdout }).on("line", (line) => {
+      if (/^https?:\/\//.test(line)) resolvePromise(line);
+      else if (options.serveStdout) appendFileSync(options.serveStdout, `${line}\n`);
+    });
     serve.once("exit", (code) => reject(new Error(`serve exited with ${code} before printing its URL: ${serveStderr.trim()}`)));
   });
   const api = createZeClient({ baseUrl: url, clientId: "ze-bench" });

@@ -14,7 +14,7 @@
 // MAX_SNAPSHOT_FILE_BYTES) is in the patch as `beforeRecorded: false`, and a rewind of it is
 // refused naming it.
 import { Buffer } from "node:buffer";
-import { promises as fsp } from "node:fs";
+import { promises as fsp, realpathSync } from "node:fs";
 import { relative, sep } from "node:path";
 import type { StorageTransaction, TurnRow } from "../../storage/index.js";
 import { turns as turnStore, workspace as store, type ManifestContent, type ManifestEntry, type RecordedMode, type StorageHandle, type TurnPatchRow } from "../../storage/index.js";
@@ -102,7 +102,9 @@ export class Recorder {
     }
     const mode = await this.modeFor(workdir);
     if (mode === "off") return;
-    const canonical = await fsp.realpath(workdir);
+    // realpath(3) synchronously, as the promise form does in the threadpool: on every Turn, the
+    // round trip cost more CPU than the call (issue 21 §2).
+    const canonical = realpathSync.native(workdir);
     const rules = mode === "repository" ? await this.#rules(canonical) : undefined;
     const files = rules ? await this.#scan(canonical, rules, previous?.mode === "repository" ? previous.files : undefined) : undefined;
     const content: ManifestContent = files ? { mode: "repository", files } : { mode: "tools", files: [] };

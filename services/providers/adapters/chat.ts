@@ -1,6 +1,7 @@
 // Chat Completions (`POST <baseURL>/chat/completions`): the request and chunk shapes are the
 // official `openai` SDK's types; the request itself goes through sse-post.ts, without the SDK
-// (its per-request cost was most of a warm host's CPU per one-step Turn; see sse-post.ts).
+// (its per-request cost was most of a warm host's CPU per one-step Turn; see sse-post.ts). The
+// body is built as JSON text, each history message's part made once (`chatMessagesJson`).
 //
 // Lowering: the system prompt is a `system` message; user images are `image_url` parts (base64
 // as data URLs); an assistant's tool calls are `tool_calls`; each tool result is a `tool`
@@ -18,8 +19,8 @@ import type {
 } from "openai/resources/chat/completions";
 import type { ImageSource } from "../../../generated/client/types.gen.js";
 import type { FinishReason, ModelRequest, ModelStreamEvent } from "../events.js";
-import { toolResultText, type ReasoningContinuation } from "../history.js";
-import { postSse } from "../sse-post.js";
+import { toolResultText, type AssistantMessage, type ModelMessage, type ReasoningContinuation, type UserMessage } from "../history.js";
+import { JsonText, postSse } from "../sse-post.js";
 import type { Attempt } from "../wire.js";
 
 
@@ -34,6 +35,64 @@ function chatReasoningField(continuation: ReasoningContinuation | undefined, pro
   return field === "reasoning_content" || field === "reasoning" ? field : undefined;
 }
 
+/** A user message as Chat Completions' `user` message. */
+function userParam(message: UserMessage): ChatCompletionMessageParam {
+  const onlyText = message.content.every((part) => part.type === "text");
+  return {
+    role: "user",
+    content: onlyText
+      ? message.content.map((part) => (part.type === "text" ? part.text : "")).join("")
+      : message.content.map(
+          (part): ChatCompletionContentPart =>
+            part.type === "text" ? { type: "text", text: part.text } : { type: "image_url", image_url: { url: imageUrl(part.source) } },
+        ),
+  };
+}
+
+/** An assistant message as Chat's `assistant` message; undefined when nothing of it is sent. */
+function assistantParam(message: AssistantMessage, providerId: string): ChatCompletionMessageParam | undefined {
+  let text = "";
+  const reasoning: Partial<Record<ReasoningField, string>> = {};
+  const toolCalls: ChatCompletionMessageToolCall[] = [];
+  for (const part of message.content) {
+    if (part.type === "text" || part.type === "refusal") text += part.text;
+    else if (part.type === "tool_call") toolCalls.push({ id: part.id, type: "function", function: { name: part.name, arguments: part.arguments } });
+    else {
+      const field = chatReasoningField(part.continuation, providerId);
+      if (field !== undefined) reasoning[field] = (reasoning[field] ?? "") + part.text;
+    }
+  }
+  if (text === "" && toolCalls.length === 0) return undefined;
+  return {
+    role: "assistant",
+    content: text === "" ? null : text,
+    ...(toolCalls.length > 0 ? { tool_calls: toolCalls, ...reasoning } : {}),
+  } as ChatCompletionMessageParam;
+}
+
+/**
+ * The run of tool results starting at `start`: one `tool` message each, then their images in one
+ * user message, appended to `out`. Returns the index after the run.
+ */
+function toolRun(messages: readonly ModelMessage[], start: number, out: ChatCompletionMessageParam[]): number {
+  const images: ChatCompletionContentPart[] = [];
+  let cursor = start;
+  for (; cursor < messages.length; cursor += 1) {
+    const result = messages[cursor]!;
+    if (result.role !== "tool") break;
+    out.push({ role: "tool", tool_call_id: result.toolCallId, content: toolResultText(result.result) });
+    if (result.result.format === "content") {
+      const parts = result.result.value.filter((part) => part.type === "image");
+      if (parts.length > 0) {
+        images.push({ type: "text", text: `Images from tool call ${result.toolCallId}:` });
+        for (const part of parts) images.push({ type: "image_url", image_url: { url: imageUrl(part.source) } });
+      }
+    }
+  }
+  if (images.length > 0) out.push({ role: "user", content: images });
+  return cursor;
+}
+
 /** The history as Chat Completions messages. */
 export function chatMessages(request: Pick<ModelRequest, "system" | "messages" | "model">): ChatCompletionMessageParam[] {
   const out: ChatCompletionMessageParam[] = [];
@@ -41,58 +100,50 @@ export function chatMessages(request: Pick<ModelRequest, "system" | "messages" |
   const messages = request.messages;
   for (let index = 0; index < messages.length; index += 1) {
     const message = messages[index]!;
-    if (message.role === "user") {
-      const onlyText = message.content.every((part) => part.type === "text");
-      out.push({
-        role: "user",
-        content: onlyText
-          ? message.content.map((part) => (part.type === "text" ? part.text : "")).join("")
-          : message.content.map(
-              (part): ChatCompletionContentPart =>
-                part.type === "text" ? { type: "text", text: part.text } : { type: "image_url", image_url: { url: imageUrl(part.source) } },
-            ),
-      });
-      continue;
-    }
-    if (message.role === "assistant") {
-      let text = "";
-      const reasoning: Partial<Record<ReasoningField, string>> = {};
-      const toolCalls: ChatCompletionMessageToolCall[] = [];
-      for (const part of message.content) {
-        if (part.type === "text" || part.type === "refusal") text += part.text;
-        else if (part.type === "tool_call") toolCalls.push({ id: part.id, type: "function", function: { name: part.name, arguments: part.arguments } });
-        else {
-          const field = chatReasoningField(part.continuation, request.model.providerId);
-          if (field !== undefined) reasoning[field] = (reasoning[field] ?? "") + part.text;
-        }
-      }
-      if (text === "" && toolCalls.length === 0) continue;
-      out.push({
-        role: "assistant",
-        content: text === "" ? null : text,
-        ...(toolCalls.length > 0 ? { tool_calls: toolCalls, ...reasoning } : {}),
-      } as ChatCompletionMessageParam);
-      continue;
-    }
-    // A run of tool results: one `tool` message each, then their images in one user message.
-    const images: ChatCompletionContentPart[] = [];
-    let cursor = index;
-    for (; cursor < messages.length; cursor += 1) {
-      const result = messages[cursor]!;
-      if (result.role !== "tool") break;
-      out.push({ role: "tool", tool_call_id: result.toolCallId, content: toolResultText(result.result) });
-      if (result.result.format === "content") {
-        const parts = result.result.value.filter((part) => part.type === "image");
-        if (parts.length > 0) {
-          images.push({ type: "text", text: `Images from tool call ${result.toolCallId}:` });
-          for (const part of parts) images.push({ type: "image_url", image_url: { url: imageUrl(part.source) } });
-        }
-      }
-    }
-    if (images.length > 0) out.push({ role: "user", content: images });
-    index = cursor - 1;
+    if (message.role === "user") out.push(userParam(message));
+    else if (message.role === "assistant") {
+      const param = assistantParam(message, request.model.providerId);
+      if (param !== undefined) out.push(param);
+    } else index = toolRun(messages, index, out) - 1;
   }
   return out;
+}
+
+/**
+ * Each user and assistant message's Chat JSON, by message ("" when it sends nothing) and the
+ * provider its reasoning was lowered for. History messages are immutable (as the context
+ * measure's `jsonLength` also assumes) and a Session's settled ones are the same objects Turn
+ * after Turn (core/history/assemble.ts `HistoryCache`): a long Session's request is then
+ * serialized once per message, not again on every request (issue 21 §2).
+ */
+const loweredJson = new WeakMap<ModelMessage, { readonly providerId: string; readonly json: string }>();
+
+function messageJson(message: UserMessage | AssistantMessage, providerId: string): string {
+  const cached = loweredJson.get(message);
+  if (cached !== undefined && (message.role === "user" || cached.providerId === providerId)) return cached.json;
+  const param = message.role === "user" ? userParam(message) : assistantParam(message, providerId);
+  const json = param === undefined ? "" : JSON.stringify(param);
+  loweredJson.set(message, { providerId, json });
+  return json;
+}
+
+/** `JSON.stringify(chatMessages(request))`, with each user and assistant message's JSON made once. */
+export function chatMessagesJson(request: Pick<ModelRequest, "system" | "messages" | "model">): string {
+  const parts: string[] = [];
+  if (request.system !== undefined && request.system !== "") parts.push(JSON.stringify({ role: "system", content: request.system }));
+  const messages = request.messages;
+  for (let index = 0; index < messages.length; index += 1) {
+    const message = messages[index]!;
+    if (message.role !== "tool") {
+      const json = messageJson(message, request.model.providerId);
+      if (json !== "") parts.push(json);
+      continue;
+    }
+    const run: ChatCompletionMessageParam[] = [];
+    index = toolRun(messages, index, run) - 1;
+    for (const param of run) parts.push(JSON.stringify(param));
+  }
+  return `[${parts.join(",")}]`;
 }
 
 function finishOf(reason: string | null | undefined, sawToolCalls: boolean, sawRefusal: boolean): FinishReason {
@@ -111,9 +162,9 @@ interface PendingCall {
 export async function* streamChat(request: ModelRequest, attempt: Attempt): AsyncGenerator<ModelStreamEvent> {
   const { model } = request;
   const tools = model.capabilities.tools && request.tools.length > 0 ? request.tools : [];
-  const body: ChatCompletionCreateParamsStreaming = {
+  // Everything but the messages, then the messages' JSON (chatMessagesJson) appended to it.
+  const params: Omit<ChatCompletionCreateParamsStreaming, "messages"> = {
     model: model.upstreamId,
-    messages: chatMessages(request),
     stream: true,
     stream_options: { include_usage: true },
     ...(tools.length > 0
@@ -123,6 +174,7 @@ export async function* streamChat(request: ModelRequest, attempt: Attempt): Asyn
     ...(request.reasoningEffort !== undefined && model.reasoning ? { reasoning_effort: request.reasoningEffort as ChatCompletionCreateParamsStreaming["reasoning_effort"] } : {}),
     ...(request.temperature !== undefined && model.temperature ? { temperature: request.temperature } : {}),
   };
+  const body = new JsonText(`${JSON.stringify(params).slice(0, -1)},"messages":${chatMessagesJson(request)}}`);
   const stream = postSse(attempt, {
     endpoint: model.endpoint,
     headers: model.headers,

@@ -1,4 +1,6 @@
-// Anthropic Messages (`POST <baseURL>/messages`) through the official `@anthropic-ai/sdk`.
+// Anthropic Messages (`POST <baseURL>/messages`). The request and event shapes are the official
+// `@anthropic-ai/sdk`'s types; the request itself goes through sse-post.ts (its `anthropic`
+// dialect) without the SDK, as Chat Completions and Responses do (issue 21 §2).
 //
 // Lowering: consecutive messages of one role merge (the API alternates user/assistant); tool
 // results are `tool_result` blocks in the next user message (first, as the API requires), with
@@ -6,7 +8,6 @@
 // signatures only to the same provider (other reasoning is dropped, as the API would reject
 // an unsigned block). `max_tokens` is required: the request's cap, else the model's output
 // limit, else 4096. A reasoning effort becomes a thinking budget below `max_tokens`.
-import Anthropic from "@anthropic-ai/sdk";
 import type {
   ContentBlockParam,
   ImageBlockParam,
@@ -18,9 +19,8 @@ import type {
 import type { ImageSource, ReasoningEffort } from "../../../generated/client/types.gen.js";
 import type { FinishReason, ModelRequest, ModelStreamEvent } from "../events.js";
 import type { ModelMessage } from "../history.js";
-import { SDK_TIMEOUT_MS, wireFetch, type Attempt, registerSdkErrors } from "../wire.js";
-
-registerSdkErrors(Anthropic);
+import { postSse } from "../sse-post.js";
+import type { Attempt } from "../wire.js";
 
 /** The output cap when neither the request nor the catalog gives one (Messages requires a value). */
 export const FALLBACK_MAX_TOKENS = 4096;
@@ -134,15 +134,6 @@ interface OpenBlock {
 
 export async function* streamMessages(request: ModelRequest, attempt: Attempt): AsyncGenerator<ModelStreamEvent> {
   const { model } = request;
-  const client = new Anthropic({
-    apiKey: "unused",
-    baseURL: new URL(model.endpoint).origin,
-    webhookKey: null,
-    maxRetries: 0,
-    timeout: SDK_TIMEOUT_MS,
-    logLevel: "off",
-    fetch: wireFetch(attempt, { endpoint: model.endpoint, headers: model.headers, authentication: model.authentication, ...(request.credential !== undefined ? { credential: request.credential } : {}) }),
-  });
   const maxTokens = request.maxOutputTokens ?? (model.limits.outputUnits > 0 ? model.limits.outputUnits : FALLBACK_MAX_TOKENS);
   let budget = request.reasoningEffort !== undefined && model.reasoning ? THINKING_BUDGETS[request.reasoningEffort] : undefined;
   if (budget !== undefined && budget >= maxTokens) budget = maxTokens - 1;
@@ -161,7 +152,12 @@ export async function* streamMessages(request: ModelRequest, attempt: Attempt): 
     // Anthropic rejects a temperature together with extended thinking.
     ...(request.temperature !== undefined && model.temperature && !thinking ? { temperature: request.temperature } : {}),
   };
-  const stream = await client.messages.create(body, { signal: attempt.signal });
+  const stream = postSse(
+    attempt,
+    { endpoint: model.endpoint, headers: model.headers, authentication: model.authentication, ...(request.credential !== undefined ? { credential: request.credential } : {}) },
+    body,
+    "anthropic",
+  ) as AsyncGenerator<RawMessageStreamEvent>;
 
   const blocks = new Map<number, OpenBlock>();
   let stop: string | null | undefined;
@@ -171,8 +167,7 @@ export async function* streamMessages(request: ModelRequest, attempt: Attempt): 
   let cacheWrite = 0;
   let outputTokens = 0;
   let thinkingTokens: number | undefined;
-  for await (const raw of stream) {
-    const event = raw as RawMessageStreamEvent;
+  for await (const event of stream) {
     switch (event.type) {
       case "message_start": {
         const usage = event.message.usage;

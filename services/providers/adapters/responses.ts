@@ -1,5 +1,7 @@
-// Responses (`POST <baseURL>/responses`) through the official `openai` SDK, stateless:
-// `store: false`, the whole history sent each time. Reasoning models ask for reasoning summaries
+// Responses (`POST <baseURL>/responses`), stateless: `store: false`, the whole history sent each
+// time. The request and event shapes are the official `openai` SDK's types; the request itself
+// goes through sse-post.ts without the SDK, as Chat Completions does (the SDK's per-request
+// machinery cost more CPU than a one-step Turn's own handling; issue 21 §2). Reasoning models ask for reasoning summaries
 // and `reasoning.encrypted_content`, which is what lets a reasoning item be replayed without
 // server-side storage; a reasoning item is replayed only to the same provider, and only when it
 // carries encrypted content (an ID alone names nothing when nothing is stored).
@@ -19,7 +21,7 @@ import type { FinishReason, ModelRequest, ModelStreamEvent } from "../events.js"
 import { kindOfCode, type ProviderFailure } from "../failure.js";
 import { toolResultText, type ModelMessage } from "../history.js";
 import { streamedDescription, type Attempt } from "../wire.js";
-import { openaiClient } from "./openai-client.js";
+import { postSse } from "../sse-post.js";
 import { imageUrl } from "./chat.js";
 
 
@@ -77,7 +79,6 @@ export function responsesInput(messages: readonly ModelMessage[], providerId: st
 
 export async function* streamResponses(request: ModelRequest, attempt: Attempt): AsyncGenerator<ModelStreamEvent> {
   const { model } = request;
-  const client = openaiClient(request, attempt);
   const tools = model.capabilities.tools && request.tools.length > 0 ? request.tools : [];
   const body: ResponseCreateParamsStreaming = {
     model: model.upstreamId,
@@ -100,14 +101,18 @@ export async function* streamResponses(request: ModelRequest, attempt: Attempt):
     ...(request.maxOutputTokens !== undefined ? { max_output_tokens: request.maxOutputTokens } : {}),
     ...(request.temperature !== undefined && model.temperature ? { temperature: request.temperature } : {}),
   };
-  const stream = await client.responses.create(body, { signal: attempt.signal });
+  const stream = postSse(attempt, {
+    endpoint: model.endpoint,
+    headers: model.headers,
+    authentication: model.authentication,
+    ...(request.credential !== undefined ? { credential: request.credential } : {}),
+  }, body) as AsyncGenerator<ResponseStreamEvent>;
 
   let reasoningItem: string | undefined;
   let sawToolCall = false;
   let sawRefusal = false;
   let finished = false;
-  for await (const raw of stream) {
-    const event = raw as ResponseStreamEvent;
+  for await (const event of stream) {
     switch (event.type) {
       case "response.output_text.delta":
         if (event.delta !== "") yield { type: "text.delta", text: event.delta };

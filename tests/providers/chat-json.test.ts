@@ -1,0 +1,64 @@
+// The Chat Completions request's messages are serialized per message and reused across requests
+// (adapters/chat.ts `chatMessagesJson`): the text must be exactly JSON.stringify of the lowered
+// messages, for every kind of message, on the first request and on later ones that reuse the
+// cached parts, and an assistant's reasoning must follow the provider of the request at hand.
+import { describe, expect, it } from "vitest";
+import { chatMessages, chatMessagesJson } from "../../services/providers/adapters/chat.js";
+import type { ModelMessage, ModelRequest } from "../../services/providers/index.js";
+
+const PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+
+const history: ModelMessage[] = [
+  { role: "user", content: [{ type: "text", text: "Read a.txt, and \"quote\" this: \u2028" }] },
+  {
+    role: "assistant",
+    content: [
+      { type: "reasoning", text: "Need the file.", continuation: { protocol: "chat", providerId: "p1", data: { field: "reasoning_content" } } },
+      { type: "text", text: "Reading." },
+      { type: "tool_call", id: "call_1", name: "read", arguments: '{"path":"a.txt"}' },
+      { type: "tool_call", id: "call_2", name: "shot", arguments: "{}" },
+    ],
+  },
+  { role: "tool", toolCallId: "call_1", toolName: "read", result: { format: "text", value: "hello" }, isError: false },
+  {
+    role: "tool",
+    toolCallId: "call_2",
+    toolName: "shot",
+    result: { format: "content", value: [{ type: "text", text: "a picture" }, { type: "image", source: { type: "base64", mimeType: "image/png", data: PIXEL } }] },
+    isError: false,
+  },
+  { role: "assistant", content: [{ type: "reasoning", text: "only thinking" }] },
+  { role: "user", content: [{ type: "text", text: "Look:" }, { type: "image", source: { type: "url", url: "https://example.test/a.png" } }] },
+  { role: "assistant", content: [{ type: "refusal", text: "No." }] },
+] as ModelMessage[];
+
+function requestFor(providerId: string, system?: string): Pick<ModelRequest, "system" | "messages" | "model"> {
+  return { system, messages: history, model: { providerId } as ModelRequest["model"] };
+}
+
+describe("chatMessagesJson", () => {
+  it("is JSON.stringify of the lowered messages, on the first request and on the next ones", () => {
+    const first = requestFor("p1", "Be brief.");
+    const expected = JSON.stringify(chatMessages(first));
+    expect(chatMessagesJson(first)).toBe(expected);
+    // Again: the user and assistant parts now come from the cache.
+    expect(chatMessagesJson(first)).toBe(expected);
+    // The reasoning is replayed to its own provider, on the assistant message with tool calls.
+    expect(JSON.parse(expected)[2]).toMatchObject({ role: "assistant", reasoning_content: "Need the file." });
+  });
+
+  it("lowers a cached assistant message again for another provider", () => {
+    const own = requestFor("p1");
+    const other = requestFor("p2");
+    expect(chatMessagesJson(own)).toBe(JSON.stringify(chatMessages(own)));
+    const elsewhere = chatMessagesJson(other);
+    expect(elsewhere).toBe(JSON.stringify(chatMessages(other)));
+    expect(JSON.parse(elsewhere)[1]).not.toHaveProperty("reasoning_content");
+    // And back: the first provider's reasoning is not lost to the other's cached form.
+    expect(JSON.parse(chatMessagesJson(own))[1]).toMatchObject({ reasoning_content: "Need the file." });
+  });
+
+  it("sends no system message for an empty system prompt, and [] for no messages", () => {
+    expect(chatMessagesJson({ system: "", messages: [], model: { providerId: "p1" } as ModelRequest["model"] })).toBe("[]");
+  });
+});
