@@ -55,12 +55,18 @@ export function pieces(text: string): string[] {
   return out;
 }
 
+/** The arguments a statement binds after spilling, and the ids of the values it spilled. */
+interface Spilled {
+  readonly args: readonly SqlValue[] | undefined;
+  readonly ids: readonly string[];
+}
+
 /** Statements the spill never touches: the contentless search index. */
 const unspilled = (sql: string): boolean => sql.includes("history_fts");
 
 /** The arguments with the largest strings replaced by markers (their pieces written first), or the same array when they fit. */
-async function spillArgs(inner: SqlExecutor, sql: string, args: readonly SqlValue[] | undefined): Promise<readonly SqlValue[] | undefined> {
-  if (args === undefined || args.length === 0) return args;
+async function spillArgs(inner: SqlExecutor, sql: string, args: readonly SqlValue[] | undefined): Promise<Spilled> {
+  if (args === undefined || args.length === 0) return { args, ids: [] };
   let total = 0;
   let forced = false;
   for (const value of args) {
@@ -68,17 +74,19 @@ async function spillArgs(inner: SqlExecutor, sql: string, args: readonly SqlValu
     total += value.length;
     if (value.startsWith(MARKER_HEAD)) forced = true;
   }
-  if ((total <= SPILL_BUDGET && !forced) || unspilled(sql)) return args;
+  if ((total <= SPILL_BUDGET && !forced) || unspilled(sql)) return { args, ids: [] };
   const out = [...args];
   const order = out
     .map((value, index) => ({ index, length: typeof value === "string" ? value.length : -1 }))
     .filter((entry) => entry.length >= 0)
     .sort((a, b) => b.length - a.length);
   const rows: SqlValue[][] = [];
+  const ids: string[] = [];
   for (const { index, length } of order) {
     const value = out[index] as string;
     if (total <= SPILL_BUDGET && !value.startsWith(MARKER_HEAD)) continue;
     const id = crypto.randomUUID();
+    ids.push(id);
     pieces(value).forEach((piece, ordinal) => rows.push([id, ordinal, piece]));
     out[index] = marker(id);
     total -= length - MARKER_LENGTH;
@@ -86,7 +94,13 @@ async function spillArgs(inner: SqlExecutor, sql: string, args: readonly SqlValu
   for (const chunk of chunked(rows, 3)) {
     await inner.run(`INSERT INTO spilled_value (id, ordinal, data) VALUES ${valueRows(chunk.length, 3)}`, chunk.flat());
   }
-  return out;
+  return { args: out, ids };
+}
+
+/** A statement that wrote no row (a guard that did not match, an insert that did nothing) leaves no pieces behind. */
+async function unlessWritten(inner: SqlExecutor, spilled: Spilled, wrote: boolean): Promise<void> {
+  if (wrote || spilled.ids.length === 0) return;
+  await inChunks(spilled.ids, 0, async (chunk) => (await inner.run(`DELETE FROM spilled_value WHERE id IN (${chunk.map(() => "?").join(", ")})`, chunk), []));
 }
 
 /** The read of pieces: never resolved again (a piece is text, whatever it looks like). */
@@ -133,9 +147,10 @@ const READ_ATTEMPTS = 3;
 export function spilling(inner: SqlExecutor): SqlExecutor {
   async function all<T>(sql: string, args?: readonly SqlValue[]): Promise<T[]> {
     if (sql.startsWith(PIECES_SELECT)) return inner.all<T>(sql, args);
-    const bound = await spillArgs(inner, sql, args);
+    const spilled = await spillArgs(inner, sql, args);
     for (let attempt = 1; ; attempt++) {
-      const rows = await inner.all<T>(sql, bound);
+      const rows = await inner.all<T>(sql, spilled.args);
+      await unlessWritten(inner, spilled, rows.length > 0);
       const resolved = await resolveRows(inner, rows);
       if (resolved !== undefined) return resolved;
       if (attempt >= READ_ATTEMPTS || /^\s*(INSERT|UPDATE|DELETE|WITH)/i.test(sql)) throw new Error("A spilled value's pieces are missing");
@@ -144,7 +159,12 @@ export function spilling(inner: SqlExecutor): SqlExecutor {
   return {
     all,
     get: async <T>(sql: string, args?: readonly SqlValue[]) => (await all<T>(sql, args))[0],
-    run: async (sql, args) => inner.run(sql, await spillArgs(inner, sql, args)),
+    run: async (sql, args) => {
+      const spilled = await spillArgs(inner, sql, args);
+      const result = await inner.run(sql, spilled.args);
+      await unlessWritten(inner, spilled, result.changes > 0);
+      return result;
+    },
   };
 }
 

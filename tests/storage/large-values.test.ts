@@ -24,6 +24,9 @@ import { HOSTS, nodeConfig, workerVariables, type HostKind } from "../support/ho
 import { writeGlobalConfig } from "../support/model.js";
 import { bundleOnce, miniflare } from "../worker/support.js";
 import { getTurn, queue, runToEnd, server, watchTurn } from "../turns/helpers.js";
+import { openDatabase, sessions, type StorageHandle } from "../../services/storage/index.js";
+import { MARKER_HEAD, SPILL_BUDGET, SPILL_PIECE } from "../../services/storage/spill.js";
+import { newSession } from "./helpers.js";
 
 const ALLOW_ALL = [{ action: "*", resource: "*", effect: "allow" as const }];
 
@@ -233,4 +236,82 @@ describe.each(HOSTS)("values over 2 MB on the %s host", (kind) => {
     expect(count(h, "SELECT count(*) AS n FROM turn")).toBe(0);
     await h.start();
   }, 180_000);
+});
+
+// The spilling executor itself, over a real libSQL file: what the host tests cannot reach.
+describe("the spilling executor (libSQL file)", () => {
+  let handle: StorageHandle;
+  let path: string;
+  const insert = (id: string, content: string) =>
+    handle.transaction((tx) =>
+      tx.sql.run("INSERT INTO conversation_entry (id, session_id, history_revision, content, attribution, accepted_at, request_hash) VALUES (?, 's1', ?, ?, NULL, 1, 'h')", [
+        id,
+        Number(id.slice(1)),
+        content,
+      ]),
+    );
+  const content = async (id: string) => (await handle.reader().sql.get<{ content: string }>("SELECT content FROM conversation_entry WHERE id = ?", [id]))?.content;
+  /** What is stored, bypassing the executor. */
+  const raw = (sql: string) => {
+    const database = new Database(path, { readonly: true });
+    try {
+      return database.prepare(sql).all() as Record<string, unknown>[];
+    } finally {
+      database.close();
+    }
+  };
+  const pieceCount = () => Number(raw("SELECT count(*) AS n FROM spilled_value")[0]!["n"]);
+
+  let directory: string;
+
+  beforeAll(async () => {
+    directory = mkdtempSync(join(tmpdir(), "zh-spill-"));
+    path = join(directory, "spill.db");
+    handle = await openDatabase({ url: path, stateDirectory: directory });
+    await sessions.insertSession(handle, newSession("s1"));
+  });
+  afterAll(async () => {
+    await handle?.close();
+    rmSync(directory, { recursive: true, force: true });
+  });
+
+  it("splits a value past the budget into pieces that never part a surrogate pair, and reads it back whole", async () => {
+    // A musical symbol (two UTF-16 units) straddles the first piece's end.
+    const value = `${"a".repeat(SPILL_PIECE - 1)}𝄞${"b".repeat(SPILL_BUDGET - SPILL_PIECE)}`;
+    await insert("e1", value);
+    const stored = raw("SELECT content FROM conversation_entry WHERE id = 'e1'")[0]!["content"] as string;
+    expect(stored.startsWith(MARKER_HEAD)).toBe(true);
+    expect(stored.length).toBeLessThan(64);
+    const pieces = raw("SELECT ordinal, data FROM spilled_value ORDER BY ordinal") as { ordinal: number; data: string }[];
+    expect(pieces.map((piece) => piece.ordinal)).toEqual([0, 1, 2]);
+    expect(pieces[0]!.data).toBe("a".repeat(SPILL_PIECE - 1));
+    expect(pieces.map((piece) => piece.data).join("")).toBe(value);
+    expect(await content("e1")).toBe(value);
+  });
+
+  it("stores a small value that looks like a marker as itself, never as the value it names", async () => {
+    const stored = raw("SELECT content FROM conversation_entry WHERE id = 'e1'")[0]!["content"] as string;
+    await insert("e2", stored);
+    expect(await content("e2")).toBe(stored);
+    expect(raw("SELECT content FROM conversation_entry WHERE id = 'e2'")[0]!["content"]).not.toBe(stored);
+    await insert("e3", "small");
+    expect(raw("SELECT content FROM conversation_entry WHERE id = 'e3'")[0]!["content"]).toBe("small");
+  });
+
+  it("frees a value's pieces when it is replaced, when its row goes, and when a statement wrote nothing", async () => {
+    const before = pieceCount();
+    expect(before).toBe(3 + 1);
+    const big = "c".repeat(3 * SPILL_PIECE + 1); // four pieces
+    // A guarded UPDATE that matches no row: the pieces it wrote first are deleted again.
+    await handle.transaction((tx) => tx.sql.run("UPDATE conversation_entry SET content = ? WHERE id = 'none'", [big]));
+    expect(pieceCount()).toBe(before);
+    await handle.transaction((tx) => tx.sql.run("UPDATE conversation_entry SET content = ? WHERE id = 'e1'", [big]));
+    expect(pieceCount()).toBe(before - 3 + 4);
+    expect(await content("e1")).toBe(big);
+    await handle.transaction((tx) => tx.sql.run("UPDATE conversation_entry SET content = 'short' WHERE id = 'e1'"));
+    expect(pieceCount()).toBe(before - 3);
+    await sessions.deleteSession(handle, "local", "s1", 2);
+    expect(raw("SELECT count(*) AS n FROM conversation_entry")[0]!["n"]).toBe(0);
+    expect(pieceCount()).toBe(0);
+  });
 });
