@@ -1,11 +1,12 @@
 // Values past Durable Object SQLite's 2 MB limit (services/storage/spill.ts), on both hosts from
 // one source: a Turn whose model output is 3 MB of text, a tool call whose input is 2.4 MB, and a
-// prompt at the API's 1 MiB body limit complete on the Node host (libSQL file) and on the Worker
-// host (Durable Object SQLite in workerd, which refuses any string or row over 2 MB). The text
-// reads back intact through GET turn, the history, search, the Turn stream replayed from a cursor
-// and the next Turn's model request; it survives a fork and a restart of the host on its
-// persisted state; and deleting the Sessions leaves no `spilled_value` row behind. One host start
-// (plus one restart) per kind.
+// prompt and a conversation entry at the API's 1 MiB body limit complete on the Node host (libSQL
+// file) and on the Worker host (Durable Object SQLite in workerd, which refuses any string or row
+// over 2 MB). The values read back intact through GET turn, the history source, search, the Turn
+// stream replayed from a cursor and the next Turn's model request; they survive a fork and a
+// restart of the host on its persisted state; and deleting the Sessions leaves no `spilled_value`
+// row behind. One host start (plus restarts) per kind. Then the spilling executor alone over a
+// libSQL file: piece boundaries, marker-shaped input, freeing.
 import { randomUUID } from "node:crypto";
 import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -130,6 +131,18 @@ function largeText(size: number, tag: string): string {
   return word.repeat(Math.ceil(size / word.length)).slice(0, size).trimEnd();
 }
 
+/** A history row's whole body, read by byte ranges through the history source route. */
+async function sourceText(h: Host, sessionId: string, position: { sourceSequence: number; itemIndex: number }): Promise<string> {
+  let text = "";
+  for (let afterByte: number | null = 0; afterByte !== null; ) {
+    const query = { sourceSequence: String(position.sourceSequence), itemIndex: String(position.itemIndex), field: "body", afterByte: String(afterByte) };
+    const chunk: HistorySourceChunk = await ok(sdk.readHistorySource({ client: h.api.client, path: { server, sessionId }, query }));
+    text += chunk.text;
+    afterByte = chunk.nextByte;
+  }
+  return text;
+}
+
 const textOf = (turn: Turn): string =>
   turn.outcome?.kind === "completed" ? (turn.outcome as { text?: string }).text ?? "" : `not completed: ${JSON.stringify(turn.outcome).slice(0, 300)}`;
 
@@ -175,13 +188,7 @@ describe.each(HOSTS)("values over 2 MB on the %s host", (kind) => {
     const page = await ok(sdk.history_({ client: h.api.client, path: { server, sessionId } }));
     const row = page.rows.find((candidate) => candidate.turnId === turnId && candidate.kind === "text")!;
     expect(row.body.byteLength).toBe(Buffer.byteLength(answer));
-    let text = "";
-    for (let afterByte: number | null = 0; afterByte !== null; ) {
-      const query = { sourceSequence: String(row.position.sourceSequence), itemIndex: String(row.position.itemIndex), field: "body", afterByte: String(afterByte) };
-      const chunk: HistorySourceChunk = await ok(sdk.readHistorySource({ client: h.api.client, path: { server, sessionId }, query }));
-      text += chunk.text;
-      afterByte = chunk.nextByte;
-    }
+    const text = await sourceText(h, sessionId, row.position);
     expect(text === answer, `the history row's body read back (${text.length} characters)`).toBe(true);
     // Search finds the answer's words (its first 256 Ki characters are indexed).
     const found = await ok(sdk.search({ client: h.api.client, path: { server, sessionId }, query: { query: "zebracorn", caseSensitive: "false", wholeWord: "false" } }));
@@ -195,7 +202,7 @@ describe.each(HOSTS)("values over 2 MB on the %s host", (kind) => {
     expect(JSON.stringify(h.model.requests.at(-1)?.body).includes(JSON.stringify(answer).slice(1, -1))).toBe(true);
   }, 120_000);
 
-  it("a tool call with 2.4 MB of input and a prompt at the 1 MiB body limit complete, their values whole", async () => {
+  it("a tool call with 2.4 MB of input, a prompt and a conversation entry at the 1 MiB body limit complete, their values whole", async () => {
     h.model.enqueue({ events: [{ type: "tool_call", id: "call-big", name: "write", arguments: { filePath: "big.txt", content: toolInput } }] });
     h.model.enqueue({ events: [{ type: "text", text: "written" }] });
     ({ turnId: toolTurnId } = await queue(h, sessionId, "Write it"));
@@ -210,6 +217,21 @@ describe.each(HOSTS)("values over 2 MB on the %s host", (kind) => {
     expect(prompted.outcome?.kind).toBe("completed");
     expect(JSON.stringify(prompted.request.prompt).includes(JSON.stringify(prompt).slice(1, -1))).toBe(true);
     expect(JSON.stringify(h.model.requests.at(-1)?.body).includes(JSON.stringify(prompt).slice(1, -1))).toBe(true);
+
+    // A conversation entry at the body limit too.
+    const entry = largeText(1_000_000, "narwhalentry");
+    const entryId = randomUUID();
+    await ok(
+      sdk.appendConversation({
+        client: h.api.client,
+        path: { server, sessionId },
+        headers: { "x-ze-harness-client-id": "large-values" },
+        body: { entryId, content: [{ type: "text", text: entry }] },
+      }),
+    );
+    const page = await ok(sdk.history_({ client: h.api.client, path: { server, sessionId } }));
+    const row = page.rows.find((candidate) => candidate.entryId === entryId)!;
+    expect((await sourceText(h, sessionId, row.position)) === entry).toBe(true);
   }, 120_000);
 
   it("survives a fork and a restart of the host, and deleting the Sessions frees every piece", async () => {
