@@ -331,7 +331,7 @@ describe("the spilling executor (libSQL file)", () => {
     expect(raw("SELECT content FROM conversation_entry WHERE id = 'e3'")[0]!["content"]).toBe("small");
   });
 
-  it("frees a value's pieces when it is replaced, when its row goes, and when a statement wrote nothing", async () => {
+  it("frees a value's pieces when it is replaced, when its row goes (a Session, the server), and when a statement wrote nothing", async () => {
     const before = pieceCount();
     expect(before).toBe(3 + 1);
     const big = "c".repeat(3 * SPILL_PIECE + 1); // four pieces
@@ -345,6 +345,14 @@ describe("the spilling executor (libSQL file)", () => {
     expect(pieceCount()).toBe(before - 3);
     await sessions.deleteSession(handle, "local", "s1", 2);
     expect(raw("SELECT count(*) AS n FROM conversation_entry")[0]!["n"]).toBe(0);
+    expect(pieceCount()).toBe(0);
+    // Deleting the server frees what its Sessions held.
+    await sessions.insertSession(handle, newSession("s9"));
+    await handle.transaction((tx) =>
+      tx.sql.run("INSERT INTO conversation_entry (id, session_id, history_revision, content, attribution, accepted_at, request_hash) VALUES ('e9', 's9', 1, ?, NULL, 1, 'h')", [big]),
+    );
+    expect(pieceCount()).toBe(4);
+    expect(await sessions.deleteServer(handle, "local", 3)).toEqual(["s9"]);
     expect(pieceCount()).toBe(0);
   });
 });
