@@ -18,8 +18,8 @@
 //
 // Small statements pay nothing: no statement is added unless a value is spilled or read back.
 // The executor is put around every transaction's and the handle's raw executor (handle.ts).
-// Statements that write the search index (`history_fts`, contentless: nothing of it is read
-// back) are never spilled: publishRows bounds what it indexes instead.
+// Reads and the statements that write the search index (`history_fts`, contentless: nothing of
+// it is read back) are never spilled: publishRows bounds what it indexes instead.
 import { chunked, inChunks, valueRows } from "./chunks.js";
 import type { SqlExecutor, SqlValue } from "./engine.js";
 
@@ -61,8 +61,11 @@ interface Spilled {
   readonly ids: readonly string[];
 }
 
-/** Statements the spill never touches: the contentless search index. */
-const unspilled = (sql: string): boolean => sql.includes("history_fts");
+/**
+ * Statements the spill never touches: reads (what they bind is compared, not stored: a search
+ * text shaped like a marker stays itself) and the contentless search index.
+ */
+const unspilled = (sql: string): boolean => /^\s*SELECT\b/i.test(sql) || sql.includes("history_fts");
 
 /** The arguments with the largest strings replaced by markers (their pieces written first), or the same array when they fit. */
 async function spillArgs(inner: SqlExecutor, sql: string, args: readonly SqlValue[] | undefined): Promise<Spilled> {

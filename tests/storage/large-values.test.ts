@@ -322,11 +322,15 @@ describe("the spilling executor (libSQL file)", () => {
     expect(await content("e1")).toBe(value);
   });
 
-  it("stores a small value that looks like a marker as itself, never as the value it names", async () => {
+  it("stores a small value that looks like a marker as itself, never as the value it names; a read binds it unchanged", async () => {
     const stored = raw("SELECT content FROM conversation_entry WHERE id = 'e1'")[0]!["content"] as string;
     await insert("e2", stored);
     expect(await content("e2")).toBe(stored);
     expect(raw("SELECT content FROM conversation_entry WHERE id = 'e2'")[0]!["content"]).not.toBe(stored);
+    // A read binds it as itself and writes nothing: it matches the marker stored for e1, not a value.
+    const pieces = raw("SELECT count(*) AS n FROM spilled_value")[0]!["n"];
+    expect(await handle.reader().sql.all("SELECT id FROM conversation_entry WHERE content = ?", [stored])).toEqual([{ id: "e1" }]);
+    expect(raw("SELECT count(*) AS n FROM spilled_value")[0]!["n"]).toBe(pieces);
     await insert("e3", "small");
     expect(raw("SELECT content FROM conversation_entry WHERE id = 'e3'")[0]!["content"]).toBe("small");
   });
