@@ -9,6 +9,7 @@ import type { ExtractTablesWithRelations } from "drizzle-orm";
 import type { LibSQLDatabase } from "drizzle-orm/libsql/driver-core";
 import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
 import type { SqlExecutor } from "./engine.js";
+import { spilling } from "./spill.js";
 import { mapBusy } from "./errors.js";
 import type { DatabaseLocation } from "./location.js";
 import type { MigrationReport } from "./migrate.js";
@@ -122,10 +123,11 @@ export function createStorageHandle(parts: StorageHandleParts): StorageHandle {
   const inFlight = new Set<Promise<void>>();
   const eventListeners = new Set<(events: readonly TurnEventRow[]) => void>();
   let closed = false;
-  const readDb = { db: db as unknown as StorageExecutor, sql: client.sql };
+  // Every raw executor spills large values across rows and reads them back joined (spill.ts).
+  const readDb = { db: db as unknown as StorageExecutor, sql: spilling(client.sql) };
   const committer = new GroupCommitter(
     queue,
-    (fn) => writer.transaction(fn),
+    (fn) => writer.transaction((tx) => fn(Object.assign(tx, { sql: spilling(tx.sql) }))),
     current,
     (events, committed) => {
       // One listener or callback that throws never keeps the others from hearing of the commit.

@@ -17,6 +17,7 @@ import type { SqlExecutor, SqlValue } from "./engine.js";
 import { chunked, valueRows } from "./chunks.js";
 import { recordSettlementDiagnostic } from "./diagnostics.js";
 import { foldCase } from "./text-fold.js";
+import { SPILL_BUDGET, SPILL_PIECE, pieces } from "./spill.js";
 
 export type HistoryRole = "user" | "assistant" | "tool";
 export type HistoryKind = "prompt" | "entry" | "steering" | "text" | "refusal" | "reasoning" | "tool";
@@ -181,10 +182,17 @@ export async function publishRows(tx: StorageTransaction, sessionId: string, row
   // The first chunk's INSERT takes the sequence itself (the Session's highest + 1, evaluated once
   // before it inserts); later chunks reuse the one it returned.
   let sequence: number | undefined;
+  // Rows of a chunk whose text is too large for one statement have their largest fields spilled
+  // (spill.ts): the insert trigger indexed their markers, so they are indexed again below.
+  const spilled = new Set<number>();
   for (const chunk of chunked(indexed, 13, 1)) {
     const args: SqlValue[] = [];
     for (const { row, itemIndex } of chunk) {
       args.push(sessionId, itemIndex, row.role, row.kind, row.turnId, row.entryId, row.partId, row.hidden ? 1 : 0, row.body, row.thinking, row.toolInput, row.tool ? JSON.stringify(row.tool) : null, row.createdAt);
+    }
+    // The spilling executor's own rule: the statement's strings together over the budget.
+    if (args.reduce<number>((sum, value) => sum + (typeof value === "string" ? value.length : 0), 0) > SPILL_BUDGET) {
+      for (const { itemIndex } of chunk) spilled.add(itemIndex);
     }
     const next = sequence === undefined ? "(SELECT COALESCE(MAX(source_sequence), 0) + 1 FROM history_row WHERE session_id = ?)" : "?";
     const inserted = await tx.sql.all<{ id: number; item_index: number; source_sequence: number }>(
@@ -202,11 +210,19 @@ export async function publishRows(tx: StorageTransaction, sessionId: string, row
   }
   // The insert trigger indexed every row with SQLite's lower(), which folds ASCII only: rows with
   // other text are indexed again, folded by foldCase (one statement per chunk, none for ASCII).
-  const unicode = indexed.filter(({ row }) => !isAscii(row.body) || (row.thinking !== null && !isAscii(row.thinking)) || (row.toolInput !== null && !isAscii(row.toolInput)));
+  // A field is indexed up to its first SPILL_PIECE characters (one SQL value stays under a
+  // Durable Object's 2 MB; this statement is never spilled).
+  const unicode = indexed.filter(
+    ({ row, itemIndex }) => spilled.has(itemIndex) || !isAscii(row.body) || (row.thinking !== null && !isAscii(row.thinking)) || (row.toolInput !== null && !isAscii(row.toolInput)),
+  );
+  const bounded = (text: string): string => (text.length > SPILL_PIECE ? pieces(text)[0]! : text);
   for (const chunk of chunked(unicode, 7)) {
     const args: SqlValue[] = [];
     for (const { row, itemIndex } of chunk) {
-      args.push(ids.get(itemIndex)!, row.body, row.thinking, row.toolInput, foldCase(row.body), row.thinking === null ? null : foldCase(row.thinking), row.toolInput === null ? null : foldCase(row.toolInput));
+      const body = bounded(row.body);
+      const thinking = row.thinking === null ? null : bounded(row.thinking);
+      const toolInput = row.toolInput === null ? null : bounded(row.toolInput);
+      args.push(ids.get(itemIndex)!, body, thinking, toolInput, foldCase(body), thinking === null ? null : foldCase(thinking), toolInput === null ? null : foldCase(toolInput));
     }
     await tx.sql.run(`INSERT OR REPLACE INTO history_fts (rowid, body, thinking, tool_input, body_folded, thinking_folded, tool_input_folded) VALUES ${valueRows(chunk.length, 7)}`, args);
   }

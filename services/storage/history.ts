@@ -169,10 +169,13 @@ export function listHistoryIndex(
   before: number,
 ): Promise<{ kind: "turn" | "entry"; id: string; revision: number; phase: TurnRow["phase"] | "settled"; messageCount: number }[]> {
   return read(context, async (sql) => {
-    const turns = await sql.all<{ id: string; history_revision: number; phase: TurnRow["phase"]; count: number }>(
-      "SELECT id, history_revision, phase, json_array_length(messages) AS count FROM turn WHERE session_id = ? AND history_revision < ? ORDER BY history_revision",
+    // A spilled `messages` (spill.ts) is its marker to SQL: it is read back whole and counted here.
+    const turns = await sql.all<{ id: string; history_revision: number; phase: TurnRow["phase"]; count: number; spilled: string | null }>(
+      `SELECT id, history_revision, phase, json_array_length(messages) AS count, CASE WHEN substr(messages, 1, 10) = '"\\u0001zc:' THEN messages END AS spilled
+       FROM turn WHERE session_id = ? AND history_revision < ? ORDER BY history_revision`,
       [sessionId, before],
     );
+    for (const row of turns) if (row.spilled !== null) row.count = (JSON.parse(row.spilled) as unknown[]).length;
     const entries = await sql.all<{ id: string; history_revision: number }>("SELECT id, history_revision FROM conversation_entry WHERE session_id = ? AND history_revision < ? ORDER BY history_revision", [
       sessionId,
       before,

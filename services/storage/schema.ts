@@ -560,6 +560,20 @@ export const turnPatch = sqliteTable(
   (table) => [index("turn_patch_session_idx").on(table.sessionId, table.turnSequence)],
 );
 
+/**
+ * Large values split across rows (spill.ts): the pieces of one value, in order. A row elsewhere
+ * holds the marker `"\u0001zc:<id>"` in its place; triggers free the pieces with that row.
+ */
+export const spilledValue = sqliteTable(
+  "spilled_value",
+  {
+    id: text("id").notNull(),
+    ordinal: integer("ordinal").notNull(),
+    data: text("data").notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.id, table.ordinal] })],
+);
+
 /** Recorded rewinds: the Turns they took back (JSON ids), which later work no longer sees unless `files_only`. */
 export const sessionRewind = sqliteTable(
   "session_rewind",
@@ -600,6 +614,7 @@ export const schema = {
   turnTouch,
   turnPatch,
   sessionRewind,
+  spilledValue,
 };
 export type StorageSchema = typeof schema;
 

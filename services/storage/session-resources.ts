@@ -6,6 +6,7 @@
 import { isStorageHandle, type StorageHandle, type StorageTransaction } from "./database.js";
 import type { SqlExecutor } from "./engine.js";
 import { mapBusy } from "./errors.js";
+import { resolveParsed } from "./spill.js";
 
 type Context = StorageHandle | StorageTransaction;
 
@@ -37,17 +38,21 @@ export function listPromptSources(context: Context, sessionId: string, throughRe
          (SELECT json_group_array(json(s.data)) FROM (SELECT data FROM turn_steer WHERE turn_id = t.id ORDER BY sequence) s) AS steers_json
        FROM turn t
        WHERE t.session_id = ? AND t.history_revision <= ?
-         AND (instr(t.request, '"base64"') > 0 OR EXISTS (SELECT 1 FROM turn_steer x WHERE x.turn_id = t.id AND instr(x.data, '"base64"') > 0))
+         AND (instr(t.request, '"base64"') > 0 OR substr(t.request, 1, 10) = '"\\u0001zc:'
+           OR EXISTS (SELECT 1 FROM turn_steer x WHERE x.turn_id = t.id AND (instr(x.data, '"base64"') > 0 OR substr(x.data, 1, 10) = '"\\u0001zc:')))
        ORDER BY t.history_revision, t.sequence`,
       [sessionId, throughRevision],
     );
-    return rows.map((raw) => ({
+    const steers = rows.map((raw) => (JSON.parse(raw["steers_json"] as string) as unknown[]).map((data) => ({ data })));
+    // A spilled request is read back whole by the executor; a spilled steer is its marker in the aggregate (spill.ts).
+    await resolveParsed(sql, steers.flat(), "data");
+    return rows.map((raw, index) => ({
       turnId: raw["id"] as string,
       historyRevision: Number(raw["history_revision"]),
       sequence: Number(raw["sequence"]),
       startedAt: raw["started_at"] === null ? null : Number(raw["started_at"]),
       request: JSON.parse(raw["request"] as string),
-      steers: JSON.parse(raw["steers_json"] as string) as unknown[],
+      steers: steers[index]!.map((steer) => steer.data),
     }));
   });
 }

@@ -7,6 +7,7 @@ import { isStorageHandle, type StorageHandle, type StorageTransaction } from "./
 import { inChunks } from "./chunks.js";
 import type { SqlExecutor } from "./engine.js";
 import { mapBusy } from "./errors.js";
+import { isTooBig, resolveParsed } from "./spill.js";
 import { TURN_SELECT, eventFromRow, partFromRow, placeholders, steerFromRow, turnFromRow } from "./rows.js";
 import type { TurnEventRow, TurnPartRow, TurnRow, TurnSteerRow } from "./schema.js";
 
@@ -40,17 +41,34 @@ export function getTurnWithParts(
   within?: { readonly server: string; readonly sessionId: string },
 ): Promise<{ turn: TurnRow; parts: TurnPartRow[]; steers: TurnSteerRow[] } | undefined> {
   return read(context, async (sql) => {
-    const raw = await sql.get(
-      `SELECT ${TURN_SELECT},
-         (SELECT json_group_array(json_object('ordinal', ordinal, 'data', json(data))) FROM (SELECT ordinal, data FROM turn_part WHERE turn_id = turn.id ORDER BY ordinal)) AS parts_json,
-         (SELECT json_group_array(json_object('steer_id', steer_id, 'session_id', session_id, 'turn_id', turn_id, 'sequence', sequence, 'data', json(data), 'request_hash', request_hash))
-            FROM (SELECT * FROM turn_steer WHERE turn_id = turn.id ORDER BY sequence)) AS steers_json
-       FROM turn WHERE id = ?${within ? " AND session_id = ? AND EXISTS (SELECT 1 FROM session s WHERE s.id = turn.session_id AND s.server = ?)" : ""}`,
-      within ? [turnId, within.sessionId, within.server] : [turnId],
-    );
+    const scope = within ? " AND session_id = ? AND EXISTS (SELECT 1 FROM session s WHERE s.id = turn.session_id AND s.server = ?)" : "";
+    const args = within ? [turnId, within.sessionId, within.server] : [turnId];
+    let raw: Record<string, unknown> | undefined;
+    try {
+      raw = await sql.get(
+        `SELECT ${TURN_SELECT},
+           (SELECT json_group_array(json_object('ordinal', ordinal, 'data', json(data))) FROM (SELECT ordinal, data FROM turn_part WHERE turn_id = turn.id ORDER BY ordinal)) AS parts_json,
+           (SELECT json_group_array(json_object('steer_id', steer_id, 'session_id', session_id, 'turn_id', turn_id, 'sequence', sequence, 'data', json(data), 'request_hash', request_hash))
+              FROM (SELECT * FROM turn_steer WHERE turn_id = turn.id ORDER BY sequence)) AS steers_json
+         FROM turn WHERE id = ?${scope}`,
+        args,
+      );
+    } catch (error) {
+      // The parts together are longer than one SQL value may be (a Durable Object's 2 MB):
+      // the Turn, its parts and its steers in three statements instead.
+      if (!isTooBig(error)) throw error;
+      const alone = await sql.get(`SELECT ${TURN_SELECT} FROM turn WHERE id = ?${scope}`, args);
+      if (!alone) return undefined;
+      const parts = await sql.all("SELECT turn_id, ordinal, data FROM turn_part WHERE turn_id = ? ORDER BY ordinal", [turnId]);
+      const steers = await sql.all("SELECT steer_id, session_id, turn_id, sequence, data, request_hash FROM turn_steer WHERE turn_id = ? ORDER BY sequence", [turnId]);
+      return { turn: turnFromRow(alone), parts: parts.map(partFromRow), steers: steers.map(steerFromRow) };
+    }
     if (!raw) return undefined;
     const parts = (JSON.parse(raw["parts_json"] as string) as { ordinal: number; data: unknown }[]).map((part) => ({ turnId, ordinal: part.ordinal, data: part.data }));
     const steers = (JSON.parse(raw["steers_json"] as string) as Record<string, unknown>[]).map((steer) => ({ ...steerFromRow({ ...steer, data: null }), data: steer["data"] }));
+    // A spilled part or steer is its marker in the aggregate: read back here (spill.ts).
+    await resolveParsed(sql, parts, "data");
+    await resolveParsed(sql, steers, "data");
     return { turn: turnFromRow(raw), parts, steers };
   });
 }

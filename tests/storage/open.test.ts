@@ -9,6 +9,7 @@ import {
   StorageBusy,
 } from "../../services/storage/index.js";
 import { fingerprint, newSession, rawClient, rows, tempStateDirectory } from "./helpers.js";
+import { SPILLED_COLUMNS } from "../../services/storage/migrations/20261211100000-spilled-values.js";
 
 describe("resolveDatabaseLocation", () => {
   const state = "/var/state/ze-harness";
@@ -78,6 +79,7 @@ describe("openDatabase", () => {
         "session_plugin",
         "session_plugin_revision",
         "session_rewind",
+        "spilled_value",
         "terminal",
         "turn",
         "turn_event",
@@ -108,8 +110,12 @@ describe("openDatabase", () => {
         { id: serverMigrations[14]!.id, ordinal: 15, breaking: 1, compatible_floor: serverMigrations[14]!.id },
         { id: serverMigrations[15]!.id, ordinal: 16, breaking: 1, compatible_floor: serverMigrations[15]!.id },
         { id: serverMigrations[16]!.id, ordinal: 17, breaking: 0, compatible_floor: serverMigrations[15]!.id },
+        { id: serverMigrations[17]!.id, ordinal: 18, breaking: 1, compatible_floor: serverMigrations[17]!.id },
       ]);
       const recorded = await rows(handle.client, "SELECT type, name FROM harness_schema_object ORDER BY type, name");
+      // The spilled values' triggers: one pair per table that can hold a large value.
+      const spillTriggers = Object.keys(SPILLED_COLUMNS).flatMap((table) => [`trigger:${table}_spill_deleted`, `trigger:${table}_spill_replaced`]);
+      expect(spillTriggers).toHaveLength(22);
       expect(recorded.map((r) => `${String(r["type"])}:${String(r["name"])}`)).toEqual([
         "index:compaction_checkpoint_idx",
         "index:compaction_phase_idx",
@@ -155,6 +161,7 @@ describe("openDatabase", () => {
         "table:session_plugin",
         "table:session_plugin_revision",
         "table:session_rewind",
+        "table:spilled_value",
         "table:terminal",
         "table:turn",
         "table:turn_event",
@@ -173,7 +180,8 @@ describe("openDatabase", () => {
         "trigger:turn_event_stamps",
         "trigger:turn_prepared_request_recorded",
         "trigger:workspace_blob_gc",
-      ]);
+        ...spillTriggers,
+      ].sort());
       expect(await rows(handle.client, "SELECT id, cursor FROM server_activity")).toEqual([{ id: 1, cursor: 0 }]);
       expect(await rows(handle.client, "PRAGMA journal_mode")).toEqual([{ journal_mode: "wal" }]);
 

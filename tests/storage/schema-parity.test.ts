@@ -53,6 +53,7 @@ describe("schema.ts mirrors the migrations", () => {
       "session_plugin",
       "session_plugin_revision",
       "session_rewind",
+      "spilled_value",
       "terminal",
       "turn",
       "turn_event",

@@ -15,6 +15,7 @@ import { migration as terminalLease } from "./20261208100000-terminal-lease.js";
 import { migration as historyIndexTrigger } from "./20261209100000-history-index-trigger.js";
 import { migration as turnEmptyPatch } from "./20261210100000-turn-empty-patch.js";
 import { migration as turnPreparedRequest } from "./20261210110000-turn-prepared-request.js";
+import { migration as spilledValues } from "./20261211100000-spilled-values.js";
 import type { MigrationRegistry } from "./types.js";
 
 export type { Migration, MigrationRegistry, MigrationTransaction } from "./types.js";
@@ -23,4 +24,4 @@ export type { Migration, MigrationRegistry, MigrationTransaction } from "./types
  * The server database's migrations, in order. To change the schema add
  * `<YYYYMMDDHHMMSS>-<name>.ts` next to this file and append it here (and update `../schema.ts`).
  */
-export const serverMigrations: MigrationRegistry = [sessionsFoundation, turns, turnStampsAndRunners, historyRevisions, compactionsAndJournal, sessionPlugins, sessionPluginFlag, historyRows, diagnosticsAndContext, workspacePatches, terminals, terminalOrigin, workspaceRecording, terminalLease, historyIndexTrigger, turnEmptyPatch, turnPreparedRequest];
+export const serverMigrations: MigrationRegistry = [sessionsFoundation, turns, turnStampsAndRunners, historyRevisions, compactionsAndJournal, sessionPlugins, sessionPluginFlag, historyRows, diagnosticsAndContext, workspacePatches, terminals, terminalOrigin, workspaceRecording, terminalLease, historyIndexTrigger, turnEmptyPatch, turnPreparedRequest, spilledValues];
