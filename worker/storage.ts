@@ -31,6 +31,7 @@ import {
   type TurnEventRow,
 } from "../services/storage/index.js";
 import { DURABLE_OBJECT_MAX_BOUND_VALUES, limitBoundValues } from "../services/storage/chunks.js";
+import { SPILL_BUDGET } from "../services/storage/spill.js";
 
 // Multi-row statements are cut to the platform's 100 bound values (a Turn's history rows, its parts).
 limitBoundValues(DURABLE_OBJECT_MAX_BOUND_VALUES);
@@ -294,5 +295,7 @@ export async function openDurableObjectStorage(options: DurableObjectStorageOpti
     migration,
     queue: new Queue(),
     writer: new DurableObjectWriter(client, options.storage),
+    // Durable Object SQLite refuses a value or row over 2 MB: large values are split across rows.
+    spillBudget: SPILL_BUDGET,
   });
 }

@@ -37,6 +37,8 @@ export interface OpenDatabaseOptions {
   /** SQLite busy timeout; defaults to 5000 ms. */
   readonly busyTimeoutMs?: number | undefined;
   readonly onMigrationProgress?: ((progress: StorageMigrationProgress) => void) | undefined;
+  /** Text one statement binds before its largest strings are spilled across rows (`StorageHandleParts.spillBudget`); absent: no limit by size. */
+  readonly spillBudget?: number | undefined;
 }
 
 
@@ -162,5 +164,5 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Storag
   }
 
   const writer = new Writer(location, client, busyTimeoutMs);
-  return createStorageHandle({ location, processId: options.processId ?? process.pid, client, db: drizzleOver(client), migration, queue, writer });
+  return createStorageHandle({ location, processId: options.processId ?? process.pid, client, db: drizzleOver(client), migration, queue, writer, spillBudget: options.spillBudget });
 }

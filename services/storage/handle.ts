@@ -114,6 +114,13 @@ export interface StorageHandleParts {
   /** Write transactions take turns through this queue. */
   readonly queue: Queue;
   readonly writer: HandleWriter;
+  /**
+   * The UTF-16 units of text one statement may bind before its largest strings are spilled across
+   * rows (spill.ts). Absent: no limit by size (libSQL takes a value up to 1 GB, so a Node database
+   * keeps every value in its own row and SQL over it sees it whole); a Durable Object, whose SQLite
+   * refuses a value or row over 2 MB, passes SPILL_BUDGET. Marker-shaped strings spill either way.
+   */
+  readonly spillBudget?: number | undefined;
 }
 
 /** Assembles the handle from an opened, migrated database. */
@@ -124,10 +131,11 @@ export function createStorageHandle(parts: StorageHandleParts): StorageHandle {
   const eventListeners = new Set<(events: readonly TurnEventRow[]) => void>();
   let closed = false;
   // Every raw executor spills large values across rows and reads them back joined (spill.ts).
-  const readDb = { db: db as unknown as StorageExecutor, sql: spilling(client.sql) };
+  const budget = parts.spillBudget ?? Number.POSITIVE_INFINITY;
+  const readDb = { db: db as unknown as StorageExecutor, sql: spilling(client.sql, budget) };
   const committer = new GroupCommitter(
     queue,
-    (fn) => writer.transaction((tx) => fn(Object.assign(tx, { sql: spilling(tx.sql) }))),
+    (fn) => writer.transaction((tx) => fn(Object.assign(tx, { sql: spilling(tx.sql, budget) }))),
     current,
     (events, committed) => {
       // One listener or callback that throws never keeps the others from hearing of the commit.

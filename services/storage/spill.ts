@@ -68,7 +68,7 @@ interface Spilled {
 const unspilled = (sql: string): boolean => /^\s*SELECT\b/i.test(sql) || sql.includes("history_fts");
 
 /** The arguments with the largest strings replaced by markers (their pieces written first), or the same array when they fit. */
-async function spillArgs(inner: SqlExecutor, sql: string, args: readonly SqlValue[] | undefined): Promise<Spilled> {
+async function spillArgs(inner: SqlExecutor, sql: string, args: readonly SqlValue[] | undefined, budget: number): Promise<Spilled> {
   if (args === undefined || args.length === 0) return { args, ids: [] };
   let total = 0;
   let forced = false;
@@ -77,7 +77,7 @@ async function spillArgs(inner: SqlExecutor, sql: string, args: readonly SqlValu
     total += value.length;
     if (value.startsWith(MARKER_HEAD)) forced = true;
   }
-  if ((total <= SPILL_BUDGET && !forced) || unspilled(sql)) return { args, ids: [] };
+  if ((total <= budget && !forced) || unspilled(sql)) return { args, ids: [] };
   const out = [...args];
   const order = out
     .map((value, index) => ({ index, length: typeof value === "string" ? value.length : -1 }))
@@ -87,7 +87,7 @@ async function spillArgs(inner: SqlExecutor, sql: string, args: readonly SqlValu
   const ids: string[] = [];
   for (const { index, length } of order) {
     const value = out[index] as string;
-    if (total <= SPILL_BUDGET && !value.startsWith(MARKER_HEAD)) continue;
+    if (total <= budget && !value.startsWith(MARKER_HEAD)) continue;
     const id = crypto.randomUUID();
     ids.push(id);
     pieces(value).forEach((piece, ordinal) => rows.push([id, ordinal, piece]));
@@ -147,10 +147,10 @@ async function resolveRows<T>(inner: SqlExecutor, rows: T[]): Promise<T[] | unde
 const READ_ATTEMPTS = 3;
 
 /** `inner` with large bound strings spilled and markers in results resolved. */
-export function spilling(inner: SqlExecutor): SqlExecutor {
+export function spilling(inner: SqlExecutor, budget: number = SPILL_BUDGET): SqlExecutor {
   async function all<T>(sql: string, args?: readonly SqlValue[]): Promise<T[]> {
     if (sql.startsWith(PIECES_SELECT)) return inner.all<T>(sql, args);
-    const spilled = await spillArgs(inner, sql, args);
+    const spilled = await spillArgs(inner, sql, args, budget);
     for (let attempt = 1; ; attempt++) {
       const rows = await inner.all<T>(sql, spilled.args);
       await unlessWritten(inner, spilled, rows.length > 0);
@@ -163,7 +163,7 @@ export function spilling(inner: SqlExecutor): SqlExecutor {
     all,
     get: async <T>(sql: string, args?: readonly SqlValue[]) => (await all<T>(sql, args))[0],
     run: async (sql, args) => {
-      const spilled = await spillArgs(inner, sql, args);
+      const spilled = await spillArgs(inner, sql, args, budget);
       const result = await inner.run(sql, spilled.args);
       await unlessWritten(inner, spilled, result.changes > 0);
       return result;

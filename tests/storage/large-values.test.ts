@@ -251,7 +251,9 @@ describe.each(HOSTS)("values over 2 MB on the %s host", (kind) => {
     expect(JSON.stringify(fork)).toContain(forkedSessionId);
 
     await h.stop();
-    expect(count(h, "SELECT count(*) AS n FROM spilled_value")).toBeGreaterThan(0);
+    // Only a Durable Object spills by size (its SQLite refuses a value over 2 MB); libSQL keeps each value in its row.
+    if (kind === "worker") expect(count(h, "SELECT count(*) AS n FROM spilled_value")).toBeGreaterThan(0);
+    else expect(count(h, "SELECT count(*) AS n FROM spilled_value")).toBe(0);
     await h.start();
 
     expect(textOf(await getTurn(h, sessionId, turnId)) === answer).toBe(true);
@@ -300,7 +302,7 @@ describe("the spilling executor (libSQL file)", () => {
   beforeAll(async () => {
     directory = mkdtempSync(join(tmpdir(), "zh-spill-"));
     path = join(directory, "spill.db");
-    handle = await openDatabase({ url: path, stateDirectory: directory });
+    handle = await openDatabase({ url: path, stateDirectory: directory, spillBudget: SPILL_BUDGET });
     await sessions.insertSession(handle, newSession("s1"));
   });
   afterAll(async () => {
