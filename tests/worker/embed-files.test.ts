@@ -6,10 +6,11 @@
 import { randomUUID } from "node:crypto";
 import type { Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sdk, watchTurn, type Turn, type ZeClient } from "../../clients/index.js";
+import { sdk, watchTurn, type FileReadEvent, type FilesStreamEvent, type Turn, type ZeClient } from "../../clients/index.js";
 import { startTestModel, type TestModel } from "../../tools/test-model/index.js";
 import { ok } from "../support/calls.js";
 import { networkClient } from "../support/harness.js";
+import { readSse } from "../support/terminals.js";
 import { bundle, miniflare } from "./support.js";
 
 const SERVER = "home";
@@ -103,10 +104,30 @@ describe("WorkerHarnessHost workspace.files (workerd)", () => {
     const listed = await ok(sdk.listFiles({ client: api.client, path: { server: SERVER, sessionId } }));
     const named = (entries: typeof listed.entries) => entries.map((entry) => [Buffer.from(entry.path.bytesBase64, "base64").toString(), entry.kind, entry.size]);
     expect(named(listed.entries)).toEqual([
-      ["AGENTS.md", "file", 50],
+      ["AGENTS.md", "file", 49],
       ["notes", "directory", undefined],
     ]);
     const notes = await ok(sdk.listFiles({ client: api.client, path: { server: SERVER, sessionId }, query: { path: Buffer.from("notes").toString("base64") } }));
     expect(named(notes.entries)).toEqual([["notes/a.txt", "file", 21]]);
+  });
+
+  it("watches and reads the embedder's home: a change it reports reaches GET …/files/events, its bytes GET …/files/content", async () => {
+    const sessionId = randomUUID();
+    await ok(sdk.createSession({ client: api.client, path: { server: SERVER, sessionId }, body: { workdir: "watched" } }));
+    const route = `/v1/servers/${SERVER}/sessions/${sessionId}/files/events`;
+    const controller = new AbortController();
+    const response = await fetch(`${url}${route}`, { signal: controller.signal });
+    const events = await readSse<FilesStreamEvent>(response, route, (event) => {
+      // The embedder changes its home itself (as its Computer's synchronization would).
+      if (event.type === "files.ready") void fetch(`${url}/fixture/put`, { method: "POST", body: JSON.stringify({ path: "/workspace/watched/b.txt", text: "synced" }) });
+      return event.type === "files.changed";
+    });
+    controller.abort();
+    expect(events.map((event) => event.type)).toEqual(["files.ready", "files.changed"]);
+
+    const content = `/v1/servers/${SERVER}/sessions/${sessionId}/files/content`;
+    const read = await readSse<FileReadEvent>(await fetch(`${url}${content}?path=${encodeURIComponent(Buffer.from("b.txt").toString("base64"))}`), content);
+    const text = read.filter((event) => event.type === "file.chunk").map((event) => Buffer.from((event as { bytesBase64: string }).bytesBase64, "base64").toString()).join("");
+    expect(text).toBe("synced");
   });
 });
