@@ -141,6 +141,12 @@ describe("WorkspaceFileStore over an embedder's file home", () => {
     const next = store.chunks("/workspace/a/b.ts");
     expect(new TextDecoder().decode(await next())).toBe("let needle = 2;\n");
     expect(await next()).toBeUndefined();
+    // A home's own pieces: at most the size it stated, however many it offers.
+    const pieces = new WorkspaceFileStore({ ...home, readChunk: () => text("0123456789") });
+    const paged = pieces.chunks("/workspace/a/b.ts");
+    const read: string[] = [];
+    for (let chunk = await paged(); chunk !== undefined; chunk = await paged()) read.push(new TextDecoder().decode(chunk));
+    expect(read.join("")).toBe("0123456789012345");
   });
 
   it("reports changes from a home's onChange, else its own writes and removals", async () => {

@@ -45,6 +45,11 @@ export interface WorkspaceFileHome {
   list(path: string): readonly WorkspaceFileHomeChild[];
   /** The whole file at `path`. */
   readBytes(path: string): Uint8Array;
+  /**
+   * Optional, for paged reads: the file's `index`-th piece (0-based, any size), undefined past
+   * its end. Without it, a paged read reads the whole file (at most the store's `maxFileBytes`).
+   */
+  readChunk?(path: string, index: number): Uint8Array | undefined;
   /** Creates or replaces the file at `path`, creating missing parent directories. */
   writeBytes(path: string, bytes: Uint8Array): void;
   /** Removes the file at `path`. */
@@ -123,6 +128,12 @@ export class SqliteWorkspaceHome implements WorkspaceFileHome {
     return out;
   }
 
+  /** One stored chunk: only what a paged read asks for is read. */
+  readChunk(path: string, index: number): Uint8Array | undefined {
+    const [row] = this.#rows("SELECT bytes FROM workspace_chunk WHERE path = ? AND seq = ?", path, index);
+    return row === undefined ? undefined : new Uint8Array(row["bytes"] as ArrayBuffer);
+  }
+
   writeBytes(path: string, bytes: Uint8Array): void {
     const created: string[] = [];
     this.#storage.transactionSync(() => {
@@ -165,11 +176,13 @@ export class SqliteWorkspaceHome implements WorkspaceFileHome {
 
 /** Why a `workspace.files` option cannot be used as a file home. */
 export function fileHomeProblem(files: unknown): string | undefined {
-  if (typeof files !== "object" || files === null) return "files must be an object ({ stat, list, readBytes, writeBytes, remove, onChange? })";
+  if (typeof files !== "object" || files === null) return "files must be an object ({ stat, list, readBytes, writeBytes, remove, readChunk?, onChange? })";
   for (const name of ["stat", "list", "readBytes", "writeBytes", "remove"] as const) {
     if (typeof (files as Record<string, unknown>)[name] !== "function") return `files must have a ${name} function`;
   }
   const onChange = (files as { onChange?: unknown }).onChange;
   if (onChange !== undefined && typeof onChange !== "function") return "files.onChange must be a function when given";
+  const readChunk = (files as { readChunk?: unknown }).readChunk;
+  if (readChunk !== undefined && typeof readChunk !== "function") return "files.readChunk must be a function when given";
   return undefined;
 }

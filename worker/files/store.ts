@@ -238,12 +238,33 @@ export class WorkspaceFileStore implements WorkspaceFiles {
     return entry;
   }
 
-  /** The file's bytes in CHUNK_BYTES pieces, one per call (the file is read, at most `maxFileBytes`, at the first call). */
+  /**
+   * The file's bytes in stored order, one piece per call: the home's own pieces when it has
+   * `readChunk` (only what is asked for is read), else CHUNK_BYTES slices of the whole file (at
+   * most `maxFileBytes`, read at the first call).
+   */
   chunks(path: string): () => Promise<Uint8Array | undefined> {
     path = workspacePath(path);
-    this.#file(path);
-    let bytes: Uint8Array | undefined;
+    const entry = this.#file(path);
     let seq = 0;
+    const home = this.#home;
+    if (home.readChunk !== undefined) {
+      // Never more than the size the home stated, and an empty piece ends the file: a home cannot keep a read going.
+      let remaining = entry.size;
+      return async () => {
+        if (remaining <= 0) return undefined;
+        const index = seq;
+        seq += 1;
+        const chunk: unknown = this.#call(() => home.readChunk!(path, index));
+        if (chunk === undefined) return undefined;
+        if (!(chunk instanceof Uint8Array)) throw fail("io");
+        if (chunk.length === 0) return undefined;
+        const piece = chunk.length > remaining ? chunk.subarray(0, remaining) : chunk;
+        remaining -= piece.length;
+        return piece;
+      };
+    }
+    let bytes: Uint8Array | undefined;
     return async () => {
       bytes ??= this.readBytes(path);
       const at = seq * CHUNK_BYTES;
