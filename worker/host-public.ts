@@ -42,6 +42,7 @@ export {
 } from "../services/core/turns/content.js";
 export { ToolDispatchError, type ToolDispatchLease, type ToolDispatchLifecycle, type ToolDispatchOutcome } from "../services/core/turns/dispatch.js";
 export type { HostWorkspace, WorkspaceComputer, WorkspaceExecRequest, WorkspaceExecResult } from "./host-workspace.js";
+export type { WorkspaceFileHome, WorkspaceFileHomeChild, WorkspaceFileHomeEntry } from "./files/home.js";
 export type { ProviderDefinitionMap } from "./host-options.js";
 export { defineProvider, makeCompatibleProviderDefinition, makeRedacted, revealRedacted } from "../plugin/index.js";
 export type { ProviderDefinition, ProviderModelAcquisitionInput, ProviderStreamContext, Redacted } from "../plugin/index.js";

@@ -1,13 +1,18 @@
-// WorkerHarnessHost's `workspace` option: the Workspace an embedding Durable Object provides.
-// Today it carries the Computer backend (`computer.exec`): with it, `shell` runs each approved
-// command there (the Node tool's id, input schema, permission projection and result text: the
-// combined output's last 50 KiB and the exit status) instead of answering the typed
-// `spawn_failed` outcome. The file home stays the object's SQLite `/workspace` store (worker/files):
-// the store's reads are synchronous (AGENTS.md at admission, Skills, agents, the file routes), so
-// an asynchronous embedder file home is not taken yet; the embedder keeps its Computer's
-// `/workspace` and the store in step (the reference's post-command synchronization, which an
-// alarm participant can run: `registerAlarmParticipant`). Harness never closes the Workspace:
-// the owning object keeps its lifetime.
+// WorkerHarnessHost's `workspace` option: the Workspace an embedding Durable Object provides —
+// its file home (`files`) and its Computer backend (`computer.exec`).
+// - `files` (worker/files/home.ts `WorkspaceFileHome`: synchronous stat, list, readBytes,
+//   writeBytes, remove and an optional onChange) replaces the object's SQLite `/workspace` store
+//   for every reader and writer: the file tools, AGENTS.md at admission, Skills, store agents, the
+//   files routes (GET …/files, …/files/content, …/files/events) and the plugin API's workspace
+//   files. Harness canonicalises and confines each path to `/workspace` and enforces the
+//   WorkspaceFileError codes around it (worker/files/store.ts); the home sees canonical paths only.
+//   Without it the file home is the object's SQLite store.
+// - `computer`: with it, `shell` runs each approved command there (the Node tool's id, input
+//   schema, permission projection and result text: the combined output's last 50 KiB and the exit
+//   status) instead of answering the typed `spawn_failed` outcome. The embedder keeps its
+//   Computer's `/workspace` and the file home in step (the reference's post-command
+//   synchronization, which an alarm participant can run: `registerAlarmParticipant`).
+// Harness never closes the Workspace: the owning object keeps its lifetime.
 import {
   DEFAULT_SHELL_TIMEOUT_MS,
   MAX_SHELL_OUTPUT_BYTES,
@@ -17,6 +22,7 @@ import {
   type ToolDefinition,
   type ToolOutput,
 } from "../services/tools/tool.js";
+import { fileHomeProblem, type WorkspaceFileHome } from "./files/home.js";
 
 /** One command for the Computer: `/bin/sh -c command` in `cwd`, stopped at `timeoutMs` or when `signal` aborts. */
 export interface WorkspaceExecRequest {
@@ -45,6 +51,8 @@ export interface WorkspaceComputer {
 
 /** The host-provided Workspace (`WorkerHarnessHostOptions.workspace`). */
 export interface HostWorkspace {
+  /** The file home of `/workspace`; absent: the object's SQLite store. */
+  readonly files?: WorkspaceFileHome;
   /** Runs `shell` commands; absent: `shell` answers `spawn_failed` after its permission. */
   readonly computer?: WorkspaceComputer;
 }
@@ -52,7 +60,12 @@ export interface HostWorkspace {
 /** Why a `workspace` option cannot be used. */
 export function workspaceProblem(workspace: unknown): string | undefined {
   if (workspace === undefined) return undefined;
-  if (typeof workspace !== "object" || workspace === null) return "must be an object ({ computer? })";
+  if (typeof workspace !== "object" || workspace === null) return "must be an object ({ files?, computer? })";
+  const files = (workspace as { files?: unknown }).files;
+  if (files !== undefined) {
+    const problem = fileHomeProblem(files);
+    if (problem !== undefined) return problem;
+  }
   const computer = (workspace as { computer?: unknown }).computer;
   if (computer !== undefined && (typeof computer !== "object" || computer === null || typeof (computer as { exec?: unknown }).exec !== "function")) return "computer must be an object with an exec(request) function";
   return undefined;

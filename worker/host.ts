@@ -18,7 +18,7 @@
 //   at wake.
 // - The embedder ports: `providerDefinitions` (compiled with the providers, host-options.ts),
 //   `contentResolver` and `toolDispatch` (Core seams: services/core/turns/content.ts, dispatch.ts)
-//   and `workspace` (its Computer runs `shell`: host-workspace.ts).
+//   and `workspace` (its file home serves /workspace, its Computer runs `shell`: host-workspace.ts).
 import type { ServerStreamEvent, SessionStreamEvent, TurnStreamEvent } from "../generated/client/types.gen.js";
 import type { Handlers } from "../generated/server/routes.js";
 import { Failure, unavailable, validationFailure } from "../services/contract/failure.js";
@@ -86,7 +86,7 @@ export interface WorkerHarnessHostOptions extends WorkerHostSettings, WorkerHost
   readonly contentResolver?: DurableContentResolver;
   /** Host custody of every approved tool call (services/core/turns/dispatch.ts). */
   readonly toolDispatch?: ToolDispatchLifecycle;
-  /** The host-provided Workspace: its Computer runs `shell` (worker/host-workspace.ts). Never closed by the host. */
+  /** The host-provided Workspace: its file home serves /workspace, its Computer runs `shell` (worker/host-workspace.ts). Never closed by the host. */
   readonly workspace?: HostWorkspace;
 }
 
@@ -183,8 +183,10 @@ export class WorkerHarnessHost {
     const hub = new ActivityHub((announce) => storage.afterCommit(announce));
     storage.onTurnEvents((rows) => hub.turnEvents(rows));
     let runner: TurnRunner | undefined;
-    // The server's /workspace (the object's SQLite; its own migration runs here, after the server's).
-    const files = new WorkspaceFileStore(state.storage);
+    const workspaceRefusal = workspaceProblem(this.#options.workspace);
+    if (workspaceRefusal !== undefined) throw Object.assign(new Error(`WorkerHarnessHost option workspace: ${workspaceRefusal}`), { _tag: "ConfigInvalid" });
+    // The server's /workspace: the embedder's file home, else the object's SQLite (its own migration runs here, after the server's).
+    const files = new WorkspaceFileStore(this.#options.workspace?.files ?? state.storage);
     // Built-in agents and the Markdown ones in /workspace/.ze-harness/agents, read at each use, with
     // the server plugins' (the host generation) once the plugins are composed.
     const storeAgents = workspaceAgents(files);
@@ -200,8 +202,6 @@ export class WorkerHarnessHost {
     });
     const ports = embedderPortProblem(this.#options);
     if (ports !== undefined) throw Object.assign(new Error(`WorkerHarnessHost option ${ports}`), { _tag: "ConfigInvalid" });
-    const workspaceRefusal = workspaceProblem(this.#options.workspace);
-    if (workspaceRefusal !== undefined) throw Object.assign(new Error(`WorkerHarnessHost option workspace: ${workspaceRefusal}`), { _tag: "ConfigInvalid" });
     const compiled = compileHostSettings(this.#options);
     // A bad option is refused at wake and answered to every request (never a crash loop).
     if (!compiled.ok) throw Object.assign(new Error(compiled.message), { _tag: compiled.tag });

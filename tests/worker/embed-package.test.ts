@@ -75,6 +75,7 @@ describe("the ze-harness/worker-host entry (built)", () => {
       ProviderDefinitionMap: "type",
       ProviderModelAcquisitionInput: "type",
       HostWorkspace: "type",
+      WorkspaceFileHome: "type",
       defineProvider: "value",
       HistoryVisibility: "type",
       PromptContent: "type",

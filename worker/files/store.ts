@@ -1,26 +1,32 @@
-// The Worker's `/workspace`: files and directories in the server object's SQLite (the reference's
-// "one SQLite-backed Computer Workspace" per server; no container here). Every Session of the
+// The Worker's `/workspace`: files and directories in a file home (home.ts) — the server object's
+// SQLite by default (the reference's "one SQLite-backed Computer Workspace" per server; no
+// container here), or the embedder's `workspace.files` on WorkerHarnessHost. Every Session of the
 // server shares it. It is the plugin API's `WorkspaceFiles` (resolvePath, readText, writeText,
 // removeFile, readDirectory, with the reference's `WorkspaceFileError` codes) plus what the file
-// tools and the instruction loaders need: whole bytes, chunked reads, listings, glob and grep.
+// tools and the instruction loaders need: whole bytes, chunked reads, listings, glob and grep,
+// all built here on the home's primitives.
 //
-// Rules: paths are canonical and confined to `/workspace` (paths.ts); a write creates missing
-// parent directories, refuses a parent that is a file (`not_file`) and a directory at the path
-// (`not_file`); a file holds at most `maxFileBytes` (default MAX_WORKSPACE_FILE_BYTES, 10 MiB, what
-// `edit` can load) — a larger write is `too_large` and changes nothing. Each mutation is one
-// synchronous transaction (`transactionSync`): a failure leaves the store as it was. Bytes are
-// kept in 512 KiB chunks (the platform caps a row at 2 MB). Failures carry only a code, never a
-// path. Concurrent writers are last-writer-wins, as on the container the reference describes.
-import { WorkspaceFileError, type WorkspaceDirectoryEntry, type WorkspaceFileTarget, type WorkspaceFiles } from "../../plugin/index.js";
+// Rules, enforced here around any home: paths are canonical and confined to `/workspace`
+// (paths.ts) before a home sees them; a write creates missing parent directories, refuses a
+// parent that is a file (`not_file`) and a directory at the path (`not_file`); a file holds at
+// most `maxFileBytes` (default MAX_WORKSPACE_FILE_BYTES, 10 MiB, what `edit` can load) — a larger
+// write is `too_large` and changes nothing, a larger read is `too_large`. A home's answers are
+// checked (unusable ones are `io`); its failures keep only their code. On the SQLite home each
+// mutation is one synchronous transaction: a failure leaves the store as it was. Failures carry
+// only a code, never a path. Concurrent writers are last-writer-wins, as on the container the
+// reference describes.
+import { WorkspaceFileError, isWorkspaceFileError, type WorkspaceDirectoryEntry, type WorkspaceFileTarget, type WorkspaceFiles } from "../../plugin/index.js";
 import { MAX_DIRECTORY_ENTRIES, MAX_EDIT_FILE_BYTES, MAX_FILE_READ_BYTES } from "../../services/tools/tool.js";
 import { WORKSPACE_ROOT } from "../workspace.js";
-import { migrateWorkspaceFiles, type FilesStorageInput } from "./migrations.js";
-import { isInside, nameOf, parentOf, relativeTo, workspacePath } from "./paths.js";
+import { globMatcher } from "./glob.js";
+import { CHUNK_BYTES, SqliteWorkspaceHome, type WorkspaceFileHome } from "./home.js";
+import type { FilesStorageInput } from "./migrations.js";
+import { MAX_NAME_BYTES, isInside, parentOf, relativeTo, utf8Length, workspacePath } from "./paths.js";
+
+export { CHUNK_BYTES };
 
 /** Largest file the store holds: what `edit` can load and rewrite (10 MiB). */
 export const MAX_WORKSPACE_FILE_BYTES = MAX_EDIT_FILE_BYTES;
-/** Bytes per stored chunk. */
-export const CHUNK_BYTES = 512 * 1024;
 /** Most paths one glob returns; most matches one grep returns. */
 export const MAX_GLOB_RESULTS = MAX_DIRECTORY_ENTRIES;
 export const MAX_GREP_MATCHES = 500;
@@ -39,6 +45,9 @@ export interface WorkspaceFileStoreOptions {
   readonly now?: () => number;
 }
 
+/** The codes a home's WorkspaceFileError may carry through. */
+const WORKSPACE_FILE_CODES: ReadonlySet<string> = new Set(["invalid_path", "not_found", "not_file", "too_large", "max_bytes_exceeded", "invalid_utf8", "io"]);
+
 const fail = (code: WorkspaceFileError["code"]): WorkspaceFileError => new WorkspaceFileError({ code });
 
 /** A decoder that refuses bytes that are not UTF-8. */
@@ -52,128 +61,111 @@ export function decodeUtf8(bytes: Uint8Array): string {
 
 const encoder = new TextEncoder();
 
-/** One step of a glob: a literal character, `?`, `*` (within one name), `**` (anything), `**` then `/` (whole names, also none). */
-type GlobToken = { readonly kind: "char"; readonly char: string } | { readonly kind: "one" | "name" | "any" | "names" };
-
-function globTokens(pattern: string): GlobToken[] {
-  const tokens: GlobToken[] = [];
-  for (let index = 0; index < pattern.length; index++) {
-    const char = pattern[index]!;
-    if (char === "*" && pattern[index + 1] === "*") {
-      const slash = pattern[index + 2] === "/";
-      tokens.push({ kind: slash ? "names" : "any" });
-      index += slash ? 2 : 1;
-      // Repeats add nothing but work: `**` then `/` again and again is one, `**` then more `*` is `**`.
-      if (slash) while (pattern.startsWith("**/", index + 1)) index += 3;
-      else while (pattern[index + 1] === "*") index += 1;
-    } else if (char === "*") tokens.push({ kind: "name" });
-    else if (char === "?") tokens.push({ kind: "one" });
-    else tokens.push({ kind: "char", char });
-  }
-  return tokens;
+/** UTF-8 byte order (SQLite's binary collation), for listings and glob results from any home. */
+function byUtf8<T>(items: readonly T[], key: (item: T) => string): T[] {
+  const keyed = items.map((item) => ({ item, bytes: encoder.encode(key(item)) }));
+  keyed.sort((a, b) => {
+    const length = Math.min(a.bytes.length, b.bytes.length);
+    for (let index = 0; index < length; index++) if (a.bytes[index] !== b.bytes[index]) return a.bytes[index]! - b.bytes[index]!;
+    return a.bytes.length - b.bytes.length;
+  });
+  return keyed.map(({ item }) => item);
 }
 
-/**
- * Glob syntax: `**` any depth (also none), `*` within one name, `?` one character; the rest
- * literal. Matched by simulating the pattern as a set of positions — time linear in the path
- * times the pattern, never the backtracking a regular expression of many `*` takes (a model's
- * `*a*a*a*a*a*a*b` over a long name would hold the whole server object).
- */
-function globMatcher(pattern: string): (path: string) => boolean {
-  const tokens = globTokens(pattern);
-  const size = tokens.length;
-  const close = (states: Uint8Array<ArrayBuffer>): Uint8Array<ArrayBuffer> => {
-    for (let state = 0; state < size; state++) {
-      if (states[state] === 1 && tokens[state]!.kind !== "char" && tokens[state]!.kind !== "one") states[state + 1] = 1;
-    }
-    return states;
-  };
-  return (path) => {
-    let current = new Uint8Array(size + 1);
-    current[0] = 1;
-    close(current);
-    for (const char of path) {
-      const next = new Uint8Array(size + 1);
-      let alive = false;
-      for (let state = 0; state < size; state++) {
-        if (current[state] !== 1) continue;
-        const token = tokens[state]!;
-        if (token.kind === "char") {
-          if (token.char === char) next[state + 1] = 1;
-        } else if (token.kind === "one") {
-          if (char !== "/") next[state + 1] = 1;
-        } else if (token.kind === "name") {
-          if (char !== "/") next[state] = 1;
-        } else if (token.kind === "any") next[state] = 1;
-        else {
-          next[state] = 1;
-          if (char === "/") next[state + 1] = 1;
-        }
-      }
-      for (let state = 0; state <= size; state++) if (next[state] === 1) alive = true;
-      if (!alive) return false;
-      current = close(next);
-    }
-    return current[size] === 1;
-  };
-}
+/** A name a home may list: one segment, neither `.` nor `..`. */
+const validName = (name: unknown): name is string =>
+  typeof name === "string" && name !== "" && name !== "." && name !== ".." && !name.includes("/") && !name.includes("\0") && utf8Length(name) <= MAX_NAME_BYTES;
+
+const validKind = (kind: unknown): kind is EntryKind => kind === "file" || kind === "directory";
+const validCount = (value: unknown): value is number => typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
 
 export class WorkspaceFileStore implements WorkspaceFiles {
-  readonly #storage: FilesStorageInput;
-  readonly #now: () => number;
+  readonly #home: WorkspaceFileHome;
   readonly #listeners = new Set<(path: string) => void>();
   readonly maxFileBytes: number;
 
-  /** Opens the store, migrating its tables first (after the server migrations). */
-  constructor(storage: FilesStorageInput, options: WorkspaceFileStoreOptions = {}) {
+  /**
+   * The store over the object's SQLite (its tables migrated first, after the server migrations)
+   * or over an embedder's file home (`workspace.files`).
+   */
+  constructor(source: FilesStorageInput | WorkspaceFileHome, options: WorkspaceFileStoreOptions = {}) {
     const max = options.maxFileBytes ?? MAX_WORKSPACE_FILE_BYTES;
     if (!Number.isSafeInteger(max) || max < 1 || max > MAX_WORKSPACE_FILE_BYTES) throw new RangeError(`maxFileBytes must be an integer from 1 to ${MAX_WORKSPACE_FILE_BYTES}`);
-    this.#storage = storage;
-    this.#now = options.now ?? Date.now;
+    this.#home = "sql" in source && "transactionSync" in source ? new SqliteWorkspaceHome(source, options.now) : source;
     this.maxFileBytes = max;
-    migrateWorkspaceFiles(storage);
+  }
+
+  /** Runs a home primitive: its WorkspaceFileError keeps its code (never its message), any other throw is `io`. */
+  #call<T>(run: () => T): T {
+    try {
+      return run();
+    } catch (error) {
+      throw isWorkspaceFileError(error) && WORKSPACE_FILE_CODES.has(error.code) ? fail(error.code) : fail("io");
+    }
   }
 
   /**
    * Calls `listener` with the path of every entry a committed mutation created, replaced or
    * removed (a write's new parent directories too); returns the unsubscribe. A throwing listener
-   * is not the writer's failure.
+   * is not the writer's failure. With a home that reports changes, its reports (paths outside
+   * `/workspace` or not canonical are dropped); else this store's own writes and removals.
    */
   onChange(listener: (path: string) => void): () => void {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
+    const safe = (path: string): void => {
+      try {
+        listener(path);
+      } catch {
+        // a watcher's problem, not the write's
+      }
+    };
+    const reported = this.#home.onChange;
+    if (reported !== undefined) {
+      const stop = reported.call(this.#home, (path: unknown) => {
+        if (typeof path !== "string") return;
+        let canonical: string;
+        try {
+          canonical = workspacePath(path);
+        } catch {
+          return;
+        }
+        if (canonical === path) safe(path);
+      });
+      return typeof stop === "function" ? () => void stop() : () => undefined;
+    }
+    this.#listeners.add(safe);
+    return () => this.#listeners.delete(safe);
   }
 
   #changed(paths: readonly string[]): void {
-    for (const listener of this.#listeners) {
-      for (const path of paths) {
-        try {
-          listener(path);
-        } catch {
-          // a watcher's problem, not the write's
-        }
-      }
-    }
-  }
-
-  #rows(query: string, ...bindings: unknown[]): Record<string, unknown>[] {
-    return this.#storage.sql.exec(query, ...bindings).toArray();
+    if (this.#home.onChange !== undefined) return;
+    for (const listener of this.#listeners) for (const path of paths) listener(path);
   }
 
   /** What is at `path` (absolute; normalised and confined like every path here), or undefined. */
   stat(path: string): StoredEntry | undefined {
     path = workspacePath(path);
-    const [row] = this.#rows("SELECT kind, size FROM workspace_entry WHERE path = ?", path);
-    return row === undefined ? undefined : { path, kind: row["kind"] as EntryKind, size: Number(row["size"]) };
+    return this.#entry(path);
+  }
+
+  /** The home's answer for the canonical `path`, checked. */
+  #entry(path: string): (StoredEntry & { readonly updatedAt: number }) | undefined {
+    const entry: unknown = this.#call(() => this.#home.stat(path));
+    if (entry === undefined || entry === null) return path === WORKSPACE_ROOT ? { path, kind: "directory", size: 0, updatedAt: 0 } : undefined;
+    if (typeof entry !== "object") throw fail("io");
+    const { kind, size, updatedAt } = entry as { kind?: unknown; size?: unknown; updatedAt?: unknown };
+    if (!validKind(kind) || (kind === "file" && !validCount(size))) throw fail("io");
+    // The root is a directory whatever a home says.
+    if (path === WORKSPACE_ROOT && kind !== "directory") throw fail("io");
+    return { path, kind, size: kind === "file" ? (size as number) : 0, updatedAt: validCount(updatedAt) ? updatedAt : 0 };
   }
 
   /** The file at the canonical `path`. */
   #file(path: string): StoredEntry {
-    const entry = this.stat(path);
+    const entry = this.#entry(path);
     if (entry === undefined) {
       // A parent that is a file is `not_file`, as ENOTDIR is on Node.
       for (let parent = parentOf(path); isInside(WORKSPACE_ROOT, parent); parent = parentOf(parent)) {
-        if (this.stat(parent)?.kind === "file") throw fail("not_file");
+        if (this.#entry(parent)?.kind === "file") throw fail("not_file");
       }
       throw fail("not_found");
     }
@@ -181,91 +173,114 @@ export class WorkspaceFileStore implements WorkspaceFiles {
     return entry;
   }
 
-  /** The file's bytes in stored order, one chunk per call (for paged reads: only what is asked for is read). */
+  /**
+   * The file's bytes in stored order, one piece per call: the home's own pieces when it has
+   * `readChunk` (only what is asked for is read), else CHUNK_BYTES slices of the whole file (at
+   * most `maxFileBytes`, read at the first call).
+   */
   chunks(path: string): () => Promise<Uint8Array | undefined> {
     path = workspacePath(path);
-    this.#file(path);
+    const entry = this.#file(path);
     let seq = 0;
+    const home = this.#home;
+    if (home.readChunk !== undefined) {
+      // Never more than the size the home stated, and an empty piece ends the file: a home cannot keep a read going.
+      let remaining = entry.size;
+      return async () => {
+        if (remaining <= 0) return undefined;
+        const index = seq;
+        seq += 1;
+        const chunk: unknown = this.#call(() => home.readChunk!(path, index));
+        if (chunk === undefined) return undefined;
+        if (!(chunk instanceof Uint8Array)) throw fail("io");
+        if (chunk.length === 0) return undefined;
+        const piece = chunk.length > remaining ? chunk.subarray(0, remaining) : chunk;
+        remaining -= piece.length;
+        return piece;
+      };
+    }
+    let bytes: Uint8Array | undefined;
     return async () => {
-      const [row] = this.#rows("SELECT bytes FROM workspace_chunk WHERE path = ? AND seq = ?", path, seq);
+      bytes ??= this.readBytes(path);
+      const at = seq * CHUNK_BYTES;
       seq += 1;
-      return row === undefined ? undefined : new Uint8Array(row["bytes"] as ArrayBuffer);
+      return at < bytes.length ? bytes.subarray(at, at + CHUNK_BYTES) : undefined;
     };
   }
 
-  /** The whole file (at most `maxFileBytes`, checked before anything is read). */
+  /** The whole file (at most `maxFileBytes`, checked before anything is read and again on what the home answers). */
   readBytes(path: string, maxBytes: number = this.maxFileBytes): Uint8Array {
     path = workspacePath(path);
     const entry = this.#file(path);
     if (entry.size > maxBytes) throw fail("too_large");
-    const out = new Uint8Array(entry.size);
-    let at = 0;
-    for (const row of this.#rows("SELECT bytes FROM workspace_chunk WHERE path = ? ORDER BY seq", path)) {
-      const chunk = new Uint8Array(row["bytes"] as ArrayBuffer);
-      out.set(chunk, at);
-      at += chunk.length;
-    }
-    return out;
+    const bytes: unknown = this.#call(() => this.#home.readBytes(path));
+    if (!(bytes instanceof Uint8Array)) throw fail("io");
+    if (bytes.length > maxBytes) throw fail("too_large");
+    return bytes;
   }
 
   /**
-   * Creates or replaces the file at `path` (absolute), creating missing parents, in one
-   * transaction. Refused, with nothing changed: larger than `maxFileBytes` (`too_large`), a
-   * directory at the path or a file on the way (`not_file`).
+   * Creates or replaces the file at `path` (absolute), creating missing parents. Refused, with
+   * nothing changed: larger than `maxFileBytes` (`too_large`), a directory at the path or a file
+   * on the way (`not_file`).
    */
   writeBytes(path: string, bytes: Uint8Array): { readonly replaced: boolean } {
     path = workspacePath(path);
     if (path === WORKSPACE_ROOT) throw fail("not_file");
     if (bytes.length > this.maxFileBytes) throw fail("too_large");
     const created: string[] = [];
-    const result = this.#storage.transactionSync(() => {
-      const now = this.#now();
-      const chain: string[] = [];
-      for (let parent = parentOf(path); parent !== WORKSPACE_ROOT && isInside(WORKSPACE_ROOT, parent); parent = parentOf(parent)) chain.unshift(parent);
-      for (const directory of chain) {
-        const existing = this.stat(directory);
-        if (existing?.kind === "file") throw fail("not_file");
-        if (existing === undefined) {
-          this.#storage.sql.exec(
-            "INSERT INTO workspace_entry (path, parent, name, kind, size, updated_at) VALUES (?, ?, ?, 'directory', 0, ?)",
-            directory, parentOf(directory), nameOf(directory), now,
-          );
-          created.push(directory);
-        }
-      }
-      const existing = this.stat(path);
-      if (existing?.kind === "directory") throw fail("not_file");
-      this.#storage.sql.exec(
-        `INSERT INTO workspace_entry (path, parent, name, kind, size, updated_at) VALUES (?, ?, ?, 'file', ?, ?)
-         ON CONFLICT (path) DO UPDATE SET size = excluded.size, updated_at = excluded.updated_at`,
-        path, parentOf(path), nameOf(path), bytes.length, now,
-      );
-      this.#storage.sql.exec("DELETE FROM workspace_chunk WHERE path = ?", path);
-      for (let seq = 0; seq * CHUNK_BYTES < bytes.length; seq++) {
-        this.#storage.sql.exec("INSERT INTO workspace_chunk (path, seq, bytes) VALUES (?, ?, ?)", path, seq, bytes.slice(seq * CHUNK_BYTES, (seq + 1) * CHUNK_BYTES).buffer);
-      }
-      return { replaced: existing !== undefined };
-    });
+    for (let parent = parentOf(path); parent !== WORKSPACE_ROOT && isInside(WORKSPACE_ROOT, parent); parent = parentOf(parent)) {
+      const existing = this.#entry(parent);
+      if (existing?.kind === "file") throw fail("not_file");
+      if (existing === undefined) created.unshift(parent);
+    }
+    const existing = this.#entry(path);
+    if (existing?.kind === "directory") throw fail("not_file");
+    this.#call(() => this.#home.writeBytes(path, bytes));
     this.#changed([...created, path]);
-    return result;
+    return { replaced: existing !== undefined };
   }
 
   /**
-   * The entries directly in `directory` (absolute), in name order (SQLite's binary collation:
-   * UTF-8 byte order), with their sizes and last modification (ms): `not_found`, or `not_file`
-   * when it is a file.
+   * The entries directly in `directory` (absolute), in name order (UTF-8 byte order), with their
+   * sizes and last modification (ms): `not_found`, or `not_file` when it is a file. Entries a
+   * home answers with an unusable name or kind are left out.
    */
   list(directory: string): { readonly name: string; readonly kind: EntryKind; readonly size: number; readonly updatedAt: number }[] {
     directory = workspacePath(directory);
-    const entry = this.stat(directory);
+    const entry = this.#entry(directory);
     if (entry === undefined) throw fail("not_found");
     if (entry.kind !== "directory") throw fail("not_file");
-    return this.#rows("SELECT name, kind, size, updated_at FROM workspace_entry WHERE parent = ? ORDER BY name", directory).map((row) => ({
-      name: String(row["name"]),
-      kind: row["kind"] as EntryKind,
-      size: Number(row["size"]),
-      updatedAt: Number(row["updated_at"]),
-    }));
+    const answered: unknown = this.#call(() => this.#home.list(directory));
+    if (!Array.isArray(answered)) throw fail("io");
+    const seen = new Set<string>();
+    const children: { name: string; kind: EntryKind; size: number; updatedAt: number }[] = [];
+    for (const child of answered as unknown[]) {
+      if (typeof child !== "object" || child === null) continue;
+      const { name, kind, size, updatedAt } = child as { name?: unknown; kind?: unknown; size?: unknown; updatedAt?: unknown };
+      if (!validName(name) || !validKind(kind) || (kind === "file" && !validCount(size)) || seen.has(name)) continue;
+      seen.add(name);
+      children.push({ name, kind, size: kind === "file" ? (size as number) : 0, updatedAt: validCount(updatedAt) ? updatedAt : 0 });
+    }
+    return byUtf8(children, (child) => child.name);
+  }
+
+  /** Every file at or under the canonical `prefix`. */
+  #files(prefix: string): string[] {
+    const entry = this.#entry(prefix);
+    if (entry === undefined) return [];
+    if (entry.kind === "file") return [prefix];
+    const out: string[] = [];
+    const pending = [prefix];
+    while (pending.length > 0) {
+      const directory = pending.pop()!;
+      for (const child of this.list(directory)) {
+        const path = directory === "/" ? `/${child.name}` : `${directory}/${child.name}`;
+        if (child.kind === "file") out.push(path);
+        else pending.push(path);
+      }
+    }
+    return byUtf8(out, (path) => path);
   }
 
   /**
@@ -283,8 +298,7 @@ export class WorkspaceFileStore implements WorkspaceFiles {
     const matcher = globMatcher(wildcard === -1 ? prefix : `${prefix}${absolute.slice(literal.length)}`);
     const paths: string[] = [];
     let truncated = false;
-    for (const row of this.#rows("SELECT path FROM workspace_entry WHERE kind = 'file' AND (path = ? OR substr(path, 1, ?) = ?) ORDER BY path", prefix, prefix.length + 1, `${prefix}/`)) {
-      const path = String(row["path"]);
+    for (const path of this.#files(prefix)) {
       if (!matcher(path)) continue;
       if (paths.length === MAX_GLOB_RESULTS) {
         truncated = true;
@@ -361,10 +375,7 @@ export class WorkspaceFileStore implements WorkspaceFiles {
     input.signal.throwIfAborted();
     const path = workspacePath(input.filePath);
     this.#file(path);
-    this.#storage.transactionSync(() => {
-      this.#storage.sql.exec("DELETE FROM workspace_chunk WHERE path = ?", path);
-      this.#storage.sql.exec("DELETE FROM workspace_entry WHERE path = ?", path);
-    });
+    this.#call(() => this.#home.remove(path));
     this.#changed([path]);
     return { filePath: input.filePath };
   }
