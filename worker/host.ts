@@ -1,3 +1,7 @@
+// Longer than ~400 lines on purpose: like the Node host's composition root (services/host/harness.ts),
+// this one constructor wires every service of a server object together (storage, Sessions, Turns,
+// files, MCP, plugins, the alarm, the Fetch handler); each part lives in its own file and only the
+// wiring and the public methods that reach it are here.
 // WorkerHarnessHost: the embeddable Worker host (the reference's "Embedding in a host Durable
 // Object"). Constructed inside a host Durable Object, it holds every Session of one server in the
 // object's SQLite and serves them through the same generated route table, Fetch handler and Core
