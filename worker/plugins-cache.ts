@@ -3,7 +3,9 @@
 // ledger (`worker_plugins_migration`, run after the server migrations, as worker/files/ does).
 // Recovery after eviction reloads the exact activated bytes from here without the URL; an entry
 // no recorded desired or active revision (nor the server plugin list) references is freed
-// (`prune`). Bytes are kept in chunks under the platform's 2 MB row limit.
+// (`prune`); a server list's bytes are held (`hold`) from their download until the list is recorded,
+// so a Session's plugin change pruning meanwhile keeps them. Bytes are kept in chunks under the
+// platform's 2 MB row limit.
 //
 // Bounds, fair between Sessions (one caller's Sessions must not deny or evict another's):
 // - one bundle is at most MAX_BUNDLE_BYTES (refused, nothing stored);
