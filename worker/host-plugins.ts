@@ -128,6 +128,8 @@ export class ServerPluginList {
   #reported: readonly ResolvedEntry[] = [];
   /** The list a reload in progress activates. */
   #pending: readonly ResolvedEntry[] | undefined;
+  /** The cache holds on the bytes stored by `resolve`, released once `activate` has recorded (or dropped) the list. */
+  #holds: (() => void)[] = [];
 
   constructor(private readonly options: ServerPluginListOptions) {}
 
@@ -160,6 +162,7 @@ export class ServerPluginList {
       return result.value;
     } finally {
       this.#pending = undefined;
+      for (const release of this.#holds.splice(0)) release();
     }
   }
 
@@ -231,6 +234,9 @@ export class ServerPluginList {
   }
 
   #store(digest: string, bytes: Uint8Array): void {
+    // Until the list is recorded (activate) its new bytes are pinned by nothing: a Session's plugin
+    // change pruning the cache meanwhile would free them, and a wake would need the URL again.
+    this.#holds.push(this.options.cache.hold(digest));
     // Best effort: the bytes are held in memory for this generation either way.
     try {
       this.options.cache.put(digest, bytes, { owner: SERVER_OWNER });

@@ -196,13 +196,20 @@ export class WorkerHarnessHost {
     const storeAgents = workspaceAgents(files);
     let plugins: WorkerPlugins | undefined;
     const agents = () => plugins?.agents() ?? storeAgents();
+    // What a deleted Session leaves behind (its own MCP servers, their credential rows): set once composed.
+    let forgetDeleted: ((sessionId: string) => void) | undefined;
     const sessions = new SessionService({
       storage,
       serverRoot: WORKSPACE_ROOT,
       hub,
       workdirs: workspaceWorkdirs,
       agents: () => agents(),
-      onDeleted: (ids) => runner?.abandonSessions(ids),
+      // Every deleted id (a parent's spawned children and a deleteServer's Sessions too, not only
+      // the one deleteSession names) drops its own MCP servers and credential rows.
+      onDeleted: (ids) => {
+        runner?.abandonSessions(ids);
+        for (const id of ids) forgetDeleted?.(id);
+      },
     });
     const ports = embedderPortProblem(this.#options);
     if (ports !== undefined) throw Object.assign(new Error(`WorkerHarnessHost option ${ports}`), { _tag: "ConfigInvalid" });
@@ -237,6 +244,11 @@ export class WorkerHarnessHost {
       mcp: mcp.host,
       mcpOAuth: mcp.sessionOAuth,
     });
+    const composedPlugins = plugins;
+    forgetDeleted = (sessionId) => {
+      mcp.forgetSession(sessionId);
+      void composedPlugins.forgetSession(sessionId).catch(() => {});
+    };
     const turns = composeWorkerTurns({
       storage,
       hub,

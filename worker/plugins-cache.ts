@@ -3,7 +3,9 @@
 // ledger (`worker_plugins_migration`, run after the server migrations, as worker/files/ does).
 // Recovery after eviction reloads the exact activated bytes from here without the URL; an entry
 // no recorded desired or active revision (nor the server plugin list) references is freed
-// (`prune`). Bytes are kept in chunks under the platform's 2 MB row limit.
+// (`prune`); a server list's bytes are held (`hold`) from their download until the list is recorded,
+// so a Session's plugin change pruning meanwhile keeps them. Bytes are kept in chunks under the
+// platform's 2 MB row limit.
 //
 // Bounds, fair between Sessions (one caller's Sessions must not deny or evict another's):
 // - one bundle is at most MAX_BUNDLE_BYTES (refused, nothing stored);
@@ -116,6 +118,8 @@ export interface StoredServerPlugin {
 
 export class PluginBundleCache {
   readonly limits: PluginCacheLimits;
+  /** Digests a server list being resolved and activated holds before it is recorded: `prune` keeps them. */
+  readonly #held = new Map<string, number>();
 
   constructor(
     private readonly storage: PluginCacheStorageInput,
@@ -193,7 +197,24 @@ export class PluginBundleCache {
     this.storage.sql.exec("DELETE FROM worker_plugin_bundle WHERE digest = ?", digest);
   }
 
-  /** Frees every entry whose digest is not in `keep` (the server list's pins are always kept); returns the freed digests. */
+  /**
+   * Keeps `digest` through every `prune` until the returned release is called (once; later calls do
+   * nothing): a server list's bytes between their download and the list's record, which a Session's
+   * plugin change pruning meanwhile must not free.
+   */
+  hold(digest: string): () => void {
+    this.#held.set(digest, (this.#held.get(digest) ?? 0) + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const count = (this.#held.get(digest) ?? 1) - 1;
+      if (count > 0) this.#held.set(digest, count);
+      else this.#held.delete(digest);
+    };
+  }
+
+  /** Frees every entry whose digest is not in `keep` (the server list's pins and held digests are always kept); returns the freed digests. */
   prune(keep: ReadonlySet<string>): string[] {
     return this.storage.transactionSync(() => {
       const pinned = new Set(this.serverPlugins().flatMap((row) => (row.digest !== undefined ? [row.digest] : [])));
@@ -201,7 +222,7 @@ export class PluginBundleCache {
         .exec("SELECT digest FROM worker_plugin_bundle")
         .toArray()
         .map((row) => String(row["digest"]))
-        .filter((digest) => !keep.has(digest) && !pinned.has(digest));
+        .filter((digest) => !keep.has(digest) && !pinned.has(digest) && !this.#held.has(digest));
       for (const digest of freed) this.#delete(digest);
       return freed;
     });

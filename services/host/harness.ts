@@ -338,6 +338,12 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
     onDeleted: (ids: readonly string[]) => {
       runner?.abandonSessions(ids);
       terminals.closeSessions(ids);
+      // Every deleted Session's own MCP servers stop (a parent's children and a deleted server's
+      // Sessions too, not only the one deleteSession names): no stdio server outlives its Session.
+      for (const id of ids) {
+        void sessionMcp?.forgetDeclared(id).catch(() => {});
+        void sessionMcp?.detach(id).catch(() => {});
+      }
     },
   });
   const turns = new TurnService({

@@ -207,4 +207,47 @@ describe("toolDispatch", () => {
     const executed = scriptTurn.parts.find((part) => part.type === "tool" && part.toolId === "execute");
     expect(JSON.stringify(executed)).toContain("from the host's own store");
   });
+
+  it("a lease's proceed() runs nothing once the dispatch settled or the call was abandoned", async () => {
+    const stashed: ToolDispatchLease[] = [];
+    const late: Promise<unknown>[] = [];
+    let entered!: () => void;
+    const inCustody = new Promise<void>((resolve) => (entered = resolve));
+    const client = await start({
+      toolDispatch: {
+        async dispatch(lease) {
+          const input = lease.input as { filePath?: string };
+          if (input.filePath === "refused.txt") {
+            stashed.push(lease);
+            return { kind: "refused", message: "held" };
+          }
+          // Waits until the Turn is cancelled, then tries to run the write anyway.
+          entered();
+          await new Promise<void>((resolve) => (lease.signal.aborted ? resolve() : lease.signal.addEventListener("abort", () => resolve(), { once: true })));
+          const attempt = lease.proceed();
+          late.push(attempt.catch((error: unknown) => error));
+          return await attempt;
+        },
+      },
+    });
+    const session = await client.createSession();
+    model.enqueue({ events: [{ type: "tool_call", id: "r1", name: "write", arguments: { filePath: "refused.txt", content: "x" } }] }, { events: [{ type: "text", text: "done" }] });
+    const turnId = crypto.randomUUID();
+    await client.submitPrompt(session.id, { delivery: "queue", turnId, prompt: textPrompt("write it") });
+    expect((await client.watchTurn(session.id, turnId)).outcome).toMatchObject({ kind: "completed" });
+    // The refused call's lease, kept by the host after its answer: proceed() rejects and writes nothing.
+    await expect(stashed[0]!.proceed()).rejects.toMatchObject({ code: "tool_dispatch_failed" });
+    expect(existsSync(join(home!.root, "refused.txt"))).toBe(false);
+
+    // A call the Turn abandoned (cancelled while in the host's custody): proceed() rejects, nothing runs.
+    model.enqueue({ events: [{ type: "tool_call", id: "a1", name: "write", arguments: { filePath: "abandoned.txt", content: "x" } }] });
+    const cancelled = crypto.randomUUID();
+    await client.submitPrompt(session.id, { delivery: "queue", turnId: cancelled, prompt: textPrompt("write later") });
+    await inCustody;
+    await client.cancelTurn(session.id, cancelled);
+    expect((await client.watchTurn(session.id, cancelled)).outcome).toMatchObject({ kind: "cancelled" });
+    await expect.poll(() => late.length).toBe(1);
+    expect(await late[0]).toMatchObject({ code: "tool_dispatch_failed" });
+    expect(existsSync(join(home!.root, "abandoned.txt"))).toBe(false);
+  });
 });

@@ -38,7 +38,7 @@ let v2: Uint8Array;
 let script: string;
 let persist: string;
 /** What the local server answers, by path (absent: 404). */
-let served: Record<string, Uint8Array | string>;
+let served: Record<string, Uint8Array | string | ((response: import("node:http").ServerResponse) => void)>;
 
 /** A self-contained plugin module with no imports. */
 const OTHER = `export default { id: "test.other", setup(context) { context.tools.register({ id: "other_tool", description: "Other", inputSchema: { type: "object" }, execute: async () => "other" }); } };`;
@@ -81,6 +81,7 @@ beforeAll(async () => {
   files = createServer((request, response) => {
     const body = served[request.url ?? ""];
     if (body === undefined) return void response.writeHead(404).end();
+    if (typeof body === "function") return void body(response);
     response.writeHead(200, { "content-type": "text/javascript" }).end(Buffer.from(body));
   });
   await new Promise<void>((done) => files.listen(0, "127.0.0.1", done));
@@ -292,4 +293,42 @@ describe("plugins of an embedding host (WorkerHarnessHost in workerd)", () => {
     // Too large for any owner.
     expect((await put("owner=server&digest=f&size=101")).error._tag).toBe("PluginCacheFull");
   });
+
+  it("a Session's plugin change while a new server list is fetched frees none of the list's bytes: they load from the cache after a restart with the URL gone", async () => {
+    const RACE = `export default { id: "test.race", setup(context) { context.tools.register({ id: "race_tool", description: "Race", inputSchema: { type: "object" }, execute: async () => "raced" }); } };`;
+    const SLOW = `export default { id: "test.slow", setup() {} };`;
+    const digest = sha256(RACE);
+    served["/race.js"] = RACE;
+    let release!: () => void;
+    const released = new Promise<void>((done) => (release = done));
+    served["/slow.js"] = (response) => void released.then(() => response.writeHead(200, { "content-type": "text/javascript" }).end(SLOW));
+    const cached = async (): Promise<boolean> => ((await (await fetch(`${url}/fixture/cached?digest=${digest}`)).json()) as { cached: boolean }).cached;
+    const replacing = serverPlugins([
+      { url: `${base}/race.js`, pluginId: "test.race" },
+      { url: `${base}/slow.js`, pluginId: "test.slow" },
+    ]);
+    // The first entry's bytes are stored while the second is still being fetched.
+    await expect.poll(cached, { timeout: 20_000 }).toBe(true);
+    // Meanwhile a Session changes its plugins (its change prunes the bundle cache).
+    const sessionId = await createSession();
+    await ok(sdk.addSessionPlugin({ client, path: { server: SERVER, sessionId }, body: request({ _tag: "Static", id: "fixture-static" }, "fixture.static") }));
+    expect(await cached()).toBe(true);
+    release();
+    expect((await replacing).plugins).toMatchObject([
+      { pluginId: "test.race", integrity: `sha256:${digest}`, state: "active" },
+      { pluginId: "test.slow", state: "active" },
+    ]);
+    // Restarted with the same list and the URL gone: the pinned bytes come from the cache.
+    await mf.dispose();
+    delete served["/race.js"];
+    served["/slow.js"] = SLOW;
+    await start([
+      { url: `${base}/race.js`, pluginId: "test.race" },
+      { url: `${base}/slow.js`, pluginId: "test.slow" },
+    ]);
+    expect((await serverPlugins()).plugins).toMatchObject([
+      { pluginId: "test.race", integrity: `sha256:${digest}`, state: "active" },
+      { pluginId: "test.slow", state: "active" },
+    ]);
+  }, 60_000);
 });

@@ -6,7 +6,8 @@
 // A's catalog then lists the server (origin `session`) and A's Turn calls `secure_whoami` with the
 // token. Session B, with the same declared server, sees none of it (absent, authorization_required)
 // and starts an authorization of its own. Deleting Session A deletes its credential rows from the
-// object's SQLite, and only its rows. No token, code or verifier in any answer.
+// object's SQLite, and only its rows; deleting the server (deleteServer) deletes the rows of every
+// Session it deleted. No token, code or verifier in any answer.
 import { randomUUID } from "node:crypto";
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
@@ -36,10 +37,11 @@ let client: ZeClient["client"];
 let files: Server;
 let bundleUrl: string;
 let persist: string;
+let script: string;
+let port: number;
 
 beforeAll(async () => {
   let plugin: Uint8Array;
-  let script: string;
   [model, oauthServer, script, plugin] = await Promise.all([
     startTestModel(),
     startOAuthServer(),
@@ -62,7 +64,19 @@ beforeAll(async () => {
   await new Promise<void>((done) => files.listen(0, "127.0.0.1", done));
   bundleUrl = `http://127.0.0.1:${(files.address() as AddressInfo).port}/notes.js`;
   persist = mkdtempSync(join(tmpdir(), "zh-worker-session-oauth-"));
-  const port = await freePort();
+  port = await freePort();
+  await start();
+}, 90_000);
+
+afterAll(async () => {
+  await mf?.dispose();
+  await Promise.all([model?.close(), oauthServer?.close()]);
+  await new Promise((done) => (files ? files.close(done) : done(undefined)));
+  if (persist) rmSync(persist, { recursive: true, force: true });
+});
+
+/** Starts workerd on the persisted state (the same callback origin each time). */
+async function start(): Promise<void> {
   mf = miniflare(script, {
     durableObjects: { HARNESS_SERVERS: { className: "HarnessServerObject", useSQLite: true } },
     durableObjectsPersist: persist,
@@ -77,14 +91,7 @@ beforeAll(async () => {
   });
   url = (await mf.ready).origin;
   client = networkClient(url).client;
-}, 90_000);
-
-afterAll(async () => {
-  await mf?.dispose();
-  await Promise.all([model?.close(), oauthServer?.close()]);
-  await new Promise((done) => (files ? files.close(done) : done(undefined)));
-  if (persist) rmSync(persist, { recursive: true, force: true });
-});
+}
 
 async function createSession(): Promise<string> {
   const sessionId = randomUUID();
@@ -187,4 +194,15 @@ describe("per-Session OAuth of plugin-declared MCP servers on the Worker", () =>
     await stopped.dispose();
     expect(sessionCredentialRows()).toEqual([{ session_id: b, reference: "secure-login" }]);
   });
+
+  it("deletes the credential rows of every Session deleted with its server (deleteServer), not only a deleteSession's", async () => {
+    await start();
+    // B's pending authorization (its PKCE verifier) is still stored; B goes with the server.
+    const { deleted } = await ok(sdk.deleteServer({ client, path: { server: SERVER } }));
+    expect(deleted.sessionIds.length).toBeGreaterThan(0);
+    const stopped = mf!;
+    mf = undefined;
+    await stopped.dispose();
+    expect(sessionCredentialRows()).toEqual([]);
+  }, 60_000);
 });

@@ -33,7 +33,10 @@ export interface ToolDispatchLease {
   readonly fromScript: boolean;
   /** Aborts when the call is abandoned (the Turn cancelled, interrupted or stopped). */
   readonly signal: AbortSignal;
-  /** Runs the call's own tool, as Harness does without custody; at most once. Rejects with the tool's failure. */
+  /**
+   * Runs the call's own tool, as Harness does without custody; at most once. Rejects with the tool's
+   * failure, or (running nothing) once `dispatch` has answered or the call was abandoned.
+   */
   proceed(): Promise<ToolDispatchOutcome & { readonly kind: "result" }>;
 }
 
@@ -80,9 +83,13 @@ export async function dispatchToolCall(lifecycle: ToolDispatchLifecycle, call: D
   const { run, ...fields } = call;
   let ran: Promise<ToolOutput> | undefined;
   let output: ToolOutput | undefined;
+  // The lease ends with the host's answer: a kept lease's proceed() after it (or after the call was
+  // abandoned) runs nothing — the call is already settled, or its Turn stopped.
+  let settled = false;
   const lease: ToolDispatchLease = {
     ...fields,
     proceed: async () => {
+      if (ran === undefined && (settled || call.signal.aborted)) throw new ToolFailure("tool_dispatch_failed", "The tool call's dispatch lease has ended: nothing ran");
       ran ??= run();
       output = await ran;
       return { kind: "result", result: output.result };
@@ -92,6 +99,7 @@ export async function dispatchToolCall(lifecycle: ToolDispatchLifecycle, call: D
   try {
     outcome = await lifecycle.dispatch(lease);
   } catch (error) {
+    settled = true;
     if (isToolFailure(error)) throw error;
     if (error instanceof ToolDispatchError || (error as { _tag?: unknown })?._tag === "ToolDispatchError") {
       const typed = error as ToolDispatchError;
@@ -100,6 +108,7 @@ export async function dispatchToolCall(lifecycle: ToolDispatchLifecycle, call: D
     }
     throw new ToolFailure("tool_dispatch_failed", "The host's tool dispatch failed");
   }
+  settled = true;
   if (typeof outcome !== "object" || outcome === null) throw new ToolFailure("tool_dispatch_failed", "The host's tool dispatch returned no outcome");
   if (outcome.kind === "refused") {
     const code = typeof outcome.code === "string" && CODE.test(outcome.code) ? ` (${outcome.code})` : "";
