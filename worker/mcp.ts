@@ -15,7 +15,8 @@
 // the Worker-safe parts of services/mcp instead — the entry checks (config.ts), credential
 // references (credentials.ts), protocol negotiation, redirects, limits, the catalog reader and
 // the result mapping — with the SDK client validating tool output through its Cloudflare
-// validator (@cfworker/json-schema: Ajv generates code, which workerd forbids).
+// validator (@cfworker/json-schema: Ajv generates code, which workerd forbids). A list-changed
+// notification re-reads the server's catalog (worker/mcp-list-changed.ts), as on Node.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
@@ -201,7 +202,8 @@ export class WorkerMcpHost {
   /**
    * Starts the servers and waits for their first attempts, never past `readyWaitMs` after they
    * started; starts the retries that are due without waiting for them (a Turn or a catalog read
-   * never waits on a retry, as on Node, where retries run in the background).
+   * never waits on a retry, as on Node, where retries run in the background); then waits for the
+   * catalog re-reads list-changed notifications asked for (worker/mcp-list-changed.ts).
    */
   async ready(): Promise<void> {
     const started = this.start();
