@@ -15,11 +15,12 @@
 // the Worker-safe parts of services/mcp instead — the entry checks (config.ts), credential
 // references (credentials.ts), protocol negotiation, redirects, limits, the catalog reader and
 // the result mapping — with the SDK client validating tool output through its Cloudflare
-// validator (@cfworker/json-schema: Ajv generates code, which workerd forbids).
+// validator (@cfworker/json-schema: Ajv generates code, which workerd forbids). A list-changed
+// notification re-reads the server's catalog (worker/mcp-list-changed.ts), as on Node.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { McpError } from "@modelcontextprotocol/sdk/types.js";
+import { McpError, PromptListChangedNotificationSchema, ResourceListChangedNotificationSchema, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import type { ServerCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import type { McpCatalogTool } from "../generated/client/types.gen.js";
@@ -36,6 +37,7 @@ import { followingRedirects } from "../services/mcp/redirects.js";
 import { mapToolResult, McpToolFailure, resourceContent, resultText, type ResultLimits } from "../services/mcp/results.js";
 import type { RegisteredTool } from "../services/tools/registry.js";
 import type { PermissionProjection, ToolContext, ToolDefinition, ToolOutput } from "../services/tools/tool.js";
+import { rereadCatalog } from "./mcp-list-changed.js";
 import { boundedResponse, MAX_MCP_RESPONSE_BYTES, tooLarge } from "./mcp-response.js";
 // Tool inputs are checked by the interpreter worker/tools.ts installs in every Worker bundle (no
 // Ajv in workerd); importing it here would install it in any Node process that imports this module.
@@ -121,6 +123,10 @@ interface Slot {
   attempts: number;
   /** When the policy's next retry is due (`retrying` statuses only). */
   retryAt: number | undefined;
+  /** A list-changed notification arrived since the catalog was last read (worker/mcp-list-changed.ts). */
+  stale: boolean;
+  /** The catalog re-read running now. */
+  reread: Promise<void> | undefined;
 }
 
 type Failure = { readonly reason: McpFailureReason; readonly retryable: boolean; readonly message: string };
@@ -173,6 +179,8 @@ export class WorkerMcpHost {
       attempt: undefined,
       attempts: 0,
       retryAt: undefined,
+      stale: false,
+      reread: undefined,
       status: !server.enabled
         ? { state: "disabled" }
         : server.definition.kind === "local"
@@ -194,13 +202,16 @@ export class WorkerMcpHost {
   /**
    * Starts the servers and waits for their first attempts, never past `readyWaitMs` after they
    * started; starts the retries that are due without waiting for them (a Turn or a catalog read
-   * never waits on a retry, as on Node, where retries run in the background).
+   * never waits on a retry, as on Node, where retries run in the background); then waits for the
+   * catalog re-reads list-changed notifications asked for (worker/mcp-list-changed.ts).
    */
   async ready(): Promise<void> {
     const started = this.start();
     const left = (this.#options.readyWaitMs ?? DEFAULT_READY_WAIT_MS) - (Date.now() - (this.#startedAt ?? Date.now()));
     await within(started, left);
     void this.#retries();
+    // A catalog a list-changed notification made stale is read again first (each read bounded by its `catalogMs`).
+    await Promise.all(this.#slots.map((slot) => (slot.stale || slot.reread !== undefined ? this.#reread(slot) : undefined)));
   }
 
   /** Starts the attempt of every server (or only `only`) whose policy retry is due; resolves when they settled. */
@@ -428,6 +439,15 @@ export class WorkerMcpHost {
       slot.retryAt = undefined;
       this.#revision += 1;
       slot.status = { state: "connected", protocolVersion: slot.connected.protocolVersion };
+      slot.stale = false;
+      // As on Node: a list-changed notification (on the GET stream or in any answer) re-reads the catalog.
+      for (const schema of [ToolListChangedNotificationSchema, ResourceListChangedNotificationSchema, PromptListChangedNotificationSchema]) {
+        client.setNotificationHandler(schema, () => {
+          if (slot.connected?.client !== client) return;
+          slot.stale = true;
+          void this.#reread(slot);
+        });
+      }
       client.onclose = () => {
         if (this.#closed || slot.connected?.client !== client) return;
         slot.connected = undefined;
@@ -440,6 +460,22 @@ export class WorkerMcpHost {
       if (this.#closed) return;
       this.#failed(slot, classify(error, negotiating, auth.failed));
     }
+  }
+
+  /**
+   * Reads a stale catalog again under its `catalogMs` until no notification arrived during the
+   * read (one read at a time per server). The connection's revision and the host's move, as Node's
+   * McpConnection does; a failed read keeps the last catalog and leaves it stale for the next use.
+   */
+  #reread(slot: Slot): Promise<void> {
+    slot.reread ??= rereadCatalog(slot, {
+      read: (client, signal) => readCatalog(client, signal),
+      revised: (connected, lists) => {
+        slot.connected = { ...connected, lists, revision: ++this.#connections };
+        this.#revision += 1;
+      },
+    }).finally(() => (slot.reread = undefined));
+    return slot.reread;
   }
 
   /** A failed attempt's status under the server's reconnect policy (as Node's McpConnection words it). */

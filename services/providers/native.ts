@@ -86,10 +86,31 @@ export function compatibleDefinition(id: string, native: NativeProviderDefinitio
 /** Is this the definition of a code-defined (not compatible) native provider? */
 export const isCustomNative = (native: NativeProviderDefinition | undefined): native is NativeProviderDefinition => native !== undefined && native.compatible === undefined;
 
+/** An `optionsSchema` check that generates no code: the first problem (a JSON pointer into the options and what it must be), or undefined when they pass. */
+export type OptionsInterpreter = (schema: object) => (options: unknown) => { readonly pointer: string; readonly message: string } | undefined;
+let interpreter: OptionsInterpreter | undefined;
+/**
+ * workerd refuses Ajv's generated code after the Worker's startup, so the Worker installs an
+ * interpreting check (worker/validation.ts) used for every `optionsSchema` there; Node never sets one.
+ */
+export function useOptionsInterpreter(next: OptionsInterpreter): void {
+  interpreter = next;
+}
+
 /** For a code-defined provider: the entry's options (without `apiKey`), validated against `optionsSchema`. */
 export function nativeOptions(id: string, native: NativeProviderDefinition, options: { readonly [key: string]: JsonValue } | undefined): ProviderResult<{ readonly [key: string]: JsonValue }> {
   const { apiKey: _apiKey, ...rest } = options ?? {};
   if (native.optionsSchema === undefined) return { ok: true, value: rest };
+  if (interpreter !== undefined) {
+    let check;
+    try {
+      check = interpreter(native.optionsSchema);
+    } catch {
+      return { ok: false, error: providerInvalid(id, "", `the optionsSchema of provider definition "${native.definitionId}" is not a valid JSON Schema`) };
+    }
+    const problem = check(rest);
+    return problem === undefined ? { ok: true, value: rest } : { ok: false, error: providerInvalid(id, `/options${problem.pointer}`, problem.message) };
+  }
   let validate;
   try {
     validate = new Ajv2020({ allErrors: false, strict: false }).compile(native.optionsSchema);
