@@ -4,50 +4,27 @@
 // is served from it, a model-chosen `../` path is refused before the home sees anything, GET
 // …/files lists it, and the object's own store tables are never created.
 import { randomUUID } from "node:crypto";
-import type { Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sdk, watchTurn, type FileReadEvent, type FilesStreamEvent, type Turn, type ZeClient } from "../../clients/index.js";
-import { startTestModel, type TestModel } from "../../tools/test-model/index.js";
+import type { TestModel } from "../../tools/test-model/index.js";
 import { ok } from "../support/calls.js";
-import { networkClient } from "../support/harness.js";
 import { readSse } from "../support/terminals.js";
-import { bundle, miniflare } from "./support.js";
+import { startEmbedFixture, type EmbedFixture } from "./support.js";
 
 const SERVER = "home";
 
+let fixture: EmbedFixture;
 let model: TestModel;
-let mf: Miniflare;
 let url: string;
 let api: ZeClient;
 
 beforeAll(async () => {
-  model = await startTestModel();
-  const script = await bundle("tests/worker/fixtures/embed-files-object.ts");
-  mf = miniflare(script, {
-    durableObjects: { HOME: { className: "HomeObject", useSQLite: true } },
-    bindings: {
-      HOME_PROVIDERS: JSON.stringify({
-        test: {
-          definition: {
-            displayName: "Scripted test model",
-            baseURL: model.openaiBaseURL,
-            protocol: "chat",
-            authentication: { kind: "none" },
-            models: { scripted: { displayName: "Scripted", limits: { contextUnits: 200000, outputUnits: 8192 } } },
-          },
-        },
-      }),
-    },
-    host: "127.0.0.1",
-    port: 0,
-  });
-  url = (await mf.ready).origin;
-  api = networkClient(url);
+  fixture = await startEmbedFixture("tests/worker/fixtures/embed-files-object.ts", { className: "HomeObject", binding: "HOME", providersBinding: "HOME_PROVIDERS" });
+  ({ model, url, api } = fixture);
 }, 60_000);
 
 afterAll(async () => {
-  await mf?.dispose();
-  await model?.close();
+  await fixture?.close();
 });
 
 interface Seen {

@@ -8,51 +8,28 @@
 //   proceeds and runs on the Computer (its output and exit status reach the model);
 // - providerDefinitions: a Turn on `relay/fast` is answered by the embedder's provider in the isolate.
 import { randomUUID } from "node:crypto";
-import type { Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sdk, watchTurn, type Turn, type ZeClient } from "../../clients/index.js";
-import { startTestModel, type TestModel } from "../../tools/test-model/index.js";
+import type { TestModel } from "../../tools/test-model/index.js";
 import { ok } from "../support/calls.js";
-import { networkClient } from "../support/harness.js";
-import { bundle, miniflare } from "./support.js";
+import { startEmbedFixture, type EmbedFixture } from "./support.js";
 
 const SERVER = "ports";
 /** The fixture's RESOLVER_SECRET (not imported: the fixture's module graph is the Worker's). */
 const RESOLVER_SECRET = "resolver-secret-7c1d";
 
+let fixture: EmbedFixture;
 let model: TestModel;
-let mf: Miniflare;
 let url: string;
 let api: ZeClient;
 
 beforeAll(async () => {
-  model = await startTestModel();
-  const script = await bundle("tests/worker/fixtures/embed-ports-object.ts");
-  mf = miniflare(script, {
-    durableObjects: { PORTS: { className: "PortsObject", useSQLite: true } },
-    bindings: {
-      PORTS_PROVIDERS: JSON.stringify({
-        test: {
-          definition: {
-            displayName: "Scripted test model",
-            baseURL: model.openaiBaseURL,
-            protocol: "chat",
-            authentication: { kind: "none" },
-            models: { scripted: { displayName: "Scripted", limits: { contextUnits: 200000, outputUnits: 8192 } } },
-          },
-        },
-      }),
-    },
-    host: "127.0.0.1",
-    port: 0,
-  });
-  url = (await mf.ready).origin;
-  api = networkClient(url);
+  fixture = await startEmbedFixture("tests/worker/fixtures/embed-ports-object.ts", { className: "PortsObject", binding: "PORTS", providersBinding: "PORTS_PROVIDERS" });
+  ({ model, url, api } = fixture);
 }, 60_000);
 
 afterAll(async () => {
-  await mf?.dispose();
-  await model?.close();
+  await fixture?.close();
 });
 
 interface Seen {

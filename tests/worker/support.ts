@@ -4,6 +4,10 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { Miniflare, type MiniflareOptions } from "miniflare";
+import type { ZeClient } from "../../clients/index.js";
+import { startTestModel, type TestModel } from "../../tools/test-model/index.js";
+import { networkClient } from "../support/harness.js";
+import { testProviderConfig } from "../support/model.js";
 // @ts-expect-error -- a plain .mjs build tool without types
 import { bundleWorker, COMPATIBILITY_DATE, COMPATIBILITY_FLAGS, WASM_MODULE_RULES } from "../../tools/worker/bundle.mjs";
 
@@ -45,4 +49,46 @@ export function bundleOnce(entry: string): Promise<string> {
     bundles.set(entry, pending);
   }
   return pending;
+}
+
+/** A fixture host Durable Object running in workerd beside the scripted model. */
+export interface EmbedFixture {
+  readonly model: TestModel;
+  readonly mf: Miniflare;
+  /** The Worker's origin. */
+  readonly url: string;
+  readonly api: ZeClient;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the scripted model, bundles the fixture `entry` (an embedding Durable Object class
+ * `className` bound as `binding`) and serves it on loopback, with the scripted model as provider
+ * `test` (`test/scripted`, no authentication) in the variable `providersBinding` the fixture reads.
+ */
+export async function startEmbedFixture(entry: string, options: { readonly className: string; readonly binding: string; readonly providersBinding: string }): Promise<EmbedFixture> {
+  const model = await startTestModel();
+  try {
+    const script = await bundle(entry);
+    const mf = miniflare(script, {
+      durableObjects: { [options.binding]: { className: options.className, useSQLite: true } },
+      bindings: { [options.providersBinding]: JSON.stringify(testProviderConfig(model)) },
+      host: "127.0.0.1",
+      port: 0,
+    });
+    const url = (await mf.ready).origin;
+    return {
+      model,
+      mf,
+      url,
+      api: networkClient(url),
+      close: async () => {
+        await mf.dispose();
+        await model.close();
+      },
+    };
+  } catch (error) {
+    await model.close();
+    throw error;
+  }
 }
