@@ -85,20 +85,30 @@ function abortError(signal: AbortSignal): Error {
 }
 
 function bodyOf(response: IncomingMessage, signal: AbortSignal): ReadableStream<Uint8Array> {
+  let settled = false;
   return new ReadableStream<Uint8Array>({
     start(controller) {
+      // Once the stream is closed, errored or cancelled, a late 'data', 'end' or 'error' event
+      // (the response is destroyed asynchronously) must not touch the controller: it would throw.
+      const settle = (finish: () => void): void => {
+        if (settled) return;
+        settled = true;
+        finish();
+      };
       response.on("data", (chunk: Buffer) => {
+        if (settled) return;
         controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
         if ((controller.desiredSize ?? 1) <= 0) response.pause();
       });
-      response.once("end", () => controller.close());
-      response.once("error", (error) => controller.error(signal.aborted ? abortError(signal) : error));
-      response.once("aborted", () => controller.error(signal.aborted ? abortError(signal) : new TypeError("terminated")));
+      response.once("end", () => settle(() => controller.close()));
+      response.once("error", (error) => settle(() => controller.error(signal.aborted ? abortError(signal) : error)));
+      response.once("aborted", () => settle(() => controller.error(signal.aborted ? abortError(signal) : new TypeError("terminated"))));
     },
     pull() {
       response.resume();
     },
     cancel() {
+      settled = true;
       response.destroy();
     },
   });
