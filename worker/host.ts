@@ -19,7 +19,8 @@
 // - Keys: `providerKeys` (the injected port) first, then — unless `credentialMode` is
 //   `'injected-only'` — the Worker's own bindings in `env` (the provider authority when
 //   `HARNESS_PROVIDER_AUTHORITY` is bound, else the secrets each definition names). Resolved once
-//   at wake.
+//   at wake; an injected-only host instead reads a live slot (seeded from the port) and its
+//   `resolveProviderCredential` at every acquisition (worker/host-credentials.ts).
 // - The embedder ports: `providerDefinitions` (compiled with the providers, host-options.ts),
 //   `contentResolver` and `toolDispatch` (Core seams: services/core/turns/content.ts, dispatch.ts)
 //   and `workspace` (its file home serves /workspace, its Computer runs `shell`: host-workspace.ts).
