@@ -16,7 +16,7 @@ import { artifactOptionsProblem, type SessionPluginArtifactOptions } from "../se
 import { FIRST_PORT, PORT_SCAN } from "../services/daemon/paths.js";
 import type { DurableContentResolver } from "../services/core/turns/content.js";
 import { embedderPortProblem, type ToolDispatchLifecycle } from "../services/core/turns/dispatch.js";
-import type { CredentialMode, McpOAuthTokenResolver, McpSecretResolver, ProviderCredentialResolver, ProviderCredentialsPort } from "../services/providers/injected.js";
+import type { CredentialMode, McpOAuthTokenResolver, McpSecretResolver, ProviderCredentialAnswer, ProviderCredentialResolver, ProviderCredentialScope, ProviderCredentialsPort, ScopedProviderCredentialResolver } from "../services/providers/injected.js";
 
 export {
   CONTENT_UNRESOLVED,
@@ -27,7 +27,7 @@ export {
   type DurableContentResolver,
 } from "../services/core/turns/content.js";
 export { ToolDispatchError, type ToolDispatchLease, type ToolDispatchLifecycle, type ToolDispatchOutcome } from "../services/core/turns/dispatch.js";
-export type { CredentialMode, McpOAuthTokenResolver, McpSecretResolver, ProviderCredentialResolver, ProviderCredentialsPort };
+export type { CredentialMode, McpOAuthTokenResolver, McpSecretResolver, ProviderCredentialAnswer, ProviderCredentialResolver, ProviderCredentialScope, ProviderCredentialsPort, ScopedProviderCredentialResolver };
 export { DECLARATIVE_SESSION_PLUGIN } from "../services/host/plugin-handlers.js";
 
 export { HarnessClient, createClient, textPrompt, type CreateClientOptions };
@@ -72,6 +72,12 @@ export interface CreateEmbeddedHarnessOptions {
   readonly credentialMode?: CredentialMode;
   /** Initial keys by provider id, a per-acquisition resolver `({ providerId, sessionId }) => key`, or `{ keys, resolve }`. */
   readonly providerCredentials?: ProviderCredentialsPort;
+  /**
+   * Injected-only: asked before the slot at every model acquisition serving Session work, with
+   * its scope (`turn`, `compaction` or `detached`), once per Turn: `{ apiKey }`, `{ denied, code? }`
+   * (the work fails with `model_run_failed`) or `undefined` (the slot).
+   */
+  readonly resolveProviderCredential?: ScopedProviderCredentialResolver;
   /** Resolves MCP `secret` references (see `makeMcpSecretCredentialResolver`). */
   readonly mcpCredentialResolver?: McpSecretResolver;
   /** The access token of an MCP `oauth` reference. */
@@ -202,6 +208,7 @@ export async function createEmbeddedHarness(options: CreateEmbeddedHarnessOption
       ...(options.authFilePath !== undefined ? { authFilePath: resolve(cwd, options.authFilePath) } : {}),
       ...(options.credentialMode !== undefined ? { credentialMode: options.credentialMode } : {}),
       ...(options.providerCredentials !== undefined ? { providerCredentials: options.providerCredentials } : {}),
+      ...(options.resolveProviderCredential !== undefined ? { resolveProviderCredential: options.resolveProviderCredential } : {}),
       ...(options.mcpCredentialResolver !== undefined ? { mcpCredentialResolver: options.mcpCredentialResolver } : {}),
       ...(options.mcpOAuthTokenResolver !== undefined ? { mcpOAuthTokenResolver: options.mcpOAuthTokenResolver } : {}),
       ...(options.providerDefinitions !== undefined ? { providerDefinitions: options.providerDefinitions } : {}),

@@ -29,6 +29,7 @@ export type { WatchServerOptions, WatchSessionOptions, WatchTurnOptions } from "
 export type { AlarmParticipant } from "./host-alarm.js";
 export type { RecoveryQuarantine } from "./alarm.js";
 export type { ProviderKeys } from "./turns.js";
+export type { ProviderCredentialAnswer, ProviderCredentialScope, ScopedProviderCredentialResolver } from "./host-credentials.js";
 export type { PermissionRule, ProviderEntry as ProviderConfigEntry } from "../services/config/index.js";
 export type { ServerStreamEvent, SessionStreamEvent, TurnStreamEvent } from "../generated/client/types.gen.js";
 // The embedder ports (services/core/turns/content.ts, dispatch.ts; worker/host-workspace.ts).

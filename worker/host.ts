@@ -19,7 +19,8 @@
 // - Keys: `providerKeys` (the injected port) first, then — unless `credentialMode` is
 //   `'injected-only'` — the Worker's own bindings in `env` (the provider authority when
 //   `HARNESS_PROVIDER_AUTHORITY` is bound, else the secrets each definition names). Resolved once
-//   at wake.
+//   at wake; an injected-only host instead reads a live slot (seeded from the port) and its
+//   `resolveProviderCredential` at every acquisition (worker/host-credentials.ts).
 // - The embedder ports: `providerDefinitions` (compiled with the providers, host-options.ts),
 //   `contentResolver` and `toolDispatch` (Core seams: services/core/turns/content.ts, dispatch.ts)
 //   and `workspace` (its file home serves /workspace, its Computer runs `shell`: host-workspace.ts).
@@ -62,6 +63,7 @@ import { composeWorkerTurns, environmentKeys, gatewayEnvironment, type ProviderK
 import { workerUnavailableHandlers } from "./unavailable.js";
 import { WORKSPACE_ROOT, workspaceWorkdirs } from "./workspace.js";
 import { computerShellTool, workspaceProblem, type HostWorkspace } from "./host-workspace.js";
+import { credentialOptionsProblem, HostCredentials, memoizedKeys, notInjected, type ScopedProviderCredentialResolver } from "./host-credentials.js";
 import type { DurableContentResolver } from "../services/core/turns/content.js";
 import { embedderPortProblem, type ToolDispatchLifecycle } from "../services/core/turns/dispatch.js";
 import type { AnyToolDefinition } from "../services/tools/tool.js";
@@ -92,6 +94,8 @@ export interface WorkerHarnessHostOptions extends WorkerHostSettings, WorkerHost
   readonly toolDispatch?: ToolDispatchLifecycle;
   /** The host-provided Workspace: its file home serves /workspace, its Computer runs `shell` (worker/host-workspace.ts). Never closed by the host. */
   readonly workspace?: HostWorkspace;
+  /** Injected-only: asked at every model acquisition serving Session work (once per Turn), before the live slot (worker/host-credentials.ts). */
+  readonly resolveProviderCredential?: ScopedProviderCredentialResolver;
 }
 
 export interface WorkerHostResources {
@@ -129,6 +133,8 @@ export class WorkerHarnessHost {
   readonly #options: WorkerHarnessHostOptions;
   readonly #server: () => string | undefined;
   readonly #alarm: HostAlarmCoordinator;
+  /** Injected-only: the live provider key slot (and resolver) the gateway reads at every acquisition. */
+  readonly #credentials: HostCredentials | undefined;
   #served: Served | undefined;
   /** Why the host cannot serve (a migration or configuration refusal), answered to every request. */
   #refusal: { readonly tag: string; readonly message: string } | undefined;
@@ -145,6 +151,7 @@ export class WorkerHarnessHost {
     const server = options.server;
     this.#server = typeof server === "function" ? server : () => server;
     this.#alarm = new HostAlarmCoordinator(options.state.storage);
+    this.#credentials = options.credentialMode === "injected-only" ? new HostCredentials(options.resolveProviderCredential) : undefined;
     const watches = hostWatches(() => this.#streams(), this.#server);
     this.watchTurn = watches.watchTurn;
     this.watchSession = watches.watchSession;
@@ -211,6 +218,8 @@ export class WorkerHarnessHost {
         for (const id of ids) forgetDeleted?.(id);
       },
     });
+    const credentialProblem = credentialOptionsProblem(this.#options);
+    if (credentialProblem !== undefined) throw Object.assign(new Error(`WorkerHarnessHost option ${credentialProblem}`), { _tag: "ConfigInvalid" });
     const ports = embedderPortProblem(this.#options);
     if (ports !== undefined) throw Object.assign(new Error(`WorkerHarnessHost option ${ports}`), { _tag: "ConfigInvalid" });
     const compiled = compileHostSettings(this.#options);
@@ -220,7 +229,8 @@ export class WorkerHarnessHost {
     if (!pluginOptions.ok) throw Object.assign(new Error(pluginOptions.message), { _tag: pluginOptions.tag });
     const configured = compiled.value.configured;
     if (compiled.value.catalog.diagnostic !== undefined) this.#log(`catalog: ${compiled.value.catalog.diagnostic}`);
-    const keys = this.#keys(configured.providers);
+    // Injected-only: the port is asked once per provider (the slot's seeds and the wake environment).
+    const keys = this.#credentials !== undefined ? memoizedKeys(this.#keys(configured.providers)) : this.#keys(configured.providers);
     const codemode = configured.config.codemode?.enabled !== false;
     // HARNESS_MCP's servers: started by the first Turn or MCP route, never at wake.
     const mcp = composeWorkerMcp({ env: this.#options.env ?? {}, storage: state.storage, serverName: () => this.#server() ?? "" });
@@ -249,12 +259,15 @@ export class WorkerHarnessHost {
       mcp.forgetSession(sessionId);
       void composedPlugins.forgetSession(sessionId).catch(() => {});
     };
+    const gatewayEnv = await gatewayEnvironment(configured.providers, keys);
+    // Injected-only: acquisitions read the live slot bound to this environment (worker/host-credentials.ts).
+    await this.#credentials?.bind(gatewayEnv, configured.providers, keys);
     const turns = composeWorkerTurns({
       storage,
       hub,
       sessions,
       configured,
-      env: await gatewayEnvironment(configured.providers, keys),
+      env: gatewayEnv,
       extraTools,
       lease: plugins.lease,
       instructions: async (workdir) => storedInstructions(files, workdir),
@@ -362,6 +375,29 @@ export class WorkerHarnessHost {
   }
 
   /** What the host compiled: provider ids, the ids `unknownProviders: 'report'` left out, and the model catalog. Rejects with the host's refusal. */
+  /** Injected-only: writes (replaces) one provider's key in memory; the next model acquisition uses it. Throws on other hosts and unknown ids. */
+  async setProviderCredential(providerId: string, apiKey: string): Promise<void> {
+    (await this.#liveCredentials()).set(providerId, apiKey);
+  }
+
+  /** Injected-only: whether the slot holds a key for the provider (never the key; `false` for unknown ids). */
+  async hasProviderCredential(providerId: string): Promise<boolean> {
+    return (await this.#liveCredentials()).has(providerId);
+  }
+
+  /** Injected-only: removes the provider's key; new acquisitions fail closed, in-flight ones keep theirs. Throws on unknown ids. */
+  async removeProviderCredential(providerId: string): Promise<void> {
+    (await this.#liveCredentials()).remove(providerId);
+  }
+
+  async #liveCredentials(): Promise<HostCredentials> {
+    const credentials = this.#credentials;
+    if (credentials === undefined) throw notInjected();
+    await this.ready;
+    if (this.#served === undefined) throw refusalError(this.#refusal ?? { tag: "StorageError", message: "The server's database is not open" });
+    return credentials;
+  }
+
   async resources(): Promise<WorkerHostResources> {
     await this.ready;
     if (this.#served === undefined) throw refusalError(this.#refusal ?? { tag: "StorageError", message: "The server's database is not open" });

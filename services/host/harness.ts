@@ -38,6 +38,7 @@ import {
   type McpOAuthTokenResolver,
   type McpSecretResolver,
   type ProviderCredentialsPort,
+  type ScopedProviderCredentialResolver,
 } from "../providers/index.js";
 import { CORE_TOOL_IDS } from "../tools/ids.js";
 import { createHistoryServices, historyHandlers } from "./history-handlers.js";
@@ -138,6 +139,8 @@ export interface HarnessOptions {
    */
   readonly credentialMode?: CredentialMode | undefined;
   readonly providerCredentials?: ProviderCredentialsPort | undefined;
+  /** Asked before the slot at every acquisition serving Session work, with its scope (once per Turn); a denial fails the work. */
+  readonly resolveProviderCredential?: ScopedProviderCredentialResolver | undefined;
   readonly mcpCredentialResolver?: McpSecretResolver | undefined;
   readonly mcpOAuthTokenResolver?: McpOAuthTokenResolver | undefined;
   /** Hears the database's backup and migration steps while it opens (the daemon's startup progress). */
@@ -204,7 +207,7 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
   if (options.credentialMode !== undefined && options.credentialMode !== "ambient" && options.credentialMode !== "injected-only") {
     throw new HarnessStartupError("ValidationError", `credentialMode must be "ambient" or "injected-only", not ${JSON.stringify(options.credentialMode)}`);
   }
-  const ports = (["providerCredentials", "mcpCredentialResolver", "mcpOAuthTokenResolver"] as const).filter((name) => options[name] !== undefined);
+  const ports = (["providerCredentials", "resolveProviderCredential", "mcpCredentialResolver", "mcpOAuthTokenResolver"] as const).filter((name) => options[name] !== undefined);
   if (ports.length > 0 && options.credentialMode !== "injected-only") {
     throw new HarnessStartupError("ValidationError", `${ports.join(", ")} ${ports.length === 1 ? "needs" : "need"} credentialMode "injected-only" (an injected-port host)`);
   }

@@ -5,6 +5,8 @@
 // before any output, force one refresh and retry the request once.
 import type { Env } from "../config/index.js";
 import type { ModelCall } from "../core/turns/gateway.js";
+import { StopSignal, fault } from "../core/turns/stop.js";
+import type { ProviderCredentialScope } from "../providers/injected.js";
 import {
   CODEX_METHOD_ID,
   CredentialRefresher,
@@ -40,7 +42,7 @@ export type OpenedCall =
 
 export interface ModelCredentials {
   /** `sessionId`: the Session whose Turn asks (the catalog that Turn leased). */
-  open(ref: string, sessionId?: string): Promise<OpenedCall>;
+  open(ref: string, sessionId?: string, scope?: ProviderCredentialScope): Promise<OpenedCall>;
   /** One attempt through the adapters, with the 401 refresh-and-retry of stored logins. */
   stream(call: ModelCall): AsyncGenerator<ModelStreamEvent>;
 }
@@ -56,8 +58,17 @@ function codexModel(model: ResolvedModel, login: OAuthAuthEntry, env: Env): Reso
   };
 }
 
+/** The Session work a model call serves, for a scoped credential resolver (none outside a Session). */
+export function credentialScope(call: Pick<ModelCall, "sessionId" | "turnId" | "compactionId">): ProviderCredentialScope | undefined {
+  const { sessionId, turnId, compactionId } = call;
+  if (sessionId === undefined || sessionId === "") return undefined;
+  if (compactionId !== undefined) return { kind: "compaction", sessionId, compactionId };
+  if (turnId !== undefined) return { kind: "turn", sessionId, turnId };
+  return { kind: "detached", sessionId };
+}
+
 export function createModelCredentials(providers: (sessionId?: string) => ProviderSet, env: Env, refresher = new CredentialRefresher(() => authFileLocation(env))): ModelCredentials {
-  async function open(ref: string, sessionId?: string): Promise<OpenedCall> {
+  async function open(ref: string, sessionId?: string, scope?: ProviderCredentialScope): Promise<OpenedCall> {
     const set = providers(sessionId);
     let sources = await loadCredentialSources(env);
     const target = set.model(ref);
@@ -74,11 +85,23 @@ export function createModelCredentials(providers: (sessionId?: string) => Provid
     }
     // Injected-only: the embedder's resolver answers first for this acquisition; else the slot.
     const injected = injectedCredentialsOf(env);
-    if (injected?.resolver !== undefined && provider !== undefined) {
-      const key = await injected.resolver({ providerId: provider.id, ...(sessionId !== undefined ? { sessionId } : {}) });
-      if (typeof key === "string" && key.trim() !== "" && "entries" in sources.auth) {
-        sources = { ...sources, auth: { ...sources.auth, entries: { ...sources.auth.entries, [provider.id]: { type: "api", key: key.trim() } } } };
+    const withKey = (providerId: string, key: string): void => {
+      if ("entries" in sources.auth) sources = { ...sources, auth: { ...sources.auth, entries: { ...sources.auth.entries, [providerId]: { type: "api", key } } } };
+    };
+    // The scoped resolver (`resolveProviderCredential`) first, for acquisitions serving Session
+    // work: its key, or its denial as the work's own fault (the text is the embedder's, never a key).
+    let scopedKey = false;
+    if (injected?.scoped !== undefined && provider !== undefined && scope !== undefined) {
+      const answer = await injected.resolveScoped(provider.id, scope);
+      if (answer.kind === "denied") throw new StopSignal({ kind: "failed", fault: fault("model_run_failed", answer.message, answer.code) });
+      if (answer.kind === "key") {
+        withKey(provider.id, answer.apiKey);
+        scopedKey = true;
       }
+    }
+    if (injected?.resolver !== undefined && provider !== undefined && !scopedKey) {
+      const key = await injected.resolver({ providerId: provider.id, ...(sessionId !== undefined ? { sessionId } : {}) });
+      if (typeof key === "string" && key.trim() !== "") withKey(provider.id, key.trim());
     }
     const opened = openModel(set, ref, sources);
     if (!opened.ok) return { ok: false, message: opened.message };
@@ -112,7 +135,7 @@ export function createModelCredentials(providers: (sessionId?: string) => Provid
   return {
     open,
     async *stream(call: ModelCall): AsyncGenerator<ModelStreamEvent> {
-      const opened = await open(call.model, call.sessionId);
+      const opened = await open(call.model, call.sessionId, credentialScope(call));
       if (!opened.ok) throw unavailableFailure(call.model, opened.message);
       let started = false;
       try {
@@ -128,7 +151,7 @@ export function createModelCredentials(providers: (sessionId?: string) => Provid
       // The provider rejected the stored login's token: one forced refresh (unless another request
       // already rotated it), then one retry with whatever storage now holds.
       await refresher.refresh(opened.loginProviderId ?? opened.model.providerId, { force: true, rejectedAccess: opened.credential.reveal() });
-      const again = await open(call.model, call.sessionId);
+      const again = await open(call.model, call.sessionId, credentialScope(call));
       if (!again.ok) throw unavailableFailure(call.model, again.message);
       yield* streamModel(requestOf(call, again));
     },

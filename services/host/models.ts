@@ -9,6 +9,7 @@ import { HostServedModels, siblingModels } from "./served-models.js";
 import {
   NO_SIBLING_MESSAGE,
   ProviderFailure,
+  injectedCredentialsOf,
   describeProviderError,
   servedModel,
   resolveProviders,
@@ -105,6 +106,8 @@ export function createModelGateway(config: Config, env: Env, layers: readonly Co
         return;
       }
       const opened = await credentials.open(model);
+      // A scoped credential resolver answers per acquisition, not here: the model only has to exist.
+      if (!opened.ok && injectedCredentialsOf(env)?.scoped !== undefined && current().model(model) !== undefined) return;
       if (!opened.ok) throw unavailable(`Model ${model} is unavailable: ${opened.message}`, "model_unavailable");
     },
     limits(model: string, sessionId?: string): ModelLimits | undefined {
@@ -136,7 +139,7 @@ export function createModelGateway(config: Config, env: Env, layers: readonly Co
       sessionId: call.sessionId ?? "",
       turnId: call.turnId ?? "",
       siblings,
-      delegate: (ref, request) => credentials.stream({ ...request, model: ref, signal: call.signal, ...(call.sessionId !== undefined ? { sessionId: call.sessionId } : {}), ...(call.timeoutMs !== undefined ? { timeoutMs: call.timeoutMs } : {}) }),
+      delegate: (ref, request) => credentials.stream({ ...request, model: ref, signal: call.signal, ...(call.sessionId !== undefined ? { sessionId: call.sessionId } : {}), ...(call.turnId !== undefined ? { turnId: call.turnId } : {}), ...(call.compactionId !== undefined ? { compactionId: call.compactionId } : {}), ...(call.timeoutMs !== undefined ? { timeoutMs: call.timeoutMs } : {}) }),
     });
   }
 }

@@ -127,6 +127,9 @@ export {
   type McpSecretResolver,
   type ProviderCredentialResolver,
   type ProviderCredentialsPort,
+  type ProviderCredentialAnswer,
+  type ProviderCredentialScope,
+  type ScopedProviderCredentialResolver,
 } from "./injected.js";
 export {
   DEFAULT_TAP_BASE_URL,

@@ -14,6 +14,21 @@ export type CredentialMode = "ambient" | "injected-only";
 /** Asked at every model acquisition; `undefined` or a blank key falls through to the slot. */
 export type ProviderCredentialResolver = (request: { readonly providerId: string; readonly sessionId?: string }) => string | undefined | Promise<string | undefined>;
 
+/** The Session work a model acquisition serves (`resolveProviderCredential`'s `scope`). */
+export type ProviderCredentialScope =
+  | { readonly kind: "turn"; readonly sessionId: string; readonly turnId: string }
+  | { readonly kind: "compaction"; readonly sessionId: string; readonly compactionId: string }
+  | { readonly kind: "detached"; readonly sessionId: string; readonly turnId?: string };
+
+/** A scoped resolver's answer: a key for this acquisition, a denial, or `undefined` (fall through to the slot). */
+export type ProviderCredentialAnswer = { readonly apiKey: string } | { readonly denied: string; readonly code?: string } | undefined;
+
+/**
+ * Asked at every model acquisition that serves Session work, naming that work; a Turn asks once
+ * (its answer is kept for the Turn's later model calls). `{ denied }` fails the acquisition.
+ */
+export type ScopedProviderCredentialResolver = (request: { readonly providerId: string; readonly scope: ProviderCredentialScope }) => ProviderCredentialAnswer | Promise<ProviderCredentialAnswer>;
+
 /** The embedder's provider credential port: initial keys by provider id, a resolver, or both. */
 export type ProviderCredentialsPort =
   | Readonly<Record<string, string>>
@@ -29,7 +44,15 @@ export interface InjectedCredentialOptions {
   readonly providerCredentials?: ProviderCredentialsPort | undefined;
   readonly mcpCredentialResolver?: McpSecretResolver | undefined;
   readonly mcpOAuthTokenResolver?: McpOAuthTokenResolver | undefined;
+  readonly resolveProviderCredential?: ScopedProviderCredentialResolver | undefined;
 }
+
+/** What a scoped acquisition uses: a key, a denial (safe text, checked code), or the slot. */
+export type ScopedCredential = { readonly kind: "key"; readonly apiKey: string } | { readonly kind: "denied"; readonly message: string; readonly code?: string } | { readonly kind: "slot" };
+
+const PROVIDER_CODE = /^[A-Za-z0-9][A-Za-z0-9._:/-]*$/;
+/** How many Turns' answers are kept (a Turn asks once; a restarted object asks again). */
+const TURN_ANSWERS = 256;
 
 const VISIBLE_KEY = /^[\x21-\x7e]{1,8192}$/;
 
@@ -41,6 +64,9 @@ export class InjectedCredentials {
   readonly resolver: ProviderCredentialResolver | undefined;
   readonly mcpSecret: McpSecretResolver | undefined;
   readonly mcpOAuth: McpOAuthTokenResolver | undefined;
+  readonly scoped: ScopedProviderCredentialResolver | undefined;
+  /** Each recent Turn's answer per provider (insertion order: the oldest is dropped first). */
+  readonly #turnAnswers = new Map<string, Promise<ScopedCredential>>();
 
   constructor(options: InjectedCredentialOptions = {}) {
     const port = options.providerCredentials;
@@ -57,6 +83,42 @@ export class InjectedCredentials {
     }
     this.mcpSecret = options.mcpCredentialResolver;
     this.mcpOAuth = options.mcpOAuthTokenResolver;
+    this.scoped = options.resolveProviderCredential;
+  }
+
+  /**
+   * The scoped resolver's answer for one acquisition (once per Turn and provider). A resolver
+   * throw becomes a denial naming only the provider; a code outside the provider-code shape is
+   * dropped; `undefined` or a blank key falls through to the slot.
+   */
+  resolveScoped(providerId: string, scope: ProviderCredentialScope): Promise<ScopedCredential> {
+    const resolver = this.scoped;
+    if (resolver === undefined) return Promise.resolve({ kind: "slot" });
+    const ask = async (): Promise<ScopedCredential> => {
+      let answer: ProviderCredentialAnswer;
+      try {
+        answer = await resolver({ providerId, scope });
+      } catch {
+        return { kind: "denied", message: `The credential resolver failed for provider "${providerId}"` };
+      }
+      if (typeof answer !== "object" || answer === null) return { kind: "slot" };
+      if ("denied" in answer) {
+        const text = typeof answer.denied === "string" && answer.denied.trim() !== "" ? answer.denied.slice(0, 4096) : `The credential for provider "${providerId}" was denied`;
+        const code = answer.code;
+        return { kind: "denied", message: text, ...(typeof code === "string" && code.length <= 128 && PROVIDER_CODE.test(code) ? { code } : {}) };
+      }
+      const key = typeof answer.apiKey === "string" ? answer.apiKey.trim() : "";
+      return key === "" ? { kind: "slot" } : { kind: "key", apiKey: key };
+    };
+    if (scope.kind !== "turn") return ask();
+    const cacheKey = `${scope.turnId}\u0000${providerId}`;
+    let answer = this.#turnAnswers.get(cacheKey);
+    if (answer === undefined) {
+      answer = ask();
+      this.#turnAnswers.set(cacheKey, answer);
+      if (this.#turnAnswers.size > TURN_ANSWERS) this.#turnAnswers.delete(this.#turnAnswers.keys().next().value!);
+    }
+    return answer;
   }
 
   /** Writes (replaces) one provider's key; takes effect at its next model acquisition. */

@@ -149,6 +149,37 @@ describe("createEmbeddedHarness({ credentialMode: 'injected-only' })", () => {
     expect(asked).toContainEqual({ providerId: "keyed", sessionId: session.id });
   });
 
+  it("asks resolveProviderCredential once per Turn with its scope; a denial fails the Turn with model_run_failed", async () => {
+    const planted = plantedHome();
+    home = planted.home;
+    const asked: { providerId: string; scope: unknown }[] = [];
+    let denied = false;
+    harness = await createEmbeddedHarness({
+      cwd: home.root,
+      databaseFilename: ":memory:",
+      config: { model: "keyed/m", providers: planted.providers },
+      env: home.env,
+      credentialMode: "injected-only",
+      resolveProviderCredential: async (request) => {
+        asked.push(request);
+        return denied ? { denied: "No seat for this Session", code: "seat_missing" } : { apiKey: `sk-scoped-${request.scope.sessionId}` };
+      },
+    });
+    const session = await harness.createSession();
+    const turnId = crypto.randomUUID();
+    const before = model.requests.length;
+    await harness.submitPrompt(session.id, { delivery: "queue", turnId, prompt: textPrompt("Scoped"), model: "keyed/m" });
+    expect((await harness.watchTurn(session.id, turnId)).outcome).toMatchObject({ kind: "completed" });
+    expect(model.requests[before]!.headers["authorization"]).toBe(`Bearer ${credentialHash(`sk-scoped-${session.id}`)}`);
+    expect(asked).toEqual([{ providerId: "keyed", scope: { kind: "turn", sessionId: session.id, turnId } }]);
+    denied = true;
+    const refusedTurn = crypto.randomUUID();
+    const count = model.requests.length;
+    await harness.submitPrompt(session.id, { delivery: "queue", turnId: refusedTurn, prompt: textPrompt("Denied"), model: "keyed/m" });
+    expect((await harness.watchTurn(session.id, refusedTurn)).outcome).toMatchObject({ kind: "failed", fault: { code: "model_run_failed", message: "No seat for this Session", providerCode: "seat_missing" } });
+    expect(model.requests.length).toBe(count);
+  });
+
   it("takes initial keys as a map; an ambient host refuses credential writes; a bad mode is a typed startup error", async () => {
     const planted = plantedHome();
     home = planted.home;

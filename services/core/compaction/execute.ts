@@ -111,6 +111,7 @@ export async function executeCompaction(deps: CompactionDeps, run: CompactionRun
       policy,
       text: source.text,
       signal,
+      scope: { sessionId: row.sessionId, compactionId: row.id },
       onUsage: (attempt) => {
         usage = addUsage(usage, attempt);
         run.onUsage?.(attempt);

@@ -148,6 +148,8 @@ export interface SummaryCall {
   readonly policy: TurnPolicy;
   readonly text: string;
   readonly signal: AbortSignal;
+  /** The work the request serves (a scoped credential resolver is told it). */
+  readonly scope?: { readonly sessionId: string; readonly compactionId: string };
   /** Each attempt's usage, as it arrives. */
   readonly onUsage: (attempt: { promptTokens: number; completionTokens: number; cachedPromptTokens?: number; reasoningTokens?: number }) => void;
 }
@@ -172,7 +174,7 @@ export async function requestSummary(call: SummaryCall): Promise<string> {
     let output = false;
     try {
       const messages: ModelMessage[] = [{ role: "user", content: [{ type: "text", text: call.text }] }];
-      for await (const event of call.gateway.stream({ model: call.model, system: SUMMARY_SYSTEM, messages, tools: [], signal: controller.signal, ...(attemptTimeout !== undefined ? { timeoutMs: attemptTimeout } : {}) })) {
+      for await (const event of call.gateway.stream({ model: call.model, system: SUMMARY_SYSTEM, messages, tools: [], signal: controller.signal, ...(call.scope ?? {}), ...(attemptTimeout !== undefined ? { timeoutMs: attemptTimeout } : {}) })) {
         if (controller.signal.aborted) break;
         if (event.type === "usage") call.onUsage(event);
         else if (event.type !== "finish") output = true;
@@ -182,6 +184,8 @@ export async function requestSummary(call: SummaryCall): Promise<string> {
       return text;
     } catch (error) {
       if (call.signal.aborted) throw call.signal.reason;
+      // The gateway's own stop (a denied credential) is the compaction's.
+      if (error instanceof StopSignal) throw error;
       const exhausted = attempt >= maxAttempts;
       if (timedOut) {
         if (output || exhausted) throw limitReached("provider_attempt_timeout", provider.attemptTimeoutMs, attemptTimeout!, "milliseconds", "A compaction request attempt timed out");

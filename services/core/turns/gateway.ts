@@ -19,6 +19,8 @@ export interface ModelCall {
   readonly sessionId?: string;
   /** The Turn making the call (absent outside a Turn: titles, compaction). */
   readonly turnId?: string;
+  /** The compaction making the call (with its `sessionId`): names the work to a scoped credential resolver. */
+  readonly compactionId?: string;
 }
 
 export interface ModelLimits {
