@@ -143,16 +143,20 @@ async function resolveRows<T>(inner: SqlExecutor, rows: T[]): Promise<T[] | unde
   return rows;
 }
 
+const atMostOne = <T>(row: T | undefined): T[] => (row === undefined ? [] : [row]);
+
 /** A read that meets a marker whose pieces are gone is run again this many times before it fails. */
 const READ_ATTEMPTS = 3;
 
 /** `inner` with large bound strings spilled and markers in results resolved. */
 export function spilling(inner: SqlExecutor, budget: number = SPILL_BUDGET): SqlExecutor {
-  async function all<T>(sql: string, args?: readonly SqlValue[]): Promise<T[]> {
+  // `one`: the statement runs as the inner executor's `get` (its first row only), as it did before
+  // the spill: reading every row of a `get` whose query has no LIMIT would cost what the caller avoided.
+  async function read<T>(sql: string, args: readonly SqlValue[] | undefined, one: boolean): Promise<T[]> {
     if (sql.startsWith(PIECES_SELECT)) return inner.all<T>(sql, args);
     const spilled = await spillArgs(inner, sql, args, budget);
     for (let attempt = 1; ; attempt++) {
-      const rows = await inner.all<T>(sql, spilled.args);
+      const rows = one ? atMostOne(await inner.get<T>(sql, spilled.args)) : await inner.all<T>(sql, spilled.args);
       await unlessWritten(inner, spilled, rows.length > 0);
       const resolved = await resolveRows(inner, rows);
       if (resolved !== undefined) return resolved;
@@ -160,8 +164,8 @@ export function spilling(inner: SqlExecutor, budget: number = SPILL_BUDGET): Sql
     }
   }
   return {
-    all,
-    get: async <T>(sql: string, args?: readonly SqlValue[]) => (await all<T>(sql, args))[0],
+    all: <T>(sql: string, args?: readonly SqlValue[]) => read<T>(sql, args, false),
+    get: async <T>(sql: string, args?: readonly SqlValue[]) => (await read<T>(sql, args, true))[0],
     run: async (sql, args) => {
       const spilled = await spillArgs(inner, sql, args, budget);
       const result = await inner.run(sql, spilled.args);
