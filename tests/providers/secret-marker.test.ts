@@ -67,14 +67,15 @@ describe("a planted secret marker", () => {
     await listProviders(api);
     await getProvider(api, "keyed");
     // Refused input that carries the marker: the errors must not echo it.
+    // One at a time: calls started together would reject before the loop awaits them (an unhandled rejection).
     for (const call of [
-      connectProviderKey(api, "keyed", { apiKey: `${MARKER} trailing` }),
-      connectProviderKey(api, "keyed", { apiKey: `${MARKER}\n` }),
-      connectProviderKey(api, "nope", { apiKey: MARKER }),
-      connectProviderKey(api, "test", { apiKey: MARKER }),
-      connectProviderKey(api, "keyed", { apiKey: MARKER, label: `${MARKER}${"x".repeat(300)}` }),
+      () => connectProviderKey(api, "keyed", { apiKey: `${MARKER} trailing` }),
+      () => connectProviderKey(api, "keyed", { apiKey: `${MARKER}\n` }),
+      () => connectProviderKey(api, "nope", { apiKey: MARKER }),
+      () => connectProviderKey(api, "test", { apiKey: MARKER }),
+      () => connectProviderKey(api, "keyed", { apiKey: MARKER, label: `${MARKER}${"x".repeat(300)}` }),
     ]) {
-      const error = await call.then(() => undefined, (failure: unknown) => failure as Error);
+      const error = await call().then(() => undefined, (failure: unknown) => failure as Error);
       expect(error).toBeDefined();
       expect(leaks(error!.message)).toBe(false);
     }
