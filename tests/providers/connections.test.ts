@@ -187,26 +187,28 @@ describe("bad input changes nothing", () => {
     const good = await connectProviderKey(h.api, "keyed", { apiKey: KEY_A });
     const before = h.authText();
     const client = h.api.client;
-    const cases: [string, Promise<unknown>, number, Record<string, unknown>][] = [
-      ["getProvider unknown", getProvider(h.api, "nope"), 404, { _tag: "NotFoundError", resource: "provider" }],
-      ["connect unknown provider", connectProviderKey(h.api, "nope", { apiKey: KEY_B }), 404, { _tag: "NotFoundError", resource: "provider" }],
-      ["connect empty key", connectProviderKey(h.api, "keyed", { apiKey: "" }), 400, { _tag: "ValidationError" }],
-      ["connect key with a space", connectProviderKey(h.api, "keyed", { apiKey: "sk two" }), 400, { _tag: "ValidationError" }],
-      ["connect key with a line break", connectProviderKey(h.api, "keyed", { apiKey: "sk\nInjected: x" }), 400, { _tag: "ValidationError" }],
-      ["connect huge key", connectProviderKey(h.api, "keyed", { apiKey: "k".repeat(9000) }), 400, { _tag: "ValidationError" }],
-      ["connect label too long", connectProviderKey(h.api, "keyed", { apiKey: KEY_B, label: "l".repeat(257) }), 400, { _tag: "ValidationError" }],
-      ["connect label with control characters", connectProviderKey(h.api, "keyed", { apiKey: KEY_B, label: "a\u0007b" }), 400, { _tag: "ValidationError" }],
-      ["connect a keyless provider", connectProviderKey(h.api, "test", { apiKey: KEY_B }), 400, { _tag: "ValidationError" }],
-      ["connect a non-string key", sdk.connectProviderKey({ client, path: { providerId: "keyed" }, body: { apiKey: 42 } as never, throwOnError: true }).catch(wrap), 400, { _tag: "ValidationError" }],
-      ["update unknown connection", updateProviderConnection(h.api, "keyed", "conn_nope", { label: "x" }), 404, { _tag: "NotFoundError", resource: "connection" }],
-      ["update blank label", updateProviderConnection(h.api, "keyed", good.connectionId, { label: "   " }), 400, { _tag: "ValidationError" }],
-      ["update unknown provider", updateProviderConnection(h.api, "nope", good.connectionId, { label: "x" }), 404, { _tag: "NotFoundError", resource: "provider" }],
-      ["update another provider's connection", updateProviderConnection(h.api, "gate", good.connectionId, { label: "x" }), 404, { _tag: "NotFoundError", resource: "connection" }],
-      ["delete unknown connection", deleteProviderConnection(h.api, "keyed", "conn_nope"), 404, { _tag: "NotFoundError", resource: "connection" }],
-      ["delete another provider's connection", deleteProviderConnection(h.api, "gate", good.connectionId), 404, { _tag: "NotFoundError", resource: "connection" }],
+    const api = h.api;
+    // Thunks, run one at a time: calls started together could reject before the loop awaits them (an unhandled rejection).
+    const cases: [string, () => Promise<unknown>, number, Record<string, unknown>][] = [
+      ["getProvider unknown", () => getProvider(api, "nope"), 404, { _tag: "NotFoundError", resource: "provider" }],
+      ["connect unknown provider", () => connectProviderKey(api, "nope", { apiKey: KEY_B }), 404, { _tag: "NotFoundError", resource: "provider" }],
+      ["connect empty key", () => connectProviderKey(api, "keyed", { apiKey: "" }), 400, { _tag: "ValidationError" }],
+      ["connect key with a space", () => connectProviderKey(api, "keyed", { apiKey: "sk two" }), 400, { _tag: "ValidationError" }],
+      ["connect key with a line break", () => connectProviderKey(api, "keyed", { apiKey: "sk\nInjected: x" }), 400, { _tag: "ValidationError" }],
+      ["connect huge key", () => connectProviderKey(api, "keyed", { apiKey: "k".repeat(9000) }), 400, { _tag: "ValidationError" }],
+      ["connect label too long", () => connectProviderKey(api, "keyed", { apiKey: KEY_B, label: "l".repeat(257) }), 400, { _tag: "ValidationError" }],
+      ["connect label with control characters", () => connectProviderKey(api, "keyed", { apiKey: KEY_B, label: "a\u0007b" }), 400, { _tag: "ValidationError" }],
+      ["connect a keyless provider", () => connectProviderKey(api, "test", { apiKey: KEY_B }), 400, { _tag: "ValidationError" }],
+      ["connect a non-string key", () => sdk.connectProviderKey({ client, path: { providerId: "keyed" }, body: { apiKey: 42 } as never, throwOnError: true }).catch(wrap), 400, { _tag: "ValidationError" }],
+      ["update unknown connection", () => updateProviderConnection(api, "keyed", "conn_nope", { label: "x" }), 404, { _tag: "NotFoundError", resource: "connection" }],
+      ["update blank label", () => updateProviderConnection(api, "keyed", good.connectionId, { label: "   " }), 400, { _tag: "ValidationError" }],
+      ["update unknown provider", () => updateProviderConnection(api, "nope", good.connectionId, { label: "x" }), 404, { _tag: "NotFoundError", resource: "provider" }],
+      ["update another provider's connection", () => updateProviderConnection(api, "gate", good.connectionId, { label: "x" }), 404, { _tag: "NotFoundError", resource: "connection" }],
+      ["delete unknown connection", () => deleteProviderConnection(api, "keyed", "conn_nope"), 404, { _tag: "NotFoundError", resource: "connection" }],
+      ["delete another provider's connection", () => deleteProviderConnection(api, "gate", good.connectionId), 404, { _tag: "NotFoundError", resource: "connection" }],
     ];
     for (const [name, call, status, body] of cases) {
-      const refused = await failure(call);
+      const refused = await failure(call());
       expect(refused, name).toMatchObject({ status, body });
       expect(JSON.stringify(refused.body), name).not.toContain(KEY_A);
       expect(JSON.stringify(refused.body), name).not.toContain(KEY_B);
@@ -220,13 +222,14 @@ describe("bad input changes nothing", () => {
     h = await startProviderHarness();
     mkdirSync(dirname(h.authPath), { recursive: true, mode: 0o700 });
     writeFileSync(h.authPath, "[1, 2, 3]\n", { mode: 0o600 });
+    // One at a time: calls started together could reject before the loop awaits them (an unhandled rejection).
     for (const call of [
-      connectProviderKey(h.api, "keyed", { apiKey: KEY_A }),
-      updateProviderConnection(h.api, "keyed", "auth:keyed", { label: "x" }),
-      deleteProviderConnection(h.api, "keyed", "auth:keyed"),
-      sdk.startProviderLogin({ client: h.api.client, path: { providerId: "gate" }, body: {}, throwOnError: true }).catch(wrap),
+      () => connectProviderKey(h!.api, "keyed", { apiKey: KEY_A }),
+      () => updateProviderConnection(h!.api, "keyed", "auth:keyed", { label: "x" }),
+      () => deleteProviderConnection(h!.api, "keyed", "auth:keyed"),
+      () => sdk.startProviderLogin({ client: h!.api.client, path: { providerId: "gate" }, body: {}, throwOnError: true }).catch(wrap),
     ]) {
-      const refused = await failure(call);
+      const refused = await failure(call());
       expect(refused).toMatchObject({ status: 503, body: { _tag: "UnavailableError" } });
       expect(refused.body["message"]).toContain("not a JSON object");
     }
@@ -241,13 +244,14 @@ describe("bad input changes nothing", () => {
     expect(await getProvider(h.api, "keyed")).toMatchObject({ source: "stored", connection: { connectionId: "auth:keyed" } });
     await h.turn(KEYED);
     expect(lastHash(h)).toBe(credentialHash(KEY_A));
+    // One at a time: calls started together could reject before the loop awaits them (an unhandled rejection).
     for (const call of [
-      connectProviderKey(h.api, "keyed", { apiKey: KEY_B }),
-      updateProviderConnection(h.api, "keyed", "auth:keyed", { label: "x" }),
-      deleteProviderConnection(h.api, "keyed", "auth:keyed"),
-      sdk.startProviderLogin({ client: h.api.client, path: { providerId: "gate" }, body: {}, throwOnError: true }).catch(wrap),
+      () => connectProviderKey(h!.api, "keyed", { apiKey: KEY_B }),
+      () => updateProviderConnection(h!.api, "keyed", "auth:keyed", { label: "x" }),
+      () => deleteProviderConnection(h!.api, "keyed", "auth:keyed"),
+      () => sdk.startProviderLogin({ client: h!.api.client, path: { providerId: "gate" }, body: {}, throwOnError: true }).catch(wrap),
     ]) {
-      expect(await failure(call)).toMatchObject({ status: 403, body: { _tag: "ForbiddenError" } });
+      expect(await failure(call())).toMatchObject({ status: 403, body: { _tag: "ForbiddenError" } });
     }
     expect(h.authText()).toBeUndefined();
   });
