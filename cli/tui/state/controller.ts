@@ -1,3 +1,6 @@
+// Longer than ~400 lines on purpose: every key press is one dispatch over one snapshot (screen,
+// draft, overlays, leader key, the next Turn's choices), and splitting the handlers from the state
+// they change would pass that snapshot around instead of keeping its transitions in one place.
 // The TUI's state outside React: the screen, the draft, overlays, the leader key, the next
 // Turn's model/agent/effort/Skills, the Session being viewed (and its parents while viewing
 // a sub-agent), and every key press. Components only render its snapshot; tests drive it
