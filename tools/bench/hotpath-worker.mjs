@@ -8,7 +8,8 @@
 // baseline is a fixed calibration workload (JSON encode/decode of Turn-sized events) timed with
 // process.cpuUsage in this process, so the ratio follows the code, not the machine's speed.
 //
-// Options (one JSON argument): { warmupTurns, batchTurns, batches, slowdown, baselineRatio,
+// Options (one JSON argument): { warmupTurns, batchTurns, batches, sessionTurns (> 0: a new Session
+// every that many Turns, so history stays short; 0: one Session throughout), slowdown, baselineRatio,
 // serveNodeArgs, serveStdout } — `serveNodeArgs` go to the serve's node (e.g. ["--cpu-prof", "--cpu-prof-dir=/tmp/p"]
 // to profile the hot path; the profile is written when the serve exits; or ["--trace-deopt"] with
 // `serveStdout` a file to append the serve's other stdout lines to).
@@ -23,7 +24,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { binPath, tempHome, writeTestModelConfig, watchedTurn } from "./lib.mjs";
 
-const options = { warmupTurns: 150, batchTurns: 25, batches: 8, slowdown: 0, baselineRatio: 0, serveNodeArgs: [], ...JSON.parse(process.argv[2] ?? "{}") };
+const options = { warmupTurns: 150, batchTurns: 25, batches: 8, slowdown: 0, baselineRatio: 0, sessionTurns: 0, serveNodeArgs: [], ...JSON.parse(process.argv[2] ?? "{}") };
 
 const { startTestModel } = await import("../test-model/index.ts");
 const clientModule = await import("../../dist/clients/index.js");
@@ -105,11 +106,18 @@ try {
     serve.once("exit", (code) => reject(new Error(`serve exited with ${code} before printing its URL: ${serveStderr.trim()}`)));
   });
   const api = createZeClient({ baseUrl: url, clientId: "ze-bench" });
-  const sessionId = randomUUID();
+  let sessionId = randomUUID();
   await unwrap(sdk.createSession({ client: api.client, path: { server: SERVER, sessionId }, body: {} }));
+  let turnsInSession = 0;
 
   /** One one-step Turn: submit, then watch it to `turn.finished` as a client would. */
   const turn = async () => {
+    if (options.sessionTurns > 0 && turnsInSession >= options.sessionTurns) {
+      sessionId = randomUUID();
+      await unwrap(sdk.createSession({ client: api.client, path: { server: SERVER, sessionId }, body: {} }));
+      turnsInSession = 0;
+    }
+    turnsInSession++;
     model.enqueue({ events: [{ type: "text", text: "Hello! This is the scripted answer from the bench model." }] });
     await watchedTurn(clientModule, api, SERVER, sessionId, "hello");
   };
