@@ -20,7 +20,7 @@ import { join } from "node:path";
 import { baselinePath, checkRows, compareFigures, readBaseline, updatedBaseline, writeBaseline } from "./check.mjs";
 import { formatTable, repoRoot } from "./lib.mjs";
 
-const modules = ["./startup.mjs", "./statements.mjs", "./hotpath.mjs", "./turns.mjs", "./memory.mjs", "./oneshot.mjs", "./depth.mjs", "./extensions.mjs", "./daemon.mjs", "./history.mjs", "./git.mjs", "./tui.mjs", "./terminals.mjs", "./sandbox.mjs", "./recording.mjs", "./scale.mjs", "./binary.mjs", "./worker.mjs"];
+const modules = ["./startup.mjs", "./statements.mjs", "./hotpath.mjs", "./turns.mjs", "./memory.mjs", "./oneshot.mjs", "./depth.mjs", "./extensions.mjs", "./daemon.mjs", "./history.mjs", "./git.mjs", "./tui.mjs", "./terminals.mjs", "./sandbox.mjs", "./recording.mjs", "./scale.mjs", "./binary.mjs", "./worker.mjs", "./codex.mjs"];
 const QUICK = ["startup", "statements", "hotpath"];
 
 const argv = process.argv.slice(2);
