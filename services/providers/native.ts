@@ -11,7 +11,7 @@
 //   credential (when it declares `credentials`) resolves like any provider's and reaches
 //   `acquireModel` as a `Redacted`; requests stream through `adapters/native.ts`.
 // - A `providerDefinitions` key the configuration does not list fails startup (`ProviderInvalid`).
-import { Ajv2020 } from "ajv/dist/2020.js";
+import { createRequire } from "node:module";
 import type { ProviderDefinition } from "../../plugin/provider.js";
 import type { JsonValue, ProviderEntry } from "../config/types.js";
 import { checkDefinition } from "./definition.js";
@@ -113,6 +113,8 @@ export function nativeOptions(id: string, native: NativeProviderDefinition, opti
   }
   let validate;
   try {
+    // Loaded here, not at import: only a code-defined provider with an optionsSchema needs Ajv.
+    const { Ajv2020 } = createRequire(import.meta.url)("ajv/dist/2020.js") as typeof import("ajv/dist/2020.js");
     validate = new Ajv2020({ allErrors: false, strict: false }).compile(native.optionsSchema);
   } catch {
     return { ok: false, error: providerInvalid(id, "", `the optionsSchema of provider definition "${native.definitionId}" is not a valid JSON Schema`) };

@@ -1,8 +1,11 @@
 // Tool input validation against each tool's JSON Schema (draft 2020-12), compiled once per tool
 // schema and cached. Runs BEFORE `permissions` and `execute`. Failures list every problem
 // Ajv found, each located by a JSON pointer into the input, in a message safe for the model
-// (it only describes the model's own input).
-import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
+// (it only describes the model's own input). Ajv itself is loaded on the first tool call that
+// needs it, not when this module is imported: loading and setting it up costs tens of
+// milliseconds that a one-shot answering in text (`run "hello"`) would pay for nothing.
+import { createRequire } from "node:module";
+import type { Ajv2020, ErrorObject, ValidateFunction } from "ajv/dist/2020.js";
 import { ToolFailure, type ToolDefinition } from "./tool.js";
 
 /** Keywords a tool `inputSchema` may use (the reference's `JsonSchema`). */
@@ -15,7 +18,16 @@ export const ALLOWED_SCHEMA_KEYWORDS: ReadonlySet<string> = new Set([
   "minLength", "maxLength",
 ]);
 
-const ajv = new Ajv2020({ strict: true, allErrors: true });
+let shared: Ajv2020 | undefined;
+// Made on first use: a host without `import.meta.url` (the Worker bundle) imports this module
+// too, and never compiles with Ajv (it installs an interpreter).
+function ajv(): Ajv2020 {
+  if (shared === undefined) {
+    const { Ajv2020: Ajv } = createRequire(import.meta.url)("ajv/dist/2020.js") as typeof import("ajv/dist/2020.js");
+    shared = new Ajv({ strict: true, allErrors: true });
+  }
+  return shared;
+}
 
 /** A schema's check: whether `input` passes, and each problem (as `describe` words Ajv's errors) when not. */
 type SchemaCheck = (input: unknown) => readonly string[];
@@ -39,7 +51,7 @@ const compiled = new WeakMap<object, SchemaCheck>();
 function compile(schema: object): SchemaCheck {
   // A host that installed an interpreter forbids generated code: Ajv is never asked there.
   if (interpreter !== undefined) return interpreter(schema);
-  const validate: ValidateFunction = ajv.compile(schema);
+  const validate: ValidateFunction = ajv().compile(schema);
   return (input) => (validate(input) ? [] : [...new Set((validate.errors ?? []).map(describe))]);
 }
 
