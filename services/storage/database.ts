@@ -14,6 +14,7 @@ import { serverMigrations, type MigrationRegistry } from "./migrations/registry.
 import { createStorageHandle, type Durability, type HandleWriter, type StorageDatabase, type StorageHandle, type StorageTransaction } from "./handle.js";
 import { writeQueueFor } from "./queue.js";
 import { WalSync } from "./wal-sync.js";
+import { Checkpointer } from "./checkpoint.js";
 import { RemoteClient } from "./remote.js";
 import { schema, type StorageSchema, type TurnEventRow } from "./schema.js";
 
@@ -23,6 +24,10 @@ export { createStorageHandle, isStorageHandle, type Durability, type HandleWrite
 type EngineClient = (LocalClient | RemoteClient) & Client;
 
 export const DEFAULT_BUSY_TIMEOUT_MS = 5000;
+/** WAL frames that start a checkpoint (SQLite's own autocheckpoint default). */
+const CHECKPOINT_PAGES = 1000;
+/** A restarted -wal file longer than this is cut back (normally it peaks just past CHECKPOINT_PAGES pages). */
+const JOURNAL_SIZE_LIMIT = 8 * 1024 * 1024;
 
 export interface OpenDatabaseOptions {
   /** `:memory:`, a `file:` URL, an absolute or relative path (under `stateDirectory`), or a `libsql://`, `http(s)://`, `ws(s)://` URL. */
@@ -57,11 +62,15 @@ export const drizzleOver = (client: Client): StorageDatabase => construct(client
  * servers use the main client and their own durability.
  */
 class Writer implements HandleWriter {
-  #connection: { client: EngineClient; db: StorageDatabase } | undefined;
+  #connection: { client: EngineClient; db: StorageDatabase; autocheckpoint?: number } | undefined;
   /** `PRAGMA max_page_count` of the write connection (a per-connection setting, so applied to each new one). */
   #pageLimit: number | undefined;
   readonly #shared: { client: EngineClient; db: StorageDatabase } | null;
   readonly walSync: WalSync | null;
+  /** Runs the WAL checkpoints of a file off the event loop (checkpoint.ts); null once lost or for other kinds. */
+  #checkpointer: Checkpointer | null;
+  /** The write connection's `wal_autocheckpoint`: 0 while the checkpoint worker runs, SQLite's 1000 if it was lost. */
+  #autocheckpoint = 0;
 
   constructor(
     private readonly location: DatabaseLocation,
@@ -70,13 +79,33 @@ class Writer implements HandleWriter {
   ) {
     this.#shared = location.kind === "file" ? null : { client: main, db: drizzleOver(main) };
     this.walSync = location.kind === "file" ? new WalSync(location.path) : null;
+    this.#checkpointer =
+      location.kind === "file"
+        ? new Checkpointer(location.path, {
+            thresholdPages: CHECKPOINT_PAGES,
+            // The worker ended early: SQLite's automatic checkpoint on the next write connection.
+            onLost: () => {
+              this.#checkpointer = null;
+              this.#autocheckpoint = CHECKPOINT_PAGES;
+            },
+          })
+        : null;
   }
 
   #open(): { client: EngineClient; db: StorageDatabase } {
     if (this.#shared !== null) return this.#shared;
+    if (this.#connection !== undefined && this.#connection.autocheckpoint !== this.#autocheckpoint) this.#replace();
     if (this.#connection === undefined) {
-      const client = new LocalClient((this.location as { path: string }).path, { timeoutMs: this.busyTimeoutMs, synchronous: "NORMAL", maxPageCount: this.#pageLimit });
-      this.#connection = { client, db: drizzleOver(client) };
+      const client = new LocalClient((this.location as { path: string }).path, {
+        timeoutMs: this.busyTimeoutMs,
+        // The checkpoint worker takes the write lock for a moment (its RESTART): wait on timers, not asleep on the event loop.
+        asyncBusy: true,
+        synchronous: "NORMAL",
+        maxPageCount: this.#pageLimit,
+        walAutocheckpoint: this.#autocheckpoint,
+        journalSizeLimit: JOURNAL_SIZE_LIMIT,
+      });
+      this.#connection = { client, db: drizzleOver(client), autocheckpoint: this.#autocheckpoint };
     }
     return this.#connection;
   }
@@ -92,7 +121,9 @@ class Writer implements HandleWriter {
   async transaction<T>(fn: (tx: StorageTransaction) => Promise<T>): Promise<T> {
     const { client, db } = this.#open();
     try {
-      return await db.transaction((tx) => fn(Object.assign(tx, { sql: client.current!.sql, events: [] as TurnEventRow[] })));
+      const result = await db.transaction((tx) => fn(Object.assign(tx, { sql: client.current!.sql, events: [] as TurnEventRow[] })));
+      this.#checkpointer?.committed();
+      return result;
     } catch (error) {
       if (this.#shared === null) this.#replace();
       throw error;
@@ -112,6 +143,8 @@ class Writer implements HandleWriter {
   async close(): Promise<void> {
     this.#replace();
     await this.walSync?.close();
+    // After the write connection closed: the worker's final checkpoint empties the -wal file.
+    await this.#checkpointer?.close();
   }
 }
 
