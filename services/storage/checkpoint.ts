@@ -29,9 +29,11 @@
 // checkpoint. Its source is CommonJS eval'd from a string (as services/codemode's), so it runs the
 // same from the TypeScript sources, tsc's output and the CLI bundle; it requires libsql by the
 // absolute path resolved here.
+//
+// node:worker_threads is required when a checkpointer is made (only for a file database, on Node),
+// never imported at the top: the Worker host bundles this room and workerd has no such module.
 import { createRequire } from "node:module";
-import { endianness } from "node:os";
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
 
 /** Indexes of the shared `Int32Array` the host and the worker use. */
 const COMMITS = 0;
@@ -162,8 +164,10 @@ export class Checkpointer {
   #closing = false;
 
   constructor(path: string, options: CheckpointOptions = {}) {
-    libsqlPath ??= createRequire(import.meta.url).resolve("libsql");
-    this.#worker = new Worker(WORKER_SOURCE, {
+    const require = createRequire(import.meta.url);
+    libsqlPath ??= require.resolve("libsql");
+    const { Worker: WorkerThread } = require("node:worker_threads") as typeof import("node:worker_threads");
+    this.#worker = new WorkerThread(WORKER_SOURCE, {
       eval: true,
       // CommonJS even under a host started with --input-type=module.
       execArgv: [],
@@ -177,7 +181,7 @@ export class Checkpointer {
         thresholdPages: Math.max(1, Math.floor(options.thresholdPages ?? 1000)),
         intervalMs: Math.max(1, options.intervalMs ?? 20),
         idleMs: Math.max(1, options.idleMs ?? 1000),
-        littleEndian: endianness() === "LE",
+        littleEndian: new Uint8Array(new Uint16Array([1]).buffer)[0] === 1,
       },
     });
     this.#worker.stdout.resume();
