@@ -310,7 +310,7 @@ export class LocalClient implements Client {
        * lock that can be busy.
        */
       readonly asyncBusy?: boolean | undefined;
-      readonly synchronous?: "FULL" | "NORMAL";
+      readonly synchronous?: "FULL" | "NORMAL" | "OFF";
       readonly maxPageCount?: number | undefined;
       /** `PRAGMA wal_autocheckpoint` (0: off, the checkpoint worker runs them; see checkpoint.ts). */
       readonly walAutocheckpoint?: number | undefined;

@@ -34,7 +34,7 @@ const HANDLE = Symbol.for("ze-harness.storage.handle");
 /**
  * How a write transaction is synced. `full` (the default) settles only once the WAL is synced
  * after its commit: the change survives power loss. `relaxed` settles at commit (WAL +
- * synchronous=NORMAL): it survives a crash of the process but may roll back on power loss — for
+ * no sync): it survives a crash of the process but may roll back on power loss — for
  * progress that is re-derivable (streamed content, activity), never for an acknowledged
  * admission, a claim or a settlement.
  */
