@@ -6,7 +6,7 @@ import { mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { Client } from "@libsql/client";
 import * as driverCore from "drizzle-orm/libsql/driver-core";
-import { LocalClient } from "./engine.js";
+import { LocalClient, SqlError, type LocalConnection, type SqlExecutor, type SqlValue } from "./engine.js";
 import { openFailure, prepareDatabaseFile } from "./file.js";
 import { resolveDatabaseLocation, type DatabaseLocation } from "./location.js";
 import { applyMigrations, type MigrationReport, type StorageMigrationProgress } from "./migrate.js";
@@ -136,6 +136,20 @@ class Writer implements HandleWriter {
     }
   }
 
+  /**
+   * The write connection when it exists and no transaction holds it: a read run there at once (a
+   * synchronous statement) sees exactly what is committed, with a page cache that stays warm across
+   * this connection's own commits — the read connection's is dropped after every one of them.
+   */
+  idleConnection(): LocalConnection | undefined {
+    return this.#shared === null ? (this.#connection?.client as LocalClient | undefined)?.idleConnection : undefined;
+  }
+
+  /** Replaces the write connection before its next transaction (a statement failed on it: libsql 0.5.29 could fail its next COMMIT). */
+  discard(): void {
+    if (this.#connection !== undefined && (this.#connection.client as LocalClient).idleConnection !== undefined) this.#replace();
+  }
+
   /** Resolves once what was committed so far is as durable as `durability` asks. */
   durable(durability: Durability): Promise<void> {
     return durability === "full" && this.walSync !== null ? this.walSync.sync() : Promise.resolve();
@@ -203,5 +217,31 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Storag
   }
 
   const writer = new Writer(location, client, busyTimeoutMs);
-  return createStorageHandle({ location, processId: options.processId ?? process.pid, client, db: drizzleOver(client), migration, queue, writer, spillBudget: options.spillBudget });
+  const readSql = location.kind === "file" ? writerWhenIdle(writer, client.sql) : undefined;
+  return createStorageHandle({ location, processId: options.processId ?? process.pid, client, db: drizzleOver(client), migration, queue, writer, readSql, spillBudget: options.spillBudget });
+}
+
+/**
+ * Raw reads outside a transaction on the write connection when it is idle (decided and run in one
+ * synchronous step, so no transaction can begin between), else on the read connection. A read
+ * the write connection finds busy (its busy timeout is 0) runs again on the read connection; any
+ * other failure there has the write connection replaced before its next transaction.
+ */
+function writerWhenIdle(writer: Writer, reads: SqlExecutor): SqlExecutor {
+  const run = async <T>(use: (connection: LocalConnection) => T, fallback: () => Promise<T>): Promise<T> => {
+    const connection = writer.idleConnection();
+    if (connection === undefined) return fallback();
+    try {
+      return use(connection);
+    } catch (error) {
+      writer.discard();
+      if (error instanceof SqlError && (error.code === "SQLITE_BUSY" || error.code === "SQLITE_LOCKED")) return fallback();
+      throw error;
+    }
+  };
+  return {
+    all: <T>(sql: string, args?: readonly SqlValue[]) => run((c) => c.allSync<T>(sql, args), () => reads.all<T>(sql, args)),
+    get: <T>(sql: string, args?: readonly SqlValue[]) => run((c) => c.getSync<T>(sql, args), () => reads.get<T>(sql, args)),
+    run: (sql: string, args?: readonly SqlValue[]) => run((c) => c.runSync(sql, args), () => reads.run(sql, args)),
+  };
 }

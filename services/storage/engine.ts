@@ -330,6 +330,11 @@ export class LocalClient implements Client {
     return this.#closed;
   }
 
+  /** The connection itself when no transaction holds it (nor waits to BEGIN on it), for a read run at once; else undefined. */
+  get idleConnection(): LocalConnection | undefined {
+    return this.#closed || this.#held !== undefined ? undefined : this.#connection;
+  }
+
   /** The raw executor on this client's connection (outside any transaction). */
   get sql(): SqlExecutor {
     return {
