@@ -6,7 +6,7 @@ import { mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { Client } from "@libsql/client";
 import * as driverCore from "drizzle-orm/libsql/driver-core";
-import { LocalClient } from "./engine.js";
+import { LocalClient, SqlError, type LocalConnection, type SqlExecutor, type SqlValue } from "./engine.js";
 import { openFailure, prepareDatabaseFile } from "./file.js";
 import { resolveDatabaseLocation, type DatabaseLocation } from "./location.js";
 import { applyMigrations, type MigrationReport, type StorageMigrationProgress } from "./migrate.js";
@@ -14,6 +14,7 @@ import { serverMigrations, type MigrationRegistry } from "./migrations/registry.
 import { createStorageHandle, type Durability, type HandleWriter, type StorageDatabase, type StorageHandle, type StorageTransaction } from "./handle.js";
 import { writeQueueFor } from "./queue.js";
 import { WalSync } from "./wal-sync.js";
+import { Checkpointer } from "./checkpoint.js";
 import { RemoteClient } from "./remote.js";
 import { schema, type StorageSchema, type TurnEventRow } from "./schema.js";
 
@@ -23,6 +24,10 @@ export { createStorageHandle, isStorageHandle, type Durability, type HandleWrite
 type EngineClient = (LocalClient | RemoteClient) & Client;
 
 export const DEFAULT_BUSY_TIMEOUT_MS = 5000;
+/** WAL frames that start a checkpoint (SQLite's own autocheckpoint default). */
+const CHECKPOINT_PAGES = 1000;
+/** A restarted -wal file longer than this is cut back (normally it peaks just past CHECKPOINT_PAGES pages). */
+const JOURNAL_SIZE_LIMIT = 8 * 1024 * 1024;
 
 export interface OpenDatabaseOptions {
   /** `:memory:`, a `file:` URL, an absolute or relative path (under `stateDirectory`), or a `libsql://`, `http(s)://`, `ws(s)://` URL. */
@@ -49,7 +54,7 @@ export const drizzleOver = (client: Client): StorageDatabase => construct(client
 
 /**
  * Where write transactions run. For a file: a dedicated connection committing with
- * `synchronous = NORMAL`, whose changes that must survive power loss then wait for an
+ * `synchronous = OFF` (its checkpoints run in a worker: checkpoint.ts), whose changes that must survive power loss then wait for an
  * off-thread WAL sync (`wal-sync.ts`); it is replaced after a failed transaction — libsql
  * 0.5.29 leaves a statement that failed with SQLITE_BUSY "in progress" on its connection, and
  * every later COMMIT there fails (libsql-client-ts#352, libsql-js#237/#238). Writes are queued,
@@ -57,11 +62,15 @@ export const drizzleOver = (client: Client): StorageDatabase => construct(client
  * servers use the main client and their own durability.
  */
 class Writer implements HandleWriter {
-  #connection: { client: EngineClient; db: StorageDatabase } | undefined;
+  #connection: { client: EngineClient; db: StorageDatabase; autocheckpoint?: number } | undefined;
   /** `PRAGMA max_page_count` of the write connection (a per-connection setting, so applied to each new one). */
   #pageLimit: number | undefined;
   readonly #shared: { client: EngineClient; db: StorageDatabase } | null;
   readonly walSync: WalSync | null;
+  /** Runs the WAL checkpoints of a file off the event loop (checkpoint.ts); null once lost or for other kinds. */
+  #checkpointer: Checkpointer | null;
+  /** The write connection's `wal_autocheckpoint`: 0 while the checkpoint worker runs, SQLite's 1000 if it was lost. */
+  #autocheckpoint = 0;
 
   constructor(
     private readonly location: DatabaseLocation,
@@ -70,13 +79,39 @@ class Writer implements HandleWriter {
   ) {
     this.#shared = location.kind === "file" ? null : { client: main, db: drizzleOver(main) };
     this.walSync = location.kind === "file" ? new WalSync(location.path) : null;
+    this.#checkpointer =
+      location.kind === "file"
+        ? new Checkpointer(location.path, {
+            thresholdPages: CHECKPOINT_PAGES,
+            // The worker ended early: SQLite's automatic checkpoint on the next write connection.
+            onLost: () => {
+              this.#checkpointer = null;
+              this.#autocheckpoint = CHECKPOINT_PAGES;
+            },
+          })
+        : null;
   }
 
   #open(): { client: EngineClient; db: StorageDatabase } {
     if (this.#shared !== null) return this.#shared;
+    if (this.#connection !== undefined && this.#connection.autocheckpoint !== this.#autocheckpoint) this.#replace();
     if (this.#connection === undefined) {
-      const client = new LocalClient((this.location as { path: string }).path, { timeoutMs: this.busyTimeoutMs, synchronous: "NORMAL", maxPageCount: this.#pageLimit });
-      this.#connection = { client, db: drizzleOver(client) };
+      const client = new LocalClient((this.location as { path: string }).path, {
+        timeoutMs: this.busyTimeoutMs,
+        // The checkpoint worker takes the write lock for a moment (its RESTART): wait on timers, not asleep on the event loop.
+        asyncBusy: true,
+        // NORMAL would still fsync the -wal file's header on the event loop each time the WAL
+        // restarts. OFF is safe here: this connection never checkpoints (the worker's connection,
+        // synchronous FULL, syncs the WAL before copying it and the database before the WAL may
+        // restart), frames carry the header's salts so a torn restart only loses unsynced commits,
+        // and a `full` commit is acknowledged after wal-sync.ts's fdatasync of the whole -wal file.
+        // Back to NORMAL if the worker is lost and this connection checkpoints again.
+        synchronous: this.#autocheckpoint === 0 ? "OFF" : "NORMAL",
+        maxPageCount: this.#pageLimit,
+        walAutocheckpoint: this.#autocheckpoint,
+        journalSizeLimit: JOURNAL_SIZE_LIMIT,
+      });
+      this.#connection = { client, db: drizzleOver(client), autocheckpoint: this.#autocheckpoint };
     }
     return this.#connection;
   }
@@ -92,11 +127,27 @@ class Writer implements HandleWriter {
   async transaction<T>(fn: (tx: StorageTransaction) => Promise<T>): Promise<T> {
     const { client, db } = this.#open();
     try {
-      return await db.transaction((tx) => fn(Object.assign(tx, { sql: client.current!.sql, events: [] as TurnEventRow[] })));
+      const result = await db.transaction((tx) => fn(Object.assign(tx, { sql: client.current!.sql, events: [] as TurnEventRow[] })));
+      this.#checkpointer?.committed();
+      return result;
     } catch (error) {
       if (this.#shared === null) this.#replace();
       throw error;
     }
+  }
+
+  /**
+   * The write connection when it exists and no transaction holds it: a read run there at once (a
+   * synchronous statement) sees exactly what is committed, with a page cache that stays warm across
+   * this connection's own commits — the read connection's is dropped after every one of them.
+   */
+  idleConnection(): LocalConnection | undefined {
+    return this.#shared === null ? (this.#connection?.client as LocalClient | undefined)?.idleConnection : undefined;
+  }
+
+  /** Replaces the write connection before its next transaction (a statement failed on it: libsql 0.5.29 could fail its next COMMIT). */
+  discard(): void {
+    if (this.#connection !== undefined && (this.#connection.client as LocalClient).idleConnection !== undefined) this.#replace();
   }
 
   /** Resolves once what was committed so far is as durable as `durability` asks. */
@@ -112,6 +163,8 @@ class Writer implements HandleWriter {
   async close(): Promise<void> {
     this.#replace();
     await this.walSync?.close();
+    // After the write connection closed: the worker's final checkpoint empties the -wal file.
+    await this.#checkpointer?.close();
   }
 }
 
@@ -164,5 +217,31 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Storag
   }
 
   const writer = new Writer(location, client, busyTimeoutMs);
-  return createStorageHandle({ location, processId: options.processId ?? process.pid, client, db: drizzleOver(client), migration, queue, writer, spillBudget: options.spillBudget });
+  const readSql = location.kind === "file" ? writerWhenIdle(writer, client.sql) : undefined;
+  return createStorageHandle({ location, processId: options.processId ?? process.pid, client, db: drizzleOver(client), migration, queue, writer, readSql, spillBudget: options.spillBudget });
+}
+
+/**
+ * Raw reads outside a transaction on the write connection when it is idle (decided and run in one
+ * synchronous step, so no transaction can begin between), else on the read connection. A read
+ * the write connection finds busy (its busy timeout is 0) runs again on the read connection; any
+ * other failure there has the write connection replaced before its next transaction.
+ */
+function writerWhenIdle(writer: Writer, reads: SqlExecutor): SqlExecutor {
+  const run = async <T>(use: (connection: LocalConnection) => T, fallback: () => Promise<T>): Promise<T> => {
+    const connection = writer.idleConnection();
+    if (connection === undefined) return fallback();
+    try {
+      return use(connection);
+    } catch (error) {
+      writer.discard();
+      if (error instanceof SqlError && (error.code === "SQLITE_BUSY" || error.code === "SQLITE_LOCKED")) return fallback();
+      throw error;
+    }
+  };
+  return {
+    all: <T>(sql: string, args?: readonly SqlValue[]) => run((c) => c.allSync<T>(sql, args), () => reads.all<T>(sql, args)),
+    get: <T>(sql: string, args?: readonly SqlValue[]) => run((c) => c.getSync<T>(sql, args), () => reads.get<T>(sql, args)),
+    run: (sql: string, args?: readonly SqlValue[]) => run((c) => c.runSync(sql, args), () => reads.run(sql, args)),
+  };
 }

@@ -296,14 +296,43 @@ export class LocalClient implements Client {
   /** The transaction holding the connection, if any. */
   current: LocalTransaction | undefined;
 
-  constructor(path: string, options: { readonly timeoutMs: number; readonly synchronous?: "FULL" | "NORMAL"; readonly maxPageCount?: number | undefined }) {
-    this.#connection = new LocalConnection(path, options.timeoutMs);
+  /** Set: the connection's busy timeout is 0 and `BEGIN` waits for the lock on timers, up to this long. */
+  readonly #asyncBusyMs: number | undefined;
+
+  constructor(
+    path: string,
+    options: {
+      readonly timeoutMs: number;
+      /**
+       * Wait for a locked database off the event loop: the connection's busy timeout is 0 (SQLite's
+       * busy handler would sleep on the event loop) and `transaction()` retries its `BEGIN` on
+       * timers for up to `timeoutMs` instead. For a write connection, where only `BEGIN` takes a
+       * lock that can be busy.
+       */
+      readonly asyncBusy?: boolean | undefined;
+      readonly synchronous?: "FULL" | "NORMAL" | "OFF";
+      readonly maxPageCount?: number | undefined;
+      /** `PRAGMA wal_autocheckpoint` (0: off, the checkpoint worker runs them; see checkpoint.ts). */
+      readonly walAutocheckpoint?: number | undefined;
+      /** `PRAGMA journal_size_limit` in bytes: a restarted WAL longer than this is cut back at its first commit. */
+      readonly journalSizeLimit?: number | undefined;
+    },
+  ) {
+    this.#asyncBusyMs = options.asyncBusy === true ? options.timeoutMs : undefined;
+    this.#connection = new LocalConnection(path, options.asyncBusy === true ? 0 : options.timeoutMs);
     if (options.synchronous !== undefined) this.#connection.exec(`PRAGMA synchronous = ${options.synchronous}`);
     if (options.maxPageCount !== undefined) this.#connection.exec(`PRAGMA max_page_count = ${Math.floor(options.maxPageCount)}`);
+    if (options.walAutocheckpoint !== undefined) this.#connection.exec(`PRAGMA wal_autocheckpoint = ${Math.floor(options.walAutocheckpoint)}`);
+    if (options.journalSizeLimit !== undefined) this.#connection.exec(`PRAGMA journal_size_limit = ${Math.floor(options.journalSizeLimit)}`);
   }
 
   get closed(): boolean {
     return this.#closed;
+  }
+
+  /** The connection itself when no transaction holds it (nor waits to BEGIN on it), for a read run at once; else undefined. */
+  get idleConnection(): LocalConnection | undefined {
+    return this.#closed || this.#held !== undefined ? undefined : this.#connection;
   }
 
   /** The raw executor on this client's connection (outside any transaction). */
@@ -345,7 +374,8 @@ export class LocalClient implements Client {
     let release!: () => void;
     this.#held = new Promise<void>((resolve) => (release = resolve));
     try {
-      this.#connection.runSync(BEGIN[mode]);
+      if (this.#asyncBusyMs === undefined) this.#connection.runSync(BEGIN[mode]);
+      else await this.#beginWaiting(BEGIN[mode], this.#asyncBusyMs);
     } catch (error) {
       this.#held = undefined;
       release();
@@ -358,6 +388,24 @@ export class LocalClient implements Client {
     });
     this.current = tx;
     return tx;
+  }
+
+  /**
+   * Runs `begin`, retrying on SQLITE_BUSY after 1, 2, 4, then every 8 ms until `timeoutMs` passed.
+   * Through `exec`: a prepared statement that failed busy stays "in progress" in libsql 0.5.29 and
+   * would fail the connection's next COMMIT.
+   */
+  async #beginWaiting(begin: string, timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (let wait = 1; ; wait = Math.min(wait * 2, 8)) {
+      try {
+        this.#connection.exec(begin);
+        return;
+      } catch (error) {
+        if (!(error instanceof SqlError && error.code === "SQLITE_BUSY") || Date.now() >= deadline) throw error;
+      }
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
   }
 
   async executeMultiple(sql: string): Promise<void> {

@@ -34,7 +34,7 @@ const HANDLE = Symbol.for("ze-harness.storage.handle");
 /**
  * How a write transaction is synced. `full` (the default) settles only once the WAL is synced
  * after its commit: the change survives power loss. `relaxed` settles at commit (WAL +
- * synchronous=NORMAL): it survives a crash of the process but may roll back on power loss — for
+ * no sync): it survives a crash of the process but may roll back on power loss — for
  * progress that is re-derivable (streamed content, activity), never for an acknowledged
  * admission, a claim or a settlement.
  */
@@ -114,6 +114,8 @@ export interface StorageHandleParts {
   /** Write transactions take turns through this queue. */
   readonly queue: Queue;
   readonly writer: HandleWriter;
+  /** The raw executor of reads outside a transaction; `client.sql` when absent. */
+  readonly readSql?: SqlExecutor | undefined;
   /**
    * The UTF-16 units of text one statement may bind before its largest strings are spilled across
    * rows (spill.ts). Absent: no limit by size (libSQL takes a value up to 1 GB, so a Node database
@@ -132,7 +134,7 @@ export function createStorageHandle(parts: StorageHandleParts): StorageHandle {
   let closed = false;
   // Every raw executor spills large values across rows and reads them back joined (spill.ts).
   const budget = parts.spillBudget ?? Number.POSITIVE_INFINITY;
-  const readDb = { db: db as unknown as StorageExecutor, sql: spilling(client.sql, budget) };
+  const readDb = { db: db as unknown as StorageExecutor, sql: spilling(parts.readSql ?? client.sql, budget) };
   const committer = new GroupCommitter(
     queue,
     (fn) => writer.transaction((tx) => fn(Object.assign(tx, { sql: spilling(tx.sql, budget) }))),

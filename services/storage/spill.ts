@@ -67,9 +67,9 @@ interface Spilled {
  */
 const unspilled = (sql: string): boolean => /^\s*SELECT\b/i.test(sql) || sql.includes("history_fts");
 
-/** The arguments with the largest strings replaced by markers (their pieces written first), or the same array when they fit. */
-async function spillArgs(inner: SqlExecutor, sql: string, args: readonly SqlValue[] | undefined, budget: number): Promise<Spilled> {
-  if (args === undefined || args.length === 0) return { args, ids: [] };
+/** Whether a statement binds nothing to spill: its strings fit the budget and none looks like a marker (checked without a promise: the common case). */
+function fits(sql: string, args: readonly SqlValue[] | undefined, budget: number): boolean {
+  if (args === undefined || args.length === 0) return true;
   let total = 0;
   let forced = false;
   for (const value of args) {
@@ -77,7 +77,22 @@ async function spillArgs(inner: SqlExecutor, sql: string, args: readonly SqlValu
     total += value.length;
     if (value.startsWith(MARKER_HEAD)) forced = true;
   }
-  if ((total <= budget && !forced) || unspilled(sql)) return { args, ids: [] };
+  return (total <= budget && !forced) || unspilled(sql);
+}
+
+/** Whether any value of `rows` is a stored marker. */
+function hasMarker(rows: readonly unknown[]): boolean {
+  for (const row of rows) {
+    for (const value of Object.values(row as Record<string, unknown>)) if (storedId(value) !== undefined) return true;
+  }
+  return false;
+}
+
+/** The arguments with the largest strings replaced by markers (their pieces written first), or the same array when they fit. */
+async function spillArgs(inner: SqlExecutor, sql: string, args: readonly SqlValue[] | undefined, budget: number): Promise<Spilled> {
+  if (args === undefined || fits(sql, args, budget)) return { args, ids: [] };
+  let total = 0;
+  for (const value of args) if (typeof value === "string") total += value.length;
   const out = [...args];
   const order = out
     .map((value, index) => ({ index, length: typeof value === "string" ? value.length : -1 }))
@@ -154,10 +169,12 @@ export function spilling(inner: SqlExecutor, budget: number = SPILL_BUDGET): Sql
   // the spill: reading every row of a `get` whose query has no LIMIT would cost what the caller avoided.
   async function read<T>(sql: string, args: readonly SqlValue[] | undefined, one: boolean): Promise<T[]> {
     if (sql.startsWith(PIECES_SELECT)) return inner.all<T>(sql, args);
-    const spilled = await spillArgs(inner, sql, args, budget);
+    // Nothing to spill and no marker read (every statement on Node but a rare one): no promise besides the statement's own.
+    const spilled = fits(sql, args, budget) ? { args, ids: [] } : await spillArgs(inner, sql, args, budget);
     for (let attempt = 1; ; attempt++) {
       const rows = one ? atMostOne(await inner.get<T>(sql, spilled.args)) : await inner.all<T>(sql, spilled.args);
-      await unlessWritten(inner, spilled, rows.length > 0);
+      if (spilled.ids.length > 0) await unlessWritten(inner, spilled, rows.length > 0);
+      if (!hasMarker(rows)) return rows;
       const resolved = await resolveRows(inner, rows);
       if (resolved !== undefined) return resolved;
       if (attempt >= READ_ATTEMPTS || /^\s*(INSERT|UPDATE|DELETE|WITH)/i.test(sql)) throw new Error("A spilled value's pieces are missing");
@@ -167,6 +184,7 @@ export function spilling(inner: SqlExecutor, budget: number = SPILL_BUDGET): Sql
     all: <T>(sql: string, args?: readonly SqlValue[]) => read<T>(sql, args, false),
     get: async <T>(sql: string, args?: readonly SqlValue[]) => (await read<T>(sql, args, true))[0],
     run: async (sql, args) => {
+      if (fits(sql, args, budget)) return inner.run(sql, args);
       const spilled = await spillArgs(inner, sql, args, budget);
       const result = await inner.run(sql, spilled.args);
       await unlessWritten(inner, spilled, result.changes > 0);

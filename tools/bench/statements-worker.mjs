@@ -1,7 +1,7 @@
 // The measuring process of the `statements` benchmark (spawned by statements.mjs with tsx, for
 // the TypeScript test model): the BUILT harness in process on a file database, every SQL
 // statement it runs counted at the storage engine's connection (a wrapper around
-// LocalConnection's four entry points), for one-step Turns (one prompt → one streamed answer, no
+// LocalConnection's entry points, `exec` included: a write connection BEGINs through it), for one-step Turns (one prompt → one streamed answer, no
 // tools) of a warm Session, watched to `turn.finished` as a client would. Prints one JSON line.
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
@@ -15,7 +15,7 @@ const { createZeClient, sdk, unwrap } = await import("../../dist/clients/index.j
 /** Counted statements by phase; `phase` is set around each step. */
 let phase;
 const counts = {};
-for (const method of ["allSync", "getSync", "runSync", "executeSync"]) {
+for (const method of ["allSync", "getSync", "runSync", "executeSync", "exec"]) {
   const original = LocalConnection.prototype[method];
   LocalConnection.prototype[method] = function counted(sql, args) {
     if (phase !== undefined) {
