@@ -20,7 +20,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from "node:net";
 import type { EncodedError } from "../contract/failure.js";
 import { errorResponse, PROTOCOL_VERSION, VERSION_HEADER } from "../http/handler.js";
-import { HEADERS_TOO_LARGE_MESSAGE } from "../http/request.js";
+import { HEADER_BYTES, HEADERS_TOO_LARGE_MESSAGE } from "../http/request.js";
 import { sseSourceOf, WRITES_SSE } from "../http/sse.js";
 import { writeSse } from "./sse-writer.js";
 import { release } from "./version.js";
@@ -94,7 +94,13 @@ export async function listen(fetch: (request: Request) => Promise<Response>, opt
   // socket by writeSse; every other answer is the adapter's to write.
   // (This server is HTTP/1.1 only: the adapter's `outgoing` is a ServerResponse.)
   const answer = async (request: Request, env: HttpBindings | Http2Bindings): Promise<Response> => {
-    (request as Request & { [WRITES_SSE]?: boolean })[WRITES_SSE] = true;
+    const marked = request as Request & { [WRITES_SSE]?: boolean; [HEADER_BYTES]?: number };
+    marked[WRITES_SSE] = true;
+    // The header section's size as parsed, so the handler's limit is checked without a Headers object.
+    const raw = (env.incoming as IncomingMessage).rawHeaders;
+    let headerBytes = 0;
+    for (let index = 0; index + 1 < raw.length; index += 2) headerBytes += raw[index]!.length + raw[index + 1]!.length + 4;
+    marked[HEADER_BYTES] = headerBytes;
     const response = await fetch(request);
     const source = sseSourceOf(response);
     if (source === undefined) return response;
