@@ -12,12 +12,17 @@
 // 10 s, and for a tokenless server only its own user. Node's timeouts bound the rest: headers of
 // a later request within HEADERS_TIMEOUT_MS, a whole request within REQUEST_TIMEOUT_MS, an idle
 // keep-alive connection for KEEP_ALIVE_MS.
-import { getRequestListener, RequestError } from "@hono/node-server";
+import { getRequestListener, RequestError, type Http2Bindings, type HttpBindings } from "@hono/node-server";
+// Imported before any listener exists: made while the global Response is still Node's own, the
+// adapter's marker for "this listener wrote the answer itself" is read as one (see the SSE path).
+import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import type { EncodedError } from "../contract/failure.js";
 import { errorResponse, PROTOCOL_VERSION, VERSION_HEADER } from "../http/handler.js";
-import { HEADERS_TOO_LARGE_MESSAGE } from "../http/request.js";
+import { HEADER_BYTES, HEADERS_TOO_LARGE_MESSAGE } from "../http/request.js";
+import { sseSourceOf, WRITES_SSE } from "../http/sse.js";
+import { writeSse } from "./sse-writer.js";
 import { release } from "./version.js";
 import { ConnectionAdmission, type AdmissionOptions } from "./admission.js";
 
@@ -85,7 +90,24 @@ function parserRefusal(error: NodeJS.ErrnoException): { status: number; error: E
 
 export async function listen(fetch: (request: Request) => Promise<Response>, options: ListenOptions): Promise<Listener> {
   const version = options.version ?? `${PROTOCOL_VERSION}/${release()}`;
-  const listener = getRequestListener(fetch, {
+  // Event streams the handler leaves to this listener (services/http/sse.ts) are written to the
+  // socket by writeSse; every other answer is the adapter's to write.
+  // (This server is HTTP/1.1 only: the adapter's `outgoing` is a ServerResponse.)
+  const answer = async (request: Request, env: HttpBindings | Http2Bindings): Promise<Response> => {
+    const marked = request as Request & { [WRITES_SSE]?: boolean; [HEADER_BYTES]?: number };
+    marked[WRITES_SSE] = true;
+    // The header section's size as parsed, so the handler's limit is checked without a Headers object.
+    const raw = (env.incoming as IncomingMessage).rawHeaders;
+    let headerBytes = 0;
+    for (let index = 0; index + 1 < raw.length; index += 2) headerBytes += raw[index]!.length + raw[index + 1]!.length + 4;
+    marked[HEADER_BYTES] = headerBytes;
+    const response = await fetch(request);
+    const source = sseSourceOf(response);
+    if (source === undefined) return response;
+    void writeSse(env.outgoing as ServerResponse, source);
+    return RESPONSE_ALREADY_SENT;
+  };
+  const listener = getRequestListener(answer, {
     hostname: options.hostname,
     // A request Node parsed but the adapter cannot turn into a Request (a bad Host header or target).
     errorHandler: (error: unknown): Response => {

@@ -8,7 +8,7 @@ import { dashboardResponse, isDashboardRequest, type DashboardOptions } from "./
 import { checkHost, checkOrigin, checkToken, type GuardOptions } from "./guard.js";
 import { BodyTooLarge, checkRequestSize, readInput, MAX_REQUEST_BODY_BYTES } from "./request.js";
 import { Router } from "./router.js";
-import { sseBody } from "./sse.js";
+import { sseBody, sseSourceResponse, writesSse } from "./sse.js";
 
 /** Protocol version advertised in `Ze-Harness-Version: <protocol>/<release>` (services/contract/protocol.ts). */
 export const PROTOCOL_VERSION = HARNESS_PROTOCOL_VERSION;
@@ -77,6 +77,18 @@ export function createFetchHandler(options: FetchHandlerOptions): FetchHandler {
     return response;
   };
 
+  // The headers `finish` adds, as one record built before the Response: a handler's answer is
+  // made with all its headers at once, so Node's listener writes them without a Headers object.
+  const answerHeaders = (request: Request, own: Readonly<Record<string, string>>): Record<string, string> => {
+    const headers: Record<string, string> = { ...own, "ze-harness-version": versionValue, "access-control-expose-headers": VERSION_HEADER };
+    const origin = request.headers.get("origin");
+    if (origin !== null && checkOrigin(request, guard).ok) {
+      headers["access-control-allow-origin"] = origin;
+      headers["vary"] = "Origin";
+    }
+    return headers;
+  };
+
   // `method` is the request's, except that HEAD is answered as the GET it mirrors, down to the
   // wording (and so the Content-Length) of an error. Errors propagate to `answer`; `seen`
   // names the operation once the route is known, for the log line of an unexpected error.
@@ -127,13 +139,28 @@ export function createFetchHandler(options: FetchHandlerOptions): FetchHandler {
       throw new Failure({ _tag: "NotFoundError", message: `Server ${JSON.stringify(server)} is not served by this host` });
     }
     const lastEventId = request.headers.get("last-event-id") ?? undefined;
-    const context: RequestContext = { request, signal: request.signal, ...(lastEventId !== undefined ? { lastEventId } : {}) };
+    // The signal is made when a handler asks for it (a stream, a long call), not for every request.
+    const context: RequestContext = {
+      request,
+      get signal() {
+        return request.signal;
+      },
+      ...(lastEventId !== undefined ? { lastEventId } : {}),
+    };
     const handler = options.handlers[route.operationId] as (input: unknown, context: RequestContext) => Promise<HandlerResult>;
     const result = await handler.call(options.handlers, input, context);
-    const onStreamError = (error: unknown): void => {
+    if (!("stream" in result)) return new Response(JSON.stringify(result.body), { status: result.status, headers: answerHeaders(request, JSON_HEADERS) });
+    const headers = answerHeaders(request, SSE_HEADERS);
+    if (request.method === "HEAD") {
+      // A HEAD answer has no body: end the stream the handler opened (its subscriptions) unread.
+      void Promise.resolve(result.stream[Symbol.asyncIterator]().return?.()).catch(() => undefined);
+      return new Response(null, { status: result.status, headers });
+    }
+    const onError = (error: unknown): void => {
       if (!isFailure(error)) reportUnexpected(error, route);
     };
-    return finish(request, toResponse(result, request.method === "HEAD", onStreamError));
+    if (writesSse(request)) return sseSourceResponse({ status: result.status, headers, messages: result.stream, onError });
+    return new Response(sseBody(result.stream, onError), { status: result.status, headers });
   };
 
   // Called for every error that is not a typed Failure, wherever it was thrown: a 500 always has
@@ -192,26 +219,16 @@ type HandlerResult =
   | { status: number; body: unknown }
   | { status: number; stream: AsyncIterable<SseMessage<unknown>> };
 
+const JSON_HEADERS: Readonly<Record<string, string>> = { "content-type": "application/json" };
+
 const SSE_HEADERS: Readonly<Record<string, string>> = {
   "content-type": "text/event-stream; charset=utf-8",
   "cache-control": "no-cache, no-transform",
   "x-accel-buffering": "no",
 };
 
-function toResponse(result: HandlerResult, head: boolean, onStreamError: (error: unknown) => void): Response {
-  if ("stream" in result) {
-    if (head) {
-      // A HEAD answer has no body: end the stream the handler opened (its subscriptions) unread.
-      void Promise.resolve(result.stream[Symbol.asyncIterator]().return?.()).catch(() => undefined);
-      return new Response(null, { status: result.status, headers: SSE_HEADERS });
-    }
-    return new Response(sseBody(result.stream, onStreamError), { status: result.status, headers: SSE_HEADERS });
-  }
-  return jsonResponse(result.status, result.body);
-}
-
 function jsonResponse(status: number, body: unknown): Response {
-  return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
+  return new Response(JSON.stringify(body), { status, headers: JSON_HEADERS });
 }
 
 /** The error as the contract encodes it, with the status its `_tag` maps to unless one is given (413, 414, 431). */

@@ -43,13 +43,22 @@ export class BodyTooLarge extends Failure {
 }
 
 /**
+ * On a Request from the Node listener: the size of its header section as the parser read it
+ * (each field line's name and value, plus 4 for `: ` and CRLF), so that this check need not
+ * build a Headers object to count it (services/host/listen.ts).
+ */
+export const HEADER_BYTES: unique symbol = Symbol("ze-harness.header-bytes");
+
+/**
  * The network listener lets far larger headers through its parser so that this check, not a
  * bare parser error, answers them; the embedded client has no parser at all.
  */
 export function checkRequestSize(request: Request, url: URL): Oversized | undefined {
+  const counted = (request as Request & { [HEADER_BYTES]?: number })[HEADER_BYTES];
   let headerBytes = 0;
   // Header values are byte strings, so their length is their size on the wire.
-  for (const [name, value] of request.headers) headerBytes += name.length + value.length + 4;
+  if (typeof counted === "number") headerBytes = counted;
+  else for (const [name, value] of request.headers) headerBytes += name.length + value.length + 4;
   if (headerBytes > MAX_REQUEST_HEADER_BYTES) return { status: 431, error: { _tag: "ValidationError", message: HEADERS_TOO_LARGE_MESSAGE } };
   // The URL parser percent-encodes anything outside ASCII, so length is bytes here too.
   if (url.pathname.length + url.search.length > MAX_REQUEST_TARGET_BYTES) {
@@ -188,7 +197,12 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Identifiers are lower-case UUIDs: `…0A` and `…0a` name the same Session, Turn or request. */
 function lowerCaseIds(params: Record<string, string>): Record<string, string> {
-  return Object.fromEntries(Object.entries(params).map(([name, value]) => [name, UUID.test(value) ? value.toLowerCase() : value]));
+  const lowered: Record<string, string> = {};
+  for (const name in params) {
+    const value = params[name]!;
+    lowered[name] = UUID.test(value) ? value.toLowerCase() : value;
+  }
+  return lowered;
 }
 
 function acceptsNull(schema: ZodType | undefined): boolean {

@@ -10,6 +10,10 @@ interface CompiledRoute {
   readonly route: RouteDefinition;
   readonly segments: readonly Segment[];
   readonly literalCount: number;
+  /** The literal segments' positions and texts, checked before any parameter is decoded. */
+  readonly literals: readonly (readonly [number, string])[];
+  /** The parameter segments' positions and names. */
+  readonly params: readonly (readonly [number, string])[];
 }
 
 export interface RouteMatch {
@@ -27,14 +31,24 @@ function compile(route: RouteDefinition): CompiledRoute {
     .split("/")
     .filter((part) => part.length > 0)
     .map((part) => (part.startsWith("{") && part.endsWith("}") ? { param: part.slice(1, -1) } : { literal: part }));
-  return { route, segments, literalCount: segments.filter((s) => "literal" in s).length };
+  const literals: [number, string][] = [];
+  const params: [number, string][] = [];
+  segments.forEach((segment, index) => ("literal" in segment ? literals.push([index, segment.literal]) : params.push([index, segment.param])));
+  return { route, segments, literalCount: literals.length, literals, params };
 }
 
 export class Router {
   private readonly compiled: readonly CompiledRoute[];
+  /** The compiled routes by their segment count, each list in `compiled`'s order: a path is tried only against routes as long as it. */
+  private readonly byLength = new Map<number, CompiledRoute[]>();
 
   constructor(routes: readonly RouteDefinition[]) {
     this.compiled = routes.map(compile).sort((a, b) => b.literalCount - a.literalCount);
+    for (const candidate of this.compiled) {
+      const list = this.byLength.get(candidate.segments.length);
+      if (list) list.push(candidate);
+      else this.byLength.set(candidate.segments.length, [candidate]);
+    }
   }
 
   lookup(method: string, pathname: string): RouteLookup {
@@ -43,8 +57,8 @@ export class Router {
     const parts = pathname.split("/").slice(1);
     if (!pathname.startsWith("/") || parts.some((part) => part.length === 0)) return { kind: "not_found" };
     const allowed: string[] = [];
-    for (const candidate of this.compiled) {
-      const params = matchSegments(candidate.segments, parts);
+    for (const candidate of this.byLength.get(parts.length) ?? []) {
+      const params = matchSegments(candidate, parts);
       if (!params) continue;
       if (candidate.route.method === method) return { kind: "matched", match: { route: candidate.route, params } };
       allowed.push(candidate.route.method);
@@ -53,23 +67,16 @@ export class Router {
   }
 }
 
-function matchSegments(segments: readonly Segment[], parts: readonly string[]): Record<string, string> | undefined {
-  if (segments.length !== parts.length) return undefined;
+/** The path's parameters if `parts` (as long as the route) match its literals and every parameter decodes. */
+function matchSegments(candidate: CompiledRoute, parts: readonly string[]): Record<string, string> | undefined {
+  for (const [index, literal] of candidate.literals) if (parts[index] !== literal) return undefined;
   const params: Record<string, string> = {};
-  for (let index = 0; index < segments.length; index++) {
-    const segment = segments[index]!;
-    const part = parts[index]!;
-    if ("literal" in segment) {
-      if (segment.literal !== part) return undefined;
-      continue;
-    }
-    let decoded: string;
+  for (const [index, name] of candidate.params) {
     try {
-      decoded = decodeURIComponent(part);
+      params[name] = decodeURIComponent(parts[index]!);
     } catch {
       return undefined;
     }
-    params[segment.param] = decoded;
   }
   return params;
 }

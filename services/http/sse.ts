@@ -3,7 +3,6 @@
 // plain EventSource resumes with Last-Event-ID. CR/LF in `id`/`event` would let a
 // value forge extra fields, so they are refused.
 import type { SseMessage } from "../../generated/server/routes.js";
-import { concatBytes } from "../contract/body.js";
 
 const encoder = new TextEncoder();
 
@@ -19,7 +18,8 @@ function assertField(name: string, value: string): void {
   if (/[\r\n]/.test(value)) throw new Error(`SSE ${name} must not contain CR or LF`);
 }
 
-export function encodeSseMessage(message: SseMessage<unknown>): Uint8Array {
+/** One message as the text of its event (`event:`, `id:`, `data:` and the blank line); throws past MAX_SSE_EVENT_BYTES. */
+export function encodeSseText(message: SseMessage<unknown>): string {
   assertField("event", message.event);
   let text = `event: ${message.event}\n`;
   if (message.id !== undefined) {
@@ -28,15 +28,23 @@ export function encodeSseMessage(message: SseMessage<unknown>): Uint8Array {
   }
   // JSON.stringify never emits raw newlines, so one data line suffices.
   text += `data: ${JSON.stringify(message.data)}\n\n`;
-  const bytes = encoder.encode(text);
-  if (bytes.byteLength > MAX_SSE_EVENT_BYTES) throw new Error(`SSE event ${message.event} exceeds ${MAX_SSE_EVENT_BYTES} bytes`);
-  return bytes;
+  // A UTF-16 unit is at most 3 UTF-8 bytes: only a text that long can be over the bound.
+  if (text.length * 3 > MAX_SSE_EVENT_BYTES && encoder.encode(text).byteLength > MAX_SSE_EVENT_BYTES) {
+    throw new Error(`SSE event ${message.event} exceeds ${MAX_SSE_EVENT_BYTES} bytes`);
+  }
+  return text;
+}
+
+export function encodeSseMessage(message: SseMessage<unknown>): Uint8Array {
+  return encoder.encode(encodeSseText(message));
 }
 
 /** A message source that can also hand over, without waiting, the messages it already holds. */
-interface Drainable {
+export interface Drainable {
   drain?(): SseMessage<unknown>[];
 }
+
+export type SseIterator = AsyncIterator<SseMessage<unknown>> & Drainable;
 
 /**
  * Turns an async iterable of messages into a byte stream; cancelling the response ends the
@@ -45,7 +53,7 @@ interface Drainable {
  * went out can only be cut short: `onError` sees why (the edge logs it as it logs a 500).
  */
 export function sseBody(messages: AsyncIterable<SseMessage<unknown>>, onError: (error: unknown) => void = () => undefined): ReadableStream<Uint8Array> {
-  const iterator = messages[Symbol.asyncIterator]() as AsyncIterator<SseMessage<unknown>> & Drainable;
+  const iterator = messages[Symbol.asyncIterator]() as SseIterator;
   // A client that goes away cancels while a pull still awaits the next message; what that await
   // then yields (done, a message, a rejection) belongs to nobody and must not touch the controller.
   let cancelled = false;
@@ -58,12 +66,9 @@ export function sseBody(messages: AsyncIterable<SseMessage<unknown>>, onError: (
           controller.close();
           return;
         }
-        const waiting = iterator.drain?.() ?? [];
-        if (waiting.length === 0) {
-          controller.enqueue(encodeSseMessage(next.value));
-          return;
-        }
-        controller.enqueue(concatBytes([next.value, ...waiting].map(encodeSseMessage)));
+        let text = encodeSseText(next.value);
+        for (const waiting of iterator.drain?.() ?? []) text += encodeSseText(waiting);
+        controller.enqueue(encoder.encode(text));
       } catch (error) {
         if (cancelled) return;
         onError(error);
@@ -76,3 +81,35 @@ export function sseBody(messages: AsyncIterable<SseMessage<unknown>>, onError: (
     },
   });
 }
+
+/**
+ * The Node listener's side path (services/host/listen.ts). A listener that writes event streams
+ * to its socket itself marks the Requests it hands the handler with WRITES_SSE; the handler then
+ * answers an event stream with a body-less Response carrying its SseSource under SSE_SOURCE, and
+ * the listener writes that (no web stream between the messages and the socket). Any other caller
+ * — the Worker, the embedded client, a Request rebuilt from the marked one — gets the plain
+ * `sseBody` stream.
+ */
+export const WRITES_SSE: unique symbol = Symbol("ze-harness.writes-sse");
+const SSE_SOURCE: unique symbol = Symbol("ze-harness.sse-source");
+
+/** An event stream for the listener to write: its status and headers, its messages, and who hears of a failure after the 200. */
+export interface SseSource {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly messages: AsyncIterable<SseMessage<unknown>>;
+  readonly onError: (error: unknown) => void;
+}
+
+/** Whether the request came from a listener that writes event streams itself. */
+export const writesSse = (request: Request): boolean => (request as Request & { [WRITES_SSE]?: boolean })[WRITES_SSE] === true;
+
+/** The Response of an event stream the listener writes (status and headers as the source's, no body). */
+export function sseSourceResponse(source: SseSource): Response {
+  const response = new Response(null, { status: source.status, headers: source.headers });
+  Object.defineProperty(response, SSE_SOURCE, { value: source });
+  return response;
+}
+
+/** The SseSource of a Response made by `sseSourceResponse`, if it is one. */
+export const sseSourceOf = (response: Response): SseSource | undefined => (response as Response & { [SSE_SOURCE]?: SseSource })[SSE_SOURCE];
