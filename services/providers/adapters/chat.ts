@@ -1,7 +1,7 @@
 // Chat Completions (`POST <baseURL>/chat/completions`): the request and chunk shapes are the
 // official `openai` SDK's types; the request itself goes through sse-post.ts, without the SDK
 // (its per-request cost was most of a warm host's CPU per one-step Turn; see sse-post.ts). The
-// body is built as JSON text, each history message's part made once (`chatMessagesJson`).
+// body is built as JSON text, each history message's and each tool's part made once (`chatRequestJson`).
 //
 // Lowering: the system prompt is a `system` message; user images are `image_url` parts (base64
 // as data URLs); an assistant's tool calls are `tool_calls`; each tool result is a `tool`
@@ -16,9 +16,10 @@ import type {
   ChatCompletionCreateParamsStreaming,
   ChatCompletionMessageParam,
   ChatCompletionMessageToolCall,
+  ChatCompletionTool,
 } from "openai/resources/chat/completions";
 import type { ImageSource } from "../../../generated/client/types.gen.js";
-import type { FinishReason, ModelRequest, ModelStreamEvent } from "../events.js";
+import type { FinishReason, ModelRequest, ModelStreamEvent, ModelTool } from "../events.js";
 import { toolResultText, type AssistantMessage, type ModelMessage, type ReasoningContinuation, type UserMessage } from "../history.js";
 import { JsonText, postSse } from "../sse-post.js";
 import type { Attempt } from "../wire.js";
@@ -146,6 +147,38 @@ export function chatMessagesJson(request: Pick<ModelRequest, "system" | "message
   return `[${parts.join(",")}]`;
 }
 
+/**
+ * Each tool's Chat JSON, made once: a Turn's `ModelTool`s are the same objects Turn after Turn
+ * (core/turns/setup.ts builds one per tool definition and description), and their schemas and
+ * descriptions are most of a short request's body.
+ */
+const toolJson = new WeakMap<ModelTool, string>();
+
+function chatToolJson(tool: ModelTool): string {
+  let json = toolJson.get(tool);
+  if (json === undefined) {
+    const param: ChatCompletionTool = { type: "function", function: { name: tool.name, description: tool.description, parameters: tool.inputSchema } };
+    toolJson.set(tool, (json = JSON.stringify(param)));
+  }
+  return json;
+}
+
+/** The request body: `JSON.stringify` of the request's parameters (in this key order), the tools' and messages' JSON made once each. */
+export function chatRequestJson(request: ModelRequest, tools: readonly ModelTool[]): string {
+  const { model } = request;
+  const head: Pick<ChatCompletionCreateParamsStreaming, "model" | "stream" | "stream_options"> = { model: model.upstreamId, stream: true, stream_options: { include_usage: true } };
+  const rest: Pick<ChatCompletionCreateParamsStreaming, "max_tokens" | "reasoning_effort" | "temperature"> = {
+    ...(request.maxOutputTokens !== undefined ? { max_tokens: request.maxOutputTokens } : {}),
+    ...(request.reasoningEffort !== undefined && model.reasoning ? { reasoning_effort: request.reasoningEffort as ChatCompletionCreateParamsStreaming["reasoning_effort"] } : {}),
+    ...(request.temperature !== undefined && model.temperature ? { temperature: request.temperature } : {}),
+  };
+  let json = JSON.stringify(head).slice(0, -1);
+  if (tools.length > 0) json += `,"tools":[${tools.map(chatToolJson).join(",")}]`;
+  const restJson = JSON.stringify(rest);
+  if (restJson !== "{}") json += `,${restJson.slice(1, -1)}`;
+  return `${json},"messages":${chatMessagesJson(request)}}`;
+}
+
 function finishOf(reason: string | null | undefined, sawToolCalls: boolean, sawRefusal: boolean): FinishReason {
   if (reason === "length") return "length";
   if (reason === "content_filter") return "content_filter";
@@ -162,19 +195,7 @@ interface PendingCall {
 export async function* streamChat(request: ModelRequest, attempt: Attempt): AsyncGenerator<ModelStreamEvent> {
   const { model } = request;
   const tools = model.capabilities.tools && request.tools.length > 0 ? request.tools : [];
-  // Everything but the messages, then the messages' JSON (chatMessagesJson) appended to it.
-  const params: Omit<ChatCompletionCreateParamsStreaming, "messages"> = {
-    model: model.upstreamId,
-    stream: true,
-    stream_options: { include_usage: true },
-    ...(tools.length > 0
-      ? { tools: tools.map((tool) => ({ type: "function" as const, function: { name: tool.name, description: tool.description, parameters: tool.inputSchema } })) }
-      : {}),
-    ...(request.maxOutputTokens !== undefined ? { max_tokens: request.maxOutputTokens } : {}),
-    ...(request.reasoningEffort !== undefined && model.reasoning ? { reasoning_effort: request.reasoningEffort as ChatCompletionCreateParamsStreaming["reasoning_effort"] } : {}),
-    ...(request.temperature !== undefined && model.temperature ? { temperature: request.temperature } : {}),
-  };
-  const body = new JsonText(`${JSON.stringify(params).slice(0, -1)},"messages":${chatMessagesJson(request)}}`);
+  const body = new JsonText(chatRequestJson(request, tools));
   const stream = postSse(attempt, {
     endpoint: model.endpoint,
     headers: model.headers,
