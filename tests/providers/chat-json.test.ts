@@ -58,6 +58,40 @@ describe("chatMessagesJson", () => {
     expect(JSON.parse(chatMessagesJson(own))[1]).toMatchObject({ reasoning_content: "Need the file." });
   });
 
+  it("reuses a Session's leading messages only while they are the same objects: a growing history, a tool run continued, a changed message, another provider", () => {
+    const user = (text: string): ModelMessage => ({ role: "user", content: [{ type: "text", text }] }) as ModelMessage;
+    const silent = (): ModelMessage => ({ role: "assistant", content: [{ type: "reasoning", text: "hm" }] }) as ModelMessage;
+    const first = user("first");
+    const grown: ModelMessage[] = [first];
+    const check = (messages: ModelMessage[], providerId = "p1", system?: string) => {
+      const request = { system, messages: [...messages], model: { providerId } as ModelRequest["model"] };
+      expect(chatMessagesJson(request)).toBe(JSON.stringify(chatMessages(request)));
+    };
+    check(grown);
+    // Messages that send nothing, at the start of the reused part and after it.
+    grown.push(silent());
+    check(grown, "p1", "sys");
+    for (const message of history) {
+      grown.push(message);
+      check(grown);
+      check(grown, "p1", "sys");
+    }
+    // A tool run at the end, then continued by the next request: it lowers as one run.
+    const withTools = [first, ...history.slice(0, 3)];
+    check(withTools);
+    check([...withTools, history[3]!]);
+    check([...withTools, history[3]!, user("next")]);
+    // Another provider lowers the assistant messages again; a replaced message is not reused.
+    check(grown, "p2");
+    check(grown, "p1");
+    const changed = [...grown];
+    changed[2] = user("replaced");
+    check(changed);
+    check(grown.slice(0, 3));
+    check([silent()]);
+    check([silent(), silent(), user("after silence")]);
+  });
+
   it("sends no system message for an empty system prompt, and [] for no messages", () => {
     expect(chatMessagesJson({ system: "", messages: [], model: { providerId: "p1" } as ModelRequest["model"] })).toBe("[]");
   });

@@ -128,23 +128,62 @@ function messageJson(message: UserMessage | AssistantMessage, providerId: string
   return json;
 }
 
-/** `JSON.stringify(chatMessages(request))`, with each user and assistant message's JSON made once. */
+/**
+ * The joined JSON of a history's leading messages, by the history's first message: the next
+ * request of the Session repeats them (the same objects, in the same order) and adds a few, so
+ * only those are looked up and joined — a 1,000-Turn Session's request otherwise walks and joins
+ * every message again (issue 21 §2). `messages` ends before any trailing tool message (a tool run
+ * continued by the next request would lower differently); `json` is their elements, comma-joined.
+ */
+interface JoinedPrefix {
+  readonly providerId: string;
+  readonly messages: readonly ModelMessage[];
+  readonly json: string;
+}
+const joinedPrefixes = new WeakMap<ModelMessage, JoinedPrefix>();
+
+/** How many leading messages of `messages` the prefix covers (0 when it is not theirs). */
+function reusable(prefix: JoinedPrefix | undefined, messages: readonly ModelMessage[], providerId: string): number {
+  if (prefix === undefined || prefix.providerId !== providerId || prefix.messages.length > messages.length) return 0;
+  const known = prefix.messages;
+  for (let index = known.length - 1; index >= 0; index -= 1) if (known[index] !== messages[index]) return 0;
+  return known.length;
+}
+
+/** `JSON.stringify(chatMessages(request))`, with each user and assistant message's JSON made once and a Session's repeated leading messages joined once. */
 export function chatMessagesJson(request: Pick<ModelRequest, "system" | "messages" | "model">): string {
-  const parts: string[] = [];
-  if (request.system !== undefined && request.system !== "") parts.push(JSON.stringify({ role: "system", content: request.system }));
   const messages = request.messages;
-  for (let index = 0; index < messages.length; index += 1) {
+  const providerId = request.model.providerId;
+  const first = messages[0];
+  const prefix = first !== undefined ? joinedPrefixes.get(first) : undefined;
+  const start = reusable(prefix, messages, providerId);
+  const parts: string[] = [];
+  if (start > 0 && prefix!.json !== "") parts.push(prefix!.json);
+  // Where the messages that may be reused next time end: before a trailing run of tool messages.
+  let boundary = start;
+  let boundaryParts = parts.length;
+  for (let index = start; index < messages.length; index += 1) {
     const message = messages[index]!;
     if (message.role !== "tool") {
-      const json = messageJson(message, request.model.providerId);
+      const json = messageJson(message, providerId);
       if (json !== "") parts.push(json);
+      boundary = index + 1;
+      boundaryParts = parts.length;
       continue;
     }
     const run: ChatCompletionMessageParam[] = [];
     index = toolRun(messages, index, run) - 1;
     for (const param of run) parts.push(JSON.stringify(param));
   }
-  return `[${parts.join(",")}]`;
+  if (first !== undefined && boundary > start) {
+    const json = parts.slice(0, boundaryParts).join(",");
+    joinedPrefixes.set(first, { providerId, messages: messages.slice(0, boundary), json });
+    if (boundaryParts > 0) parts.splice(0, boundaryParts, json);
+  }
+  const body = parts.join(",");
+  if (request.system === undefined || request.system === "") return `[${body}]`;
+  const system = JSON.stringify({ role: "system", content: request.system });
+  return body === "" ? `[${system}]` : `[${system},${body}]`;
 }
 
 /**
