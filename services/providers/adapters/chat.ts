@@ -157,11 +157,13 @@ export function chatMessagesJson(request: Pick<ModelRequest, "system" | "message
   const first = messages[0];
   const prefix = first !== undefined ? joinedPrefixes.get(first) : undefined;
   const start = reusable(prefix, messages, providerId);
+  // The reused part stays one string (concatenated, not joined: a join would copy it on every
+  // request; the body is flattened once, when it is written).
+  const reused = start > 0 ? prefix!.json : "";
   const parts: string[] = [];
-  if (start > 0 && prefix!.json !== "") parts.push(prefix!.json);
   // Where the messages that may be reused next time end: before a trailing run of tool messages.
   let boundary = start;
-  let boundaryParts = parts.length;
+  let boundaryParts = 0;
   for (let index = start; index < messages.length; index += 1) {
     const message = messages[index]!;
     if (message.role !== "tool") {
@@ -175,12 +177,11 @@ export function chatMessagesJson(request: Pick<ModelRequest, "system" | "message
     index = toolRun(messages, index, run) - 1;
     for (const param of run) parts.push(JSON.stringify(param));
   }
-  if (first !== undefined && boundary > start) {
-    const json = parts.slice(0, boundaryParts).join(",");
-    joinedPrefixes.set(first, { providerId, messages: messages.slice(0, boundary), json });
-    if (boundaryParts > 0) parts.splice(0, boundaryParts, json);
-  }
-  const body = parts.join(",");
+  const added = parts.slice(0, boundaryParts).join(",");
+  const kept = reused === "" || added === "" ? reused + added : `${reused},${added}`;
+  if (first !== undefined && boundary > start) joinedPrefixes.set(first, { providerId, messages: messages.slice(0, boundary), json: kept });
+  const rest = parts.slice(boundaryParts).join(",");
+  const body = kept === "" || rest === "" ? kept + rest : `${kept},${rest}`;
   if (request.system === undefined || request.system === "") return `[${body}]`;
   const system = JSON.stringify({ role: "system", content: request.system });
   return body === "" ? `[${system}]` : `[${system},${body}]`;
