@@ -391,7 +391,7 @@ export async function createHarness(input: HarnessOptions): Promise<Harness> {
   };
   const closing = closingDeclaredMcp(composed, sessionMcp);
   const logged = options.daemonLog ? withDaemonLog(closing, options.daemonLog) : closing;
-  const activated = options.backgroundPlugins === true ? afterActivation(logged, () => plugins.settled(), ANSWERED_DURING_PLUGIN_ACTIVATION) : logged;
+  const activated = options.backgroundPlugins === true ? afterActivation(logged, plugins, ANSWERED_DURING_PLUGIN_ACTIVATION) : logged;
   const handlers = withStorageFailures(activated);
   const guard: GuardOptions = {
     ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}),

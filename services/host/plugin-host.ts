@@ -148,17 +148,27 @@ export const ANSWERED_DURING_PLUGIN_ACTIVATION: ReadonlySet<string> = new Set([
   "getTerminal",
 ]);
 
-/** `handlers` with every operation outside `immediate` waiting for `settled()` first. */
-export function afterActivation<T extends object>(handlers: T, settled: () => Promise<void>, immediate: ReadonlySet<string>): T {
+/**
+ * `handlers` with every operation outside `immediate` waiting for `plugins.settled()` first while
+ * an activation is in progress. Once none is, an operation calls its handler at once (no promise
+ * and microtask hop of its own on every request; each promise also runs the async hooks), its
+ * answer still a promise, a throw a rejection.
+ */
+export function afterActivation<T extends object>(handlers: T, plugins: Pick<HostPlugins, "activating" | "settled">, immediate: ReadonlySet<string>): T {
   const wrapped: Record<string, unknown> = {};
   for (const [operation, handler] of Object.entries(handlers)) {
-    wrapped[operation] =
-      typeof handler !== "function" || immediate.has(operation)
-        ? handler
-        : async (...args: unknown[]) => {
-            await settled();
-            return (handler as (...inner: unknown[]) => unknown)(...args);
-          };
+    if (typeof handler !== "function" || immediate.has(operation)) {
+      wrapped[operation] = handler;
+      continue;
+    }
+    const call = (args: unknown[]): Promise<unknown> => {
+      try {
+        return Promise.resolve((handler as (...inner: unknown[]) => unknown)(...args));
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    };
+    wrapped[operation] = (...args: unknown[]): Promise<unknown> => (plugins.activating() ? plugins.settled().then(() => call(args)) : call(args));
   }
   return wrapped as T;
 }

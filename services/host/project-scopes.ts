@@ -15,7 +15,7 @@
 // The host's own scope (global + the server root's project file or `--config`, + the inline
 // config) stays what it is for host-wide things (providers, the model catalog, the sandbox, the
 // runtime plugin and MCP routes) and serves every project whose files match it.
-import { readFileSync, realpathSync } from "node:fs";
+import { readFileSync, realpathSync, statSync, type Stats } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { describeConfigError, findProjectConfig, globalConfigFile, loadConfig, type Config, type ConfigLayer, type Env, type LoadedConfig } from "../config/index.js";
 import { validationFailure } from "../contract/failure.js";
@@ -63,19 +63,46 @@ interface Entry {
   retired: boolean;
 }
 
+/**
+ * A file's content read again only when its stat data changed (every Turn compares both files;
+ * issue 21 §2). Stat data proves the content unchanged only when the file was last changed well
+ * before it was read — git's racy-file rule: a write in the same clock tick as the read could
+ * keep mtime, size and inode — so a file changed within RACY_MS of its reading is read again.
+ */
+const RACY_MS = 1_000;
+const contents = new Map<string, { readonly stat: string; readonly changedMs: number; readonly readMs: number; readonly content: string }>();
+
 /** What identifies a file's content: its bytes, or why it could not be read. */
 function contentOf(file: string | undefined): string {
   if (file === undefined) return "-";
+  let stat: Stats | undefined;
   try {
-    return `${file}\n${readFileSync(file, "utf8")}`;
-  } catch (error) {
-    return `${file}\n!${(error as NodeJS.ErrnoException).code ?? "unreadable"}`;
+    stat = statSync(file, { throwIfNoEntry: false });
+  } catch {
+    stat = undefined;
   }
+  const key = stat === undefined ? "" : `${stat.ino}:${stat.size}:${stat.mtimeMs}:${stat.ctimeMs}`;
+  const known = contents.get(file);
+  if (stat !== undefined && known !== undefined && known.stat === key && known.changedMs + RACY_MS < known.readMs) return known.content;
+  const readMs = Date.now();
+  let content: string;
+  try {
+    content = `${file}\n${readFileSync(file, "utf8")}`;
+  } catch (error) {
+    content = `${file}\n!${(error as NodeJS.ErrnoException).code ?? "unreadable"}`;
+  }
+  if (stat === undefined) contents.delete(file);
+  else {
+    if (contents.size >= 256) contents.clear();
+    contents.set(file, { stat: key, changedMs: Math.max(stat.mtimeMs, stat.ctimeMs), readMs, content });
+  }
+  return content;
 }
 
 function realpathOr(file: string): string {
   try {
-    return realpathSync(file);
+    // One system call (the JS realpath looks at each component in turn).
+    return realpathSync.native(file);
   } catch {
     return resolve(file);
   }
@@ -86,10 +113,13 @@ export class ProjectScopes {
   /** Per workdir with running Turns: the entry the latest of them leased, and how many leases are held. */
   private readonly leased = new Map<string, { entry: Entry; count: number }>();
   private readonly explicit: string | undefined;
+  /** The global file: the host's environment is fixed for its life. */
+  private readonly globalFile: string;
   private closed = false;
 
   constructor(private readonly options: ProjectScopesOptions) {
     this.explicit = options.configPath !== undefined ? resolve(options.serverRoot, options.configPath) : undefined;
+    this.globalFile = globalConfigFile(options.env);
     const hostFile = this.explicit ?? findProjectConfig(options.serverRoot);
     this.entries.set(this.keyOf(hostFile), {
       stamp: this.stampOf(options.host.loaded),
@@ -153,7 +183,7 @@ export class ProjectScopes {
   /** The content identity of the global file and the project file a configuration came from. */
   private stampOf(loaded: LoadedConfig | undefined, project?: string): string {
     const file = loaded ? loaded.layers.find((layer) => layer.scope === "project" || layer.scope === "explicit")?.file : project;
-    return `${contentOf(globalConfigFile(this.options.env))}\n\0${contentOf(file)}`;
+    return `${contentOf(this.globalFile)}\n\0${contentOf(file)}`;
   }
 
   private async entry(workdir: string): Promise<Entry> {

@@ -36,9 +36,10 @@ export const ANTHROPIC_VERSION = "2026-10-21";
  * `body` is serialized with JSON.stringify, unless it is a `JsonText`.
  */
 export async function* postSse(attempt: Attempt, target: WireTarget, body: unknown, dialect: SseDialect = "openai"): AsyncGenerator<unknown> {
-  const headers = new Headers({ accept: "application/json", "content-type": "application/json", "user-agent": USER_AGENT });
-  if (dialect === "anthropic") headers.set("anthropic-version", ANTHROPIC_VERSION);
-  for (const [name, value] of Object.entries(target.headers)) headers.set(name, value);
+  const headers: Record<string, string> = { accept: "application/json", "content-type": "application/json", "user-agent": USER_AGENT };
+  if (dialect === "anthropic") headers["anthropic-version"] = ANTHROPIC_VERSION;
+  // Names compare ignoring case (as in a Headers object): a static header replaces ours.
+  for (const name in target.headers) headers[name.toLowerCase()] = target.headers[name]!;
   authenticate(headers, target.authentication, target.credential);
 
   let answer: WireAnswer;

@@ -10,7 +10,8 @@
 /** One request: always a POST of a JSON text body. */
 export interface WireSend {
   readonly url: string;
-  readonly headers: Headers;
+  /** Lower-case names (a plain record: undici's Headers cost more per request than the rest of its setup). */
+  readonly headers: Readonly<Record<string, string>>;
   readonly body: string;
   readonly signal: AbortSignal;
 }

@@ -206,9 +206,10 @@ export function sseEventCounter(limit: number): (chunk: Uint8Array) => boolean {
   };
 }
 
-export function authenticate(headers: Headers, authentication: Authentication, credential: Secret | undefined): void {
+/** Sets the authentication header in `headers` (lower-case names). */
+export function authenticate(headers: Record<string, string>, authentication: Authentication, credential: Secret | undefined): void {
   if (authentication.kind === "none" || credential === undefined) return;
-  if (authentication.kind === "bearer") headers.set("authorization", `Bearer ${credential.reveal()}`);
-  else headers.set(authentication.name, `${authentication.prefix ?? ""}${credential.reveal()}`);
+  if (authentication.kind === "bearer") headers["authorization"] = `Bearer ${credential.reveal()}`;
+  else headers[authentication.name.toLowerCase()] = `${authentication.prefix ?? ""}${credential.reveal()}`;
 }
 

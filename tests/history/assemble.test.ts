@@ -84,4 +84,24 @@ describe("the history model", () => {
     expect(JSON.stringify(messages[0])).toContain("checkpoint summary");
     expect(JSON.stringify(messages)).not.toContain('"one"');
   });
+
+  it("the cache repeats a compacted Session's history as the same message objects, its summary first", async () => {
+    // The per-history caches of the request's JSON and of the context check rely on it.
+    const sessionId = await h.createSession();
+    const cache = new HistoryCache();
+    await turn(sessionId, "one");
+    await ok(compactCall(h, sessionId));
+    await turn(sessionId, "two");
+    const upTo = async (text: string) => ({ sessionId, revision: (await appendEntry(h, sessionId, text)).historyRevision + 1 });
+    const first = await upTo("first entry");
+    const before = await cache.messages(h.harness.storage, first);
+    expect(before).toEqual(await assembleHistory(h.harness.storage, first));
+    expect(JSON.stringify(before[0])).toContain("checkpoint summary");
+    await turn(sessionId, "three");
+    const second = await upTo("second entry");
+    const after = await cache.messages(h.harness.storage, second);
+    expect(after).toEqual(await assembleHistory(h.harness.storage, second));
+    expect(after.length).toBeGreaterThan(before.length);
+    before.forEach((message, index) => expect(after[index]).toBe(message));
+  });
 });

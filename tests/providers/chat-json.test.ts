@@ -3,8 +3,8 @@
 // messages, for every kind of message, on the first request and on later ones that reuse the
 // cached parts, and an assistant's reasoning must follow the provider of the request at hand.
 import { describe, expect, it } from "vitest";
-import { chatMessages, chatMessagesJson } from "../../services/providers/adapters/chat.js";
-import type { ModelMessage, ModelRequest } from "../../services/providers/index.js";
+import { chatMessages, chatMessagesJson, chatRequestJson } from "../../services/providers/adapters/chat.js";
+import type { ModelMessage, ModelRequest, ModelTool } from "../../services/providers/index.js";
 
 const PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
 
@@ -58,7 +58,74 @@ describe("chatMessagesJson", () => {
     expect(JSON.parse(chatMessagesJson(own))[1]).toMatchObject({ reasoning_content: "Need the file." });
   });
 
+  it("reuses a Session's leading messages only while they are the same objects: a growing history, a tool run continued, a changed message, another provider", () => {
+    const user = (text: string): ModelMessage => ({ role: "user", content: [{ type: "text", text }] }) as ModelMessage;
+    const silent = (): ModelMessage => ({ role: "assistant", content: [{ type: "reasoning", text: "hm" }] }) as ModelMessage;
+    const first = user("first");
+    const grown: ModelMessage[] = [first];
+    const check = (messages: ModelMessage[], providerId = "p1", system?: string) => {
+      const request = { system, messages: [...messages], model: { providerId } as ModelRequest["model"] };
+      expect(chatMessagesJson(request)).toBe(JSON.stringify(chatMessages(request)));
+    };
+    check(grown);
+    // Messages that send nothing, at the start of the reused part and after it.
+    grown.push(silent());
+    check(grown, "p1", "sys");
+    for (const message of history) {
+      grown.push(message);
+      check(grown);
+      check(grown, "p1", "sys");
+    }
+    // A tool run at the end, then continued by the next request: it lowers as one run.
+    const withTools = [first, ...history.slice(0, 3)];
+    check(withTools);
+    check([...withTools, history[3]!]);
+    check([...withTools, history[3]!, user("next")]);
+    // Another provider lowers the assistant messages again; a replaced message is not reused.
+    check(grown, "p2");
+    check(grown, "p1");
+    const changed = [...grown];
+    changed[2] = user("replaced");
+    check(changed);
+    check(grown.slice(0, 3));
+    check([silent()]);
+    check([silent(), silent(), user("after silence")]);
+  });
+
   it("sends no system message for an empty system prompt, and [] for no messages", () => {
     expect(chatMessagesJson({ system: "", messages: [], model: { providerId: "p1" } as ModelRequest["model"] })).toBe("[]");
+  });
+});
+
+describe("chatRequestJson", () => {
+  const tools: ModelTool[] = [
+    { name: "read", description: "Reads a file.", inputSchema: { type: "object", properties: { path: { type: "string" } }, required: ["path"] } },
+    { name: "shell", description: "Runs \"a\" command.", inputSchema: { type: "object", properties: {} } },
+  ] as ModelTool[];
+  const requestOf = (extra: Partial<ModelRequest>): ModelRequest =>
+    ({ system: "Be brief.", messages: history, model: { providerId: "p1", upstreamId: "up-m", reasoning: true, temperature: true }, ...extra }) as ModelRequest;
+  // What the body was before its parts were cached: one JSON.stringify of the whole request.
+  const plain = (request: ModelRequest, offered: readonly ModelTool[]) =>
+    JSON.stringify({
+      model: "up-m",
+      stream: true,
+      stream_options: { include_usage: true },
+      ...(offered.length > 0 ? { tools: offered.map((tool) => ({ type: "function", function: { name: tool.name, description: tool.description, parameters: tool.inputSchema } })) } : {}),
+      ...(request.maxOutputTokens !== undefined ? { max_tokens: request.maxOutputTokens } : {}),
+      ...(request.reasoningEffort !== undefined ? { reasoning_effort: request.reasoningEffort } : {}),
+      ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+      messages: chatMessages(request),
+    });
+
+  it("is JSON.stringify of the whole request, with and without tools and options, on the first request and on the next ones", () => {
+    const full = requestOf({ maxOutputTokens: 100, reasoningEffort: "low", temperature: 0.5 } as Partial<ModelRequest>);
+    const bare = requestOf({});
+    for (let round = 0; round < 2; round += 1) {
+      expect(chatRequestJson(full, tools)).toBe(plain(full, tools));
+      expect(chatRequestJson(bare, tools)).toBe(plain(bare, tools));
+      expect(chatRequestJson(bare, [])).toBe(plain(bare, []));
+      expect(chatRequestJson(full, [])).toBe(plain(full, []));
+    }
+    expect(JSON.parse(chatRequestJson(full, tools)).tools[1].function.description).toBe('Runs "a" command.');
   });
 });

@@ -56,6 +56,59 @@ export function arrayJsonLength(values: readonly object[]): number {
   return total;
 }
 
+type MessageRole = ModelMessage["role"];
+
+/** A history's messages counted by role: how many, and their JSON length. */
+interface MessageTotals {
+  readonly messages: readonly ModelMessage[];
+  readonly characters: number;
+  readonly byRole: Readonly<Record<MessageRole, { readonly messages: number; readonly characters: number }>>;
+}
+
+/**
+ * The totals of a Session's history, by its first message: each request repeats the last one's
+ * messages (the same objects, in order) and adds a few, so only the new ones are looked up — the
+ * context check and the context report otherwise look up every message of a long Session on every
+ * request (issue 21 §2). A history that is not an extension of the kept one is counted afresh.
+ */
+const totalsByFirst = new WeakMap<ModelMessage, MessageTotals>();
+
+function messageTotals(messages: readonly ModelMessage[]): MessageTotals {
+  const first = messages[0];
+  const empty: MessageTotals = { messages: [], characters: 0, byRole: { user: { messages: 0, characters: 0 }, assistant: { messages: 0, characters: 0 }, tool: { messages: 0, characters: 0 } } };
+  if (first === undefined) return empty;
+  let base = totalsByFirst.get(first);
+  if (base !== undefined) {
+    const known = base.messages;
+    if (known.length > messages.length) base = undefined;
+    else
+      for (let index = known.length - 1; index >= 0; index -= 1)
+        if (known[index] !== messages[index]) {
+          base = undefined;
+          break;
+        }
+  }
+  const from = base ?? empty;
+  if (from.messages.length === messages.length) return from;
+  let characters = from.characters;
+  const byRole = { user: { ...from.byRole.user }, assistant: { ...from.byRole.assistant }, tool: { ...from.byRole.tool } };
+  for (let index = from.messages.length; index < messages.length; index += 1) {
+    const message = messages[index]!;
+    const length = jsonLength(message);
+    characters += length;
+    byRole[message.role].messages += 1;
+    byRole[message.role].characters += length;
+  }
+  const totals: MessageTotals = { messages: messages.slice(), characters, byRole };
+  totalsByFirst.set(first, totals);
+  return totals;
+}
+
+/** `arrayJsonLength(messages)` of a history, its repeated leading messages counted once (`messageTotals`). */
+export function messagesJsonLength(messages: readonly ModelMessage[]): number {
+  return messages.length > 0 ? messages.length + 1 + messageTotals(messages).characters : 2;
+}
+
 /** Groups one request by role (system first, then user, assistant, tool) and tool schema. */
 export function contextReport(request: { readonly system: string | undefined; readonly messages: readonly ModelMessage[]; readonly tools: readonly ModelTool[] }, contextUnits: number | undefined): ContextReportRecord {
   const groups = new Map<ContextGroupRecord["role"], { messages: number; characters: number }>();
@@ -66,14 +119,18 @@ export function contextReport(request: { readonly system: string | undefined; re
     groups.set(role, group);
   };
   if (request.system !== undefined) add("system", request.system.length);
-  for (const message of request.messages) add(message.role, jsonLength(message));
+  const totals = messageTotals(request.messages);
+  for (const role of ["user", "assistant", "tool"] as const) {
+    const counted = totals.byRole[role];
+    if (counted.messages > 0) groups.set(role, { messages: counted.messages, characters: counted.characters });
+  }
   const order: ContextGroupRecord["role"][] = ["system", "user", "assistant", "tool"];
   const tools = request.tools.map((tool) => {
     const characters = jsonLength(tool);
     return { name: tool.name, characters, estimatedTokens: estimate(characters) };
   });
   // The same total `fitContext` checks against the window.
-  const total = arrayJsonLength(request.messages) + (request.system?.length ?? 0) + arrayJsonLength(request.tools);
+  const total = messagesJsonLength(request.messages) + (request.system?.length ?? 0) + arrayJsonLength(request.tools);
   return {
     groups: order.filter((role) => groups.has(role)).map((role) => ({ role, ...groups.get(role)!, estimatedTokens: estimate(groups.get(role)!.characters) })),
     tools,

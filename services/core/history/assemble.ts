@@ -87,8 +87,11 @@ async function readHistoryWithHidden(
     base: usable ? { compactionId: usable.view.compactionId ?? null, after: usable.revision - 1 } : undefined,
     hidden,
   });
-  const checkpoint = read.checkpoint ? (read.checkpoint.outcome as { checkpoint: CompactionCheckpoint }).checkpoint : undefined;
   const reused = usable !== undefined && usable.view.compactionId === read.checkpoint?.compactionId;
+  // A checkpoint never changes: the reused view's object is kept, and with it its summary message
+  // (`historyMessages`), so a compacted Session's history opens with the same message object Turn
+  // after Turn, as the providers' and the context check's per-history caches need.
+  const checkpoint = reused && usable.view.checkpoint !== undefined ? usable.view.checkpoint : read.checkpoint ? (read.checkpoint.outcome as { checkpoint: CompactionCheckpoint }).checkpoint : undefined;
   const added = read.items.map(toHistoryItem).filter((item) => isVisible(visibility, item));
   return { view: { compactionId: read.checkpoint?.compactionId, checkpoint, items: reused ? [...usable.view.items, ...added] : added }, hidden: read.hidden };
 }
@@ -107,9 +110,17 @@ export function visibleItems(view: HistoryView, target: HistoryTarget): HistoryI
   return view.items.filter((item) => !(item.kind === "entry" && claimed.has(item.id)) && item.messages.length > 0);
 }
 
+/** Each checkpoint's summary message, made once (see readHistoryWithHidden). */
+const summaryMessages = new WeakMap<CompactionCheckpoint, UserMessage>();
+
 /** The model-visible messages of a view: the checkpoint's summary, then every visible item's messages. */
 export function historyMessages(view: HistoryView, target: HistoryTarget): ModelMessage[] {
-  const messages: ModelMessage[] = view.checkpoint ? [summaryMessage(view.checkpoint.summary)] : [];
+  let summary: UserMessage | undefined;
+  if (view.checkpoint !== undefined) {
+    summary = summaryMessages.get(view.checkpoint);
+    if (summary === undefined) summaryMessages.set(view.checkpoint, (summary = summaryMessage(view.checkpoint.summary)));
+  }
+  const messages: ModelMessage[] = summary !== undefined ? [summary] : [];
   for (const item of visibleItems(view, target)) messages.push(...item.messages);
   return messages;
 }

@@ -7,7 +7,7 @@ import type { CompactionOutcome, ContextUse, ReasoningEffort } from "../../../ge
 import { AssistantMessageBuilder, isProviderFailure, type AssistantMessage, type ModelMessage, type ModelStreamEvent, type ModelTool } from "../../providers/index.js";
 import { compactInTurn, withCurrentHistory } from "../compaction/automatic.js";
 import { addUsage } from "../compaction/summarize.js";
-import { RunRecords, arrayJsonLength, contextReport } from "../diagnostics/record.js";
+import { RunRecords, arrayJsonLength, contextReport, messagesJsonLength } from "../diagnostics/record.js";
 import type { RunningTurn } from "./running.js";
 import { StopSignal, fault, finite, limitReached } from "./stop.js";
 
@@ -183,7 +183,7 @@ const MAX_COMPACTION_ROUNDS = 3;
 
 /** The request's estimate against the model's window (estimated at 4 characters a unit). */
 function measure(t: RunningTurn, context: number, output: number | undefined, request: ModelRequest) {
-  const estimated = Math.ceil((arrayJsonLength(request.messages) + (request.system?.length ?? 0) + arrayJsonLength(request.tools)) / 4);
+  const estimated = Math.ceil((messagesJsonLength(request.messages) + (request.system?.length ?? 0) + arrayJsonLength(request.tools)) / 4);
   const outputReserve = Math.min(output ?? 4096, context);
   const safetyReserve = t.policy.context.safetyReserve.units;
   const available = Math.max(0, context - outputReserve - safetyReserve);

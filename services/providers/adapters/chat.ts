@@ -1,7 +1,7 @@
 // Chat Completions (`POST <baseURL>/chat/completions`): the request and chunk shapes are the
 // official `openai` SDK's types; the request itself goes through sse-post.ts, without the SDK
 // (its per-request cost was most of a warm host's CPU per one-step Turn; see sse-post.ts). The
-// body is built as JSON text, each history message's part made once (`chatMessagesJson`).
+// body is built as JSON text, each history message's and each tool's part made once (`chatRequestJson`).
 //
 // Lowering: the system prompt is a `system` message; user images are `image_url` parts (base64
 // as data URLs); an assistant's tool calls are `tool_calls`; each tool result is a `tool`
@@ -16,9 +16,10 @@ import type {
   ChatCompletionCreateParamsStreaming,
   ChatCompletionMessageParam,
   ChatCompletionMessageToolCall,
+  ChatCompletionTool,
 } from "openai/resources/chat/completions";
 import type { ImageSource } from "../../../generated/client/types.gen.js";
-import type { FinishReason, ModelRequest, ModelStreamEvent } from "../events.js";
+import type { FinishReason, ModelRequest, ModelStreamEvent, ModelTool } from "../events.js";
 import { toolResultText, type AssistantMessage, type ModelMessage, type ReasoningContinuation, type UserMessage } from "../history.js";
 import { JsonText, postSse } from "../sse-post.js";
 import type { Attempt } from "../wire.js";
@@ -127,23 +128,95 @@ function messageJson(message: UserMessage | AssistantMessage, providerId: string
   return json;
 }
 
-/** `JSON.stringify(chatMessages(request))`, with each user and assistant message's JSON made once. */
+/**
+ * The joined JSON of a history's leading messages, by the history's first message: the next
+ * request of the Session repeats them (the same objects, in the same order) and adds a few, so
+ * only those are looked up and joined — a 1,000-Turn Session's request otherwise walks and joins
+ * every message again (issue 21 §2). `messages` ends before any trailing tool message (a tool run
+ * continued by the next request would lower differently); `json` is their elements, comma-joined.
+ */
+interface JoinedPrefix {
+  readonly providerId: string;
+  readonly messages: readonly ModelMessage[];
+  readonly json: string;
+}
+const joinedPrefixes = new WeakMap<ModelMessage, JoinedPrefix>();
+
+/** How many leading messages of `messages` the prefix covers (0 when it is not theirs). */
+function reusable(prefix: JoinedPrefix | undefined, messages: readonly ModelMessage[], providerId: string): number {
+  if (prefix === undefined || prefix.providerId !== providerId || prefix.messages.length > messages.length) return 0;
+  const known = prefix.messages;
+  for (let index = known.length - 1; index >= 0; index -= 1) if (known[index] !== messages[index]) return 0;
+  return known.length;
+}
+
+/** `JSON.stringify(chatMessages(request))`, with each user and assistant message's JSON made once and a Session's repeated leading messages joined once. */
 export function chatMessagesJson(request: Pick<ModelRequest, "system" | "messages" | "model">): string {
-  const parts: string[] = [];
-  if (request.system !== undefined && request.system !== "") parts.push(JSON.stringify({ role: "system", content: request.system }));
   const messages = request.messages;
-  for (let index = 0; index < messages.length; index += 1) {
+  const providerId = request.model.providerId;
+  const first = messages[0];
+  const prefix = first !== undefined ? joinedPrefixes.get(first) : undefined;
+  const start = reusable(prefix, messages, providerId);
+  // The reused part stays one string (concatenated, not joined: a join would copy it on every
+  // request; the body is flattened once, when it is written).
+  const reused = start > 0 ? prefix!.json : "";
+  const parts: string[] = [];
+  // Where the messages that may be reused next time end: before a trailing run of tool messages.
+  let boundary = start;
+  let boundaryParts = 0;
+  for (let index = start; index < messages.length; index += 1) {
     const message = messages[index]!;
     if (message.role !== "tool") {
-      const json = messageJson(message, request.model.providerId);
+      const json = messageJson(message, providerId);
       if (json !== "") parts.push(json);
+      boundary = index + 1;
+      boundaryParts = parts.length;
       continue;
     }
     const run: ChatCompletionMessageParam[] = [];
     index = toolRun(messages, index, run) - 1;
     for (const param of run) parts.push(JSON.stringify(param));
   }
-  return `[${parts.join(",")}]`;
+  const added = parts.slice(0, boundaryParts).join(",");
+  const kept = reused === "" || added === "" ? reused + added : `${reused},${added}`;
+  if (first !== undefined && boundary > start) joinedPrefixes.set(first, { providerId, messages: messages.slice(0, boundary), json: kept });
+  const rest = parts.slice(boundaryParts).join(",");
+  const body = kept === "" || rest === "" ? kept + rest : `${kept},${rest}`;
+  if (request.system === undefined || request.system === "") return `[${body}]`;
+  const system = JSON.stringify({ role: "system", content: request.system });
+  return body === "" ? `[${system}]` : `[${system},${body}]`;
+}
+
+/**
+ * Each tool's Chat JSON, made once: a Turn's `ModelTool`s are the same objects Turn after Turn
+ * (core/turns/setup.ts builds one per tool definition and description), and their schemas and
+ * descriptions are most of a short request's body.
+ */
+const toolJson = new WeakMap<ModelTool, string>();
+
+function chatToolJson(tool: ModelTool): string {
+  let json = toolJson.get(tool);
+  if (json === undefined) {
+    const param: ChatCompletionTool = { type: "function", function: { name: tool.name, description: tool.description, parameters: tool.inputSchema } };
+    toolJson.set(tool, (json = JSON.stringify(param)));
+  }
+  return json;
+}
+
+/** The request body: `JSON.stringify` of the request's parameters (in this key order), the tools' and messages' JSON made once each. */
+export function chatRequestJson(request: ModelRequest, tools: readonly ModelTool[]): string {
+  const { model } = request;
+  const head: Pick<ChatCompletionCreateParamsStreaming, "model" | "stream" | "stream_options"> = { model: model.upstreamId, stream: true, stream_options: { include_usage: true } };
+  const rest: Pick<ChatCompletionCreateParamsStreaming, "max_tokens" | "reasoning_effort" | "temperature"> = {
+    ...(request.maxOutputTokens !== undefined ? { max_tokens: request.maxOutputTokens } : {}),
+    ...(request.reasoningEffort !== undefined && model.reasoning ? { reasoning_effort: request.reasoningEffort as ChatCompletionCreateParamsStreaming["reasoning_effort"] } : {}),
+    ...(request.temperature !== undefined && model.temperature ? { temperature: request.temperature } : {}),
+  };
+  let json = JSON.stringify(head).slice(0, -1);
+  if (tools.length > 0) json += `,"tools":[${tools.map(chatToolJson).join(",")}]`;
+  const restJson = JSON.stringify(rest);
+  if (restJson !== "{}") json += `,${restJson.slice(1, -1)}`;
+  return `${json},"messages":${chatMessagesJson(request)}}`;
 }
 
 function finishOf(reason: string | null | undefined, sawToolCalls: boolean, sawRefusal: boolean): FinishReason {
@@ -162,19 +235,7 @@ interface PendingCall {
 export async function* streamChat(request: ModelRequest, attempt: Attempt): AsyncGenerator<ModelStreamEvent> {
   const { model } = request;
   const tools = model.capabilities.tools && request.tools.length > 0 ? request.tools : [];
-  // Everything but the messages, then the messages' JSON (chatMessagesJson) appended to it.
-  const params: Omit<ChatCompletionCreateParamsStreaming, "messages"> = {
-    model: model.upstreamId,
-    stream: true,
-    stream_options: { include_usage: true },
-    ...(tools.length > 0
-      ? { tools: tools.map((tool) => ({ type: "function" as const, function: { name: tool.name, description: tool.description, parameters: tool.inputSchema } })) }
-      : {}),
-    ...(request.maxOutputTokens !== undefined ? { max_tokens: request.maxOutputTokens } : {}),
-    ...(request.reasoningEffort !== undefined && model.reasoning ? { reasoning_effort: request.reasoningEffort as ChatCompletionCreateParamsStreaming["reasoning_effort"] } : {}),
-    ...(request.temperature !== undefined && model.temperature ? { temperature: request.temperature } : {}),
-  };
-  const body = new JsonText(`${JSON.stringify(params).slice(0, -1)},"messages":${chatMessagesJson(request)}}`);
+  const body = new JsonText(chatRequestJson(request, tools));
   const stream = postSse(attempt, {
     endpoint: model.endpoint,
     headers: model.headers,
