@@ -5,8 +5,8 @@
 // answered), against `node -e 0` and the floor (floor-client.mjs: node's start, one HTTP round
 // trip and one SSE stream — a prompt submitted and its Turn's events read to the end — against
 // the same warm daemon over bare node:http: what no client can go below); with
-// `ZE_BENCH_COMPARE=DIR`, also another built checkout's warm `run` and `session list` (before/after
-// a change, in the same rounds). Peak RSS is the
+// `ZE_BENCH_COMPARE=DIR[:DIR…]`, also other built checkouts' warm `run` and `session list` (before/after
+// a change — or a series of changes — in the same rounds). Peak RSS is the
 // client's only: the daemon is detached (not a waited-for child of the command), so
 // /usr/bin/time does not count it. Every daemon it starts is stopped with `service stop`.
 //
@@ -17,7 +17,7 @@
 import { randomUUID } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, delimiter, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { binPath, formatTable, hasGnuTime, median, mib, ms, percentile, repoRoot, tempHome, timeRun, writeTestModelConfig } from "./lib.mjs";
 import { startModelProcess } from "./oneshot.mjs";
@@ -68,8 +68,8 @@ export async function run({ runs, budgetMs, log, record }) {
   const rssRuns = 3;
   const coldHomes = [];
   // Per run: one answer each for the embedded run, the daemon run and the floor; plus warm-ups and RSS runs.
-  const compareRoot = process.env.ZE_BENCH_COMPARE || undefined;
-  const model = await startModelProcess(warm.dir, (compareRoot === undefined ? 3 : 4) * (runs + rssRuns + 2) + 2);
+  const compareRoots = (process.env.ZE_BENCH_COMPARE ?? "").split(delimiter).filter((dir) => dir !== "");
+  const model = await startModelProcess(warm.dir, (3 + compareRoots.length) * (runs + rssRuns + 2) + 2);
   const baseURL = `${model.url}/v1`;
   const stop = (home) => timeRun(process.execPath, [binPath, "service", "stop"], { env: home.env, cwd: home.root, timeoutMs: RUN_TIMEOUT_MS });
   try {
@@ -94,13 +94,14 @@ export async function run({ runs, budgetMs, log, record }) {
       { label: "session list, warm daemon", args: [binPath, "session", "list"], options: () => warmOptions, target: "≤ 80 ms, ≤ 60 MiB", limits: { ms: 80, kib: 60 * 1024 } },
       { label: "session list, cold (spawns the daemon)", args: [binPath, "session", "list"], options: cold, target: "≤ 0.5 s, ≤ 60 MiB", limits: { ms: 500, kib: 60 * 1024 }, cold: true },
     ];
-    // `ZE_BENCH_COMPARE=DIR` (another built checkout): its warm run and session list in the same
-    // interleaved rounds, against the same daemon, for a before/after of a client-side change.
-    if (compareRoot !== undefined) {
+    // `ZE_BENCH_COMPARE=DIR[:DIR…]` (other built checkouts): their warm run and session list in the
+    // same interleaved rounds, against the same daemon, for a before/after of client-side changes.
+    for (const compareRoot of compareRoots) {
       const compareBin = join(compareRoot, "bin", "ze-harness.js");
+      const named = compareRoots.length === 1 ? "ZE_BENCH_COMPARE" : `ZE_BENCH_COMPARE ${basename(compareRoot)}`;
       cases.push(
-        { label: 'run "hello", warm daemon (ZE_BENCH_COMPARE)', args: [compareBin, "run", "hello"], options: () => warmOptions, answers: true, target: "" },
-        { label: "session list, warm daemon (ZE_BENCH_COMPARE)", args: [compareBin, "session", "list"], options: () => warmOptions, target: "" },
+        { label: `run "hello", warm daemon (${named})`, args: [compareBin, "run", "hello"], options: () => warmOptions, answers: true, target: "" },
+        { label: `session list, warm daemon (${named})`, args: [compareBin, "session", "list"], options: () => warmOptions, target: "" },
       );
     }
     const once = async (entry, extra = {}) => {
