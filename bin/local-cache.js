@@ -8,7 +8,7 @@
 // V8 checks little of cached data it is given (its own version, its flags and the source's length:
 // a cache built for another file of the same length, or one with flipped bytes inside, would be
 // accepted and run), so the file carries a header — the Node release and architecture it was made
-// by, and SHA-1 digests of the source it was made from and of the data itself — and is used only
+// by, and SHA-256 digests of the source it was made from and of the data itself — and is used only
 // when all of them match. A missing, stale or corrupt cache, or one V8 rejects, only means the file
 // is compiled from its source as it would be without one.
 "use strict";
@@ -27,7 +27,7 @@ const CACHE_SUFFIX = ".cache";
  */
 const wrap = (source) => `(function (exports, require, module, __filename, __dirname, __zeDynamicImport) { ${source}\n});`;
 
-const digest = (data) => require("node:crypto").createHash("sha1").update(data).digest("hex");
+const digest = (data) => require("node:crypto").createHash("sha256").update(data).digest("hex");
 
 /** The cache file's bytes for the source file's bytes `bytes`: one JSON header line, then V8's data. */
 function encodeCache(bytes, data) {
