@@ -3,7 +3,8 @@
 // `--version` and the root `--help` are answered from files written at build time; everything
 // else goes to the CLI bundle (dist/bundle/main.js), which loads only the command it runs — or,
 // for a command line that starts with one of the commands listed in dist/bundle/local.json and
-// asks for neither --embedded nor --help, to the one-file CommonJS fast path (dist/bundle/local.cjs).
+// asks for neither --embedded nor --help, to the one-file CommonJS fast path (dist/bundle/local.cjs,
+// with its code cache: bin/local-cache.js).
 "use strict";
 const { readFileSync } = require("node:fs");
 const { join } = require("node:path");
@@ -22,8 +23,10 @@ if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
   // on a terminal opens the TUI instead (cli/main.ts).
   process.stdout.write(readFileSync(join(root, "dist", "cli", "root-help.txt"), "utf8"));
 } else if (localCommand(argv)) {
-  // The commands a warm daemon answers most, from one CommonJS file (tools/bundle.mjs: local.cjs).
-  require(join(root, "dist", "bundle", "local.cjs"))
+  // The commands a warm daemon answers most, from one CommonJS file (tools/bundle.mjs: local.cjs),
+  // compiled with its V8 code cache when the build left a usable one beside it (./local-cache.js).
+  require("./local-cache.js")
+    .loadLocal(join(root, "dist", "bundle", "local.cjs"))
     .main(argv, root)
     .catch((error) => {
       process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);

@@ -2,7 +2,8 @@
 // Entries: cli/main.ts (what bin/ze-harness.js runs) and cli/commands.ts (oclif's command table,
 // package.json → oclif.commands). Each command, the client and the embedded host are their own
 // chunks, loaded by dynamic import only when a command line needs them. A second build writes the
-// commands a warm daemon answers most as one CommonJS file, local.cjs (LOCAL_COMMANDS below).
+// commands a warm daemon answers most as one CommonJS file, local.cjs (LOCAL_COMMANDS below), and
+// that file's V8 code cache, local.cjs.cache (tools/bundle-code-cache.mjs, bin/local-cache.js).
 //
 // zod keeps its English locale alone (zodEnglishOnly below); JSON modules are JSON.parse of a
 // string (jsonAsParse below); React's packages are their production builds alone (reactProduction).
@@ -20,6 +21,7 @@
 // and ≈ 12 MiB of a warm-daemon command, whose node:http transport needs none of it. Outside the
 // bundle (tests on the sources, the SDK) the generated client keeps the globals. Its SSE loop reads
 // a light response's text straight from node:http (textReaderOf), not through web streams.
+import { spawnSync } from "node:child_process";
 import { build } from "esbuild";
 import { readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
@@ -190,20 +192,41 @@ const entryChunks = new Map();
 for (const [file, output] of Object.entries(result.metafile.outputs)) {
   if (output.entryPoint !== undefined) entryChunks.set(resolve(root, output.entryPoint), `./${basename(file)}`);
 }
+/** Every module local.cjs loads by dynamic import, as its import() names it (a chunk, a package, a built-in). */
+const localDynamic = new Set();
 const localSplit = {
   name: "local-split",
   setup(builder) {
     builder.onResolve({ filter: /.*/ }, async (args) => {
       if (args.kind !== "dynamic-import" || args.pluginData?.local) return undefined;
       const found = await builder.resolve(args.path, { kind: args.kind, importer: args.importer, resolveDir: args.resolveDir, pluginData: { local: true } });
-      if (found.errors.length > 0 || found.external) return found.errors.length > 0 ? { errors: found.errors } : { path: args.path, external: true };
+      if (found.errors.length > 0) return { errors: found.errors };
+      if (found.external) {
+        localDynamic.add(args.path);
+        return { path: args.path, external: true };
+      }
       if (localInline.has(found.path)) return { path: found.path };
       const chunk = entryChunks.get(found.path);
       if (chunk === undefined) return { errors: [{ text: `${args.path} (from ${args.importer}) has no chunk of its own in the split bundle for local.cjs to load` }] };
+      localDynamic.add(chunk);
       return { path: chunk, external: true };
     });
   },
 };
+/**
+ * local.cjs is compiled by bin/local-cache.js as a vm.Script (with its code cache), where V8's own
+ * import() has no loader behind it in Node 20 (and none at all for code from cached data): each
+ * dynamic import becomes a call of `__zeImport`, which bin/local-cache.js passes in (its import()
+ * is an ordinary module's). Required as a plain module, the file falls back to import() itself.
+ */
+const DYNAMIC_IMPORT_BANNER = 'var __zeImport = typeof __zeDynamicImport === "function" ? __zeDynamicImport : (specifier) => import(specifier);';
+function routeDynamicImports(file) {
+  let text = readFileSync(file, "utf8");
+  for (const specifier of localDynamic) text = text.replaceAll(`import(${JSON.stringify(specifier)})`, `__zeImport(${JSON.stringify(specifier)})`);
+  const left = text.split("import(").length - 1;
+  if (left !== 1) throw new Error(`${file}: ${left - 1} dynamic import() not routed through __zeImport (tools/bundle.mjs: routeDynamicImports)`);
+  writeFileSync(file, text);
+}
 const local = await build({
   absWorkingDir: root,
   entryPoints: { local: "cli/main.ts" },
@@ -217,15 +240,23 @@ const local = await build({
   jsx: "automatic",
   // import.meta.url as an ES module in dist/bundle/ would see it (this file is beside the chunks).
   define: { "import.meta.url": "__zeImportMetaUrl" },
-  banner: { js: 'var __zeImportMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
+  banner: { js: `var __zeImportMetaUrl = require("node:url").pathToFileURL(__filename).href;\n${DYNAMIC_IMPORT_BANNER}` },
   legalComments: "none",
   metafile: true,
   plugins: [localSplit, lightHttp, zodEnglishOnly, jsonAsParse, reactProduction],
   logLevel: "warning",
 });
+routeDynamicImports(join(outdir, "local.cjs"));
 writeFileSync(join(outdir, "local.json"), `${JSON.stringify(Object.keys(LOCAL_COMMANDS))}\n`);
 const localBytes = Object.values(local.metafile.outputs).reduce((sum, output) => sum + output.bytes, 0);
 console.log(`bundle: dist/bundle/local.cjs (${(localBytes / 1024).toFixed(0)} KiB, ${Object.keys(LOCAL_COMMANDS).length} commands)`);
+
+// Its V8 code cache (bin/local-cache.js), made by a child without NODE_OPTIONS: V8 takes cached
+// data only where its flags are those the data was made with, a plain `node`'s.
+const cacheEnv = { ...process.env };
+delete cacheEnv.NODE_OPTIONS;
+const cached = spawnSync(process.execPath, [join(root, "tools", "bundle-code-cache.mjs")], { env: cacheEnv, stdio: "inherit" });
+if (cached.status !== 0) throw new Error(`tools/bundle-code-cache.mjs exited ${cached.status ?? cached.signal}`);
 
 const outputs = Object.entries(result.metafile.outputs);
 const bytes = outputs.reduce((sum, [, output]) => sum + output.bytes, 0);

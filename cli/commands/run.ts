@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { isatty } from "node:tty";
 import { sdk, unwrap, watchTurn, type CreateSessionRequest, type Turn } from "../../clients/index.js";
 import type { Connection } from "../base.js";
 import { sandboxFlag, existingSessionFlag } from "../args.js";
@@ -129,7 +130,9 @@ async function followTurn(
   };
   process.on("SIGINT", onInterrupt);
 
-  const terminal = process.stdin.isTTY === true;
+  // Whether stdin is a terminal, asked of the descriptor: touching process.stdin builds its stream
+  // (≈ 2.5 ms of a warm-daemon `run`, whose stdin is mostly not read at all).
+  const terminal = isatty(0);
   // A question's answer is a line (one readline per question, so a permission key read in raw
   // mode between them reaches no line buffer); a permission reply is one key (cli/keypress.ts).
   let readline: import("node:readline/promises").Interface | undefined;

@@ -5,21 +5,21 @@
 // answered), against `node -e 0` and the floor (floor-client.mjs: node's start, one HTTP round
 // trip and one SSE stream — a prompt submitted and its Turn's events read to the end — against
 // the same warm daemon over bare node:http: what no client can go below); with
-// `ZE_BENCH_COMPARE=DIR`, also another built checkout's warm `run` and `session list` (before/after
-// a change, in the same rounds). Peak RSS is the
-// client's only: the daemon is detached (not a waited-for child of the command), so
-// /usr/bin/time does not count it. Every daemon it starts is stopped with `service stop`.
+// `ZE_BENCH_COMPARE=DIR[:DIR…]`, also other built checkouts' warm `run` and `session list` (before/after
+// a change — or a series of changes — in the same rounds). CPU time and peak RSS are the client's
+// own, read in the client at its exit (USAGE_PRELOAD), not its daemon's. Every daemon it starts is
+// stopped with `service stop`.
 //
 // Guarded (check.mjs): the HTTP requests a warm `run "hello"` and a warm `session list` make
 // (exact counts, recorded by a preload that wraps node:http in the client process: 3 and 1 once
 // a proven daemon's proof is reused, services/daemon/proof-cache.ts), the warm `run`'s ratio to
 // the floor and the warm `session list`'s to `node -e 0`.
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, delimiter, join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { binPath, formatTable, hasGnuTime, median, mib, ms, percentile, repoRoot, tempHome, timeRun, writeTestModelConfig } from "./lib.mjs";
+import { binPath, formatTable, median, mib, ms, percentile, repoRoot, tempHome, timeRun, writeTestModelConfig } from "./lib.mjs";
 import { startModelProcess } from "./oneshot.mjs";
 
 const floorClientPath = join(repoRoot, "tools", "bench", "floor-client.mjs");
@@ -30,19 +30,34 @@ export const description = 'warm-daemon `run "hello"` and `session list` vs --em
 const RUN_TIMEOUT_MS = 30_000;
 
 /**
- * The client process's CPU time (user + system, ms; /usr/bin/time's 10 ms resolution) and peak
- * RSS (KiB) of one run, or undefined without GNU time. CPU time is what the client itself spends
- * (start-up, modules, its side of each request): on a loaded machine it moves far less than wall time.
+ * Preloaded (`--require`) into a client to measure: at exit it writes the process's own CPU time
+ * (user + system, all threads, in µs from getrusage — /usr/bin/time's 10 ms steps could not tell a
+ * few milliseconds apart) and its peak RSS to $ZE_BENCH_USAGE. It takes both variables out of the
+ * environment first, so a daemon the command spawns neither loads it nor overwrites the figures.
  */
-async function clientUsage(args, options) {
-  if (!hasGnuTime) return undefined;
+const USAGE_PRELOAD = `"use strict";
+const out = process.env.ZE_BENCH_USAGE;
+delete process.env.ZE_BENCH_USAGE;
+delete process.env.NODE_OPTIONS;
+process.on("exit", () => {
+  const usage = process.resourceUsage();
+  require("node:fs").writeFileSync(out, JSON.stringify({ cpuMs: (usage.userCPUTime + usage.systemCPUTime) / 1000, kib: usage.maxRSS }));
+});
+`;
+
+/**
+ * The client process's CPU time (user + system, ms) and peak RSS (KiB) of one run, or undefined
+ * when it failed. CPU time is what the client itself spends (start-up, modules, its side of each
+ * request): on a loaded machine it moves far less than wall time.
+ */
+async function clientUsage(args, options, preload) {
   const dir = mkdtempSync(join(tmpdir(), "ze-bench-usage-"));
-  const out = join(dir, "usage.txt");
+  const out = join(dir, "usage.json");
   try {
-    const { code } = await timeRun("/usr/bin/time", ["-f", "%U %S %M", "-o", out, process.execPath, ...args], { ...options, timeoutMs: RUN_TIMEOUT_MS });
-    if (code !== 0) return undefined;
-    const [user, system, kib] = readFileSync(out, "utf8").trim().split("\n").pop().split(" ").map(Number);
-    return { cpuMs: (user + system) * 1000, kib };
+    const env = { ...options.env, NODE_OPTIONS: `--require ${preload}`, ZE_BENCH_USAGE: out };
+    const { code } = await timeRun(process.execPath, args, { ...options, env, timeoutMs: RUN_TIMEOUT_MS });
+    if (code !== 0 || !existsSync(out)) return undefined;
+    return JSON.parse(readFileSync(out, "utf8"));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -65,11 +80,12 @@ async function requestsOf(home, args) {
 /** @param {{ runs: number, budgetMs: number, log: (line: string) => void, record: (figure: import("./check.mjs").Figure) => void }} context */
 export async function run({ runs, budgetMs, log, record }) {
   const warm = tempHome("ze-bench-daemon-");
-  const rssRuns = 3;
+  // Client CPU and peak RSS: this many runs of each case, round-robin over the cases.
+  const usageRuns = 7;
   const coldHomes = [];
   // Per run: one answer each for the embedded run, the daemon run and the floor; plus warm-ups and RSS runs.
-  const compareRoot = process.env.ZE_BENCH_COMPARE || undefined;
-  const model = await startModelProcess(warm.dir, (compareRoot === undefined ? 3 : 4) * (runs + rssRuns + 2) + 2);
+  const compareRoots = (process.env.ZE_BENCH_COMPARE ?? "").split(delimiter).filter((dir) => dir !== "");
+  const model = await startModelProcess(warm.dir, (3 + compareRoots.length) * (runs + usageRuns + 2) + 2);
   const baseURL = `${model.url}/v1`;
   const stop = (home) => timeRun(process.execPath, [binPath, "service", "stop"], { env: home.env, cwd: home.root, timeoutMs: RUN_TIMEOUT_MS });
   try {
@@ -94,13 +110,14 @@ export async function run({ runs, budgetMs, log, record }) {
       { label: "session list, warm daemon", args: [binPath, "session", "list"], options: () => warmOptions, target: "≤ 80 ms, ≤ 60 MiB", limits: { ms: 80, kib: 60 * 1024 } },
       { label: "session list, cold (spawns the daemon)", args: [binPath, "session", "list"], options: cold, target: "≤ 0.5 s, ≤ 60 MiB", limits: { ms: 500, kib: 60 * 1024 }, cold: true },
     ];
-    // `ZE_BENCH_COMPARE=DIR` (another built checkout): its warm run and session list in the same
-    // interleaved rounds, against the same daemon, for a before/after of a client-side change.
-    if (compareRoot !== undefined) {
+    // `ZE_BENCH_COMPARE=DIR[:DIR…]` (other built checkouts): their warm run and session list in the
+    // same interleaved rounds, against the same daemon, for a before/after of client-side changes.
+    for (const compareRoot of compareRoots) {
       const compareBin = join(compareRoot, "bin", "ze-harness.js");
+      const named = compareRoots.length === 1 ? "ZE_BENCH_COMPARE" : `ZE_BENCH_COMPARE ${basename(compareRoot)}`;
       cases.push(
-        { label: 'run "hello", warm daemon (ZE_BENCH_COMPARE)', args: [compareBin, "run", "hello"], options: () => warmOptions, answers: true, target: "" },
-        { label: "session list, warm daemon (ZE_BENCH_COMPARE)", args: [compareBin, "session", "list"], options: () => warmOptions, target: "" },
+        { label: `run "hello", warm daemon (${named})`, args: [compareBin, "run", "hello"], options: () => warmOptions, answers: true, target: "" },
+        { label: `session list, warm daemon (${named})`, args: [compareBin, "session", "list"], options: () => warmOptions, target: "" },
       );
     }
     const once = async (entry, extra = {}) => {
@@ -128,19 +145,19 @@ export async function run({ runs, budgetMs, log, record }) {
       if (Date.now() - started > budgetMs) break;
     }
     if (completed < runs) log(`(time budget reached: ${completed} of ${runs} rounds)`);
-    const rss = [];
-    const cpu = [];
-    for (const entry of cases) {
-      const usages = [];
-      for (let index = 0; index < rssRuns && hasGnuTime; index++) {
+    const preload = join(warm.dir, "usage-preload.cjs");
+    writeFileSync(preload, USAGE_PRELOAD);
+    const usages = cases.map(() => []);
+    for (let round = 0; round < usageRuns; round++) {
+      for (const [index, entry] of cases.entries()) {
         const options = entry.options();
-        usages.push(await clientUsage(entry.args, options));
+        usages[index].push(await clientUsage(entry.args, options, preload));
         if (entry.cold) await stop(options);
       }
-      const complete = usages.length > 0 && usages.every((usage) => usage !== undefined);
-      rss.push(complete ? Math.max(...usages.map((usage) => usage.kib)) : undefined);
-      cpu.push(complete ? median(usages.map((usage) => usage.cpuMs)) : undefined);
     }
+    const complete = (list) => list.length > 0 && list.every((usage) => usage !== undefined);
+    const rss = usages.map((list) => (complete(list) ? Math.max(...list.map((usage) => usage.kib)) : undefined));
+    const cpu = usages.map((list) => (complete(list) ? median(list.map((usage) => usage.cpuMs)) : undefined));
     const medians = samples.map((values) => (values.length > 0 ? median(values) : undefined));
     /** A case's limits: wall time in ms or as a multiple of the floor's median, peak RSS in KiB. */
     const met = (limits, value, kib) =>
@@ -153,13 +170,13 @@ export async function run({ runs, budgetMs, log, record }) {
       samples[index].length === 0 ? "n/a" : ms(percentile(samples[index], 99)),
       ratio(medians[index], medians[0]),
       ratio(medians[index], medians[1]),
-      cpu[index] === undefined ? "n/a" : `${cpu[index].toFixed(0)} ms`,
+      cpu[index] === undefined ? "n/a" : `${cpu[index].toFixed(1)} ms`,
       ratio(cpu[index], cpu[1]),
       mib(rss[index]),
       rss[index] === undefined || rss[1] === undefined ? "n/a" : `${(rss[index] / rss[1]).toFixed(2)}x`,
       entry.limits === undefined || medians[index] === undefined ? entry.target : `${entry.target} (${met(entry.limits, medians[index], rss[index]) ? "met" : "missed"})`,
     ]);
-    log(`${completed} interleaved runs per case, wall time from spawn to exit; client CPU (user + system) is the median and client peak RSS the max of ${hasGnuTime ? rssRuns : 0} runs under /usr/bin/time.`);
+    log(`${completed} interleaved runs per case, wall time from spawn to exit; client CPU (user + system, getrusage at exit) is the median and client peak RSS the max of ${usageRuns} further runs per case, round-robin.`);
     // The round trips of the warm commands (the same warm daemon, its proof on file).
     const runRequests = await requestsOf(warm, [binPath, "run", "hello"]);
     const listRequests = await requestsOf(warm, [binPath, "session", "list"]);

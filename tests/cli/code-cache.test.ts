@@ -1,0 +1,112 @@
+// The fast path's V8 code cache (bin/local-cache.js; written by tools/bundle-code-cache.mjs): the
+// build's cache is used and V8 accepts it; a cache that is missing, stale (made for another
+// local.cjs), corrupt (bytes flipped inside V8's data, or cut short) or made by another Node is
+// not used, and the fast path still runs. The fast path runs in a copy of the built package (bin/,
+// dist/bundle/, package.json), whose cache each case replaces. The command, `session list` with a
+// flag it does not have, takes the fast path, which leaves the line to oclif (a dynamic import from
+// local.cjs): no daemon is needed, and the words come from the loaded module.
+import { spawnSync } from "node:child_process";
+import { cpSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { assertBuilt, runProcess } from "../support/cli.js";
+import { repoRoot, tempHome, type TempHome } from "../support/harness.js";
+
+vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
+
+let home: TempHome;
+let copy: string;
+let cacheFile: string;
+let built: Buffer;
+
+beforeAll(() => {
+  assertBuilt();
+  home = tempHome("ze-cli-code-cache-");
+  copy = join(home.dir, "package");
+  mkdirSync(join(copy, "dist"), { recursive: true });
+  cpSync(join(repoRoot, "bin"), join(copy, "bin"), { recursive: true });
+  cpSync(join(repoRoot, "dist", "bundle"), join(copy, "dist", "bundle"), { recursive: true });
+  cpSync(join(repoRoot, "package.json"), join(copy, "package.json"));
+  symlinkSync(join(repoRoot, "node_modules"), join(copy, "node_modules"));
+  cacheFile = join(copy, "dist", "bundle", "local.cjs.cache");
+  built = readFileSync(cacheFile);
+});
+afterAll(() => home?.cleanup());
+
+/**
+ * In a plain `node` (the flags V8 stamps its data with are a test runner's otherwise): whether the
+ * copy's cache is used (its header matches) and, if so, whether V8 accepted its data.
+ */
+function cacheState(): { used: boolean; rejected: boolean | undefined } {
+  const script = [
+    `const { compile, readCache } = require(${JSON.stringify(join(copy, "bin", "local-cache.js"))});`,
+    `const file = ${JSON.stringify(join(copy, "dist", "bundle", "local.cjs"))};`,
+    `const bytes = require("node:fs").readFileSync(file);`,
+    `const data = readCache(file + ".cache", bytes);`,
+    `const rejected = data === undefined ? undefined : compile(file, bytes.toString("utf8"), data).cachedDataRejected;`,
+    `process.stdout.write(JSON.stringify({ used: data !== undefined, rejected }));`,
+  ].join("\n");
+  const child = spawnSync(process.execPath, ["-e", script], { env: home.env, encoding: "utf8" });
+  expect(child.status, child.stderr).toBe(0);
+  return JSON.parse(child.stdout) as { used: boolean; rejected: boolean | undefined };
+}
+
+/** The fast path's answer to a line it leaves to oclif, from the copy. */
+const fastPath = () => runProcess(process.execPath, [join(copy, "bin", "ze-harness.js"), "session", "list", "--no-such-flag"], { env: home.env, cwd: home.root });
+
+describe("the fast path's code cache", () => {
+  it("the build's cache is used and V8 accepts it", async () => {
+    expect(cacheState()).toEqual({ used: true, rejected: false });
+    const result = await fastPath();
+    expect(result).toMatchObject({ code: 2, stdout: "" });
+    expect(result.stderr).toContain("Nonexistent flag: --no-such-flag");
+  });
+
+  it("a missing, stale, corrupt or other-Node cache is not used, and the fast path answers as with the build's", async () => {
+    const expected = await fastPath();
+    const newline = built.indexOf(10);
+    const header = JSON.parse(built.toString("utf8", 0, newline)) as Record<string, unknown>;
+    const data = built.subarray(newline + 1);
+    const flipped = Buffer.from(data);
+    for (const at of [40, data.length >> 1, data.length - 10]) flipped[at]! ^= 0x5a;
+    const withHeader = (fields: Record<string, unknown>, bytes: Buffer): Buffer => Buffer.concat([Buffer.from(`${JSON.stringify({ ...header, ...fields })}\n`), bytes]);
+    const cases: Record<string, Buffer | undefined> = {
+      missing: undefined,
+      // Made for another local.cjs: the source digest differs (V8 would only compare lengths).
+      stale: withHeader({ source: "0".repeat(40) }, data),
+      // Bytes flipped inside V8's data under the build's header: V8 itself does not check them.
+      corrupt: withHeader({}, flipped),
+      truncated: built.subarray(0, built.length - 1000),
+      "another Node": withHeader({ node: "v0.0.0" }, data),
+      "no header": data,
+      empty: Buffer.alloc(0),
+    };
+    try {
+      for (const [name, bytes] of Object.entries(cases)) {
+        rmSync(cacheFile, { force: true });
+        if (bytes !== undefined) writeFileSync(cacheFile, bytes);
+        expect(cacheState(), name).toEqual({ used: false, rejected: undefined });
+        expect(await fastPath(), name).toEqual(expected);
+      }
+    } finally {
+      writeFileSync(cacheFile, built);
+    }
+    expect(cacheState()).toEqual({ used: true, rejected: false });
+  });
+
+  it("the copy's local.cjs changed after the build: its cache is stale and not used", async () => {
+    const local = join(copy, "dist", "bundle", "local.cjs");
+    const original = readFileSync(local);
+    try {
+      // Same length (V8's only check of the source), other text (a comment's): the digest tells them apart.
+      const text = original.toString("utf8");
+      expect(text).toContain("// cli/main.ts\n");
+      writeFileSync(local, text.replace("// cli/main.ts\n", "// cli/MAIN.ts\n"));
+      expect(cacheState()).toEqual({ used: false, rejected: undefined });
+      const result = await fastPath();
+      expect(result.stderr).toContain("Nonexistent flag: --no-such-flag");
+    } finally {
+      writeFileSync(local, original);
+    }
+  });
+});
