@@ -10,7 +10,7 @@
 import type { Handlers } from "../generated/server/routes.js";
 import { sessionHandlers } from "../services/host/handlers.js";
 import { checkHost, checkOrigin, checkToken, type GuardOptions } from "../services/http/guard.js";
-import { checkRequestSize } from "../services/http/request.js";
+import { checkRequestSize, discardUnreadBody } from "../services/http/request.js";
 import { createFetchHandler, PROTOCOL_VERSION, statusOf, VERSION_HEADER, type FetchHandler, type RequestContext } from "../services/http/handler.js";
 import { unavailable, type EncodedError } from "../services/contract/failure.js";
 import type { SessionService } from "../services/core/sessions.js";
@@ -145,13 +145,22 @@ function gateway(env: WorkerEnv): FetchHandler {
 
 export default {
   async fetch(request: Request, env: WorkerEnv): Promise<Response> {
-    if (blankToken(env)) return refuse(unavailable("HARNESS_API_TOKEN is set but empty: set a token, or remove the secret to serve without authentication").body);
-    const pathname = new URL(request.url).pathname;
-    // An MCP OAuth redirect to the public callback address (worker/oauth-callback.ts).
-    const callback = callbackServerOf(pathname);
-    if (callback !== undefined) return forwardOAuthCallback(request, guardOf(env), env.HARNESS_SERVERS, callback);
-    const server = serverOf(pathname);
-    if (server !== undefined) return forward(request, env, server);
-    return gateway(env)(request);
+    const response = await route(request, env);
+    // A refusal of the gateway's own leaves the body unread, and workerd then closes the
+    // connection under a client that may already reuse it: read it (bounded) and drop it.
+    if (response.status >= 400) await discardUnreadBody(request);
+    return response;
   },
 };
+
+/** The answer: the gateway's own, or the server object's for a `/v1/servers/:server/...` path. */
+async function route(request: Request, env: WorkerEnv): Promise<Response> {
+  if (blankToken(env)) return refuse(unavailable("HARNESS_API_TOKEN is set but empty: set a token, or remove the secret to serve without authentication").body);
+  const pathname = new URL(request.url).pathname;
+  // An MCP OAuth redirect to the public callback address (worker/oauth-callback.ts).
+  const callback = callbackServerOf(pathname);
+  if (callback !== undefined) return forwardOAuthCallback(request, guardOf(env), env.HARNESS_SERVERS, callback);
+  const server = serverOf(pathname);
+  if (server !== undefined) return forward(request, env, server);
+  return gateway(env)(request);
+}

@@ -6,7 +6,7 @@ import { HARNESS_PROTOCOL_VERSION } from "../contract/protocol.js";
 import { Failure, isFailure, type EncodedError } from "../contract/failure.js";
 import { dashboardResponse, isDashboardRequest, type DashboardOptions } from "./dashboard.js";
 import { checkHost, checkOrigin, checkToken, type GuardOptions } from "./guard.js";
-import { BodyTooLarge, checkRequestSize, readInput, MAX_REQUEST_BODY_BYTES } from "./request.js";
+import { BodyTooLarge, checkRequestSize, discardUnreadBody, readInput, MAX_REQUEST_BODY_BYTES } from "./request.js";
 import { Router } from "./router.js";
 import { sseBody, sseSourceResponse, writesSse } from "./sse.js";
 
@@ -186,11 +186,15 @@ export function createFetchHandler(options: FetchHandlerOptions): FetchHandler {
   };
 
   const answer = async (request: Request, method: string, seen: { route?: RouteDefinition }): Promise<Response> => {
+    let response: Response;
     try {
-      return await respond(request, method, seen);
+      response = await respond(request, method, seen);
     } catch (error) {
-      return errorAnswer(request, error, seen.route);
+      response = errorAnswer(request, error, seen.route);
     }
+    // A refusal may come before the body was read: read it anyway, so the connection stays usable.
+    if (response.status >= 400) await discardUnreadBody(request, bodyLimit);
+    return response;
   };
 
   // Total: whatever is thrown (a guard, the body read, a handler, HEAD's read of the GET body)

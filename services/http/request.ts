@@ -142,6 +142,20 @@ async function readBody(request: Request, limit: number): Promise<string> {
   return decodeBodyText(bytes);
 }
 
+/**
+ * Reads and drops the body of a request refused before its body was read (an unknown route, a
+ * guard, a bad parameter), up to the body limit: a server that answers with the body unread closes
+ * the connection after the answer (workerd does), and a client that reused the kept-alive
+ * connection meanwhile sees ECONNRESET on its next request. A body declared over the limit is left
+ * alone (that connection closes either way); a failed read changes nothing about the answer.
+ */
+export async function discardUnreadBody(request: Request, limit: number = MAX_REQUEST_BODY_BYTES): Promise<void> {
+  if (request.bodyUsed || Number(request.headers.get("content-length") ?? 0) > limit) return;
+  const body = request.body;
+  if (body === null) return;
+  await readBounded(body, limit).catch(() => undefined);
+}
+
 export async function readInput(
   request: Request,
   route: RouteDefinition,
