@@ -195,6 +195,39 @@ async function harnessTurn(sessionId, text, onWatching = () => {}) {
   return { total: finished - started, submit: submitted - started };
 }
 
+/**
+ * The same Turn through a plain HTTP client (node:http, one kept-alive connection, no SDK, no
+ * response validation): what the server itself adds, apart from the generated client's own work
+ * in this process (its request building, zod checks of each answer and SSE event, web streams).
+ */
+const plainAgent = new http.Agent({ keepAlive: true, maxSockets: 4 });
+function plainRequest(method, path, body) {
+  return new Promise((resolvePromise, reject) => {
+    const request = http.request(new URL(path, url), { method, agent: plainAgent, headers: body === undefined ? {} : { "content-type": "application/json", "x-ze-harness-client-id": api.clientId } }, (response) => {
+      response.setEncoding("utf8");
+      let text = "";
+      // Read to the end: the watch ends after turn.finished, and a response read to its end leaves
+      // the connection kept alive for the next request (a destroyed one would cost a new connection).
+      response.on("data", (chunk) => (text += chunk));
+      response.on("end", () => resolvePromise({ status: response.statusCode, text }));
+      response.on("error", reject);
+    });
+    request.on("error", reject);
+    request.end(body === undefined ? undefined : JSON.stringify(body));
+  });
+}
+async function plainTurn(sessionId, text) {
+  const turnId = randomUUID();
+  const base = `/v1/servers/${SERVER}/sessions/${sessionId}`;
+  const started = performance.now();
+  const submitted = await plainRequest("POST", `${base}/prompts`, { delivery: "queue", turnId, prompt: [{ type: "text", text }] });
+  if (submitted.status !== 202 && submitted.status !== 200) throw new Error(`plain submit answered ${submitted.status}: ${submitted.text}`);
+  const afterSubmit = performance.now();
+  const watched = await plainRequest("GET", `${base}/turns/${turnId}/events`);
+  if (!watched.text.includes("turn.finished")) throw new Error(`plain watch ended without turn.finished: ${watched.text.slice(-300)}`);
+  return { total: performance.now() - started, submit: afterSubmit - started };
+}
+
 /** The model alone: one streamed chat completion straight through the openai SDK. */
 async function directStream(body) {
   const started = performance.now();
@@ -242,13 +275,17 @@ try {
 
   // 1 Session, Turns one after another; the baseline interleaved, so drift hits both alike.
   log("1 Session");
-  const sequential = { model: [], turn: [], submit: [] };
+  const sequential = { model: [], turn: [], submit: [], plainTurn: [], plainSubmit: [] };
   const session = await createSession();
+  for (let index = 0; index < 5; index++) await plainTurn(session, "hello");
   for (let index = 0; index < options.sequentialTurns; index++) {
     sequential.model.push(await directStream(plainBody));
     const { total, submit } = await harnessTurn(session, "hello");
     sequential.turn.push(total);
     sequential.submit.push(submit);
+    const plain = await plainTurn(session, "hello");
+    sequential.plainTurn.push(plain.total);
+    sequential.plainSubmit.push(plain.submit);
   }
   result.sequential = sequential;
 

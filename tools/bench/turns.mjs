@@ -45,6 +45,14 @@ export async function run({ budgetMs, log }) {
         [`prompt → finished answer — ${group}`, flush, samples.turn.length, ms(median(samples.turn)), ms(percentile(samples.turn, 99)), ratio(samples.turn), group.startsWith("1 ") ? "< 15 ms" : ""],
         [`per-Turn overhead (minus model median) — ${group}`, flush, overhead.length, ms(median(overhead)), ms(percentile(overhead, 99)), "", group.startsWith("1 ") ? "< 5 ms" : "< 20 ms"],
       );
+      if (samples.plainTurn?.length > 0) {
+        const plainOverhead = samples.plainTurn.map((value) => value - model);
+        turnRows.push(
+          [`submit POST → accepted, plain HTTP client — ${group}`, flush, samples.plainSubmit.length, ms(median(samples.plainSubmit)), ms(percentile(samples.plainSubmit, 99)), ratio(samples.plainSubmit), ""],
+          [`prompt → finished answer, plain HTTP client — ${group}`, flush, samples.plainTurn.length, ms(median(samples.plainTurn)), ms(percentile(samples.plainTurn, 99)), ratio(samples.plainTurn), ""],
+          [`per-Turn overhead, plain HTTP client (server only) — ${group}`, flush, plainOverhead.length, ms(median(plainOverhead)), ms(percentile(plainOverhead, 99)), "", ""],
+        );
+      }
     }
     for (const [group, pair] of [
       ["1 Session", result.deltas?.sequential],
@@ -86,7 +94,7 @@ export async function run({ budgetMs, log }) {
     ]);
   }
   log(
-    "Per Turn: a warm `ze-harness serve` (built binary, file database) over loopback HTTP; the clock starts at the submit POST and stops when `turn.finished` arrives on the Turn's watch stream (opened after the POST). Model time: the harness's own request body streamed straight through the openai SDK, interleaved with the Turns; overhead = each Turn minus the model median. p99 is nearest-rank.",
+    "Per Turn: a warm `ze-harness serve` (built binary, file database) over loopback HTTP; the clock starts at the submit POST and stops when `turn.finished` arrives on the Turn's watch stream (opened after the POST). Model time: the harness's own request body streamed straight through the openai SDK, interleaved with the Turns; overhead = each Turn minus the model median. The Turns go through the generated SDK client (checking every answer and SSE event against the contract, as the SDK does for any server); the \"plain HTTP client\" rows are the same Turns, interleaved, through node:http with no SDK: the server's share alone. p99 is nearest-rank.",
   );
   if (turnRows.length > 0) log(formatTable(["per Turn", "contentFlushMillis", "n", "median", "p99", "vs model", "target"], turnRows));
   if (deltaRows.length > 0) {
