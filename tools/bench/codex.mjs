@@ -13,7 +13,7 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { delimiter, join } from "node:path";
-import { binPath, formatTable, hasGnuTime, median, mib, ms, peakRssKiB, percentile, repoRoot, tempHome, timeRun, writeTestModelConfig } from "./lib.mjs";
+import { binPath, checkRuns, formatTable, hasGnuTime, interleavedRounds, median, mib, ms, peakRssKiB, percentile, repoRoot, tempHome, timeRun, writeTestModelConfig } from "./lib.mjs";
 import { startModelProcess } from "./oneshot.mjs";
 
 export const name = "codex";
@@ -103,24 +103,8 @@ export async function run({ runs, budgetMs, log }) {
     ];
     const once = (entry, extra = {}) => timeRun(entry.command, entry.args, { ...entry.options, timeoutMs: RUN_TIMEOUT_MS, ...extra });
     // Warm-up and check: the first run starts the daemon; each case must print the scripted answer.
-    for (const entry of cases) {
-      const result = await once(entry, { keepStdout: true });
-      if (result.code !== 0 || (entry.answers && !result.stdout.includes("scripted answer"))) {
-        throw new Error(`${entry.label}: ${result.timedOut ? "timed out" : `exited ${result.code}`} — ${(result.stderr.trim() || result.stdout.trim()).split("\n").slice(-3).join(" | ") || "no output"}`);
-      }
-    }
-    const samples = cases.map(() => []);
-    const started = Date.now();
-    let completed = 0;
-    for (let round = 0; round < runs; round++) {
-      for (const [index, entry] of cases.entries()) {
-        const result = await once(entry);
-        if (result.code === 0) samples[index].push(result.ms);
-      }
-      completed += 1;
-      if (Date.now() - started > budgetMs) break;
-    }
-    if (completed < runs) log(`(time budget reached: ${completed} of ${runs} rounds)`);
+    await checkRuns(cases, once);
+    const { samples, completed } = await interleavedRounds(cases, once, { runs, budgetMs, log });
     const rss = [];
     for (const entry of cases) {
       const peaks = [];

@@ -19,7 +19,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { basename, delimiter, join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { binPath, formatTable, median, mib, ms, percentile, repoRoot, tempHome, timeRun, writeTestModelConfig } from "./lib.mjs";
+import { binPath, checkRuns, formatTable, interleavedRounds, median, mib, ms, percentile, repoRoot, tempHome, timeRun, writeTestModelConfig } from "./lib.mjs";
 import { startModelProcess } from "./oneshot.mjs";
 
 const floorClientPath = join(repoRoot, "tools", "bench", "floor-client.mjs");
@@ -127,24 +127,8 @@ export async function run({ runs, budgetMs, log, record }) {
       return result;
     };
     // Warm-up (and check): the first local command starts the warm home's daemon.
-    for (const entry of cases) {
-      const result = await once(entry, { keepStdout: true });
-      if (result.code !== 0 || (entry.answers && !result.stdout.includes("scripted answer"))) {
-        throw new Error(`${entry.label}: ${result.timedOut ? "timed out" : `exited ${result.code}`} — ${(result.stderr.trim() || result.stdout.trim()).split("\n").slice(-3).join(" | ") || "no output"}`);
-      }
-    }
-    const samples = cases.map(() => []);
-    const started = Date.now();
-    let completed = 0;
-    for (let round = 0; round < runs; round++) {
-      for (const [index, entry] of cases.entries()) {
-        const result = await once(entry);
-        if (result.code === 0) samples[index].push(result.ms);
-      }
-      completed += 1;
-      if (Date.now() - started > budgetMs) break;
-    }
-    if (completed < runs) log(`(time budget reached: ${completed} of ${runs} rounds)`);
+    await checkRuns(cases, once);
+    const { samples, completed } = await interleavedRounds(cases, once, { runs, budgetMs, log });
     const preload = join(warm.dir, "usage-preload.cjs");
     writeFileSync(preload, USAGE_PRELOAD);
     const usages = cases.map(() => []);

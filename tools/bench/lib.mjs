@@ -80,6 +80,44 @@ export async function peakRssKiB(command, args, { env, cwd, timeoutMs }) {
 }
 
 /** Nearest-rank percentile (p in 0..100) of numbers. */
+/** Why a checked run failed: its exit (or timeout) and the last lines it printed. */
+const runFailure = (label, result) =>
+  `${label}: ${result.timedOut ? "timed out" : `exited ${result.code}`} — ${(result.stderr.trim() || result.stdout.trim()).split("\n").slice(-3).join(" | ") || "no output"}`;
+
+/**
+ * One untimed run of each case that must succeed (and print the scripted answer when the case
+ * `answers`): the warm-up, and a check that the timed runs measure a working command.
+ */
+export async function checkRuns(cases, once) {
+  for (const entry of cases) {
+    const result = await once(entry, { keepStdout: true });
+    if (result.code !== 0 || (entry.answers && !result.stdout.includes("scripted answer"))) throw new Error(runFailure(entry.label, result));
+  }
+}
+
+/**
+ * `runs` rounds of every case in turn (so drift on a shared machine hits all alike), stopping
+ * after the round that passes `budgetMs`. Returns each case's wall times of successful runs and
+ * the failed runs described.
+ */
+export async function interleavedRounds(cases, once, { runs, budgetMs, log }) {
+  const samples = cases.map(() => []);
+  const failures = [];
+  const started = Date.now();
+  let completed = 0;
+  for (let round = 0; round < runs; round++) {
+    for (const [index, entry] of cases.entries()) {
+      const result = await once(entry);
+      if (result.code === 0) samples[index].push(result.ms);
+      else failures.push(`${entry.label}: ${result.timedOut ? "timed out" : `exited ${result.code}`} ${result.stderr.trim().split("\n").pop() ?? ""}`);
+    }
+    completed += 1;
+    if (Date.now() - started > budgetMs) break;
+  }
+  if (completed < runs) log(`(time budget reached: ${completed} of ${runs} rounds)`);
+  return { samples, failures, completed };
+}
+
 export function percentile(values, p) {
   const sorted = [...values].sort((a, b) => a - b);
   const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));

@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { binPath, formatTable, hasGnuTime, median, mib, ms, peakRssKiB, percentile, repoRoot, tempHome, timeRun, writeTestModelConfig } from "./lib.mjs";
+import { binPath, formatTable, hasGnuTime, interleavedRounds, median, mib, ms, peakRssKiB, percentile, repoRoot, tempHome, timeRun, writeTestModelConfig } from "./lib.mjs";
 
 export const name = "oneshot";
 export const description = 'one-shot `ze-harness run --embedded "hello"` (fresh and warm state) against `node -e 0` and the floor';
@@ -87,20 +87,7 @@ export async function run({ runs, budgetMs, log }) {
       }
     }
 
-    const samples = cases.map(() => []);
-    const started = Date.now();
-    let completed = 0;
-    const failures = [];
-    for (let round = 0; round < runs; round++) {
-      for (const [index, entry] of cases.entries()) {
-        const result = await once(entry);
-        if (result.code === 0) samples[index].push(result.ms);
-        else failures.push(`${entry.label}: ${result.timedOut ? "timed out" : `exited ${result.code}`} ${result.stderr.trim().split("\n").pop() ?? ""}`);
-      }
-      completed += 1;
-      if (Date.now() - started > budgetMs) break;
-    }
-    if (completed < runs) log(`(time budget reached: ${completed} of ${runs} rounds)`);
+    const { samples, failures, completed } = await interleavedRounds(cases, once, { runs, budgetMs, log });
     for (const failure of failures.slice(0, 3)) log(`failed run — ${failure}`);
 
     const rss = [];
