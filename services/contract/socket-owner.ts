@@ -12,7 +12,7 @@
 // Linux only: elsewhere (no /proc) `readSocketOwners` answers null and callers fall back to
 // what they can prove without it (the daemon's HMAC challenge) or to what the reference does.
 import { readFileSync } from "node:fs";
-import { readFile } from "node:fs/promises";
+import { open, readFile, type FileHandle } from "node:fs/promises";
 import { isIPv4 } from "node:net";
 
 /** One end of a TCP connection as Node names it (`socket.localAddress`, `socket.remotePort`, …). */
@@ -118,8 +118,13 @@ export function connectionKeys(local: Endpoint, remote: Endpoint): string[] {
 
 /** Parses one table's text into `owners` (columns: sl local remote st … uid …), the lines `keep` keeps. */
 function parseTable(text: string, owners: Map<string, number>, keep: ((line: string) => boolean) | undefined): void {
-  let start = text.indexOf("\n") + 1;
-  while (start > 0 && start < text.length) {
+  const header = text.indexOf("\n");
+  if (header !== -1) parseLines(text, header + 1, owners, keep);
+}
+
+/** Parses the whole lines of `text` from `start` on (a table's rows, its header line skipped) into `owners`. */
+function parseLines(text: string, start: number, owners: Map<string, number>, keep: ((line: string) => boolean) | undefined): void {
+  while (start < text.length) {
     let end = text.indexOf("\n", start);
     if (end === -1) end = text.length;
     const line = text.slice(start, end);
@@ -168,6 +173,56 @@ export async function readSocketOwnersAsync(keep?: (line: string) => boolean, ta
     } catch {
       // as readSocketOwners
     }
+  }
+  return read ? owners : null;
+}
+
+/**
+ * `readSocketOwnersAsync` that stops reading as soon as `enough(owners)` holds: the kernel makes a
+ * table a page at a time as it is read (a few KiB per read, each walking on through its socket
+ * hash), so a socket found early spares making and reading the rest — with a few hundred sockets
+ * listed (a browser's, or the TIME_WAIT ends of a busy loopback) a whole table costs milliseconds
+ * of kernel time. A table that cannot be opened or read to where it stopped counts as unread.
+ */
+export async function scanSocketOwnersAsync(
+  keep: (line: string) => boolean,
+  enough: (owners: SocketOwners) => boolean,
+  tables: readonly string[] = TABLES,
+): Promise<SocketOwners | null> {
+  const owners = new Map<string, number>();
+  let read = false;
+  const buffer = Buffer.allocUnsafe(64 * 1024);
+  for (const table of tables) {
+    let handle: FileHandle;
+    try {
+      handle = await open(table, "r");
+    } catch {
+      continue;
+    }
+    try {
+      // The text after the last whole line read so far; the first line read is the header.
+      let headerRead = false;
+      let pending = "";
+      for (;;) {
+        const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
+        if (bytesRead === 0) break;
+        pending += buffer.toString("latin1", 0, bytesRead);
+        const last = pending.lastIndexOf("\n");
+        if (last === -1) continue;
+        const whole = pending.slice(0, last + 1);
+        pending = pending.slice(last + 1);
+        parseLines(whole, headerRead ? 0 : whole.indexOf("\n") + 1, owners, keep);
+        headerRead = true;
+        if (enough(owners)) return owners;
+      }
+      if (headerRead && pending !== "") parseLines(pending, 0, owners, keep);
+      read = true;
+    } catch {
+      // as readSocketOwners
+    } finally {
+      await handle.close().catch(() => undefined);
+    }
+    if (enough(owners)) return owners;
   }
   return read ? owners : null;
 }

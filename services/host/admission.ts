@@ -16,7 +16,7 @@
 // the event loop for every connection accepted meanwhile, and filtered to this listener's port
 // before parsing, so a flood costs a few table reads, not one per socket.
 import type { Socket } from "node:net";
-import { ownUid, ownerOf, procEndpoint, readSocketOwnersAsync, socketTableReadable } from "../contract/socket-owner.js";
+import { ownUid, ownerOf, procEndpoint, scanSocketOwnersAsync, socketTableReadable } from "../contract/socket-owner.js";
 
 /** Connections a listener holds at most (far below the 20,000 file descriptors a process gets here). */
 export const MAX_CONNECTIONS = 2_048;
@@ -71,15 +71,22 @@ class PeerUids {
         const batch = this.#waiting;
         this.#waiting = [];
         const ports = [...new Set(batch.map((entry) => procEndpoint({ address: entry.socket.localAddress ?? "", port: entry.socket.localPort ?? 0 })?.split(":")[1]))];
-        const owners = await readSocketOwnersAsync((line) => ports.some((port) => port !== undefined && line.includes(`:${port} `))).catch(() => null);
-        for (const entry of batch) {
+        const ends = batch.map(({ socket }) => ({
+          client: { address: socket.remoteAddress ?? "", port: socket.remotePort ?? 0 },
+          server: { address: socket.localAddress ?? "", port: socket.localPort ?? 0 },
+        }));
+        // The read stops once every socket of the batch is found (usually well before the table's end).
+        const owners = await scanSocketOwnersAsync(
+          (line) => ports.some((port) => port !== undefined && line.includes(`:${port} `)),
+          (found) => ends.every(({ client, server }) => ownerOf(found, client, server) !== undefined),
+        ).catch(() => null);
+        for (const [index, entry] of batch.entries()) {
           if (owners === null) {
             entry.resolve(undefined);
             continue;
           }
           const { socket } = entry;
-          const client = { address: socket.remoteAddress ?? "", port: socket.remotePort ?? 0 };
-          const server = { address: socket.localAddress ?? "", port: socket.localPort ?? 0 };
+          const { client, server } = ends[index]!;
           const uid = ownerOf(owners, client, server);
           if (uid !== undefined || ++entry.tries >= LOOKUP_TRIES || socket.destroyed) entry.resolve(uid);
           else this.#waiting.push(entry);
