@@ -45,6 +45,12 @@ export async function writeSse(outgoing: ServerResponse, source: SseSource): Pro
   outgoing.on("drain", onDrain);
   outgoing.once("close", onClose);
   try {
+    // The client left while the handler was opening the stream: its 'close' came before this
+    // writer listened, and writes to the gone socket would wait for a 'drain' that never comes.
+    if (outgoing.destroyed) {
+      onClose();
+      return;
+    }
     outgoing.writeHead(source.status, source.headers);
     let pending = handled(iterator.next());
     // A client waits for the headers: sent now unless the first events are ready to go with them.
