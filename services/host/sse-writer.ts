@@ -93,7 +93,9 @@ export async function writeSse(outgoing: ServerResponse, source: SseSource): Pro
     void Promise.resolve(iterator.return?.()).catch(ignore);
     // Cut short: the 200 and what was written go out (a stream that failed before its first
     // events still sends its headers), then the connection closes without the body's end.
-    if (!outgoing.headersSent) outgoing.flushHeaders();
+    // (headersSent is true from writeHead on, before the head reached the socket: flushHeaders
+    // writes it if it has not gone out yet, and writes nothing otherwise.)
+    outgoing.flushHeaders();
     const socket = outgoing.socket;
     if (socket === null) outgoing.destroy();
     else socket.destroySoon();
