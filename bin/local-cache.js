@@ -8,8 +8,8 @@
 // V8 checks little of cached data it is given (its own version, its flags and the source's length:
 // a cache built for another file of the same length, or one with flipped bytes inside, would be
 // accepted and run), so the file carries a header — the Node release and architecture it was made
-// by, and SHA-256 digests of the source it was made from and of the data itself — and is used only
-// when all of them match. A missing, stale or corrupt cache, or one V8 rejects, only means the file
+// by, and SHA-256 digests of the function text wrapped around the source, of the source it was made
+// from and of the data itself — and is used only when all of them match. A missing, stale or corrupt cache, or one V8 rejects, only means the file
 // is compiled from its source as it would be without one.
 "use strict";
 const { readFileSync } = require("node:fs");
@@ -29,9 +29,16 @@ const wrap = (source) => `(function (exports, require, module, __filename, __dir
 
 const digest = (data) => require("node:crypto").createHash("sha256").update(data).digest("hex");
 
+/**
+ * The digest of the wrapper `wrap` puts around the file: V8 checks only the compiled text's length,
+ * so data made under another wrapper of the same length (a bin/ updated while dist/ was not rebuilt)
+ * would run the old wrapper's bytecode with the new wrapper's arguments.
+ */
+const wrapperDigest = () => digest(wrap(""));
+
 /** The cache file's bytes for the source file's bytes `bytes`: one JSON header line, then V8's data. */
 function encodeCache(bytes, data) {
-  const header = { node: process.version, arch: process.arch, source: digest(bytes), data: digest(data), length: data.length };
+  const header = { node: process.version, arch: process.arch, wrapper: wrapperDigest(), source: digest(bytes), data: digest(data), length: data.length };
   return Buffer.concat([Buffer.from(`${JSON.stringify(header)}\n`), data]);
 }
 
@@ -49,7 +56,7 @@ function readCache(cacheFile, bytes) {
     const header = JSON.parse(cache.toString("utf8", 0, end));
     const data = cache.subarray(end + 1);
     if (header.node !== process.version || header.arch !== process.arch || header.length !== data.length) return undefined;
-    if (header.source !== digest(bytes) || header.data !== digest(data)) return undefined;
+    if (header.wrapper !== wrapperDigest() || header.source !== digest(bytes) || header.data !== digest(data)) return undefined;
     return data;
   } catch {
     return undefined;

@@ -45,6 +45,12 @@ export async function writeSse(outgoing: ServerResponse, source: SseSource): Pro
   outgoing.on("drain", onDrain);
   outgoing.once("close", onClose);
   try {
+    // The client left while the handler was opening the stream: its 'close' came before this
+    // writer listened, and writes to the gone socket would wait for a 'drain' that never comes.
+    if (outgoing.destroyed) {
+      onClose();
+      return;
+    }
     outgoing.writeHead(source.status, source.headers);
     let pending = handled(iterator.next());
     // A client waits for the headers: sent now unless the first events are ready to go with them.
@@ -87,7 +93,9 @@ export async function writeSse(outgoing: ServerResponse, source: SseSource): Pro
     void Promise.resolve(iterator.return?.()).catch(ignore);
     // Cut short: the 200 and what was written go out (a stream that failed before its first
     // events still sends its headers), then the connection closes without the body's end.
-    if (!outgoing.headersSent) outgoing.flushHeaders();
+    // (headersSent is true from writeHead on, before the head reached the socket: flushHeaders
+    // writes it if it has not gone out yet, and writes nothing otherwise.)
+    outgoing.flushHeaders();
     const socket = outgoing.socket;
     if (socket === null) outgoing.destroy();
     else socket.destroySoon();

@@ -171,6 +171,9 @@ export class Checkpointer {
       eval: true,
       // CommonJS even under a host started with --input-type=module.
       execArgv: [],
+      // Piped, never to the host's stdout (a protocol channel for some hosts), and never read: a
+      // worker stdio stream that is read refs the worker's port and keeps the process alive,
+      // whatever unref() says. The worker prints nothing (its failures come as 'error' events).
       stdout: true,
       stderr: true,
       workerData: {
@@ -184,8 +187,6 @@ export class Checkpointer {
         littleEndian: new Uint8Array(new Uint16Array([1]).buffer)[0] === 1,
       },
     });
-    this.#worker.stdout.resume();
-    this.#worker.stderr.resume();
     this.#worker.unref();
     let lost: unknown;
     this.#worker.on("error", (error) => (lost = error));

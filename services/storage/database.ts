@@ -54,7 +54,7 @@ export const drizzleOver = (client: Client): StorageDatabase => construct(client
 
 /**
  * Where write transactions run. For a file: a dedicated connection committing with
- * `synchronous = OFF` (its checkpoints run in a worker: checkpoint.ts), whose changes that must survive power loss then wait for an
+ * `synchronous = NORMAL` (its checkpoints run in a worker: checkpoint.ts), whose changes that must survive power loss then wait for an
  * off-thread WAL sync (`wal-sync.ts`); it is replaced after a failed transaction — libsql
  * 0.5.29 leaves a statement that failed with SQLITE_BUSY "in progress" on its connection, and
  * every later COMMIT there fails (libsql-client-ts#352, libsql-js#237/#238). Writes are queued,
@@ -100,13 +100,14 @@ class Writer implements HandleWriter {
         timeoutMs: this.busyTimeoutMs,
         // The checkpoint worker takes the write lock for a moment (its RESTART): wait on timers, not asleep on the event loop.
         asyncBusy: true,
-        // NORMAL would still fsync the -wal file's header on the event loop each time the WAL
-        // restarts. OFF is safe here: this connection never checkpoints (the worker's connection,
-        // synchronous FULL, syncs the WAL before copying it and the database before the WAL may
-        // restart), frames carry the header's salts so a torn restart only loses unsynced commits,
-        // and a `full` commit is acknowledged after wal-sync.ts's fdatasync of the whole -wal file.
-        // Back to NORMAL if the worker is lost and this connection checkpoints again.
-        synchronous: this.#autocheckpoint === 0 ? "OFF" : "NORMAL",
+        // NORMAL, never OFF: a commit writes WAL frames unsynced (a `full` one is acknowledged after
+        // wal-sync.ts's fdatasync), but the first commit after the WAL restarts syncs the new
+        // header before it overwrites the old frames. Without that sync (OFF), power loss after an
+        // out-of-order write can leave the old header with a prefix of the old frames, still
+        // valid, followed by a new frame: recovery replays that prefix over the checkpointed
+        // database and rolls back what later old frames committed (SQLite ticket ff5be73dee;
+        // tests/storage/durability.test.ts rebuilds that file). One fsync every ~1,000 pages.
+        synchronous: "NORMAL",
         maxPageCount: this.#pageLimit,
         walAutocheckpoint: this.#autocheckpoint,
         journalSizeLimit: JOURNAL_SIZE_LIMIT,

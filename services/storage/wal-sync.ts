@@ -1,6 +1,6 @@
 // Durable commits without blocking the event loop. A file database's writer connection commits
-// with `synchronous = OFF` (WAL frames written, not synced; checkpoints, with their syncs, run on
-// checkpoint.ts's worker); a change that must survive power
+// with `synchronous = NORMAL` (WAL frames written, not synced, but a restarted WAL's header synced;
+// checkpoints, with their syncs, run on checkpoint.ts's worker); a change that must survive power
 // loss then waits for an fdatasync of the -wal file run on libuv's thread pool, which covers
 // every commit made before it started — so commits that land while one sync runs share the next
 // one (group commit at the file level) and nothing else waits on the disk. This is what

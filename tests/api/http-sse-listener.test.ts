@@ -278,6 +278,29 @@ describe("event streams over the Node listener", () => {
     expect(unexpected).toEqual([failure]);
   });
 
+  it("sends the 200's headers of a stream that fails before its first event, then cuts it and reports why", async () => {
+    const url = await start();
+    const failure = new Error("the Turn's snapshot could not be read");
+    source = () => ({
+      [Symbol.asyncIterator]: () => ({
+        next: async () => {
+          throw failure;
+        },
+      }),
+    });
+    // Before the fix the headers, only recorded by writeHead, never reached the socket: the client
+    // saw the connection close with no response at all ("socket hang up").
+    const { response } = get(url);
+    const answer = await response;
+    expect(answer.statusCode).toBe(200);
+    expect(answer.headers["content-type"]).toBe("text/event-stream; charset=utf-8");
+    answer.on("error", () => undefined);
+    answer.resume();
+    await new Promise((resolvePromise) => answer.once("close", resolvePromise));
+    expect(answer.complete).toBe(false);
+    expect(unexpected).toEqual([failure]);
+  });
+
   it("still answers a web stream body to a caller that is not the Node listener", async () => {
     source = () => endedChannel([message(1), message(2)]);
     const response = await fetch(new Request(`http://127.0.0.1${eventsPath}`));

@@ -109,4 +109,24 @@ describe("the fast path's code cache", () => {
       writeFileSync(local, original);
     }
   });
+
+  it("bin/ changed its wrapper after the build (same length, other parameters): the cache is not used", async () => {
+    const loader = join(copy, "bin", "local-cache.js");
+    const original = readFileSync(loader, "utf8");
+    try {
+      // A bin/ updated without a rebuild of dist/ (a pulled checkout): the wrapper's first two
+      // parameters swapped, and the call with them. The wrapped text keeps its length, V8's only
+      // check of the source, so V8 would run the old wrapper's bytecode with the new arguments.
+      const wrapper = "(function (exports, require, module,";
+      const call = "call(loaded.exports, loaded.exports, Module.createRequire(file), loaded,";
+      expect(original).toContain(wrapper);
+      expect(original).toContain(call);
+      writeFileSync(loader, original.replace(wrapper, "(function (require, exports, module,").replace(call, "call(loaded.exports, Module.createRequire(file), loaded.exports, loaded,"));
+      expect(cacheState()).toEqual({ used: false, rejected: undefined });
+      const result = await fastPath();
+      expect(result.stderr).toContain("Nonexistent flag: --no-such-flag");
+    } finally {
+      writeFileSync(loader, original);
+    }
+  });
 });

@@ -40,8 +40,8 @@ interface Child {
   kill(): void;
 }
 
-function runChild(state: string, url: string, count: number): Child {
-  const child = spawn(process.execPath, ["--import", "tsx", walWriter, state, url, String(count)], { cwd: repositoryRoot, stdio: ["ignore", "pipe", "pipe"] });
+function runChild(state: string, url: string, count: number, ending: "close" | "open" = "close"): Child {
+  const child = spawn(process.execPath, ["--import", "tsx", walWriter, state, url, String(count), ending], { cwd: repositoryRoot, stdio: ["ignore", "pipe", "pipe"] });
   const ids: string[] = [];
   const waiters: { count: number; resolve: () => void }[] = [];
   let buffered = "";
@@ -133,6 +133,23 @@ describe("checkpoints off the event loop", () => {
     expect(child.ids).toHaveLength(600);
     const path = join(state, "child.db");
     expect(walBytes(path)).toBe(0);
+    const handle = await openDatabase({ url: path, stateDirectory: state });
+    try {
+      expect((await sessions.listSessions(handle, "local")).map((s) => s.id).sort()).toEqual([...child.ids].sort());
+    } finally {
+      await handle.close();
+    }
+  }, 120_000);
+
+  it("a child that never closes its handle still ends by itself (the worker keeps nothing alive), its commits all there", async () => {
+    // Before the fix the worker's piped stdout and stderr, read to drop what it printed, held the
+    // process open on the worker's message port however unref'd the worker was: the child never ended.
+    const state = await tempStateDirectory();
+    const child = runChild(state, "open.db", 50, "open");
+    const { code, signal, stderr } = await child.exited;
+    expect({ code, signal, stderr }).toEqual({ code: 0, signal: null, stderr: "" });
+    expect(child.ids).toHaveLength(50);
+    const path = join(state, "open.db");
     const handle = await openDatabase({ url: path, stateDirectory: state });
     try {
       expect((await sessions.listSessions(handle, "local")).map((s) => s.id).sort()).toEqual([...child.ids].sort());

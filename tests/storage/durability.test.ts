@@ -1,11 +1,21 @@
-// Durability: a file's writer commits with synchronous = NORMAL; a `full` transaction settles only
+// Durability: a file's writer commits with synchronous = NORMAL (never OFF: a restarted WAL's header
+// must be synced before old frames are overwritten); a `full` transaction settles only
 // after an fdatasync of the WAL (run off the main thread, shared by commits that land meanwhile),
 // a `relaxed` one does not wait for any.
+import { readFileSync, writeFileSync } from "node:fs";
 import { open } from "node:fs/promises";
+import { createRequire } from "node:module";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openDatabase, sessions, type StorageHandle } from "../../services/storage/index.js";
 import { newSession, tempStateDirectory } from "./helpers.js";
+
+interface NativeDatabase {
+  exec(sql: string): void;
+  prepare(sql: string): { raw(toggle: boolean): { all(args: unknown[]): unknown[] } };
+  close(): void;
+}
+const NativeDatabase = createRequire(import.meta.url)("libsql") as new (path: string, options: { timeout: number }) => NativeDatabase;
 
 let handle: StorageHandle;
 let path: string;
@@ -43,10 +53,55 @@ describe("transaction durability", () => {
     await handle.transaction(async (tx) => {
       synchronous = (await tx.all<{ synchronous: number }>("PRAGMA synchronous"))[0]?.synchronous;
     });
-    // OFF (0): the commit writes the WAL; the sync follows, off the event loop (checkpoints, which
-    // need their own syncs, run on the checkpoint worker's connection: checkpoint.ts).
-    expect(synchronous).toBe(0);
+    // NORMAL (1), never OFF (0): the commit writes the WAL unsynced and the sync follows, off the
+    // event loop (checkpoints, with their own syncs, run on the checkpoint worker's connection:
+    // checkpoint.ts), but a restarted WAL's header is synced before old frames are overwritten
+    // (see the next case). Before the fix this was 0.
+    expect(synchronous).toBe(1);
     expect((await sessions.listSessions(handle, "local")).map((s) => s.id).sort()).toEqual(["full", "relaxed"]);
+  });
+
+  it("why the writer syncs a restarted WAL's header: without it, power loss after an out-of-order write rolls back checkpointed commits", () => {
+    // The files a power loss can leave when the write connection runs synchronous = OFF: the WAL
+    // was checkpointed and restarts, the next commit's new header and first frame never reached
+    // the disk but its second frame did. The old header and old first frame still form a valid
+    // prefix, and recovery replays it over the database that already holds later commits.
+    const state = join(path, "..");
+    const live = join(state, "restart.db");
+    const writer = new NativeDatabase(live, { timeout: 0 });
+    const checkpointer = new NativeDatabase(live, { timeout: 0 });
+    try {
+      writer.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = OFF; PRAGMA wal_autocheckpoint = 0");
+      writer.exec("CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT); INSERT INTO t VALUES (1, 'first')");
+      checkpointer.exec("PRAGMA wal_checkpoint(RESTART)");
+      // One WAL generation: three commits, one frame each, all of them acknowledged and then checkpointed.
+      writer.exec("UPDATE t SET v = 'second' WHERE k = 1");
+      writer.exec("UPDATE t SET v = 'third' WHERE k = 1");
+      writer.exec("INSERT INTO t VALUES (2, 'other')");
+      checkpointer.exec("PRAGMA wal_checkpoint(RESTART)");
+      const database = readFileSync(live);
+      const oldWal = readFileSync(`${live}-wal`);
+      // The next generation, written from the WAL's start.
+      writer.exec(`INSERT INTO t VALUES (3, '${"n".repeat(5000)}')`);
+      const newWal = readFileSync(`${live}-wal`);
+      const FRAME = 4096 + 24;
+      expect(newWal.length).toBeGreaterThanOrEqual(32 + 2 * FRAME);
+      const crashed = Buffer.from(oldWal);
+      newWal.copy(crashed, 32 + FRAME, 32 + FRAME, 32 + 2 * FRAME);
+      const after = join(state, "after-power-loss.db");
+      writeFileSync(after, database);
+      writeFileSync(`${after}-wal`, crashed);
+      const reopened = new NativeDatabase(after, { timeout: 0 });
+      try {
+        // 'third' and row 2 were committed before the restart and are gone: recovery replayed the stale first frame.
+        expect(reopened.prepare("SELECT k, v FROM t ORDER BY k").raw(true).all([])).toEqual([[1, "second"]]);
+      } finally {
+        reopened.close();
+      }
+    } finally {
+      writer.close();
+      checkpointer.close();
+    }
   });
 
   it("full transactions committed while a sync runs share the next one", async () => {

@@ -15,8 +15,8 @@ afterEach(async () => {
   await handle.close();
 });
 
-/** Which connection a read ran on: the write connection runs synchronous = OFF (0), the read connection FULL (2). */
-const connection = async (): Promise<string> => ((await handle.reader().sql.get<{ synchronous: number }>("PRAGMA synchronous"))?.synchronous === 0 ? "writer" : "reader");
+/** Which connection a read ran on: the write connection runs synchronous = NORMAL (1), the read connection FULL (2). */
+const connection = async (): Promise<string> => ((await handle.reader().sql.get<{ synchronous: number }>("PRAGMA synchronous"))?.synchronous === 1 ? "writer" : "reader");
 const count = async (): Promise<unknown> => (await handle.reader().sql.get<{ n: number }>("SELECT count(*) AS n FROM session"))?.n;
 
 describe("reads outside a transaction", () => {
