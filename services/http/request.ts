@@ -144,16 +144,29 @@ async function readBody(request: Request, limit: number): Promise<string> {
 
 /**
  * Reads and drops the body of a request refused before its body was read (an unknown route, a
- * guard, a bad parameter), up to the body limit: a server that answers with the body unread closes
- * the connection after the answer (workerd does), and a client that reused the kept-alive
- * connection meanwhile sees ECONNRESET on its next request. A body declared over the limit is left
- * alone (that connection closes either way); a failed read changes nothing about the answer.
+ * guard, a bad parameter), up to the body limit, keeping none of it: workerd closes a connection
+ * whose request body was left unread once it has answered, and a client that reused the
+ * kept-alive connection meanwhile sees ECONNRESET on its next request. Node's listener drains an
+ * unread body itself after the answer (its requests carry HEADER_BYTES), so nothing is read there
+ * and its refusals go out at once. A body declared over the limit is left alone (that connection
+ * closes either way); a failed read changes nothing about the answer.
  */
 export async function discardUnreadBody(request: Request, limit: number = MAX_REQUEST_BODY_BYTES): Promise<void> {
+  if ((request as Request & { [HEADER_BYTES]?: number })[HEADER_BYTES] !== undefined) return;
   if (request.bodyUsed || Number(request.headers.get("content-length") ?? 0) > limit) return;
   const body = request.body;
   if (body === null) return;
-  await readBounded(body, limit).catch(() => undefined);
+  try {
+    const reader = body.getReader();
+    for (let size = 0; size <= limit; ) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      size += value.byteLength;
+    }
+    await reader.cancel();
+  } catch {
+    // the client went away or sent a broken body: nothing to keep the connection for
+  }
 }
 
 export async function readInput(
