@@ -123,7 +123,7 @@ function parseTable(text: string, owners: Map<string, number>, keep: ((line: str
 }
 
 /** Parses the whole lines of `text` from `start` on (a table's rows, its header line skipped) into `owners`. */
-function parseLines(text: string, start: number, owners: Map<string, number>, keep: ((line: string) => boolean) | undefined): void {
+function parseLines(text: string, start: number, owners: Map<string, number>, keep: ((line: string) => boolean) | undefined, onKey?: (key: string) => void): void {
   while (start < text.length) {
     let end = text.indexOf("\n", start);
     if (end === -1) end = text.length;
@@ -133,7 +133,10 @@ function parseLines(text: string, start: number, owners: Map<string, number>, ke
     const fields = line.trim().split(/\s+/);
     if (fields.length < 8) continue;
     const uid = Number.parseInt(fields[7]!, 10);
-    if (Number.isInteger(uid)) owners.set(`${fields[1]}->${fields[2]}`, uid);
+    if (!Number.isInteger(uid)) continue;
+    const key = `${fields[1]}->${fields[2]}`;
+    owners.set(key, uid);
+    onKey?.(key);
   }
 }
 
@@ -178,18 +181,27 @@ export async function readSocketOwnersAsync(keep?: (line: string) => boolean, ta
 }
 
 /**
- * `readSocketOwnersAsync` that stops reading as soon as `enough(owners)` holds: the kernel makes a
- * table a page at a time as it is read (a few KiB per read, each walking on through its socket
- * hash), so a socket found early spares making and reading the rest — with a few hundred sockets
- * listed (a browser's, or the TIME_WAIT ends of a busy loopback) a whole table costs milliseconds
- * of kernel time. A table that cannot be opened or read to where it stopped counts as unread.
+ * `readSocketOwnersAsync` that stops reading as soon as every socket of `wanted` is found (each
+ * given as its `connectionKeys`, any one of which names it): the kernel makes a table a page at a
+ * time as it is read (a few KiB per read, each walking on through its socket hash), so sockets
+ * found early spare making and reading the rest — with a few hundred sockets listed (a browser's,
+ * or the TIME_WAIT ends of a busy loopback) a whole table costs milliseconds of kernel time. Each
+ * row costs one map lookup, however many sockets are wanted. A table that cannot be opened, or
+ * read to where the scan stopped, counts as unread.
  */
 export async function scanSocketOwnersAsync(
   keep: (line: string) => boolean,
-  enough: (owners: SocketOwners) => boolean,
+  wanted: readonly (readonly string[])[],
   tables: readonly string[] = TABLES,
 ): Promise<SocketOwners | null> {
   const owners = new Map<string, number>();
+  const socketsByKey = new Map<string, number[]>();
+  for (const [index, keys] of wanted.entries()) for (const key of keys) socketsByKey.set(key, [...(socketsByKey.get(key) ?? []), index]);
+  const found = new Set<number>();
+  const onKey = (key: string): void => {
+    for (const index of socketsByKey.get(key) ?? []) found.add(index);
+  };
+  const done = (): boolean => found.size === wanted.length;
   let read = false;
   const buffer = Buffer.allocUnsafe(64 * 1024);
   for (const table of tables) {
@@ -200,7 +212,7 @@ export async function scanSocketOwnersAsync(
       continue;
     }
     try {
-      // The text after the last whole line read so far; the first line read is the header.
+      // `pending`: the text after the last whole line read so far; the first line read is the header.
       let headerRead = false;
       let pending = "";
       for (;;) {
@@ -211,18 +223,18 @@ export async function scanSocketOwnersAsync(
         if (last === -1) continue;
         const whole = pending.slice(0, last + 1);
         pending = pending.slice(last + 1);
-        parseLines(whole, headerRead ? 0 : whole.indexOf("\n") + 1, owners, keep);
+        parseLines(whole, headerRead ? 0 : whole.indexOf("\n") + 1, owners, keep, onKey);
         headerRead = true;
-        if (enough(owners)) return owners;
+        if (done()) return owners;
       }
-      if (headerRead && pending !== "") parseLines(pending, 0, owners, keep);
+      if (headerRead && pending !== "") parseLines(pending, 0, owners, keep, onKey);
       read = true;
     } catch {
       // as readSocketOwners
     } finally {
       await handle.close().catch(() => undefined);
     }
-    if (enough(owners)) return owners;
+    if (done()) return owners;
   }
   return read ? owners : null;
 }

@@ -16,7 +16,7 @@
 // the event loop for every connection accepted meanwhile, and filtered to this listener's port
 // before parsing, so a flood costs a few table reads, not one per socket.
 import type { Socket } from "node:net";
-import { ownUid, ownerOf, procEndpoint, scanSocketOwnersAsync, socketTableReadable } from "../contract/socket-owner.js";
+import { connectionKeys, ownUid, ownerOf, procEndpoint, readSocketOwnersAsync, scanSocketOwnersAsync, socketTableReadable } from "../contract/socket-owner.js";
 
 /** Connections a listener holds at most (far below the 20,000 file descriptors a process gets here). */
 export const MAX_CONNECTIONS = 2_048;
@@ -28,6 +28,8 @@ export const FIRST_REQUEST_MS = 10_000;
 export const CLASSIFY_ABOVE = 32;
 /** How many table reads a connection waits for its socket to be listed before it counts as unknown. */
 const LOOKUP_TRIES = 3;
+/** Batches of up to this many sockets stop reading the socket table once all are found (PeerUids). */
+const EARLY_STOP_BATCH = 32;
 
 export interface AdmissionOptions {
   /** Serve only this process's user (a tokenless loopback server on Linux). */
@@ -75,10 +77,13 @@ class PeerUids {
           client: { address: socket.remoteAddress ?? "", port: socket.remotePort ?? 0 },
           server: { address: socket.localAddress ?? "", port: socket.localPort ?? 0 },
         }));
-        // The read stops once every socket of the batch is found (usually well before the table's end).
-        const owners = await scanSocketOwnersAsync(
-          (line) => ports.some((port) => port !== undefined && line.includes(`:${port} `)),
-          (found) => ends.every(({ client, server }) => ownerOf(found, client, server) !== undefined),
+        // A few sockets: the read stops once each is found (usually well before the table's end).
+        // A flood's batch is read whole: its sockets are spread over the table anyway, and a read
+        // that stops early only makes the next batch come sooner, smaller, and cost a read as long.
+        const keep = (line: string): boolean => ports.some((port) => port !== undefined && line.includes(`:${port} `));
+        const owners = await (batch.length <= EARLY_STOP_BATCH
+          ? scanSocketOwnersAsync(keep, ends.map(({ client, server }) => connectionKeys(client, server)))
+          : readSocketOwnersAsync(keep)
         ).catch(() => null);
         for (const [index, entry] of batch.entries()) {
           if (owners === null) {
