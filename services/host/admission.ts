@@ -28,7 +28,7 @@ export const FIRST_REQUEST_MS = 10_000;
 export const CLASSIFY_ABOVE = 32;
 /** How many table reads a connection waits for its socket to be listed before it counts as unknown. */
 const LOOKUP_TRIES = 3;
-/** Batches of up to this many sockets stop reading the socket table once all are found (PeerUids). */
+/** Batches of up to this many sockets, on a listener holding no more connections than this, stop reading the socket table once all are found (PeerUids). */
 const EARLY_STOP_BATCH = 32;
 
 export interface AdmissionOptions {
@@ -59,6 +59,9 @@ class PeerUids {
   #waiting: Pending[] = [];
   #reading = false;
 
+  /** `quiet()`: whether the listener holds few connections (no flood), so a read may stop early. */
+  constructor(private readonly quiet: () => boolean) {}
+
   lookup(socket: Socket): Promise<number | undefined> {
     return new Promise((resolve) => {
       this.#waiting.push({ socket, resolve, tries: 0 });
@@ -77,11 +80,12 @@ class PeerUids {
           client: { address: socket.remoteAddress ?? "", port: socket.remotePort ?? 0 },
           server: { address: socket.localAddress ?? "", port: socket.localPort ?? 0 },
         }));
-        // A few sockets: the read stops once each is found (usually well before the table's end).
-        // A flood's batch is read whole: its sockets are spread over the table anyway, and a read
-        // that stops early only makes the next batch come sooner, smaller, and cost a read as long.
+        // A few sockets on a quiet listener: the read stops once each is found (usually well
+        // before the table's end). Under a flood every batch is read whole, as one read answers
+        // every socket accepted before it: a read that stopped early would only make the next batch
+        // come sooner, smaller, and cost a read as long, and the flood would hold its slots longer.
         const keep = (line: string): boolean => ports.some((port) => port !== undefined && line.includes(`:${port} `));
-        const owners = await (batch.length <= EARLY_STOP_BATCH
+        const owners = await (batch.length <= EARLY_STOP_BATCH && this.quiet()
           ? scanSocketOwnersAsync(keep, ends.map(({ client, server }) => connectionKeys(client, server)))
           : readSocketOwnersAsync(keep)
         ).catch(() => null);
@@ -106,7 +110,7 @@ class PeerUids {
 /** A listener's admission: `admit` every accepted socket; `verdict` before serving a request on it. */
 export class ConnectionAdmission {
   readonly #options: Required<Omit<AdmissionOptions, "onRefused">> & Pick<AdmissionOptions, "onRefused">;
-  readonly #uids = new PeerUids();
+  readonly #uids = new PeerUids(() => this.#total <= EARLY_STOP_BATCH);
   readonly #verdicts = new WeakMap<Socket, Promise<PeerVerdict>>();
   readonly #firstRequest = new WeakMap<Socket, NodeJS.Timeout>();
   readonly #perPeer = new Map<string, number>();

@@ -67,6 +67,16 @@ function runChild(state: string, url: string, count: number, ending: "close" | "
   };
 }
 
+/** The Sessions of the database file `file` in `state`, opened afresh, are exactly `ids`. */
+async function expectSessions(state: string, file: string, ids: readonly string[]): Promise<void> {
+  const handle = await openDatabase({ url: join(state, file), stateDirectory: state });
+  try {
+    expect((await sessions.listSessions(handle, "local")).map((s) => s.id).sort()).toEqual([...ids].sort());
+  } finally {
+    await handle.close();
+  }
+}
+
 describe("checkpoints off the event loop", () => {
   it("the writer's automatic checkpoint is off, and the -wal file stays bounded while commits never pause", async () => {
     const state = await tempStateDirectory();
@@ -131,14 +141,8 @@ describe("checkpoints off the event loop", () => {
     const { code, signal, stderr } = await child.exited;
     expect({ code, signal, stderr }).toEqual({ code: 0, signal: null, stderr: "" });
     expect(child.ids).toHaveLength(600);
-    const path = join(state, "child.db");
-    expect(walBytes(path)).toBe(0);
-    const handle = await openDatabase({ url: path, stateDirectory: state });
-    try {
-      expect((await sessions.listSessions(handle, "local")).map((s) => s.id).sort()).toEqual([...child.ids].sort());
-    } finally {
-      await handle.close();
-    }
+    expect(walBytes(join(state, "child.db"))).toBe(0);
+    await expectSessions(state, "child.db", child.ids);
   }, 120_000);
 
   it("a child that never closes its handle still ends by itself (the worker keeps nothing alive), its commits all there", async () => {
@@ -149,13 +153,7 @@ describe("checkpoints off the event loop", () => {
     const { code, signal, stderr } = await child.exited;
     expect({ code, signal, stderr }).toEqual({ code: 0, signal: null, stderr: "" });
     expect(child.ids).toHaveLength(50);
-    const path = join(state, "open.db");
-    const handle = await openDatabase({ url: path, stateDirectory: state });
-    try {
-      expect((await sessions.listSessions(handle, "local")).map((s) => s.id).sort()).toEqual([...child.ids].sort());
-    } finally {
-      await handle.close();
-    }
+    await expectSessions(state, "open.db", child.ids);
   }, 120_000);
 
   it("every commit a child acknowledged survives a SIGKILL in the middle of its writes and checkpoints", async () => {

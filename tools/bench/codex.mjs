@@ -13,7 +13,7 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { delimiter, join } from "node:path";
-import { binPath, checkRuns, formatTable, hasGnuTime, interleavedRounds, median, mib, ms, peakRssKiB, percentile, repoRoot, tempHome, timeRun, writeTestModelConfig } from "./lib.mjs";
+import { binPath, checkRuns, formatTable, hasGnuTime, interleavedRounds, timingCells, median, mib, peakRssKiB, repoRoot, tempHome, timeRun, writeTestModelConfig } from "./lib.mjs";
 import { startModelProcess } from "./oneshot.mjs";
 
 export const name = "codex";
@@ -112,7 +112,6 @@ export async function run({ runs, budgetMs, log }) {
       rss.push(peaks.length > 0 && peaks.every((peak) => peak !== undefined) ? Math.max(...peaks) : undefined);
     }
     const medians = samples.map((values) => (values.length > 0 ? median(values) : undefined));
-    const ratio = (value, base) => (value === undefined || base === undefined ? "n/a" : `${(value / base).toFixed(2)}x`);
     const met = (entry, index) =>
       medians[index] !== undefined && medians[1] !== undefined && medians[index] <= entry.limit.codex * medians[1] && (entry.limit.kib === undefined || (rss[index] ?? Infinity) <= entry.limit.kib);
     log(`${codexVersion(codex)} (${codex}); ${completed} interleaved rounds, wall time from spawn to exit; peak RSS the max of ${hasGnuTime ? rssRuns : 0} runs under /usr/bin/time -v.`);
@@ -120,12 +119,7 @@ export async function run({ runs, budgetMs, log }) {
       formatTable(
         ["command", "n", "median", "p99", "vs node -e 0", "vs Codex", "peak RSS", "target"],
         cases.map((entry, index) => [
-          entry.label,
-          samples[index].length,
-          medians[index] === undefined ? "n/a" : ms(medians[index]),
-          samples[index].length === 0 ? "n/a" : ms(percentile(samples[index], 99)),
-          ratio(medians[index], medians[0]),
-          ratio(medians[index], medians[1]),
+          ...timingCells(entry.label, samples[index], medians, index),
           mib(rss[index]),
           entry.target === undefined ? "" : `${entry.target} (${met(entry, index) ? "met" : "missed"})`,
         ]),

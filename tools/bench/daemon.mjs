@@ -19,7 +19,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { basename, delimiter, join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { binPath, checkRuns, formatTable, interleavedRounds, median, mib, ms, percentile, repoRoot, tempHome, timeRun, writeTestModelConfig } from "./lib.mjs";
+import { binPath, checkRuns, formatTable, interleavedRounds, timingCells, median, mib, repoRoot, tempHome, timeRun, writeTestModelConfig } from "./lib.mjs";
 import { startModelProcess } from "./oneshot.mjs";
 
 const floorClientPath = join(repoRoot, "tools", "bench", "floor-client.mjs");
@@ -148,12 +148,7 @@ export async function run({ runs, budgetMs, log, record }) {
       (limits.ms === undefined || value <= limits.ms) && (limits.floor === undefined || (medians[1] !== undefined && value <= limits.floor * medians[1])) && (limits.kib === undefined || (kib ?? Infinity) <= limits.kib);
     const ratio = (value, base) => (value === undefined || base === undefined ? "n/a" : `${(value / base).toFixed(2)}x`);
     const rows = cases.map((entry, index) => [
-      entry.label,
-      samples[index].length,
-      medians[index] === undefined ? "n/a" : ms(medians[index]),
-      samples[index].length === 0 ? "n/a" : ms(percentile(samples[index], 99)),
-      ratio(medians[index], medians[0]),
-      ratio(medians[index], medians[1]),
+      ...timingCells(entry.label, samples[index], medians, index),
       cpu[index] === undefined ? "n/a" : `${cpu[index].toFixed(1)} ms`,
       ratio(cpu[index], cpu[1]),
       mib(rss[index]),

@@ -141,6 +141,23 @@ export const ms = (value) => `${value.toFixed(1)} ms`;
 export const mib = (kib) => (kib === undefined ? "n/a" : `${(kib / 1024).toFixed(1)} MiB`);
 
 /**
+ * The leading cells of a timed case's table row: its label, run count, median and p99, and its
+ * median against the first case's (the same-run baseline) and the second's (the floor or peer).
+ */
+export function timingCells(label, values, medians, index) {
+  const ratio = (value, base) => (value === undefined || base === undefined ? "n/a" : `${(value / base).toFixed(2)}x`);
+  return [
+    label,
+    values.length,
+    medians[index] === undefined ? "n/a" : ms(medians[index]),
+    values.length === 0 ? "n/a" : ms(percentile(values, 99)),
+    ratio(medians[index], medians[0]),
+    ratio(medians[index], medians[1]),
+  ];
+}
+
+
+/**
  * Writes the temp home's global config.json: the scripted test model at `baseURL` (its
  * OpenAI-compatible `/v1` root) as provider `test`, default model `test/scripted`, plus `extra`.
  */

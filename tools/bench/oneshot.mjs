@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { binPath, formatTable, hasGnuTime, interleavedRounds, median, mib, ms, peakRssKiB, percentile, repoRoot, tempHome, timeRun, writeTestModelConfig } from "./lib.mjs";
+import { binPath, formatTable, hasGnuTime, interleavedRounds, timingCells, median, mib, peakRssKiB, repoRoot, tempHome, timeRun, writeTestModelConfig } from "./lib.mjs";
 
 export const name = "oneshot";
 export const description = 'one-shot `ze-harness run --embedded "hello"` (fresh and warm state) against `node -e 0` and the floor';
@@ -100,12 +100,7 @@ export async function run({ runs, budgetMs, log }) {
     const medians = samples.map((values) => (values.length > 0 ? median(values) : undefined));
     const ratio = (value, base) => (value === undefined || base === undefined ? "n/a" : `${(value / base).toFixed(2)}x`);
     const rows = cases.map((entry, index) => [
-      entry.label,
-      samples[index].length,
-      medians[index] === undefined ? "n/a" : ms(medians[index]),
-      samples[index].length === 0 ? "n/a" : ms(percentile(samples[index], 99)),
-      ratio(medians[index], medians[0]),
-      ratio(medians[index], medians[1]),
+      ...timingCells(entry.label, samples[index], medians, index),
       mib(rss[index]),
       ratio(rss[index], rss[1]),
       entry.limits === undefined || medians[index] === undefined
