@@ -332,7 +332,9 @@ export class LocalClient implements Client {
 
   /** The connection itself when no transaction holds it (nor waits to BEGIN on it), for a read run at once; else undefined. */
   get idleConnection(): LocalConnection | undefined {
-    return this.#closed || this.#held !== undefined ? undefined : this.#connection;
+    // SQLite's own word too: a connection a failed ROLLBACK left inside a transaction (before the
+    // writer replaces it) must not answer a read with that transaction's uncommitted rows.
+    return this.#closed || this.#held !== undefined || this.#connection.inTransaction ? undefined : this.#connection;
   }
 
   /** The raw executor on this client's connection (outside any transaction). */

@@ -55,4 +55,14 @@ describe("reads outside a transaction", () => {
     expect((await sessions.getSession(handle, "local", "after"))?.title).toBe("still writable");
     expect(await count()).toBe(2);
   });
+
+  it("never run on a write connection that SQLite says is inside a transaction, though no transaction of ours holds it", async () => {
+    // As a failed ROLLBACK would leave it: a BEGIN run outside any transaction of the handle (it
+    // lands on the idle write connection), then an uncommitted row there.
+    await sessions.insertSession(handle, newSession("committed"));
+    expect(await connection()).toBe("writer");
+    await handle.reader().sql.run("BEGIN");
+    expect(await connection()).toBe("reader");
+    expect(await count()).toBe(1);
+  });
 });
