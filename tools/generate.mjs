@@ -89,13 +89,66 @@ run(process.execPath, ["tools/codegen/routes.mjs"]);
 // schema other than a bare alias becomes `z.lazy(() => …)`: built on its first use, cached after.
 // zod's lazy is transparent to parsing, issues (paths, codes, union members), optionality and
 // discriminator values, so every use in sdk.gen.ts and server/routes.ts is unchanged.
+discriminatedUnions(join(root, "generated", "client", "zod.gen.ts"));
 lazyZodSchemas(join(root, "generated", "client", "zod.gen.ts"));
 // Lazy zod module: sdk.gen.ts imported zod.gen.ts (and so zod itself, ≈ 750 KB bundled, ≈ 60 ms
 // to load) at its top, so every command paid for validators it may never run: a warm-daemon
-// command skips response validation (clients/client.ts). Each validator now imports the module
-// on its first call (cached by the module loader after); what it validates and throws (a
-// ZodError) is unchanged.
+// command skips response validation (clients/client.ts). The module is imported on the first
+// validator call and its promise kept: an `import()` per call resolves the specifier again every
+// time, which under a module loader (tsx, or any `--import` hook, whose resolve runs on a worker
+// thread) cost ≈ 150 µs of CPU per call, three calls per Turn. What a validator checks and throws
+// (a ZodError) is unchanged.
 lazyZodImport(join(root, "generated", "client", "sdk.gen.ts"));
+
+// Discriminated unions: hey-api writes a `oneOf` with a discriminator (every event stream, every
+// tagged variant: 46 unions) as `z.union([z.object({ type: z.literal('a') }).and(zA), …])`, which
+// parses the input against every member in turn, each an intersection that parses it twice and
+// merges the results: ≈ 60–100 µs for one Turn event, on every event a validating client reads
+// and every request body the server checks. Where each member is a plain object whose own
+// discriminator property is required and holds exactly the one value the union names for it,
+// the union becomes `z.discriminatedUnion('type', [zA, …])`: one lookup by the discriminator, one
+// member parsed. The accepted inputs and the parsed values are the same (both strip unknown keys
+// and keep the member's known ones); only the issues of a rejected input differ (a bad
+// discriminator is reported at its own path). A union whose members do not all pass that check
+// is left as it is.
+function discriminatedUnions(file) {
+  const source = readFileSync(file, "utf8");
+  const statements = new Map([...source.matchAll(/^export const (z\w+) = ([\s\S]*?);\n(?=\n|$)/gm)].map(([, name, expression]) => [name, expression]));
+  /** The plain-object statement a schema name stands for (through aliases), or undefined. */
+  const objectOf = (name) => {
+    for (let seen = 0; seen < 10; seen++) {
+      const expression = statements.get(name);
+      if (expression === undefined) return undefined;
+      if (!/^z[A-Z]\w*$/.test(expression)) return /^z\.object\(\{\n[\s\S]*\n\}\)$/.test(expression) ? expression : undefined;
+      name = expression;
+    }
+    return undefined;
+  };
+  const escape = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  /** Whether the object's own (top-level, 4-space) property `key` is required and only `value`. */
+  const holdsOnly = (object, key, value) => new RegExp(`^    ${escape(key)}: z\\.(?:enum\\(\\['${escape(value)}'\\]\\)|literal\\('${escape(value)}'\\)),?$`, "m").test(object);
+  let rewritten = 0;
+  let kept = 0;
+  const member = /^\s*z\.object\(\{\n\s*(\w+): z\.literal\('([^']*)'\)\n\s*\}\)\.and\((z\w+)\),?$/;
+  const output = source.replace(/z\.union\(\[\n((?:\s*z\.object\(\{\n\s*\w+: z\.literal\('[^']*'\)\n\s*\}\)\.and\(z\w+\),?\n)+)(\s*)\]\)/g, (union, body, closingIndent) => {
+    const members = body.match(/\s*z\.object\(\{\n\s*\w+: z\.literal\('[^']*'\)\n\s*\}\)\.and\(z\w+\),?\n/g).map((text) => member.exec(text.replace(/\n$/, "")));
+    const keys = new Set(members.map((match) => match[1]));
+    const values = new Set(members.map((match) => match[2]));
+    const sound = keys.size === 1 && values.size === members.length && members.every(([, key, value, name]) => {
+      const object = objectOf(name);
+      return object !== undefined && holdsOnly(object, key, value);
+    });
+    if (!sound) {
+      kept += 1;
+      return union;
+    }
+    rewritten += 1;
+    const indent = closingIndent.replace(/^\n/, "") + "    ";
+    return `z.discriminatedUnion('${[...keys][0]}', [\n${members.map(([, , , name]) => `${indent}${name}`).join(",\n")}\n${closingIndent.replace(/^\n/, "")}])`;
+  });
+  writeFileSync(file, output);
+  console.log(`zod.gen.ts: ${rewritten} unions discriminated, ${kept} left as unions`);
+}
 
 function lazyZodSchemas(file) {
   const source = readFileSync(file, "utf8");
@@ -119,13 +172,19 @@ function lazyZodImport(file) {
   const importLine = /^import \{ [^}]+ \} from '\.\/zod\.gen\.js';\n/m;
   if (!importLine.test(source)) throw new Error("sdk.gen.ts: no static import of ./zod.gen.js; hey-api's output changed");
   let count = 0;
+  const loader =
+    "\n// The zod schemas, imported on the first validator call (tools/generate.mjs).\n" +
+    "let zodSchemasModule: Promise<typeof import('./zod.gen.js')> | undefined;\n" +
+    "const zodSchemas = () => (zodSchemasModule ??= import('./zod.gen.js'));\n";
   const output = source
     .replace(importLine, "")
+    .replace(/^(export type Options<)/m, `${loader.trimStart()}\n$1`)
     .replace(/Validator: async \(data\) => await (z\w+)\.parseAsync\(data\)/g, (_match, name) => {
       count += 1;
-      return `Validator: async (data) => await (await import('./zod.gen.js')).${name}.parseAsync(data)`;
+      return `Validator: async (data) => await (await zodSchemas()).${name}.parseAsync(data)`;
     });
-  if (/\bz[A-Z]\w*\.parse/.test(output.replace(/\(await import\('\.\/zod\.gen\.js'\)\)\.z\w+\.parse/g, ""))) throw new Error("sdk.gen.ts: a zod schema is used outside the validator pattern; hey-api's output changed");
+  if (!output.includes("const zodSchemas = ")) throw new Error("sdk.gen.ts: no `export type Options<` to put the zod loader before; hey-api's output changed");
+  if (/\bz[A-Z]\w*\.parse/.test(output.replace(/\(await zodSchemas\(\)\)\.z\w+\.parse/g, ""))) throw new Error("sdk.gen.ts: a zod schema is used outside the validator pattern; hey-api's output changed");
   writeFileSync(file, output);
   console.log(`sdk.gen.ts: ${count} validators import zod.gen.js lazily`);
 }

@@ -4,6 +4,10 @@ import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
 import type { AddSessionPluginData, AddSessionPluginErrors, AddSessionPluginResponses, AppendConversationData, AppendConversationErrors, AppendConversationResponses, CancelContextCompactionData, CancelContextCompactionErrors, CancelContextCompactionResponses, CancelMcpCredentialData, CancelMcpCredentialErrors, CancelMcpCredentialResponses, CancelProviderLoginData, CancelProviderLoginErrors, CancelProviderLoginResponses, CancelTurnData, CancelTurnErrors, CancelTurnResponses, CapabilitiesData, CapabilitiesErrors, CapabilitiesResponses, CloseTerminalData, CloseTerminalErrors, CloseTerminalResponses, CompleteMcpCredentialCallbackData, CompleteMcpCredentialCallbackErrors, CompleteMcpCredentialCallbackResponses, ConnectProviderKeyData, ConnectProviderKeyErrors, ConnectProviderKeyResponses, ContextData, ContextErrors, ContextResponses, CreateSessionData, CreateSessionErrors, CreateSessionResponses, DeleteProviderConnectionData, DeleteProviderConnectionErrors, DeleteProviderConnectionResponses, DeleteServerData, DeleteServerErrors, DeleteServerResponses, DeleteSessionData, DeleteSessionErrors, DeleteSessionResponses, DiagnosticsData, DiagnosticsErrors, DiagnosticsResponses, ForgetMcpCredentialData, ForgetMcpCredentialErrors, ForgetMcpCredentialResponses, ForkReceiptData, ForkReceiptErrors, ForkReceiptResponses, ForkSessionData, ForkSessionErrors, ForkSessionResponses, GetContextCompactionData, GetContextCompactionErrors, GetContextCompactionResponses, GetMcpCatalogData, GetMcpCatalogErrors, GetMcpCatalogResponses, GetMcpCredentialData, GetMcpCredentialErrors, GetMcpCredentialResponses, GetProviderData, GetProviderErrors, GetProviderLoginData, GetProviderLoginErrors, GetProviderLoginResponses, GetProviderResponses, GetSessionConfigurationData, GetSessionConfigurationErrors, GetSessionConfigurationResponses, GetSessionData, GetSessionErrors, GetSessionResponses, GetTerminalData, GetTerminalErrors, GetTerminalResponses, GetTurnData, GetTurnErrors, GetTurnResponses, GitDiffData, GitDiffErrors, GitDiffResponses, GitStatusData, GitStatusErrors, GitStatusResponses, HealthData, HealthErrors, HealthResponses, HistoryData, HistoryErrors, HistoryResponses, InteractionData, InteractionErrors, InteractionResponses, ListDescendantPendingApprovalsData, ListDescendantPendingApprovalsErrors, ListDescendantPendingApprovalsResponses, ListDescendantPendingQuestionsData, ListDescendantPendingQuestionsErrors, ListDescendantPendingQuestionsResponses, ListFilesData, ListFilesErrors, ListFilesResponses, ListPluginJournalData, ListPluginJournalErrors, ListPluginJournalResponses, ListSavedPermissionsData, ListSavedPermissionsErrors, ListSavedPermissionsResponses, ListSessionChildrenData, ListSessionChildrenErrors, ListSessionChildrenResponses, ListSessionCompactionsData, ListSessionCompactionsErrors, ListSessionCompactionsResponses, ListSessionsData, ListSessionsErrors, ListSessionsResponses, ListSessionTurnsData, ListSessionTurnsErrors, ListSessionTurnsResponses, ListTerminalsData, ListTerminalsErrors, ListTerminalsResponses, LogsData, LogsErrors, LogsResponses, ModelEventsData, ModelEventsErrors, ModelEventsResponse, ModelEventsResponses, ModelsData, ModelsErrors, ModelsResponses, OpenTerminalData, OpenTerminalErrors, OpenTerminalResponses, PendingInteractionsData, PendingInteractionsErrors, PendingInteractionsResponses, PluginsData, PluginsErrors, PluginsResponses, PromoteSessionBackgroundData, PromoteSessionBackgroundErrors, PromoteSessionBackgroundResponses, ProvidersData, ProvidersErrors, ProvidersResponses, ReadFileData, ReadFileErrors, ReadFileResponse, ReadFileResponses, ReadHistorySourceData, ReadHistorySourceErrors, ReadHistorySourceResponses, ReadMcpResourceData, ReadMcpResourceErrors, ReadMcpResourceResponses, ReadPatchData, ReadPatchErrors, ReadPatchResponses, ReadTerminalDisplayData, ReadTerminalDisplayErrors, ReadTerminalDisplayResponse, ReadTerminalDisplayResponses, ReadTerminalOutputData, ReadTerminalOutputErrors, ReadTerminalOutputResponses, RefreshProviderModelsData, RefreshProviderModelsErrors, RefreshProviderModelsResponses, RefreshSessionPluginData, RefreshSessionPluginErrors, RefreshSessionPluginResponses, RejectQuestionData, RejectQuestionErrors, RejectQuestionResponses, ReloadData, ReloadErrors, ReloadResponses, ReloadSessionPluginData, ReloadSessionPluginErrors, ReloadSessionPluginResponses, RemoveSavedPermissionData, RemoveSavedPermissionErrors, RemoveSavedPermissionResponses, RemoveSessionPluginData, RemoveSessionPluginErrors, RemoveSessionPluginResponses, ReplaceSessionConfigurationData, ReplaceSessionConfigurationErrors, ReplaceSessionConfigurationResponses, ReplyPermissionData, ReplyPermissionErrors, ReplyPermissionResponses, ReplyQuestionData, ReplyQuestionErrors, ReplyQuestionResponses, ResizeTerminalData, ResizeTerminalErrors, ResizeTerminalResponses, RespondData, RespondErrors, RespondResponses, RewindTurnData, RewindTurnErrors, RewindTurnResponses, SearchData, SearchErrors, SearchResponses, SearchServerData, SearchServerErrors, SearchServerResponses, SessionAgentsData, SessionAgentsErrors, SessionAgentsResponses, SessionModelEventsData, SessionModelEventsErrors, SessionModelEventsResponse, SessionModelEventsResponses, SessionModelsData, SessionModelsErrors, SessionModelsResponses, SessionPluginsData, SessionPluginsErrors, SessionPluginsResponses, SessionSkillsData, SessionSkillsErrors, SessionSkillsResponses, SetSessionDefaultModelData, SetSessionDefaultModelErrors, SetSessionDefaultModelResponses, SetSessionTitleData, SetSessionTitleErrors, SetSessionTitleResponses, SkillsData, SkillsErrors, SkillsResponses, SnapshotPatchData, SnapshotPatchErrors, SnapshotPatchResponses, StartMcpCredentialData, StartMcpCredentialErrors, StartMcpCredentialResponses, StartProviderLoginData, StartProviderLoginErrors, StartProviderLoginResponses, SubmitContextCompactionData, SubmitContextCompactionErrors, SubmitContextCompactionResponses, SubmitMcpPromptData, SubmitMcpPromptErrors, SubmitMcpPromptResponses, SubmitPromptData, SubmitPromptErrors, SubmitPromptResponses, UpdateProviderConnectionData, UpdateProviderConnectionErrors, UpdateProviderConnectionResponses, WatchDiagnosticsData, WatchDiagnosticsErrors, WatchDiagnosticsResponse, WatchDiagnosticsResponses, WatchFilesData, WatchFilesErrors, WatchFilesResponse, WatchFilesResponses, WatchHistoryData, WatchHistoryErrors, WatchHistoryResponse, WatchHistoryResponses, WatchServerData, WatchServerErrors, WatchServerResponse, WatchServerResponses, WatchSessionData, WatchSessionErrors, WatchSessionResponse, WatchSessionResponses, WatchTerminalOutputData, WatchTerminalOutputErrors, WatchTerminalOutputResponse, WatchTerminalOutputResponses, WatchTurnData, WatchTurnErrors, WatchTurnResponse, WatchTurnResponses, WriteTerminalInputData, WriteTerminalInputErrors, WriteTerminalInputResponses } from './types.gen.js';
 
+// The zod schemas, imported on the first validator call (tools/generate.mjs).
+let zodSchemasModule: Promise<typeof import('./zod.gen.js')> | undefined;
+const zodSchemas = () => (zodSchemasModule ??= import('./zod.gen.js'));
+
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
      * You can provide a client instance returned by `createClient()` instead of
@@ -24,7 +28,7 @@ export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends 
  * Reports the feature flags this host supports.
  */
 export const capabilities = <ThrowOnError extends boolean = false>(options?: Options<CapabilitiesData, ThrowOnError>) => (options?.client ?? client).get<CapabilitiesResponses, CapabilitiesErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zCapabilitiesResponse2.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zCapabilitiesResponse2.parseAsync(data),
     url: '/v1/capabilities',
     ...options
 });
@@ -35,7 +39,7 @@ export const capabilities = <ThrowOnError extends boolean = false>(options?: Opt
  * Reports whether the HTTP service is available.
  */
 export const health = <ThrowOnError extends boolean = false>(options?: Options<HealthData, ThrowOnError>) => (options?.client ?? client).get<HealthResponses, HealthErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zHealthResponse2.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zHealthResponse2.parseAsync(data),
     url: '/v1/health',
     ...options
 });
@@ -46,7 +50,7 @@ export const health = <ThrowOnError extends boolean = false>(options?: Options<H
  * Reads a bounded, newest-first page of structured daemon log entries. Hosts without a log store report unavailable.
  */
 export const logs = <ThrowOnError extends boolean = false>(options?: Options<LogsData, ThrowOnError>) => (options?.client ?? client).get<LogsResponses, LogsErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zLogsResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zLogsResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/logs',
     ...options
@@ -58,7 +62,7 @@ export const logs = <ThrowOnError extends boolean = false>(options?: Options<Log
  * Returns the current host model catalog snapshot.
  */
 export const models = <ThrowOnError extends boolean = false>(options?: Options<ModelsData, ThrowOnError>) => (options?.client ?? client).get<ModelsResponses, ModelsErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zModelsResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zModelsResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/runtime/models',
     ...options
@@ -70,7 +74,7 @@ export const models = <ThrowOnError extends boolean = false>(options?: Options<M
  * Streams revision-only SSE events whenever the runtime model catalog revision changes. Single-shot: emits the present revision once and closes.
  */
 export const modelEvents = <ThrowOnError extends boolean = false>(options?: Options<ModelEventsData, ThrowOnError, ModelEventsResponse>) => (options?.client ?? client).sse.get<ModelEventsResponses, ModelEventsErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zModelEventsResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zModelEventsResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/runtime/models/events',
     ...options
@@ -82,7 +86,7 @@ export const modelEvents = <ThrowOnError extends boolean = false>(options?: Opti
  * Re-discovers models from the provider (one, or every discovery provider) and returns the resulting catalog. Connecting a provider, and a prompt naming a model the catalog lacks, refresh the same way.
  */
 export const refreshProviderModels = <ThrowOnError extends boolean = false>(options: Options<RefreshProviderModelsData, ThrowOnError>) => (options.client ?? client).post<RefreshProviderModelsResponses, RefreshProviderModelsErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zRefreshProviderModelsResponse2.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zRefreshProviderModelsResponse2.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/runtime/models/refresh',
     ...options,
@@ -98,7 +102,7 @@ export const refreshProviderModels = <ThrowOnError extends boolean = false>(opti
  * Returns safe plugin registration metadata.
  */
 export const plugins = <ThrowOnError extends boolean = false>(options?: Options<PluginsData, ThrowOnError>) => (options?.client ?? client).get<PluginsResponses, PluginsErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zPluginsResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zPluginsResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/runtime/plugins',
     ...options
@@ -110,7 +114,7 @@ export const plugins = <ThrowOnError extends boolean = false>(options?: Options<
  * Returns safe runtime provider summaries and connection status.
  */
 export const providers = <ThrowOnError extends boolean = false>(options?: Options<ProvidersData, ThrowOnError>) => (options?.client ?? client).get<ProvidersResponses, ProvidersErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zProvidersResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zProvidersResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/runtime/providers',
     ...options
@@ -122,7 +126,7 @@ export const providers = <ThrowOnError extends boolean = false>(options?: Option
  * Returns a safe runtime provider summary by ID.
  */
 export const getProvider = <ThrowOnError extends boolean = false>(options: Options<GetProviderData, ThrowOnError>) => (options.client ?? client).get<GetProviderResponses, GetProviderErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zGetProviderResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zGetProviderResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/runtime/providers/{providerId}',
     ...options
@@ -134,7 +138,7 @@ export const getProvider = <ThrowOnError extends boolean = false>(options: Optio
  * Stores an API key for the provider, replacing any previous key atomically.
  */
 export const connectProviderKey = <ThrowOnError extends boolean = false>(options: Options<ConnectProviderKeyData, ThrowOnError>) => (options.client ?? client).post<ConnectProviderKeyResponses, ConnectProviderKeyErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zConnectProviderKeyResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zConnectProviderKeyResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/runtime/providers/{providerId}/connect/key',
     ...options,
@@ -150,7 +154,7 @@ export const connectProviderKey = <ThrowOnError extends boolean = false>(options
  * Deletes the provider connection by matching provider ID and connection ID.
  */
 export const deleteProviderConnection = <ThrowOnError extends boolean = false>(options: Options<DeleteProviderConnectionData, ThrowOnError>) => (options.client ?? client).delete<DeleteProviderConnectionResponses, DeleteProviderConnectionErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zDeleteProviderConnectionResponse2.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zDeleteProviderConnectionResponse2.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/runtime/providers/{providerId}/connections/{connectionId}',
     ...options
@@ -162,7 +166,7 @@ export const deleteProviderConnection = <ThrowOnError extends boolean = false>(o
  * Updates the metadata label for a provider connection.
  */
 export const updateProviderConnection = <ThrowOnError extends boolean = false>(options: Options<UpdateProviderConnectionData, ThrowOnError>) => (options.client ?? client).patch<UpdateProviderConnectionResponses, UpdateProviderConnectionErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zUpdateProviderConnectionResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zUpdateProviderConnectionResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/runtime/providers/{providerId}/connections/{connectionId}',
     ...options,
@@ -178,7 +182,7 @@ export const updateProviderConnection = <ThrowOnError extends boolean = false>(o
  * Starts a host-held login and returns the prompt to show the user. The host completes the provider exchange.
  */
 export const startProviderLogin = <ThrowOnError extends boolean = false>(options: Options<StartProviderLoginData, ThrowOnError>) => (options.client ?? client).post<StartProviderLoginResponses, StartProviderLoginErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zStartProviderLoginResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zStartProviderLoginResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/runtime/providers/{providerId}/logins',
     ...options,
@@ -194,7 +198,7 @@ export const startProviderLogin = <ThrowOnError extends boolean = false>(options
  * Cancels a pending login.
  */
 export const cancelProviderLogin = <ThrowOnError extends boolean = false>(options: Options<CancelProviderLoginData, ThrowOnError>) => (options.client ?? client).delete<CancelProviderLoginResponses, CancelProviderLoginErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zCancelProviderLoginResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zCancelProviderLoginResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/runtime/providers/{providerId}/logins/{loginId}',
     ...options
@@ -206,7 +210,7 @@ export const cancelProviderLogin = <ThrowOnError extends boolean = false>(option
  * Returns the login status, optionally waiting up to waitMs for it to change.
  */
 export const getProviderLogin = <ThrowOnError extends boolean = false>(options: Options<GetProviderLoginData, ThrowOnError>) => (options.client ?? client).get<GetProviderLoginResponses, GetProviderLoginErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zGetProviderLoginResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zGetProviderLoginResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/runtime/providers/{providerId}/logins/{loginId}',
     ...options
@@ -218,7 +222,7 @@ export const getProviderLogin = <ThrowOnError extends boolean = false>(options: 
  * Requests a trusted runtime plugin reload.
  */
 export const reload = <ThrowOnError extends boolean = false>(options: Options<ReloadData, ThrowOnError>) => (options.client ?? client).post<ReloadResponses, ReloadErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zReloadResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zReloadResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/runtime/reload',
     ...options,
@@ -234,7 +238,7 @@ export const reload = <ThrowOnError extends boolean = false>(options: Options<Re
  * Returns safe host Skill metadata.
  */
 export const skills = <ThrowOnError extends boolean = false>(options?: Options<SkillsData, ThrowOnError>) => (options?.client ?? client).get<SkillsResponses, SkillsErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zSkillsResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zSkillsResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/runtime/skills',
     ...options
@@ -246,7 +250,7 @@ export const skills = <ThrowOnError extends boolean = false>(options?: Options<S
  * Cancels and deletes Sessions on one server, optionally filtered by project. Workspace files stay.
  */
 export const deleteServer = <ThrowOnError extends boolean = false>(options: Options<DeleteServerData, ThrowOnError>) => (options.client ?? client).delete<DeleteServerResponses, DeleteServerErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zDeleteServerResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zDeleteServerResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}',
     ...options
@@ -262,7 +266,7 @@ export const deleteServer = <ThrowOnError extends boolean = false>(options: Opti
  * longer silence means the connection is gone.
  */
 export const watchServer = <ThrowOnError extends boolean = false>(options: Options<WatchServerData, ThrowOnError, WatchServerResponse>) => (options.client ?? client).sse.get<WatchServerResponses, WatchServerErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zWatchServerResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zWatchServerResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/events',
     ...options
@@ -274,7 +278,7 @@ export const watchServer = <ThrowOnError extends boolean = false>(options: Optio
  * Searches every Session of one server, newest rows first, with the same matching rules.
  */
 export const searchServer = <ThrowOnError extends boolean = false>(options: Options<SearchServerData, ThrowOnError>) => (options.client ?? client).get<SearchServerResponses, SearchServerErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zSearchServerResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zSearchServerResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/search',
     ...options
@@ -286,7 +290,7 @@ export const searchServer = <ThrowOnError extends boolean = false>(options: Opti
  * Returns one server's Sessions, oldest first, optionally filtered by project.
  */
 export const listSessions = <ThrowOnError extends boolean = false>(options: Options<ListSessionsData, ThrowOnError>) => (options.client ?? client).get<ListSessionsResponses, ListSessionsErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zListSessionsResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zListSessionsResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions',
     ...options
@@ -299,7 +303,7 @@ export const listSessions = <ThrowOnError extends boolean = false>(options: Opti
  * exact replay is idempotent and the deleted identity stays retired.
  */
 export const deleteSession = <ThrowOnError extends boolean = false>(options: Options<DeleteSessionData, ThrowOnError>) => (options.client ?? client).delete<DeleteSessionResponses, DeleteSessionErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zDeleteSessionResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zDeleteSessionResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}',
     ...options,
@@ -315,7 +319,7 @@ export const deleteSession = <ThrowOnError extends boolean = false>(options: Opt
  * Returns current Session metadata.
  */
 export const getSession = <ThrowOnError extends boolean = false>(options: Options<GetSessionData, ThrowOnError>) => (options.client ?? client).get<GetSessionResponses, GetSessionErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zGetSessionResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zGetSessionResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}',
     ...options
@@ -327,7 +331,7 @@ export const getSession = <ThrowOnError extends boolean = false>(options: Option
  * Creates a Session with caller-selected identity.
  */
 export const createSession = <ThrowOnError extends boolean = false>(options: Options<CreateSessionData, ThrowOnError>) => (options.client ?? client).put<CreateSessionResponses, CreateSessionErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zCreateSessionResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zCreateSessionResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}',
     ...options,
@@ -343,7 +347,7 @@ export const createSession = <ThrowOnError extends boolean = false>(options: Opt
  * Returns the effective host and Session agents with their display metadata and modes.
  */
 export const sessionAgents = <ThrowOnError extends boolean = false>(options: Options<SessionAgentsData, ThrowOnError>) => (options.client ?? client).get<SessionAgentsResponses, SessionAgentsErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zSessionAgentsResponse2.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zSessionAgentsResponse2.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/agents',
     ...options
@@ -355,7 +359,7 @@ export const sessionAgents = <ThrowOnError extends boolean = false>(options: Opt
  * Detaches running foreground sub-agent chains to the background. Their results arrive as queued turns.
  */
 export const promoteSessionBackground = <ThrowOnError extends boolean = false>(options: Options<PromoteSessionBackgroundData, ThrowOnError>) => (options.client ?? client).post<PromoteSessionBackgroundResponses, PromoteSessionBackgroundErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zPromoteSessionBackgroundResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zPromoteSessionBackgroundResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/background',
     ...options
@@ -367,7 +371,7 @@ export const promoteSessionBackground = <ThrowOnError extends boolean = false>(o
  * Returns the Sessions spawned directly from one parent, oldest first.
  */
 export const listSessionChildren = <ThrowOnError extends boolean = false>(options: Options<ListSessionChildrenData, ThrowOnError>) => (options.client ?? client).get<ListSessionChildrenResponses, ListSessionChildrenErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zListSessionChildrenResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zListSessionChildrenResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/children',
     ...options
@@ -379,7 +383,7 @@ export const listSessionChildren = <ThrowOnError extends boolean = false>(option
  * Reads a bounded, stable page of durable Session compactions.
  */
 export const listSessionCompactions = <ThrowOnError extends boolean = false>(options: Options<ListSessionCompactionsData, ThrowOnError>) => (options.client ?? client).get<ListSessionCompactionsResponses, ListSessionCompactionsErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zListSessionCompactionsResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zListSessionCompactionsResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/compactions',
     ...options
@@ -391,7 +395,7 @@ export const listSessionCompactions = <ThrowOnError extends boolean = false>(opt
  * Durably admits an ordered manual context compaction.
  */
 export const submitContextCompaction = <ThrowOnError extends boolean = false>(options: Options<SubmitContextCompactionData, ThrowOnError>) => (options.client ?? client).post<SubmitContextCompactionResponses, SubmitContextCompactionErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zSubmitContextCompactionResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zSubmitContextCompactionResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/compactions',
     ...options,
@@ -407,7 +411,7 @@ export const submitContextCompaction = <ThrowOnError extends boolean = false>(op
  * Returns authoritative context compaction state.
  */
 export const getContextCompaction = <ThrowOnError extends boolean = false>(options: Options<GetContextCompactionData, ThrowOnError>) => (options.client ?? client).get<GetContextCompactionResponses, GetContextCompactionErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zGetContextCompactionResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zGetContextCompactionResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/compactions/{compactionId}',
     ...options
@@ -419,7 +423,7 @@ export const getContextCompaction = <ThrowOnError extends boolean = false>(optio
  * Requests cancellation of pending or running context compaction.
  */
 export const cancelContextCompaction = <ThrowOnError extends boolean = false>(options: Options<CancelContextCompactionData, ThrowOnError>) => (options.client ?? client).post<CancelContextCompactionResponses, CancelContextCompactionErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zCancelContextCompactionResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zCancelContextCompactionResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/compactions/{compactionId}/cancel',
     ...options,
@@ -435,7 +439,7 @@ export const cancelContextCompaction = <ThrowOnError extends boolean = false>(op
  * Returns the versioned Session permission and approval configuration.
  */
 export const getSessionConfiguration = <ThrowOnError extends boolean = false>(options: Options<GetSessionConfigurationData, ThrowOnError>) => (options.client ?? client).get<GetSessionConfigurationResponses, GetSessionConfigurationErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zGetSessionConfigurationResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zGetSessionConfigurationResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/configuration',
     ...options
@@ -447,7 +451,7 @@ export const getSessionConfiguration = <ThrowOnError extends boolean = false>(op
  * Replaces the ordered Session rules when the expected revision is current.
  */
 export const replaceSessionConfiguration = <ThrowOnError extends boolean = false>(options: Options<ReplaceSessionConfigurationData, ThrowOnError>) => (options.client ?? client).put<ReplaceSessionConfigurationResponses, ReplaceSessionConfigurationErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zReplaceSessionConfigurationResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zReplaceSessionConfigurationResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/configuration',
     ...options,
@@ -463,7 +467,7 @@ export const replaceSessionConfiguration = <ThrowOnError extends boolean = false
  * Reports the latest Main request the Session prepared, or the one `through` pins.
  */
 export const context = <ThrowOnError extends boolean = false>(options: Options<ContextData, ThrowOnError>) => (options.client ?? client).get<ContextResponses, ContextErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zContextResponse2.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zContextResponse2.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/context',
     ...options
@@ -475,7 +479,7 @@ export const context = <ThrowOnError extends boolean = false>(options: Options<C
  * Appends a durable user message for later work without admitting a Turn or calling a model.
  */
 export const appendConversation = <ThrowOnError extends boolean = false>(options: Options<AppendConversationData, ThrowOnError>) => (options.client ?? client).post<AppendConversationResponses, AppendConversationErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zAppendConversationResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zAppendConversationResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/conversation',
     ...options,
@@ -491,7 +495,7 @@ export const appendConversation = <ThrowOnError extends boolean = false>(options
  * Sets the Session default model for later Turns. The same model is a no-op.
  */
 export const setSessionDefaultModel = <ThrowOnError extends boolean = false>(options: Options<SetSessionDefaultModelData, ThrowOnError>) => (options.client ?? client).put<SetSessionDefaultModelResponses, SetSessionDefaultModelErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zSetSessionDefaultModelResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zSetSessionDefaultModelResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/default-model',
     ...options,
@@ -509,7 +513,7 @@ export const setSessionDefaultModel = <ThrowOnError extends boolean = false>(opt
  * absent).
  */
 export const diagnostics = <ThrowOnError extends boolean = false>(options: Options<DiagnosticsData, ThrowOnError>) => (options.client ?? client).get<DiagnosticsResponses, DiagnosticsErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zDiagnosticsResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zDiagnosticsResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/diagnostics',
     ...options
@@ -522,7 +526,7 @@ export const diagnostics = <ThrowOnError extends boolean = false>(options: Optio
  * least every 15 s while idle). Reconnect by reading the latest page again.
  */
 export const watchDiagnostics = <ThrowOnError extends boolean = false>(options: Options<WatchDiagnosticsData, ThrowOnError, WatchDiagnosticsResponse>) => (options.client ?? client).sse.get<WatchDiagnosticsResponses, WatchDiagnosticsErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zWatchDiagnosticsResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zWatchDiagnosticsResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/diagnostics/events',
     ...options
@@ -536,7 +540,7 @@ export const watchDiagnostics = <ThrowOnError extends boolean = false>(options: 
  * gone.
  */
 export const watchSession = <ThrowOnError extends boolean = false>(options: Options<WatchSessionData, ThrowOnError, WatchSessionResponse>) => (options.client ?? client).sse.get<WatchSessionResponses, WatchSessionErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zWatchSessionResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zWatchSessionResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/events',
     ...options
@@ -548,7 +552,7 @@ export const watchSession = <ThrowOnError extends boolean = false>(options: Opti
  * One page of a workdir directory's direct children (`.git` and private state left out).
  */
 export const listFiles = <ThrowOnError extends boolean = false>(options: Options<ListFilesData, ThrowOnError>) => (options.client ?? client).get<ListFilesResponses, ListFilesErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zListFilesResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zListFilesResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/files',
     ...options
@@ -561,7 +565,7 @@ export const listFiles = <ThrowOnError extends boolean = false>(options: Options
  * and SHA-256 — or `file.absent`, `file.changed`, `file.binary`, `file.unsupported` — then closes.
  */
 export const readFile = <ThrowOnError extends boolean = false>(options: Options<ReadFileData, ThrowOnError, ReadFileResponse>) => (options.client ?? client).sse.get<ReadFileResponses, ReadFileErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zReadFileResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zReadFileResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/files/content',
     ...options
@@ -574,7 +578,7 @@ export const readFile = <ThrowOnError extends boolean = false>(options: Options<
  * needs rereading (coalesced). Deleting or replacing it ends the watch with `files.unavailable`.
  */
 export const watchFiles = <ThrowOnError extends boolean = false>(options: Options<WatchFilesData, ThrowOnError, WatchFilesResponse>) => (options.client ?? client).sse.get<WatchFilesResponses, WatchFilesErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zWatchFilesResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zWatchFilesResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/files/events',
     ...options
@@ -588,7 +592,7 @@ export const watchFiles = <ThrowOnError extends boolean = false>(options: Option
  * request), never with a replacement fork.
  */
 export const forkReceipt = <ThrowOnError extends boolean = false>(options: Options<ForkReceiptData, ThrowOnError>) => (options.client ?? client).get<ForkReceiptResponses, ForkReceiptErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zForkReceiptResponse2.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zForkReceiptResponse2.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/forks/{forkedSessionId}',
     ...options
@@ -600,7 +604,7 @@ export const forkReceipt = <ThrowOnError extends boolean = false>(options: Optio
  * Copies settled history before an optional Turn into a new Session with caller-selected identity.
  */
 export const forkSession = <ThrowOnError extends boolean = false>(options: Options<ForkSessionData, ThrowOnError>) => (options.client ?? client).post<ForkSessionResponses, ForkSessionErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zForkSessionResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zForkSessionResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/forks/{forkedSessionId}',
     ...options,
@@ -616,7 +620,7 @@ export const forkSession = <ThrowOnError extends boolean = false>(options: Optio
  * One file's complete diff: HEAD ↔ index (`staged`), index ↔ working file (`worktree`) or empty ↔ untracked file.
  */
 export const gitDiff = <ThrowOnError extends boolean = false>(options: Options<GitDiffData, ThrowOnError>) => (options.client ?? client).get<GitDiffResponses, GitDiffErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zGitDiffResponse2.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zGitDiffResponse2.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/git/diff',
     ...options
@@ -630,7 +634,7 @@ export const gitDiff = <ThrowOnError extends boolean = false>(options: Options<G
  * Null outside a repository; an unborn repository has a null head.
  */
 export const gitStatus = <ThrowOnError extends boolean = false>(options: Options<GitStatusData, ThrowOnError>) => (options.client ?? client).get<GitStatusResponses, GitStatusErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zGitStatusResponse2.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zGitStatusResponse2.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/git/status',
     ...options
@@ -645,7 +649,7 @@ export const gitStatus = <ThrowOnError extends boolean = false>(options: Options
  * internal tool row included) or at an event (`eventSequence`: its first row).
  */
 export const history_ = <ThrowOnError extends boolean = false>(options: Options<HistoryData, ThrowOnError>) => (options.client ?? client).get<HistoryResponses, HistoryErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zHistoryResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zHistoryResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/history',
     ...options
@@ -657,7 +661,7 @@ export const history_ = <ThrowOnError extends boolean = false>(options: Options<
  * Streams published history rows after a position, plus queue and pending-interaction updates.
  */
 export const watchHistory = <ThrowOnError extends boolean = false>(options: Options<WatchHistoryData, ThrowOnError, WatchHistoryResponse>) => (options.client ?? client).sse.get<WatchHistoryResponses, WatchHistoryErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zWatchHistoryResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zWatchHistoryResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/history/events',
     ...options
@@ -669,7 +673,7 @@ export const watchHistory = <ThrowOnError extends boolean = false>(options: Opti
  * Reads one row field's original text in byte-addressed chunks under a fence.
  */
 export const readHistorySource = <ThrowOnError extends boolean = false>(options: Options<ReadHistorySourceData, ThrowOnError>) => (options.client ?? client).get<ReadHistorySourceResponses, ReadHistorySourceErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zReadHistorySourceResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zReadHistorySourceResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/history/source',
     ...options
@@ -681,7 +685,7 @@ export const readHistorySource = <ThrowOnError extends boolean = false>(options:
  * Lists the permission requests and question batches the Session's running Turns wait for.
  */
 export const pendingInteractions = <ThrowOnError extends boolean = false>(options: Options<PendingInteractionsData, ThrowOnError>) => (options.client ?? client).get<PendingInteractionsResponses, PendingInteractionsErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zPendingInteractionsResponse2.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zPendingInteractionsResponse2.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/interactions',
     ...options
@@ -693,7 +697,7 @@ export const pendingInteractions = <ThrowOnError extends boolean = false>(option
  * Returns one interaction of the Session as originally recorded, pending or resolved.
  */
 export const interaction = <ThrowOnError extends boolean = false>(options: Options<InteractionData, ThrowOnError>) => (options.client ?? client).get<InteractionResponses, InteractionErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zInteractionResponse2.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zInteractionResponse2.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/interactions/{requestId}',
     ...options
@@ -705,7 +709,7 @@ export const interaction = <ThrowOnError extends boolean = false>(options: Optio
  * Answers one pending interaction. A lost response is recovered by reading the interaction, never by answering again.
  */
 export const respond = <ThrowOnError extends boolean = false>(options: Options<RespondData, ThrowOnError>) => (options.client ?? client).post<RespondResponses, RespondErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zRespondResponse2.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zRespondResponse2.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/interactions/{requestId}/respond',
     ...options,
@@ -721,7 +725,7 @@ export const respond = <ThrowOnError extends boolean = false>(options: Options<R
  * Reads durable plugin-reported facts in record order, optionally for one Turn.
  */
 export const listPluginJournal = <ThrowOnError extends boolean = false>(options: Options<ListPluginJournalData, ThrowOnError>) => (options.client ?? client).get<ListPluginJournalResponses, ListPluginJournalErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zListPluginJournalResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zListPluginJournalResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/journal',
     ...options
@@ -733,7 +737,7 @@ export const listPluginJournal = <ThrowOnError extends boolean = false>(options:
  * Returns the effective host and Session MCP catalog without private metadata.
  */
 export const getMcpCatalog = <ThrowOnError extends boolean = false>(options: Options<GetMcpCatalogData, ThrowOnError>) => (options.client ?? client).get<GetMcpCatalogResponses, GetMcpCatalogErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zGetMcpCatalogResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zGetMcpCatalogResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/mcp',
     ...options
@@ -745,7 +749,7 @@ export const getMcpCatalog = <ThrowOnError extends boolean = false>(options: Opt
  * Returns the secret-free status of one Session MCP server credential.
  */
 export const getMcpCredential = <ThrowOnError extends boolean = false>(options: Options<GetMcpCredentialData, ThrowOnError>) => (options.client ?? client).get<GetMcpCredentialResponses, GetMcpCredentialErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zGetMcpCredentialResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zGetMcpCredentialResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/mcp-credentials/{serverName}',
     ...options
@@ -757,7 +761,7 @@ export const getMcpCredential = <ThrowOnError extends boolean = false>(options: 
  * Starts or idempotently resumes user authorization for one remote MCP server and returns only the pending status and the authorization URL.
  */
 export const startMcpCredential = <ThrowOnError extends boolean = false>(options: Options<StartMcpCredentialData, ThrowOnError>) => (options.client ?? client).post<StartMcpCredentialResponses, StartMcpCredentialErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zStartMcpCredentialResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zStartMcpCredentialResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/mcp-credentials/{serverName}/authorize',
     ...options,
@@ -773,7 +777,7 @@ export const startMcpCredential = <ThrowOnError extends boolean = false>(options
  * Completes one external OAuth callback through the private lifecycle; the exchanged token never appears in the response.
  */
 export const completeMcpCredentialCallback = <ThrowOnError extends boolean = false>(options: Options<CompleteMcpCredentialCallbackData, ThrowOnError>) => (options.client ?? client).post<CompleteMcpCredentialCallbackResponses, CompleteMcpCredentialCallbackErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zCompleteMcpCredentialCallbackResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zCompleteMcpCredentialCallbackResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/mcp-credentials/{serverName}/callback',
     ...options,
@@ -789,7 +793,7 @@ export const completeMcpCredentialCallback = <ThrowOnError extends boolean = fal
  * Cancels a pending MCP OAuth authorization and returns the resulting status.
  */
 export const cancelMcpCredential = <ThrowOnError extends boolean = false>(options: Options<CancelMcpCredentialData, ThrowOnError>) => (options.client ?? client).post<CancelMcpCredentialResponses, CancelMcpCredentialErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zCancelMcpCredentialResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zCancelMcpCredentialResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/mcp-credentials/{serverName}/cancel',
     ...options,
@@ -805,7 +809,7 @@ export const cancelMcpCredential = <ThrowOnError extends boolean = false>(option
  * Revokes and forgets one Session MCP server credential and retires its live connections.
  */
 export const forgetMcpCredential = <ThrowOnError extends boolean = false>(options: Options<ForgetMcpCredentialData, ThrowOnError>) => (options.client ?? client).post<ForgetMcpCredentialResponses, ForgetMcpCredentialErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zForgetMcpCredentialResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zForgetMcpCredentialResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/mcp-credentials/{serverName}/forget',
     ...options,
@@ -821,7 +825,7 @@ export const forgetMcpCredential = <ThrowOnError extends boolean = false>(option
  * Resolves an MCP prompt and durably admits it through the ordinary prompt path.
  */
 export const submitMcpPrompt = <ThrowOnError extends boolean = false>(options: Options<SubmitMcpPromptData, ThrowOnError>) => (options.client ?? client).post<SubmitMcpPromptResponses, SubmitMcpPromptErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zSubmitMcpPromptResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zSubmitMcpPromptResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/mcp/{serverName}/prompts/{promptName}',
     ...options,
@@ -837,7 +841,7 @@ export const submitMcpPrompt = <ThrowOnError extends boolean = false>(options: O
  * Reads one resource advertised by the effective leased MCP catalog.
  */
 export const readMcpResource = <ThrowOnError extends boolean = false>(options: Options<ReadMcpResourceData, ThrowOnError>) => (options.client ?? client).post<ReadMcpResourceResponses, ReadMcpResourceErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zReadMcpResourceResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zReadMcpResourceResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/mcp/{serverName}/resources/read',
     ...options,
@@ -853,7 +857,7 @@ export const readMcpResource = <ThrowOnError extends boolean = false>(options: O
  * Returns the adopted host catalog snapshot for the Session.
  */
 export const sessionModels = <ThrowOnError extends boolean = false>(options: Options<SessionModelsData, ThrowOnError>) => (options.client ?? client).get<SessionModelsResponses, SessionModelsErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zSessionModelsResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zSessionModelsResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/models',
     ...options
@@ -865,7 +869,7 @@ export const sessionModels = <ThrowOnError extends boolean = false>(options: Opt
  * Streams revision-only SSE events whenever the Session adopts a new host catalog revision. Single-shot: emits the present revision once and closes.
  */
 export const sessionModelEvents = <ThrowOnError extends boolean = false>(options: Options<SessionModelEventsData, ThrowOnError, SessionModelEventsResponse>) => (options.client ?? client).sse.get<SessionModelEventsResponses, SessionModelEventsErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zSessionModelEventsResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zSessionModelEventsResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/models/events',
     ...options
@@ -877,7 +881,7 @@ export const sessionModelEvents = <ThrowOnError extends boolean = false>(options
  * Returns the pending permission requests owned by descendant sub-agent Sessions, oldest first.
  */
 export const listDescendantPendingApprovals = <ThrowOnError extends boolean = false>(options: Options<ListDescendantPendingApprovalsData, ThrowOnError>) => (options.client ?? client).get<ListDescendantPendingApprovalsResponses, ListDescendantPendingApprovalsErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zListDescendantPendingApprovalsResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zListDescendantPendingApprovalsResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/permissions/descendants/pending',
     ...options
@@ -889,7 +893,7 @@ export const listDescendantPendingApprovals = <ThrowOnError extends boolean = fa
  * Returns durable Session-scoped allow grants.
  */
 export const listSavedPermissions = <ThrowOnError extends boolean = false>(options: Options<ListSavedPermissionsData, ThrowOnError>) => (options.client ?? client).get<ListSavedPermissionsResponses, ListSavedPermissionsErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zListSavedPermissionsResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zListSavedPermissionsResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/permissions/saved',
     ...options
@@ -901,7 +905,7 @@ export const listSavedPermissions = <ThrowOnError extends boolean = false>(optio
  * Removes one durable Session-scoped allow grant.
  */
 export const removeSavedPermission = <ThrowOnError extends boolean = false>(options: Options<RemoveSavedPermissionData, ThrowOnError>) => (options.client ?? client).delete<RemoveSavedPermissionResponses, RemoveSavedPermissionErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zRemoveSavedPermissionResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zRemoveSavedPermissionResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/permissions/saved/{savedPermissionId}',
     ...options
@@ -913,7 +917,7 @@ export const removeSavedPermission = <ThrowOnError extends boolean = false>(opti
  * Records once, always, or reject for a durable pending permission request. A reply addressed to an ancestor Session is forwarded to the descendant sub-agent Session that owns the request, and the returned Turn is the owning Turn.
  */
 export const replyPermission = <ThrowOnError extends boolean = false>(options: Options<ReplyPermissionData, ThrowOnError>) => (options.client ?? client).post<ReplyPermissionResponses, ReplyPermissionErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zReplyPermissionResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zReplyPermissionResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/permissions/{permissionRequestId}/reply',
     ...options,
@@ -929,7 +933,7 @@ export const replyPermission = <ThrowOnError extends boolean = false>(options: O
  * Clears the Session overlay so later Turns use the host baseline.
  */
 export const removeSessionPlugin = <ThrowOnError extends boolean = false>(options: Options<RemoveSessionPluginData, ThrowOnError>) => (options.client ?? client).delete<RemoveSessionPluginResponses, RemoveSessionPluginErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zRemoveSessionPluginResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zRemoveSessionPluginResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/plugins',
     ...options,
@@ -945,7 +949,7 @@ export const removeSessionPlugin = <ThrowOnError extends boolean = false>(option
  * Returns the redacted desired and active Session plugin revisions, activation state, and the effective runtime plugin inventory.
  */
 export const sessionPlugins = <ThrowOnError extends boolean = false>(options: Options<SessionPluginsData, ThrowOnError>) => (options.client ?? client).get<SessionPluginsResponses, SessionPluginsErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zSessionPluginsResponse2.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zSessionPluginsResponse2.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/plugins',
     ...options
@@ -957,7 +961,7 @@ export const sessionPlugins = <ThrowOnError extends boolean = false>(options: Op
  * Records an idempotent desired Session plugin revision that replaces the previous one and requests its activation.
  */
 export const addSessionPlugin = <ThrowOnError extends boolean = false>(options: Options<AddSessionPluginData, ThrowOnError>) => (options.client ?? client).put<AddSessionPluginResponses, AddSessionPluginErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zAddSessionPluginResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zAddSessionPluginResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/plugins',
     ...options,
@@ -973,7 +977,7 @@ export const addSessionPlugin = <ThrowOnError extends boolean = false>(options: 
  * Re-resolves the active overlay source; only this mutation may adopt a newer unpinned artifact.
  */
 export const refreshSessionPlugin = <ThrowOnError extends boolean = false>(options: Options<RefreshSessionPluginData, ThrowOnError>) => (options.client ?? client).post<RefreshSessionPluginResponses, RefreshSessionPluginErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zRefreshSessionPluginResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zRefreshSessionPluginResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/plugins/refresh',
     ...options,
@@ -989,7 +993,7 @@ export const refreshSessionPlugin = <ThrowOnError extends boolean = false>(optio
  * Requests lazy reconstruction and activation of the desired overlay revision.
  */
 export const reloadSessionPlugin = <ThrowOnError extends boolean = false>(options: Options<ReloadSessionPluginData, ThrowOnError>) => (options.client ?? client).post<ReloadSessionPluginResponses, ReloadSessionPluginErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zReloadSessionPluginResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zReloadSessionPluginResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/plugins/reload',
     ...options,
@@ -1005,7 +1009,7 @@ export const reloadSessionPlugin = <ThrowOnError extends boolean = false>(option
  * Durably admits queued work or steering input.
  */
 export const submitPrompt = <ThrowOnError extends boolean = false>(options: Options<SubmitPromptData, ThrowOnError>) => (options.client ?? client).post<SubmitPromptResponses, SubmitPromptErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zSubmitPromptResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zSubmitPromptResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/prompts',
     ...options,
@@ -1021,7 +1025,7 @@ export const submitPrompt = <ThrowOnError extends boolean = false>(options: Opti
  * Returns the pending user questions owned by descendant sub-agent Sessions, oldest first.
  */
 export const listDescendantPendingQuestions = <ThrowOnError extends boolean = false>(options: Options<ListDescendantPendingQuestionsData, ThrowOnError>) => (options.client ?? client).get<ListDescendantPendingQuestionsResponses, ListDescendantPendingQuestionsErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zListDescendantPendingQuestionsResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zListDescendantPendingQuestionsResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/questions/descendants/pending',
     ...options
@@ -1033,7 +1037,7 @@ export const listDescendantPendingQuestions = <ThrowOnError extends boolean = fa
  * Dismisses a durable pending user question; the waiting tool fails with question_dismissed. Forwarding matches the question reply.
  */
 export const rejectQuestion = <ThrowOnError extends boolean = false>(options: Options<RejectQuestionData, ThrowOnError>) => (options.client ?? client).post<RejectQuestionResponses, RejectQuestionErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zRejectQuestionResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zRejectQuestionResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/questions/{questionRequestId}/reject',
     ...options
@@ -1045,7 +1049,7 @@ export const rejectQuestion = <ThrowOnError extends boolean = false>(options: Op
  * Records answers for a durable pending user question. A reply addressed to an ancestor Session is forwarded to the descendant sub-agent Session that owns the request, and the returned Turn is the owning Turn.
  */
 export const replyQuestion = <ThrowOnError extends boolean = false>(options: Options<ReplyQuestionData, ThrowOnError>) => (options.client ?? client).post<ReplyQuestionResponses, ReplyQuestionErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zReplyQuestionResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zReplyQuestionResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/questions/{questionRequestId}/reply',
     ...options,
@@ -1063,7 +1067,7 @@ export const replyQuestion = <ThrowOnError extends boolean = false>(options: Opt
  * `nextAfter`, including pages without hits.
  */
 export const search = <ThrowOnError extends boolean = false>(options: Options<SearchData, ThrowOnError>) => (options.client ?? client).get<SearchResponses, SearchErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zSearchResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zSearchResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/search',
     ...options
@@ -1075,7 +1079,7 @@ export const search = <ThrowOnError extends boolean = false>(options: Options<Se
  * Returns safe metadata for the effective host and Session Skill catalog.
  */
 export const sessionSkills = <ThrowOnError extends boolean = false>(options: Options<SessionSkillsData, ThrowOnError>) => (options.client ?? client).get<SessionSkillsResponses, SessionSkillsErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zSessionSkillsResponse2.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zSessionSkillsResponse2.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/skills',
     ...options
@@ -1087,7 +1091,7 @@ export const sessionSkills = <ThrowOnError extends boolean = false>(options: Opt
  * Lists the Session's terminals, oldest first.
  */
 export const listTerminals = <ThrowOnError extends boolean = false>(options: Options<ListTerminalsData, ThrowOnError>) => (options.client ?? client).get<ListTerminalsResponses, ListTerminalsErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zListTerminalsResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zListTerminalsResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/terminals',
     ...options
@@ -1097,7 +1101,7 @@ export const listTerminals = <ThrowOnError extends boolean = false>(options: Opt
  * Get a terminal.
  */
 export const getTerminal = <ThrowOnError extends boolean = false>(options: Options<GetTerminalData, ThrowOnError>) => (options.client ?? client).get<GetTerminalResponses, GetTerminalErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zGetTerminalResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zGetTerminalResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/terminals/{terminalId}',
     ...options
@@ -1115,7 +1119,7 @@ export const getTerminal = <ThrowOnError extends boolean = false>(options: Optio
  * is created or started.
  */
 export const openTerminal = <ThrowOnError extends boolean = false>(options: Options<OpenTerminalData, ThrowOnError>) => (options.client ?? client).put<OpenTerminalResponses, OpenTerminalErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zOpenTerminalResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zOpenTerminalResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/terminals/{terminalId}',
     ...options,
@@ -1131,7 +1135,7 @@ export const openTerminal = <ThrowOnError extends boolean = false>(options: Opti
  * Ends the PTY's process; resolves once its byte source closed and the display settled.
  */
 export const closeTerminal = <ThrowOnError extends boolean = false>(options: Options<CloseTerminalData, ThrowOnError>) => (options.client ?? client).post<CloseTerminalResponses, CloseTerminalErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zCloseTerminalResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zCloseTerminalResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/terminals/{terminalId}/close',
     ...options,
@@ -1147,7 +1151,7 @@ export const closeTerminal = <ThrowOnError extends boolean = false>(options: Opt
  * Streams the settled PTY's durable display: begin, row batches, end. 409 while it runs.
  */
 export const readTerminalDisplay = <ThrowOnError extends boolean = false>(options: Options<ReadTerminalDisplayData, ThrowOnError, ReadTerminalDisplayResponse>) => (options.client ?? client).sse.get<ReadTerminalDisplayResponses, ReadTerminalDisplayErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zReadTerminalDisplayResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zReadTerminalDisplayResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/terminals/{terminalId}/display',
     ...options
@@ -1159,7 +1163,7 @@ export const readTerminalDisplay = <ThrowOnError extends boolean = false>(option
  * Writes input to a running PTY.
  */
 export const writeTerminalInput = <ThrowOnError extends boolean = false>(options: Options<WriteTerminalInputData, ThrowOnError>) => (options.client ?? client).post<WriteTerminalInputResponses, WriteTerminalInputErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zWriteTerminalInputResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zWriteTerminalInputResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/terminals/{terminalId}/input',
     ...options,
@@ -1175,7 +1179,7 @@ export const writeTerminalInput = <ThrowOnError extends boolean = false>(options
  * A page of output items after `after` (default 0), at most 16 items.
  */
 export const readTerminalOutput = <ThrowOnError extends boolean = false>(options: Options<ReadTerminalOutputData, ThrowOnError>) => (options.client ?? client).get<ReadTerminalOutputResponses, ReadTerminalOutputErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zReadTerminalOutputResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zReadTerminalOutputResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/terminals/{terminalId}/output',
     ...options
@@ -1187,7 +1191,7 @@ export const readTerminalOutput = <ThrowOnError extends boolean = false>(options
  * Streams `terminal.ready`, then every output item after `after` (default 0), live, through `terminal.closed`.
  */
 export const watchTerminalOutput = <ThrowOnError extends boolean = false>(options: Options<WatchTerminalOutputData, ThrowOnError, WatchTerminalOutputResponse>) => (options.client ?? client).sse.get<WatchTerminalOutputResponses, WatchTerminalOutputErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zWatchTerminalOutputResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zWatchTerminalOutputResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/terminals/{terminalId}/output/events',
     ...options
@@ -1199,7 +1203,7 @@ export const watchTerminalOutput = <ThrowOnError extends boolean = false>(option
  * Resizes a running PTY; the resize becomes an output record.
  */
 export const resizeTerminal = <ThrowOnError extends boolean = false>(options: Options<ResizeTerminalData, ThrowOnError>) => (options.client ?? client).post<ResizeTerminalResponses, ResizeTerminalErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zResizeTerminalResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zResizeTerminalResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/terminals/{terminalId}/resize',
     ...options,
@@ -1215,7 +1219,7 @@ export const resizeTerminal = <ThrowOnError extends boolean = false>(options: Op
  * Sets the Session display title. The same title is a no-op.
  */
 export const setSessionTitle = <ThrowOnError extends boolean = false>(options: Options<SetSessionTitleData, ThrowOnError>) => (options.client ?? client).put<SetSessionTitleResponses, SetSessionTitleErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zSetSessionTitleResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zSetSessionTitleResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/title',
     ...options,
@@ -1231,7 +1235,7 @@ export const setSessionTitle = <ThrowOnError extends boolean = false>(options: O
  * Reads a bounded, stable Session history page.
  */
 export const listSessionTurns = <ThrowOnError extends boolean = false>(options: Options<ListSessionTurnsData, ThrowOnError>) => (options.client ?? client).get<ListSessionTurnsResponses, ListSessionTurnsErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zListSessionTurnsResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zListSessionTurnsResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/turns',
     ...options
@@ -1243,7 +1247,7 @@ export const listSessionTurns = <ThrowOnError extends boolean = false>(options: 
  * Returns authoritative public Turn state.
  */
 export const getTurn = <ThrowOnError extends boolean = false>(options: Options<GetTurnData, ThrowOnError>) => (options.client ?? client).get<GetTurnResponses, GetTurnErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zGetTurnResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zGetTurnResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/turns/{turnId}',
     ...options
@@ -1255,7 +1259,7 @@ export const getTurn = <ThrowOnError extends boolean = false>(options: Options<G
  * Requests cancellation of active Turn work.
  */
 export const cancelTurn = <ThrowOnError extends boolean = false>(options: Options<CancelTurnData, ThrowOnError>) => (options.client ?? client).post<CancelTurnResponses, CancelTurnErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zCancelTurnResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zCancelTurnResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/turns/{turnId}/cancel',
     ...options,
@@ -1275,7 +1279,7 @@ export const cancelTurn = <ThrowOnError extends boolean = false>(options: Option
  * 15 seconds, so a longer silence means the connection is gone.
  */
 export const watchTurn = <ThrowOnError extends boolean = false>(options: Options<WatchTurnData, ThrowOnError, WatchTurnResponse>) => (options.client ?? client).sse.get<WatchTurnResponses, WatchTurnErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zWatchTurnResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zWatchTurnResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/turns/{turnId}/events',
     ...options
@@ -1287,7 +1291,7 @@ export const watchTurn = <ThrowOnError extends boolean = false>(options: Options
  * Pages through a Turn's recorded patch text (at most 256 KiB per page).
  */
 export const readPatch = <ThrowOnError extends boolean = false>(options: Options<ReadPatchData, ThrowOnError>) => (options.client ?? client).get<ReadPatchResponses, ReadPatchErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zReadPatchResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zReadPatchResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/turns/{turnId}/patch',
     ...options
@@ -1300,7 +1304,7 @@ export const readPatch = <ThrowOnError extends boolean = false>(options: Options
  * was not recorded when the Turn settled (then relative to the workdir state recorded before it).
  */
 export const snapshotPatch = <ThrowOnError extends boolean = false>(options: Options<SnapshotPatchData, ThrowOnError>) => (options.client ?? client).post<SnapshotPatchResponses, SnapshotPatchErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zSnapshotPatchResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zSnapshotPatchResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/turns/{turnId}/patch',
     ...options
@@ -1314,7 +1318,7 @@ export const snapshotPatch = <ThrowOnError extends boolean = false>(options: Opt
  * any of them changed outside the harness since.
  */
 export const rewindTurn = <ThrowOnError extends boolean = false>(options: Options<RewindTurnData, ThrowOnError>) => (options.client ?? client).post<RewindTurnResponses, RewindTurnErrors, ThrowOnError>({
-    responseValidator: async (data) => await (await import('./zod.gen.js')).zRewindTurnResponse.parseAsync(data),
+    responseValidator: async (data) => await (await zodSchemas()).zRewindTurnResponse.parseAsync(data),
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/servers/{server}/sessions/{sessionId}/turns/{turnId}/rewind',
     ...options,

@@ -125,13 +125,9 @@ export const zCatalogUnavailable = z.lazy(() => z.object({
 /**
  * Whether a provider or model can be used.
  */
-export const zCatalogAvailability = z.lazy(() => z.union([
-    z.object({
-        status: z.literal('available')
-    }).and(zCatalogAvailable),
-    z.object({
-        status: z.literal('unavailable')
-    }).and(zCatalogUnavailable)
+export const zCatalogAvailability = z.lazy(() => z.discriminatedUnion('status', [
+    zCatalogAvailable,
+    zCatalogUnavailable
 ]));
 
 /**
@@ -481,28 +477,14 @@ export const zFileUnsupportedEvent = z.lazy(() => z.object({
 /**
  * One item of a file read (`readFile`). A delivery without `file.end` is incomplete.
  */
-export const zFileReadEvent = z.lazy(() => z.union([
-    z.object({
-        type: z.literal('file.begin')
-    }).and(zFileBeginEvent),
-    z.object({
-        type: z.literal('file.chunk')
-    }).and(zFileChunkEvent),
-    z.object({
-        type: z.literal('file.end')
-    }).and(zFileEndEvent),
-    z.object({
-        type: z.literal('file.absent')
-    }).and(zFileAbsentEvent),
-    z.object({
-        type: z.literal('file.changed')
-    }).and(zFileChangedEvent),
-    z.object({
-        type: z.literal('file.binary')
-    }).and(zFileBinaryEvent),
-    z.object({
-        type: z.literal('file.unsupported')
-    }).and(zFileUnsupportedEvent)
+export const zFileReadEvent = z.lazy(() => z.discriminatedUnion('type', [
+    zFileBeginEvent,
+    zFileChunkEvent,
+    zFileEndEvent,
+    zFileAbsentEvent,
+    zFileChangedEvent,
+    zFileBinaryEvent,
+    zFileUnsupportedEvent
 ]));
 
 /**
@@ -551,22 +533,12 @@ export const zFilesUnavailableEvent = z.lazy(() => z.object({
 /**
  * One event of a directory watch (`watchFiles`).
  */
-export const zFilesStreamEvent = z.lazy(() => z.union([
-    z.object({
-        type: z.literal('files.ready')
-    }).and(zFilesReadyEvent),
-    z.object({
-        type: z.literal('files.changed')
-    }).and(zFilesChangedEvent),
-    z.object({
-        type: z.literal('files.heartbeat')
-    }).and(zFilesHeartbeatEvent),
-    z.object({
-        type: z.literal('files.unavailable')
-    }).and(zFilesUnavailableEvent),
-    z.object({
-        type: z.literal('files.error')
-    }).and(zFilesErrorEvent)
+export const zFilesStreamEvent = z.lazy(() => z.discriminatedUnion('type', [
+    zFilesReadyEvent,
+    zFilesChangedEvent,
+    zFilesHeartbeatEvent,
+    zFilesUnavailableEvent,
+    zFilesErrorEvent
 ]));
 
 /**
@@ -882,13 +854,9 @@ export const zMcpCredentialCallbackSuccess = z.lazy(() => z.object({
 /**
  * The parameters of one external OAuth callback.
  */
-export const zMcpCredentialCallback = z.lazy(() => z.union([
-    z.object({
-        kind: z.literal('success')
-    }).and(zMcpCredentialCallbackSuccess),
-    z.object({
-        kind: z.literal('denied')
-    }).and(zMcpCredentialCallbackDenied)
+export const zMcpCredentialCallback = z.lazy(() => z.discriminatedUnion('kind', [
+    zMcpCredentialCallbackSuccess,
+    zMcpCredentialCallbackDenied
 ]));
 
 /**
@@ -987,25 +955,13 @@ export const zMcpCredentialStartResponse = z.lazy(() => z.object({
 /**
  * The secret-free status of one Session MCP server credential.
  */
-export const zMcpCredentialStatus = z.lazy(() => z.union([
-    z.object({
-        kind: z.literal('absent')
-    }).and(zMcpCredentialAbsentStatus),
-    z.object({
-        kind: z.literal('pending')
-    }).and(zMcpCredentialPendingStatus),
-    z.object({
-        kind: z.literal('authorized')
-    }).and(zMcpCredentialAuthorizedStatus),
-    z.object({
-        kind: z.literal('expired')
-    }).and(zMcpCredentialExpiredStatus),
-    z.object({
-        kind: z.literal('authorization-required')
-    }).and(zMcpCredentialAuthorizationRequiredStatus),
-    z.object({
-        kind: z.literal('forgotten')
-    }).and(zMcpCredentialForgottenStatus)
+export const zMcpCredentialStatus = z.lazy(() => z.discriminatedUnion('kind', [
+    zMcpCredentialAbsentStatus,
+    zMcpCredentialPendingStatus,
+    zMcpCredentialAuthorizedStatus,
+    zMcpCredentialExpiredStatus,
+    zMcpCredentialAuthorizationRequiredStatus,
+    zMcpCredentialForgottenStatus
 ]));
 
 /**
@@ -1478,16 +1434,10 @@ export const zPluginMcpStreamableHttpTransport = z.lazy(() => z.object({
 /**
  * The delay between provider retries.
  */
-export const zPolicyPacing = z.lazy(() => z.union([
-    z.object({
-        kind: z.literal('none')
-    }).and(zNonePolicyPacing),
-    z.object({
-        kind: z.literal('fixed')
-    }).and(zFixedPolicyPacing),
-    z.object({
-        kind: z.literal('exponential')
-    }).and(zExponentialPolicyPacing)
+export const zPolicyPacing = z.lazy(() => z.discriminatedUnion('kind', [
+    zNonePolicyPacing,
+    zFixedPolicyPacing,
+    zExponentialPolicyPacing
 ]));
 
 /**
@@ -1761,16 +1711,10 @@ export const zRespondQuestion = z.lazy(() => z.object({
 /**
  * The answer to one interaction.
  */
-export const zRespondRequest = z.lazy(() => z.union([
-    z.object({
-        kind: z.literal('permission')
-    }).and(zRespondPermission),
-    z.object({
-        kind: z.literal('question')
-    }).and(zRespondQuestion),
-    z.object({
-        kind: z.literal('dismiss')
-    }).and(zRespondDismiss)
+export const zRespondRequest = z.lazy(() => z.discriminatedUnion('kind', [
+    zRespondPermission,
+    zRespondQuestion,
+    zRespondDismiss
 ]));
 
 /**
@@ -1855,16 +1799,10 @@ export const zProviderConnectionResponse = z.lazy(() => z.object({
 /**
  * The status of a host-held provider login.
  */
-export const zProviderLogin = z.lazy(() => z.union([
-    z.object({
-        status: z.literal('pending')
-    }).and(zPendingProviderLogin),
-    z.object({
-        status: z.literal('connected')
-    }).and(zConnectedProviderLogin),
-    z.object({
-        status: z.literal('failed')
-    }).and(zFailedProviderLogin)
+export const zProviderLogin = z.lazy(() => z.discriminatedUnion('status', [
+    zPendingProviderLogin,
+    zConnectedProviderLogin,
+    zFailedProviderLogin
 ]));
 
 /**
@@ -2156,13 +2094,9 @@ export const zSessionPluginSkillSource = z.lazy(() => z.object({
 /**
  * The redacted summary of one Skill or Skill source of a Session plugin revision.
  */
-export const zSessionPluginSkill = z.lazy(() => z.union([
-    z.object({
-        kind: z.literal('declaration')
-    }).and(zSessionPluginSkillDeclaration),
-    z.object({
-        kind: z.literal('source')
-    }).and(zSessionPluginSkillSource)
+export const zSessionPluginSkill = z.lazy(() => z.discriminatedUnion('kind', [
+    zSessionPluginSkillDeclaration,
+    zSessionPluginSkillSource
 ]));
 
 /**
@@ -2193,22 +2127,12 @@ export const zStaticPluginSource = z.lazy(() => z.object({
 /**
  * Where a Session plugin comes from.
  */
-export const zSessionPluginSource = z.lazy(() => z.union([
-    z.object({
-        _tag: z.literal('Package')
-    }).and(zPackagePluginSource),
-    z.object({
-        _tag: z.literal('File')
-    }).and(zFilePluginSource),
-    z.object({
-        _tag: z.literal('Git')
-    }).and(zGitPluginSource),
-    z.object({
-        _tag: z.literal('Bundle')
-    }).and(zBundlePluginSource),
-    z.object({
-        _tag: z.literal('Static')
-    }).and(zStaticPluginSource)
+export const zSessionPluginSource = z.lazy(() => z.discriminatedUnion('_tag', [
+    zPackagePluginSource,
+    zFilePluginSource,
+    zGitPluginSource,
+    zBundlePluginSource,
+    zStaticPluginSource
 ]));
 
 /**
@@ -2393,16 +2317,10 @@ export const zTerminalResizeEvent = z.lazy(() => z.object({
 /**
  * One output item of a page or stream, told apart by `type`.
  */
-export const zTerminalOutputEvent = z.lazy(() => z.union([
-    z.object({
-        type: z.literal('terminal.data')
-    }).and(zTerminalDataEvent),
-    z.object({
-        type: z.literal('terminal.resize')
-    }).and(zTerminalResizeEvent),
-    z.object({
-        type: z.literal('terminal.closed')
-    }).and(zTerminalClosedEvent)
+export const zTerminalOutputEvent = z.lazy(() => z.discriminatedUnion('type', [
+    zTerminalDataEvent,
+    zTerminalResizeEvent,
+    zTerminalClosedEvent
 ]));
 
 /**
@@ -2436,16 +2354,10 @@ export const zTextInstructionSource = z.lazy(() => z.object({
 /**
  * A source of model instructions: a role instruction, a skill or a plugin.
  */
-export const zInstructionSource = z.lazy(() => z.union([
-    z.object({
-        kind: z.literal('instruction')
-    }).and(zTextInstructionSource),
-    z.object({
-        kind: z.literal('skill')
-    }).and(zSkillInstructionSource),
-    z.object({
-        kind: z.literal('plugin')
-    }).and(zPluginInstructionSource)
+export const zInstructionSource = z.lazy(() => z.discriminatedUnion('kind', [
+    zTextInstructionSource,
+    zSkillInstructionSource,
+    zPluginInstructionSource
 ]));
 
 /**
@@ -2470,13 +2382,9 @@ export const zTextPart = z.lazy(() => z.object({
 /**
  * One part of a conversation entry (no images).
  */
-export const zConversationContentPart = z.lazy(() => z.union([
-    z.object({
-        type: z.literal('text')
-    }).and(zTextPart),
-    z.object({
-        type: z.literal('content-reference')
-    }).and(zContentReferencePart)
+export const zConversationContentPart = z.lazy(() => z.discriminatedUnion('type', [
+    zTextPart,
+    zContentReferencePart
 ]));
 
 /**
@@ -2527,13 +2435,9 @@ export const zToolExecution = z.lazy(() => z.object({
 /**
  * Who made a Tool call.
  */
-export const zToolOrigin = z.lazy(() => z.union([
-    z.object({
-        kind: z.literal('model')
-    }).and(zModelToolOrigin),
-    z.object({
-        kind: z.literal('codemode')
-    }).and(zCodeModeToolOrigin)
+export const zToolOrigin = z.lazy(() => z.discriminatedUnion('kind', [
+    zModelToolOrigin,
+    zCodeModeToolOrigin
 ]));
 
 /**
@@ -2557,28 +2461,14 @@ export const zTurnHeartbeatEvent = z.lazy(() => z.object({
 /**
  * The limit a Turn (or compaction) reached, with the value that applied.
  */
-export const zTurnLimit = z.lazy(() => z.union([
-    z.object({
-        name: z.literal('turn_elapsed')
-    }).and(zTurnElapsedLimit),
-    z.object({
-        name: z.literal('approval_wait')
-    }).and(zApprovalWaitLimit),
-    z.object({
-        name: z.literal('provider_elapsed')
-    }).and(zProviderElapsedLimit),
-    z.object({
-        name: z.literal('provider_attempt_timeout')
-    }).and(zProviderAttemptTimeoutLimit),
-    z.object({
-        name: z.literal('steering_batches')
-    }).and(zSteeringBatchesLimit),
-    z.object({
-        name: z.literal('provider_attempts')
-    }).and(zProviderAttemptsLimit),
-    z.object({
-        name: z.literal('model_context')
-    }).and(zModelContextLimit)
+export const zTurnLimit = z.lazy(() => z.discriminatedUnion('name', [
+    zTurnElapsedLimit,
+    zApprovalWaitLimit,
+    zProviderElapsedLimit,
+    zProviderAttemptTimeoutLimit,
+    zSteeringBatchesLimit,
+    zProviderAttemptsLimit,
+    zModelContextLimit
 ]));
 
 /**
@@ -2600,19 +2490,11 @@ export const zTurnNotSteerableErrorEncoded = z.lazy(() => z.object({
 /**
  * Every 409 body, told apart by `_tag`.
  */
-export const zConflictErrors = z.lazy(() => z.union([
-    z.object({
-        _tag: z.literal('ConflictError')
-    }).and(zConflictErrorEncoded),
-    z.object({
-        _tag: z.literal('SteerConflictError')
-    }).and(zSteerConflictErrorEncoded),
-    z.object({
-        _tag: z.literal('TurnNotActiveError')
-    }).and(zTurnNotActiveErrorEncoded),
-    z.object({
-        _tag: z.literal('TurnNotSteerableError')
-    }).and(zTurnNotSteerableErrorEncoded)
+export const zConflictErrors = z.lazy(() => z.discriminatedUnion('_tag', [
+    zConflictErrorEncoded,
+    zSteerConflictErrorEncoded,
+    zTurnNotActiveErrorEncoded,
+    zTurnNotSteerableErrorEncoded
 ]));
 
 /**
@@ -2742,16 +2624,10 @@ export const zUndeliveredSteerState = z.lazy(() => z.object({
 /**
  * Where one steer stands.
  */
-export const zSteerState = z.lazy(() => z.union([
-    z.object({
-        state: z.literal('accepted')
-    }).and(zAcceptedSteerState),
-    z.object({
-        state: z.literal('promoted')
-    }).and(zPromotedSteerState),
-    z.object({
-        state: z.literal('undelivered')
-    }).and(zUndeliveredSteerState)
+export const zSteerState = z.lazy(() => z.discriminatedUnion('state', [
+    zAcceptedSteerState,
+    zPromotedSteerState,
+    zUndeliveredSteerState
 ]));
 
 /**
@@ -2764,13 +2640,9 @@ export const zUnknownModelPricing = z.lazy(() => z.object({
 /**
  * A model's pricing.
  */
-export const zModelPricing = z.lazy(() => z.union([
-    z.object({
-        version: z.literal('v1')
-    }).and(zKnownModelPricing),
-    z.object({
-        version: z.literal('unknown')
-    }).and(zUnknownModelPricing)
+export const zModelPricing = z.lazy(() => z.discriminatedUnion('version', [
+    zKnownModelPricing,
+    zUnknownModelPricing
 ]));
 
 /**
@@ -2817,13 +2689,9 @@ export const zUnlimitedLimit = z.lazy(() => z.object({
 /**
  * A configured limit: unlimited or a positive finite value.
  */
-export const zConfiguredLimit = z.lazy(() => z.union([
-    z.object({
-        kind: z.literal('unlimited')
-    }).and(zUnlimitedLimit),
-    z.object({
-        kind: z.literal('finite')
-    }).and(zFiniteLimit)
+export const zConfiguredLimit = z.lazy(() => z.discriminatedUnion('kind', [
+    zUnlimitedLimit,
+    zFiniteLimit
 ]));
 
 /**
@@ -2867,13 +2735,9 @@ export const zMcpRetryReconnect = z.lazy(() => z.object({
 /**
  * How an MCP server reconnects after a retryable connection failure.
  */
-export const zMcpReconnectPolicy = z.lazy(() => z.union([
-    z.object({
-        kind: z.literal('manual')
-    }).and(zMcpManualReconnect),
-    z.object({
-        kind: z.literal('retry')
-    }).and(zMcpRetryReconnect)
+export const zMcpReconnectPolicy = z.lazy(() => z.discriminatedUnion('kind', [
+    zMcpManualReconnect,
+    zMcpRetryReconnect
 ]));
 
 /**
@@ -2913,13 +2777,9 @@ export const zPluginRemoteMcpServer = z.lazy(() => z.object({
 /**
  * An MCP server definition carried by a Session plugin revision.
  */
-export const zPluginMcpServerDefinition = z.lazy(() => z.union([
-    z.object({
-        kind: z.literal('local')
-    }).and(zPluginLocalMcpServer),
-    z.object({
-        kind: z.literal('remote')
-    }).and(zPluginRemoteMcpServer)
+export const zPluginMcpServerDefinition = z.lazy(() => z.discriminatedUnion('kind', [
+    zPluginLocalMcpServer,
+    zPluginRemoteMcpServer
 ]));
 
 /**
@@ -2965,25 +2825,17 @@ export const zUnlimitedPolicyLimit = z.lazy(() => z.object({
 /**
  * A resolved policy count with its origin: unlimited, or a finite value that may be zero.
  */
-export const zPolicyCountLimit = z.lazy(() => z.union([
-    z.object({
-        kind: z.literal('unlimited')
-    }).and(zUnlimitedPolicyLimit),
-    z.object({
-        kind: z.literal('finite')
-    }).and(zFinitePolicyCount)
+export const zPolicyCountLimit = z.lazy(() => z.discriminatedUnion('kind', [
+    zUnlimitedPolicyLimit,
+    zFinitePolicyCount
 ]));
 
 /**
  * A resolved policy limit with its origin: unlimited, or a positive finite value.
  */
-export const zPolicyLimit = z.lazy(() => z.union([
-    z.object({
-        kind: z.literal('unlimited')
-    }).and(zUnlimitedPolicyLimit),
-    z.object({
-        kind: z.literal('finite')
-    }).and(zFinitePolicyLimit)
+export const zPolicyLimit = z.lazy(() => z.discriminatedUnion('kind', [
+    zUnlimitedPolicyLimit,
+    zFinitePolicyLimit
 ]));
 
 /**
@@ -3063,13 +2915,9 @@ export const zUrlImageSource = z.lazy(() => z.object({
     mimeType: zImageMimeType.optional()
 }));
 
-export const zImageSource = z.lazy(() => z.union([
-    z.object({
-        type: z.literal('url')
-    }).and(zUrlImageSource),
-    z.object({
-        type: z.literal('base64')
-    }).and(zBase64ImageSource)
+export const zImageSource = z.lazy(() => z.discriminatedUnion('type', [
+    zUrlImageSource,
+    zBase64ImageSource
 ]));
 
 /**
@@ -3083,31 +2931,19 @@ export const zImagePart = z.lazy(() => z.object({
 /**
  * One part of a prompt.
  */
-export const zPromptPart = z.lazy(() => z.union([
-    z.object({
-        type: z.literal('text')
-    }).and(zTextPart),
-    z.object({
-        type: z.literal('image')
-    }).and(zImagePart),
-    z.object({
-        type: z.literal('content-reference')
-    }).and(zContentReferencePart)
+export const zPromptPart = z.lazy(() => z.discriminatedUnion('type', [
+    zTextPart,
+    zImagePart,
+    zContentReferencePart
 ]));
 
 /**
  * One part of a content Tool result.
  */
-export const zToolResultContentPart = z.lazy(() => z.union([
-    z.object({
-        type: z.literal('text')
-    }).and(zTextPart),
-    z.object({
-        type: z.literal('json')
-    }).and(zJsonToolResultPart),
-    z.object({
-        type: z.literal('image')
-    }).and(zImagePart)
+export const zToolResultContentPart = z.lazy(() => z.discriminatedUnion('type', [
+    zTextPart,
+    zJsonToolResultPart,
+    zImagePart
 ]));
 
 /**
@@ -3121,16 +2957,10 @@ export const zContentToolResult = z.lazy(() => z.object({
 /**
  * The canonical result of a Tool call.
  */
-export const zToolResult = z.lazy(() => z.union([
-    z.object({
-        format: z.literal('content')
-    }).and(zContentToolResult),
-    z.object({
-        format: z.literal('text')
-    }).and(zTextToolResult),
-    z.object({
-        format: z.literal('json')
-    }).and(zJsonToolResult)
+export const zToolResult = z.lazy(() => z.discriminatedUnion('format', [
+    zContentToolResult,
+    zTextToolResult,
+    zJsonToolResult
 ]));
 
 /**
@@ -3199,22 +3029,12 @@ export const zCompletedCompactionOutcome = z.lazy(() => z.object({
 /**
  * How a context compaction ended.
  */
-export const zCompactionOutcome = z.lazy(() => z.union([
-    z.object({
-        kind: z.literal('completed')
-    }).and(zCompletedCompactionOutcome),
-    z.object({
-        kind: z.literal('cancelled')
-    }).and(zCancelledCompactionOutcome),
-    z.object({
-        kind: z.literal('failed')
-    }).and(zFailedCompactionOutcome),
-    z.object({
-        kind: z.literal('no_compressible_history')
-    }).and(zNoCompressibleHistoryCompactionOutcome),
-    z.object({
-        kind: z.literal('limit_reached')
-    }).and(zLimitReachedCompactionOutcome)
+export const zCompactionOutcome = z.lazy(() => z.discriminatedUnion('kind', [
+    zCompletedCompactionOutcome,
+    zCancelledCompactionOutcome,
+    zFailedCompactionOutcome,
+    zNoCompressibleHistoryCompactionOutcome,
+    zLimitReachedCompactionOutcome
 ]));
 
 /**
@@ -3339,13 +3159,9 @@ export const zForkTurnMessageBoundary = z.lazy(() => z.object({
 /**
  * The message a fork copies through, inclusively.
  */
-export const zForkBoundary = z.lazy(() => z.union([
-    z.object({
-        kind: z.literal('turnMessage')
-    }).and(zForkTurnMessageBoundary),
-    z.object({
-        kind: z.literal('conversationEntry')
-    }).and(zForkConversationEntryBoundary)
+export const zForkBoundary = z.lazy(() => z.discriminatedUnion('kind', [
+    zForkTurnMessageBoundary,
+    zForkConversationEntryBoundary
 ]));
 
 /**
@@ -3546,16 +3362,10 @@ export const zPreflightCompactionTrigger = z.lazy(() => z.object({
 /**
  * What started a context compaction.
  */
-export const zCompactionTrigger = z.lazy(() => z.union([
-    z.object({
-        kind: z.literal('manual')
-    }).and(zManualCompactionTrigger),
-    z.object({
-        kind: z.literal('preflight')
-    }).and(zPreflightCompactionTrigger),
-    z.object({
-        kind: z.literal('overflow')
-    }).and(zOverflowCompactionTrigger)
+export const zCompactionTrigger = z.lazy(() => z.discriminatedUnion('kind', [
+    zManualCompactionTrigger,
+    zPreflightCompactionTrigger,
+    zOverflowCompactionTrigger
 ]));
 
 /**
@@ -3657,19 +3467,11 @@ export const zHistoryInteractionsEvent = z.lazy(() => z.object({
     interactions: z.array(zInteraction)
 }));
 
-export const zHistoryStreamEvent = z.lazy(() => z.union([
-    z.object({
-        type: z.literal('history.rows')
-    }).and(zHistoryRowsEvent),
-    z.object({
-        type: z.literal('history.queue')
-    }).and(zHistoryQueueEvent),
-    z.object({
-        type: z.literal('history.interactions')
-    }).and(zHistoryInteractionsEvent),
-    z.object({
-        type: z.literal('history.cursor')
-    }).and(zHistoryCursorEvent)
+export const zHistoryStreamEvent = z.lazy(() => z.discriminatedUnion('type', [
+    zHistoryRowsEvent,
+    zHistoryQueueEvent,
+    zHistoryInteractionsEvent,
+    zHistoryCursorEvent
 ]));
 
 export const zInteractionResponse = z.lazy(() => z.object({
@@ -4286,13 +4088,9 @@ export const zSteerPromptReceipt = z.lazy(() => z.object({
 /**
  * What an admission returns: the committed receipt, replayable by its identity.
  */
-export const zPromptReceipt = z.lazy(() => z.union([
-    z.object({
-        delivery: z.literal('queue')
-    }).and(zQueuePromptReceipt),
-    z.object({
-        delivery: z.literal('steer')
-    }).and(zSteerPromptReceipt)
+export const zPromptReceipt = z.lazy(() => z.discriminatedUnion('delivery', [
+    zQueuePromptReceipt,
+    zSteerPromptReceipt
 ]));
 
 export const zPromptReceiptResponse = z.lazy(() => z.object({
@@ -4370,13 +4168,9 @@ export const zSubmitMcpPromptRequest = z.lazy(() => z.object({
 /**
  * A prompt submission: queued work or steering input.
  */
-export const zSubmitPromptRequest = z.lazy(() => z.union([
-    z.object({
-        delivery: z.literal('queue')
-    }).and(zQueuePromptRequest),
-    z.object({
-        delivery: z.literal('steer')
-    }).and(zSteerPromptRequest)
+export const zSubmitPromptRequest = z.lazy(() => z.discriminatedUnion('delivery', [
+    zQueuePromptRequest,
+    zSteerPromptRequest
 ]));
 
 /**
@@ -4398,16 +4192,10 @@ export const zTerminalDisplayBeginEvent = z.lazy(() => z.object({
 /**
  * One event of `readTerminalDisplay`: a begin, row batches, and one end.
  */
-export const zTerminalDisplayEvent = z.lazy(() => z.union([
-    z.object({
-        type: z.literal('terminal.display.begin')
-    }).and(zTerminalDisplayBeginEvent),
-    z.object({
-        type: z.literal('terminal.display.rows')
-    }).and(zTerminalDisplayRowsEvent),
-    z.object({
-        type: z.literal('terminal.display.end')
-    }).and(zTerminalDisplayEndEvent)
+export const zTerminalDisplayEvent = z.lazy(() => z.discriminatedUnion('type', [
+    zTerminalDisplayBeginEvent,
+    zTerminalDisplayRowsEvent,
+    zTerminalDisplayEndEvent
 ]));
 
 /**
@@ -4458,19 +4246,11 @@ export const zTerminalResponse = z.lazy(() => z.object({
 /**
  * One event of `watchTerminalOutput`.
  */
-export const zTerminalStreamEvent = z.lazy(() => z.union([
-    z.object({
-        type: z.literal('terminal.ready')
-    }).and(zTerminalOutputReadyEvent),
-    z.object({
-        type: z.literal('terminal.data')
-    }).and(zTerminalDataEvent),
-    z.object({
-        type: z.literal('terminal.resize')
-    }).and(zTerminalResizeEvent),
-    z.object({
-        type: z.literal('terminal.closed')
-    }).and(zTerminalClosedEvent)
+export const zTerminalStreamEvent = z.lazy(() => z.discriminatedUnion('type', [
+    zTerminalOutputReadyEvent,
+    zTerminalDataEvent,
+    zTerminalResizeEvent,
+    zTerminalClosedEvent
 ]));
 
 /**
@@ -4486,16 +4266,10 @@ export const zTextTurnPart = z.lazy(() => z.object({
 /**
  * The approval state of a Tool call.
  */
-export const zToolApproval = z.lazy(() => z.union([
-    z.object({
-        state: z.literal('none')
-    }).and(zNoToolApproval),
-    z.object({
-        state: z.literal('pending')
-    }).and(zPendingToolApproval),
-    z.object({
-        state: z.literal('resolved')
-    }).and(zResolvedToolApproval)
+export const zToolApproval = z.lazy(() => z.discriminatedUnion('state', [
+    zNoToolApproval,
+    zPendingToolApproval,
+    zResolvedToolApproval
 ]));
 
 /**
@@ -4556,16 +4330,10 @@ export const zSessionTurnToolActivityEvent = z.lazy(() => z.object({
 /**
  * The question state of a Tool call that asked the user.
  */
-export const zToolQuestion = z.lazy(() => z.union([
-    z.object({
-        state: z.literal('pending')
-    }).and(zPendingToolQuestion),
-    z.object({
-        state: z.literal('answered')
-    }).and(zAnsweredToolQuestion),
-    z.object({
-        state: z.literal('dismissed')
-    }).and(zDismissedToolQuestion)
+export const zToolQuestion = z.lazy(() => z.discriminatedUnion('state', [
+    zPendingToolQuestion,
+    zAnsweredToolQuestion,
+    zDismissedToolQuestion
 ]));
 
 /**
@@ -4691,19 +4459,11 @@ export const zTurnApprovalResolvedEvent = z.lazy(() => z.object({
 /**
  * How a Turn ended.
  */
-export const zTurnOutcome = z.lazy(() => z.union([
-    z.object({
-        kind: z.literal('completed')
-    }).and(zCompletedTurnOutcome),
-    z.object({
-        kind: z.literal('cancelled')
-    }).and(zCancelledTurnOutcome),
-    z.object({
-        kind: z.literal('failed')
-    }).and(zFailedTurnOutcome),
-    z.object({
-        kind: z.literal('limit_reached')
-    }).and(zLimitReachedTurnOutcome)
+export const zTurnOutcome = z.lazy(() => z.discriminatedUnion('kind', [
+    zCompletedTurnOutcome,
+    zCancelledTurnOutcome,
+    zFailedTurnOutcome,
+    zLimitReachedTurnOutcome
 ]));
 
 /**
@@ -4746,22 +4506,12 @@ export const zTurnFinishedEvent = z.lazy(() => z.object({
 /**
  * One recorded part of a Turn.
  */
-export const zTurnPart = z.lazy(() => z.union([
-    z.object({
-        type: z.literal('text')
-    }).and(zTextTurnPart),
-    z.object({
-        type: z.literal('refusal')
-    }).and(zRefusalTurnPart),
-    z.object({
-        type: z.literal('reasoning')
-    }).and(zReasoningTurnPart),
-    z.object({
-        type: z.literal('tool')
-    }).and(zToolTurnPart),
-    z.object({
-        type: z.literal('steering')
-    }).and(zSteeringTurnPart)
+export const zTurnPart = z.lazy(() => z.discriminatedUnion('type', [
+    zTextTurnPart,
+    zRefusalTurnPart,
+    zReasoningTurnPart,
+    zToolTurnPart,
+    zSteeringTurnPart
 ]));
 
 /**
@@ -4924,61 +4674,25 @@ export const zServerTurnSnapshotEvent = z.lazy(() => z.object({
 /**
  * One event of a server stream (`watchServer`), told apart by `type`.
  */
-export const zServerStreamEvent = z.lazy(() => z.union([
-    z.object({
-        type: z.literal('server.cursor')
-    }).and(zServerCursorEvent),
-    z.object({
-        type: z.literal('server.activity')
-    }).and(zServerActivityEvent),
-    z.object({
-        type: z.literal('session.created')
-    }).and(zServerSessionCreatedEvent),
-    z.object({
-        type: z.literal('session.title')
-    }).and(zServerSessionTitleEvent),
-    z.object({
-        type: z.literal('session.deleted')
-    }).and(zServerSessionDeletedEvent),
-    z.object({
-        type: z.literal('session.turn.snapshot')
-    }).and(zServerTurnSnapshotEvent),
-    z.object({
-        type: z.literal('session.turn.started')
-    }).and(zServerTurnStartedEvent),
-    z.object({
-        type: z.literal('session.turn.tool.requested')
-    }).and(zServerTurnToolRequestedEvent),
-    z.object({
-        type: z.literal('session.turn.tool.activity')
-    }).and(zServerTurnToolActivityEvent),
-    z.object({
-        type: z.literal('session.turn.tool.completed')
-    }).and(zServerTurnToolCompletedEvent),
-    z.object({
-        type: z.literal('session.turn.approval.requested')
-    }).and(zServerTurnApprovalRequestedEvent),
-    z.object({
-        type: z.literal('session.turn.approval.resolved')
-    }).and(zServerTurnApprovalResolvedEvent),
-    z.object({
-        type: z.literal('session.turn.question.asked')
-    }).and(zServerTurnQuestionAskedEvent),
-    z.object({
-        type: z.literal('session.turn.question.replied')
-    }).and(zServerTurnQuestionRepliedEvent),
-    z.object({
-        type: z.literal('session.turn.question.rejected')
-    }).and(zServerTurnQuestionRejectedEvent),
-    z.object({
-        type: z.literal('session.turn.steered')
-    }).and(zServerTurnSteeredEvent),
-    z.object({
-        type: z.literal('session.turn.usage')
-    }).and(zServerTurnUsageEvent),
-    z.object({
-        type: z.literal('session.turn.finished')
-    }).and(zServerTurnFinishedEvent)
+export const zServerStreamEvent = z.lazy(() => z.discriminatedUnion('type', [
+    zServerCursorEvent,
+    zServerActivityEvent,
+    zServerSessionCreatedEvent,
+    zServerSessionTitleEvent,
+    zServerSessionDeletedEvent,
+    zServerTurnSnapshotEvent,
+    zServerTurnStartedEvent,
+    zServerTurnToolRequestedEvent,
+    zServerTurnToolActivityEvent,
+    zServerTurnToolCompletedEvent,
+    zServerTurnApprovalRequestedEvent,
+    zServerTurnApprovalResolvedEvent,
+    zServerTurnQuestionAskedEvent,
+    zServerTurnQuestionRepliedEvent,
+    zServerTurnQuestionRejectedEvent,
+    zServerTurnSteeredEvent,
+    zServerTurnUsageEvent,
+    zServerTurnFinishedEvent
 ]));
 
 /**
@@ -4996,58 +4710,24 @@ export const zSessionTurnSnapshotEvent = z.lazy(() => z.object({
 /**
  * One event of a Session stream (`watchSession`), told apart by `type`.
  */
-export const zSessionStreamEvent = z.lazy(() => z.union([
-    z.object({
-        type: z.literal('session.cursor')
-    }).and(zSessionCursorEvent),
-    z.object({
-        type: z.literal('session.turn.snapshot')
-    }).and(zSessionTurnSnapshotEvent),
-    z.object({
-        type: z.literal('session.turn.started')
-    }).and(zSessionTurnStartedEvent),
-    z.object({
-        type: z.literal('session.turn.text.delta')
-    }).and(zSessionTurnTextDeltaEvent),
-    z.object({
-        type: z.literal('session.turn.reasoning.delta')
-    }).and(zSessionTurnReasoningDeltaEvent),
-    z.object({
-        type: z.literal('session.turn.refusal.delta')
-    }).and(zSessionTurnRefusalDeltaEvent),
-    z.object({
-        type: z.literal('session.turn.tool.requested')
-    }).and(zSessionTurnToolRequestedEvent),
-    z.object({
-        type: z.literal('session.turn.tool.activity')
-    }).and(zSessionTurnToolActivityEvent),
-    z.object({
-        type: z.literal('session.turn.tool.completed')
-    }).and(zSessionTurnToolCompletedEvent),
-    z.object({
-        type: z.literal('session.turn.approval.requested')
-    }).and(zSessionTurnApprovalRequestedEvent),
-    z.object({
-        type: z.literal('session.turn.approval.resolved')
-    }).and(zSessionTurnApprovalResolvedEvent),
-    z.object({
-        type: z.literal('session.turn.question.asked')
-    }).and(zSessionTurnQuestionAskedEvent),
-    z.object({
-        type: z.literal('session.turn.question.replied')
-    }).and(zSessionTurnQuestionRepliedEvent),
-    z.object({
-        type: z.literal('session.turn.question.rejected')
-    }).and(zSessionTurnQuestionRejectedEvent),
-    z.object({
-        type: z.literal('session.turn.steered')
-    }).and(zSessionTurnSteeredEvent),
-    z.object({
-        type: z.literal('session.turn.usage')
-    }).and(zSessionTurnUsageEvent),
-    z.object({
-        type: z.literal('session.turn.finished')
-    }).and(zSessionTurnFinishedEvent)
+export const zSessionStreamEvent = z.lazy(() => z.discriminatedUnion('type', [
+    zSessionCursorEvent,
+    zSessionTurnSnapshotEvent,
+    zSessionTurnStartedEvent,
+    zSessionTurnTextDeltaEvent,
+    zSessionTurnReasoningDeltaEvent,
+    zSessionTurnRefusalDeltaEvent,
+    zSessionTurnToolRequestedEvent,
+    zSessionTurnToolActivityEvent,
+    zSessionTurnToolCompletedEvent,
+    zSessionTurnApprovalRequestedEvent,
+    zSessionTurnApprovalResolvedEvent,
+    zSessionTurnQuestionAskedEvent,
+    zSessionTurnQuestionRepliedEvent,
+    zSessionTurnQuestionRejectedEvent,
+    zSessionTurnSteeredEvent,
+    zSessionTurnUsageEvent,
+    zSessionTurnFinishedEvent
 ]));
 
 /**
@@ -5137,58 +4817,24 @@ export const zTurnToolRequestedEvent = z.lazy(() => z.object({
 /**
  * One event of a Turn stream (`watchTurn`), told apart by `type`.
  */
-export const zTurnStreamEvent = z.lazy(() => z.union([
-    z.object({
-        type: z.literal('turn.snapshot')
-    }).and(zTurnSnapshotEvent),
-    z.object({
-        type: z.literal('turn.started')
-    }).and(zTurnStartedEvent),
-    z.object({
-        type: z.literal('turn.text.delta')
-    }).and(zTurnTextDeltaEvent),
-    z.object({
-        type: z.literal('turn.reasoning.delta')
-    }).and(zTurnReasoningDeltaEvent),
-    z.object({
-        type: z.literal('turn.refusal.delta')
-    }).and(zTurnRefusalDeltaEvent),
-    z.object({
-        type: z.literal('turn.tool.requested')
-    }).and(zTurnToolRequestedEvent),
-    z.object({
-        type: z.literal('turn.tool.activity')
-    }).and(zTurnToolActivityEvent),
-    z.object({
-        type: z.literal('turn.tool.completed')
-    }).and(zTurnToolCompletedEvent),
-    z.object({
-        type: z.literal('turn.approval.requested')
-    }).and(zTurnApprovalRequestedEvent),
-    z.object({
-        type: z.literal('turn.approval.resolved')
-    }).and(zTurnApprovalResolvedEvent),
-    z.object({
-        type: z.literal('turn.question.asked')
-    }).and(zTurnQuestionAskedEvent),
-    z.object({
-        type: z.literal('turn.question.replied')
-    }).and(zTurnQuestionRepliedEvent),
-    z.object({
-        type: z.literal('turn.question.rejected')
-    }).and(zTurnQuestionRejectedEvent),
-    z.object({
-        type: z.literal('turn.steered')
-    }).and(zTurnSteeredEvent),
-    z.object({
-        type: z.literal('turn.usage')
-    }).and(zTurnUsageEvent),
-    z.object({
-        type: z.literal('turn.heartbeat')
-    }).and(zTurnHeartbeatEvent),
-    z.object({
-        type: z.literal('turn.finished')
-    }).and(zTurnFinishedEvent)
+export const zTurnStreamEvent = z.lazy(() => z.discriminatedUnion('type', [
+    zTurnSnapshotEvent,
+    zTurnStartedEvent,
+    zTurnTextDeltaEvent,
+    zTurnReasoningDeltaEvent,
+    zTurnRefusalDeltaEvent,
+    zTurnToolRequestedEvent,
+    zTurnToolActivityEvent,
+    zTurnToolCompletedEvent,
+    zTurnApprovalRequestedEvent,
+    zTurnApprovalResolvedEvent,
+    zTurnQuestionAskedEvent,
+    zTurnQuestionRepliedEvent,
+    zTurnQuestionRejectedEvent,
+    zTurnSteeredEvent,
+    zTurnUsageEvent,
+    zTurnHeartbeatEvent,
+    zTurnFinishedEvent
 ]));
 
 /**
@@ -5278,19 +4924,11 @@ export const zGitUnsupportedDiff = z.lazy(() => z.object({
 /**
  * One file's diff in one area.
  */
-export const zGitFileDiff = z.lazy(() => z.union([
-    z.object({
-        kind: z.literal('text')
-    }).and(zGitTextDiff),
-    z.object({
-        kind: z.literal('binary')
-    }).and(zGitBinaryDiff),
-    z.object({
-        kind: z.literal('unchanged')
-    }).and(zGitUnchangedDiff),
-    z.object({
-        kind: z.literal('unsupported')
-    }).and(zGitUnsupportedDiff)
+export const zGitFileDiff = z.lazy(() => z.discriminatedUnion('kind', [
+    zGitTextDiff,
+    zGitBinaryDiff,
+    zGitUnchangedDiff,
+    zGitUnsupportedDiff
 ]));
 
 export const zGitDiffResponse = z.lazy(() => z.object({
@@ -5414,13 +5052,9 @@ export const zWorkspaceSkillSource = z.lazy(() => z.object({
 /**
  * A Skill source a Session plugin registers.
  */
-export const zSkillSource = z.lazy(() => z.union([
-    z.object({
-        kind: z.literal('workspace')
-    }).and(zWorkspaceSkillSource),
-    z.object({
-        kind: z.literal('http')
-    }).and(zHttpSkillSource)
+export const zSkillSource = z.lazy(() => z.discriminatedUnion('kind', [
+    zWorkspaceSkillSource,
+    zHttpSkillSource
 ]));
 
 /**
@@ -5434,13 +5068,9 @@ export const zPluginSkillSourceEntry = z.lazy(() => z.object({
 /**
  * One Skill or Skill source of a Session plugin revision.
  */
-export const zPluginSkillEntry = z.lazy(() => z.union([
-    z.object({
-        kind: z.literal('declaration')
-    }).and(zPluginSkillDeclarationEntry),
-    z.object({
-        kind: z.literal('source')
-    }).and(zPluginSkillSourceEntry)
+export const zPluginSkillEntry = z.lazy(() => z.discriminatedUnion('kind', [
+    zPluginSkillDeclarationEntry,
+    zPluginSkillSourceEntry
 ]));
 
 /**
