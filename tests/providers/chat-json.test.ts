@@ -3,7 +3,7 @@
 // messages, for every kind of message, on the first request and on later ones that reuse the
 // cached parts, and an assistant's reasoning must follow the provider of the request at hand.
 import { describe, expect, it } from "vitest";
-import { chatMessages, chatMessagesJson, chatRequestJson } from "../../services/providers/adapters/chat.js";
+import { chatMessages, chatMessagesJson, chatRequestJson, joinedMessagesJson } from "../../services/providers/adapters/chat.js";
 import type { ModelMessage, ModelRequest, ModelTool } from "../../services/providers/index.js";
 
 const PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
@@ -90,6 +90,34 @@ describe("chatMessagesJson", () => {
     check(grown.slice(0, 3));
     check([silent()]);
     check([silent(), silent(), user("after silence")]);
+  });
+
+  it("reuses a Session's history up to the last Turn's prompt, which the next request holds as another object, and never cuts a tool run", () => {
+    const user = (text: string): ModelMessage => ({ role: "user", content: [{ type: "text", text }] }) as ModelMessage;
+    const answer = (text: string): ModelMessage => ({ role: "assistant", content: [{ type: "text", text }] }) as ModelMessage;
+    const expectLowered = (messages: ModelMessage[], providerId = "p1") => {
+      const joined = joinedMessagesJson(messages, providerId);
+      expect(`[${joined.json}]`).toBe(JSON.stringify(chatMessages({ messages, model: { providerId } as ModelRequest["model"] })));
+      return joined.reused;
+    };
+    const settled: ModelMessage[] = [user("first")];
+    let prompt = user("prompt 0");
+    expect(expectLowered([...settled, prompt])).toBe(0);
+    for (let turn = 1; turn <= 10; turn += 1) {
+      const shared = settled.length;
+      settled.push(JSON.parse(JSON.stringify(prompt)) as ModelMessage, answer(`answer ${turn}`));
+      prompt = user(`prompt ${turn}`);
+      expect(expectLowered([...settled, prompt])).toBe(shared);
+    }
+    // A tool run in the middle whose last result comes back as another object: the reuse stops
+    // before the run (after the assistant message that called the tools), not inside it.
+    const [caller, read, shot] = [history[1]!, history[2]!, history[3]!];
+    const withRun = [user("tools"), caller, read, shot, answer("done"), user("next")];
+    expect(expectLowered(withRun)).toBe(0);
+    const copied = [...withRun.slice(0, 3), JSON.parse(JSON.stringify(shot)) as ModelMessage, answer("done again"), user("then")];
+    expect(expectLowered(copied)).toBe(2);
+    // Another provider reuses nothing of the first's.
+    expect(expectLowered(copied, "p2")).toBe(0);
   });
 
   it("sends no system message for an empty system prompt, and [] for no messages", () => {

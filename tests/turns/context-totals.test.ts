@@ -3,7 +3,7 @@
 // must equal a plain count over JSON.stringify for a growing history, a replaced message, a
 // shorter history and another history that starts with the same message.
 import { describe, expect, it } from "vitest";
-import { contextReport, messagesJsonLength } from "../../services/core/diagnostics/record.js";
+import { contextReport, messageTotals, messagesJsonLength } from "../../services/core/diagnostics/record.js";
 import type { ModelMessage, ModelTool } from "../../services/providers/index.js";
 
 const user = (text: string): ModelMessage => ({ role: "user", content: [{ type: "text", text }] }) as ModelMessage;
@@ -50,5 +50,25 @@ describe("a history's context counts", () => {
     check(history.slice(0, 4));
     check([first, user("a fork")]);
     check([...history]);
+  });
+});
+
+describe("a Session's next request", () => {
+  it("looks up only what the last one did not share: the last prompt (read back as another object), the answer and the new prompt", () => {
+    const history: ModelMessage[] = [user("first")];
+    let prompt = user("prompt 0");
+    expect(messageTotals([...history, prompt]).fresh).toBe(2);
+    for (let turn = 1; turn <= 20; turn += 1) {
+      // The Turn settled: its prompt comes back from its row as an equal but new object.
+      history.push(JSON.parse(JSON.stringify(prompt)) as ModelMessage, assistant(`answer ${turn}`));
+      prompt = user(`prompt ${turn}`);
+      const request = [...history, prompt];
+      expect(messageTotals(request).fresh).toBe(3);
+      check(request);
+    }
+    // A history that shares only its first message with the kept one is counted from there on.
+    const fork = [history[0]!, user("a fork"), assistant("forked")];
+    expect(messageTotals(fork).fresh).toBe(2);
+    check(fork);
   });
 });

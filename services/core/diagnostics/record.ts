@@ -59,49 +59,50 @@ export function arrayJsonLength(values: readonly object[]): number {
 type MessageRole = ModelMessage["role"];
 
 /** A history's messages counted by role: how many, and their JSON length. */
-interface MessageTotals {
+export interface MessageTotals {
   readonly messages: readonly ModelMessage[];
   readonly characters: number;
   readonly byRole: Readonly<Record<MessageRole, { readonly messages: number; readonly characters: number }>>;
 }
 
 /**
- * The totals of a Session's history, by its first message: each request repeats the last one's
- * messages (the same objects, in order) and adds a few, so only the new ones are looked up — the
- * context check and the context report otherwise look up every message of a long Session on every
- * request (issue 21 §2). A history that is not an extension of the kept one is counted afresh.
+ * The totals of a Session's history, by its first message: each request repeats most of the last
+ * one's messages (the same objects, in order) and adds a few, so only the new ones are looked up —
+ * the context check and the context report otherwise look up every message of a long Session on
+ * every request (issue 21 §2). The kept totals are taken back to the longest run of leading
+ * messages both share (the last Turn's prompt is another object once read back from its row);
+ * `fresh` says how many messages were looked up.
  */
 const totalsByFirst = new WeakMap<ModelMessage, MessageTotals>();
 
-function messageTotals(messages: readonly ModelMessage[]): MessageTotals {
+export function messageTotals(messages: readonly ModelMessage[]): MessageTotals & { readonly fresh: number } {
   const first = messages[0];
-  const empty: MessageTotals = { messages: [], characters: 0, byRole: { user: { messages: 0, characters: 0 }, assistant: { messages: 0, characters: 0 }, tool: { messages: 0, characters: 0 } } };
-  if (first === undefined) return empty;
-  let base = totalsByFirst.get(first);
-  if (base !== undefined) {
-    const known = base.messages;
-    if (known.length > messages.length) base = undefined;
-    else
-      for (let index = known.length - 1; index >= 0; index -= 1)
-        if (known[index] !== messages[index]) {
-          base = undefined;
-          break;
-        }
-  }
-  const from = base ?? empty;
-  if (from.messages.length === messages.length) return from;
-  let characters = from.characters;
-  const byRole = { user: { ...from.byRole.user }, assistant: { ...from.byRole.assistant }, tool: { ...from.byRole.tool } };
-  for (let index = from.messages.length; index < messages.length; index += 1) {
-    const message = messages[index]!;
-    const length = jsonLength(message);
+  const kept = first !== undefined ? totalsByFirst.get(first) : undefined;
+  const known = kept?.messages ?? [];
+  const limit = Math.min(known.length, messages.length);
+  let same = 0;
+  while (same < limit && known[same] === messages[same]) same += 1;
+  if (kept !== undefined && same === known.length && same === messages.length) return { ...kept, fresh: 0 };
+  const base = same > 0 ? kept : undefined;
+  let characters = base?.characters ?? 0;
+  const byRole = {
+    user: { messages: base?.byRole.user.messages ?? 0, characters: base?.byRole.user.characters ?? 0 },
+    assistant: { messages: base?.byRole.assistant.messages ?? 0, characters: base?.byRole.assistant.characters ?? 0 },
+    tool: { messages: base?.byRole.tool.messages ?? 0, characters: base?.byRole.tool.characters ?? 0 },
+  };
+  const count = (message: ModelMessage, sign: 1 | -1): void => {
+    const length = jsonLength(message) * sign;
     characters += length;
-    byRole[message.role].messages += 1;
+    byRole[message.role].messages += sign;
     byRole[message.role].characters += length;
-  }
+  };
+  // Take the kept totals back to the shared run (those messages' lengths are remembered), then count the rest.
+  if (base !== undefined) for (let index = same; index < known.length; index += 1) count(known[index]!, -1);
+  const from = base !== undefined ? same : 0;
+  for (let index = from; index < messages.length; index += 1) count(messages[index]!, 1);
   const totals: MessageTotals = { messages: messages.slice(), characters, byRole };
-  totalsByFirst.set(first, totals);
-  return totals;
+  if (first !== undefined) totalsByFirst.set(first, totals);
+  return { ...totals, fresh: messages.length - from };
 }
 
 /** `arrayJsonLength(messages)` of a history, its repeated leading messages counted once (`messageTotals`). */

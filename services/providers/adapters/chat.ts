@@ -130,37 +130,52 @@ function messageJson(message: UserMessage | AssistantMessage, providerId: string
 
 /**
  * The joined JSON of a history's leading messages, by the history's first message: the next
- * request of the Session repeats them (the same objects, in the same order) and adds a few, so
- * only those are looked up and joined — a 1,000-Turn Session's request otherwise walks and joins
- * every message again (issue 21 §2). `messages` ends before any trailing tool message (a tool run
- * continued by the next request would lower differently); `json` is their elements, comma-joined.
+ * request of the Session repeats most of them (the same objects, in the same order) and adds a
+ * few, so only those are looked up and joined — a 1,000-Turn Session's request otherwise walks and
+ * joins every message again (issue 21 §2). Not all of them: the last Turn's prompt was the Turn's
+ * own message object, and the next Turn's history holds the one read back from its row, so the
+ * kept JSON is cut back to the longest run of leading messages both requests share. `ends[c]` is
+ * the JSON's length covering the first `c` messages where a cut may fall (after a user or
+ * assistant message: cutting inside a tool run would lower it differently), else -1; `messages`
+ * ends before any trailing tool message, and `json` is their elements, comma-joined.
  */
 interface JoinedPrefix {
   readonly providerId: string;
   readonly messages: readonly ModelMessage[];
   readonly json: string;
+  readonly ends: readonly number[];
 }
 const joinedPrefixes = new WeakMap<ModelMessage, JoinedPrefix>();
 
-/** How many leading messages of `messages` the prefix covers (0 when it is not theirs). */
-function reusable(prefix: JoinedPrefix | undefined, messages: readonly ModelMessage[], providerId: string): number {
-  if (prefix === undefined || prefix.providerId !== providerId || prefix.messages.length > messages.length) return 0;
+const NOTHING_REUSED = { count: 0, json: "", ends: [0] } as const;
+
+/** The kept JSON of the longest leading run of `messages` the prefix covers, cut where a cut may fall. */
+function reusable(prefix: JoinedPrefix | undefined, messages: readonly ModelMessage[], providerId: string): { readonly count: number; readonly json: string; readonly ends: readonly number[] } {
+  if (prefix === undefined || prefix.providerId !== providerId) return NOTHING_REUSED;
   const known = prefix.messages;
-  for (let index = known.length - 1; index >= 0; index -= 1) if (known[index] !== messages[index]) return 0;
-  return known.length;
+  const limit = Math.min(known.length, messages.length);
+  let same = 0;
+  while (same < limit && known[same] === messages[same]) same += 1;
+  let count = same;
+  while (count > 0 && prefix.ends[count]! < 0) count -= 1;
+  if (count === 0) return NOTHING_REUSED;
+  const end = prefix.ends[count]!;
+  // A slice of a kept (flattened, once written) string shares its characters rather than copying them.
+  return { count, json: end === prefix.json.length ? prefix.json : prefix.json.slice(0, end), ends: count === known.length ? prefix.ends : prefix.ends.slice(0, count + 1) };
 }
 
-/** `JSON.stringify(chatMessages(request))`, with each user and assistant message's JSON made once and a Session's repeated leading messages joined once. */
-export function chatMessagesJson(request: Pick<ModelRequest, "system" | "messages" | "model">): string {
-  const messages = request.messages;
-  const providerId = request.model.providerId;
+/** The JSON array elements of `messages` lowered for `providerId`, comma-joined, and how many leading messages were reused rather than looked up. */
+export function joinedMessagesJson(messages: readonly ModelMessage[], providerId: string): { readonly json: string; readonly reused: number } {
   const first = messages[0];
-  const prefix = first !== undefined ? joinedPrefixes.get(first) : undefined;
-  const start = reusable(prefix, messages, providerId);
+  const reuse = reusable(first !== undefined ? joinedPrefixes.get(first) : undefined, messages, providerId);
+  const start = reuse.count;
   // The reused part stays one string (concatenated, not joined: a join would copy it on every
   // request; the body is flattened once, when it is written).
-  const reused = start > 0 ? prefix!.json : "";
+  const reused = reuse.json;
   const parts: string[] = [];
+  const ends = reuse.ends.slice();
+  // The joined length so far, as `reused` and the parts would join.
+  let length = reused.length;
   // Where the messages that may be reused next time end: before a trailing run of tool messages.
   let boundary = start;
   let boundaryParts = 0;
@@ -168,20 +183,35 @@ export function chatMessagesJson(request: Pick<ModelRequest, "system" | "message
     const message = messages[index]!;
     if (message.role !== "tool") {
       const json = messageJson(message, providerId);
-      if (json !== "") parts.push(json);
+      if (json !== "") {
+        parts.push(json);
+        length += (length > 0 ? 1 : 0) + json.length;
+      }
+      ends.push(length);
       boundary = index + 1;
       boundaryParts = parts.length;
       continue;
     }
     const run: ChatCompletionMessageParam[] = [];
-    index = toolRun(messages, index, run) - 1;
-    for (const param of run) parts.push(JSON.stringify(param));
+    const after = toolRun(messages, index, run);
+    for (const param of run) {
+      const json = JSON.stringify(param);
+      parts.push(json);
+      length += (length > 0 ? 1 : 0) + json.length;
+    }
+    for (; index < after; index += 1) ends.push(-1);
+    index = after - 1;
   }
   const added = parts.slice(0, boundaryParts).join(",");
   const kept = reused === "" || added === "" ? reused + added : `${reused},${added}`;
-  if (first !== undefined && boundary > start) joinedPrefixes.set(first, { providerId, messages: messages.slice(0, boundary), json: kept });
+  if (first !== undefined && boundary > start) joinedPrefixes.set(first, { providerId, messages: messages.slice(0, boundary), json: kept, ends: ends.slice(0, boundary + 1) });
   const rest = parts.slice(boundaryParts).join(",");
-  const body = kept === "" || rest === "" ? kept + rest : `${kept},${rest}`;
+  return { json: kept === "" || rest === "" ? kept + rest : `${kept},${rest}`, reused: start };
+}
+
+/** `JSON.stringify(chatMessages(request))`, with each user and assistant message's JSON made once and a Session's repeated leading messages joined once. */
+export function chatMessagesJson(request: Pick<ModelRequest, "system" | "messages" | "model">): string {
+  const body = joinedMessagesJson(request.messages, request.model.providerId).json;
   if (request.system === undefined || request.system === "") return `[${body}]`;
   const system = JSON.stringify({ role: "system", content: request.system });
   return body === "" ? `[${system}]` : `[${system},${body}]`;
