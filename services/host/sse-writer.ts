@@ -8,7 +8,8 @@
 // after its 200 is cut short and `onError` hears why. Two things it adds: the headers go out with
 // the first events when those are ready at once (one write, not two), and the last events go out
 // with the end of the body, so a client that stops reading at the last event has its connection
-// complete and kept alive instead of closed under an unfinished response.
+// complete and kept alive instead of closed under an unfinished response. A source that gives up on
+// a reader that stopped reading (`onBehind`) has the connection destroyed at once.
 import type { ServerResponse } from "node:http";
 import { encodeSseText, type SseIterator, type SseSource } from "../http/sse.js";
 
@@ -44,6 +45,13 @@ export async function writeSse(outgoing: ServerResponse, source: SseSource): Pro
   };
   outgoing.on("drain", onDrain);
   outgoing.once("close", onClose);
+  // The source gave up on this reader (it stopped reading, and the stream's queue reached its
+  // bound): what is buffered for the socket would never be taken, so the connection goes now.
+  iterator.onBehind?.((error) => {
+    if (gone) return;
+    source.onError(error);
+    outgoing.destroy();
+  });
   try {
     // The client left while the handler was opening the stream: its 'close' came before this
     // writer listened, and writes to the gone socket would wait for a 'drain' that never comes.

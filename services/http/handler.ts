@@ -8,7 +8,7 @@ import { dashboardResponse, isDashboardRequest, type DashboardOptions } from "./
 import { checkHost, checkOrigin, checkToken, type GuardOptions } from "./guard.js";
 import { BodyTooLarge, checkRequestSize, discardUnreadBody, readInput, MAX_REQUEST_BODY_BYTES } from "./request.js";
 import { Router } from "./router.js";
-import { sseBody, sseSourceResponse, writesSse } from "./sse.js";
+import { isConsumerBehind, sseBody, sseSourceResponse, writesSse } from "./sse.js";
 
 /** Protocol version advertised in `Ze-Harness-Version: <protocol>/<release>` (services/contract/protocol.ts). */
 export const PROTOCOL_VERSION = HARNESS_PROTOCOL_VERSION;
@@ -157,7 +157,7 @@ export function createFetchHandler(options: FetchHandlerOptions): FetchHandler {
       return new Response(null, { status: result.status, headers });
     }
     const onError = (error: unknown): void => {
-      if (!isFailure(error)) reportUnexpected(error, route);
+      if (!isFailure(error) && !isConsumerBehind(error)) reportUnexpected(error, route);
     };
     if (writesSse(request)) return sseSourceResponse({ status: result.status, headers, messages: result.stream, onError });
     return new Response(sseBody(result.stream, onError), { status: result.status, headers });

@@ -42,7 +42,16 @@ export function encodeSseMessage(message: SseMessage<unknown>): Uint8Array {
 /** A message source that can also hand over, without waiting, the messages it already holds. */
 export interface Drainable {
   drain?(): SseMessage<unknown>[];
+  /**
+   * Calls `listener` if the source gives up on a consumer that stopped taking messages (the
+   * events channel's StreamConsumerBehind): the Node listener then drops the connection at once,
+   * since a socket that is not read would never take what is left of the stream.
+   */
+  onBehind?(listener: (error: Error) => void): void;
 }
+
+/** A stream cut because its reader fell too far behind (core/events/channel.ts): expected, not a server fault. */
+export const isConsumerBehind = (error: unknown): boolean => (error as { _tag?: unknown } | null)?._tag === "StreamConsumerBehind";
 
 export type SseIterator = AsyncIterator<SseMessage<unknown>> & Drainable;
 

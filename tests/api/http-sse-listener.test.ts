@@ -251,6 +251,40 @@ describe("event streams over the Node listener", () => {
     });
   });
 
+  it("drops the connection of a reader that stopped reading once the stream's queue reaches its bound, and reports no server fault", async () => {
+    const url = await start();
+    const payload = "x".repeat(64 * 1024);
+    const bound = { highWater: 4, limit: 32 };
+    let channel: Channel<SseMessage<unknown>> | undefined;
+    source = () => (channel = new Channel<SseMessage<unknown>>(bound));
+    const { response } = get(url);
+    const answer = await response;
+    answer.pause();
+    answer.on("error", () => undefined);
+    const closed = new Promise((resolvePromise) => answer.once("close", resolvePromise));
+    // A live producer (as the model's deltas are): it pushes whether or not the reader reads, until
+    // the channel gives up on the reader. Without the bound it would queue all 4,000 (250 MiB).
+    let most = 0;
+    for (let id = 1; !channel!.isClosed && id <= 4000; id += 1) {
+      channel!.push(message(id, { payload }));
+      most = Math.max(most, channel!.queued);
+      await new Promise((resolvePromise) => setImmediate(resolvePromise));
+    }
+    expect(channel!.isClosed).toBe(true);
+    expect(most).toBeLessThanOrEqual(bound.limit);
+    // The listener dropped the connection at once (its buffered bytes would never be read): the
+    // client, reading again, gets what its socket had received and then the cut.
+    await new Promise<void>((resolvePromise) => {
+      const check = (): void => (sockets.closed === 1 ? resolvePromise() : void setImmediate(check));
+      check();
+    });
+    answer.resume();
+    await closed;
+    expect(answer.complete).toBe(false);
+    expect(sockets.closed).toBe(1);
+    expect(unexpected).toEqual([]);
+  });
+
   it("cuts a stream that fails after its 200 and reports why, after the events before the failure", async () => {
     const url = await start();
     const failure = new Error("the event log could not be read");

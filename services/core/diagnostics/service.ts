@@ -54,6 +54,8 @@ export class DiagnosticsService {
       let sent: number | undefined;
       let sentAt = 0;
       while (!channel.isClosed) {
+        await channel.room();
+        if (channel.isClosed) return;
         const revision = await store.latestDiagnosticSequence(this.storage, sessionId);
         if (revision !== sent || Date.now() - sentAt >= timing.heartbeatMs) {
           channel.push({ event: "diagnostics.revision", id: String(revision), data: { type: "diagnostics.revision", revision } });
@@ -63,7 +65,7 @@ export class DiagnosticsService {
         await wake.wait(Math.min(timing.idleReadMs, timing.heartbeatMs));
       }
     };
-    return pumpedStream(pump, (wake, channel) => [this.hub.onSession(sessionId, () => wake.set()), this.hub.onDeleted(sessionId, () => channel.close())], signal);
+    return pumpedStream(pump, (wake, channel) => [this.hub.onSession(sessionId, () => wake.set()), this.hub.onDeleted(sessionId, () => channel.close())], signal, timing.queue);
   }
 
   async context(server: string, sessionId: string, throughValue: string | undefined): Promise<ContextResponse> {

@@ -1,6 +1,33 @@
 // A single-consumer async queue with prompt close: `return()` (a disconnected client)
 // resolves a pending `next()` at once, which an async generator stuck in an `await`
 // cannot do. Producers push; the consumer iterates.
+//
+// The queue is bounded for a consumer that stops taking (an SSE client that stopped reading: the
+// writer waits for the socket to drain and takes nothing meanwhile). A producer that can wait (a
+// pump paging through storage) waits in `room()` while `highWater` items are queued; a producer
+// that cannot (a live delta pushed as the model streams) is refused once `limit` items are
+// queued, and the channel then fails with StreamConsumerBehind: the stream is cut, and the client
+// resumes from the last event id it read (every event but a live delta is in the log). Without a
+// bound, one stalled reader of a long Session's stream would hold its whole history in memory.
+
+export interface ChannelBounds {
+  /** A waiting producer (`room()`) resumes once the consumer has taken the queue below this. */
+  readonly highWater: number;
+  /** A push that would queue more than this many items fails the channel (StreamConsumerBehind). */
+  readonly limit: number;
+}
+
+/** 500 rows make a storage page; a pump pushes one page (or one Turn's events) between waits. */
+export const DEFAULT_CHANNEL_BOUNDS: ChannelBounds = { highWater: 512, limit: 8192 };
+
+/** Why a stream was cut: its consumer fell `limit` items behind. */
+export class StreamConsumerBehind extends Error {
+  readonly _tag = "StreamConsumerBehind";
+  constructor(readonly limit: number) {
+    super(`the reader fell ${limit} events behind; the stream was cut (resume from the last event id read)`);
+    this.name = "StreamConsumerBehind";
+  }
+}
 
 export class Channel<T> implements AsyncIterableIterator<T> {
   private readonly items: T[] = [];
@@ -8,9 +35,18 @@ export class Channel<T> implements AsyncIterableIterator<T> {
   private closed = false;
   private failure: unknown;
   private readonly closeListeners: (() => void)[] = [];
+  private readonly roomWaiters: (() => void)[] = [];
+  private readonly behindListeners: ((error: Error) => void)[] = [];
+
+  constructor(private readonly bounds: ChannelBounds = { highWater: Number.POSITIVE_INFINITY, limit: Number.POSITIVE_INFINITY }) {}
 
   get isClosed(): boolean {
     return this.closed;
+  }
+
+  /** How many items wait for the consumer. */
+  get queued(): number {
+    return this.items.length;
   }
 
   push(item: T): void {
@@ -19,9 +55,21 @@ export class Channel<T> implements AsyncIterableIterator<T> {
     if (waiter) {
       this.waiter = undefined;
       waiter({ value: item, done: false });
+    } else if (this.items.length >= this.bounds.limit) {
+      this.close(new StreamConsumerBehind(this.bounds.limit));
     } else {
       this.items.push(item);
     }
+  }
+
+  /** Resolves once fewer than `highWater` items are queued (at once when they are) or the channel closed. */
+  room(): Promise<void> {
+    if (this.closed || this.items.length < this.bounds.highWater) return Promise.resolve();
+    return new Promise((resolve) => this.roomWaiters.push(resolve));
+  }
+
+  private taken(): void {
+    if (this.roomWaiters.length > 0 && this.items.length < this.bounds.highWater) for (const resolve of this.roomWaiters.splice(0)) resolve();
   }
 
   /** Ends the stream after the queued items (or with `error` at once). */
@@ -37,7 +85,15 @@ export class Channel<T> implements AsyncIterableIterator<T> {
       this.waiter = undefined;
       waiter({ value: undefined, done: true });
     }
+    for (const resolve of this.roomWaiters.splice(0)) resolve();
+    const behind = this.behindListeners.splice(0);
+    if (error instanceof StreamConsumerBehind) for (const listener of behind) listener(error);
     for (const listener of this.closeListeners.splice(0)) listener();
+  }
+
+  /** Calls `listener` if a push finds the consumer `limit` items behind (the channel then fails with that error). */
+  onBehind(listener: (error: Error) => void): void {
+    if (!this.closed) this.behindListeners.push(listener);
   }
 
   onClose(listener: () => void): void {
@@ -47,12 +103,17 @@ export class Channel<T> implements AsyncIterableIterator<T> {
 
   /** The items already queued, taken without waiting (a consumer that batches writes). */
   drain(): T[] {
-    return this.items.splice(0);
+    const items = this.items.splice(0);
+    this.taken();
+    return items;
   }
 
   next(): Promise<IteratorResult<T>> {
     const item = this.items.shift();
-    if (item !== undefined) return Promise.resolve({ value: item, done: false });
+    if (item !== undefined) {
+      this.taken();
+      return Promise.resolve({ value: item, done: false });
+    }
     if (this.failure !== undefined) return Promise.reject(this.failure);
     if (this.closed) return Promise.resolve({ value: undefined, done: true });
     return new Promise((resolve) => (this.waiter = resolve));
@@ -103,15 +164,16 @@ export class Wake {
 
 /**
  * A stream fed by `pump`: `subscribe` wires the wake-ups (and closes) the pump reacts to and
- * returns their unsubscribers; aborting `signal` or the consumer leaving closes the channel, which
+ * returns their unsubscribers; the pump waits in `channel.room()` before each read of storage; aborting `signal` or the consumer leaving closes the channel, which
  * unsubscribes and wakes the pump so it sees `isClosed`; the pump's end or error ends the stream.
  */
 export function pumpedStream<T>(
   pump: (channel: Channel<T>, wake: Wake) => Promise<void>,
   subscribe: (wake: Wake, channel: Channel<T>) => (() => void)[],
   signal?: AbortSignal,
+  bounds: ChannelBounds = DEFAULT_CHANNEL_BOUNDS,
 ): AsyncIterable<T> {
-  const channel = new Channel<T>();
+  const channel = new Channel<T>(bounds);
   const wake = new Wake();
   const unsubscribers = subscribe(wake, channel);
   const abort = (): void => channel.close();

@@ -25,7 +25,7 @@ import {
 import { notFound, validationFailure } from "../../contract/failure.js";
 import { toSession } from "../sessions.js";
 import { toTurn } from "../turns/codec.js";
-import { pumpedStream } from "./channel.js";
+import { pumpedStream, type ChannelBounds } from "./channel.js";
 import type { ActivityHub, LiveDelta } from "./hub.js";
 
 export interface StreamTiming {
@@ -33,6 +33,8 @@ export interface StreamTiming {
   readonly heartbeatMs: number;
   /** How often an idle stream re-reads storage (recovers changes made by other processes). */
   readonly idleReadMs: number;
+  /** How far a reader may fall behind (channel.ts); DEFAULT_CHANNEL_BOUNDS when absent. */
+  readonly queue?: ChannelBounds | undefined;
 }
 
 export const DEFAULT_STREAM_TIMING: StreamTiming = { heartbeatMs: 15_000, idleReadMs: 1_000 };
@@ -104,6 +106,9 @@ export class EventStreams {
         }
         let lastSentAt = Date.now();
         while (!finished && !channel.isClosed) {
+          // A reader that stopped taking events holds the pump here (channel.ts): nothing more is read for it.
+          await channel.room();
+          if (channel.isClosed) break;
           const woke = await wake.wait(Math.min(timing.idleReadMs, timing.heartbeatMs));
           if (channel.isClosed) break;
           // Events committed in this process arrive pushed; an idle tick (another process's
@@ -146,6 +151,7 @@ export class EventStreams {
         }),
       ],
       signal,
+      timing.queue,
     );
   }
 
@@ -163,6 +169,7 @@ export class EventStreams {
         let announced = -1;
         let woke = false;
         for (;;) {
+          await channel.room();
           if (channel.isClosed) return;
           // Pushed events continue the cursor exactly; otherwise (the first page, an idle tick,
           // a gap, a change without events) read the log and the Session.
@@ -201,6 +208,7 @@ export class EventStreams {
         }),
       ],
       signal,
+      timing.queue,
     );
   }
 
@@ -241,6 +249,7 @@ export class EventStreams {
         let lastSentAt = Date.now();
         if (afterServerCursor === undefined) send({ type: "server.cursor", serverCursor: cursor });
         for (;;) {
+          await channel.room();
           if (channel.isClosed) return;
           const events = await this.serverEvents(server, cursor, announced);
           for (const event of events) send(event);
@@ -265,6 +274,7 @@ export class EventStreams {
       },
       (wake) => [this.hub.onServer(server, () => wake.set())],
       signal,
+      timing.queue,
     );
   }
 
@@ -331,6 +341,9 @@ export class EventStreams {
   }
 }
 
+/** The most pushed rows a stream's inbox keeps for its pump; past it the pump reads the log. */
+const INBOX_LIMIT = 2048;
+
 /**
  * Durable events pushed by this process's commits, waiting for a stream's pump. `take` hands
  * over the run that continues the stream's cursor exactly, or undefined when there is a gap
@@ -338,10 +351,17 @@ export class EventStreams {
  */
 class EventInbox {
   private rows: TurnEventRow[] = [];
+  /** More than INBOX_LIMIT rows came while the pump waited (a reader that stopped): they were dropped, and the log has them. */
+  private overflowed = false;
 
   /** True when something was added. */
   add(rows: readonly TurnEventRow[]): boolean {
     if (rows.length === 0) return false;
+    if (this.overflowed || this.rows.length + rows.length > INBOX_LIMIT) {
+      this.rows = [];
+      this.overflowed = true;
+      return true;
+    }
     this.rows.push(...rows);
     return true;
   }
@@ -349,6 +369,10 @@ class EventInbox {
   take(after: number, key: (row: TurnEventRow) => number): TurnEventRow[] | undefined {
     const rows = this.rows.filter((row) => key(row) > after).sort((a, b) => key(a) - key(b));
     this.rows = [];
+    if (this.overflowed) {
+      this.overflowed = false;
+      return undefined;
+    }
     if (rows.length === 0) return undefined;
     for (const [index, row] of rows.entries()) if (key(row) !== after + index + 1) return undefined;
     return rows;

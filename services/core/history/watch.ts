@@ -62,6 +62,8 @@ export class HistoryWatch {
       let caughtUp = false;
       let lastSentAt = 0;
       while (!channel.isClosed) {
+        await channel.room();
+        if (channel.isClosed) return;
         const currentQueue = await this.queue(sessionId);
         if (JSON.stringify(currentQueue) !== queue) {
           queue = JSON.stringify(currentQueue);
@@ -77,6 +79,9 @@ export class HistoryWatch {
         const sql = this.storage.reader().sql;
         const through = await historyRows.latestSequence(sql, sessionId);
         for (;;) {
+          // A reader that stopped taking messages holds the pump here (events/channel.ts).
+          await channel.room();
+          if (channel.isClosed) return;
           const rows = await historyRows.listRows(sql, sessionId, { after: position, through, limit: ROWS_PER_MESSAGE });
           if (rows.length === 0) break;
           position = [rows.at(-1)!.sourceSequence, rows.at(-1)!.itemIndex];
@@ -93,6 +98,6 @@ export class HistoryWatch {
         await wake.wait(Math.min(timing.idleReadMs, timing.heartbeatMs));
       }
     };
-    return pumpedStream(pump, (wake, channel) => [this.hub.onSession(sessionId, () => wake.set()), this.hub.onDeleted(sessionId, () => channel.close())], signal);
+    return pumpedStream(pump, (wake, channel) => [this.hub.onSession(sessionId, () => wake.set()), this.hub.onDeleted(sessionId, () => channel.close())], signal, timing.queue);
   }
 }

@@ -1,0 +1,136 @@
+// An event stream's queue is bounded (core/events/channel.ts): a producer that can wait (a pump
+// paging through storage) waits in room() while the reader is behind, and a live push past the
+// limit cuts the stream with StreamConsumerBehind, so a reader that stopped reading never makes
+// the host hold an unbounded backlog. Over a real harness: a Turn's watch that is not read while
+// the model streams is cut, the Turn itself completes, and the reader resumes from its last id.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { TurnStreamEvent } from "../../clients/index.js";
+import { Channel, pumpedStream, StreamConsumerBehind, Wake } from "../../services/core/events/channel.js";
+import { startModelHarness, type ModelHarness } from "../support/model.js";
+import { queue, runToEnd, watchTurn } from "./helpers.js";
+
+const bounds = { highWater: 4, limit: 10 };
+
+describe("a bounded channel", () => {
+  it("keeps a waiting producer in room() until the reader takes the queue below the high-water mark", async () => {
+    const channel = new Channel<number>(bounds);
+    for (let item = 0; item < 4; item += 1) channel.push(item);
+    let roomy = false;
+    const waiting = channel.room().then(() => (roomy = true));
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(roomy).toBe(false);
+    expect(await channel.next()).toEqual({ value: 0, done: false });
+    await waiting;
+    expect(roomy).toBe(true);
+    // Under the mark, room() answers at once; drain() frees room as next() does.
+    await channel.room();
+    for (let item = 4; item < 8; item += 1) channel.push(item);
+    let drained = false;
+    const again = channel.room().then(() => (drained = true));
+    expect(channel.drain()).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    await again;
+    expect(drained).toBe(true);
+  });
+
+  it("fails with StreamConsumerBehind when a push finds `limit` items queued, and tells its onBehind listener", async () => {
+    const channel = new Channel<number>(bounds);
+    const heard: Error[] = [];
+    channel.onBehind((error) => heard.push(error));
+    for (let item = 0; item < 10; item += 1) channel.push(item);
+    expect(channel.isClosed).toBe(false);
+    expect(channel.queued).toBe(10);
+    channel.push(10);
+    expect(channel.isClosed).toBe(true);
+    expect(channel.queued).toBe(0);
+    expect(heard).toHaveLength(1);
+    expect(heard[0]).toBeInstanceOf(StreamConsumerBehind);
+    await expect(channel.next()).rejects.toBeInstanceOf(StreamConsumerBehind);
+    // A producer waiting for room is released by the close (and sees isClosed).
+    await channel.room();
+  });
+
+  it("lets a reader that keeps up take any number of items (a waiting reader takes each push directly)", async () => {
+    const channel = new Channel<number>(bounds);
+    const taken: number[] = [];
+    const reading = (async () => {
+      for await (const item of channel) taken.push(item);
+    })();
+    for (let item = 0; item < 1000; item += 1) {
+      channel.push(item);
+      await Promise.resolve();
+    }
+    channel.close();
+    await reading;
+    expect(taken).toHaveLength(1000);
+  });
+
+  it("holds a paging pump at the high-water mark while nobody reads", async () => {
+    let pages = 0;
+    const stream = pumpedStream<number>(
+      async (channel) => {
+        for (let page = 0; page < 100 && !channel.isClosed; page += 1) {
+          await channel.room();
+          if (channel.isClosed) return;
+          pages += 1;
+          for (let item = 0; item < 3; item += 1) channel.push(page * 3 + item);
+        }
+      },
+      (_wake: Wake) => [],
+      undefined,
+      bounds,
+    );
+    for (let turn = 0; turn < 20; turn += 1) await new Promise((resolvePromise) => setImmediate(resolvePromise));
+    // Two pages fill the queue past the mark (3, then 6 ≥ 4): the pump waits for the reader.
+    expect(pages).toBe(2);
+    const iterator = stream[Symbol.asyncIterator]();
+    const first = [];
+    for (let index = 0; index < 9; index += 1) first.push((await iterator.next()).value);
+    expect(first).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(pages).toBeGreaterThan(2);
+    await iterator.return?.();
+  });
+});
+
+describe("a Turn's watch that is not read while the model streams (in-process host)", () => {
+  let h: ModelHarness;
+  beforeAll(async () => {
+    h = await startModelHarness({ harness: { streamTiming: { heartbeatMs: 60_000, idleReadMs: 25, queue: { highWater: 4, limit: 16 } } } });
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  it("is cut, the Turn completes, and the reader resumes from its last event id to turn.finished", async () => {
+    const words = Array.from({ length: 200 }, (_, index) => ({ type: "text" as const, text: `w${index} ` }));
+    h.model.enqueue({ events: words });
+    const sessionId = await h.createSession();
+    const { turnId } = await queue(h, sessionId, "Stream many words");
+    const stalled = await watchTurn(h, sessionId, turnId, null);
+    const snapshot = (await stalled.next())!.data;
+    // Nothing more is read from `stalled` until the Turn is over.
+    const { turn } = await runToEnd(h, sessionId, turnId);
+    expect(turn.outcome).toMatchObject({ kind: "completed" });
+    expect(turn.parts.map((part) => ("text" in part ? part.text : "")).join("")).toBe(words.map((word) => word.text).join(""));
+    // The stalled stream fell 16 deltas behind and was cut: it ends (with an error) before turn.finished.
+    const rest: TurnStreamEvent[] = [];
+    let failure: unknown;
+    try {
+      for (;;) {
+        const next = await stalled.next();
+        if (next === undefined) break;
+        rest.push(next.data);
+      }
+    } catch (error) {
+      failure = error;
+    }
+    expect(rest.length).toBeLessThan(words.length);
+    expect(rest.map((event) => event.type)).not.toContain("turn.finished");
+    expect(String(failure ?? "")).toMatch(/behind|terminated|error/i);
+    // The reader resumes after the last id it read: the durable events and turn.finished follow.
+    const lastRevision = Math.max(snapshot.revision, ...rest.map((event) => ("revision" in event ? Number(event.revision) : 0)));
+    const resumed = await watchTurn(h, sessionId, turnId, lastRevision);
+    const events = await resumed.rest();
+    expect(events.at(-1)?.type).toBe("turn.finished");
+  });
+});
