@@ -2,7 +2,8 @@
 // crosses `wal_autocheckpoint` pages, on the committing thread, with its fsyncs: every ~10 Turns
 // it stalled every request for milliseconds. A file database's writer turns it off
 // (`PRAGMA wal_autocheckpoint = 0`) and this worker thread, with its own libSQL connection, runs
-// the checkpoints instead:
+// the checkpoints instead, from the writer's CHECKPOINT_WORKER_AFTER_COMMITS-th commit on
+// (database.ts: a short-lived process never starts it):
 //
 // - the writer calls `committed()` after each commit: one atomic add and notify on a shared word,
 //   no message; the worker wakes at most once per `intervalMs`, reads how many WAL frames are not
@@ -157,6 +158,10 @@ db.close();
 
 let libsqlPath: string | undefined;
 
+/** Checkpoint workers this process has started (for tests: a short-lived handle starts none). */
+let workersStarted = 0;
+export const checkpointWorkersStarted = (): number => workersStarted;
+
 export class Checkpointer {
   readonly #state = new Int32Array(new SharedArrayBuffer(SLOTS * Int32Array.BYTES_PER_ELEMENT));
   readonly #worker: Worker;
@@ -164,6 +169,7 @@ export class Checkpointer {
   #closing = false;
 
   constructor(path: string, options: CheckpointOptions = {}) {
+    workersStarted += 1;
     const require = createRequire(import.meta.url);
     libsqlPath ??= require.resolve("libsql");
     const { Worker: WorkerThread } = require("node:worker_threads") as typeof import("node:worker_threads");

@@ -28,6 +28,16 @@ export const DEFAULT_BUSY_TIMEOUT_MS = 5000;
 const CHECKPOINT_PAGES = 1000;
 /** A restarted -wal file longer than this is cut back (normally it peaks just past CHECKPOINT_PAGES pages). */
 const JOURNAL_SIZE_LIMIT = 8 * 1024 * 1024;
+/**
+ * Commits after which a file database's checkpoint worker starts (checkpoint.ts). Until then the
+ * write connection keeps SQLite's own automatic checkpoint (every CHECKPOINT_PAGES pages: a handful
+ * of commits never reach it), and SQLite checkpoints and removes the -wal file when the last
+ * connection closes: a short-lived process — a one-shot `run --embedded`, a CLI command on its own
+ * database — makes a few commits and never pays for a worker thread (a Node start and a libSQL
+ * load on the second core: ≈ 3–10 % of a one-shot run, interleaved runs with and without it). A
+ * host that keeps committing moves its checkpoints off the event loop from then on.
+ */
+export const CHECKPOINT_WORKER_AFTER_COMMITS = 32;
 
 export interface OpenDatabaseOptions {
   /** `:memory:`, a `file:` URL, an absolute or relative path (under `stateDirectory`), or a `libsql://`, `http(s)://`, `ws(s)://` URL. */
@@ -67,10 +77,12 @@ class Writer implements HandleWriter {
   #pageLimit: number | undefined;
   readonly #shared: { client: EngineClient; db: StorageDatabase } | null;
   readonly walSync: WalSync | null;
-  /** Runs the WAL checkpoints of a file off the event loop (checkpoint.ts); null once lost or for other kinds. */
-  #checkpointer: Checkpointer | null;
-  /** The write connection's `wal_autocheckpoint`: 0 while the checkpoint worker runs, SQLite's 1000 if it was lost. */
-  #autocheckpoint = 0;
+  /** Runs the WAL checkpoints of a file off the event loop (checkpoint.ts); null until it starts, once lost, and for other kinds. */
+  #checkpointer: Checkpointer | null = null;
+  /** Commits still to come before the checkpoint worker starts (a file database's); 0: started, lost or none. */
+  #commitsBeforeWorker: number;
+  /** The write connection's `wal_autocheckpoint`: 0 while the checkpoint worker runs, SQLite's 1000 before it starts and if it was lost. */
+  #autocheckpoint = CHECKPOINT_PAGES;
 
   constructor(
     private readonly location: DatabaseLocation,
@@ -79,17 +91,20 @@ class Writer implements HandleWriter {
   ) {
     this.#shared = location.kind === "file" ? null : { client: main, db: drizzleOver(main) };
     this.walSync = location.kind === "file" ? new WalSync(location.path) : null;
-    this.#checkpointer =
-      location.kind === "file"
-        ? new Checkpointer(location.path, {
-            thresholdPages: CHECKPOINT_PAGES,
-            // The worker ended early: SQLite's automatic checkpoint on the next write connection.
-            onLost: () => {
-              this.#checkpointer = null;
-              this.#autocheckpoint = CHECKPOINT_PAGES;
-            },
-          })
-        : null;
+    this.#commitsBeforeWorker = location.kind === "file" ? CHECKPOINT_WORKER_AFTER_COMMITS : 0;
+  }
+
+  /** Starts the checkpoint worker: the next write connection turns SQLite's automatic checkpoint off. */
+  #startCheckpointer(path: string): void {
+    this.#checkpointer = new Checkpointer(path, {
+      thresholdPages: CHECKPOINT_PAGES,
+      // The worker ended early: SQLite's automatic checkpoint on the next write connection.
+      onLost: () => {
+        this.#checkpointer = null;
+        this.#autocheckpoint = CHECKPOINT_PAGES;
+      },
+    });
+    this.#autocheckpoint = 0;
   }
 
   #open(): { client: EngineClient; db: StorageDatabase } {
@@ -129,7 +144,8 @@ class Writer implements HandleWriter {
     const { client, db } = this.#open();
     try {
       const result = await db.transaction((tx) => fn(Object.assign(tx, { sql: client.current!.sql, events: [] as TurnEventRow[] })));
-      this.#checkpointer?.committed();
+      if (this.#checkpointer !== null) this.#checkpointer.committed();
+      else if (this.#commitsBeforeWorker > 0 && --this.#commitsBeforeWorker === 0) this.#startCheckpointer((this.location as { path: string }).path);
       return result;
     } catch (error) {
       if (this.#shared === null) this.#replace();
@@ -162,6 +178,16 @@ class Writer implements HandleWriter {
   }
 
   async close(): Promise<void> {
+    // No worker ran (a short-lived handle): empty the -wal file here, as its final checkpoint
+    // would have (SQLite's own checkpoint at the last close is not made by the read connection,
+    // which closes last). Busy (another process reading) leaves it to the next checkpoint.
+    if (this.#checkpointer === null && this.walSync !== null) {
+      try {
+        (this.#connection?.client as LocalClient | undefined)?.idleConnection?.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+      } catch {
+        // nothing is lost: the WAL stays, and is checkpointed by the next writer
+      }
+    }
     this.#replace();
     await this.walSync?.close();
     // After the write connection closed: the worker's final checkpoint empties the -wal file.

@@ -1,5 +1,6 @@
 // WAL checkpoints run in a worker thread (services/storage/checkpoint.ts), never inside a COMMIT on
-// the event loop: the writer's automatic checkpoint is off, the -wal file stays bounded while
+// the event loop, once a handle has made a few dozen commits (a short-lived one starts no thread
+// and SQLite checkpoints at close): the writer's automatic checkpoint is then off, the -wal file stays bounded while
 // commits keep coming, nothing committed is lost (close, SIGKILL), the worker never keeps the
 // process alive, and a checkpoint a reader blocks is tried again until it completes.
 import { spawn } from "node:child_process";
@@ -8,6 +9,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createRequire } from "node:module";
 import { describe, expect, it, vi } from "vitest";
+import { checkpointWorkersStarted } from "../../services/storage/checkpoint.js";
+import { CHECKPOINT_WORKER_AFTER_COMMITS } from "../../services/storage/database.js";
 import { openDatabase, sessions, type StorageHandle } from "../../services/storage/index.js";
 import { newSession, tempStateDirectory } from "./helpers.js";
 
@@ -67,6 +70,16 @@ function runChild(state: string, url: string, count: number, ending: "close" | "
   };
 }
 
+/** How many Sessions the database file `file` in `state` holds, opened afresh. */
+async function expectSessionCount(state: string, file: string, count: number): Promise<void> {
+  const handle = await openDatabase({ url: join(state, file), stateDirectory: state });
+  try {
+    expect(await sessions.listSessions(handle, "local")).toHaveLength(count);
+  } finally {
+    await handle.close();
+  }
+}
+
 /** The Sessions of the database file `file` in `state`, opened afresh, are exactly `ids`. */
 async function expectSessions(state: string, file: string, ids: readonly string[]): Promise<void> {
   const handle = await openDatabase({ url: join(state, file), stateDirectory: state });
@@ -77,17 +90,45 @@ async function expectSessions(state: string, file: string, ids: readonly string[
   }
 }
 
+/** The write connection's `wal_autocheckpoint` (0: the worker checkpoints), read in a transaction (a commit). */
+async function autocheckpointOf(handle: StorageHandle): Promise<unknown> {
+  let autocheckpoint: unknown;
+  await handle.transaction(async (tx) => {
+    autocheckpoint = (await tx.sql.get<{ wal_autocheckpoint: number }>("PRAGMA wal_autocheckpoint"))?.wal_autocheckpoint;
+  });
+  return autocheckpoint;
+}
+
 describe("checkpoints off the event loop", () => {
-  it("the writer's automatic checkpoint is off, and the -wal file stays bounded while commits never pause", async () => {
+  it("a short-lived handle starts no worker: SQLite checkpoints at close, and the -wal file is gone", async () => {
     const state = await tempStateDirectory();
-    const path = join(state, "bounded.db");
+    const path = join(state, "short.db");
+    const workers = checkpointWorkersStarted();
     const handle = await openDatabase({ url: path, stateDirectory: state });
     try {
-      let autocheckpoint: unknown;
-      await handle.transaction(async (tx) => {
-        autocheckpoint = (await tx.sql.get<{ wal_autocheckpoint: number }>("PRAGMA wal_autocheckpoint"))?.wal_autocheckpoint;
-      });
-      expect(autocheckpoint).toBe(0);
+      await writeSessions(handle, "s", CHECKPOINT_WORKER_AFTER_COMMITS - 5);
+      // SQLite's own automatic checkpoint, and no worker thread.
+      expect(await autocheckpointOf(handle)).toBe(1000);
+      expect(checkpointWorkersStarted()).toBe(workers);
+      expect(walBytes(path)).toBeGreaterThan(0);
+    } finally {
+      await handle.close();
+    }
+    expect(walBytes(path)).toBe(0);
+    await expectSessionCount(state, "short.db", CHECKPOINT_WORKER_AFTER_COMMITS - 5);
+  });
+
+  it("the writer's automatic checkpoint is off once the worker runs, and the -wal file stays bounded while commits never pause", async () => {
+    const state = await tempStateDirectory();
+    const path = join(state, "bounded.db");
+    const workers = checkpointWorkersStarted();
+    const handle = await openDatabase({ url: path, stateDirectory: state });
+    try {
+      await writeSessions(handle, "first", CHECKPOINT_WORKER_AFTER_COMMITS - 1);
+      expect(checkpointWorkersStarted()).toBe(workers);
+      await writeSessions(handle, "last", 1);
+      expect(checkpointWorkersStarted()).toBe(workers + 1);
+      expect(await autocheckpointOf(handle)).toBe(0);
       let largest = 0;
       // ~2 pages per Session: about 8,000 WAL pages in all, with no pause between commits.
       await writeSessions(handle, "s", 4000, () => {
@@ -97,7 +138,7 @@ describe("checkpoints off the event loop", () => {
       // most, for a 1,000-page threshold), while without checkpoints it would hold every page written.
       expect(largest).toBeGreaterThan(0);
       expect(largest).toBeLessThan(3000 * PAGE);
-      expect(await sessions.listSessions(handle, "local")).toHaveLength(4000);
+      expect(await sessions.listSessions(handle, "local")).toHaveLength(4000 + CHECKPOINT_WORKER_AFTER_COMMITS);
     } finally {
       await handle.close();
     }
@@ -105,7 +146,7 @@ describe("checkpoints off the event loop", () => {
     expect(walBytes(path)).toBe(0);
     const reopened = await openDatabase({ url: path, stateDirectory: state });
     try {
-      expect(await sessions.listSessions(reopened, "local")).toHaveLength(4000);
+      expect(await sessions.listSessions(reopened, "local")).toHaveLength(4000 + CHECKPOINT_WORKER_AFTER_COMMITS);
     } finally {
       await reopened.close();
     }
