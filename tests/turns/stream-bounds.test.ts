@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TurnStreamEvent } from "../../clients/index.js";
 import { Channel, pumpedStream, StreamConsumerBehind, Wake } from "../../services/core/events/channel.js";
 import { startModelHarness, type ModelHarness } from "../support/model.js";
-import { queue, runToEnd, watchTurn } from "./helpers.js";
+import { openSse, queue, runToEnd, server, watchTurn } from "./helpers.js";
 
 const bounds = { highWater: 4, limit: 10 };
 
@@ -132,5 +132,46 @@ describe("a Turn's watch that is not read while the model streams (in-process ho
     const resumed = await watchTurn(h, sessionId, turnId, lastRevision);
     const events = await resumed.rest();
     expect(events.at(-1)?.type).toBe("turn.finished");
+  });
+});
+
+describe("a stream whose pump waits for room while the model streams (in-process host)", () => {
+  let h: ModelHarness;
+  beforeAll(async () => {
+    // The pump waits at 2 queued events; the limit is out of reach, so nothing is cut.
+    h = await startModelHarness({ harness: { streamTiming: { heartbeatMs: 60_000, idleReadMs: 25, queue: { highWater: 2, limit: 100_000 } } } });
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  it("sends each live delta after the durable event it builds on (a reader cut after it resumes past nothing)", async () => {
+    const words = Array.from({ length: 20 }, (_, index) => ({ type: "text" as const, text: `w${index} ` }));
+    h.model.enqueue({ events: [...words, { type: "tool_call", id: "call_1", name: "read", arguments: "{}" } as never] });
+    h.model.enqueue({ events: words });
+    const sessionId = await h.createSession();
+    const { turnId } = await queue(h, sessionId, "Stream, call a tool, stream again");
+    const turnStream = await watchTurn(h, sessionId, turnId, null);
+    const sessionStream = await openSse<{ type: string; activityCursor: number }>(h.fetch, h.api.baseUrl, `/v1/servers/${server}/sessions/${sessionId}/events?afterActivityCursor=0`);
+    // Neither stream is read until the Turn is over: both pumps wait for room meanwhile.
+    await runToEnd(h, sessionId, turnId);
+    const ahead: string[] = [];
+    let revision = 0;
+    for (let next = await turnStream.next(); next; next = await turnStream.next()) {
+      const event = next.data as { type: string; revision: number };
+      if (!event.type.endsWith(".delta")) revision = Math.max(revision, event.revision);
+      else if (event.revision > revision) ahead.push(`${event.type} on revision ${event.revision} before it`);
+      if (event.type === "turn.finished") break;
+    }
+    let cursor = 0;
+    for (let next = await sessionStream.next(); next; next = await sessionStream.next()) {
+      const event = next.data;
+      if (!event.type.endsWith(".delta")) cursor = Math.max(cursor, event.activityCursor);
+      else if (event.activityCursor > cursor) ahead.push(`${event.type} on activity ${event.activityCursor} before it`);
+      if (event.type === "session.turn.finished") break;
+    }
+    turnStream.close();
+    sessionStream.close();
+    expect(ahead).toEqual([]);
   });
 });

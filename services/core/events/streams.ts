@@ -25,7 +25,7 @@ import {
 import { notFound, validationFailure } from "../../contract/failure.js";
 import { toSession } from "../sessions.js";
 import { toTurn } from "../turns/codec.js";
-import { pumpedStream, type ChannelBounds } from "./channel.js";
+import { DEFAULT_CHANNEL_BOUNDS, pumpedStream, StreamConsumerBehind, type Channel, type ChannelBounds } from "./channel.js";
 import type { ActivityHub, LiveDelta } from "./hub.js";
 
 export interface StreamTiming {
@@ -84,6 +84,7 @@ export class EventStreams {
     const first = toTurn(found.turn, found.parts, found.steers);
     const timing = this.timing;
     const inbox = new EventInbox();
+    const live = new LiveOrder<SseMessage<TurnStreamEvent>>(first.revision, (timing.queue ?? DEFAULT_CHANNEL_BOUNDS).limit);
     return pumpedStream<SseMessage<TurnStreamEvent>>(
       async (channel, wake) => {
         const send = (event: AnyEvent, revision: number): void => channel.push(message(event, revision) as SseMessage<TurnStreamEvent>);
@@ -118,7 +119,10 @@ export class EventStreams {
           for (const [index, row] of rows.entries()) {
             sent = row.revision;
             if (row.type === "turn.snapshot") {
-              if (index !== lastSnapshot) continue;
+              if (index !== lastSnapshot) {
+                live.advance(channel, sent);
+                continue;
+              }
               const current = await this.turn(turnId);
               if (!current) return;
               snapshot = current;
@@ -126,6 +130,7 @@ export class EventStreams {
             } else {
               send({ type: row.type, revision: row.revision, ...(row.data as object) }, row.revision);
             }
+            live.advance(channel, sent);
             lastSentAt = Date.now();
             if (row.type === "turn.finished") finished = true;
           }
@@ -147,7 +152,7 @@ export class EventStreams {
         this.hub.onDeleted(sessionId, () => channel.close()),
         this.hub.onDelta(sessionId, (delta) => {
           if (delta.turnId !== turnId) return;
-          channel.push(message(deltaEvent(delta), delta.revision) as SseMessage<TurnStreamEvent>);
+          if (!live.push(channel, delta.revision, message(deltaEvent(delta), delta.revision) as SseMessage<TurnStreamEvent>)) wake.set();
         }),
       ],
       signal,
@@ -162,6 +167,7 @@ export class EventStreams {
     await this.requireSession(server, sessionId);
     const timing = this.timing;
     const inbox = new EventInbox();
+    const live = new LiveOrder<SseMessage<SessionStreamEvent>>(afterActivityCursor, (timing.queue ?? DEFAULT_CHANNEL_BOUNDS).limit);
     return pumpedStream<SseMessage<SessionStreamEvent>>(
       async (channel, wake) => {
         let cursor = afterActivityCursor;
@@ -177,9 +183,11 @@ export class EventStreams {
           const rows = pushed ?? (await store.listSessionEvents(this.storage, sessionId, cursor));
           for (const event of await this.sessionEvents(rows)) {
             channel.push(message(event, event.activityCursor) as SseMessage<SessionStreamEvent>);
+            live.advance(channel, event.activityCursor);
             lastSentAt = Date.now();
           }
           if (rows.length > 0) cursor = rows[rows.length - 1]!.activityCursor;
+          live.advance(channel, cursor);
           if (rows.length === 500) continue; // a full page: keep paging before announcing
           let current = cursor;
           if (pushed === undefined) {
@@ -191,6 +199,7 @@ export class EventStreams {
             cursor = current;
             announced = current;
             channel.push(message({ type: "session.cursor", activityCursor: current }, current) as SseMessage<SessionStreamEvent>);
+            live.advance(channel, current);
             lastSentAt = Date.now();
           }
           woke = await wake.wait(Math.min(timing.idleReadMs, timing.heartbeatMs));
@@ -204,7 +213,7 @@ export class EventStreams {
         this.hub.onDeleted(sessionId, () => channel.close()),
         this.hub.onDelta(sessionId, (delta) => {
           const event = { ...deltaEvent(delta), type: `session.${deltaEvent(delta).type}`, activityCursor: delta.activityCursor, sessionId, turnId: delta.turnId };
-          channel.push(message(event, delta.activityCursor) as SseMessage<SessionStreamEvent>);
+          if (!live.push(channel, delta.activityCursor, message(event, delta.activityCursor) as SseMessage<SessionStreamEvent>)) wake.set();
         }),
       ],
       signal,
@@ -338,6 +347,46 @@ export class EventStreams {
     const out: (AnyEvent & { serverCursor: number })[] = [];
     for (const item of items.slice(0, 500)) out.push(...(await item.build()));
     return out;
+  }
+}
+
+/**
+ * Live deltas in order behind the durable events they build on. A delta is pushed as it comes,
+ * but the durable event it follows (its revision or activity cursor) may not have gone out yet:
+ * the pump waits in room() while the reader is behind, and that event waits in the inbox. Pushed
+ * then, the delta would reach the reader first, and a reader cut (or gone) after it would resume
+ * past that event: a Session stream never sends it again. Such a delta waits here until the pump
+ * has pushed that event; held deltas count against the channel's limit (past it the stream is cut).
+ */
+class LiveOrder<T> {
+  private readonly held: { readonly key: number; readonly item: T }[] = [];
+
+  constructor(
+    /** The key of the last durable event (or cursor) the pump pushed. */
+    private through: number,
+    private readonly limit: number,
+  ) {}
+
+  /** Pushes a delta that follows durable event `key`, or holds it (false) until the pump has pushed that event. */
+  push(channel: Channel<T>, key: number, item: T): boolean {
+    if (this.held.length === 0 && key <= this.through) {
+      channel.push(item);
+      return true;
+    }
+    if (channel.isClosed) return true;
+    if (channel.queued + this.held.length >= this.limit) {
+      this.held.length = 0;
+      channel.close(new StreamConsumerBehind(this.limit));
+      return true;
+    }
+    this.held.push({ key, item });
+    return false;
+  }
+
+  /** The pump pushed the durable events through `key`: the deltas that follow them go out. */
+  advance(channel: Channel<T>, key: number): void {
+    if (key > this.through) this.through = key;
+    while (this.held.length > 0 && this.held[0]!.key <= this.through) channel.push(this.held.shift()!.item);
   }
 }
 
