@@ -50,6 +50,24 @@ describe("a bounded channel", () => {
     await channel.room();
   });
 
+  it("fails a reader already waiting when the stream fails (not a clean end)", async () => {
+    const failure = new Error("the event log could not be read");
+    let fail: () => void = () => undefined;
+    const stream = pumpedStream<number>(
+      (channel) =>
+        new Promise<void>((_resolve, reject) => {
+          channel.push(1);
+          fail = () => reject(failure);
+        }),
+      () => [],
+    );
+    const iterator = stream[Symbol.asyncIterator]();
+    expect(await iterator.next()).toEqual({ value: 1, done: false });
+    const waiting = iterator.next();
+    fail();
+    await expect(waiting).rejects.toBe(failure);
+  });
+
   it("lets a reader that keeps up take any number of items (a waiting reader takes each push directly)", async () => {
     const channel = new Channel<number>(bounds);
     const taken: number[] = [];

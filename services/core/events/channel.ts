@@ -31,7 +31,7 @@ export class StreamConsumerBehind extends Error {
 
 export class Channel<T> implements AsyncIterableIterator<T> {
   private readonly items: T[] = [];
-  private waiter: ((result: IteratorResult<T>) => void) | undefined;
+  private waiter: { readonly resolve: (result: IteratorResult<T>) => void; readonly reject: (error: unknown) => void } | undefined;
   private closed = false;
   private failure: unknown;
   private readonly closeListeners: (() => void)[] = [];
@@ -54,7 +54,7 @@ export class Channel<T> implements AsyncIterableIterator<T> {
     const waiter = this.waiter;
     if (waiter) {
       this.waiter = undefined;
-      waiter({ value: item, done: false });
+      waiter.resolve({ value: item, done: false });
     } else if (this.items.length >= this.bounds.limit) {
       this.close(new StreamConsumerBehind(this.bounds.limit));
     } else {
@@ -83,7 +83,9 @@ export class Channel<T> implements AsyncIterableIterator<T> {
     if (this.waiter && this.items.length === 0) {
       const waiter = this.waiter;
       this.waiter = undefined;
-      waiter({ value: undefined, done: true });
+      // A reader already waiting sees the failure too, not a clean end of the stream.
+      if (error !== undefined) waiter.reject(error);
+      else waiter.resolve({ value: undefined, done: true });
     }
     for (const resolve of this.roomWaiters.splice(0)) resolve();
     const behind = this.behindListeners.splice(0);
@@ -116,7 +118,7 @@ export class Channel<T> implements AsyncIterableIterator<T> {
     }
     if (this.failure !== undefined) return Promise.reject(this.failure);
     if (this.closed) return Promise.resolve({ value: undefined, done: true });
-    return new Promise((resolve) => (this.waiter = resolve));
+    return new Promise((resolve, reject) => (this.waiter = { resolve, reject }));
   }
 
   return(): Promise<IteratorResult<T>> {
