@@ -193,3 +193,31 @@ describe("a stream whose pump waits for room while the model streams (in-process
     expect(ahead).toEqual([]);
   });
 });
+
+describe("a Turn stream's replay of a long Turn", () => {
+  let long: ModelHarness;
+  beforeAll(async () => {
+    long = await startModelHarness();
+  });
+  afterAll(async () => {
+    await long.close();
+  });
+
+  it("sends every durable event after afterRevision, not only the first page", async () => {
+    // 600 tool calls in one step: more durable events than a page (500) and than the 1,000 the
+    // replay used to stop at.
+    const calls = Array.from({ length: 600 }, (_, index) => ({ type: "tool_call" as const, name: "read", arguments: { filePath: `missing-${index}.txt` } }));
+    long.model.enqueue({ events: calls }, { events: [{ type: "text", text: "Read them all." }] });
+    const sessionId = await long.createSession();
+    const { turnId } = await queue(long, sessionId, "Read every file");
+    const { events: live, turn } = await runToEnd(long, sessionId, turnId);
+    expect(turn.outcome).toMatchObject({ kind: "completed" });
+    const durable = (events: TurnStreamEvent[]) => events.filter((event) => event.type !== "turn.snapshot" && !event.type.endsWith(".delta") && event.type !== "turn.heartbeat");
+    const recorded = durable(live);
+    expect(recorded.length).toBeGreaterThan(1200);
+    // From the start again: the same durable events, in order, then turn.finished once.
+    const replayed = durable(await (await watchTurn(long, sessionId, turnId, 0)).rest());
+    expect(replayed.map((event) => `${event.type}@${"revision" in event ? event.revision : ""}`)).toEqual(recorded.map((event) => `${event.type}@${"revision" in event ? event.revision : ""}`));
+    expect(replayed.filter((event) => event.type === "turn.finished")).toHaveLength(1);
+  }, 120_000);
+});

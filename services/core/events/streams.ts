@@ -39,6 +39,9 @@ export interface StreamTiming {
 
 export const DEFAULT_STREAM_TIMING: StreamTiming = { heartbeatMs: 15_000, idleReadMs: 1_000 };
 
+/** Durable events a Turn stream's replay reads at a time. */
+const REPLAY_PAGE = 500;
+
 /** Event types that stay on the per-Session stream only. */
 const DELTA_TYPES = new Set(["turn.text.delta", "turn.reasoning.delta", "turn.refusal.delta"]);
 
@@ -92,12 +95,22 @@ export class EventStreams {
         let sent = snapshot.revision;
         send({ type: "turn.snapshot", revision: snapshot.revision, turn: snapshot }, snapshot.revision);
         let finished = false;
-        const replay = async (after: number, through: number | undefined): Promise<void> => {
-          for (const row of await store.listTurnEvents(this.storage, turnId, after)) {
-            if (through !== undefined && row.revision > through) break;
-            if (row.type === "turn.snapshot") continue;
-            send({ type: row.type, revision: row.revision, ...(row.data as object) }, row.revision);
-            if (row.type === "turn.finished") finished = true;
+        // Every durable event after `after` through `through`, a page at a time (a long Turn has
+        // thousands: the first page alone left the rest unsent), waiting for room between pages.
+        const replay = async (after: number, through: number): Promise<void> => {
+          let cursor = after;
+          while (cursor < through) {
+            await channel.room();
+            if (channel.isClosed) return;
+            const rows = await store.listTurnEvents(this.storage, turnId, cursor, REPLAY_PAGE);
+            for (const row of rows) {
+              if (row.revision > through) return;
+              cursor = row.revision;
+              if (row.type === "turn.snapshot") continue;
+              send({ type: row.type, revision: row.revision, ...(row.data as object) }, row.revision);
+              if (row.type === "turn.finished") finished = true;
+            }
+            if (rows.length < REPLAY_PAGE) return;
           }
         };
         if (afterRevision !== undefined && afterRevision < snapshot.revision) await replay(afterRevision, snapshot.revision);
