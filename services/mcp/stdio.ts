@@ -166,6 +166,7 @@ export class OwnedStdioTransport implements Transport {
       this.stdin = stdin!;
       let exitedSupervisor = false;
       let controlClosed = false;
+      let stdoutEnded = false;
       const maybeSettled = (): void => {
         if (exitedSupervisor && controlClosed) this.settle();
       };
@@ -198,6 +199,8 @@ export class OwnedStdioTransport implements Transport {
             this.targetPid = report.pid;
             started = true;
             resolve();
+            // It closed its stdout before this report was read: terminated now, as the end would have.
+            if (stdoutEnded && this.closing === undefined) this.terminate("the MCP server closed its stdout");
           } else if (report.type === "spawn_error") fail(new SpawnFailed(this.options.command, report.code));
           else this.targetExited();
         }
@@ -219,7 +222,12 @@ export class OwnedStdioTransport implements Transport {
       });
       stdout!.on("error", () => undefined);
       stdout!.once("end", () => {
-        if (this.closing === undefined) this.terminate("the MCP server closed its stdout");
+        // Before the supervisor's report (spawned, or spawn_error: the supervisor closes the
+        // target's pipes when the spawn fails), the start's outcome is the report's: closing now
+        // would send `term` to a supervisor that may have exited, and the failed write (EPIPE)
+        // destroys the control socket with that report unread ("supervisor_exited", not ENOENT).
+        stdoutEnded = true;
+        if (this.closing === undefined && started) this.terminate("the MCP server closed its stdout");
       });
       // Stderr is drained so the child never blocks on it; its bytes go nowhere.
       stderr!.on("data", () => undefined);
