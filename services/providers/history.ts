@@ -146,3 +146,14 @@ export function toolResultText(result: ToolResult): string {
     .map((part) => (part.type === "text" ? part.text : part.type === "json" ? JSON.stringify(part.value ?? null) : "[image]"))
     .join("\n");
 }
+
+/**
+ * How many leading messages two histories share as the same objects: a Session's next request
+ * repeats most of the last one's (caches keyed by a history's first message reuse that run).
+ */
+export function sharedLeadingMessages(known: readonly ModelMessage[], messages: readonly ModelMessage[]): number {
+  const limit = Math.min(known.length, messages.length);
+  let same = 0;
+  while (same < limit && known[same] === messages[same]) same += 1;
+  return same;
+}

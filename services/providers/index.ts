@@ -95,6 +95,7 @@ export { ProviderFailure, isProviderFailure, type ProviderFailureData, type Prov
 export {
   AssistantMessageBuilder,
   assembleAssistantMessage,
+  sharedLeadingMessages,
   toolResultText,
   type AssistantContentPart,
   type AssistantMessage,

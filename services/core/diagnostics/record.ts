@@ -6,7 +6,7 @@
 // UPDATE (a trigger records it in `session_context`), so it costs no statement and no
 // transaction; a failed attempt commits on its own (a failure never fails the Turn further: its
 // storage error is dropped).
-import type { ModelMessage, ModelTool } from "../../providers/index.js";
+import { sharedLeadingMessages, type ModelMessage, type ModelTool } from "../../providers/index.js";
 import { diagnostics as store, type StorageHandle, type StorageTransaction } from "../../storage/index.js";
 
 /** The estimator `fitContext` uses, named as the model_context limit names it. */
@@ -79,9 +79,7 @@ export function messageTotals(messages: readonly ModelMessage[]): MessageTotals 
   const first = messages[0];
   const kept = first !== undefined ? totalsByFirst.get(first) : undefined;
   const known = kept?.messages ?? [];
-  const limit = Math.min(known.length, messages.length);
-  let same = 0;
-  while (same < limit && known[same] === messages[same]) same += 1;
+  const same = sharedLeadingMessages(known, messages);
   if (kept !== undefined && same === known.length && same === messages.length) return { ...kept, fresh: 0 };
   const base = same > 0 ? kept : undefined;
   let characters = base?.characters ?? 0;

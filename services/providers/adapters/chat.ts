@@ -20,7 +20,7 @@ import type {
 } from "openai/resources/chat/completions";
 import type { ImageSource } from "../../../generated/client/types.gen.js";
 import type { FinishReason, ModelRequest, ModelStreamEvent, ModelTool } from "../events.js";
-import { toolResultText, type AssistantMessage, type ModelMessage, type ReasoningContinuation, type UserMessage } from "../history.js";
+import { sharedLeadingMessages, toolResultText, type AssistantMessage, type ModelMessage, type ReasoningContinuation, type UserMessage } from "../history.js";
 import { JsonText, postSse } from "../sse-post.js";
 import type { Attempt } from "../wire.js";
 
@@ -153,10 +153,7 @@ const NOTHING_REUSED = { count: 0, json: "", ends: [0] } as const;
 function reusable(prefix: JoinedPrefix | undefined, messages: readonly ModelMessage[], providerId: string): { readonly count: number; readonly json: string; readonly ends: readonly number[] } {
   if (prefix === undefined || prefix.providerId !== providerId) return NOTHING_REUSED;
   const known = prefix.messages;
-  const limit = Math.min(known.length, messages.length);
-  let same = 0;
-  while (same < limit && known[same] === messages[same]) same += 1;
-  let count = same;
+  let count = sharedLeadingMessages(known, messages);
   while (count > 0 && prefix.ends[count]! < 0) count -= 1;
   if (count === 0) return NOTHING_REUSED;
   const end = prefix.ends[count]!;
