@@ -36,7 +36,6 @@ export class Channel<T> implements AsyncIterableIterator<T> {
   private failure: unknown;
   private readonly closeListeners: (() => void)[] = [];
   private readonly roomWaiters: (() => void)[] = [];
-  private readonly behindListeners: ((error: Error) => void)[] = [];
 
   constructor(private readonly bounds: ChannelBounds = { highWater: Number.POSITIVE_INFINITY, limit: Number.POSITIVE_INFINITY }) {}
 
@@ -55,11 +54,20 @@ export class Channel<T> implements AsyncIterableIterator<T> {
     if (waiter) {
       this.waiter = undefined;
       waiter.resolve({ value: item, done: false });
-    } else if (this.items.length >= this.bounds.limit) {
-      this.close(new StreamConsumerBehind(this.bounds.limit));
-    } else {
+    } else if (this.reserve(0)) {
       this.items.push(item);
     }
+  }
+
+  /**
+   * Whether one more item still fits under the limit beside `held` items a producer keeps back
+   * for this channel (they count as queued); when it does not, the channel fails with
+   * StreamConsumerBehind and this answers false.
+   */
+  reserve(held: number): boolean {
+    if (this.items.length + held < this.bounds.limit) return true;
+    this.close(new StreamConsumerBehind(this.bounds.limit));
+    return false;
   }
 
   /** Resolves once fewer than `highWater` items are queued (at once when they are) or the channel closed. */
@@ -88,14 +96,14 @@ export class Channel<T> implements AsyncIterableIterator<T> {
       else waiter.resolve({ value: undefined, done: true });
     }
     for (const resolve of this.roomWaiters.splice(0)) resolve();
-    const behind = this.behindListeners.splice(0);
-    if (error instanceof StreamConsumerBehind) for (const listener of behind) listener(error);
     for (const listener of this.closeListeners.splice(0)) listener();
   }
 
-  /** Calls `listener` if a push finds the consumer `limit` items behind (the channel then fails with that error). */
+  /** Calls `listener` when the channel fails because its consumer fell `limit` items behind. */
   onBehind(listener: (error: Error) => void): void {
-    if (!this.closed) this.behindListeners.push(listener);
+    this.onClose(() => {
+      if (this.failure instanceof StreamConsumerBehind) listener(this.failure);
+    });
   }
 
   onClose(listener: () => void): void {

@@ -25,8 +25,9 @@ import {
 import { notFound, validationFailure } from "../../contract/failure.js";
 import { toSession } from "../sessions.js";
 import { toTurn } from "../turns/codec.js";
-import { DEFAULT_CHANNEL_BOUNDS, pumpedStream, StreamConsumerBehind, type Channel, type ChannelBounds } from "./channel.js";
+import { pumpedStream, type ChannelBounds } from "./channel.js";
 import type { ActivityHub, LiveDelta } from "./hub.js";
+import { EventInbox, LiveOrder } from "./stream-order.js";
 
 export interface StreamTiming {
   /** A quiet stream repeats its cursor (or heartbeat) at least this often. */
@@ -87,7 +88,7 @@ export class EventStreams {
     const first = toTurn(found.turn, found.parts, found.steers);
     const timing = this.timing;
     const inbox = new EventInbox();
-    const live = new LiveOrder<SseMessage<TurnStreamEvent>>(first.revision, (timing.queue ?? DEFAULT_CHANNEL_BOUNDS).limit);
+    const live = new LiveOrder<SseMessage<TurnStreamEvent>>(first.revision);
     return pumpedStream<SseMessage<TurnStreamEvent>>(
       async (channel, wake) => {
         const send = (event: AnyEvent, revision: number): void => channel.push(message(event, revision) as SseMessage<TurnStreamEvent>);
@@ -180,7 +181,7 @@ export class EventStreams {
     await this.requireSession(server, sessionId);
     const timing = this.timing;
     const inbox = new EventInbox();
-    const live = new LiveOrder<SseMessage<SessionStreamEvent>>(afterActivityCursor, (timing.queue ?? DEFAULT_CHANNEL_BOUNDS).limit);
+    const live = new LiveOrder<SseMessage<SessionStreamEvent>>(afterActivityCursor);
     return pumpedStream<SseMessage<SessionStreamEvent>>(
       async (channel, wake) => {
         let cursor = afterActivityCursor;
@@ -360,84 +361,6 @@ export class EventStreams {
     const out: (AnyEvent & { serverCursor: number })[] = [];
     for (const item of items.slice(0, 500)) out.push(...(await item.build()));
     return out;
-  }
-}
-
-/**
- * Live deltas in order behind the durable events they build on. A delta is pushed as it comes,
- * but the durable event it follows (its revision or activity cursor) may not have gone out yet:
- * the pump waits in room() while the reader is behind, and that event waits in the inbox. Pushed
- * then, the delta would reach the reader first, and a reader cut (or gone) after it would resume
- * past that event: a Session stream never sends it again. Such a delta waits here until the pump
- * has pushed that event; held deltas count against the channel's limit (past it the stream is cut).
- */
-class LiveOrder<T> {
-  private readonly held: { readonly key: number; readonly item: T }[] = [];
-
-  constructor(
-    /** The key of the last durable event (or cursor) the pump pushed. */
-    private through: number,
-    private readonly limit: number,
-  ) {}
-
-  /** Pushes a delta that follows durable event `key`, or holds it (false) until the pump has pushed that event. */
-  push(channel: Channel<T>, key: number, item: T): boolean {
-    if (this.held.length === 0 && key <= this.through) {
-      channel.push(item);
-      return true;
-    }
-    if (channel.isClosed) return true;
-    if (channel.queued + this.held.length >= this.limit) {
-      this.held.length = 0;
-      channel.close(new StreamConsumerBehind(this.limit));
-      return true;
-    }
-    this.held.push({ key, item });
-    return false;
-  }
-
-  /** The pump pushed the durable events through `key`: the deltas that follow them go out. */
-  advance(channel: Channel<T>, key: number): void {
-    if (key > this.through) this.through = key;
-    while (this.held.length > 0 && this.held[0]!.key <= this.through) channel.push(this.held.shift()!.item);
-  }
-}
-
-/** The most pushed rows a stream's inbox keeps for its pump; past it the pump reads the log. */
-const INBOX_LIMIT = 2048;
-
-/**
- * Durable events pushed by this process's commits, waiting for a stream's pump. `take` hands
- * over the run that continues the stream's cursor exactly, or undefined when there is a gap
- * (the pump then reads the log).
- */
-class EventInbox {
-  private rows: TurnEventRow[] = [];
-  /** More than INBOX_LIMIT rows came while the pump waited (a reader that stopped): they were dropped, and the log has them. */
-  private overflowed = false;
-
-  /** True when something was added. */
-  add(rows: readonly TurnEventRow[]): boolean {
-    if (rows.length === 0) return false;
-    if (this.overflowed || this.rows.length + rows.length > INBOX_LIMIT) {
-      this.rows = [];
-      this.overflowed = true;
-      return true;
-    }
-    this.rows.push(...rows);
-    return true;
-  }
-
-  take(after: number, key: (row: TurnEventRow) => number): TurnEventRow[] | undefined {
-    const rows = this.rows.filter((row) => key(row) > after).sort((a, b) => key(a) - key(b));
-    this.rows = [];
-    if (this.overflowed) {
-      this.overflowed = false;
-      return undefined;
-    }
-    if (rows.length === 0) return undefined;
-    for (const [index, row] of rows.entries()) if (key(row) !== after + index + 1) return undefined;
-    return rows;
   }
 }
 
