@@ -129,9 +129,10 @@ function discriminatedUnions(file) {
   const holdsOnly = (object, key, value) => new RegExp(`^    ${escape(key)}: z\\.(?:enum\\(\\['${escape(value)}'\\]\\)|literal\\('${escape(value)}'\\)),?$`, "m").test(object);
   let rewritten = 0;
   let kept = 0;
-  const member = /^\s*z\.object\(\{\n\s*(\w+): z\.literal\('([^']*)'\)\n\s*\}\)\.and\((z\w+)\),?$/;
+  // One member: `z.object({ <key>: z.literal('<value>') }).and(<zName>),` (key, value and name captured).
+  const member = /\s*z\.object\(\{\n\s*(\w+): z\.literal\('([^']*)'\)\n\s*\}\)\.and\((z\w+)\),?\n/g;
   const output = source.replace(/z\.union\(\[\n((?:\s*z\.object\(\{\n\s*\w+: z\.literal\('[^']*'\)\n\s*\}\)\.and\(z\w+\),?\n)+)(\s*)\]\)/g, (union, body, closingIndent) => {
-    const members = body.match(/\s*z\.object\(\{\n\s*\w+: z\.literal\('[^']*'\)\n\s*\}\)\.and\(z\w+\),?\n/g).map((text) => member.exec(text.replace(/\n$/, "")));
+    const members = [...body.matchAll(member)];
     const keys = new Set(members.map((match) => match[1]));
     const values = new Set(members.map((match) => match[2]));
     const sound = keys.size === 1 && values.size === members.length && members.every(([, key, value, name]) => {

@@ -31,8 +31,8 @@ const JOURNAL_SIZE_LIMIT = 8 * 1024 * 1024;
 /**
  * Commits after which a file database's checkpoint worker starts (checkpoint.ts). Until then the
  * write connection keeps SQLite's own automatic checkpoint (every CHECKPOINT_PAGES pages: a handful
- * of commits never reach it), and SQLite checkpoints and removes the -wal file when the last
- * connection closes: a short-lived process — a one-shot `run --embedded`, a CLI command on its own
+ * of commits never reach it), and `close()` empties the -wal file with a TRUNCATE checkpoint of its
+ * own: a short-lived process — a one-shot `run --embedded`, a CLI command on its own
  * database — makes a few commits and never pays for a worker thread (a Node start and a libSQL
  * load on the second core: ≈ 3–10 % of a one-shot run, interleaved runs with and without it). A
  * host that keeps committing moves its checkpoints off the event loop from then on.
