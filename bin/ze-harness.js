@@ -3,8 +3,8 @@
 // `--version` and the root `--help` are answered from files written at build time; everything
 // else goes to the CLI bundle (dist/bundle/main.js), which loads only the command it runs — or,
 // for a command line that starts with one of the commands listed in dist/bundle/local.json and
-// asks for neither --embedded nor --help, to the one-file CommonJS fast path (dist/bundle/local.cjs,
-// with its code cache: bin/local-cache.js).
+// asks for no help, to the one-file CommonJS fast path (dist/bundle/local.cjs, and for --embedded
+// dist/bundle/embedded.cjs, each with its code cache: bin/local-cache.js).
 "use strict";
 const { readFileSync } = require("node:fs");
 const { join } = require("node:path");
@@ -42,7 +42,10 @@ if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
     });
 }
 
-/** Whether the command line starts with a fast-path command (local.json) and needs neither the embedded host nor help. */
+/**
+ * Whether the command line starts with a fast-path command (local.json) and asks for no help. With
+ * --embedded, local.cjs loads the host from dist/bundle/embedded.cjs (with its own code cache).
+ */
 function localCommand(argv) {
   let commands;
   try {
@@ -52,5 +55,5 @@ function localCommand(argv) {
   }
   if (!commands.includes(argv.slice(0, 2).join(":")) && !commands.includes(argv[0])) return false;
   const end = argv.indexOf("--");
-  return !(end < 0 ? argv : argv.slice(0, end)).some((token) => token === "--help" || token === "-h" || token === "--embedded" || token.startsWith("--embedded="));
+  return !(end < 0 ? argv : argv.slice(0, end)).some((token) => token === "--help" || token === "-h");
 }

@@ -2,8 +2,9 @@
 // Entries: cli/main.ts (what bin/ze-harness.js runs) and cli/commands.ts (oclif's command table,
 // package.json → oclif.commands). Each command, the client and the embedded host are their own
 // chunks, loaded by dynamic import only when a command line needs them. A second build writes the
-// commands a warm daemon answers most as one CommonJS file, local.cjs (LOCAL_COMMANDS below), and
-// that file's V8 code cache, local.cjs.cache (tools/bundle-code-cache.mjs, bin/local-cache.js).
+// commands a warm daemon answers most as one CommonJS file, local.cjs (LOCAL_COMMANDS below), and a
+// third the embedded host those commands load with --embedded, embedded.cjs; npm run build then
+// writes each one's V8 code cache (tools/bundle-code-cache.mjs, bin/local-cache.js).
 //
 // zod keeps its English locale alone (zodEnglishOnly below); JSON modules are JSON.parse of a
 // string (jsonAsParse below); React's packages are their production builds alone (reactProduction).
@@ -21,8 +22,8 @@
 // and ≈ 12 MiB of a warm-daemon command, whose node:http transport needs none of it. Outside the
 // bundle (tests on the sources, the SDK) the generated client keeps the globals. Its SSE loop reads
 // a light response's text straight from node:http (textReaderOf), not through web streams.
-import { spawnSync } from "node:child_process";
 import { build } from "esbuild";
+import { DYNAMIC_IMPORT_BANNER, routeDynamicImports } from "./bundle-route.mjs";
 import { readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -167,14 +168,15 @@ const result = await build({
 /**
  * The fast path: the commands a warm local daemon answers most, as ONE CommonJS file
  * (dist/bundle/local.cjs) that bin/ze-harness.js require()s for a command line naming one of them
- * first (dist/bundle/local.json lists them) without --embedded or --help. Node 20 loads CommonJS
+ * first (dist/bundle/local.json lists them) without --help. Node 20 loads CommonJS
  * without its ES module loader (≈ 10 ms to set up on this VM) and one file without the per-module
  * resolution of the ≈ 30 chunks such a command otherwise loads (≈ 20 ms): measured with
  * `ZE_BENCH_COMPARE` in tools/bench/daemon.mjs. Everything those commands import statically is
- * inside the file; so are the daemon client and clients/ (dynamic imports on their path). Every
- * other dynamic import (the embedded host, zod.gen's schemas, the wizard, the other commands) is
- * left to the split bundle's chunk for that module, found by the metafile above; one with no chunk
- * fails the build. The rest of the CLI (help, the TUI, --embedded) loads as before.
+ * inside the file; so are the daemon client and clients/ (dynamic imports on their path). The
+ * embedded host is loaded from embedded.cjs (below). Every other dynamic import (zod.gen's schemas,
+ * the wizard, the other commands) is left to the split bundle's chunk for that module, found by the
+ * metafile above; one with no chunk fails the build. The rest of the CLI (help, the TUI, chat)
+ * loads as before.
  */
 const LOCAL_COMMANDS = {
   run: "cli/commands/run.ts",
@@ -186,14 +188,14 @@ const LOCAL_COMMANDS = {
   "turn:show": "cli/commands/turn/show.ts",
   "turn:cancel": "cli/commands/turn/cancel.ts",
 };
+/** The embedded host, which local.cjs loads from embedded.cjs (below), not from the split bundle. */
+const embeddedEntry = join(root, "services", "host", "harness.ts");
 const localInline = new Set([...Object.values(LOCAL_COMMANDS), "services/daemon/client.ts", "clients/index.ts"].map((file) => join(root, file)));
 /** The split build's chunk for each module it loads by dynamic import (source path → ./chunk-….js). */
 const entryChunks = new Map();
 for (const [file, output] of Object.entries(result.metafile.outputs)) {
   if (output.entryPoint !== undefined) entryChunks.set(resolve(root, output.entryPoint), `./${basename(file)}`);
 }
-/** Every module local.cjs loads by dynamic import, as its import() names it (a chunk, a package, a built-in). */
-const localDynamic = new Set();
 const localSplit = {
   name: "local-split",
   setup(builder) {
@@ -201,32 +203,15 @@ const localSplit = {
       if (args.kind !== "dynamic-import" || args.pluginData?.local) return undefined;
       const found = await builder.resolve(args.path, { kind: args.kind, importer: args.importer, resolveDir: args.resolveDir, pluginData: { local: true } });
       if (found.errors.length > 0) return { errors: found.errors };
-      if (found.external) {
-        localDynamic.add(args.path);
-        return { path: args.path, external: true };
-      }
+      if (found.external) return { path: args.path, external: true };
       if (localInline.has(found.path)) return { path: found.path };
+      if (found.path === embeddedEntry) return { path: "./embedded.cjs", external: true };
       const chunk = entryChunks.get(found.path);
       if (chunk === undefined) return { errors: [{ text: `${args.path} (from ${args.importer}) has no chunk of its own in the split bundle for local.cjs to load` }] };
-      localDynamic.add(chunk);
       return { path: chunk, external: true };
     });
   },
 };
-/**
- * local.cjs is compiled by bin/local-cache.js as a vm.Script (with its code cache), where V8's own
- * import() has no loader behind it in Node 20 (and none at all for code from cached data): each
- * dynamic import becomes a call of `__zeImport`, which bin/local-cache.js passes in (its import()
- * is an ordinary module's). Required as a plain module, the file falls back to import() itself.
- */
-const DYNAMIC_IMPORT_BANNER = 'var __zeImport = typeof __zeDynamicImport === "function" ? __zeDynamicImport : (specifier) => import(specifier);';
-function routeDynamicImports(file) {
-  let text = readFileSync(file, "utf8");
-  for (const specifier of localDynamic) text = text.replaceAll(`import(${JSON.stringify(specifier)})`, `__zeImport(${JSON.stringify(specifier)})`);
-  const left = text.split("import(").length - 1;
-  if (left !== 1) throw new Error(`${file}: ${left - 1} dynamic import() not routed through __zeImport (tools/bundle.mjs: routeDynamicImports)`);
-  writeFileSync(file, text);
-}
 const local = await build({
   absWorkingDir: root,
   entryPoints: { local: "cli/main.ts" },
@@ -247,16 +232,44 @@ const local = await build({
   logLevel: "warning",
 });
 routeDynamicImports(join(outdir, "local.cjs"));
+
+/**
+ * The embedded host (services/host/harness.ts, what `--embedded` loads) for the fast path, as ONE
+ * CommonJS file too, dist/bundle/embedded.cjs, with its code cache: compiling the ≈ 80 chunks an
+ * embedded one-shot otherwise loads as ES modules is ≈ 55 ms of its start. Every module it reaches,
+ * by static or dynamic import, is inside the file (esbuild runs a dynamically imported module's top
+ * level only when it is first imported), so the process holds one instance of each: a module shared
+ * with a chunk would be two (two copies of a class, a registry or an AsyncLocalStorage). local.cjs
+ * loads it through bin/local-cache.js; the ES-module CLI (the TUI, chat, help) keeps the chunks.
+ */
+const embedded = await build({
+  absWorkingDir: root,
+  entryPoints: { embedded: embeddedEntry },
+  outdir,
+  outExtension: { ".js": ".cjs" },
+  bundle: true,
+  format: "cjs",
+  platform: "node",
+  target: "node20",
+  external,
+  jsx: "automatic",
+  define: { "import.meta.url": "__zeImportMetaUrl" },
+  banner: { js: `var __zeImportMetaUrl = require("node:url").pathToFileURL(__filename).href;\n${DYNAMIC_IMPORT_BANNER}` },
+  legalComments: "none",
+  metafile: true,
+  plugins: [lightHttp, zodEnglishOnly, jsonAsParse, reactProduction],
+  logLevel: "warning",
+});
+const embeddedImports = routeDynamicImports(join(outdir, "embedded.cjs"));
+const embeddedBytes = Object.values(embedded.metafile.outputs).reduce((sum, output) => sum + output.bytes, 0);
+console.log(`bundle: dist/bundle/embedded.cjs (${(embeddedBytes / 1024).toFixed(0)} KiB, ${embeddedImports} import() left to the module loader)`);
+
+// Their V8 code caches come next in npm run build, once tools/build-assets.mjs has written what they load (tools/bundle-code-cache.mjs).
 writeFileSync(join(outdir, "local.json"), `${JSON.stringify(Object.keys(LOCAL_COMMANDS))}\n`);
 const localBytes = Object.values(local.metafile.outputs).reduce((sum, output) => sum + output.bytes, 0);
 console.log(`bundle: dist/bundle/local.cjs (${(localBytes / 1024).toFixed(0)} KiB, ${Object.keys(LOCAL_COMMANDS).length} commands)`);
 
-// Its V8 code cache (bin/local-cache.js), made by a child without NODE_OPTIONS: V8 takes cached
-// data only where its flags are those the data was made with, a plain `node`'s.
-const cacheEnv = { ...process.env };
-delete cacheEnv.NODE_OPTIONS;
-const cached = spawnSync(process.execPath, [join(root, "tools", "bundle-code-cache.mjs")], { env: cacheEnv, stdio: "inherit" });
-if (cached.status !== 0) throw new Error(`tools/bundle-code-cache.mjs exited ${cached.status ?? cached.signal}`);
+
 
 const outputs = Object.entries(result.metafile.outputs);
 const bytes = outputs.reduce((sum, [, output]) => sum + output.bytes, 0);

@@ -140,7 +140,7 @@ function hostLog(run, level, text) {
   if (run.logs >= L.maxLogEntries || run.logBytes >= L.maxLogBytes) { run.omitted++; return; }
   let kept = entry;
   if (run.logBytes + size > L.maxLogBytes) {
-    kept = Buffer.from(entry, "utf8").subarray(0, L.maxLogBytes - run.logBytes).toString("utf8").replace(/\uFFFD$/, "") + " …";
+    kept = Buffer.from(entry, "utf8").subarray(0, L.maxLogBytes - run.logBytes).toString("utf8").replace(/\uFFFD$/, "") + " \u2026";
   }
   run.logs++;
   run.logBytes += Math.min(size, L.maxLogBytes - run.logBytes);

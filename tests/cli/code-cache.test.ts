@@ -37,19 +37,37 @@ afterAll(() => home?.cleanup());
  * In a plain `node` (the flags V8 stamps its data with are a test runner's otherwise): whether the
  * copy's cache is used (its header matches) and, if so, whether V8 accepted its data.
  */
-function cacheState(): { used: boolean; rejected: boolean | undefined } {
+function cacheState(name = "local.cjs"): { used: boolean; rejected: boolean | undefined } {
   const script = [
-    `const { compile, readCache } = require(${JSON.stringify(join(copy, "bin", "local-cache.js"))});`,
-    `const file = ${JSON.stringify(join(copy, "dist", "bundle", "local.cjs"))};`,
+    `const { compile, readCache, sourceText } = require(${JSON.stringify(join(copy, "bin", "local-cache.js"))});`,
+    `const file = ${JSON.stringify(join(copy, "dist", "bundle", name))};`,
     `const bytes = require("node:fs").readFileSync(file);`,
     `const data = readCache(file + ".cache", bytes);`,
-    `const rejected = data === undefined ? undefined : compile(file, bytes.toString("utf8"), data).cachedDataRejected;`,
+    `const rejected = data === undefined ? undefined : compile(file, sourceText(bytes), data).cachedDataRejected;`,
     `process.stdout.write(JSON.stringify({ used: data !== undefined, rejected }));`,
   ].join("\n");
   const child = spawnSync(process.execPath, ["-e", script], { env: home.env, encoding: "utf8" });
   expect(child.status, child.stderr).toBe(0);
   return JSON.parse(child.stdout) as { used: boolean; rejected: boolean | undefined };
 }
+
+/**
+ * Preloaded into a command of the copy: at exit, which of the copy's bundle files require's cache
+ * holds (the fast path's files are put there by bin/local-cache.js) and whether Node's ES module
+ * loader ran.
+ */
+function loadProbe(): string {
+  const probe = join(home.dir, "probe.cjs");
+  writeFileSync(
+    probe,
+    'process.on("exit", () => process.stderr.write("cjs=" + Object.keys(require("node:module")._cache).filter((file) => file.includes("/dist/bundle/")).map((file) => file.split("/").pop()).sort().join(",") + " esm=" + process.moduleLoadList.includes("NativeModule internal/modules/esm/translators") + "\\n"));\n',
+  );
+  return probe;
+}
+
+/** An embedded command of the copy (the host from embedded.cjs), with loadProbe's line on stderr. */
+const embeddedList = () =>
+  runProcess(process.execPath, [join(copy, "bin", "ze-harness.js"), "session", "list", "--embedded"], { env: { ...home.env, NODE_OPTIONS: `--require ${loadProbe()}` }, cwd: home.root });
 
 /** The fast path's answer to a line it leaves to oclif, from the copy. */
 const fastPath = () => runProcess(process.execPath, [join(copy, "bin", "ze-harness.js"), "session", "list", "--no-such-flag"], { env: home.env, cwd: home.root });
@@ -60,6 +78,41 @@ describe("the fast path's code cache", () => {
     const result = await fastPath();
     expect(result).toMatchObject({ code: 2, stdout: "" });
     expect(result.stderr).toContain("Nonexistent flag: --no-such-flag");
+  });
+
+  it("--embedded takes the fast path too: the host comes from embedded.cjs, with its cache, and no ES module loads", async () => {
+    expect(cacheState("embedded.cjs")).toEqual({ used: true, rejected: false });
+    expect(await embeddedList()).toMatchObject({ code: 0, stdout: "[]\n", stderr: "cjs=embedded.cjs,local.cjs esm=false\n" });
+  });
+
+  it("embedded.cjs's cache, made by an embedded one-shot in the build, holds more than the file's top level, and the files are ASCII alone", () => {
+    const bytes = readFileSync(join(copy, "dist", "bundle", "embedded.cjs"));
+    const cache = readFileSync(join(copy, "dist", "bundle", "embedded.cjs.cache"));
+    // Read as Latin-1 (bin/local-cache.js): the same text as UTF-8 only for an ASCII file.
+    expect(bytes.every((byte) => byte < 0x80)).toBe(true);
+    expect(readFileSync(join(copy, "dist", "bundle", "local.cjs")).every((byte) => byte < 0x80)).toBe(true);
+    // A top-level-only cache of the file is ≈ 1.3 MiB; one made after a Turn holds that Turn's functions too.
+    const topLevel = spawnSync(
+      process.execPath,
+      ["-e", `const { compile, sourceText } = require(${JSON.stringify(join(copy, "bin", "local-cache.js"))}); const file = ${JSON.stringify(join(copy, "dist", "bundle", "embedded.cjs"))}; process.stdout.write(String(compile(file, sourceText(require("node:fs").readFileSync(file)), undefined).createCachedData().length));`],
+      { encoding: "utf8" },
+    );
+    expect(topLevel.status, topLevel.stderr).toBe(0);
+    expect(cache.length).toBeGreaterThan(Number(topLevel.stdout) * 2);
+  });
+
+  it("a corrupt embedded.cjs cache is not used, and the embedded command answers as with the build's", async () => {
+    const file = join(copy, "dist", "bundle", "embedded.cjs.cache");
+    const original = readFileSync(file);
+    const flipped = Buffer.from(original);
+    flipped[flipped.length >> 1]! ^= 0x5a;
+    try {
+      writeFileSync(file, flipped);
+      expect(cacheState("embedded.cjs")).toEqual({ used: false, rejected: undefined });
+      expect(await embeddedList()).toMatchObject({ code: 0, stdout: "[]\n", stderr: "cjs=embedded.cjs,local.cjs esm=false\n" });
+    } finally {
+      writeFileSync(file, original);
+    }
   });
 
   it("a missing, stale, corrupt or other-Node cache is not used, and the fast path answers as with the build's", async () => {

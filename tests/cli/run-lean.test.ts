@@ -7,8 +7,8 @@
 // production builds alone, and the TUI's screen mirror (@xterm/headless) in a chunk of its own,
 // loaded after the first frame (cli/tui/terminal.ts). A warm-daemon `run` streams its answer
 // without Node's web streams.
-// The bundle inlines packages into chunks, so the probe is an ESM load hook (it runs in a hooks
-// thread) that appends each loaded file's path to a list; the test then reads those files.
+// The embedded host is one CommonJS file with its packages inside (dist/bundle/embedded.cjs), so
+// the probe is V8's coverage of the run: which functions of that file ran.
 import { spawnSync } from "node:child_process";
 import { readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -39,28 +39,37 @@ afterAll(async () => {
 });
 
 it("an embedded one-shot in a git repository does not load isomorphic-git", async () => {
-  // The marker names isomorphic-git in this build (else the check below would prove nothing).
-  const bundle = join(repoRoot, "dist", "bundle");
-  expect(readdirSync(bundle).some((name) => name.endsWith(".js") && readFileSync(join(bundle, name), "utf8").includes(MARKER))).toBe(true);
+  // The embedded host is one file, dist/bundle/embedded.cjs, with every package inside; a module
+  // in it runs only when first imported. So V8's coverage of the run (NODE_V8_COVERAGE, written at
+  // exit) says whether isomorphic-git's code ran: no function in its part of the file may have run.
+  const file = join(repoRoot, "dist", "bundle", "embedded.cjs");
+  const text = readFileSync(file, "latin1");
+  /** The part of the file esbuild wrote for the module under `// <path>` (up to the next module's comment). */
+  const part = (path: string): [number, number] => {
+    const start = text.indexOf(`\n// ${path}\n`);
+    expect(start, path).toBeGreaterThan(0);
+    return [start, text.indexOf("\n// ", start + 1)];
+  };
 
   writeFileSync(join(home.root, "notes.txt"), "tracked\n");
-  const git = (...args: string[]) => spawnSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.com", ...args], { cwd: home.root, env: home.env, encoding: "utf8" });
-  for (const args of [["init", "-q"], ["add", "notes.txt"], ["commit", "-qm", "init"]]) expect(git(...args).status).toBe(0);
+  const gitCommand = (...args: string[]) => spawnSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.com", ...args], { cwd: home.root, env: home.env, encoding: "utf8" });
+  for (const args of [["init", "-q"], ["add", "notes.txt"], ["commit", "-qm", "init"]]) expect(gitCommand(...args).status).toBe(0);
 
-  const list = join(home.dir, "loaded.txt");
-  const hook = join(home.dir, "hook.mjs");
-  writeFileSync(hook, `import { appendFileSync } from "node:fs";\nexport async function load(url, context, next) {\n  if (url.startsWith("file:")) appendFileSync(${JSON.stringify(list)}, url + "\\n");\n  return next(url, context);\n}\n`);
-  const preload = join(home.dir, "preload.mjs");
-  writeFileSync(preload, `import { register } from "node:module";\nregister(${JSON.stringify(pathToFileURL(hook).href)});\n`);
-
+  const coverage = join(home.dir, "coverage");
   scriptByPrompt(model)("hello", { events: [{ type: "text", text: "Hi." }] });
-  const result = await runCli(["run", "--embedded", "hello"], { env: { ...home.env, NODE_OPTIONS: `--import ${pathToFileURL(preload).href}` }, cwd: home.root });
+  const result = await runCli(["run", "--embedded", "hello"], { env: { ...home.env, NODE_V8_COVERAGE: coverage }, cwd: home.root });
   expect(result).toMatchObject({ code: 0, stdout: "Hi.\n" });
 
-  const loaded = readFileSync(list, "utf8").trim().split("\n").map((url) => new URL(url));
-  expect(loaded.some((url) => url.pathname.endsWith("/dist/bundle/main.js"))).toBe(true);
-  const withGit = loaded.filter((url) => url.pathname.endsWith(".js") && readFileSync(url, "utf8").includes(MARKER));
-  expect(withGit.map((url) => url.pathname)).toEqual([]);
+  type Coverage = { result: { url: string; functions: { functionName: string; ranges: { startOffset: number; count: number }[] }[] }[] };
+  const scripts = readdirSync(coverage).flatMap((name) => (JSON.parse(readFileSync(join(coverage, name), "utf8")) as Coverage).result);
+  const embedded = scripts.find((script) => script.url === pathToFileURL(file).href);
+  expect(embedded, "the run loaded dist/bundle/embedded.cjs").toBeDefined();
+  const ran = (range: [number, number]) => embedded!.functions.filter((fn) => fn.ranges[0]!.count > 0 && fn.ranges[0]!.startOffset > range[0] && fn.ranges[0]!.startOffset < range[1]);
+  // The check sees what ran: the host's own module did.
+  expect(ran(part("services/host/harness.ts")).length).toBeGreaterThan(0);
+  const git = part(MARKER);
+  expect(git[1] - git[0]).toBeGreaterThan(100_000);
+  expect(ran(git).map((fn) => fn.functionName)).toEqual([]);
 });
 
 it("a warm-daemon run streams its answer without loading Node's web streams (services/contract/light-http.ts)", async () => {
