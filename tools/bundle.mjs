@@ -212,26 +212,37 @@ const localSplit = {
     });
   },
 };
-const local = await build({
-  absWorkingDir: root,
-  entryPoints: { local: "cli/main.ts" },
-  outdir,
-  outExtension: { ".js": ".cjs" },
-  bundle: true,
-  format: "cjs",
-  platform: "node",
-  target: "node20",
-  external,
-  jsx: "automatic",
-  // import.meta.url as an ES module in dist/bundle/ would see it (this file is beside the chunks).
-  define: { "import.meta.url": "__zeImportMetaUrl" },
-  banner: { js: `var __zeImportMetaUrl = require("node:url").pathToFileURL(__filename).href;\n${DYNAMIC_IMPORT_BANNER}` },
-  legalComments: "none",
-  metafile: true,
-  plugins: [localSplit, lightHttp, zodEnglishOnly, jsonAsParse, reactProduction],
-  logLevel: "warning",
-});
-routeDynamicImports(join(outdir, "local.cjs"));
+/**
+ * One of the fast path's one-file CommonJS builds, dist/bundle/<name>.cjs, with its dynamic imports
+ * routed and its text made ASCII (tools/bundle-route.mjs); `plugins` come before the shared ones.
+ * Resolves with esbuild's metafile and how many import() calls were routed.
+ */
+async function commonJsFile(name, entry, plugins) {
+  const built = await build({
+    absWorkingDir: root,
+    entryPoints: { [name]: entry },
+    outdir,
+    outExtension: { ".js": ".cjs" },
+    bundle: true,
+    format: "cjs",
+    platform: "node",
+    target: "node20",
+    external,
+    jsx: "automatic",
+    // import.meta.url as an ES module in dist/bundle/ would see it (the file is beside the chunks).
+    define: { "import.meta.url": "__zeImportMetaUrl" },
+    banner: { js: `var __zeImportMetaUrl = require("node:url").pathToFileURL(__filename).href;\n${DYNAMIC_IMPORT_BANNER}` },
+    legalComments: "none",
+    metafile: true,
+    plugins: [...plugins, lightHttp, zodEnglishOnly, jsonAsParse, reactProduction],
+    logLevel: "warning",
+  });
+  return { metafile: built.metafile, routed: routeDynamicImports(join(outdir, `${name}.cjs`)) };
+}
+const local = await commonJsFile("local", "cli/main.ts", [localSplit]);
+writeFileSync(join(outdir, "local.json"), `${JSON.stringify(Object.keys(LOCAL_COMMANDS))}\n`);
+const localBytes = Object.values(local.metafile.outputs).reduce((sum, output) => sum + output.bytes, 0);
+console.log(`bundle: dist/bundle/local.cjs (${(localBytes / 1024).toFixed(0)} KiB, ${Object.keys(LOCAL_COMMANDS).length} commands)`);
 
 /**
  * The embedded host (services/host/harness.ts, what `--embedded` loads) for the fast path, as ONE
@@ -242,34 +253,11 @@ routeDynamicImports(join(outdir, "local.cjs"));
  * with a chunk would be two (two copies of a class, a registry or an AsyncLocalStorage). local.cjs
  * loads it through bin/local-cache.js; the ES-module CLI (the TUI, chat, help) keeps the chunks.
  */
-const embedded = await build({
-  absWorkingDir: root,
-  entryPoints: { embedded: embeddedEntry },
-  outdir,
-  outExtension: { ".js": ".cjs" },
-  bundle: true,
-  format: "cjs",
-  platform: "node",
-  target: "node20",
-  external,
-  jsx: "automatic",
-  define: { "import.meta.url": "__zeImportMetaUrl" },
-  banner: { js: `var __zeImportMetaUrl = require("node:url").pathToFileURL(__filename).href;\n${DYNAMIC_IMPORT_BANNER}` },
-  legalComments: "none",
-  metafile: true,
-  plugins: [lightHttp, zodEnglishOnly, jsonAsParse, reactProduction],
-  logLevel: "warning",
-});
-const embeddedImports = routeDynamicImports(join(outdir, "embedded.cjs"));
+const embedded = await commonJsFile("embedded", embeddedEntry, []);
 const embeddedBytes = Object.values(embedded.metafile.outputs).reduce((sum, output) => sum + output.bytes, 0);
-console.log(`bundle: dist/bundle/embedded.cjs (${(embeddedBytes / 1024).toFixed(0)} KiB, ${embeddedImports} import() left to the module loader)`);
-
-// Their V8 code caches come next in npm run build, once tools/build-assets.mjs has written what they load (tools/bundle-code-cache.mjs).
-writeFileSync(join(outdir, "local.json"), `${JSON.stringify(Object.keys(LOCAL_COMMANDS))}\n`);
-const localBytes = Object.values(local.metafile.outputs).reduce((sum, output) => sum + output.bytes, 0);
-console.log(`bundle: dist/bundle/local.cjs (${(localBytes / 1024).toFixed(0)} KiB, ${Object.keys(LOCAL_COMMANDS).length} commands)`);
-
-
+console.log(`bundle: dist/bundle/embedded.cjs (${(embeddedBytes / 1024).toFixed(0)} KiB, ${embedded.routed} import() left to the module loader)`);
+// Their V8 code caches come next in npm run build, once tools/build-assets.mjs has written what
+// they load (tools/bundle-code-cache.mjs).
 
 const outputs = Object.entries(result.metafile.outputs);
 const bytes = outputs.reduce((sum, [, output]) => sum + output.bytes, 0);
