@@ -67,7 +67,11 @@ async function embeddedRun() {
   mkdirSync(configDir, { recursive: true });
   mkdirSync(join(home, "root"));
   const definition = { displayName: "Code cache", baseURL: `http://127.0.0.1:${server.address().port}/v1`, protocol: "chat", authentication: { kind: "none" }, models: { answer: { displayName: "Answer", limits: { contextUnits: 8192, outputUnits: 1024 } } } };
-  writeFileSync(join(configDir, "config.json"), JSON.stringify({ model: "cache/answer", providers: { cache: { definition } } }));
+  // The temp home's global config, passed as --config too, which takes the project layer's place: no
+  // ze-harness.config.json above the temp directory (in /tmp any local user can put one) configures
+  // the build's run or has its plugins run inside npm run build.
+  const configFile = join(configDir, "config.json");
+  writeFileSync(configFile, JSON.stringify({ model: "cache/answer", providers: { cache: { definition } } }));
   for (const name of Object.keys(process.env)) if (name.startsWith("ZE_HARNESS") || name.startsWith("XDG_")) delete process.env[name];
   Object.assign(process.env, { HOME: join(home, "home"), XDG_CONFIG_HOME: join(home, "config"), XDG_DATA_HOME: join(home, "data"), XDG_STATE_HOME: join(home, "state"), XDG_CACHE_HOME: join(home, "cache") });
   process.chdir(join(home, "root"));
@@ -78,7 +82,7 @@ async function embeddedRun() {
     rmSync(home, { recursive: true, force: true });
   });
   const cli = loadLocal(join(bundle, "local.cjs"), (file, script, bytes) => scripts.set(file, { file, script, bytes }));
-  await cli.main(["run", "--embedded", "hello"], root);
+  await cli.main(["run", "--embedded", "--config", configFile, "hello"], root);
   server.close();
 }
 
