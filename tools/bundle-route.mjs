@@ -12,7 +12,8 @@
 // a one-byte string; a single wider character (esbuild keeps them in comments and some literals)
 // makes the whole 3.4 MiB of embedded.cjs a two-byte string. Each is written as its \u escape, which
 // means the same in a string, a RegExp, an untagged template and a comment; anywhere else (a name, a
-// tagged template, whose tag sees the raw text) fails the build.
+// tagged template, whose tag sees the raw text), after a backslash (`/[\’]/`: the escape would read
+// as a backslash and "u2019") or as a line separator between tokens fails the build.
 import { readFileSync, writeFileSync } from "node:fs";
 import ts from "typescript";
 
@@ -66,10 +67,19 @@ export function routedSource(file, text) {
   };
   visit(source);
   for (let position = 0; position < text.length; position++) {
-    if (text.charCodeAt(position) <= 0x7f) continue;
+    const code = text.charCodeAt(position);
+    if (code <= 0x7f) continue;
     const token = tokenAt(source, position);
     if (token !== undefined && !escapable(token)) {
       throw new Error(`${file}: a non-ASCII character at ${position} outside a string, RegExp, untagged template or comment (tools/bundle-route.mjs)`);
+    }
+    // After an odd run of backslashes (a RegExp's identity escape, which esbuild keeps as written)
+    // the escape would read as a backslash and "uXXXX"; a line or paragraph separator between
+    // tokens ends a // comment, and its escape would not.
+    let backslashes = 0;
+    while (text.charCodeAt(position - 1 - backslashes) === 0x5c) backslashes++;
+    if ((token !== undefined && backslashes % 2 === 1) || (token === undefined && (code === 0x2028 || code === 0x2029))) {
+      throw new Error(`${file}: a non-ASCII character at ${position} whose \\u escape would not mean the same (an escaped character, or a line separator between tokens) (tools/bundle-route.mjs)`);
     }
   }
   // The banner's own fallback is the first call; every later one is routed.

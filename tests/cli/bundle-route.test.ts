@@ -67,6 +67,21 @@ describe("routedSource", () => {
     expect(() => routedSource(file, `${DYNAMIC_IMPORT_BANNER}\nconst café = 1;\nmodule.exports.value = café;`)).toThrow(/non-ASCII character/);
   });
 
+  it("fails where the escape would be read otherwise: a non-ASCII character escaped by a backslash (a RegExp's identity escape, which esbuild keeps as written), or a line separator between tokens (it ends a // comment)", async () => {
+    // Each is the same program as itself unescaped; written as `\\u2019`, `\\u00e9` or `\u2028`
+    // text, it would read a backslash and "u2019", or put the next statement inside the comment.
+    const programs = ["module.exports.value = /[\\’]/.test(\"’\");", "module.exports.value = `a\\é` === \"aé\";", "// a comment\u2028module.exports.value = true;"];
+    for (const program of programs) {
+      const text = `${DYNAMIC_IMPORT_BANNER}\n${program}`;
+      expect((await run(text)).exports["value"], program).toBe(true);
+      expect(() => routedSource(file, text), program).toThrow(/non-ASCII character/);
+    }
+    // A backslash that is itself escaped leaves the character unescaped: that one is written as before.
+    const escapedBackslash = `${DYNAMIC_IMPORT_BANNER}\nmodule.exports.value = /^\\\\’$/.test("\\\\’");`;
+    expect((await run(escapedBackslash)).exports["value"]).toBe(true);
+    expect((await run(routedSource(file, escapedBackslash).text)).exports["value"]).toBe(true);
+  });
+
   it("fails when the file's first import() is not the banner's", () => {
     expect(() => routedSource(file, 'module.exports.done = import("./first.js");')).toThrow(/banner is not the file's first import/);
   });
