@@ -44,9 +44,14 @@ it("an embedded one-shot in a git repository does not load isomorphic-git", asyn
   // exit) says whether isomorphic-git's code ran: no function in its part of the file may have run.
   const file = join(repoRoot, "dist", "bundle", "embedded.cjs");
   const text = readFileSync(file, "latin1");
-  /** The part of the file esbuild wrote for the module under `// <path>` (up to the next module's comment). */
+  /**
+   * The part of the file esbuild wrote for the module under `// <path>` (up to the next module's
+   * comment). esbuild names a package's module by its real path relative to the checkout: with a
+   * symlinked node_modules (a worktree's) that is `../…/node_modules/…`.
+   */
   const part = (path: string): [number, number] => {
-    const start = text.indexOf(`\n// ${path}\n`);
+    const escaped = path.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+    const start = text.search(new RegExp(`\n// (?:\\S*/)?${escaped}\n`));
     expect(start, path).toBeGreaterThan(0);
     return [start, text.indexOf("\n// ", start + 1)];
   };
