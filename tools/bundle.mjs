@@ -191,6 +191,12 @@ const LOCAL_COMMANDS = {
 /** The embedded host, which local.cjs loads from embedded.cjs (below), not from the split bundle. */
 const embeddedEntry = join(root, "services", "host", "harness.ts");
 const localInline = new Set([...Object.values(LOCAL_COMMANDS), "services/daemon/client.ts", "clients/index.ts"].map((file) => join(root, file)));
+/**
+ * What local.cjs and embedded.cjs start with: "use strict" first, the directive of the file's code
+ * (bin/local-cache.js compiles the file as a function's body, as require() does): esbuild's own,
+ * after the banner, is no directive, and the code, ES modules in their sources, would run sloppy.
+ */
+const ONE_FILE_BANNER = `"use strict";\nvar __zeImportMetaUrl = require("node:url").pathToFileURL(__filename).href;\n${DYNAMIC_IMPORT_BANNER}`;
 /** The split build's chunk for each module it loads by dynamic import (source path → ./chunk-….js). */
 const entryChunks = new Map();
 for (const [file, output] of Object.entries(result.metafile.outputs)) {
@@ -231,7 +237,7 @@ async function commonJsFile(name, entry, plugins) {
     jsx: "automatic",
     // import.meta.url as an ES module in dist/bundle/ would see it (the file is beside the chunks).
     define: { "import.meta.url": "__zeImportMetaUrl" },
-    banner: { js: `var __zeImportMetaUrl = require("node:url").pathToFileURL(__filename).href;\n${DYNAMIC_IMPORT_BANNER}` },
+    banner: { js: ONE_FILE_BANNER },
     legalComments: "none",
     metafile: true,
     plugins: [...plugins, lightHttp, zodEnglishOnly, jsonAsParse, reactProduction],

@@ -101,6 +101,27 @@ describe("the fast path's code cache", () => {
     expect(cache.length).toBeGreaterThan(Number(topLevel.stdout) * 2);
   });
 
+  it("local.cjs and embedded.cjs, loaded as bin/local-cache.js loads them, run in strict mode, as the ES modules they are built from do", () => {
+    // Their banner comes before esbuild's "use strict", which is then no directive: the code would
+    // run sloppy (a write to a frozen object ignored instead of a TypeError, `this` the global
+    // object in a plain call). An ordinary function of sloppy code has its own `caller`; a strict
+    // one has none (reading it throws).
+    const script = [
+      `const { loadLocal } = require(${JSON.stringify(join(copy, "bin", "local-cache.js"))});`,
+      `const sloppy = {};`,
+      `for (const name of ["local.cjs", "embedded.cjs"]) {`,
+      `  const exported = Object.values(loadLocal(${JSON.stringify(join(copy, "dist", "bundle"))} + "/" + name));`,
+      `  const ordinary = exported.filter((value) => typeof value === "function" && Object.hasOwn(value, "prototype") && !/^class\\b/.test(Function.prototype.toString.call(value)));`,
+      `  if (ordinary.length === 0) throw new Error(name + " exports no ordinary function to look at");`,
+      `  sloppy[name] = ordinary.filter((fn) => Object.hasOwn(fn, "caller")).map((fn) => fn.name);`,
+      `}`,
+      `process.stdout.write(JSON.stringify(sloppy));`,
+    ].join("\n");
+    const child = spawnSync(process.execPath, ["-e", script], { env: home.env, cwd: home.root, encoding: "utf8" });
+    expect(child.status, child.stderr).toBe(0);
+    expect(JSON.parse(child.stdout)).toEqual({ "local.cjs": [], "embedded.cjs": [] });
+  });
+
   it("a corrupt embedded.cjs cache is not used, and the embedded command answers as with the build's", async () => {
     const file = join(copy, "dist", "bundle", "embedded.cjs.cache");
     const original = readFileSync(file);
