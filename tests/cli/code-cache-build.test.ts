@@ -4,11 +4,11 @@
 // folder above the temp directory (by default /tmp, where any local user can put one), whose
 // plugins would otherwise run inside `npm run build`. The script runs in a copy of the built
 // package (bin/, dist/bundle/, package.json, the tool), whose caches it rewrites.
-import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it, vi } from "vitest";
-import { assertBuilt, runProcess } from "../support/cli.js";
-import { repoRoot, tempHome, type TempHome } from "../support/harness.js";
+import { assertBuilt, copyBuiltPackage, runProcess } from "../support/cli.js";
+import { tempHome, type TempHome } from "../support/harness.js";
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 });
 
@@ -18,14 +18,7 @@ let copy: string;
 beforeAll(() => {
   assertBuilt();
   home = tempHome("ze-cli-code-cache-build-");
-  copy = join(home.dir, "package");
-  mkdirSync(join(copy, "dist"), { recursive: true });
-  mkdirSync(join(copy, "tools"));
-  cpSync(join(repoRoot, "bin"), join(copy, "bin"), { recursive: true });
-  cpSync(join(repoRoot, "dist", "bundle"), join(copy, "dist", "bundle"), { recursive: true });
-  cpSync(join(repoRoot, "package.json"), join(copy, "package.json"));
-  cpSync(join(repoRoot, "tools", "bundle-code-cache.mjs"), join(copy, "tools", "bundle-code-cache.mjs"));
-  symlinkSync(join(repoRoot, "node_modules"), join(copy, "node_modules"));
+  copy = copyBuiltPackage(join(home.dir, "package"), [join("tools", "bundle-code-cache.mjs")]);
 });
 afterAll(() => home?.cleanup());
 

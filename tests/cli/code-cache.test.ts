@@ -6,11 +6,11 @@
 // flag it does not have, takes the fast path, which leaves the line to oclif (a dynamic import from
 // local.cjs): no daemon is needed, and the words come from the loaded module.
 import { spawnSync } from "node:child_process";
-import { cpSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { assertBuilt, runProcess } from "../support/cli.js";
-import { repoRoot, tempHome, type TempHome } from "../support/harness.js";
+import { assertBuilt, copyBuiltPackage, runProcess } from "../support/cli.js";
+import { tempHome, type TempHome } from "../support/harness.js";
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
@@ -22,12 +22,7 @@ let built: Buffer;
 beforeAll(() => {
   assertBuilt();
   home = tempHome("ze-cli-code-cache-");
-  copy = join(home.dir, "package");
-  mkdirSync(join(copy, "dist"), { recursive: true });
-  cpSync(join(repoRoot, "bin"), join(copy, "bin"), { recursive: true });
-  cpSync(join(repoRoot, "dist", "bundle"), join(copy, "dist", "bundle"), { recursive: true });
-  cpSync(join(repoRoot, "package.json"), join(copy, "package.json"));
-  symlinkSync(join(repoRoot, "node_modules"), join(copy, "node_modules"));
+  copy = copyBuiltPackage(join(home.dir, "package"));
   cacheFile = join(copy, "dist", "bundle", "local.cjs.cache");
   built = readFileSync(cacheFile);
 });

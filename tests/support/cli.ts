@@ -1,7 +1,7 @@
 // Running the BUILT binary (`node bin/ze-harness.js …`) the way a user does: a fresh
 // process, a tempHome env (nothing inherited from the test runner but PATH) and a cwd.
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readdirSync, statSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "vitest";
 import type { ScriptedResponse, TestModel } from "../../tools/test-model/index.js";
@@ -87,6 +87,20 @@ function newestMtime(directory: string): number {
  * older than the CLI and client sources (`npm test` builds first; plain `npx vitest` does not).
  * The rest of services/ is left out on purpose: other work edits it constantly in a shared checkout.
  */
+/**
+ * A copy of the built package's fast path in `directory` (bin/, dist/bundle/, package.json, and
+ * `extra` files by their path in the repository), with node_modules linked: a case may rewrite its
+ * files (the code caches, say) without touching the checkout's. Returns `directory`.
+ */
+export function copyBuiltPackage(directory: string, extra: readonly string[] = []): string {
+  for (const path of ["bin", join("dist", "bundle"), "package.json", ...extra]) {
+    mkdirSync(join(directory, path, ".."), { recursive: true });
+    cpSync(join(repoRoot, path), join(directory, path), { recursive: true });
+  }
+  symlinkSync(join(repoRoot, "node_modules"), join(directory, "node_modules"));
+  return directory;
+}
+
 export function assertBuilt(): void {
   const marker = join(repoRoot, "dist", "cli", "root-help.txt"); // written last by `npm run build`
   if (!existsSync(marker)) throw new Error("dist/ is missing: run `npm run build` before the CLI tests");
