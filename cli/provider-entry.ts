@@ -3,12 +3,13 @@
 // file is touched, then written atomically (temporary file + rename) beside everything else the
 // file holds. A file that is not JSON, or already has the name, is an error that changes nothing.
 import { randomBytes } from "node:crypto";
-import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { ZeClientError } from "../clients/index.js";
 import { resolveProviders } from "../services/providers/registry.js";
 import { describeProviderError } from "../services/providers/errors.js";
 import { usageError } from "./errors.js";
+import { makeDirectorySync } from "../services/contract/directory.js";
 
 export type CompatibleProtocol = "openai" | "anthropic";
 
@@ -46,7 +47,7 @@ function readConfig(file: string): Record<string, unknown> {
 }
 
 function writeAtomically(file: string, text: string): void {
-  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  makeDirectorySync(dirname(file), 0o700);
   let mode = 0o600;
   try {
     mode = statSync(file).mode & 0o777;

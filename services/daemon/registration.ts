@@ -5,9 +5,10 @@
 // daemon that wins a registration writes a new token, so a token that ever leaked dies with the
 // registration it was minted for. Whoever removes a registration removes only the one it means (by id).
 import { randomBytes } from "node:crypto";
-import { chmodSync, linkSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, linkSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { processOwned } from "../contract/process.js";
+import { makeDirectorySync } from "../contract/directory.js";
 
 export interface Registration {
   readonly id: string;
@@ -46,7 +47,7 @@ export function readRegistration(file: string): Registration | undefined {
  * directory could hand us their `server.json` and learn our token); group or other access is removed.
  */
 export function ensureDirectory(directory: string): void {
-  mkdirSync(directory, { recursive: true, mode: 0o700 });
+  makeDirectorySync(directory, 0o700);
   const uid = typeof process.geteuid === "function" ? process.geteuid() : undefined;
   if (uid === undefined) return;
   const stat = statSync(directory);

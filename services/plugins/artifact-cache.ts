@@ -5,8 +5,9 @@
 // first. `prune` frees every entry no recorded desired or active revision references; a freed
 // entry a later load needs is installed again and verified again (the identity is recorded).
 import { randomUUID } from "node:crypto";
-import { mkdir, readdir, rename, rm, stat } from "node:fs/promises";
+import { readdir, rename, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
+import { makeDirectory } from "../contract/directory.js";
 
 export type ArtifactKind = "npm" | "git";
 
@@ -46,10 +47,10 @@ export class ArtifactCache {
     const target = this.path(kind, key);
     if (await this.has(kind, key)) return target;
     const staging = join(this.directory, ".staging", `${kind}-${key}-${randomUUID()}`);
-    await mkdir(staging, { recursive: true, mode: 0o700 });
+    await makeDirectory(staging, 0o700);
     try {
       await fill(staging);
-      await mkdir(join(this.directory, kind), { recursive: true, mode: 0o700 });
+      await makeDirectory(join(this.directory, kind), 0o700);
       try {
         await rename(staging, target);
       } catch (error) {

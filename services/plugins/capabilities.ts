@@ -3,7 +3,7 @@
 // `workspaceShell` is in shell.ts. Only `resolvePath` applies a Session workdir; the other file
 // methods resolve a relative path against the host root. Failures carry only safe codes; an
 // aborted signal rejects with the signal's reason, which is not one of them.
-import { lstat, mkdir, readFile, readdir, stat, unlink, writeFile } from "node:fs/promises";
+import { lstat, readFile, readdir, stat, unlink, writeFile } from "node:fs/promises";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { PluginError, WorkspaceFileError, type WebFetch, type WorkspaceFiles, type WorkspaceShell } from "../../plugin/index.js";
 import { insideRoot } from "../contract/paths.js";
@@ -11,6 +11,7 @@ import { resolveFileTarget } from "../tools/paths.js";
 import { MAX_DIRECTORY_ENTRIES, MAX_FILE_READ_BYTES } from "../tools/tool.js";
 import { createWorkspaceShell } from "./shell.js";
 import { createWebFetch } from "./web-fetch.js";
+import { makeDirectory } from "../contract/directory.js";
 
 /** What `context.workspaceFiles`, `workspaceShell` and `webFetch` are backed by. */
 export interface HostCapabilities {
@@ -101,7 +102,7 @@ export function createWorkspaceFiles(root: string): WorkspaceFiles {
       const existing = await stat(path).catch(() => undefined);
       if (existing?.isDirectory()) throw fileError("not_file");
       try {
-        await mkdir(dirname(path), { recursive: true });
+        await makeDirectory(dirname(path));
         await writeFile(path, content, { signal });
       } catch (error) {
         checkSignal(signal);

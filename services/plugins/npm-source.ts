@@ -10,12 +10,13 @@
 // `declared_mismatch` for bytes that do not match the registry's integrity, 503 for a registry
 // that cannot be reached in time.
 import { createHash } from "node:crypto";
-import { mkdir, readFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { x as extract } from "tar";
 import { conflict, unavailable, validationFailure } from "../contract/failure.js";
 import { ArtifactTooLarge, type ArtifactCache } from "./artifact-cache.js";
 import { isRecord } from "./checks.js";
+import { makeDirectory } from "../contract/directory.js";
 
 export const DEFAULT_NPM_REGISTRY = "https://registry.npmjs.org/";
 
@@ -154,7 +155,7 @@ export async function installNpmPackage(resolution: NpmResolution, cache: Artifa
 }
 
 async function unpack(bytes: Buffer, directory: string, cache: ArtifactCache, what: string): Promise<void> {
-  await mkdir(directory, { recursive: true, mode: 0o700 });
+  await makeDirectory(directory, 0o700);
   let files = 0;
   let size = 0;
   let refused: string | undefined;

@@ -5,11 +5,12 @@
 // resolves (`timedOut`), an abort rejects with the signal's reason. No timeout when none is given.
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
+import { createWriteStream, type WriteStream } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { WorkspaceShellError, type ToolActivityUpdate, type WorkspaceShell } from "../../plugin/index.js";
 import { insideRoot } from "../contract/paths.js";
 import { DEFAULT_ARTIFACTS_SUBDIRECTORY, MAX_SHELL_OUTPUT_BYTES, MAX_SHELL_TIMEOUT_MS, SHELL_ACTIVITY_INTERVAL_MS } from "../tools/tool.js";
+import { makeDirectorySync } from "../contract/directory.js";
 
 const ENV_ALLOWLIST = ["PATH", "HOME", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TERM", "TMPDIR", "TZ", "USER", "LOGNAME", "SHELL"];
 const PIPE_GRACE_MS = 500;
@@ -57,7 +58,7 @@ class Output {
     const path = `${DEFAULT_ARTIFACTS_SUBDIRECTORY}/${id}.log`;
     try {
       // Private like the tools' archives (services/tools/archive-file.ts): 0700 directory, 0600 file.
-      mkdirSync(directory, { recursive: true, mode: 0o700 });
+      makeDirectorySync(directory, 0o700);
       const stream = createWriteStream(join(directory, `${id}.log`), { flags: "wx", mode: 0o600 });
       this.file = { id, path, stream, failed: false };
       stream.on("error", () => {

@@ -6,10 +6,11 @@
 // `ZE_HARNESS_AUTH_CONTENT` supplies the content for scripted runs; it is then read-only.
 import { randomUUID } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
-import { chmod, mkdir, open, rename, unlink } from "node:fs/promises";
+import { chmod, open, rename, unlink } from "node:fs/promises";
 import { dirname, isAbsolute, join } from "node:path";
 import { stateDirectory, type Env } from "../config/paths.js";
 import { injectedCredentialsOf, type InjectedCredentials } from "./injected.js";
+import { makeDirectory } from "../contract/directory.js";
 
 export const AUTH_FILE_NAME = "auth.json";
 /** How errors and summaries name an injected-only host's in-memory slot (it is no file). */
@@ -250,7 +251,7 @@ export async function writeAuthFileAtomic(path: string, data: Readonly<Record<st
   const directory = dirname(path);
   const temporary = join(directory, `.${AUTH_FILE_NAME}.${process.pid}.${randomUUID()}.tmp`);
   try {
-    await mkdir(directory, { recursive: true, mode: 0o700 });
+    await makeDirectory(directory, 0o700);
     const handle = await open(temporary, "wx", 0o600);
     try {
       await handle.writeFile(`${JSON.stringify(data, null, 2)}\n`, "utf8");

@@ -12,13 +12,14 @@
 // serves); a failed refresh keeps the previous cache. `ZE_HARNESS_DISABLE_MODELS_FETCH=1` turns
 // background refreshes off (the cache stays usable).
 import { createHash, randomUUID } from "node:crypto";
-import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
 import { homeDirectory, type Env } from "../config/paths.js";
 import { bundledCatalog } from "./catalog.js";
 import { normalizeModelsDev, type NormalizedCatalog } from "./models-dev.js";
 import { readBoundedText } from "../contract/body.js";
+import { makeDirectory } from "../contract/directory.js";
 
 export const MODELS_URL_VARIABLE = "ZE_HARNESS_MODELS_URL";
 export const DISABLE_MODELS_FETCH_VARIABLE = "ZE_HARNESS_DISABLE_MODELS_FETCH";
@@ -116,7 +117,7 @@ export async function readCatalogCache(env: Env, url: string = modelsUrl(env)): 
 
 async function writeCatalogCache(env: Env, cache: CatalogCache): Promise<void> {
   const directory = cacheDirectory(env);
-  await mkdir(directory, { recursive: true, mode: 0o700 });
+  await makeDirectory(directory, 0o700);
   const target = catalogCacheFile(env);
   const temporary = `${target}.${process.pid}.${randomUUID()}.tmp`;
   try {

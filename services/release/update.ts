@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { compareReleases, daemonStatus } from "../daemon/client.js";
 import { clearStaged, executableOf, installPaths, PLATFORM, readRecord, readStaged, seenSequence, writeJsonAtomically, writeRecord, type Env, type InstallPaths, type InstallRecord } from "./layout.js";
 import { archiveFor, ReleaseError, verifyArchive, verifyManifest, verifyPointer, type Pointer } from "./verify.js";
+import { makeDirectorySync } from "../contract/directory.js";
 
 interface Installation {
   readonly paths: InstallPaths;
@@ -120,7 +121,7 @@ const activeVersion = (paths: InstallPaths): string | undefined => readRecord(pa
 
 /** The verified archive unpacked to versions/<version>/ (through a partial directory, renamed at the end). */
 function unpack(paths: InstallPaths, version: string, name: string, bytes: Uint8Array): void {
-  mkdirSync(paths.versions, { recursive: true });
+  makeDirectorySync(paths.versions);
   // Per process: a background check and an `update` may unpack the same release at once.
   const work = join(paths.versions, `.${version}.partial-${process.pid}`);
   rmSync(work, { recursive: true, force: true });

@@ -2,7 +2,6 @@
 // (assembled in handle.ts, which the Worker host's Durable Object adapter shares): reads joining
 // the caller's open transaction, queued write transactions with a durability choice,
 // after-commit callbacks, and close.
-import { mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { Client } from "@libsql/client";
 import * as driverCore from "drizzle-orm/libsql/driver-core";
@@ -17,6 +16,7 @@ import { WalSync } from "./wal-sync.js";
 import { Checkpointer } from "./checkpoint.js";
 import { RemoteClient } from "./remote.js";
 import { schema, type StorageSchema, type TurnEventRow } from "./schema.js";
+import { makeDirectory } from "../contract/directory.js";
 
 export { createStorageHandle, isStorageHandle, type Durability, type HandleWriter, type StorageDatabase, type StorageExecutor, type StorageHandle, type StorageHandleParts, type StorageTransaction } from "./handle.js";
 
@@ -210,7 +210,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Storag
   const location = resolveDatabaseLocation(options.url, options.stateDirectory);
   const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
   if (location.kind === "file") {
-    await mkdir(dirname(location.path), { recursive: true, mode: 0o700 });
+    await makeDirectory(dirname(location.path), 0o700);
     await prepareDatabaseFile(location.path);
   }
 

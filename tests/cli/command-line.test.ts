@@ -1,7 +1,7 @@
 // The command line as a new user types it, through the built binary: connection flags before or
 // after the subcommand, unknown commands, errors that name what could not be reached, and
 // exiting once the output is written.
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -139,6 +139,20 @@ describe("what could not be reached is named", () => {
     const result = await cli(["--database", file, "session", "list"]);
     expect(result).toMatchObject({ code: 1, stdout: "" });
     expect(result.stderr).toMatch(new RegExp(`^error: StorageNotADatabase: [^\\n]*${file.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}[^\\n]*\\n$`));
+  });
+  it("--database under a directory that refuses children (/proc): one error line naming it, exit 1 (it hung: Node's recursive mkdir)", async () => {
+    const result = await cli(["--database", "/proc/ze-harness-no-such/y.db", "session", "list"]);
+    expect(result).toMatchObject({ code: 1, stdout: "" });
+    expect(result.stderr).toMatch(/^error: [^\n]*ENOENT[^\n]*\/proc\/ze-harness-no-such[^\n]*\n$/);
+  });
+
+  it("--database below a regular file: one ENOTDIR error line, exit 1, the file untouched", async () => {
+    const file = join(home.dir, "plain-file");
+    writeFileSync(file, "plain");
+    const result = await cli(["--database", join(file, "x.db"), "session", "list"]);
+    expect(result).toMatchObject({ code: 1, stdout: "" });
+    expect(result.stderr).toMatch(/^error: [^\n]*ENOTDIR[^\n]*\n$/);
+    expect(readFileSync(file, "utf8")).toBe("plain");
   });
 });
 

@@ -3,8 +3,9 @@
 // with every prompt and shows `you` for entries that carry it, a short author ID for other
 // writers; entries written before authorship fall back to the connection (clientId) match.
 import { randomUUID } from "node:crypto";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { makeDirectorySync } from "../../../services/contract/directory.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -14,7 +15,7 @@ export function authorIdentity(directory: string): string | undefined {
   const existing = readIdentity(file);
   if (existing !== undefined) return existing;
   try {
-    mkdirSync(directory, { recursive: true, mode: 0o700 });
+    makeDirectorySync(directory, 0o700);
     // `wx`: two TUIs starting at once agree on the first one written.
     writeFileSync(file, `${randomUUID()}\n`, { flag: "wx", mode: 0o600 });
   } catch {

@@ -3,10 +3,11 @@
 // (newest first), per-model reasoning effort, whether first-run tips are hidden and whether the
 // mouse is left to the terminal (`/mouse off`). Written
 // atomically (temp file + rename); an unreadable file counts as empty preferences.
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { readFileSync, renameSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join } from "node:path";
 import type { ReasoningEffort } from "../../../clients/index.js";
+import { makeDirectorySync } from "../../../services/contract/directory.js";
 
 export interface ModelPreferences {
   favorites: string[];
@@ -80,7 +81,7 @@ export class Preferences {
   private save(patch: Partial<ModelPreferences>): void {
     this.value = { ...this.value, ...patch };
     const directory = join(this.file, "..");
-    mkdirSync(directory, { recursive: true, mode: 0o700 });
+    makeDirectorySync(directory, 0o700);
     const temp = `${this.file}.${process.pid}.tmp`;
     writeFileSync(temp, `${JSON.stringify(this.value, null, 2)}\n`, { mode: 0o600 });
     renameSync(temp, this.file);
