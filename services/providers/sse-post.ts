@@ -1,7 +1,7 @@
 // A streaming model request without an SDK: POST a JSON body and yield each server-sent event's
 // JSON data, with the wire rules and the failures the SDK path (through wire.ts) had — the
 // headers we choose and nothing ambient, redirects refused, the 1 MiB bounds on
-// an error body and on a single event, an HTTP error or an in-stream `error` classified by
+// an error body and on a single event, 128 MiB on a whole streamed response, an HTTP error or an in-stream `error` classified by
 // `Attempt.statusFailure` from what the SDK's APIError would carry. The SSE framing is
 // eventsource-parser's; as in the openai SDK, `[DONE]` ends the data, events after it are read and
 // ignored so the connection is reused, and `thread.*` events are skipped.
@@ -17,7 +17,7 @@
 import { createParser, type EventSourceMessage } from "eventsource-parser";
 import { isProviderFailure } from "./failure.js";
 import type { Attempt, WireTarget } from "./wire.js";
-import { USER_AGENT, WIRE_LIMIT_BYTES, authenticate, sseEventCounter } from "./wire.js";
+import { USER_AGENT, WIRE_LIMIT_BYTES, WIRE_RESPONSE_LIMIT_BYTES, authenticate, sseEventCounter } from "./wire.js";
 import { wireTransport, type WireAnswer } from "./transport.js";
 
 /** A request body already serialized as JSON (sent as is; see chat.ts `chatMessagesJson`). */
@@ -72,9 +72,12 @@ export async function* postSse(attempt: Attempt, target: WireTarget, body: unkno
     const events: EventSourceMessage[] = [];
     const parser = createParser({ onEvent: (message) => void events.push(message) });
     let done = false;
+    let received = 0;
     try {
       for await (const chunk of answer.body) {
         if (!within(chunk)) throw attempt.record(attempt.fail("too_large", `a single streamed event exceeds ${WIRE_LIMIT_BYTES} bytes`));
+        received += chunk.length;
+        if (received > WIRE_RESPONSE_LIMIT_BYTES) throw attempt.record(attempt.fail("too_large", `the streamed response exceeds ${WIRE_RESPONSE_LIMIT_BYTES} bytes`));
         parser.feed(decoder.decode(chunk, { stream: true }));
         for (const message of events.splice(0)) {
           if (dialect === "anthropic") {

@@ -18,8 +18,24 @@ import type { Authentication } from "./protocol.js";
 import type { Secret } from "./secret.js";
 
 /** 1 MiB: the largest single SSE event or HTTP error body an attempt accepts. */
-
 export const WIRE_LIMIT_BYTES = 1024 * 1024;
+
+/**
+ * 128 MiB: the most bytes one streamed response may carry, framing included. A response's
+ * framing is most of its bytes (≈ 150–300 per one-token chunk: a 128k-token answer is ≈ 40 MiB),
+ * so this leaves room for the longest real answer and bounds what an adapter accumulates (a tool
+ * call's arguments) when a provider never stops.
+ */
+export const WIRE_RESPONSE_LIMIT_BYTES = 128 * 1024 * 1024;
+
+/**
+ * 8 Mi characters: the most content (text, reasoning, refusal, tool-call arguments) one model
+ * response may stream — 16 times the longest answer models give today (128k tokens ≈ 0.5 MiB).
+ * Every character is kept several times over (the Turn's part, its message, its outcome, the
+ * history row and its search index, each live delta to every watcher), so a provider that never
+ * stops would otherwise grow the host's memory and the database without bound.
+ */
+export const RESPONSE_CONTENT_LIMIT = 8 * 1024 * 1024;
 
 export const USER_AGENT = "ze-harness";
 

@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { ProviderFailure, fetchTransport, useWireTransport, type WireAnswer } from "../../services/providers/index.js";
 import { postSse } from "../../services/providers/sse-post.js";
-import { Attempt, WIRE_LIMIT_BYTES } from "../../services/providers/wire.js";
+import { Attempt, WIRE_LIMIT_BYTES, WIRE_RESPONSE_LIMIT_BYTES } from "../../services/providers/wire.js";
 
 const encoder = new TextEncoder();
 
@@ -110,6 +110,24 @@ describe("postSse", () => {
     expect(failure).toMatchObject({ kind: "too_large", message: `test/m: a single streamed event exceeds ${WIRE_LIMIT_BYTES} bytes` });
     expect(seen.cancelled).toBe(true);
     expect(seen.read).toBeLessThan(chunks.length);
+  });
+
+  it("fails a whole response over 128 MiB of events, each within its own bound, as too_large and stops reading", async () => {
+    const event = `data: "${"y".repeat(WIRE_LIMIT_BYTES - 64)}"\n\n`;
+    const count = Math.ceil(WIRE_RESPONSE_LIMIT_BYTES / event.length) + 8;
+    const seen = answerWith(Array.from({ length: count }, () => event));
+    let yielded = 0;
+    let failure: unknown;
+    try {
+      for await (const _ of postSse(attempt(), target, { model: "up-m", stream: true })) yielded += 1;
+    } catch (error) {
+      failure = error;
+    }
+    expect(failure).toMatchObject({ kind: "too_large", message: `test/m: the streamed response exceeds ${WIRE_RESPONSE_LIMIT_BYTES} bytes` });
+    // Every event under the bound was yielded; the one that passed it and the rest were not read.
+    expect(yielded).toBe(Math.floor(WIRE_RESPONSE_LIMIT_BYTES / event.length));
+    expect(seen.read).toBe(yielded + 1);
+    expect(seen.cancelled).toBe(true);
   });
 
   it("classifies an HTTP error from its JSON body's error member and its headers", async () => {

@@ -6,6 +6,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { TurnStreamEvent } from "../../clients/index.js";
+import { RESPONSE_CONTENT_LIMIT } from "../../services/providers/wire.js";
 import { HOSTS, startModelHost, type ModelHost } from "../support/hosts.js";
 import { startModelHarness, testProviderConfig, type ModelHarness, type ModelHarnessOptions } from "../support/model.js";
 import { cancel, getTurn, holdReplies, queue, runToEnd, seen, steer, waitForTurnEvent } from "./helpers.js";
@@ -92,6 +93,22 @@ describe.each(HOSTS)("on the %s host", (kind) => {
       expect(turn.phase).toBe("failed");
       expect(turn.outcome).toMatchObject({ kind: "failed", turnId, fault: { code } });
       expect(h.model.requests).toHaveLength(1);
+    });
+
+    it("fails a response that streams more than RESPONSE_CONTENT_LIMIT characters as provider_too_large, keeping what came before, never retried", async () => {
+      const h = host.fresh();
+      // Each event within the 1 MiB event bound; together past 8 Mi characters, and the model would go on.
+      const piece = "z".repeat(1_000_000);
+      h.model.enqueue({ events: Array.from({ length: 40 }, () => ({ type: "text" as const, text: piece })) }, { events: [{ type: "text", text: "never" }] });
+      const sessionId = await h.createSession();
+      const { turnId } = await queue(h, sessionId, "Hello");
+      const { turn } = await runToEnd(h, sessionId, turnId);
+      expect(turn.phase).toBe("failed");
+      expect(turn.outcome).toMatchObject({ kind: "failed", turnId, fault: { code: "provider_too_large", message: expect.stringContaining(`exceeds ${RESPONSE_CONTENT_LIMIT} characters of content`) } });
+      expect(h.model.requests).toHaveLength(1);
+      const kept = turn.parts.reduce((sum, part) => sum + ("text" in part ? part.text.length : 0), 0);
+      expect(kept).toBeGreaterThan(0);
+      expect(kept).toBeLessThanOrEqual(RESPONSE_CONTENT_LIMIT);
     });
 
     it("retries an attempt the provider rejected with 500 before output, then completes", async () => {
