@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TurnStreamEvent } from "../../clients/index.js";
 import { Channel, pumpedStream, StreamConsumerBehind, Wake } from "../../services/core/events/channel.js";
+import { LiveOrder } from "../../services/core/events/stream-order.js";
 import { startModelHarness, type ModelHarness } from "../support/model.js";
 import { openSse, queue, runToEnd, server, watchTurn } from "./helpers.js";
 
@@ -48,6 +49,46 @@ describe("a bounded channel", () => {
     await expect(channel.next()).rejects.toBeInstanceOf(StreamConsumerBehind);
     // A producer waiting for room is released by the close (and sees isClosed).
     await channel.room();
+  });
+
+  it("fails with StreamConsumerBehind when queued live deltas would pass `byteLimit` characters, however few they are", async () => {
+    const channel = new Channel<string>({ highWater: 4, limit: 1000, byteLimit: 100 });
+    const heard: Error[] = [];
+    channel.onBehind((error) => heard.push(error));
+    channel.push("a", 60);
+    channel.push("b", 40);
+    channel.push("durable");
+    expect(channel.isClosed).toBe(false);
+    // A reader that takes items frees their weight.
+    expect(await channel.next()).toEqual({ value: "a", done: false });
+    channel.push("c", 60);
+    expect(channel.isClosed).toBe(false);
+    channel.push("d", 1);
+    expect(channel.isClosed).toBe(true);
+    expect(channel.queued).toBe(0);
+    expect(heard[0]).toBeInstanceOf(StreamConsumerBehind);
+    expect(heard[0]!.message).toBe("the reader fell 100 characters of deltas behind; the stream was cut (resume from the last event id read)");
+  });
+
+  it("counts deltas held back for their durable event against `byteLimit` (LiveOrder)", () => {
+    const channel = new Channel<string>({ highWater: 4, limit: 1000, byteLimit: 100 });
+    const live = new LiveOrder<string>(0);
+    // Deltas after durable event 1, which the pump has not pushed yet: held, not queued.
+    expect(live.push(channel, 1, "x", 50)).toBe(false);
+    expect(live.push(channel, 1, "y", 50)).toBe(false);
+    expect(channel.queued).toBe(0);
+    expect(channel.isClosed).toBe(false);
+    live.push(channel, 1, "z", 1);
+    expect(channel.isClosed).toBe(true);
+    expect(channel.queued).toBe(0);
+  });
+
+  it("lets drain() free the queued weight", () => {
+    const channel = new Channel<string>({ highWater: 4, limit: 1000, byteLimit: 100 });
+    channel.push("a", 100);
+    expect(channel.drain()).toEqual(["a"]);
+    channel.push("b", 100);
+    expect(channel.isClosed).toBe(false);
   });
 
   it("fails a reader already waiting when the stream fails (not a clean end)", async () => {
@@ -149,6 +190,46 @@ describe("a Turn's watch that is not read while the model streams (in-process ho
     const lastRevision = Math.max(snapshot.revision, ...rest.map((event) => ("revision" in event ? Number(event.revision) : 0)));
     const resumed = await watchTurn(h, sessionId, turnId, lastRevision);
     const events = await resumed.rest();
+    expect(events.at(-1)?.type).toBe("turn.finished");
+  });
+});
+
+describe("a Turn's watch that is not read while the model streams large deltas (in-process host)", () => {
+  let h: ModelHarness;
+  beforeAll(async () => {
+    // The event limit is out of reach: only the deltas' size cuts the stream.
+    h = await startModelHarness({ harness: { streamTiming: { heartbeatMs: 60_000, idleReadMs: 25, queue: { highWater: 4, limit: 100_000, byteLimit: 64 * 1024 } } } });
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  it("is cut once its queued deltas pass byteLimit characters, the Turn completes, and the reader resumes to turn.finished", async () => {
+    const pieces = Array.from({ length: 12 }, (_, index) => ({ type: "text" as const, text: `${index}:${"q".repeat(16 * 1024)}` }));
+    h.model.enqueue({ events: pieces });
+    const sessionId = await h.createSession();
+    const { turnId } = await queue(h, sessionId, "Stream big pieces");
+    const stalled = await watchTurn(h, sessionId, turnId, null);
+    const snapshot = (await stalled.next())!.data;
+    const { turn } = await runToEnd(h, sessionId, turnId);
+    expect(turn.outcome).toMatchObject({ kind: "completed" });
+    const rest: TurnStreamEvent[] = [];
+    let failure: unknown;
+    try {
+      for (;;) {
+        const next = await stalled.next();
+        if (next === undefined) break;
+        rest.push(next.data);
+      }
+    } catch (error) {
+      failure = error;
+    }
+    // 12 deltas (far under the event limit) were too many characters: the stream was cut before turn.finished.
+    expect(rest.filter((event) => event.type === "turn.text.delta").length).toBeLessThan(pieces.length);
+    expect(rest.map((event) => event.type)).not.toContain("turn.finished");
+    expect(String(failure ?? "")).toMatch(/behind|terminated|error/i);
+    const lastRevision = Math.max(snapshot.revision, ...rest.map((event) => ("revision" in event ? Number(event.revision) : 0)));
+    const events = await (await watchTurn(h, sessionId, turnId, lastRevision)).rest();
     expect(events.at(-1)?.type).toBe("turn.finished");
   });
 });

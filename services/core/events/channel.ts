@@ -9,28 +9,38 @@
 // queued, and the channel then fails with StreamConsumerBehind: the stream is cut, and the client
 // resumes from the last event id it read (every event but a live delta is in the log). Without a
 // bound, one stalled reader of a long Session's stream would hold its whole history in memory.
+// Live deltas also count by size (`byteLimit`, in characters of delta text): a model may stream
+// events of up to 1 MiB each, and `limit` of those would be gigabytes for one stalled reader.
 
 export interface ChannelBounds {
   /** A waiting producer (`room()`) resumes once the consumer has taken the queue below this. */
   readonly highWater: number;
   /** A push that would queue more than this many items fails the channel (StreamConsumerBehind). */
   readonly limit: number;
+  /** A push that would queue live deltas of more than this many characters fails the channel too. */
+  readonly byteLimit?: number | undefined;
 }
 
 /** 500 rows make a storage page; a pump pushes one page (or one Turn's events) between waits. */
-export const DEFAULT_CHANNEL_BOUNDS: ChannelBounds = { highWater: 512, limit: 8192 };
+export const DEFAULT_CHANNEL_BOUNDS: ChannelBounds = { highWater: 512, limit: 8192, byteLimit: 32 * 1024 * 1024 };
 
-/** Why a stream was cut: its consumer fell `limit` items behind. */
+/** Why a stream was cut: its consumer fell `limit` items (or `byteLimit` characters of deltas) behind. */
 export class StreamConsumerBehind extends Error {
   readonly _tag = "StreamConsumerBehind";
-  constructor(readonly limit: number) {
-    super(`the reader fell ${limit} events behind; the stream was cut (resume from the last event id read)`);
+  constructor(
+    readonly limit: number,
+    unit: "events" | "characters of deltas" = "events",
+  ) {
+    super(`the reader fell ${limit} ${unit} behind; the stream was cut (resume from the last event id read)`);
     this.name = "StreamConsumerBehind";
   }
 }
 
 export class Channel<T> implements AsyncIterableIterator<T> {
   private readonly items: T[] = [];
+  /** Each queued item's weight (its delta characters; 0 for the rest), index for index with `items`. */
+  private readonly weights: number[] = [];
+  private weight = 0;
   private waiter: { readonly resolve: (result: IteratorResult<T>) => void; readonly reject: (error: unknown) => void } | undefined;
   private closed = false;
   private failure: unknown;
@@ -48,25 +58,29 @@ export class Channel<T> implements AsyncIterableIterator<T> {
     return this.items.length;
   }
 
-  push(item: T): void {
+  /** Queues `item` (or hands it to a waiting consumer); `weight`: its live delta's characters. */
+  push(item: T, weight = 0): void {
     if (this.closed) return;
     const waiter = this.waiter;
     if (waiter) {
       this.waiter = undefined;
       waiter.resolve({ value: item, done: false });
-    } else if (this.reserve(0)) {
+    } else if (this.reserve(0, weight)) {
       this.items.push(item);
+      this.weights.push(weight);
+      this.weight += weight;
     }
   }
 
   /**
-   * Whether one more item still fits under the limit beside `held` items a producer keeps back
-   * for this channel (they count as queued); when it does not, the channel fails with
-   * StreamConsumerBehind and this answers false.
+   * Whether one more item of `weight` still fits under the limits beside `held` items (of
+   * `heldWeight` in all) a producer keeps back for this channel (they count as queued); when it
+   * does not, the channel fails with StreamConsumerBehind and this answers false.
    */
-  reserve(held: number): boolean {
-    if (this.items.length + held < this.bounds.limit) return true;
-    this.close(new StreamConsumerBehind(this.bounds.limit));
+  reserve(held: number, weight = 0, heldWeight = 0): boolean {
+    const byteLimit = this.bounds.byteLimit ?? Number.POSITIVE_INFINITY;
+    if (this.items.length + held < this.bounds.limit && this.weight + heldWeight + weight <= byteLimit) return true;
+    this.close(this.items.length + held < this.bounds.limit ? new StreamConsumerBehind(byteLimit, "characters of deltas") : new StreamConsumerBehind(this.bounds.limit));
     return false;
   }
 
@@ -86,7 +100,7 @@ export class Channel<T> implements AsyncIterableIterator<T> {
     this.closed = true;
     if (error !== undefined) {
       this.failure = error;
-      this.items.length = 0;
+      this.clear();
     }
     if (this.waiter && this.items.length === 0) {
       const waiter = this.waiter;
@@ -114,13 +128,22 @@ export class Channel<T> implements AsyncIterableIterator<T> {
   /** The items already queued, taken without waiting (a consumer that batches writes). */
   drain(): T[] {
     const items = this.items.splice(0);
+    this.weights.length = 0;
+    this.weight = 0;
     this.taken();
     return items;
+  }
+
+  private clear(): void {
+    this.items.length = 0;
+    this.weights.length = 0;
+    this.weight = 0;
   }
 
   next(): Promise<IteratorResult<T>> {
     const item = this.items.shift();
     if (item !== undefined) {
+      this.weight -= this.weights.shift() ?? 0;
       this.taken();
       return Promise.resolve({ value: item, done: false });
     }
@@ -131,7 +154,7 @@ export class Channel<T> implements AsyncIterableIterator<T> {
 
   return(): Promise<IteratorResult<T>> {
     this.close();
-    this.items.length = 0;
+    this.clear();
     return Promise.resolve({ value: undefined, done: true });
   }
 

@@ -14,32 +14,43 @@ import type { Channel } from "./channel.js";
  * has pushed that event; held deltas count against the channel's limit (past it the stream is cut).
  */
 export class LiveOrder<T> {
-  private readonly held: { readonly key: number; readonly item: T }[] = [];
+  private readonly held: { readonly key: number; readonly item: T; readonly weight: number }[] = [];
+  /** The held deltas' characters (they count against the channel's byte limit). */
+  private heldWeight = 0;
 
   constructor(
     /** The key of the last durable event (or cursor) the pump pushed. */
     private through: number,
   ) {}
 
-  /** Pushes a delta that follows durable event `key`, or holds it (false) until the pump has pushed that event. */
-  push(channel: Channel<T>, key: number, item: T): boolean {
+  /**
+   * Pushes a delta (of `weight` characters) that follows durable event `key`, or holds it (false)
+   * until the pump has pushed that event.
+   */
+  push(channel: Channel<T>, key: number, item: T, weight = 0): boolean {
     if (this.held.length === 0 && key <= this.through) {
-      channel.push(item);
+      channel.push(item, weight);
       return true;
     }
     if (channel.isClosed) return true;
-    if (!channel.reserve(this.held.length)) {
+    if (!channel.reserve(this.held.length, weight, this.heldWeight)) {
       this.held.length = 0;
+      this.heldWeight = 0;
       return true;
     }
-    this.held.push({ key, item });
+    this.held.push({ key, item, weight });
+    this.heldWeight += weight;
     return false;
   }
 
   /** The pump pushed the durable events through `key`: the deltas that follow them go out. */
   advance(channel: Channel<T>, key: number): void {
     if (key > this.through) this.through = key;
-    while (this.held.length > 0 && this.held[0]!.key <= this.through) channel.push(this.held.shift()!.item);
+    while (this.held.length > 0 && this.held[0]!.key <= this.through) {
+      const { item, weight } = this.held.shift()!;
+      this.heldWeight -= weight;
+      channel.push(item, weight);
+    }
   }
 }
 

@@ -166,7 +166,7 @@ export class EventStreams {
         this.hub.onDeleted(sessionId, () => channel.close()),
         this.hub.onDelta(sessionId, (delta) => {
           if (delta.turnId !== turnId) return;
-          if (!live.push(channel, delta.revision, message(deltaEvent(delta), delta.revision) as SseMessage<TurnStreamEvent>)) wake.set();
+          if (!live.push(channel, delta.revision, message(deltaEvent(delta), delta.revision) as SseMessage<TurnStreamEvent>, delta.delta.length)) wake.set();
         }),
       ],
       signal,
@@ -227,7 +227,7 @@ export class EventStreams {
         this.hub.onDeleted(sessionId, () => channel.close()),
         this.hub.onDelta(sessionId, (delta) => {
           const event = { ...deltaEvent(delta), type: `session.${deltaEvent(delta).type}`, activityCursor: delta.activityCursor, sessionId, turnId: delta.turnId };
-          if (!live.push(channel, delta.activityCursor, message(event, delta.activityCursor) as SseMessage<SessionStreamEvent>)) wake.set();
+          if (!live.push(channel, delta.activityCursor, message(event, delta.activityCursor) as SseMessage<SessionStreamEvent>, delta.delta.length)) wake.set();
         }),
       ],
       signal,
