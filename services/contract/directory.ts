@@ -3,10 +3,11 @@
 // loop retries the child after the parent's EEXIST), so `--database /proc/x/y.db` hung the
 // command. These walk up once to the nearest existing directory, create each missing one in turn
 // with `mode`, and fail with the first real error (ENOENT, ENOTDIR, EACCES…), which names the
-// directory that could not be made.
+// directory that could not be made. The path is walked as written (`dirname`, never `resolve`):
+// the kernel resolves `..` after a symbolic link, as `mkdir -p` does, where text would not.
 import { mkdirSync, statSync, type Stats } from "node:fs";
 import { mkdir, stat } from "node:fs/promises";
-import { dirname, resolve } from "node:path";
+import { dirname } from "node:path";
 
 const codeOf = (error: unknown): unknown => (error as { code?: unknown } | null)?.code;
 
@@ -17,7 +18,7 @@ const notADirectory = (path: string): NodeJS.ErrnoException =>
 /** Creates `path` and its missing parents with `mode` (like `mkdir -p`); resolves once it is a directory. */
 export async function makeDirectory(path: string, mode?: number): Promise<void> {
   const missing: string[] = [];
-  for (let current = resolve(path); ; current = dirname(current)) {
+  for (let current = path; ; current = dirname(current)) {
     let info: Stats;
     try {
       info = await stat(current);
@@ -38,12 +39,13 @@ export async function makeDirectory(path: string, mode?: number): Promise<void> 
       if (!(await stat(directory)).isDirectory()) throw notADirectory(directory);
     }
   }
+  if (!(await stat(path)).isDirectory()) throw notADirectory(path);
 }
 
 /** `makeDirectory`, synchronously. */
 export function makeDirectorySync(path: string, mode?: number): void {
   const missing: string[] = [];
-  for (let current = resolve(path); ; current = dirname(current)) {
+  for (let current = path; ; current = dirname(current)) {
     let info: Stats;
     try {
       info = statSync(current);
@@ -64,4 +66,5 @@ export function makeDirectorySync(path: string, mode?: number): void {
       if (!statSync(directory).isDirectory()) throw notADirectory(directory);
     }
   }
+  if (!statSync(path).isDirectory()) throw notADirectory(path);
 }

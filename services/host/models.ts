@@ -9,6 +9,7 @@ import { HostServedModels, siblingModels } from "./served-models.js";
 import {
   NO_SIBLING_MESSAGE,
   ProviderFailure,
+  ResponseBound,
   injectedCredentialsOf,
   describeProviderError,
   servedModel,
@@ -130,7 +131,11 @@ export function createModelGateway(config: Config, env: Env, layers: readonly Co
     if (model === undefined) return yield* credentials.stream(call);
     const siblings = await siblingModels(current(call.sessionId), env);
     if (siblings.length === 0) throw new ProviderFailure({ kind: "auth", beforeOutput: true, retryable: false, message: `Model ${call.model} is unavailable: ${NO_SIBLING_MESSAGE}` });
-    yield* model.stream({
+    // The plugin's response is bounded as the adapters' are (streamModel): its whole answer, not
+    // only what it delegates (each delegated request is bounded on its own).
+    const bound = new ResponseBound();
+    let started = false;
+    for await (const event of model.stream({
       ...(call.system !== undefined ? { system: call.system } : {}),
       messages: call.messages,
       tools: call.tools,
@@ -140,6 +145,11 @@ export function createModelGateway(config: Config, env: Env, layers: readonly Co
       turnId: call.turnId ?? "",
       siblings,
       delegate: (ref, request) => credentials.stream({ ...request, model: ref, signal: call.signal, ...(call.sessionId !== undefined ? { sessionId: call.sessionId } : {}), ...(call.turnId !== undefined ? { turnId: call.turnId } : {}), ...(call.compactionId !== undefined ? { compactionId: call.compactionId } : {}), ...(call.timeoutMs !== undefined ? { timeoutMs: call.timeoutMs } : {}) }),
-    });
+    })) {
+      const exceeded = bound.exceeded(event);
+      if (exceeded !== undefined) throw new ProviderFailure({ kind: "too_large", beforeOutput: !started, retryable: false, message: `${call.model}: ${exceeded}` });
+      started = true;
+      yield event;
+    }
   }
 }

@@ -111,7 +111,7 @@ export {
 export type { FinishReason, ModelRequest, ModelStreamEvent, ModelTool } from "./events.js";
 export { streamModel } from "./stream.js";
 export { NO_SIBLING_MESSAGE, servedCatalogEntries, servedModel, type ServedModel, type ServedModelRequest, type SiblingRequest } from "./served.js";
-export { WIRE_LIMIT_BYTES } from "./wire.js";
+export { ResponseBound, RESPONSE_CONTENT_LIMIT, RESPONSE_TOOL_CALL_LIMIT, WIRE_LIMIT_BYTES } from "./wire.js";
 export { connectApiKey, deleteConnection, relabelConnection, type ConnectionResult } from "./connections.js";
 export { LoginManager, MAX_WAIT_MS, type LoginManagerOptions, type StartLoginResult } from "./login/manager.js";
 export { CredentialRefresher, REFRESH_MARGIN_MS, refreshDue, refreshable, type RefreshOutcome, type RefreshRequest } from "./login/refresh.js";

@@ -73,11 +73,23 @@ export async function* postSse(attempt: Attempt, target: WireTarget, body: unkno
     const parser = createParser({ onEvent: (message) => void events.push(message) });
     let done = false;
     let received = 0;
+    // What follows `[DONE]` is read only so the connection can be reused: past 1 MiB of it the
+    // answer (already whole) ends and the connection is dropped instead.
+    let trailing = 0;
+    let cutAfterDone = false;
     try {
       for await (const chunk of answer.body) {
+        if (done) {
+          trailing += chunk.length;
+          if (trailing > WIRE_LIMIT_BYTES) {
+            cutAfterDone = true;
+            break;
+          }
+        } else {
+          received += chunk.length;
+          if (received > WIRE_RESPONSE_LIMIT_BYTES) throw attempt.record(attempt.fail("too_large", `the streamed response exceeds ${WIRE_RESPONSE_LIMIT_BYTES} bytes`));
+        }
         if (!within(chunk)) throw attempt.record(attempt.fail("too_large", `a single streamed event exceeds ${WIRE_LIMIT_BYTES} bytes`));
-        received += chunk.length;
-        if (received > WIRE_RESPONSE_LIMIT_BYTES) throw attempt.record(attempt.fail("too_large", `the streamed response exceeds ${WIRE_RESPONSE_LIMIT_BYTES} bytes`));
         parser.feed(decoder.decode(chunk, { stream: true }));
         for (const message of events.splice(0)) {
           if (dialect === "anthropic") {
@@ -105,7 +117,7 @@ export async function* postSse(attempt: Attempt, target: WireTarget, body: unkno
       if (attempt.signal.aborted && !isProviderFailure(error)) return;
       throw error;
     }
-    finished = true;
+    finished = !cutAfterDone;
   } finally {
     if (!finished) answer.cancel();
   }

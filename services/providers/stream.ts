@@ -5,7 +5,7 @@
 import type { ModelRequest, ModelStreamEvent } from "./events.js";
 import { ProviderFailure } from "./failure.js";
 import type { ModelProtocol } from "./protocol.js";
-import { Attempt, RESPONSE_CONTENT_LIMIT } from "./wire.js";
+import { Attempt, ResponseBound } from "./wire.js";
 import { viaFailure } from "./tap.js";
 
 type Adapter = (request: ModelRequest, attempt: Attempt) => AsyncGenerator<ModelStreamEvent>;
@@ -32,20 +32,6 @@ const adapterFor = (protocol: ModelProtocol): Promise<Adapter> => {
 
 const CONTENT = new Set<ModelStreamEvent["type"]>(["text.delta", "reasoning.delta", "reasoning.end", "refusal.delta", "tool_call"]);
 
-/** The content characters an event adds to the response (RESPONSE_CONTENT_LIMIT counts them). */
-function contentSize(event: ModelStreamEvent): number {
-  switch (event.type) {
-    case "text.delta":
-    case "reasoning.delta":
-    case "refusal.delta":
-      return event.text.length;
-    case "tool_call":
-      return event.arguments.length + event.name.length;
-    default:
-      return 0;
-  }
-}
-
 /**
  * Streams one model attempt. Yields content deltas, complete tool calls, usage, and a final
  * `finish`; throws a `ProviderFailure` (never anything else). Breaking out of the loop aborts
@@ -64,7 +50,7 @@ export async function* streamModel(request: ModelRequest): AsyncGenerator<ModelS
     });
   }
   const attempt = new Attempt(request);
-  let content = 0;
+  const bound = new ResponseBound();
   try {
     // A code-defined native provider's model runs its own service; every other model one of the protocol adapters.
     const adapter = model.native !== undefined ? (await import("./adapters/native.js")).streamNative : await adapterFor(model.protocol);
@@ -73,8 +59,8 @@ export async function* streamModel(request: ModelRequest): AsyncGenerator<ModelS
       // reach the SDK's request in time (a stream that went on to finish is still over its deadline).
       if (attempt.failure) throw attempt.failure;
       if (CONTENT.has(event.type)) attempt.outputStarted = true;
-      content += contentSize(event);
-      if (content > RESPONSE_CONTENT_LIMIT) throw attempt.record(attempt.fail("too_large", `the response exceeds ${RESPONSE_CONTENT_LIMIT} characters of content`));
+      const exceeded = bound.exceeded(event);
+      if (exceeded !== undefined) throw attempt.record(attempt.fail("too_large", exceeded));
       yield event;
     }
     if (attempt.failure) throw attempt.failure;

@@ -12,7 +12,7 @@
 //   reaches a request. No adapter runs a provider SDK any more; their types only are used.
 // - classification of whatever was thrown into a `ProviderFailure`. The message is only our
 //   wording, the label and the status: a provider's error body never reaches it (see failure.ts).
-import type { ModelRequest } from "./events.js";
+import type { ModelRequest, ModelStreamEvent } from "./events.js";
 import { ProviderFailure, isProviderFailure, kindOfCode, kindOfStatus, retryAfterOf, safeToken, type ProviderFailureKind } from "./failure.js";
 import type { Authentication } from "./protocol.js";
 import type { Secret } from "./secret.js";
@@ -29,13 +29,62 @@ export const WIRE_LIMIT_BYTES = 1024 * 1024;
 export const WIRE_RESPONSE_LIMIT_BYTES = 128 * 1024 * 1024;
 
 /**
- * 8 Mi characters: the most content (text, reasoning, refusal, tool-call arguments) one model
- * response may stream — 16 times the longest answer models give today (128k tokens ≈ 0.5 MiB).
- * Every character is kept several times over (the Turn's part, its message, its outcome, the
- * history row and its search index, each live delta to every watcher), so a provider that never
- * stops would otherwise grow the host's memory and the database without bound.
+ * 8 Mi characters: the most content one model response may stream (text, reasoning and its
+ * continuation data, refusals, tool calls' ids, names and arguments) — 16 times the longest answer
+ * models give today (128k tokens ≈ 0.5 MiB). Every character is kept several times over (the
+ * Turn's part, its message, its outcome, the history row and its search index, each live delta to
+ * every watcher, and the next request's history), so a provider that never stops would otherwise
+ * grow the host's memory and the database without bound.
  */
 export const RESPONSE_CONTENT_LIMIT = 8 * 1024 * 1024;
+
+/** 1,024: the most tool calls one model response may make (each is a part, rows and a run). */
+export const RESPONSE_TOOL_CALL_LIMIT = 1024;
+
+/** The characters of the strings in `value` (a continuation's data), walked without recursion. */
+function stringChars(value: unknown): number {
+  let chars = 0;
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const next = pending.pop();
+    if (typeof next === "string") chars += next.length;
+    else if (typeof next === "object" && next !== null) for (const item of Object.values(next)) pending.push(item);
+  }
+  return chars;
+}
+
+const chars = (value: unknown): number => (typeof value === "string" ? value.length : 0);
+
+/**
+ * One model response counted against RESPONSE_CONTENT_LIMIT and RESPONSE_TOOL_CALL_LIMIT, event
+ * by event: `streamModel` keeps one per attempt, the host one per plugin-served response.
+ */
+export class ResponseBound {
+  #content = 0;
+  #toolCalls = 0;
+
+  /** Why `event` takes the response past a bound, or undefined while it stays within them. */
+  exceeded(event: ModelStreamEvent): string | undefined {
+    switch (event.type) {
+      case "text.delta":
+      case "reasoning.delta":
+      case "refusal.delta":
+        this.#content += chars(event.text);
+        break;
+      case "reasoning.end":
+        if (event.continuation !== undefined) this.#content += stringChars(event.continuation.data);
+        break;
+      case "tool_call":
+        this.#content += chars(event.id) + chars(event.name) + chars(event.arguments);
+        this.#toolCalls += 1;
+        if (this.#toolCalls > RESPONSE_TOOL_CALL_LIMIT) return `the response makes more than ${RESPONSE_TOOL_CALL_LIMIT} tool calls`;
+        break;
+      default:
+        return undefined;
+    }
+    return this.#content > RESPONSE_CONTENT_LIMIT ? `the response exceeds ${RESPONSE_CONTENT_LIMIT} characters of content` : undefined;
+  }
+}
 
 export const USER_AGENT = "ze-harness";
 

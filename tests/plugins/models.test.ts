@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { sdk } from "../../clients/index.js";
+import { RESPONSE_CONTENT_LIMIT } from "../../services/providers/wire.js";
 import { startModelHarness, type ModelHarness } from "../support/model.js";
 import { failure } from "../support/calls.js";
 import { cancel, queue, runToEnd, submitCall, text } from "../turns/helpers.js";
@@ -25,7 +26,7 @@ afterEach(async () => {
 });
 
 const LONG = `${"x".repeat(199)}Y${"z".repeat(100)}`;
-const shared = globalThis as unknown as { zeRequests?: unknown[]; zeHanging?: boolean };
+const shared = globalThis as unknown as { zeRequests?: unknown[]; zeHanging?: boolean; zeFloodSent?: number };
 
 const plugin = `
 import { definePlugin, PluginError } from ${JSON.stringify(contractUrl)};
@@ -85,6 +86,16 @@ export default definePlugin({
       globalThis.zeHanging = true;
       await new Promise(() => {});
     });
+    model("flood", false, async function* () {
+      globalThis.zeFloodSent = 0;
+      yield { _tag: "ResponseStarted" };
+      const piece = "f".repeat(1000000);
+      for (let index = 0; index < 40; index++) {
+        globalThis.zeFloodSent += 1;
+        yield { _tag: "ContentDelta", index: 0, contentId: "t", contentType: "text", delta: piece };
+      }
+      yield { _tag: "ResponseFinished", reason: "stop" };
+    });
     model("malformed", false, async function* () {
       yield { _tag: "ContentDelta", index: 0, contentId: "t", contentType: "text", delta: "too early" };
     });
@@ -130,7 +141,7 @@ describe("plugin models", () => {
       availability: { status: "available" },
     });
     expect(data!.providers).toContainEqual({ id: "local.echo", displayName: "Local echo", availability: { status: "available" } });
-    expect(data!.models.filter((model) => model.providerId === "local.echo").map((model) => model.id)).toEqual(["crasher", "echo", "hang", "malformed", "reader", "router", "thrower"]);
+    expect(data!.models.filter((model) => model.providerId === "local.echo").map((model) => model.id)).toEqual(["crasher", "echo", "flood", "hang", "malformed", "reader", "router", "thrower"]);
     // A plugin model is chosen by name only: the default stays the configured composed model.
     expect(data!.defaultModel).toBe("test/scripted");
   });
@@ -238,6 +249,15 @@ describe("plugin models", () => {
     // A Session at the server root (the host's scope, no plugins) cannot name it.
     const other = await h.createSession();
     expect(await failure(submitCall(api, other, { delivery: "queue", turnId: crypto.randomUUID(), model: "local.echo/echo", prompt: text("hi") }))).toMatchObject({ status: 503 });
+  });
+
+  it("are bounded as provider responses are: past RESPONSE_CONTENT_LIMIT characters the Turn fails provider_too_large and the stream is not read on", async () => {
+    const host = await start();
+    const { turn } = await run(host, "local.echo/flood", "flood");
+    expect(turn.phase).toBe("failed");
+    expect(turn.outcome).toMatchObject({ kind: "failed", fault: { code: "provider_too_large", message: expect.stringContaining(`exceeds ${RESPONSE_CONTENT_LIMIT} characters of content`) } });
+    // The stream stopped being read at the bound (9 pieces of 1,000,000), far before its 40.
+    expect(shared.zeFloodSent).toBe(Math.floor(RESPONSE_CONTENT_LIMIT / 1_000_000) + 1);
   });
 
   it("never hold a cancelled Turn, even when the stream ignores the signal", async () => {

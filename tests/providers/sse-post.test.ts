@@ -130,6 +130,17 @@ describe("postSse", () => {
     expect(seen.cancelled).toBe(true);
   });
 
+  it("ends a whole answer whose server keeps sending after [DONE]: past 1 MiB of it the body is cancelled, not failed", async () => {
+    const junk = ": keepalive\n\n".repeat(20_000);
+    const chunks = ["data: {\"n\":1}\n\n", "data: [DONE]\n\n", ...Array.from({ length: 400 }, () => junk)];
+    const { events, failure, seen } = await collect(chunks);
+    expect(failure).toBeUndefined();
+    expect(events).toEqual([{ n: 1 }]);
+    expect(seen.cancelled).toBe(true);
+    // 1 MiB of trailing bytes is about 4 chunks of 260 KB: reading stopped there, not at the 128 MiB bound.
+    expect(seen.read).toBeLessThan(10);
+  });
+
   it("classifies an HTTP error from its JSON body's error member and its headers", async () => {
     const { failure } = await collect(['{"error":{"type":"invalid_request_error","code":"context_length_exceeded","message":"provider words"}}'], 400, { "x-request-id": "req_123" });
     expect(failure).toMatchObject({ kind: "bad_request", status: 400, providerCode: "context_length_exceeded", requestId: "req_123" });

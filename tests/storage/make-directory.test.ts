@@ -63,6 +63,15 @@ describe.each(variants)("%s", (name, make) => {
     expect(statSync(join(target, "inside")).isDirectory()).toBe(true);
   });
 
+  it("resolves `..` after a symbolic link as the kernel (and mkdir -p) does, not as text", async () => {
+    const base = join(root, `${name}-dotdot`);
+    await make(join(base, "real", "deep"));
+    symlinkSync(join(base, "real", "deep"), join(base, "link"));
+    await make(join(base, "link") + "/../made");
+    expect(statSync(join(base, "real", "made")).isDirectory()).toBe(true);
+    expect(() => statSync(join(base, "made"))).toThrow();
+  });
+
   it("lets concurrent callers create the same tree", async () => {
     const shared = join(root, `${name}-shared`, "p", "q");
     await Promise.all(Array.from({ length: 8 }, () => make(shared, 0o700)));

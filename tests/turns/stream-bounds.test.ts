@@ -5,7 +5,7 @@
 // the model streams is cut, the Turn itself completes, and the reader resumes from its last id.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TurnStreamEvent } from "../../clients/index.js";
-import { Channel, pumpedStream, StreamConsumerBehind, Wake } from "../../services/core/events/channel.js";
+import { Channel, pumpedStream, StreamConsumerBehind, stringWeight, Wake } from "../../services/core/events/channel.js";
 import { LiveOrder } from "../../services/core/events/stream-order.js";
 import { startModelHarness, type ModelHarness } from "../support/model.js";
 import { openSse, queue, runToEnd, server, watchTurn } from "./helpers.js";
@@ -51,23 +51,51 @@ describe("a bounded channel", () => {
     await channel.room();
   });
 
-  it("fails with StreamConsumerBehind when queued live deltas would pass `byteLimit` characters, however few they are", async () => {
+  it("fails with StreamConsumerBehind when live deltas queued behind the reader's next item would pass `byteLimit` characters, however few they are", async () => {
     const channel = new Channel<string>({ highWater: 4, limit: 1000, byteLimit: 100 });
     const heard: Error[] = [];
     channel.onBehind((error) => heard.push(error));
-    channel.push("a", 60);
-    channel.push("b", 40);
+    // The first queued item is the reader's next: it does not count (one large item alone never cuts).
+    channel.pushLive("a", 500);
+    channel.pushLive("b", 60);
+    channel.pushLive("c", 40);
     channel.push("durable");
     expect(channel.isClosed).toBe(false);
-    // A reader that takes items frees their weight.
+    // A reader that takes items frees their weight: b is next now, c's 40 count.
     expect(await channel.next()).toEqual({ value: "a", done: false });
-    channel.push("c", 60);
+    channel.pushLive("d", 60);
     expect(channel.isClosed).toBe(false);
-    channel.push("d", 1);
+    channel.pushLive("e", 1);
     expect(channel.isClosed).toBe(true);
     expect(channel.queued).toBe(0);
     expect(heard[0]).toBeInstanceOf(StreamConsumerBehind);
-    expect(heard[0]!.message).toBe("the reader fell 100 characters of deltas behind; the stream was cut (resume from the last event id read)");
+    expect(heard[0]!.message).toBe("the reader fell 100 characters of events behind; the stream was cut (resume from the last event id read)");
+  });
+
+  it("hands a live delta to a waiting reader whatever its weight", async () => {
+    const channel = new Channel<string>({ highWater: 4, limit: 1000, byteLimit: 100 });
+    const next = channel.next();
+    channel.pushLive("huge", 10_000);
+    expect(await next).toEqual({ value: "huge", done: false });
+    expect(channel.isClosed).toBe(false);
+  });
+
+  it("never cuts for durable items' weight: their producer waits in room() while half of `byteLimit` is queued", async () => {
+    const channel = new Channel<string>({ highWater: 100, limit: 1000, byteLimit: 100 });
+    channel.push("snapshot 1", 400);
+    channel.push("snapshot 2", 400);
+    expect(channel.isClosed).toBe(false);
+    let roomy = false;
+    const waiting = channel.room().then(() => (roomy = true));
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(roomy).toBe(false);
+    await channel.next();
+    await Promise.resolve();
+    expect(roomy).toBe(false);
+    await channel.next();
+    await waiting;
+    expect(roomy).toBe(true);
   });
 
   it("counts deltas held back for their durable event against `byteLimit` (LiveOrder)", () => {
@@ -83,11 +111,17 @@ describe("a bounded channel", () => {
     expect(channel.queued).toBe(0);
   });
 
+  it("weighs an event by the characters of its strings (stringWeight)", () => {
+    expect(stringWeight({ type: "turn.snapshot", revision: 3, turn: { parts: [{ text: "abc" }, { text: "de", tool: { output: ["fgh"] } }] } })).toBe(13 + 3 + 2 + 3);
+  });
+
   it("lets drain() free the queued weight", () => {
     const channel = new Channel<string>({ highWater: 4, limit: 1000, byteLimit: 100 });
-    channel.push("a", 100);
-    expect(channel.drain()).toEqual(["a"]);
-    channel.push("b", 100);
+    channel.pushLive("a", 100);
+    channel.pushLive("b", 100);
+    expect(channel.drain()).toEqual(["a", "b"]);
+    channel.pushLive("c", 100);
+    channel.pushLive("d", 100);
     expect(channel.isClosed).toBe(false);
   });
 
@@ -230,6 +264,45 @@ describe("a Turn's watch that is not read while the model streams large deltas (
     expect(String(failure ?? "")).toMatch(/behind|terminated|error/i);
     const lastRevision = Math.max(snapshot.revision, ...rest.map((event) => ("revision" in event ? Number(event.revision) : 0)));
     const events = await (await watchTurn(h, sessionId, turnId, lastRevision)).rest();
+    expect(events.at(-1)?.type).toBe("turn.finished");
+  });
+});
+
+describe("a Turn's watch that is not read while content flushes commit snapshots (in-process host)", () => {
+  let h: ModelHarness;
+  beforeAll(async () => {
+    // Every content flush commits a turn.snapshot holding all the Turn's parts; only their size cuts the stream.
+    h = await startModelHarness({ config: { contentFlushMillis: 5 }, harness: { streamTiming: { heartbeatMs: 60_000, idleReadMs: 25, queue: { highWater: 512, limit: 100_000, byteLimit: 256 * 1024 } } } });
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  it("holds back snapshot after snapshot (its pump waits past half of byteLimit) instead of queueing each, and is not cut", async () => {
+    const trickle = Array.from({ length: 16 }, () => [{ type: "delay" as const, ms: 25 }, { type: "text" as const, text: "x" }]).flat();
+    h.model.enqueue({ events: [{ type: "text", text: "B".repeat(60_000) }, ...trickle] });
+    const sessionId = await h.createSession();
+    const { turnId } = await queue(h, sessionId, "A large part, then a trickle");
+    const stalled = await watchTurn(h, sessionId, turnId, null);
+    await stalled.next();
+    const { turn } = await runToEnd(h, sessionId, turnId);
+    expect(turn.outcome).toMatchObject({ kind: "completed" });
+    const rest = await stalled.rest();
+    // Every event reaches the reader once it reads again, ending with turn.finished.
+    expect(rest.at(-1)?.type).toBe("turn.finished");
+    // But not a 60,000-character snapshot per content flush: the pump waited, then read the log once.
+    const snapshots = rest.filter((event) => event.type === "turn.snapshot").length;
+    expect(snapshots).toBeLessThan(8);
+  });
+
+  it("is never cut for one snapshot larger than byteLimit when the reader keeps up", async () => {
+    h.model.enqueue({ events: [{ type: "text", text: "L".repeat(400_000) }] });
+    const sessionId = await h.createSession();
+    const { turnId } = await queue(h, sessionId, "One large part");
+    await runToEnd(h, sessionId, turnId);
+    // The first event of a new watch is the whole settled Turn (400,000 characters > byteLimit).
+    const events = await (await watchTurn(h, sessionId, turnId, null)).rest();
+    expect(events[0]?.type).toBe("turn.snapshot");
     expect(events.at(-1)?.type).toBe("turn.finished");
   });
 });

@@ -9,36 +9,53 @@
 // queued, and the channel then fails with StreamConsumerBehind: the stream is cut, and the client
 // resumes from the last event id it read (every event but a live delta is in the log). Without a
 // bound, one stalled reader of a long Session's stream would hold its whole history in memory.
-// Live deltas also count by size (`byteLimit`, in characters of delta text): a model may stream
-// events of up to 1 MiB each, and `limit` of those would be gigabytes for one stalled reader.
+// Items also count by size (`byteLimit`, in characters of their strings: `stringWeight`): a model
+// may stream deltas of up to 1 MiB each, and a Turn's snapshot (every content flush commits one)
+// holds all its parts, so `limit` of those would be gigabytes for one stalled reader. A waiting
+// producer also waits while half of `byteLimit` is queued; live deltas past it cut the stream.
 
 export interface ChannelBounds {
-  /** A waiting producer (`room()`) resumes once the consumer has taken the queue below this. */
+  /** A waiting producer (`room()`) resumes once the consumer has taken the queue below this (and below half of `byteLimit`). */
   readonly highWater: number;
   /** A push that would queue more than this many items fails the channel (StreamConsumerBehind). */
   readonly limit: number;
-  /** A push that would queue live deltas of more than this many characters fails the channel too. */
+  /** A live push that would leave more than this many characters (item weights) behind the reader's next item fails the channel. */
   readonly byteLimit?: number | undefined;
 }
 
 /** 500 rows make a storage page; a pump pushes one page (or one Turn's events) between waits. */
 export const DEFAULT_CHANNEL_BOUNDS: ChannelBounds = { highWater: 512, limit: 8192, byteLimit: 32 * 1024 * 1024 };
 
-/** Why a stream was cut: its consumer fell `limit` items (or `byteLimit` characters of deltas) behind. */
+/** Why a stream was cut: its consumer fell `limit` items (or `byteLimit` characters of events) behind. */
 export class StreamConsumerBehind extends Error {
   readonly _tag = "StreamConsumerBehind";
   constructor(
     readonly limit: number,
-    unit: "events" | "characters of deltas" = "events",
+    unit: "events" | "characters of events" = "events",
   ) {
     super(`the reader fell ${limit} ${unit} behind; the stream was cut (resume from the last event id read)`);
     this.name = "StreamConsumerBehind";
   }
 }
 
+/** The characters of the strings in `value` (an event), walked without recursion: an item's weight. */
+export function stringWeight(value: unknown): number {
+  let chars = 0;
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const next = pending.pop();
+    if (typeof next === "string") chars += next.length;
+    else if (typeof next === "object" && next !== null) {
+      if (Array.isArray(next)) for (const item of next) pending.push(item);
+      else for (const key in next) pending.push((next as Record<string, unknown>)[key]);
+    }
+  }
+  return chars;
+}
+
 export class Channel<T> implements AsyncIterableIterator<T> {
   private readonly items: T[] = [];
-  /** Each queued item's weight (its delta characters; 0 for the rest), index for index with `items`. */
+  /** Each queued item's weight, index for index with `items`. */
   private readonly weights: number[] = [];
   private weight = 0;
   private waiter: { readonly resolve: (result: IteratorResult<T>) => void; readonly reject: (error: unknown) => void } | undefined;
@@ -58,40 +75,66 @@ export class Channel<T> implements AsyncIterableIterator<T> {
     return this.items.length;
   }
 
-  /** Queues `item` (or hands it to a waiting consumer); `weight`: its live delta's characters. */
+  /**
+   * Queues a durable item (or hands it to a waiting consumer), `weight` its characters
+   * (`stringWeight`). Its producer can wait (`room()`), so only the item count can cut the stream.
+   */
   push(item: T, weight = 0): void {
     if (this.closed) return;
+    if (this.waiter === undefined && this.items.length >= this.bounds.limit) {
+      this.close(new StreamConsumerBehind(this.bounds.limit));
+      return;
+    }
+    this.enqueue(item, weight);
+  }
+
+  /** Queues a live delta, which cannot wait: past `byteLimit` characters behind, the stream is cut. */
+  pushLive(item: T, weight: number): void {
+    if (!this.closed && this.reserve(0, weight)) this.enqueue(item, weight);
+  }
+
+  private enqueue(item: T, weight: number): void {
     const waiter = this.waiter;
     if (waiter) {
       this.waiter = undefined;
       waiter.resolve({ value: item, done: false });
-    } else if (this.reserve(0, weight)) {
-      this.items.push(item);
-      this.weights.push(weight);
-      this.weight += weight;
+      return;
     }
+    this.items.push(item);
+    this.weights.push(weight);
+    this.weight += weight;
   }
 
   /**
-   * Whether one more item of `weight` still fits under the limits beside `held` items (of
+   * Whether one more live item of `weight` still fits under the limits beside `held` items (of
    * `heldWeight` in all) a producer keeps back for this channel (they count as queued); when it
    * does not, the channel fails with StreamConsumerBehind and this answers false.
    */
   reserve(held: number, weight = 0, heldWeight = 0): boolean {
+    if (this.waiter !== undefined && held === 0) return true;
     const byteLimit = this.bounds.byteLimit ?? Number.POSITIVE_INFINITY;
-    if (this.items.length + held < this.bounds.limit && this.weight + heldWeight + weight <= byteLimit) return true;
-    this.close(this.items.length + held < this.bounds.limit ? new StreamConsumerBehind(byteLimit, "characters of deltas") : new StreamConsumerBehind(this.bounds.limit));
+    // The oldest queued item is the one the reader takes next and does not count: a reader is
+    // never cut for a single large snapshot (a whole Turn), only for a backlog behind it.
+    const queued = this.items.length + held;
+    const backlog = this.weight - (this.weights[0] ?? 0) + heldWeight + weight;
+    if (queued < this.bounds.limit && (queued === 0 || backlog <= byteLimit)) return true;
+    this.close(queued < this.bounds.limit ? new StreamConsumerBehind(byteLimit, "characters of events") : new StreamConsumerBehind(this.bounds.limit));
     return false;
   }
 
-  /** Resolves once fewer than `highWater` items are queued (at once when they are) or the channel closed. */
+  /** Whether the queue is below both high-water marks: `highWater` items and half of `byteLimit` characters. */
+  private roomy(): boolean {
+    return this.items.length < this.bounds.highWater && this.weight <= (this.bounds.byteLimit ?? Number.POSITIVE_INFINITY) / 2;
+  }
+
+  /** Resolves once the queue is below its high-water marks (at once when it is) or the channel closed. */
   room(): Promise<void> {
-    if (this.closed || this.items.length < this.bounds.highWater) return Promise.resolve();
+    if (this.closed || this.roomy()) return Promise.resolve();
     return new Promise((resolve) => this.roomWaiters.push(resolve));
   }
 
   private taken(): void {
-    if (this.roomWaiters.length > 0 && this.items.length < this.bounds.highWater) for (const resolve of this.roomWaiters.splice(0)) resolve();
+    if (this.roomWaiters.length > 0 && this.roomy()) for (const resolve of this.roomWaiters.splice(0)) resolve();
   }
 
   /** Ends the stream after the queued items (or with `error` at once). */

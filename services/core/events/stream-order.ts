@@ -29,7 +29,7 @@ export class LiveOrder<T> {
    */
   push(channel: Channel<T>, key: number, item: T, weight = 0): boolean {
     if (this.held.length === 0 && key <= this.through) {
-      channel.push(item, weight);
+      channel.pushLive(item, weight);
       return true;
     }
     if (channel.isClosed) return true;

@@ -25,7 +25,7 @@ import {
 import { notFound, validationFailure } from "../../contract/failure.js";
 import { toSession } from "../sessions.js";
 import { toTurn } from "../turns/codec.js";
-import { pumpedStream, type ChannelBounds } from "./channel.js";
+import { pumpedStream, stringWeight, type ChannelBounds } from "./channel.js";
 import type { ActivityHub, LiveDelta } from "./hub.js";
 import { EventInbox, LiveOrder } from "./stream-order.js";
 
@@ -91,7 +91,7 @@ export class EventStreams {
     const live = new LiveOrder<SseMessage<TurnStreamEvent>>(first.revision);
     return pumpedStream<SseMessage<TurnStreamEvent>>(
       async (channel, wake) => {
-        const send = (event: AnyEvent, revision: number): void => channel.push(message(event, revision) as SseMessage<TurnStreamEvent>);
+        const send = (event: AnyEvent, revision: number): void => channel.push(message(event, revision) as SseMessage<TurnStreamEvent>, stringWeight(event));
         let snapshot = first;
         let sent = snapshot.revision;
         send({ type: "turn.snapshot", revision: snapshot.revision, turn: snapshot }, snapshot.revision);
@@ -196,7 +196,7 @@ export class EventStreams {
           const pushed = woke ? inbox.take(cursor, (row) => row.activityCursor) : undefined;
           const rows = pushed ?? (await store.listSessionEvents(this.storage, sessionId, cursor));
           for (const event of await this.sessionEvents(rows)) {
-            channel.push(message(event, event.activityCursor) as SseMessage<SessionStreamEvent>);
+            channel.push(message(event, event.activityCursor) as SseMessage<SessionStreamEvent>, stringWeight(event));
             live.advance(channel, event.activityCursor);
             lastSentAt = Date.now();
           }
@@ -265,7 +265,7 @@ export class EventStreams {
     return pumpedStream<SseMessage<ServerStreamEvent>>(
       async (channel, wake) => {
         const send = (event: AnyEvent & { serverCursor: number }): void => {
-          channel.push(message(event, event.serverCursor) as SseMessage<ServerStreamEvent>);
+          channel.push(message(event, event.serverCursor) as SseMessage<ServerStreamEvent>, stringWeight(event));
         };
         const announced = new Set<string>();
         let cursor = start;
