@@ -2,18 +2,17 @@
 // '{"baseRoot":"/path/to/another/checkout"}'`, each checkout built): a `serve` from each —
 // `baseRoot`'s bin/ze-harness.js and this checkout's — on its own file database, the same
 // scripted model and client, driven in alternating batches of one-step Turns so both see the same
-// machine load at the same time. Each batch's figure is the serve's own CPU (/proc utime + stime)
+// machine load at the same time. Each batch's figure is the serve's own CPU (lib.mjs cpuClock)
 // per Turn; printed: per pair the two figures and their ratio, and the median ratio (new / base).
 // On a loaded shared machine the paired ratio is much steadier than two separate runs'.
 //
 // Options (one JSON argument): { baseRoot, warmupTurns, batchTurns, pairs }.
-import { execFileSync, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { binPath, median, tempHome, watchedTurn, writeTestModelConfig } from "./lib.mjs";
+import { binPath, cpuClock, median, tempHome, watchedTurn, writeTestModelConfig } from "./lib.mjs";
 
 const options = { warmupTurns: 150, batchTurns: 50, pairs: 10, ...JSON.parse(process.argv[2] ?? "{}") };
 if (!options.baseRoot) throw new Error("hotpath-ab: give baseRoot, the checkout (built) to compare with");
@@ -22,13 +21,6 @@ const { startTestModel } = await import("../test-model/index.ts");
 const clientModule = await import("../../dist/clients/index.js");
 const { createZeClient, sdk, unwrap } = clientModule;
 const SERVER = "local";
-const ticksPerSecond = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
-
-function processCpuMs(pid) {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond;
-}
 
 const model = await startTestModel();
 model.reply(() => ({ events: [{ type: "text", text: "Hello! This is the scripted answer from the bench model." }] }));
@@ -50,7 +42,7 @@ async function start(name, bin) {
   return {
     name,
     turn: () => watchedTurn(clientModule, api, SERVER, sessionId, "hello"),
-    cpuMs: () => processCpuMs(child.pid),
+    cpuMs: cpuClock(child.pid),
     stop: async () => {
       if (child.exitCode === null) child.kill("SIGTERM");
       await exited;

@@ -3,7 +3,7 @@
 //
 // Two processes, as in real use: this one (the scripted test model, in process, and the client)
 // and the BUILT `serve` it spawns on a file database. The figure is the serve process's own CPU
-// (user + system, from /proc/<pid>/stat) over batches of sequential one-step Turns, divided by
+// (its threads' run time, from /proc/<pid>/task/*/schedstat: lib.mjs cpuClock) over batches of sequential one-step Turns, divided by
 // the Turn count, the least batch kept: the harness's work only, not the model's or the client's. Its same-run
 // baseline is a fixed calibration workload (JSON encode/decode of Turn-sized events) timed with
 // process.cpuUsage in this process, so the ratio follows the code, not the machine's speed.
@@ -17,12 +17,12 @@
 // calibration ms of CPU per Turn, i.e. that fraction of the committed figure: a deliberate
 // slowdown of the hot path through a real seam, used to show that `--check` catches it.
 // Prints one JSON line.
-import { execFileSync, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { binPath, tempHome, writeTestModelConfig, watchedTurn } from "./lib.mjs";
+import { binPath, cpuClock, tempHome, writeTestModelConfig, watchedTurn } from "./lib.mjs";
 
 const options = { warmupTurns: 150, batchTurns: 25, batches: 8, slowdown: 0, baselineRatio: 0, sessionTurns: 0, serveNodeArgs: [], ...JSON.parse(process.argv[2] ?? "{}") };
 
@@ -31,15 +31,6 @@ const clientModule = await import("../../dist/clients/index.js");
 const { createZeClient, sdk, unwrap } = clientModule;
 
 const SERVER = "local";
-const ticksPerSecond = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
-
-/** CPU (ms) the process `pid` has used so far: utime + stime from /proc/<pid>/stat. */
-function processCpuMs(pid) {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  // Fields after the command name (which may hold spaces) start at state (field 3).
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond;
-}
 
 /** The calibration workload's CPU (ms): the least of `runs` runs of a fixed encode/decode loop. */
 function calibrationMs(runs = 3) {
@@ -90,6 +81,7 @@ const serve = spawn(process.execPath, [...options.serveNodeArgs, binPath, "serve
   env: { ...home.env, ZE_BENCH_SPIN_MS: String(spinMs) },
   stdio: ["ignore", "pipe", "pipe"],
 });
+const serveCpuMs = cpuClock(serve.pid);
 let serveStderr = "";
 serve.stderr.setEncoding("utf8").on("data", (chunk) => (serveStderr = (serveStderr + chunk).slice(-4000)));
 const serveExited = new Promise((resolvePromise) => serve.once("exit", resolvePromise));
@@ -128,14 +120,14 @@ try {
   // (caches, frequency), and the ratio is of the two least figures.
   const batches = [];
   for (let batch = 0; batch < options.batches; batch++) {
-    const before = processCpuMs(serve.pid);
+    const before = serveCpuMs();
     for (let index = 0; index < options.batchTurns; index++) await turn();
-    const cpuMsPerTurn = (processCpuMs(serve.pid) - before) / options.batchTurns;
+    const cpuMsPerTurn = (serveCpuMs() - before) / options.batchTurns;
     batches.push({ cpuMsPerTurn, calibrationMs: calibrationMs() });
   }
   const cpuMsPerTurn = Math.min(...batches.map((batch) => batch.cpuMsPerTurn));
   const calibration = Math.min(...batches.map((batch) => batch.calibrationMs));
-  result = { cpuMsPerTurn, calibrationMs: calibration, ratio: cpuMsPerTurn / calibration, batches, spinMs, ticksPerSecond };
+  result = { cpuMsPerTurn, calibrationMs: calibration, ratio: cpuMsPerTurn / calibration, batches, spinMs };
 } catch (error) {
   result = { error: `${error instanceof Error ? error.message : String(error)}${serveStderr.trim() ? ` (serve stderr: ${serveStderr.trim()})` : ""}` };
 } finally {

@@ -2,7 +2,7 @@
 // `POST …/prompts` (submitPrompt) and the Turn's SSE watch (watchTurn) until `turn.finished` —
 // on the HTTP edge alone (http-server.mjs: the built Fetch handler and Node listener with stub
 // handlers, no storage and no model), driven by the generated client as watchedTurn drives a
-// real serve. Each batch's figure is the server process's own CPU (/proc utime + stime) per pair
+// real serve. Each batch's figure is the server process's own CPU (lib.mjs cpuClock: its threads' run time) per pair
 // of requests; the least batch is kept.
 //
 //   node --import tsx tools/bench/http-worker.mjs '{"pairs":400,"batches":8}'
@@ -11,24 +11,16 @@
 // With `baseRoot` (another built checkout) a server from each runs side by side, driven in
 // alternating batches; printed per batch pair the two figures, and the median ratio new / base.
 // Options (one JSON argument): { warmup, pairs (per batch), batches, baseRoot, serveNodeArgs }.
-import { execFileSync, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { median, repoRoot, watchedTurn } from "./lib.mjs";
+import { cpuClock, median, repoRoot, watchedTurn } from "./lib.mjs";
 
 const options = { warmup: 300, pairs: 400, batches: 8, serveNodeArgs: [], ...JSON.parse(process.argv[2] ?? "{}") };
 const clientModule = await import("../../dist/clients/index.js");
 const { createZeClient } = clientModule;
-const ticksPerSecond = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
-
-function processCpuMs(pid) {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond;
-}
 
 async function start(name, root) {
   const child = spawn(process.execPath, [...options.serveNodeArgs, join(repoRoot, "tools", "bench", "http-server.mjs"), root], { stdio: ["ignore", "pipe", "pipe"] });
@@ -44,7 +36,7 @@ async function start(name, root) {
   return {
     name,
     pair: () => watchedTurn(clientModule, api, "local", sessionId, "hello"),
-    cpuMs: () => processCpuMs(child.pid),
+    cpuMs: cpuClock(child.pid),
     /** Stops the server; resolves with how many connections it was sent. */
     stop: async () => {
       if (child.exitCode === null) child.kill("SIGTERM");
