@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TurnStreamEvent } from "../../clients/index.js";
 import { Channel, pumpedStream, StreamConsumerBehind, stringWeight, Wake } from "../../services/core/events/channel.js";
-import { LiveOrder } from "../../services/core/events/stream-order.js";
+import { EventInbox, LiveOrder } from "../../services/core/events/stream-order.js";
+import type { TurnEventRow } from "../../services/storage/index.js";
 import { startModelHarness, type ModelHarness } from "../support/model.js";
 import { openSse, queue, runToEnd, server, watchTurn } from "./helpers.js";
 
@@ -113,6 +114,19 @@ describe("a bounded channel", () => {
 
   it("weighs an event by the characters of its strings (stringWeight)", () => {
     expect(stringWeight({ type: "turn.snapshot", revision: 3, turn: { parts: [{ text: "abc" }, { text: "de", tool: { output: ["fgh"] } }] } })).toBe(13 + 3 + 2 + 3);
+  });
+
+  it("drops an inbox whose rows' data passes 16 Mi characters (the pump then reads the log), as it does past 2,048 rows", () => {
+    const row = (revision: number, text: string) => ({ id: revision, sessionId: "s", turnId: "t", revision, activityCursor: revision, serverCursor: revision, type: "turn.tool.completed", data: { output: text } }) as unknown as TurnEventRow;
+    const kept = new EventInbox();
+    kept.add([row(1, "a".repeat(1024)), row(2, "b")]);
+    expect(kept.take(0, (r) => r.revision)?.map((r) => r.revision)).toEqual([1, 2]);
+    const dropped = new EventInbox();
+    for (let revision = 1; revision <= 17; revision++) dropped.add([row(revision, "o".repeat(1024 * 1024))]);
+    expect(dropped.take(0, (r) => r.revision)).toBeUndefined();
+    // After the drop the inbox starts again from nothing.
+    dropped.add([row(18, "c")]);
+    expect(dropped.take(17, (r) => r.revision)?.map((r) => r.revision)).toEqual([18]);
   });
 
   it("lets drain() free the queued weight", () => {

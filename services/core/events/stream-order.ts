@@ -3,7 +3,7 @@
 // pump reads the log), and the live deltas held back until the durable event they build on has
 // gone out (LiveOrder, counted against the channel's limit).
 import type { TurnEventRow } from "../../storage/index.js";
-import type { Channel } from "./channel.js";
+import { stringWeight, type Channel } from "./channel.js";
 
 /**
  * Live deltas in order behind the durable events they build on. A delta is pushed as it comes,
@@ -56,6 +56,8 @@ export class LiveOrder<T> {
 
 /** The most pushed rows a stream's inbox keeps for its pump; past it the pump reads the log. */
 const INBOX_LIMIT = 2048;
+/** The most characters of row data (`stringWeight`) an inbox keeps: a tool's output can be large. */
+const INBOX_CHARS = 16 * 1024 * 1024;
 
 /**
  * Durable events pushed by this process's commits, waiting for a stream's pump. `take` hands
@@ -64,14 +66,17 @@ const INBOX_LIMIT = 2048;
  */
 export class EventInbox {
   private rows: TurnEventRow[] = [];
-  /** More than INBOX_LIMIT rows came while the pump waited (a reader that stopped): they were dropped, and the log has them. */
+  private chars = 0;
+  /** More than INBOX_LIMIT rows (or INBOX_CHARS of data) came while the pump waited (a reader that stopped): they were dropped, and the log has them. */
   private overflowed = false;
 
   /** True when something was added. */
   add(rows: readonly TurnEventRow[]): boolean {
     if (rows.length === 0) return false;
-    if (this.overflowed || this.rows.length + rows.length > INBOX_LIMIT) {
+    if (!this.overflowed) for (const row of rows) this.chars += stringWeight(row.data);
+    if (this.overflowed || this.rows.length + rows.length > INBOX_LIMIT || this.chars > INBOX_CHARS) {
       this.rows = [];
+      this.chars = 0;
       this.overflowed = true;
       return true;
     }
@@ -82,6 +87,7 @@ export class EventInbox {
   take(after: number, key: (row: TurnEventRow) => number): TurnEventRow[] | undefined {
     const rows = this.rows.filter((row) => key(row) > after).sort((a, b) => key(a) - key(b));
     this.rows = [];
+    this.chars = 0;
     if (this.overflowed) {
       this.overflowed = false;
       return undefined;
