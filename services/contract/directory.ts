@@ -6,7 +6,6 @@
 // directory that could not be made. The path is walked as written (`dirname`, never `resolve`):
 // the kernel resolves `..` after a symbolic link, as `mkdir -p` does, where text would not.
 import { mkdirSync, statSync, type Stats } from "node:fs";
-import { mkdir, stat } from "node:fs/promises";
 import { dirname } from "node:path";
 
 const codeOf = (error: unknown): unknown => (error as { code?: unknown } | null)?.code;
@@ -15,34 +14,7 @@ const codeOf = (error: unknown): unknown => (error as { code?: unknown } | null)
 const notADirectory = (path: string): NodeJS.ErrnoException =>
   Object.assign(new Error(`ENOTDIR: not a directory, mkdir '${path}'`), { code: "ENOTDIR", errno: -20, syscall: "mkdir", path });
 
-/** Creates `path` and its missing parents with `mode` (like `mkdir -p`); resolves once it is a directory. */
-export async function makeDirectory(path: string, mode?: number): Promise<void> {
-  const missing: string[] = [];
-  for (let current = path; ; current = dirname(current)) {
-    let info: Stats;
-    try {
-      info = await stat(current);
-    } catch (error) {
-      if (codeOf(error) !== "ENOENT") throw error;
-      missing.unshift(current);
-      if (dirname(current) === current) break;
-      continue;
-    }
-    if (!info.isDirectory()) throw notADirectory(current);
-    break;
-  }
-  for (const directory of missing) {
-    try {
-      await mkdir(directory, { mode: mode ?? 0o777 });
-    } catch (error) {
-      if (codeOf(error) !== "EEXIST") throw error;
-      if (!(await stat(directory)).isDirectory()) throw notADirectory(directory);
-    }
-  }
-  if (!(await stat(path)).isDirectory()) throw notADirectory(path);
-}
-
-/** `makeDirectory`, synchronously. */
+/** Creates `path` and its missing parents with `mode` (like `mkdir -p`); returns once it is a directory. */
 export function makeDirectorySync(path: string, mode?: number): void {
   const missing: string[] = [];
   for (let current = path; ; current = dirname(current)) {
@@ -58,6 +30,8 @@ export function makeDirectorySync(path: string, mode?: number): void {
     if (!info.isDirectory()) throw notADirectory(current);
     break;
   }
+  // `path` itself was there (and a directory): nothing to make.
+  if (missing.length === 0) return;
   for (const directory of missing) {
     try {
       mkdirSync(directory, { mode: mode ?? 0o777 });
@@ -67,4 +41,13 @@ export function makeDirectorySync(path: string, mode?: number): void {
     }
   }
   if (!statSync(path).isDirectory()) throw notADirectory(path);
+}
+
+/**
+ * `makeDirectorySync` for async callers: a stat per missing level and a mkdir each — a few
+ * microseconds, on paths that are missing only the first time (a state directory, a cache) —
+ * so one implementation serves both rather than a copy over fs/promises.
+ */
+export async function makeDirectory(path: string, mode?: number): Promise<void> {
+  makeDirectorySync(path, mode);
 }

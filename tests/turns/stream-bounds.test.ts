@@ -13,6 +13,21 @@ import { openSse, queue, runToEnd, server, watchTurn } from "./helpers.js";
 
 const bounds = { highWater: 4, limit: 10 };
 
+/** The events a stalled watch still holds, read to its end, and the error it ended with (a cut). */
+async function readToCut(stalled: Awaited<ReturnType<typeof watchTurn>>): Promise<{ rest: TurnStreamEvent[]; failure: unknown }> {
+  const rest: TurnStreamEvent[] = [];
+  try {
+    for (;;) {
+      const next = await stalled.next();
+      if (next === undefined) return { rest, failure: undefined };
+      rest.push(next.data);
+    }
+  } catch (failure) {
+    return { rest, failure };
+  }
+}
+
+
 describe("a bounded channel", () => {
   it("keeps a waiting producer in room() until the reader takes the queue below the high-water mark", async () => {
     const channel = new Channel<number>(bounds);
@@ -220,17 +235,7 @@ describe("a Turn's watch that is not read while the model streams (in-process ho
     expect(turn.outcome).toMatchObject({ kind: "completed" });
     expect(turn.parts.map((part) => ("text" in part ? part.text : "")).join("")).toBe(words.map((word) => word.text).join(""));
     // The stalled stream fell 16 deltas behind and was cut: it ends (with an error) before turn.finished.
-    const rest: TurnStreamEvent[] = [];
-    let failure: unknown;
-    try {
-      for (;;) {
-        const next = await stalled.next();
-        if (next === undefined) break;
-        rest.push(next.data);
-      }
-    } catch (error) {
-      failure = error;
-    }
+    const { rest, failure } = await readToCut(stalled);
     expect(rest.length).toBeLessThan(words.length);
     expect(rest.map((event) => event.type)).not.toContain("turn.finished");
     expect(String(failure ?? "")).toMatch(/behind|terminated|error/i);
@@ -261,17 +266,7 @@ describe("a Turn's watch that is not read while the model streams large deltas (
     const snapshot = (await stalled.next())!.data;
     const { turn } = await runToEnd(h, sessionId, turnId);
     expect(turn.outcome).toMatchObject({ kind: "completed" });
-    const rest: TurnStreamEvent[] = [];
-    let failure: unknown;
-    try {
-      for (;;) {
-        const next = await stalled.next();
-        if (next === undefined) break;
-        rest.push(next.data);
-      }
-    } catch (error) {
-      failure = error;
-    }
+    const { rest, failure } = await readToCut(stalled);
     // 12 deltas (far under the event limit) were too many characters: the stream was cut before turn.finished.
     expect(rest.filter((event) => event.type === "turn.text.delta").length).toBeLessThan(pieces.length);
     expect(rest.map((event) => event.type)).not.toContain("turn.finished");
