@@ -16,6 +16,7 @@ import type { ModelRequest, ModelStreamEvent } from "./events.js";
 import { ProviderFailure, isProviderFailure, kindOfCode, kindOfStatus, retryAfterOf, safeToken, type ProviderFailureKind } from "./failure.js";
 import type { Authentication } from "./protocol.js";
 import type { Secret } from "./secret.js";
+import { stringChars } from "../contract/string-chars.js";
 
 /** 1 MiB: the largest single SSE event or HTTP error body an attempt accepts. */
 export const WIRE_LIMIT_BYTES = 1024 * 1024;
@@ -40,18 +41,6 @@ export const RESPONSE_CONTENT_LIMIT = 8 * 1024 * 1024;
 
 /** 1,024: the most tool calls one model response may make (each is a part, rows and a run). */
 export const RESPONSE_TOOL_CALL_LIMIT = 1024;
-
-/** The characters of the strings in `value` (a continuation's data), walked without recursion. */
-function stringChars(value: unknown): number {
-  let chars = 0;
-  const pending: unknown[] = [value];
-  while (pending.length > 0) {
-    const next = pending.pop();
-    if (typeof next === "string") chars += next.length;
-    else if (typeof next === "object" && next !== null) for (const item of Object.values(next)) pending.push(item);
-  }
-  return chars;
-}
 
 const chars = (value: unknown): number => (typeof value === "string" ? value.length : 0);
 

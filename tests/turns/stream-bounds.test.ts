@@ -5,7 +5,8 @@
 // the model streams is cut, the Turn itself completes, and the reader resumes from its last id.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TurnStreamEvent } from "../../clients/index.js";
-import { Channel, pumpedStream, StreamConsumerBehind, stringWeight, Wake } from "../../services/core/events/channel.js";
+import { Channel, pumpedStream, StreamConsumerBehind, Wake } from "../../services/core/events/channel.js";
+import { stringChars } from "../../services/contract/string-chars.js";
 import { EventInbox, LiveOrder } from "../../services/core/events/stream-order.js";
 import type { TurnEventRow } from "../../services/storage/index.js";
 import { startModelHarness, type ModelHarness } from "../support/model.js";
@@ -127,8 +128,8 @@ describe("a bounded channel", () => {
     expect(channel.queued).toBe(0);
   });
 
-  it("weighs an event by the characters of its strings (stringWeight)", () => {
-    expect(stringWeight({ type: "turn.snapshot", revision: 3, turn: { parts: [{ text: "abc" }, { text: "de", tool: { output: ["fgh"] } }] } })).toBe(13 + 3 + 2 + 3);
+  it("weighs an event by the characters of its strings (stringChars)", () => {
+    expect(stringChars({ type: "turn.snapshot", revision: 3, turn: { parts: [{ text: "abc" }, { text: "de", tool: { output: ["fgh"] } }] } })).toBe(13 + 3 + 2 + 3);
   });
 
   it("drops an inbox whose rows' data passes 16 Mi characters (the pump then reads the log), as it does past 2,048 rows", () => {

@@ -9,7 +9,7 @@
 // queued, and the channel then fails with StreamConsumerBehind: the stream is cut, and the client
 // resumes from the last event id it read (every event but a live delta is in the log). Without a
 // bound, one stalled reader of a long Session's stream would hold its whole history in memory.
-// Items also count by size (`byteLimit`, in characters of their strings: `stringWeight`): a model
+// Items also count by size (`byteLimit`, in characters of their strings: `stringChars`): a model
 // may stream deltas of up to 1 MiB each, and a Turn's snapshot (every content flush commits one)
 // holds all its parts, so `limit` of those would be gigabytes for one stalled reader. A waiting
 // producer also waits while half of `byteLimit` is queued; live deltas past it cut the stream.
@@ -38,21 +38,6 @@ export class StreamConsumerBehind extends Error {
   }
 }
 
-/** The characters of the strings in `value` (an event), walked without recursion: an item's weight. */
-export function stringWeight(value: unknown): number {
-  let chars = 0;
-  const pending: unknown[] = [value];
-  while (pending.length > 0) {
-    const next = pending.pop();
-    if (typeof next === "string") chars += next.length;
-    else if (typeof next === "object" && next !== null) {
-      if (Array.isArray(next)) for (const item of next) pending.push(item);
-      else for (const key in next) pending.push((next as Record<string, unknown>)[key]);
-    }
-  }
-  return chars;
-}
-
 export class Channel<T> implements AsyncIterableIterator<T> {
   private readonly items: T[] = [];
   /** Each queued item's weight, index for index with `items`. */
@@ -77,7 +62,7 @@ export class Channel<T> implements AsyncIterableIterator<T> {
 
   /**
    * Queues a durable item (or hands it to a waiting consumer), `weight` its characters
-   * (`stringWeight`). Its producer can wait (`room()`), so only the item count can cut the stream.
+   * (`stringChars`). Its producer can wait (`room()`), so only the item count can cut the stream.
    */
   push(item: T, weight = 0): void {
     if (this.closed) return;
@@ -171,8 +156,7 @@ export class Channel<T> implements AsyncIterableIterator<T> {
   /** The items already queued, taken without waiting (a consumer that batches writes). */
   drain(): T[] {
     const items = this.items.splice(0);
-    this.weights.length = 0;
-    this.weight = 0;
+    this.clear();
     this.taken();
     return items;
   }

@@ -3,7 +3,8 @@
 // pump reads the log), and the live deltas held back until the durable event they build on has
 // gone out (LiveOrder, counted against the channel's limit).
 import type { TurnEventRow } from "../../storage/index.js";
-import { stringWeight, type Channel } from "./channel.js";
+import { stringChars } from "../../contract/string-chars.js";
+import type { Channel } from "./channel.js";
 
 /**
  * Live deltas in order behind the durable events they build on. A delta is pushed as it comes,
@@ -56,7 +57,7 @@ export class LiveOrder<T> {
 
 /** The most pushed rows a stream's inbox keeps for its pump; past it the pump reads the log. */
 const INBOX_LIMIT = 2048;
-/** The most characters of row data (`stringWeight`) an inbox keeps: a tool's output can be large. */
+/** The most characters of row data (`stringChars`) an inbox keeps: a tool's output can be large. */
 const INBOX_CHARS = 16 * 1024 * 1024;
 
 /**
@@ -73,7 +74,7 @@ export class EventInbox {
   /** True when something was added. */
   add(rows: readonly TurnEventRow[]): boolean {
     if (rows.length === 0) return false;
-    if (!this.overflowed) for (const row of rows) this.chars += stringWeight(row.data);
+    if (!this.overflowed) for (const row of rows) this.chars += stringChars(row.data);
     if (this.overflowed || this.rows.length + rows.length > INBOX_LIMIT || this.chars > INBOX_CHARS) {
       this.rows = [];
       this.chars = 0;

@@ -25,7 +25,8 @@ import {
 import { notFound, validationFailure } from "../../contract/failure.js";
 import { toSession } from "../sessions.js";
 import { toTurn } from "../turns/codec.js";
-import { pumpedStream, stringWeight, type ChannelBounds } from "./channel.js";
+import { stringChars } from "../../contract/string-chars.js";
+import { pumpedStream, type ChannelBounds } from "./channel.js";
 import type { ActivityHub, LiveDelta } from "./hub.js";
 import { EventInbox, LiveOrder } from "./stream-order.js";
 
@@ -91,7 +92,7 @@ export class EventStreams {
     const live = new LiveOrder<SseMessage<TurnStreamEvent>>(first.revision);
     return pumpedStream<SseMessage<TurnStreamEvent>>(
       async (channel, wake) => {
-        const send = (event: AnyEvent, revision: number): void => channel.push(message(event, revision) as SseMessage<TurnStreamEvent>, stringWeight(event));
+        const send = (event: AnyEvent, revision: number): void => channel.push(message(event, revision) as SseMessage<TurnStreamEvent>, stringChars(event));
         let snapshot = first;
         let sent = snapshot.revision;
         send({ type: "turn.snapshot", revision: snapshot.revision, turn: snapshot }, snapshot.revision);
@@ -196,7 +197,7 @@ export class EventStreams {
           const pushed = woke ? inbox.take(cursor, (row) => row.activityCursor) : undefined;
           const rows = pushed ?? (await store.listSessionEvents(this.storage, sessionId, cursor));
           for (const event of await this.sessionEvents(rows)) {
-            channel.push(message(event, event.activityCursor) as SseMessage<SessionStreamEvent>, stringWeight(event));
+            channel.push(message(event, event.activityCursor) as SseMessage<SessionStreamEvent>, stringChars(event));
             live.advance(channel, event.activityCursor);
             lastSentAt = Date.now();
           }
@@ -265,7 +266,7 @@ export class EventStreams {
     return pumpedStream<SseMessage<ServerStreamEvent>>(
       async (channel, wake) => {
         const send = (event: AnyEvent & { serverCursor: number }): void => {
-          channel.push(message(event, event.serverCursor) as SseMessage<ServerStreamEvent>, stringWeight(event));
+          channel.push(message(event, event.serverCursor) as SseMessage<ServerStreamEvent>, stringChars(event));
         };
         const announced = new Set<string>();
         let cursor = start;
